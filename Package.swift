@@ -1,0 +1,38 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+    name: "groupsim",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "groupsim", targets: ["groupsim"]),
+        .library(name: "GroupDefaults", targets: ["GroupDefaults"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        // libinotifytools from Debian; confined to one thread by ChangeWatcher.
+        .systemLibrary(
+            name: "CInotifyTools",
+            providers: [.apt(["libinotifytools0-dev"])]
+        ),
+        // Property-list values and their codecs (binary, XML, old-style text). Pure logic.
+        .target(name: "PropertyList"),
+        // One plist file shared between processes: lock file, merge, atomic replace.
+        .target(name: "SharedFiles", dependencies: ["PropertyList"]),
+        // UserDefaults semantics over the simulation root's shared files.
+        .target(name: "GroupDefaults", dependencies: ["PropertyList", "SharedFiles", "CInotifyTools"]),
+        // The `groupsim` command tree; the executable only calls into it.
+        .target(name: "GroupSimCLI", dependencies: [
+            "GroupDefaults",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+        .executableTarget(name: "groupsim", dependencies: ["GroupSimCLI"]),
+
+        .target(name: "TestSupport", dependencies: ["PropertyList"], path: "Tests/TestSupport"),
+        .testTarget(name: "PropertyListTests", dependencies: ["PropertyList"]),
+        .testTarget(name: "GroupDefaultsTests", dependencies: ["GroupDefaults", "TestSupport"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["GroupDefaults", "TestSupport", "groupsim"]),
+    ]
+)

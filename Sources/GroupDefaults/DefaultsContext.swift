@@ -1,0 +1,61 @@
+import Foundation
+
+/// Who is asking, and so which files a domain name means: the device, the
+/// process's bundle identifier and the app groups it is entitled to.
+public struct DefaultsContext: Sendable, Hashable {
+    public var root: SimulationRoot
+    public var device: String
+    public var bundleIdentifier: String
+    /// The app-group entitlement. nil means unrestricted (the `defaults` tool,
+    /// like macOS's, may read any domain).
+    public var appGroups: Set<String>?
+
+    public init(root: SimulationRoot, device: String = SimulationRoot.defaultDevice, bundleIdentifier: String, appGroups: Set<String>? = nil) {
+        self.root = root
+        self.device = device
+        self.bundleIdentifier = bundleIdentifier
+        self.appGroups = appGroups
+    }
+
+    /// Where a domain lives for this process.
+    public struct Location: Sendable, Equatable {
+        public enum Kind: String, Sendable { case app, group, global, privateFallback }
+        public let domain: String
+        public let path: String
+        public let kind: Kind
+    }
+
+    /// Resolves a domain name to its file, as iOS does for this process:
+    /// the global domain, an entitled group's container, or else the app's
+    /// own container (where a group suite lands when the entitlement is
+    /// missing: the values stay private, which the caller is told about).
+    public func locate(_ domain: String) throws -> Location {
+        if domain == DomainName.global {
+            return Location(domain: domain, path: try root.globalPreferencesPath(device: device), kind: .global)
+        }
+        try DomainName.validate(domain)
+        if DomainName.isGroup(domain) {
+            if appGroups == nil || appGroups!.contains(domain) {
+                let container = try root.groupContainerPath(device: device, groupIdentifier: domain)
+                return Location(domain: domain, path: container + "/Library/Preferences/\(domain).plist", kind: .group)
+            }
+            let container = try root.appContainerPath(device: device, bundleIdentifier: bundleIdentifier)
+            return Location(domain: domain, path: container + "/Library/Preferences/\(domain).plist", kind: .privateFallback)
+        }
+        let container = try root.appContainerPath(device: device, bundleIdentifier: bundleIdentifier)
+        return Location(domain: domain, path: container + "/Library/Preferences/\(domain).plist", kind: .app)
+    }
+
+    /// Opens the process's shared object for a domain, reporting a missing entitlement loudly.
+    func open(_ domain: String) throws -> PersistentDomain {
+        let location = try locate(domain)
+        if location.kind == .privateFallback {
+            Diagnostics.report(Diagnostic(
+                kind: .missingEntitlement,
+                message: "\(bundleIdentifier) is not entitled to app group \(domain) (missing com.apple.security.application-groups entry \"\(domain)\"): detaching from the shared suite, its values stay in this process's private container '\(location.path)'",
+                path: location.path))
+        }
+        try root.prepareConfinedDirectory((location.path as NSString).deletingLastPathComponent)
+        return try DomainRegistry.shared.domain(named: domain, at: location.path)
+    }
+}

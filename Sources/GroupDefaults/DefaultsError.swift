@@ -1,0 +1,37 @@
+import Foundation
+import PropertyList
+import SharedFiles
+
+/// Errors of the defaults library, each saying what failed, where, and what to do.
+public enum DefaultsError: Error, CustomStringConvertible, Equatable {
+    case invalidName(name: String, what: String, problem: String)
+    case refusedSuite(name: String, reason: String)
+    case refusedDomain(name: String, reason: String)
+    case outsideRoot(path: String, root: String)
+    case notAPropertyList(key: String, reason: String)
+    case launchArgument(key: String, reason: String)
+    case notADictionary(domain: String, path: String, found: String)
+
+    public var description: String {
+        switch self {
+        case .invalidName(let name, let what, let problem):
+            "invalid \(what) \(Self.show(name)): it \(problem). Use a reverse-DNS name such as com.example.app or group.com.example.app."
+        case .refusedSuite(let name, let reason):
+            "suite \(Self.show(name)) refused: \(reason)"
+        case .refusedDomain(let name, let reason):
+            "domain \(Self.show(name)) refused: \(reason)"
+        case .outsideRoot(let path, let root):
+            "'\(path)' resolves outside the simulation root '\(root)' (a symbolic link?). Nothing is written outside the root: remove the link."
+        case .notAPropertyList(let key, let reason):
+            "value for key \(Self.show(key)) is not a property list: \(reason)"
+        case .launchArgument(let key, let reason):
+            "launch argument -\(key): \(reason). Quote the value so the shell passes it whole, e.g. -\(key) '(a, b)'."
+        case .notADictionary(let domain, let path, let found):
+            "domain \(Self.show(domain)) at '\(path)' holds a \(found), not a dictionary."
+        }
+    }
+
+    static func show(_ name: String) -> String {
+        "\"" + name.replacingOccurrences(of: "\0", with: "\\0") + "\""
+    }
+}

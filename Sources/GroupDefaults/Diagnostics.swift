@@ -1,0 +1,44 @@
+import Foundation
+
+/// Things the library must say loudly but that are not errors of one call:
+/// a missing app-group entitlement, a corrupt file moved aside, a commit
+/// that failed in the background. Printed to stderr unless a process routes
+/// them elsewhere (the simulated apps turn them into protocol events).
+public struct Diagnostic: Sendable, CustomStringConvertible {
+    public enum Kind: String, Sendable {
+        case missingEntitlement = "missing-entitlement"
+        case corruptFileMovedAside = "corrupt-file-moved-aside"
+        case commitFailed = "commit-failed"
+        case reloadFailed = "reload-failed"
+        case watcherOverflow = "watcher-overflow"
+    }
+
+    public let kind: Kind
+    public let message: String
+    public let path: String?
+
+    public init(kind: Kind, message: String, path: String? = nil) {
+        self.kind = kind
+        self.message = message
+        self.path = path
+    }
+
+    public var description: String { message }
+}
+
+public enum Diagnostics {
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var handler: @Sendable (Diagnostic) -> Void = { diagnostic in
+        FileHandle.standardError.write(Data("groupsim: warning: \(diagnostic.message)\n".utf8))
+    }
+
+    /// Replaces where diagnostics go (stderr by default).
+    public static func setHandler(_ newHandler: @escaping @Sendable (Diagnostic) -> Void) {
+        lock.withLock { handler = newHandler }
+    }
+
+    public static func report(_ diagnostic: Diagnostic) {
+        let current = lock.withLock { handler }
+        current(diagnostic)
+    }
+}

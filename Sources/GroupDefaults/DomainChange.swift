@@ -1,0 +1,31 @@
+import PropertyList
+
+/// Where a change came from.
+public enum ChangeOrigin: String, Sendable, Codable {
+    /// Made by this process (announced at once, before it is on disk).
+    case thisProcess = "this-process"
+    /// Found on disk: made by another process.
+    case otherProcess = "other-process"
+}
+
+/// One key's change inside one domain.
+public struct KeyChange: Sendable, Equatable {
+    public let key: String
+    public let old: PlistValue?
+    public let new: PlistValue?
+}
+
+/// A batch of changes to one domain, as delivered to listeners.
+public struct DomainChange: Sendable {
+    public let domain: String
+    public let changes: [KeyChange]
+    public let origin: ChangeOrigin
+}
+
+/// Key-by-key differences between two versions of a dictionary.
+func differences(from old: [String: PlistValue], to new: [String: PlistValue]) -> [KeyChange] {
+    var changes: [KeyChange] = []
+    for (key, value) in new where old[key] != value { changes.append(KeyChange(key: key, old: old[key], new: value)) }
+    for (key, value) in old where new[key] == nil { changes.append(KeyChange(key: key, old: value, new: nil)) }
+    return changes.sorted { $0.key < $1.key }
+}

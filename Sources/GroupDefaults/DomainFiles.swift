@@ -1,0 +1,84 @@
+import Foundation
+import PropertyList
+import SharedFiles
+
+/// Direct access to the domain files of one device, for tools that act
+/// once and exit (`groupsim defaults`). Unlike `GroupDefaults`, reads here
+/// are strict: a corrupt file is an error, not an empty domain.
+public struct DomainFiles: Sendable {
+    public let root: SimulationRoot
+    public let device: String
+    /// The app whose container holds non-group suites (and, for an app not
+    /// entitled to a group, its private copy of the group's suite).
+    public let app: String?
+
+    public init(root: SimulationRoot, device: String, app: String? = nil) {
+        self.root = root
+        self.device = device
+        self.app = app
+    }
+
+    /// The context a domain name is resolved in: the named app, or the
+    /// domain's own app container when it is an app's bundle id.
+    public func context(for domain: String) -> DefaultsContext {
+        let bundle = app ?? (DomainName.isGroup(domain) || domain == DomainName.global ? "groupsim.defaults" : domain)
+        return DefaultsContext(root: root, device: device, bundleIdentifier: bundle, appGroups: app == nil ? nil : [])
+    }
+
+    public func location(of domain: String) throws -> DefaultsContext.Location {
+        try context(for: domain).locate(canonical(domain))
+    }
+
+    /// `-g` and `-globalDomain` mean NSGlobalDomain, as for macOS `defaults`.
+    public func canonical(_ domain: String) -> String {
+        domain == "-g" || domain == "-globalDomain" ? DomainName.global : domain
+    }
+
+    public func file(for domain: String) throws -> SharedPlistFile {
+        let location = try location(of: domain)
+        try root.prepareConfinedDirectory((location.path as NSString).deletingLastPathComponent)
+        return try SharedPlistFile(path: location.path)
+    }
+
+    /// The domain's contents; nil if it has no file.
+    public func read(_ domain: String) throws -> [String: PlistValue]? {
+        let location = try location(of: domain)
+        guard FileManager.default.fileExists(atPath: location.path) else { return nil }
+        return try file(for: domain).read()
+    }
+
+    /// An atomic read-modify-write of the domain's file. A corrupt file is
+    /// moved aside (and reported) instead of being overwritten.
+    @discardableResult
+    public func update(_ domain: String, _ body: (inout [String: PlistValue]) throws -> Void) throws -> SharedPlistFile.Update {
+        let update = try file(for: domain).update(body)
+        if let movedTo = update.corruptFileMovedTo {
+            Diagnostics.report(Diagnostic(
+                kind: .corruptFileMovedAside,
+                message: "'\(try location(of: domain).path)' was corrupt (\(update.corruptionReason ?? "unreadable")); moved to '\(movedTo)' for inspection",
+                path: movedTo))
+        }
+        return update
+    }
+
+    /// Every domain with a file on the device: apps' own domains, group suites and the global domain.
+    public func allDomains() throws -> [String] {
+        let device = try root.devicePath(self.device)
+        var names = Set<String>()
+        let fileManager = FileManager.default
+        for kind in ["Containers/Data/Application", "Containers/Shared/AppGroup"] {
+            for container in (try? fileManager.contentsOfDirectory(atPath: "\(device)/\(kind)")) ?? [] {
+                let preferences = "\(device)/\(kind)/\(container)/Library/Preferences"
+                for file in (try? fileManager.contentsOfDirectory(atPath: preferences)) ?? [] where file.hasSuffix(".plist") && !file.hasPrefix(".") {
+                    let domain = String(file.dropLast(".plist".count))
+                    // A group suite inside an app container is a private copy; list it only through --app.
+                    if kind.hasSuffix("Application") && DomainName.isGroup(domain) && app != container { continue }
+                    if kind.hasSuffix("Application") && domain != container && app != container { continue }
+                    names.insert(domain)
+                }
+            }
+        }
+        if fileManager.fileExists(atPath: try root.globalPreferencesPath(device: self.device)) { names.insert(DomainName.global) }
+        return names.sorted()
+    }
+}

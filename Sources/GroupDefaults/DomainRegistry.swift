@@ -1,0 +1,51 @@
+import Foundation
+import SharedFiles
+
+/// The process's open persistent domains, one object per file. Domains are
+/// held weakly: when the last instance using a domain goes, so does it (and,
+/// with it, its watch).
+public final class DomainRegistry: @unchecked Sendable {
+    public static let shared = DomainRegistry()
+
+    private final class WeakDomain {
+        weak var domain: PersistentDomain?
+        init(_ domain: PersistentDomain) { self.domain = domain }
+    }
+
+    private let lock = NSLock()
+    private var domains: [String: WeakDomain] = [:]
+    /// Told when a domain opens (the change watcher watches its folder).
+    nonisolated(unsafe) public static var onOpen: (@Sendable (PersistentDomain) -> Void)?
+
+    private init() {
+        atexit { DomainRegistry.shared.synchronizeAll() }
+    }
+
+    /// The domain stored at `path`, opened if this process does not hold it yet.
+    public func domain(named name: String, at path: String) throws -> PersistentDomain {
+        let (domain, isNew) = try lock.withLock { () throws -> (PersistentDomain, Bool) in
+            if let existing = domains[path]?.domain { return (existing, false) }
+            let domain = PersistentDomain(name: name, file: try SharedPlistFile(path: path))
+            domains[path] = WeakDomain(domain)
+            return (domain, true)
+        }
+        if isNew { Self.onOpen?(domain) }
+        return domain
+    }
+
+    public var openDomains: [PersistentDomain] {
+        lock.withLock {
+            domains = domains.filter { $0.value.domain != nil }
+            return domains.values.compactMap(\.domain)
+        }
+    }
+
+    /// Commits every domain's pending edits; used at exit and on SIGINT/SIGTERM.
+    public func synchronizeAll() {
+        for domain in openDomains {
+            do { try domain.synchronize() } catch {
+                FileHandle.standardError.write(Data("groupsim: could not save domain \(domain.name) at exit: \(error)\n".utf8))
+            }
+        }
+    }
+}

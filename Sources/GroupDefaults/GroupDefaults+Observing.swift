@@ -1,0 +1,135 @@
+import Foundation
+import PropertyList
+
+/// A change of one key's *effective* value, as an instance's observers see it.
+public struct DefaultsChange: Sendable, Equatable {
+    public let key: String
+    public let old: PlistValue?
+    public let new: PlistValue?
+    /// Whether this process or another made the change.
+    public let origin: ChangeOrigin
+    /// The domain that was written to.
+    public let changedDomain: String
+    /// The domain the new effective value comes from (nil if the key is now absent).
+    public let valueDomain: String?
+}
+
+/// Keeps an observer registered; cancelling (or releasing) it stops delivery.
+public final class DefaultsObservation: @unchecked Sendable {
+    private let onCancel: () -> Void
+    private let lock = NSLock()
+    private var cancelled = false
+
+    init(onCancel: @escaping () -> Void) { self.onCancel = onCancel }
+
+    public func cancel() {
+        let first = lock.withLock { () -> Bool in
+            defer { cancelled = true }
+            return !cancelled
+        }
+        if first { onCancel() }
+    }
+
+    deinit { cancel() }
+}
+
+final class ObservationState: @unchecked Sendable {
+    struct Observer {
+        let key: String?
+        let queue: DispatchQueue?
+        let handler: @Sendable (DefaultsChange) -> Void
+    }
+
+    let lock = NSLock()
+    var domainListeners: [ObjectIdentifier: (PersistentDomain, Int)] = [:]
+    var processListener: Int?
+    var observers: [Int: Observer] = [:]
+    var nextObserverID = 0
+}
+
+extension GroupDefaults {
+    /// Posted synchronously on the writing thread for changes this process
+    /// makes through this instance, as `UserDefaults.didChangeNotification`.
+    /// Changes from other processes never post it: observe them instead.
+    public static let didChangeNotification = Notification.Name("GroupDefaultsDidChangeNotification")
+
+    /// Calls `handler` whenever the effective value of `key` (or, with nil,
+    /// of any key) changes, whichever process made the change. Writing the
+    /// same value, or a value hidden by a higher domain, calls nobody.
+    /// `queue` nil runs the handler on the library's notification queue.
+    public func observe(_ key: String?, queue: DispatchQueue? = nil, _ handler: @escaping @Sendable (DefaultsChange) -> Void) -> DefaultsObservation {
+        let id = observation.lock.withLock { () -> Int in
+            observation.nextObserverID += 1
+            observation.observers[observation.nextObserverID] = .init(key: key, queue: queue, handler: handler)
+            return observation.nextObserverID
+        }
+        return DefaultsObservation { [weak self] in
+            guard let self else { return }
+            _ = self.observation.lock.withLock { self.observation.observers.removeValue(forKey: id) }
+        }
+    }
+
+    /// The changes of `key` (or of every key) as an async sequence.
+    public func changes(forKey key: String? = nil) -> AsyncStream<DefaultsChange> {
+        AsyncStream { continuation in
+            let token = observe(key) { continuation.yield($0) }
+            continuation.onTermination = { _ in token.cancel() }
+        }
+    }
+
+    func postDidChange() {
+        NotificationCenter.default.post(name: Self.didChangeNotification, object: self)
+    }
+
+    func startObserving() {
+        observe(own)
+        observe(global)
+        let id = processDomains.addListener { [weak self] change in self?.deliver(change) }
+        observation.lock.withLock { observation.processListener = id }
+    }
+
+    func stopObserving() {
+        let (listeners, processID) = observation.lock.withLock {
+            (observation.domainListeners.values, observation.processListener)
+        }
+        for (domain, id) in listeners { domain.removeListener(id) }
+        if let processID { processDomains.removeListener(processID) }
+    }
+
+    func observe(_ domain: PersistentDomain) {
+        let id = domain.addListener { [weak self] change in self?.deliver(change) }
+        observation.lock.withLock { observation.domainListeners[ObjectIdentifier(domain)] = (domain, id) }
+    }
+
+    func unobserve(_ domain: PersistentDomain) {
+        let entry = observation.lock.withLock { observation.domainListeners.removeValue(forKey: ObjectIdentifier(domain)) }
+        if let (domain, id) = entry { domain.removeListener(id) }
+    }
+
+    /// Turns a change of one domain into changes of effective values: a key
+    /// hidden by a higher domain did not change for this instance, and a
+    /// removal reveals the next lower domain's value. Runs on the
+    /// notification queue, so changes arrive in the order they happened.
+    func deliver(_ change: DomainChange) {
+        let observers = observation.lock.withLock { Array(observation.observers.values) }
+        guard !observers.isEmpty else { return }
+        let sources = self.sources
+        guard let index = sources.firstIndex(where: { $0.name == change.domain }) else { return }
+        for keyChange in change.changes {
+            let key = keyChange.key
+            if sources[..<index].contains(where: { value(in: $0, forKey: key) != nil }) { continue }
+            let lower = sources[(index + 1)...].lazy.compactMap { source in
+                self.value(in: source, forKey: key).map { (value: $0, domain: source.name) }
+            }.first
+            let old = keyChange.old ?? lower?.value
+            let new = keyChange.new ?? lower?.value
+            guard old != new else { continue }
+            let effective = DefaultsChange(
+                key: key, old: old, new: new, origin: change.origin, changedDomain: change.domain,
+                valueDomain: keyChange.new != nil ? change.domain : lower?.domain)
+            for observer in observers where observer.key == nil || observer.key == key {
+                if let queue = observer.queue { queue.async { observer.handler(effective) } } else { observer.handler(effective) }
+            }
+        }
+    }
+}

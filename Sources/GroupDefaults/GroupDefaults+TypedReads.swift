@@ -1,0 +1,115 @@
+import Foundation
+import PropertyList
+
+/// The typed getters, with UserDefaults' conversions between strings, numbers and booleans.
+extension GroupDefaults {
+    /// false for a missing key: use `value(forKey:)` to tell "absent" from "false".
+    public func bool(forKey key: String) -> Bool { Conversions.bool(value(forKey: key)) ?? false }
+    public func integer(forKey key: String) -> Int { Int(clamping: Conversions.integer(value(forKey: key)) ?? 0) }
+    public func double(forKey key: String) -> Double { Conversions.double(value(forKey: key)) ?? 0 }
+    public func float(forKey key: String) -> Float { Float(double(forKey: key)) }
+
+    /// A string, or a number's text; nil otherwise.
+    public func string(forKey key: String) -> String? { Conversions.string(value(forKey: key)) }
+    public func array(forKey key: String) -> [PlistValue]? { value(forKey: key)?.arrayValue }
+    /// nil unless the value is an array of strings only.
+    public func stringArray(forKey key: String) -> [String]? {
+        guard let array = array(forKey: key) else { return nil }
+        let strings = array.compactMap(\.stringValue)
+        return strings.count == array.count ? strings : nil
+    }
+    public func dictionary(forKey key: String) -> [String: PlistValue]? { value(forKey: key)?.dictionaryValue }
+    public func data(forKey key: String) -> Data? { value(forKey: key)?.dataValue }
+    public func date(forKey key: String) -> Date? { value(forKey: key)?.dateValue }
+    /// A URL stored by `set(url:forKey:)` (keyed-archive data, as Apple stores
+    /// it), or a string: an absolute URL, or a path (a file URL, `~` expanded).
+    public func url(forKey key: String) -> URL? { Conversions.url(value(forKey: key)) }
+
+    /// Stores a URL whole (scheme, query, fragment), as Apple does: keyed-archive data.
+    public func set(url: URL?, forKey key: String) {
+        guard let url else { return set(nil, forKey: key) }
+        set(Conversions.archive(url), forKey: key)
+    }
+}
+
+/// UserDefaults' value conversions, as pure functions.
+public enum Conversions {
+    public static func bool(_ value: PlistValue?) -> Bool? {
+        switch value {
+        case .bool(let b): b
+        case .integer(let i): i != 0
+        case .real(let d): d != 0
+        case .string(let s): stringBool(s)
+        default: nil
+        }
+    }
+
+    /// NSString.boolValue: skips leading blanks, then Y, y, T, t or a digit 1–9 means true.
+    static func stringBool(_ s: String) -> Bool {
+        var rest = Substring(s).drop(while: { $0 == " " || $0 == "\t" })
+        if rest.first == "+" || rest.first == "-" { rest = rest.dropFirst() }
+        rest = rest.drop(while: { $0 == "0" })
+        guard let first = rest.first else { return false }
+        return "YyTt123456789".contains(first)
+    }
+
+    public static func integer(_ value: PlistValue?) -> Int64? {
+        switch value {
+        case .integer(let i): i
+        case .real(let d): d.isFinite ? Int64(exactly: d.rounded(.towardZero)) ?? (d < 0 ? .min : .max) : 0
+        case .bool(let b): b ? 1 : 0
+        case .string(let s): leadingNumber(s).flatMap { Int64(exactly: $0.rounded(.towardZero)) } ?? 0
+        default: nil
+        }
+    }
+
+    public static func double(_ value: PlistValue?) -> Double? {
+        switch value {
+        case .integer(let i): Double(i)
+        case .real(let d): d
+        case .bool(let b): b ? 1 : 0
+        case .string(let s): leadingNumber(s) ?? 0
+        default: nil
+        }
+    }
+
+    /// NSString's numeric reading: the longest numeric prefix after blanks.
+    static func leadingNumber(_ s: String) -> Double? {
+        let trimmed = s.drop(while: { $0 == " " || $0 == "\t" })
+        var end = trimmed.startIndex
+        var best: Double? = nil
+        while end < trimmed.endIndex {
+            end = trimmed.index(after: end)
+            if let parsed = Double(trimmed[trimmed.startIndex..<end]) { best = parsed }
+        }
+        return best
+    }
+
+    public static func string(_ value: PlistValue?) -> String? {
+        switch value {
+        case .string(let s): s
+        case .integer(let i): String(i)
+        case .real(let d): "\(d)"
+        case .bool(let b): b ? "1" : "0"
+        default: nil
+        }
+    }
+
+    public static func archive(_ url: URL) -> PlistValue {
+        if let data = try? NSKeyedArchiver.archivedData(withRootObject: url, requiringSecureCoding: false) { return .data(data) }
+        return .string(url.absoluteString)
+    }
+
+    public static func url(_ value: PlistValue?) -> URL? {
+        switch value {
+        case .data(let data):
+            return (try? NSKeyedUnarchiver.unarchivedObject(ofClass: NSURL.self, from: data)).map { $0 as URL }
+        case .string(let s):
+            if s.hasPrefix("/") || s.hasPrefix("~") { return URL(fileURLWithPath: (s as NSString).expandingTildeInPath) }
+            if let url = URL(string: s), url.scheme != nil { return url }
+            return URL(fileURLWithPath: s)
+        default:
+            return nil
+        }
+    }
+}

@@ -1,0 +1,258 @@
+import Foundation
+import PropertyList
+
+/// UserDefaults over the simulation root: the same search list, domains and
+/// rules, with persistent domains shared between processes.
+///
+/// Search list, first hit wins:
+/// 1. argument domain (this process's `-key value` launch arguments)
+/// 2. this instance's own persistent domain (the app's bundle id, or the suite)
+/// 3. suites added with `addSuite(named:)`, in the order added
+/// 4. `NSGlobalDomain`
+/// 5. the languages domain
+/// 6. the registration domain (`register(defaults:)`, this process only)
+///
+/// Writes go to the instance's own persistent domain only.
+public final class GroupDefaults: @unchecked Sendable {
+    public let context: DefaultsContext
+    /// The persistent domain this instance writes to.
+    public let domainName: String
+    public let processDomains: ProcessDomains
+    let own: PersistentDomain
+    let global: PersistentDomain
+    private let lock = NSLock()
+    private var suites: [PersistentDomain] = []
+    /// Observer plumbing (see GroupDefaults+Observing.swift).
+    let observation = ObservationState()
+
+    /// The app's standard defaults: its own bundle identifier's domain.
+    public convenience init(context: DefaultsContext, processDomains: ProcessDomains = .shared) throws {
+        try self.init(domain: context.bundleIdentifier, context: context, processDomains: processDomains)
+    }
+
+    /// `UserDefaults(suiteName:)`: a suite (for example an app group's id).
+    /// Refused, as on Apple platforms, for `NSGlobalDomain` and for the app's
+    /// own bundle identifier (use the standard instance for that).
+    public convenience init(suiteName: String, context: DefaultsContext, processDomains: ProcessDomains = .shared) throws {
+        if suiteName == DomainName.global {
+            throw DefaultsError.refusedSuite(name: suiteName, reason: "NSGlobalDomain is not a suite; its keys are already in every instance's search list")
+        }
+        if suiteName == context.bundleIdentifier {
+            throw DefaultsError.refusedSuite(name: suiteName, reason: "it is this app's own bundle identifier; use the standard defaults instead")
+        }
+        try self.init(domain: suiteName, context: context, processDomains: processDomains)
+    }
+
+    private init(domain: String, context: DefaultsContext, processDomains: ProcessDomains) throws {
+        self.context = context
+        self.domainName = domain
+        self.processDomains = processDomains
+        own = try context.open(domain)
+        global = try context.open(DomainName.global)
+        startObserving()
+    }
+
+    deinit { stopObserving() }
+
+    // MARK: Search list
+
+    /// The domain names searched, in order.
+    public var searchList: [String] {
+        [DomainName.argument, domainName] + addedSuites.map(\.name) + [DomainName.global, DomainName.languages, DomainName.registration]
+    }
+
+    public var addedSuites: [PersistentDomain] { lock.withLock { suites } }
+
+    /// A source of values in search order.
+    enum Source {
+        case volatile(String)
+        case persistent(PersistentDomain)
+
+        var name: String {
+            switch self {
+            case .volatile(let name): name
+            case .persistent(let domain): domain.name
+            }
+        }
+    }
+
+    var sources: [Source] {
+        [.volatile(DomainName.argument), .persistent(own)] + addedSuites.map { .persistent($0) }
+            + [.persistent(global), .volatile(DomainName.languages), .volatile(DomainName.registration)]
+    }
+
+    func value(in source: Source, forKey key: String) -> PlistValue? {
+        switch source {
+        case .volatile(let name): processDomains.volatileDomain(named: name)[key]
+        case .persistent(let domain): domain.value(forKey: key)
+        }
+    }
+
+    /// The effective value and the domain it comes from.
+    public func lookup(_ key: String) -> (value: PlistValue, domain: String)? {
+        for source in sources {
+            if let value = value(in: source, forKey: key) { return (value, source.name) }
+        }
+        return nil
+    }
+
+    /// The effective value, or nil when no domain has the key (unlike
+    /// `bool(forKey:)`, this tells "absent" from "false").
+    public func value(forKey key: String) -> PlistValue? { lookup(key)?.value }
+
+    /// The effective value in Foundation form, as `UserDefaults.object(forKey:)`.
+    public func object(forKey key: String) -> Any? { value(forKey: key)?.foundationValue }
+
+    /// Every effective key and value, lower domains overridden by higher ones.
+    public func dictionaryRepresentation() -> [String: PlistValue] {
+        var result: [String: PlistValue] = [:]
+        for source in sources.reversed() {
+            let contents: [String: PlistValue] =
+                switch source {
+                case .volatile(let name): processDomains.volatileDomain(named: name)
+                case .persistent(let domain): domain.snapshot()
+                }
+            result.merge(contents) { _, higher in higher }
+        }
+        return result
+    }
+
+    // MARK: Writing
+
+    /// Sets a key in this instance's own domain; nil removes it.
+    public func set(_ value: PlistValue?, forKey key: String) {
+        own.set(value, forKey: key)
+        postDidChange()
+    }
+
+    /// Sets a Foundation value (String, Int, Double, Bool, Date, Data, URL,
+    /// arrays and string-keyed dictionaries of these). Anything else throws.
+    public func set(any value: Any?, forKey key: String) throws {
+        guard let value else { return set(nil, forKey: key) }
+        do {
+            set(try PlistValue(any: value, path: key), forKey: key)
+        } catch let error as PropertyListError {
+            throw DefaultsError.notAPropertyList(key: key, reason: error.description)
+        }
+    }
+
+    /// Removing a key that a lower domain also holds makes the lower value visible.
+    public func removeObject(forKey key: String) { set(nil, forKey: key) }
+
+    /// Returns when every change made before it is durable on disk.
+    @discardableResult
+    public func synchronize() -> Bool {
+        do { try own.synchronize(); return true } catch {
+            Diagnostics.report(Diagnostic(kind: .commitFailed, message: "synchronize() of \(domainName) failed: \(error)", path: own.file.path))
+            return false
+        }
+    }
+
+    /// `synchronize()` that says why it failed.
+    public func flush() throws { try own.synchronize() }
+
+    /// An atomic read-modify-write of this instance's domain across
+    /// processes: counters, appends, anything that must not lose an update.
+    public func transaction<T>(_ body: (inout [String: PlistValue]) throws -> T) throws -> T {
+        let result = try own.transaction(body)
+        postDidChange()
+        return result
+    }
+
+    /// Adds `delta` to an integer key atomically and returns the new value.
+    @discardableResult
+    public func increment(_ key: String, by delta: Int64 = 1) throws -> Int64 {
+        try transaction { contents in
+            let current: Int64 =
+                switch contents[key] {
+                case .integer(let i): i
+                case .real(let d): Int64(d)
+                case .bool(let b): b ? 1 : 0
+                case .string(let s): Int64(s.trimmingCharacters(in: .whitespaces)) ?? 0
+                default: 0
+                }
+            let (sum, overflow) = current.addingReportingOverflow(delta)
+            if overflow { throw DefaultsError.notAPropertyList(key: key, reason: "\(current) + \(delta) overflows a 64-bit integer") }
+            contents[key] = .integer(sum)
+            return sum
+        }
+    }
+
+    /// Registers defaults for this process (every instance of it sees them; no other process does).
+    public func register(defaults: [String: PlistValue]) {
+        processDomains.register(defaults)
+    }
+
+    // MARK: Suites
+
+    /// Adds a suite to the search list, after this instance's own domain and
+    /// before the global domain. The app's own id and the global domain are refused.
+    public func addSuite(named name: String) throws {
+        if name == DomainName.global || name == context.bundleIdentifier || name == domainName {
+            throw DefaultsError.refusedSuite(name: name, reason: "the app's own domain and NSGlobalDomain are already searched")
+        }
+        let domain = try context.open(name)
+        let added = lock.withLock { () -> Bool in
+            if suites.contains(where: { $0 === domain }) { return false }
+            suites.append(domain)
+            return true
+        }
+        if added { observe(domain) }
+    }
+
+    public func removeSuite(named name: String) {
+        let removed = lock.withLock { () -> PersistentDomain? in
+            guard let index = suites.firstIndex(where: { $0.name == name }) else { return nil }
+            return suites.remove(at: index)
+        }
+        if let removed { unobserve(removed) }
+    }
+
+    // MARK: Domains
+
+    /// A persistent domain's contents; nil for a volatile domain's name.
+    public func persistentDomain(forName name: String) throws -> [String: PlistValue]? {
+        if processDomains.volatileDomainNames.contains(name) { return nil }
+        return try context.open(name).snapshot()
+    }
+
+    /// Replaces a persistent domain. The argument and registration domains are refused.
+    public func setPersistentDomain(_ contents: [String: PlistValue], forName name: String) throws {
+        try refuseVolatile(name)
+        try context.open(name).replaceAll(with: contents)
+        postDidChange()
+    }
+
+    /// Removes every key of a persistent domain.
+    public func removePersistentDomain(forName name: String) throws {
+        try refuseVolatile(name)
+        try context.open(name).replaceAll(with: nil)
+        postDidChange()
+    }
+
+    public func volatileDomain(forName name: String) -> [String: PlistValue] {
+        processDomains.volatileDomain(named: name)
+    }
+
+    public func setVolatileDomain(_ contents: [String: PlistValue], forName name: String) throws {
+        if name == DomainName.argument || name == DomainName.registration || name == DomainName.languages {
+            throw DefaultsError.refusedDomain(name: name, reason: "it is maintained by the system; use launch arguments or register(defaults:)")
+        }
+        processDomains.setVolatileDomain(contents, named: name)
+    }
+
+    public func removeVolatileDomain(forName name: String) {
+        processDomains.removeVolatileDomain(named: name)
+    }
+
+    public var volatileDomainNames: [String] { processDomains.volatileDomainNames }
+
+    private func refuseVolatile(_ name: String) throws {
+        if processDomains.volatileDomainNames.contains(name) {
+            throw DefaultsError.refusedDomain(name: name, reason: "it is a volatile domain, never stored; only persistent domains can be set or removed")
+        }
+    }
+
+    /// The file this instance's own domain is stored in.
+    public var path: String { own.file.path }
+}

@@ -1,0 +1,255 @@
+import Foundation
+import PropertyList
+import SharedFiles
+
+/// Edits not yet on disk, over a base dictionary. `replace` means the base is
+/// discarded first (`setPersistentDomain`, `removePersistentDomain`).
+struct Overlay {
+    var replace = false
+    var edits: [String: PlistValue?] = [:]
+
+    var isEmpty: Bool { !replace && edits.isEmpty }
+
+    /// The value this overlay decides for `key`: nil if it does not decide it.
+    func decision(forKey key: String) -> PlistValue?? {
+        if let edit = edits[key] { return .some(edit) }
+        return replace ? .some(nil) : nil
+    }
+
+    func applied(to base: [String: PlistValue]) -> [String: PlistValue] {
+        var result = replace ? [:] : base
+        for (key, value) in edits { result[key] = value }
+        return result
+    }
+
+    /// `newer` on top of `self`.
+    func merged(with newer: Overlay) -> Overlay {
+        if newer.replace { return newer }
+        var result = self
+        for (key, value) in newer.edits { result.edits[key] = value }
+        return result
+    }
+}
+
+/// One persistent domain (a plist file) as this process sees it. Every
+/// `GroupDefaults` instance of the process that uses the domain shares this
+/// one object, as apps share cfprefsd's cache.
+///
+/// The view is three layers: `committed` (what was last read from or written
+/// to disk), `inFlight` (edits being committed now) and `pending` (edits made
+/// since). `set` changes `pending` and returns; the commit queue then merges
+/// the edits into the file under its lock. Commits and reloads both run on
+/// the commit queue, so `committed` only ever moves forward in time.
+public final class PersistentDomain: @unchecked Sendable {
+    public let name: String
+    public let file: SharedPlistFile
+
+    private let state = NSLock()
+    private var committed: [String: PlistValue]
+    private var inFlight = Overlay()
+    private var pending = Overlay()
+    private var commitScheduled = false
+    private var reloadScheduled = false
+    private var listeners: [Int: @Sendable (DomainChange) -> Void] = [:]
+    private var nextListenerID = 0
+    /// The last background commit's failure, cleared by the next success.
+    private(set) public var lastCommitError: Error?
+    private let commitQueue: DispatchQueue
+
+    /// Listeners run here, one change at a time, in the order the changes happened.
+    static let notificationQueue = DispatchQueue(label: "groupsim.defaults.notifications")
+
+    init(name: String, file: SharedPlistFile) {
+        self.name = name
+        self.file = file
+        commitQueue = DispatchQueue(label: "groupsim.defaults.commit.\(name)")
+        do {
+            committed = try file.read()
+        } catch {
+            // Apps keep running on a corrupt file, as on iOS: the domain reads
+            // as empty, and the next commit moves the file aside.
+            Diagnostics.report(Diagnostic(kind: .reloadFailed, message: "\(error)", path: file.path))
+            committed = [:]
+        }
+    }
+
+    // MARK: Reading
+
+    public func value(forKey key: String) -> PlistValue? {
+        state.withLock { currentValue(forKey: key) }
+    }
+
+    /// The domain's whole dictionary as this process sees it.
+    public func snapshot() -> [String: PlistValue] {
+        state.withLock { currentView() }
+    }
+
+    private func currentValue(forKey key: String) -> PlistValue? {
+        if let decided = pending.decision(forKey: key) { return decided }
+        if let decided = inFlight.decision(forKey: key) { return decided }
+        return committed[key]
+    }
+
+    private func currentView() -> [String: PlistValue] {
+        pending.applied(to: inFlight.applied(to: committed))
+    }
+
+    // MARK: Writing
+
+    /// Sets (or, with nil, removes) a key. The change is visible in this
+    /// process at once and committed to disk right after.
+    public func set(_ value: PlistValue?, forKey key: String) {
+        state.lock()
+        let old = currentValue(forKey: key)
+        pending.edits.updateValue(value, forKey: key)
+        let change = old == value ? [] : [KeyChange(key: key, old: old, new: value)]
+        announce(change, origin: .thisProcess)
+        let schedule = scheduleCommitLocked()
+        state.unlock()
+        if schedule { commitQueue.async { self.commitInBackground() } }
+    }
+
+    /// Replaces the whole domain (nil or empty removes every key).
+    public func replaceAll(with contents: [String: PlistValue]?) {
+        state.lock()
+        let old = currentView()
+        pending = Overlay(replace: true, edits: (contents ?? [:]).mapValues { Optional($0) })
+        announce(differences(from: old, to: currentView()), origin: .thisProcess)
+        let schedule = scheduleCommitLocked()
+        state.unlock()
+        if schedule { commitQueue.async { self.commitInBackground() } }
+    }
+
+    /// Returns when everything set before the call is durable on disk.
+    public func synchronize() throws {
+        try commitQueue.sync { try commitPending(transaction: nil) }
+    }
+
+    /// An atomic read-modify-write across processes: `body` sees the file's
+    /// current contents (with this process's edits) under the lock, and its
+    /// changes are committed before anyone else can write.
+    public func transaction<T>(_ body: (inout [String: PlistValue]) throws -> T) throws -> T {
+        try commitQueue.sync {
+            var result: T? = nil
+            try withoutActuallyEscaping(body) { body in
+                try commitPending { contents in result = try body(&contents) }
+            }
+            return result!
+        }
+    }
+
+    /// Called when the file may have changed on disk; bursts become one reload.
+    public func scheduleReload() {
+        let schedule = state.withLock { () -> Bool in
+            if reloadScheduled { return false }
+            reloadScheduled = true
+            return true
+        }
+        if schedule { commitQueue.async { self.reloadNow() } }
+    }
+
+    /// Reads the file and announces what differs as changes from other processes.
+    public func reloadNow() {
+        state.withLock { reloadScheduled = false }
+        do {
+            let contents = try file.read()
+            absorb(contents, localKeys: [])
+        } catch {
+            Diagnostics.report(Diagnostic(kind: .reloadFailed, message: "\(error)", path: file.path))
+        }
+    }
+
+    // MARK: Listeners
+
+    @discardableResult
+    public func addListener(_ listener: @escaping @Sendable (DomainChange) -> Void) -> Int {
+        state.withLock {
+            nextListenerID += 1
+            listeners[nextListenerID] = listener
+            return nextListenerID
+        }
+    }
+
+    public func removeListener(_ id: Int) {
+        _ = state.withLock { listeners.removeValue(forKey: id) }
+    }
+
+    // MARK: Internals (state lock held where the name says Locked)
+
+    private func scheduleCommitLocked() -> Bool {
+        if commitScheduled { return false }
+        commitScheduled = true
+        return true
+    }
+
+    /// Queued under the state lock, so listeners see changes in the order they happened.
+    private func announce(_ changes: [KeyChange], origin: ChangeOrigin) {
+        guard !changes.isEmpty, !listeners.isEmpty else { return }
+        let change = DomainChange(domain: name, changes: changes, origin: origin)
+        let targets = Array(listeners.values)
+        Self.notificationQueue.async { for target in targets { target(change) } }
+    }
+
+    private func commitInBackground() {
+        do {
+            try commitPending(transaction: nil)
+        } catch {
+            Diagnostics.report(Diagnostic(
+                kind: .commitFailed,
+                message: "could not save domain \(name) to '\(file.path)': \(error). The change stays in memory and is retried on the next write or synchronize().",
+                path: file.path))
+        }
+    }
+
+    /// Runs on the commit queue.
+    private func commitPending(transaction: ((inout [String: PlistValue]) throws -> Void)?) throws {
+        state.lock()
+        commitScheduled = false
+        let edits = pending
+        inFlight = edits
+        pending = Overlay()
+        state.unlock()
+        if edits.isEmpty && transaction == nil { return }
+
+        var transactionKeys = Set<String>()
+        do {
+            let update = try file.update { contents in
+                contents = edits.applied(to: contents)
+                if let transaction {
+                    let before = contents
+                    try transaction(&contents)
+                    transactionKeys = Set(differences(from: before, to: contents).map(\.key))
+                }
+            }
+            if let movedTo = update.corruptFileMovedTo {
+                Diagnostics.report(Diagnostic(
+                    kind: .corruptFileMovedAside,
+                    message: "'\(file.path)' was corrupt (\(update.corruptionReason ?? "unreadable")); moved to '\(movedTo)' for inspection, domain \(name) starts empty",
+                    path: movedTo))
+            }
+            absorb(update.after, localKeys: transactionKeys)
+            state.withLock { lastCommitError = nil }
+        } catch {
+            state.withLock {
+                // Put the edits back under anything set since, to retry later.
+                pending = inFlight.merged(with: pending)
+                inFlight = Overlay()
+                lastCommitError = error
+            }
+            throw error
+        }
+    }
+
+    /// Makes `contents` (just read or written) the committed state and
+    /// announces what that changed in the view.
+    private func absorb(_ contents: [String: PlistValue], localKeys: Set<String>) {
+        state.lock()
+        defer { state.unlock() }
+        let old = currentView()
+        committed = contents
+        inFlight = Overlay()
+        let changes = differences(from: old, to: currentView())
+        announce(changes.filter { !localKeys.contains($0.key) }, origin: .otherProcess)
+        announce(changes.filter { localKeys.contains($0.key) }, origin: .thisProcess)
+    }
+}

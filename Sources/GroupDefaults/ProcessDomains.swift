@@ -1,0 +1,97 @@
+import Foundation
+import PropertyList
+
+/// The volatile domains of this process: arguments, registration, languages
+/// and named volatile domains. Shared by every `GroupDefaults` instance in
+/// the process and seen by no other process (an extension never sees the
+/// app's registered defaults).
+public final class ProcessDomains: @unchecked Sendable {
+    public static let shared = ProcessDomains()
+
+    private let lock = NSLock()
+    private var arguments: [String: PlistValue] = [:]
+    private var registration: [String: PlistValue] = [:]
+    private var languages: [String: PlistValue] = ["AppleLanguages": ["en"], "AppleLocale": "en_US"]
+    private var named: [String: [String: PlistValue]] = [:]
+    private var listeners: [Int: @Sendable (DomainChange) -> Void] = [:]
+    private var nextListenerID = 0
+
+    public init() {}
+
+    public var argumentDomain: [String: PlistValue] { lock.withLock { arguments } }
+    public var registrationDomain: [String: PlistValue] { lock.withLock { registration } }
+    public var languagesDomain: [String: PlistValue] { lock.withLock { languages } }
+
+    /// Fills the argument domain from launch arguments (`-key value`).
+    public func setLaunchArguments(_ launchArguments: [String]) throws {
+        let parsed = try ArgumentDomain.parse(launchArguments)
+        update(DomainName.argument) { $0 = parsed }
+    }
+
+    /// `register(defaults:)`: calls combine, later values win.
+    public func register(_ defaults: [String: PlistValue]) {
+        update(DomainName.registration) { $0.merge(defaults) { _, new in new } }
+    }
+
+    public func volatileDomain(named name: String) -> [String: PlistValue] {
+        lock.withLock {
+            switch name {
+            case DomainName.argument: arguments
+            case DomainName.registration: registration
+            case DomainName.languages: languages
+            default: named[name] ?? [:]
+            }
+        }
+    }
+
+    public func setVolatileDomain(_ contents: [String: PlistValue], named name: String) {
+        update(name) { $0 = contents }
+    }
+
+    public func removeVolatileDomain(named name: String) {
+        update(name) { $0 = [:] }
+        lock.withLock { _ = named.removeValue(forKey: name) }
+    }
+
+    public var volatileDomainNames: [String] {
+        lock.withLock { [DomainName.argument, DomainName.registration, DomainName.languages] + named.keys.sorted() }
+    }
+
+    @discardableResult
+    public func addListener(_ listener: @escaping @Sendable (DomainChange) -> Void) -> Int {
+        lock.withLock {
+            nextListenerID += 1
+            listeners[nextListenerID] = listener
+            return nextListenerID
+        }
+    }
+
+    public func removeListener(_ id: Int) {
+        _ = lock.withLock { listeners.removeValue(forKey: id) }
+    }
+
+    private func update(_ name: String, _ body: (inout [String: PlistValue]) -> Void) {
+        lock.lock()
+        defer { lock.unlock() }
+        var contents: [String: PlistValue]
+        switch name {
+        case DomainName.argument: contents = arguments
+        case DomainName.registration: contents = registration
+        case DomainName.languages: contents = languages
+        default: contents = named[name] ?? [:]
+        }
+        let old = contents
+        body(&contents)
+        switch name {
+        case DomainName.argument: arguments = contents
+        case DomainName.registration: registration = contents
+        case DomainName.languages: languages = contents
+        default: named[name] = contents
+        }
+        let changes = differences(from: old, to: contents)
+        guard !changes.isEmpty, !listeners.isEmpty else { return }
+        let change = DomainChange(domain: name, changes: changes, origin: .thisProcess)
+        let targets = Array(listeners.values)
+        PersistentDomain.notificationQueue.async { for target in targets { target(change) } }
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import SharedFiles
+
+/// The folder that holds every simulated device, laid out like iOS:
+///
+///     <root>/devices/<device>/
+///         Library/Preferences/.GlobalPreferences.plist                     NSGlobalDomain
+///         Containers/Data/Application/<bundle-id>/Library/Preferences/     an app's own domains
+///         Containers/Shared/AppGroup/<group-id>/Library/Preferences/       an app group's suite
+///
+/// Nothing is ever written outside it.
+public struct SimulationRoot: Sendable, Hashable {
+    public let path: String
+
+    public static let defaultDevice = "iPhone"
+
+    public init(path: String) {
+        self.path = (path as NSString).standardizingPath
+    }
+
+    /// `--root`, else `$GROUPSIM_ROOT`, else `$XDG_DATA_HOME/groupsim`, else `~/.local/share/groupsim`.
+    public static func resolve(explicit: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment) -> SimulationRoot {
+        if let explicit, !explicit.isEmpty { return SimulationRoot(path: absolute(explicit)) }
+        if let fromEnvironment = environment["GROUPSIM_ROOT"], !fromEnvironment.isEmpty {
+            return SimulationRoot(path: absolute(fromEnvironment))
+        }
+        if let xdg = environment["XDG_DATA_HOME"], !xdg.isEmpty { return SimulationRoot(path: xdg + "/groupsim") }
+        let home = environment["HOME"] ?? NSHomeDirectory()
+        return SimulationRoot(path: home + "/.local/share/groupsim")
+    }
+
+    /// `--device`, else `$GROUPSIM_DEVICE`, else "iPhone".
+    public static func resolveDevice(explicit: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let explicit, !explicit.isEmpty { return explicit }
+        if let fromEnvironment = environment["GROUPSIM_DEVICE"], !fromEnvironment.isEmpty { return fromEnvironment }
+        return defaultDevice
+    }
+
+    private static func absolute(_ path: String) -> String {
+        path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+    }
+
+    public var devicesPath: String { path + "/devices" }
+
+    public func devicePath(_ device: String) throws -> String {
+        try DomainName.validate(device, what: "device name")
+        return devicesPath + "/" + device
+    }
+
+    public func globalPreferencesPath(device: String) throws -> String {
+        try devicePath(device) + "/Library/Preferences/.GlobalPreferences.plist"
+    }
+
+    public func appContainerPath(device: String, bundleIdentifier: String) throws -> String {
+        try DomainName.validate(bundleIdentifier, what: "bundle identifier")
+        return try devicePath(device) + "/Containers/Data/Application/" + bundleIdentifier
+    }
+
+    public func groupContainerPath(device: String, groupIdentifier: String) throws -> String {
+        try DomainName.validate(groupIdentifier, what: "app group identifier")
+        return try devicePath(device) + "/Containers/Shared/AppGroup/" + groupIdentifier
+    }
+
+    /// Creates `directory` (0700) and checks that, with every link resolved, it
+    /// still lies inside the root: a symbolic link must not lead writes out.
+    public func prepareConfinedDirectory(_ directory: String) throws {
+        try createDirectories(path)
+        try createDirectories(directory)
+        guard let realRoot = realPath(path), let realDirectory = realPath(directory) else {
+            throw DefaultsError.outsideRoot(path: directory, root: path)
+        }
+        guard realDirectory == realRoot || realDirectory.hasPrefix(realRoot + "/") else {
+            throw DefaultsError.outsideRoot(path: directory, root: path)
+        }
+    }
+
+    private func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+}
+
+/// Rules for names that become file or folder names.
+public enum DomainName {
+    public static let global = "NSGlobalDomain"
+    public static let argument = "NSArgumentDomain"
+    public static let registration = "NSRegistrationDomain"
+    public static let languages = "NSLanguagesDomain"
+
+    public static func isGroup(_ name: String) -> Bool { name.hasPrefix("group.") }
+
+    /// Refuses names that could escape a folder or are not file names at all.
+    public static func validate(_ name: String, what: String = "domain name") throws {
+        let problem: String? =
+            if name.isEmpty { "is empty" }
+            else if name.contains("\0") { "contains a NUL character" }
+            else if name.contains("/") { "contains '/'" }
+            else if name.contains("..") { "contains '..'" }
+            else if name.hasPrefix(".") { "starts with '.'" }
+            else if name.utf8.count > 200 { "is longer than 200 bytes" }
+            else { nil }
+        if let problem { throw DefaultsError.invalidName(name: name, what: what, problem: problem) }
+    }
+}

@@ -1,0 +1,26 @@
+import ArgumentParser
+import Foundation
+import GroupDefaults
+
+/// `groupsim container ID`: a container's path, like `simctl get_app_container`.
+struct ContainerCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "container",
+        abstract: "Print the path of an app's or an app group's container (created if missing).",
+        discussion: "An id starting with 'group.' names an app-group container; any other names an app's data container."
+    )
+
+    @OptionGroup var location: LocationOptions
+
+    @Argument(help: "A bundle identifier or an app-group identifier.")
+    var identifier: String
+
+    func run() throws {
+        let place = location.simulationRoot
+        let path = DomainName.isGroup(identifier)
+            ? try place.root.groupContainerPath(device: place.device, groupIdentifier: identifier)
+            : try place.root.appContainerPath(device: place.device, bundleIdentifier: identifier)
+        try place.root.prepareConfinedDirectory(path)
+        print(path)
+    }
+}

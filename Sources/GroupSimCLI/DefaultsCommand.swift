@@ -1,0 +1,230 @@
+import ArgumentParser
+import Foundation
+import GroupDefaults
+import PropertyList
+
+/// `groupsim defaults`: macOS's `defaults` over the simulated devices.
+struct DefaultsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "defaults",
+        abstract: "Read and write simulated defaults domains, like macOS `defaults`.",
+        discussion: """
+            A DOMAIN is an app's bundle id (com.example.app), an app-group id (group.com.example.app), \
+            or NSGlobalDomain (-g). Options (--root, --device, --app) go before the domain.
+            """,
+        subcommands: [
+            Read.self, ReadType.self, Write.self, Rename.self, Delete.self, Domains.self, Find.self,
+            Import.self, Export.self,
+        ]
+    )
+}
+
+/// Options of every `defaults` subcommand.
+struct DomainOptions: ParsableArguments {
+    @OptionGroup var location: LocationOptions
+
+    @Option(help: "Resolve the domain inside this app's container (its non-group suites, or its private copy of a group it is not entitled to).")
+    var app: String?
+
+    var files: DomainFiles { location.simulationRoot.files(app: app) }
+}
+
+/// A domain or key that does not exist, worded like macOS `defaults`.
+struct NotFound: Error, CustomStringConvertible {
+    let description: String
+}
+
+extension DefaultsCommand {
+    struct Read: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Print a domain, one key, or every domain on the device.")
+        @OptionGroup var options: DomainOptions
+        @Argument(help: "The domain; all domains if omitted.") var domain: String?
+        @Argument(help: "The key; the whole domain if omitted.") var key: String?
+
+        func run() throws {
+            let files = options.files
+            guard let domain else {
+                var all: [String: PlistValue] = [:]
+                for name in try files.allDomains() { all[name] = .dictionary(try files.read(name) ?? [:]) }
+                print(OldStylePropertyList.describe(.dictionary(all)))
+                return
+            }
+            guard let contents = try files.read(domain) else {
+                throw NotFound(description: "Domain \(domain) does not exist (no file at '\(try files.location(of: domain).path)')")
+            }
+            guard let key else { return print(OldStylePropertyList.describe(.dictionary(contents))) }
+            guard let value = contents[key] else {
+                throw NotFound(description: "The domain/default pair of (\(domain), \(key)) does not exist")
+            }
+            if case .string(let text) = value { print(text) } else { print(OldStylePropertyList.describe(value)) }
+        }
+    }
+
+    struct ReadType: ParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "read-type", abstract: "Print the type of a key's value.")
+        @OptionGroup var options: DomainOptions
+        @Argument var domain: String
+        @Argument var key: String
+
+        func run() throws {
+            guard let value = try options.files.read(domain)?[key] else {
+                throw NotFound(description: "The domain/default pair of (\(domain), \(key)) does not exist")
+            }
+            print("Type is \(value.typeName)")
+        }
+    }
+
+    struct Write: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Write a key, or replace a whole domain.",
+            discussion: """
+                write DOMAIN KEY VALUE               a string, or a property list if VALUE starts with { ( [ < "
+                write DOMAIN KEY -string|-int|-float|-bool|-date|-data VALUE
+                write DOMAIN KEY -array V... | -array-add V...      (elements may be typed: -int 5)
+                write DOMAIN KEY -dict K V... | -dict-add K V...
+                write DOMAIN KEY -int-add N          atomic counter
+                write DOMAIN '{ key = value; }'      replaces the domain
+                -array-add, -dict-add and -int-add are atomic read-modify-writes across processes.
+                """
+        )
+        @OptionGroup var options: DomainOptions
+        @Argument var domain: String
+        @Argument(parsing: .captureForPassthrough, help: "KEY and VALUE, or a whole-domain property list.")
+        var words: [String] = []
+
+        func run() throws {
+            let request: DefaultsWriteRequest
+            do { request = try DefaultsWriteRequest.parse(words) } catch let error as DefaultsWriteRequest.ParseError {
+                throw ValidationError(error.description)
+            }
+            var typeError: String? = nil
+            try options.files.update(domain) { contents in
+                switch request {
+                case .set(let key, let value): contents[key] = value
+                case .replaceDomain(let replacement): contents = replacement
+                case .intAdd(let key, let delta):
+                    let current = contents[key].map { Conversions.integer($0) ?? 0 } ?? 0
+                    contents[key] = .integer(current &+ delta)
+                case .arrayAdd(let key, let values):
+                    switch contents[key] {
+                    case nil: contents[key] = .array(values)
+                    case .array(let existing): contents[key] = .array(existing + values)
+                    case let other?: typeError = "key \"\(key)\" holds a \(other.typeName), not an array; -array-add needs an array"
+                    }
+                case .dictAdd(let key, let entries):
+                    switch contents[key] {
+                    case nil: contents[key] = .dictionary(entries)
+                    case .dictionary(let existing): contents[key] = .dictionary(existing.merging(entries) { _, new in new })
+                    case let other?: typeError = "key \"\(key)\" holds a \(other.typeName), not a dictionary; -dict-add needs a dictionary"
+                    }
+                }
+            }
+            if let typeError { throw ValidationError(typeError) }
+        }
+    }
+
+    struct Rename: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Rename a key, keeping its value.")
+        @OptionGroup var options: DomainOptions
+        @Argument var domain: String
+        @Argument var oldKey: String
+        @Argument var newKey: String
+
+        func run() throws {
+            var missing = false
+            try options.files.update(domain) { contents in
+                guard let value = contents.removeValue(forKey: oldKey) else { missing = true; return }
+                contents[newKey] = value
+            }
+            if missing { throw NotFound(description: "Key \(oldKey) does not exist in domain \(domain); leaving defaults unchanged") }
+        }
+    }
+
+    struct Delete: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Delete a key, or a whole domain.")
+        @OptionGroup var options: DomainOptions
+        @Argument var domain: String
+        @Argument var key: String?
+
+        func run() throws {
+            let files = options.files
+            guard let key else {
+                guard try files.file(for: domain).remove() else {
+                    throw NotFound(description: "Domain (\(domain)) not found. Defaults have not been changed.")
+                }
+                return
+            }
+            var missing = false
+            try files.update(domain) { contents in missing = contents.removeValue(forKey: key) == nil }
+            if missing { throw NotFound(description: "Domain (\(domain)) has no key \(key). Defaults have not been changed.") }
+        }
+    }
+
+    struct Domains: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the domains that have a file on the device.")
+        @OptionGroup var options: DomainOptions
+
+        func run() throws {
+            print(try options.files.allDomains().filter { $0 != DomainName.global }.joined(separator: ", "))
+        }
+    }
+
+    struct Find: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Search every domain's keys and values for a word (case-insensitive).")
+        @OptionGroup var options: DomainOptions
+        @Argument var word: String
+
+        func run() throws {
+            let files = options.files
+            let needle = word.lowercased()
+            for domain in try files.allDomains() {
+                let contents = try files.read(domain) ?? [:]
+                let hits = contents.filter { key, value in
+                    key.lowercased().contains(needle) || OldStylePropertyList.describe(value).lowercased().contains(needle)
+                }
+                guard !hits.isEmpty else { continue }
+                print("Found \(hits.count) key\(hits.count == 1 ? "" : "s") in domain '\(domain)': \(OldStylePropertyList.describe(.dictionary(hits)))")
+            }
+        }
+    }
+
+    struct Import: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Replace a domain with a property-list file (binary or XML), or - for stdin.")
+        @OptionGroup var options: DomainOptions
+        @Argument var domain: String
+        @Argument var path: String
+
+        func run() throws {
+            let data = path == "-" ? FileHandle.standardInput.readDataToEndOfFile() : try readFile(path)
+            let contents: [String: PlistValue]
+            do { contents = try PropertyListFormat.decodeDictionary(data) } catch {
+                throw ValidationError("'\(path)' is not a property-list dictionary: \(error). Nothing was imported.")
+            }
+            try options.files.update(domain) { $0 = contents }
+        }
+
+        func readFile(_ path: String) throws -> Data {
+            do { return try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
+                throw ValidationError("cannot read '\(path)': \(error.localizedDescription)")
+            }
+        }
+    }
+
+    struct Export: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Write a domain to a file (binary), or as XML to stdout with -.")
+        @OptionGroup var options: DomainOptions
+        @Argument var domain: String
+        @Argument var path: String
+
+        func run() throws {
+            guard let contents = try options.files.read(domain) else {
+                throw NotFound(description: "Domain \(domain) does not exist")
+            }
+            if path == "-" {
+                FileHandle.standardOutput.write(PropertyListFormat.xml.encode(.dictionary(contents)))
+            } else {
+                try PropertyListFormat.binary.encode(.dictionary(contents)).write(to: URL(fileURLWithPath: path), options: .atomic)
+            }
+        }
+    }
+}

@@ -1,0 +1,23 @@
+import ArgumentParser
+
+/// `groupsim`: the simulator's command-line front door.
+public struct GroupSimCommand: ParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "groupsim",
+        abstract: "Simulate how an iOS app, its widget and its extensions share settings.",
+        subcommands: [DefaultsCommand.self, ContainerCommand.self, StressCommand.self]
+    )
+
+    public init() {}
+}
+
+/// Where the simulated devices live; every command that touches files takes these.
+struct LocationOptions: ParsableArguments {
+    @Option(help: "Simulation root (default: $GROUPSIM_ROOT, else $XDG_DATA_HOME/groupsim, else ~/.local/share/groupsim).")
+    var root: String?
+
+    @Option(help: "Simulated device (default: $GROUPSIM_DEVICE, else iPhone).")
+    var device: String?
+
+    var simulationRoot: SimulationRootValue { SimulationRootValue(root: root, device: device) }
+}

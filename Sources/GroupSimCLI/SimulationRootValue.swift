@@ -1,0 +1,14 @@
+import GroupDefaults
+
+/// The root and device a command acts on, resolved from options and environment.
+struct SimulationRootValue {
+    let root: SimulationRoot
+    let device: String
+
+    init(root: String?, device: String?) {
+        self.root = SimulationRoot.resolve(explicit: root)
+        self.device = SimulationRoot.resolveDevice(explicit: device)
+    }
+
+    func files(app: String? = nil) -> DomainFiles { DomainFiles(root: root, device: device, app: app) }
+}

@@ -1,0 +1,92 @@
+import ArgumentParser
+import Foundation
+import GroupDefaults
+import PropertyList
+
+/// `groupsim stress`: load generators that the tests and benchmarks run as
+/// real, separate processes (several at once against one domain).
+struct StressCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "stress",
+        abstract: "Generate write load on a domain from this process (for tests and benchmarks).",
+        shouldDisplay: false,
+        subcommands: [WriteKeys.self, IntAdd.self, ArrayAdd.self, WriteLoop.self]
+    )
+
+    struct Target: ParsableArguments {
+        @OptionGroup var location: LocationOptions
+        @Option(help: "The domain written to (an app-group id or an app's bundle id).") var domain: String
+
+        /// Opens the domain as the app that owns it would.
+        func open() throws -> GroupDefaults {
+            let files = location.simulationRoot.files()
+            let context = files.context(for: domain)
+            return domain == context.bundleIdentifier
+                ? try GroupDefaults(context: context)
+                : try GroupDefaults(suiteName: domain, context: context)
+        }
+    }
+
+    struct WriteKeys: ParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "write-keys", abstract: "Set PREFIX-0 … PREFIX-(N-1), then synchronize.")
+        @OptionGroup var target: Target
+        @Option var prefix: String
+        @Option var count: Int
+
+        func run() throws {
+            let defaults = try target.open()
+            for index in 0..<count { defaults.set(.integer(Int64(index)), forKey: "\(prefix)-\(index)") }
+            try defaults.flush()
+        }
+    }
+
+    struct IntAdd: ParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "int-add", abstract: "Atomically add 1 to KEY, N times.")
+        @OptionGroup var target: Target
+        @Option var key: String
+        @Option var count: Int
+
+        func run() throws {
+            let defaults = try target.open()
+            for _ in 0..<count { try defaults.increment(key) }
+        }
+    }
+
+    struct ArrayAdd: ParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "array-add", abstract: "Atomically append PREFIX-i to the array KEY, N times.")
+        @OptionGroup var target: Target
+        @Option var key: String
+        @Option var prefix: String
+        @Option var count: Int
+
+        func run() throws {
+            let defaults = try target.open()
+            for index in 0..<count {
+                try defaults.transaction { contents in
+                    contents[key] = .array((contents[key]?.arrayValue ?? []) + [.string("\(prefix)-\(index)")])
+                }
+            }
+        }
+    }
+
+    struct WriteLoop: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "write-loop",
+            abstract: "Set KEY to 1, 2, 3 … with synchronize() after each, printing 'ack N' once N is durable.")
+        @OptionGroup var target: Target
+        @Option var key: String
+        @Option(help: "Stop after this many writes (default: until killed).") var count: Int?
+
+        func run() throws {
+            let defaults = try target.open()
+            var index: Int64 = 0
+            while count.map({ index < $0 }) ?? true {
+                index += 1
+                defaults.set(.integer(index), forKey: key)
+                defaults.set(.string(String(repeating: "x", count: Int(index % 64))), forKey: "\(key)-padding")
+                try defaults.flush()
+                FileHandle.standardOutput.write(Data("ack \(index)\n".utf8))
+            }
+        }
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+
+/// One property-list value. The cases are exactly the types a plist file can
+/// hold, so a `PlistValue` always survives a round trip through a file; in
+/// particular `bool` and `integer` stay distinct (Foundation's `NSNumber`
+/// bridging blurs them).
+public enum PlistValue: Hashable, Sendable {
+    case string(String)
+    case integer(Int64)
+    case real(Double)
+    case bool(Bool)
+    case date(Date)
+    case data(Data)
+    case array([PlistValue])
+    case dictionary([String: PlistValue])
+
+    /// The name `defaults read-type` prints ("string", "integer", "float", …).
+    public var typeName: String {
+        switch self {
+        case .string: "string"
+        case .integer: "integer"
+        case .real: "float"
+        case .bool: "boolean"
+        case .date: "date"
+        case .data: "data"
+        case .array: "array"
+        case .dictionary: "dictionary"
+        }
+    }
+
+    public var stringValue: String? { if case .string(let s) = self { s } else { nil } }
+    public var arrayValue: [PlistValue]? { if case .array(let a) = self { a } else { nil } }
+    public var dictionaryValue: [String: PlistValue]? { if case .dictionary(let d) = self { d } else { nil } }
+    public var dataValue: Data? { if case .data(let d) = self { d } else { nil } }
+    public var dateValue: Date? { if case .date(let d) = self { d } else { nil } }
+}
+
+extension PlistValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,
+    ExpressibleByBooleanLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral
+{
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(integerLiteral value: Int64) { self = .integer(value) }
+    public init(floatLiteral value: Double) { self = .real(value) }
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+    public init(arrayLiteral elements: PlistValue...) { self = .array(elements) }
+    public init(dictionaryLiteral elements: (String, PlistValue)...) {
+        self = .dictionary(Dictionary(elements, uniquingKeysWith: { _, last in last }))
+    }
+}
+
+extension PlistValue {
+    /// Converts a Foundation/Swift value (as `PropertyListSerialization` or a
+    /// caller's `[String: Any]` would hold it) into a `PlistValue`.
+    /// - Parameter path: where the value sits, used in the error.
+    public init(any value: Any, path: String = "value") throws {
+        // An NSNumber first: it would also cast to Int, Double and Bool, and a
+        // real 2.0 must not become the integer 2.
+        if let number = value as? NSNumber, type(of: value) is NSNumber.Type {
+            let kind = String(cString: number.objCType)
+            if kind == "c" || kind == "B" { self = .bool(number.boolValue) }
+            else if kind == "d" || kind == "f" { self = .real(number.doubleValue) }
+            else { self = .integer(number.int64Value) }
+            return
+        }
+        switch value {
+        case let v as PlistValue: self = v
+        case let v as Bool where type(of: value) == Bool.self: self = .bool(v)
+        case let v as String: self = .string(v)
+        case let v as Int: self = .integer(Int64(v))
+        case let v as Int64: self = .integer(v)
+        case let v as Int32: self = .integer(Int64(v))
+        case let v as UInt8: self = .integer(Int64(v))
+        case let v as Double: self = .real(v)
+        case let v as Float: self = .real(Double(v))
+        case let v as Date: self = .date(v)
+        case let v as Data: self = .data(v)
+        case let v as URL:
+            self = .data(try NSKeyedArchiver.archivedData(withRootObject: v, requiringSecureCoding: false))
+        case let v as [Any]:
+            self = .array(try v.enumerated().map { try PlistValue(any: $1, path: "\(path)[\($0)]") })
+        case let v as [String: Any]:
+            var out: [String: PlistValue] = [:]
+            for (key, element) in v { out[key] = try PlistValue(any: element, path: "\(path).\(key)") }
+            self = .dictionary(out)
+        default:
+            throw PropertyListError.notAPropertyList(path: path, typeName: String(describing: type(of: value)))
+        }
+    }
+
+    /// The Foundation form, for `PropertyListSerialization` and `[String: Any]` callers.
+    public var foundationValue: Any {
+        switch self {
+        case .string(let s): s
+        case .integer(let i): Int(i)
+        case .real(let d): d
+        case .bool(let b): b
+        case .date(let d): d
+        case .data(let d): d
+        case .array(let a): a.map(\.foundationValue)
+        case .dictionary(let d): d.mapValues(\.foundationValue)
+        }
+    }
+}

@@ -1,0 +1,2 @@
+import GroupSimCLI
+GroupSimCommand.main()
