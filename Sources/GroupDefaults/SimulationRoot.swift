@@ -65,12 +65,16 @@ public struct SimulationRoot: Sendable, Hashable {
     /// still lies inside the root: a symbolic link must not lead writes out.
     public func prepareConfinedDirectory(_ directory: String) throws {
         try createDirectories(path)
-        try createDirectories(directory)
-        guard let realRoot = realPath(path), let realDirectory = realPath(directory) else {
-            throw DefaultsError.outsideRoot(path: directory, root: path)
-        }
-        guard realDirectory == realRoot || realDirectory.hasPrefix(realRoot + "/") else {
-            throw DefaultsError.outsideRoot(path: directory, root: path)
+        guard let realRoot = realPath(path) else { throw DefaultsError.outsideRoot(path: directory, root: path) }
+        // Check the deepest folder that exists before creating anything below
+        // it, so a link cannot make us create folders elsewhere.
+        var existing = directory
+        while realPath(existing) == nil, existing != "/" { existing = (existing as NSString).deletingLastPathComponent }
+        for candidate in [existing, directory] {
+            if candidate == directory { try createDirectories(directory) }
+            guard let resolved = realPath(candidate), resolved == realRoot || resolved.hasPrefix(realRoot + "/") else {
+                throw DefaultsError.outsideRoot(path: directory, root: path)
+            }
         }
     }
 

@@ -9,6 +9,21 @@ public struct GroupSimCommand: ParsableCommand {
     )
 
     public init() {}
+
+    /// macOS `defaults` spells the global domain `-g`; ArgumentParser would
+    /// take that for an option, so it is renamed before parsing.
+    public static func main() {
+        var arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments.first == "defaults" {
+            arguments = arguments.map { $0 == "-g" || $0 == "-globalDomain" ? "NSGlobalDomain" : $0 }
+        }
+        do {
+            var command = try parseAsRoot(arguments)
+            try command.run()
+        } catch {
+            exit(withError: error)
+        }
+    }
 }
 
 /// Where the simulated devices live; every command that touches files takes these.

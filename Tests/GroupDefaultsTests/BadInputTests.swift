@@ -1,0 +1,104 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import GroupDefaults
+@testable import SharedFiles
+import PropertyList
+
+@Suite(.serialized) struct BadInputTests {
+    /// Collects diagnostics for one test; diagnostics are process-wide, so this suite is serialized.
+    final class Collected: @unchecked Sendable {
+        let lock = NSLock()
+        var items: [Diagnostic] = []
+        init() { Diagnostics.setHandler { [self] d in lock.withLock { items.append(d) } } }
+        var all: [Diagnostic] { lock.withLock { items } }
+    }
+
+    func writeFile(_ path: String, _ contents: String) throws {
+        try createDirectories((path as NSString).deletingLastPathComponent)
+        try Data(contents.utf8).write(to: URL(fileURLWithPath: path))
+    }
+
+    @Test func aCorruptFileIsMovedAsideNotOverwritten() throws {
+        let collected = Collected()
+        let f = Fixture()
+        let path = f.root.groupSuitePath(f.group)
+        try writeFile(path, "this is not a plist")
+        let defaults = try f.suite()
+        #expect(defaults.value(forKey: "anything") == nil)
+        #expect(collected.all.contains { $0.kind == .reloadFailed && $0.message.contains(path) })
+
+        defaults.set("fresh", forKey: "k")
+        try defaults.flush()
+        let moved = collected.all.first { $0.kind == .corruptFileMovedAside }
+        #expect(moved != nil)
+        let aside = try #require(moved?.path)
+        #expect(String(decoding: try Data(contentsOf: URL(fileURLWithPath: aside)), as: UTF8.self) == "this is not a plist")
+        #expect(try SharedPlistFileContents.read(path) == ["k": "fresh"])
+    }
+
+    @Test func aRootThatIsNotADictionaryIsNamed() throws {
+        let f = Fixture()
+        let path = f.root.groupSuitePath(f.group)
+        try createDirectories((path as NSString).deletingLastPathComponent)
+        try BinaryPropertyList.encode(["an", "array"]).write(to: URL(fileURLWithPath: path))
+        let file = try SharedPlistFile(path: path)
+        do {
+            _ = try file.read()
+            Issue.record("expected an error")
+        } catch {
+            #expect("\(error)".contains(path))
+            #expect("\(error)".contains("array, not a dictionary"))
+        }
+    }
+
+    @Test func aSymlinkOutOfTheRootIsRefused() throws {
+        let f = Fixture()
+        let outside = TemporaryRoot()
+        let groups = "\(f.root.path)/devices/iPhone/Containers/Shared/AppGroup"
+        try createDirectories(groups)
+        #expect(symlink(outside.path, "\(groups)/\(f.group)") == 0)
+        do {
+            _ = try f.suite()
+            Issue.record("expected an error")
+        } catch let error as DefaultsError {
+            guard case .outsideRoot = error else { Issue.record("wrong error \(error)"); return }
+            #expect("\(error)".contains("outside the simulation root"))
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: outside.path).isEmpty)
+    }
+
+    @Test func aSymlinkedPlistIsNotFollowed() throws {
+        let f = Fixture()
+        let path = f.root.groupSuitePath(f.group)
+        try createDirectories((path as NSString).deletingLastPathComponent)
+        let outside = TemporaryRoot()
+        try BinaryPropertyList.encode(["secret": "x"]).write(to: URL(fileURLWithPath: outside.path + "/target.plist"))
+        #expect(symlink(outside.path + "/target.plist", path) == 0)
+        #expect(throws: FileSystemError.self) { try SharedPlistFile(path: path).read() }
+    }
+
+    @Test func filesAndFoldersArePrivate() throws {
+        let f = Fixture()
+        let defaults = try f.suite()
+        defaults.set(1, forKey: "k")
+        try defaults.flush()
+        var info = stat()
+        stat(f.root.groupSuitePath(f.group), &info)
+        #expect(info.st_mode & 0o777 == 0o600)
+        stat((f.root.groupSuitePath(f.group) as NSString).deletingLastPathComponent, &info)
+        #expect(info.st_mode & 0o777 == 0o700)
+    }
+
+    @Test func aMissingEntitlementIsReportedLoudly() throws {
+        let collected = Collected()
+        let f = Fixture()
+        let widget = try f.suite("com.example.app.widget", groups: [])
+        widget.set("private", forKey: "k")
+        try widget.flush()
+        let report = try #require(collected.all.first { $0.kind == .missingEntitlement })
+        #expect(report.message.contains("com.example.app.widget is not entitled to app group \(f.group)"))
+        #expect(!FileManager.default.fileExists(atPath: f.root.groupSuitePath(f.group)))
+        #expect(try SharedPlistFileContents.read(f.root.appDomainPath("com.example.app.widget", domain: f.group)) == ["k": "private"])
+    }
+}

@@ -1,0 +1,173 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import GroupDefaults
+import PropertyList
+
+/// One simulated process's view: its own volatile domains over a fresh root.
+struct Fixture {
+    let root = TemporaryRoot()
+    let process = ProcessDomains()
+    let group = "group.com.example.shared"
+
+    func context(_ bundle: String = "com.example.app", groups: Set<String>? = ["group.com.example.shared"]) -> DefaultsContext {
+        DefaultsContext(root: SimulationRoot(path: root.path), device: "iPhone", bundleIdentifier: bundle, appGroups: groups)
+    }
+
+    func standard(_ bundle: String = "com.example.app") throws -> GroupDefaults {
+        try GroupDefaults(context: context(bundle), processDomains: process)
+    }
+
+    func suite(_ bundle: String = "com.example.app", groups: Set<String>? = ["group.com.example.shared"]) throws -> GroupDefaults {
+        try GroupDefaults(suiteName: group, context: context(bundle, groups: groups), processDomains: process)
+    }
+}
+
+@Suite struct SearchListTests {
+    @Test func theOrderIsArgumentsOwnSuitesGlobalRegistration() throws {
+        let f = Fixture()
+        let defaults = try f.standard()
+        try defaults.addSuite(named: f.group)
+        #expect(defaults.searchList == [
+            "NSArgumentDomain", "com.example.app", f.group, "NSGlobalDomain", "NSLanguagesDomain", "NSRegistrationDomain",
+        ])
+
+        f.process.register(["k": "registered"])
+        #expect(defaults.lookup("k")?.domain == "NSRegistrationDomain")
+        try defaults.setPersistentDomain(["k": "global"], forName: "NSGlobalDomain")
+        #expect(defaults.lookup("k")! == (.string("global"), "NSGlobalDomain"))
+        try f.suite().set("suite", forKey: "k")
+        #expect(defaults.lookup("k")! == (.string("suite"), f.group))
+        defaults.set("own", forKey: "k")
+        #expect(defaults.lookup("k")! == (.string("own"), "com.example.app"))
+        try f.process.setLaunchArguments(["-k", "argument"])
+        #expect(defaults.lookup("k")! == (.string("argument"), "NSArgumentDomain"))
+    }
+
+    @Test func removingRevealsTheLowerDomain() throws {
+        let f = Fixture()
+        let defaults = try f.standard()
+        f.process.register(["theme": "light"])
+        defaults.set("dark", forKey: "theme")
+        #expect(defaults.string(forKey: "theme") == "dark")
+        defaults.removeObject(forKey: "theme")
+        #expect(defaults.string(forKey: "theme") == "light")
+    }
+
+    @Test func anArgumentOverridesWithoutPersisting() throws {
+        let f = Fixture()
+        let defaults = try f.standard()
+        defaults.set(.integer(1), forKey: "n")
+        try defaults.flush()
+        try f.process.setLaunchArguments(["-n", "5"])
+        #expect(defaults.integer(forKey: "n") == 5)
+        defaults.set(.integer(2), forKey: "n")
+        #expect(defaults.integer(forKey: "n") == 5)
+        try defaults.flush()
+        try f.process.setLaunchArguments([])
+        #expect(defaults.integer(forKey: "n") == 2)
+        #expect(try SharedPlistFileContents.read(f.root.appDomainPath("com.example.app"))["n"] == .integer(2))
+    }
+
+    @Test func writesGoToTheOwnDomainOnly() throws {
+        let f = Fixture()
+        let defaults = try f.standard()
+        try defaults.addSuite(named: f.group)
+        defaults.set("x", forKey: "k")
+        try defaults.flush()
+        #expect(try f.suite().value(forKey: "k") == nil)
+        #expect(try defaults.persistentDomain(forName: "com.example.app") == ["k": "x"])
+    }
+
+    @Test func boolOfAMissingKeyIsFalseButObjectTellsAbsent() throws {
+        let defaults = try Fixture().standard()
+        #expect(defaults.bool(forKey: "missing") == false)
+        #expect(defaults.object(forKey: "missing") == nil)
+        defaults.set(false, forKey: "present")
+        #expect(defaults.object(forKey: "present") as? Bool == false)
+    }
+
+    @Test func dictionaryRepresentationMergesInSearchOrder() throws {
+        let f = Fixture()
+        let defaults = try f.standard()
+        f.process.register(["a": "registered", "b": "registered"])
+        defaults.set("own", forKey: "b")
+        let all = defaults.dictionaryRepresentation()
+        #expect(all["a"] == "registered")
+        #expect(all["b"] == "own")
+        #expect(all["AppleLanguages"] == ["en"])
+    }
+
+    @Test func typedReads() throws {
+        let defaults = try Fixture().standard()
+        defaults.set(["a", "b"], forKey: "strings")
+        defaults.set(["a", 1], forKey: "mixed")
+        #expect(defaults.stringArray(forKey: "strings") == ["a", "b"])
+        #expect(defaults.stringArray(forKey: "mixed") == nil)
+        #expect(defaults.array(forKey: "mixed")?.count == 2)
+        defaults.set(url: URL(string: "https://example.com/?q=1#top"), forKey: "url")
+        #expect(defaults.url(forKey: "url") == URL(string: "https://example.com/?q=1#top"))
+        try defaults.set(any: ["n": 1, "d": 2.5, "flag": true] as [String: Any], forKey: "dict")
+        #expect(defaults.dictionary(forKey: "dict") == ["n": 1, "d": 2.5, "flag": true])
+        #expect(defaults.float(forKey: "missing") == 0)
+    }
+}
+
+@Suite struct RefusalTests {
+    @Test func suitesThatAreNotSuites() throws {
+        let f = Fixture()
+        #expect(throws: DefaultsError.self) { try GroupDefaults(suiteName: "NSGlobalDomain", context: f.context(), processDomains: f.process) }
+        #expect(throws: DefaultsError.self) { try GroupDefaults(suiteName: "com.example.app", context: f.context(), processDomains: f.process) }
+        let defaults = try f.standard()
+        #expect(throws: DefaultsError.self) { try defaults.addSuite(named: "NSGlobalDomain") }
+        #expect(throws: DefaultsError.self) { try defaults.addSuite(named: "com.example.app") }
+    }
+
+    @Test func volatileDomainsAreNotPersistent() throws {
+        let defaults = try Fixture().standard()
+        #expect(try defaults.persistentDomain(forName: "NSRegistrationDomain") == nil)
+        #expect(try defaults.persistentDomain(forName: "NSArgumentDomain") == nil)
+        #expect(throws: DefaultsError.self) { try defaults.setPersistentDomain([:], forName: "NSArgumentDomain") }
+        #expect(throws: DefaultsError.self) { try defaults.setPersistentDomain([:], forName: "NSRegistrationDomain") }
+        #expect(throws: DefaultsError.self) { try defaults.setVolatileDomain([:], forName: "NSRegistrationDomain") }
+    }
+
+    @Test func namesThatCannotBeFiles() throws {
+        let f = Fixture()
+        for name in ["a/b", "..", "group..x", "x\0y", "", ".hidden"] {
+            #expect(throws: DefaultsError.self, "\(name)") {
+                try GroupDefaults(suiteName: name, context: f.context(), processDomains: f.process)
+            }
+        }
+    }
+
+    @Test func customVolatileDomainsAreKept() throws {
+        let defaults = try Fixture().standard()
+        try defaults.setVolatileDomain(["k": "v"], forName: "MyVolatile")
+        #expect(defaults.volatileDomain(forName: "MyVolatile") == ["k": "v"])
+        #expect(defaults.volatileDomainNames.contains("MyVolatile"))
+        #expect(try defaults.persistentDomain(forName: "MyVolatile") == nil)
+        defaults.removeVolatileDomain(forName: "MyVolatile")
+        #expect(!defaults.volatileDomainNames.contains("MyVolatile"))
+    }
+
+    @Test func notAPropertyListNamesTheKey() throws {
+        struct Opaque {}
+        let defaults = try Fixture().standard()
+        do {
+            try defaults.set(any: ["inner": Opaque()] as [String: Any], forKey: "bad")
+            Issue.record("expected an error")
+        } catch {
+            #expect("\(error)".contains("bad.inner"))
+            #expect("\(error)".contains("Opaque"))
+        }
+        #expect(defaults.object(forKey: "bad") == nil)
+    }
+}
+
+/// Reads a plist file the way another program would.
+enum SharedPlistFileContents {
+    static func read(_ path: String) throws -> [String: PlistValue] {
+        try PropertyListFormat.decodeDictionary(Data(contentsOf: URL(fileURLWithPath: path)))
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import GroupDefaults
+import PropertyList
+
+enum Theme: String, DefaultsStorable { case light, dark }
+
+struct ReaderSettings: DefaultsCodable, Equatable {
+    var fontSize = 14
+    var serif = true
+    var tags: [String] = []
+}
+
+extension DefaultsKeys {
+    static let theme = DefaultsKey<Theme>("theme", default: .light)
+    static let highScore = DefaultsKey<Int>("highScore", default: 0)
+    static let reader = DefaultsKey<ReaderSettings>("reader", default: ReaderSettings())
+    static let nickname = DefaultsKey<String?>("nickname", default: nil)
+}
+
+@Suite struct TypedKeyTests {
+    @Test func enumsStoreTheirRawValue() throws {
+        let defaults = try Fixture().standard()
+        #expect(defaults[DefaultsKeys.theme] == .light)
+        defaults[DefaultsKeys.theme] = .dark
+        #expect(defaults[DefaultsKeys.theme] == .dark)
+        #expect(defaults.value(forKey: "theme") == "dark")
+    }
+
+    @Test func aWrongTypeFallsBackToTheDefault() throws {
+        let defaults = try Fixture().standard()
+        defaults.set("purple", forKey: "theme")
+        #expect(defaults[DefaultsKeys.theme] == .light)
+    }
+
+    @Test func codableValuesAreStoredAsReadableDictionaries() throws {
+        let f = Fixture()
+        let defaults = try f.suite()
+        let settings = ReaderSettings(fontSize: 18, serif: false, tags: ["a"])
+        defaults[DefaultsKeys.reader] = settings
+        try defaults.flush()
+        #expect(defaults[DefaultsKeys.reader] == settings)
+        let onDisk = try SharedPlistFileContents.read(f.root.groupSuitePath(f.group))
+        #expect(onDisk["reader"] == ["fontSize": 18, "serif": false, "tags": ["a"]])
+    }
+
+    @Test func registeringPutsDefaultsInTheRegistrationDomain() throws {
+        let f = Fixture()
+        let defaults = try f.standard()
+        try defaults.register(DefaultsKeys.highScore, DefaultsKeys.theme, DefaultsKeys.nickname)
+        #expect(defaults.lookup("highScore")! == (.integer(0), "NSRegistrationDomain"))
+        #expect(defaults.lookup("theme")?.value == "light")
+        #expect(defaults.lookup("nickname") == nil)
+        defaults[DefaultsKeys.highScore] = 10
+        defaults.reset(DefaultsKeys.highScore)
+        #expect(defaults.lookup("highScore")?.domain == "NSRegistrationDomain")
+    }
+
+    @Test func optionalsRemoveOnNil() throws {
+        let defaults = try Fixture().standard()
+        defaults[DefaultsKeys.nickname] = "ace"
+        #expect(defaults[DefaultsKeys.nickname] == "ace")
+        defaults[DefaultsKeys.nickname] = nil
+        #expect(defaults.object(forKey: "nickname") == nil)
+    }
+}
+
+@Suite struct TransactionTests {
+    @Test func incrementAndAppendCommitAtomically() throws {
+        let f = Fixture()
+        let defaults = try f.suite()
+        #expect(try defaults.increment("count", by: 2) == 2)
+        #expect(try defaults.increment("count", by: 3) == 5)
+        try defaults.transaction { $0["list"] = .array(($0["list"]?.arrayValue ?? []) + ["x"]) }
+        let onDisk = try SharedPlistFileContents.read(f.root.groupSuitePath(f.group))
+        #expect(onDisk["count"] == 5)
+        #expect(onDisk["list"] == ["x"])
+    }
+
+    @Test func pendingWritesAreCommittedBeforeATransaction() throws {
+        let f = Fixture()
+        let defaults = try f.suite()
+        defaults.set("first", forKey: "a")
+        try defaults.transaction { contents in #expect(contents["a"] == "first") }
+    }
+
+    @Test func aThrowingTransactionWritesNothing() throws {
+        struct Refused: Error {}
+        let f = Fixture()
+        let defaults = try f.suite()
+        defaults.set(1, forKey: "kept")
+        #expect(throws: Refused.self) { try defaults.transaction { contents in contents["lost"] = 1; throw Refused() } }
+        #expect(defaults.value(forKey: "lost") == nil)
+        #expect(defaults.value(forKey: "kept") == 1)
+    }
+}

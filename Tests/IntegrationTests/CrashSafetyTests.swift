@@ -1,0 +1,53 @@
+import Foundation
+import Testing
+import TestSupport
+import PropertyList
+
+/// kill -9 at random instants of a tight write loop, hundreds of times.
+@Suite(.serialized) struct CrashSafetyTests {
+    let group = "group.com.example.shared"
+
+    @Test func killedWritersNeverLeaveATornFileOrLoseAnAcknowledgedWrite() throws {
+        let root = TemporaryRoot()
+        let path = root.groupSuitePath(group)
+        let kills = Int(ProcessInfo.processInfo.environment["GROUPSIM_KILL_ROUNDS"] ?? "") ?? 500
+        var lastAcknowledged: Int64 = 0
+        var corrupt = 0
+        for round in 0..<kills {
+            let writer = try RunningProcess(
+                BuiltExecutable.path("groupsim"),
+                ["stress", "write-loop", "--domain", group, "--key", "n"],
+                environment: ["GROUPSIM_ROOT": root.path])
+            // Let it acknowledge a few writes, then kill it at a random point of the next ones.
+            let acknowledgements = Int.random(in: 1...4)
+            for _ in 0..<acknowledgements {
+                let line = try writer.waitForLine { $0.hasPrefix("ack ") }
+                // Each run restarts at 1; acknowledged values are per run.
+                lastAcknowledged = Int64(line.dropFirst(4))!
+            }
+            usleep(UInt32.random(in: 0...1500))  // fault injection: where in the write the kill lands
+            writer.kill(SIGKILL)
+            try writer.waitForExit()
+            // Any acks that arrived before the kill count too.
+            for line in writer.allLines where line.hasPrefix("ack ") { lastAcknowledged = max(lastAcknowledged, Int64(line.dropFirst(4))!) }
+
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+            guard let contents = try? PropertyListFormat.decodeDictionary(bytes) else {
+                corrupt += 1
+                Issue.record("round \(round): the file is torn or empty (\(bytes.count) bytes)")
+                continue
+            }
+            let stored = try #require(contents["n"].flatMap { if case .integer(let i) = $0 { i } else { nil } })
+            #expect(stored >= lastAcknowledged, "round \(round): acknowledged \(lastAcknowledged) but the file holds \(stored)")
+            // The next run starts counting again: reset so its acks are compared fairly.
+            _ = try groupsim(["defaults", "write", group, "n", "-int", "0"], root: root)
+            lastAcknowledged = 0
+        }
+        #expect(corrupt == 0)
+        // Temporaries of killed writers are swept by the next writer.
+        _ = try groupsim(["defaults", "write", group, "final", "yes"], root: root)
+        let folder = (path as NSString).deletingLastPathComponent
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.contains(".tmp.") }
+        #expect(leftovers.isEmpty, "\(leftovers)")
+    }
+}

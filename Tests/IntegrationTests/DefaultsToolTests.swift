@@ -1,0 +1,156 @@
+import Foundation
+import Testing
+import TestSupport
+import PropertyList
+
+/// `groupsim defaults`, run as a real process, checked by stdout, stderr, exit status and the files.
+@Suite struct DefaultsToolTests {
+    let root = TemporaryRoot()
+    let group = "group.com.example.shared"
+
+    func ok(_ arguments: [String], stdin: Data? = nil) throws -> String {
+        let result = try groupsim(arguments, root: root, stdin: stdin)
+        #expect(result.status == 0, "\(arguments): \(result.stderr)")
+        return result.trimmedOutput
+    }
+
+    func fails(_ arguments: [String]) throws -> ProcessResult {
+        let result = try groupsim(arguments, root: root)
+        #expect(result.status != 0, "\(arguments) should fail")
+        return result
+    }
+
+    func onDisk() throws -> [String: PlistValue] {
+        try PropertyListFormat.decodeDictionary(Data(contentsOf: URL(fileURLWithPath: root.groupSuitePath(group))))
+    }
+
+    @Test func writesEachTypeAndReadsItBack() throws {
+        _ = try ok(["defaults", "write", group, "s", "-string", "hello world"])
+        _ = try ok(["defaults", "write", group, "i", "-int", "-7"])
+        _ = try ok(["defaults", "write", group, "f", "-float", "2.5"])
+        _ = try ok(["defaults", "write", group, "b", "-bool", "YES"])
+        _ = try ok(["defaults", "write", group, "d", "-date", "2026-11-22T10:00:00Z"])
+        _ = try ok(["defaults", "write", group, "x", "-data", "00ff10"])
+        _ = try ok(["defaults", "write", group, "a", "-array", "one", "-int", "2"])
+        _ = try ok(["defaults", "write", group, "m", "-dict", "k", "v", "n", "-int", "3"])
+        _ = try ok(["defaults", "write", group, "p", "(x, y)"])
+        _ = try ok(["defaults", "write", group, "plain", "just text"])
+        let contents = try onDisk()
+        #expect(contents["s"] == "hello world")
+        #expect(contents["i"] == -7)
+        #expect(contents["f"] == 2.5)
+        #expect(contents["b"] == true)
+        #expect(contents["d"] == .date(try Date("2026-11-22T10:00:00Z", strategy: .iso8601)))
+        #expect(contents["x"] == .data(Data([0, 255, 16])))
+        #expect(contents["a"] == ["one", 2])
+        #expect(contents["m"] == ["k": "v", "n": 3])
+        #expect(contents["p"] == ["x", "y"])
+        #expect(contents["plain"] == "just text")
+
+        #expect(try ok(["defaults", "read", group, "s"]) == "hello world")
+        #expect(try ok(["defaults", "read", group, "i"]) == "-7")
+        #expect(try ok(["defaults", "read-type", group, "b"]) == "Type is boolean")
+        #expect(try ok(["defaults", "read-type", group, "f"]) == "Type is float")
+        #expect(try ok(["defaults", "read", group, "a"]) == "(\n    one,\n    2\n)")
+    }
+
+    @Test func addsAreReadModifyWrites() throws {
+        _ = try ok(["defaults", "write", group, "list", "-array-add", "a"])
+        _ = try ok(["defaults", "write", group, "list", "-array-add", "b", "c"])
+        _ = try ok(["defaults", "write", group, "map", "-dict-add", "k1", "v1"])
+        _ = try ok(["defaults", "write", group, "map", "-dict-add", "k2", "v2"])
+        _ = try ok(["defaults", "write", group, "n", "-int-add", "5"])
+        _ = try ok(["defaults", "write", group, "n", "-int-add", "-2"])
+        let contents = try onDisk()
+        #expect(contents["list"] == ["a", "b", "c"])
+        #expect(contents["map"] == ["k1": "v1", "k2": "v2"])
+        #expect(contents["n"] == 3)
+        let wrongType = try fails(["defaults", "write", group, "n", "-array-add", "x"])
+        #expect(wrongType.stderr.contains("holds a integer, not an array") || wrongType.stderr.contains("not an array"))
+        #expect(try onDisk()["n"] == 3)
+    }
+
+    @Test func wholeDomainWritesImportAndExport() throws {
+        _ = try ok(["defaults", "write", group, "old", "gone"])
+        _ = try ok(["defaults", "write", group, "{ a = 1; b = (x); }"])
+        #expect(try onDisk() == ["a": "1", "b": ["x"]])
+
+        let xml = try ok(["defaults", "export", group, "-"])
+        #expect(xml.hasPrefix("<?xml"))
+        let other = "group.com.example.other"
+        _ = try ok(["defaults", "import", other, "-"], stdin: Data(xml.utf8))
+        #expect(try ok(["defaults", "read", other, "a"]) == "1")
+
+        let exported = root.path + "/exported.plist"
+        _ = try ok(["defaults", "export", group, exported])
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: exported))
+        #expect(BinaryPropertyList.isBinary(bytes))
+        #expect(try PropertyListSerialization.propertyList(from: bytes, format: nil) is [String: Any])
+    }
+
+    @Test func renameDeleteDomainsFind() throws {
+        _ = try ok(["defaults", "write", group, "color", "blue"])
+        _ = try ok(["defaults", "write", "com.example.app", "launches", "-int", "3"])
+        _ = try ok(["defaults", "write", "-g", "AppleLocale", "en_GB"])
+        _ = try ok(["defaults", "rename", group, "color", "colour"])
+        #expect(try ok(["defaults", "read", group, "colour"]) == "blue")
+        #expect(try ok(["defaults", "domains"]) == "com.example.app, \(group)")
+        #expect(try ok(["defaults", "read", "NSGlobalDomain", "AppleLocale"]) == "en_GB")
+        let found = try ok(["defaults", "find", "BLUE"])
+        #expect(found.contains("Found 1 key in domain '\(group)'"))
+        _ = try ok(["defaults", "delete", group, "colour"])
+        _ = try fails(["defaults", "read", group, "colour"])
+        _ = try ok(["defaults", "delete", "com.example.app"])
+        #expect(try ok(["defaults", "domains"]) == group)
+    }
+
+    @Test func errorsSayWhatAndWhere() throws {
+        _ = try ok(["defaults", "write", group, "present", "yes"])
+        let missingKey = try fails(["defaults", "read", group, "nope"])
+        #expect(missingKey.stderr.contains("(\(group), nope) does not exist"))
+        let missingDomain = try fails(["defaults", "read", "com.example.none"])
+        #expect(missingDomain.stderr.contains("com.example.none does not exist"))
+        let badInt = try fails(["defaults", "write", group, "n", "-int", "five"])
+        #expect(badInt.stderr.contains("-int expects an integer, got \"five\""))
+        let badPlist = try fails(["defaults", "write", group, "p", "(a, b"])
+        #expect(badPlist.stderr.contains("not a valid property list"))
+        let badName = try fails(["defaults", "write", "../escape", "k", "v"])
+        #expect(badName.stderr.contains("contains '/'") || badName.stderr.contains("contains '..'"))
+        let badImport = try fails(["defaults", "import", group, root.path + "/missing.plist"])
+        #expect(badImport.stderr.contains("missing.plist"))
+        #expect(try onDisk() == ["present": "yes"])
+    }
+
+    @Test func aCorruptFileIsReportedThenMovedAsideByAWrite() throws {
+        _ = try ok(["defaults", "write", group, "k", "v"])
+        let path = root.groupSuitePath(group)
+        try Data("garbage".utf8).write(to: URL(fileURLWithPath: path))
+        let read = try fails(["defaults", "read", group])
+        #expect(read.stderr.contains(path))
+        #expect(read.stderr.contains("not a valid property-list dictionary"))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data("garbage".utf8))
+
+        let write = try groupsim(["defaults", "write", group, "k", "new"], root: root)
+        #expect(write.status == 0)
+        #expect(write.stderr.contains("moved to"))
+        #expect(try onDisk() == ["k": "new"])
+        let folder = (path as NSString).deletingLastPathComponent
+        let aside = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.contains(".corrupt-") }
+        #expect(aside.count == 1)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: folder + "/" + aside[0])) == Data("garbage".utf8))
+    }
+
+    @Test func containerPrintsTheIOSLayout() throws {
+        #expect(try ok(["container", group]) == "\(root.path)/devices/iPhone/Containers/Shared/AppGroup/\(group)")
+        #expect(try ok(["container", "--device", "iPad", "com.example.app"])
+            == "\(root.path)/devices/iPad/Containers/Data/Application/com.example.app")
+    }
+
+    @Test func everyCommandHasHelp() throws {
+        for command in [["defaults"], ["defaults", "read"], ["defaults", "write"], ["defaults", "import"], ["container"]] {
+            let result = try groupsim(command + ["--help"], root: root)
+            #expect(result.status == 0)
+            #expect(result.stdout.contains("USAGE"))
+        }
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+
+/// The project's built executables, run as real processes by the tests.
+public enum BuiltExecutable {
+    /// The folder holding the built products: `$GROUPSIM_BIN_DIR`, else the
+    /// folder of the running test bundle (SwiftPM puts both side by side).
+    public static var directory: String {
+        if let override = ProcessInfo.processInfo.environment["GROUPSIM_BIN_DIR"] { return override }
+        var url = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        while url.path != "/" {
+            url.deleteLastPathComponent()
+            if FileManager.default.isExecutableFile(atPath: url.appendingPathComponent("groupsim").path) { return url.path }
+        }
+        fatalError("cannot find the built groupsim executable near \(CommandLine.arguments[0]); set GROUPSIM_BIN_DIR")
+    }
+
+    public static func path(_ name: String) -> String { directory + "/" + name }
+}
+
+/// The outcome of a process run to completion.
+public struct ProcessResult: Sendable {
+    public let status: Int32
+    public let stdout: String
+    public let stderr: String
+
+    public var trimmedOutput: String { stdout.trimmingCharacters(in: .whitespacesAndNewlines) }
+}
+
+/// Runs an executable to completion with the given environment additions.
+public func runProcess(_ executable: String, _ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil) throws -> ProcessResult {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+    let out = Pipe(), err = Pipe(), input = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    process.standardInput = input
+    try process.run()
+    if let stdin { input.fileHandleForWriting.write(stdin) }
+    try input.fileHandleForWriting.close()
+    // Drain both pipes concurrently so a chatty child never blocks on a full pipe.
+    let group = DispatchGroup()
+    nonisolated(unsafe) var errData = Data()
+    group.enter()
+    DispatchQueue.global().async { errData = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+    let outData = out.fileHandleForReading.readDataToEndOfFile()
+    group.wait()
+    process.waitUntilExit()
+    return ProcessResult(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self))
+}
+
+/// `groupsim` with a simulation root.
+public func groupsim(_ arguments: [String], root: TemporaryRoot, stdin: Data? = nil) throws -> ProcessResult {
+    try runProcess(BuiltExecutable.path("groupsim"), arguments, environment: ["GROUPSIM_ROOT": root.path, "GROUPSIM_DEVICE": "iPhone"], stdin: stdin)
+}
+
+/// Starts several processes at once and waits for all; returns their results in order.
+public func runConcurrently(_ commands: [[String]], root: TemporaryRoot) throws -> [ProcessResult] {
+    let results = UnsafeSendableBox([ProcessResult?](repeating: nil, count: commands.count))
+    let errors = UnsafeSendableBox([Error?](repeating: nil, count: commands.count))
+    DispatchQueue.concurrentPerform(iterations: commands.count) { index in
+        do {
+            let result = try groupsim(commands[index], root: root)
+            results.update { $0[index] = result }
+        } catch let failure {
+            errors.update { $0[index] = failure }
+        }
+    }
+    if let error = errors.value.compactMap({ $0 }).first { throw error }
+    return results.value.map { $0! }
+}
+
+final class UnsafeSendableBox<T>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: T
+    init(_ value: T) { stored = value }
+    var value: T { lock.withLock { stored } }
+    func update(_ body: (inout T) -> Void) { lock.withLock { body(&stored) } }
+}

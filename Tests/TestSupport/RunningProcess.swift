@@ -1,0 +1,121 @@
+import Foundation
+
+/// A child process whose stdout is read line by line as it arrives, so a
+/// test can wait for an event (a line) with a timeout instead of sleeping.
+public final class RunningProcess: @unchecked Sendable {
+    public let process = Process()
+    private let stdinPipe = Pipe()
+    private let stdoutPipe = Pipe()
+    private let stderrPipe = Pipe()
+    private let condition = NSCondition()
+    private var lines: [String] = []
+    private var partial = Data()
+    private var stdoutClosed = false
+    private var stderrData = Data()
+    /// Index of the next line `nextLine` returns.
+    private var cursor = 0
+    private var exited = false
+
+    public init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws {
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        process.standardInput = stdinPipe
+        process.standardOutput = stdoutPipe
+        process.standardError = stderrPipe
+        stdoutPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let chunk = handle.availableData
+            self?.receive(chunk)
+        }
+        stderrPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
+            let chunk = handle.availableData
+            guard let self else { return }
+            self.condition.withLock { self.stderrData.append(chunk) }
+            if chunk.isEmpty { handle.readabilityHandler = nil }
+        }
+        process.terminationHandler = { [weak self] _ in
+            guard let self else { return }
+            self.condition.withLock { self.exited = true }
+            self.condition.broadcast()
+        }
+        try process.run()
+    }
+
+    public var pid: Int32 { process.processIdentifier }
+
+    private func receive(_ chunk: Data) {
+        condition.lock()
+        defer { condition.unlock(); condition.broadcast() }
+        if chunk.isEmpty {
+            stdoutClosed = true
+            stdoutPipe.fileHandleForReading.readabilityHandler = nil
+            if !partial.isEmpty { lines.append(String(decoding: partial, as: UTF8.self)); partial = Data() }
+            return
+        }
+        partial.append(chunk)
+        while let newline = partial.firstIndex(of: 0x0A) {
+            lines.append(String(decoding: partial[partial.startIndex..<newline], as: UTF8.self))
+            partial = Data(partial[(newline + 1)...])
+        }
+    }
+
+    public struct Timeout: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// The next line not yet returned, waiting up to `timeout` seconds for it.
+    /// nil when stdout closed first.
+    public func nextLine(timeout: TimeInterval = 10) throws -> String? {
+        let deadline = Date().addingTimeInterval(timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while cursor >= lines.count {
+            if stdoutClosed { return nil }
+            if !condition.wait(until: deadline) {
+                throw Timeout(description: "no output line within \(timeout)s; stderr: \(String(decoding: stderrData, as: UTF8.self))")
+            }
+        }
+        cursor += 1
+        return lines[cursor - 1]
+    }
+
+    /// Waits for (and consumes up to) the first line satisfying `predicate`.
+    @discardableResult
+    public func waitForLine(timeout: TimeInterval = 10, where predicate: (String) -> Bool) throws -> String {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            let remaining = deadline.timeIntervalSinceNow
+            guard remaining > 0, let line = try nextLine(timeout: remaining) else {
+                throw Timeout(description: "expected line not seen within \(timeout)s; seen: \(allLines.suffix(5)); stderr: \(stderr)")
+            }
+            if predicate(line) { return line }
+        }
+    }
+
+    public var allLines: [String] { condition.withLock { lines } }
+    public var stderr: String { condition.withLock { String(decoding: stderrData, as: UTF8.self) } }
+
+    public func write(_ line: String) {
+        stdinPipe.fileHandleForWriting.write(Data((line + "\n").utf8))
+    }
+
+    public func closeStdin() { try? stdinPipe.fileHandleForWriting.close() }
+
+    public func kill(_ signal: Int32 = SIGKILL) { Foundation.kill(process.processIdentifier, signal) }
+
+    /// Waits for the process to exit (up to `timeout`), returning its status.
+    @discardableResult
+    public func waitForExit(timeout: TimeInterval = 10) throws -> Int32 {
+        let deadline = Date().addingTimeInterval(timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while !exited {
+            if !condition.wait(until: deadline) { throw Timeout(description: "process \(pid) did not exit within \(timeout)s") }
+        }
+        return process.terminationStatus
+    }
+
+    deinit {
+        if process.isRunning { process.terminate() }
+    }
+}

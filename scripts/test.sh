@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Runs the test suite: installs what is missing, builds, then runs every test
+# (unit tests and the multi-process tests, which start the built executables).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/setup.sh
+echo "==> building"
+swift build --build-tests
+echo "==> testing"
+swift test --skip-build "$@"
