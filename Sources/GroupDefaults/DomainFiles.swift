@@ -25,6 +25,16 @@ public struct DomainFiles: Sendable {
         return DefaultsContext(root: root, device: device, bundleIdentifier: bundle, appGroups: app == nil ? nil : [])
     }
 
+    /// Opens the domain as the app that owns it would (through the process's
+    /// shared cache, watched for changes from other processes).
+    public func defaults(for domain: String) throws -> GroupDefaults {
+        let name = canonical(domain)
+        let context = context(for: name)
+        return name == context.bundleIdentifier || name == DomainName.global
+            ? try GroupDefaults(context: DefaultsContext(root: root, device: device, bundleIdentifier: name == DomainName.global ? context.bundleIdentifier : name, appGroups: context.appGroups))
+            : try GroupDefaults(suiteName: name, context: context)
+    }
+
     public func location(of domain: String) throws -> DefaultsContext.Location {
         try context(for: domain).locate(canonical(domain))
     }

@@ -1,9 +1,9 @@
 import Foundation
 import SharedFiles
 
-/// The process's open persistent domains, one object per file. Domains are
-/// held weakly: when the last instance using a domain goes, so does it (and,
-/// with it, its watch).
+/// The process's open persistent domains, one object per file, each watched
+/// for changes by `ChangeWatcher`. Domains are held weakly: when the last
+/// instance using a domain goes, so does it (and, with it, its watch).
 public final class DomainRegistry: @unchecked Sendable {
     public static let shared = DomainRegistry()
 
@@ -14,8 +14,6 @@ public final class DomainRegistry: @unchecked Sendable {
 
     private let lock = NSLock()
     private var domains: [String: WeakDomain] = [:]
-    /// Told when a domain opens (the change watcher watches its folder).
-    nonisolated(unsafe) public static var onOpen: (@Sendable (PersistentDomain) -> Void)?
 
     private init() {
         atexit { DomainRegistry.shared.synchronizeAll() }
@@ -29,7 +27,7 @@ public final class DomainRegistry: @unchecked Sendable {
             domains[path] = WeakDomain(domain)
             return (domain, true)
         }
-        if isNew { Self.onOpen?(domain) }
+        if isNew { ChangeWatcher.shared.watch(domain) }
         return domain
     }
 

@@ -73,6 +73,10 @@ public final class PersistentDomain: @unchecked Sendable {
         }
     }
 
+    deinit {
+        ChangeWatcher.shared.unwatch(directory: file.directory, fileName: file.fileName, id: ObjectIdentifier(self))
+    }
+
     // MARK: Reading
 
     public func value(forKey key: String) -> PlistValue? {

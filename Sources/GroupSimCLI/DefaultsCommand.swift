@@ -14,7 +14,7 @@ struct DefaultsCommand: ParsableCommand {
             """,
         subcommands: [
             Read.self, ReadType.self, Write.self, Rename.self, Delete.self, Domains.self, Find.self,
-            Import.self, Export.self,
+            Import.self, Export.self, Watch.self,
         ]
     )
 }

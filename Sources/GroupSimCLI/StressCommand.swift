@@ -19,11 +19,7 @@ struct StressCommand: ParsableCommand {
 
         /// Opens the domain as the app that owns it would.
         func open() throws -> GroupDefaults {
-            let files = location.simulationRoot.files()
-            let context = files.context(for: domain)
-            return domain == context.bundleIdentifier
-                ? try GroupDefaults(context: context)
-                : try GroupDefaults(suiteName: domain, context: context)
+            try location.simulationRoot.files().defaults(for: domain)
         }
     }
 

@@ -9,48 +9,57 @@ import Glibc
 ///
 /// `flock` excludes other processes but not other threads using the same
 /// descriptor, so a mutex serializes this process's threads first. The lock
-/// is released by the kernel if the process dies.
+/// file is open only while locked: a descriptor held open would pin its
+/// folder, and a deleted folder (a device erased) would then never be
+/// reported gone to inotify watchers. The kernel releases the lock if the
+/// process dies.
 public final class FileLock: @unchecked Sendable {
     public let path: String
     private let threadMutex = NSLock()
-    /// Owned here; reopened if the lock file was deleted (a device erased).
-    private var descriptor: Int32
 
     public init(path: String) throws {
         self.path = path
-        descriptor = try Self.openLockFile(path)
+        // Fail early, with the path, if the lock file cannot be created.
+        try close(open())
     }
 
-    deinit { if descriptor >= 0 { close(descriptor) } }
-
-    private static func openLockFile(_ path: String) throws -> Int32 {
-        try systemCall("open the lock file", path) { open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600) }
+    private func open() throws -> Int32 {
+        var descriptor = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        if descriptor == -1 && errno == ENOENT {
+            // The folder vanished (a device erased): recreate it.
+            try createDirectories((path as NSString).deletingLastPathComponent)
+            descriptor = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        }
+        if descriptor == -1 { throw FileSystemError(operation: "open the lock file", path: path, errno: errno) }
+        return descriptor
     }
+
+    private func close(_ descriptor: Int32) { _ = Glibc.close(descriptor) }
 
     /// Runs `body` holding the lock.
     public func withLock<T>(_ body: () throws -> T) throws -> T {
         threadMutex.lock()
         defer { threadMutex.unlock() }
-        try acquire()
-        defer { flock(descriptor, LOCK_UN) }
+        let descriptor = try acquire()
+        defer { close(descriptor) }  // closing releases the flock
         return try body()
     }
 
     /// Locks, then checks that the path still names the locked inode: if the
-    /// file was deleted meanwhile, others would lock a new one, so reopen.
-    private func acquire() throws {
+    /// file was deleted meanwhile, others would lock a new one, so retry.
+    private func acquire() throws -> Int32 {
         while true {
-            if descriptor < 0 {
-                try createDirectories((path as NSString).deletingLastPathComponent)
-                descriptor = try Self.openLockFile(path)
+            let descriptor = try open()
+            do {
+                try systemCall("lock", path) { flock(descriptor, LOCK_EX) }
+            } catch {
+                close(descriptor)
+                throw error
             }
-            try systemCall("lock", path) { flock(descriptor, LOCK_EX) }
             var held = stat(), current = stat()
             fstat(descriptor, &held)
-            if stat(path, &current) == 0, current.st_ino == held.st_ino, current.st_dev == held.st_dev { return }
-            flock(descriptor, LOCK_UN)
+            if stat(path, &current) == 0, current.st_ino == held.st_ino, current.st_dev == held.st_dev { return descriptor }
             close(descriptor)
-            descriptor = -1
         }
     }
 }

@@ -1,0 +1,373 @@
+import CInotifyTools
+import Foundation
+import SharedFiles
+
+/// The process's one inotify watcher: it tells every open domain when its
+/// file may have changed on disk, so the domain reloads and announces what
+/// other processes changed.
+///
+/// libinotifytools keeps process-wide state, is not thread-safe and exposes
+/// no descriptor, so every call into it happens on this type's own thread.
+/// Other threads never touch it: they queue a `Command` under `commandLock`
+/// and wake the thread by writing one byte to an unlinked temporary file
+/// that the thread watches for IN_MODIFY. The wake-up is an inotify event
+/// like any other, so it cannot be lost between the thread draining the
+/// queue and blocking in `inotifytools_next_event`: the kernel keeps it
+/// queued until then. That is why stopping and (un)watching are prompt and
+/// race-free without timeouts.
+///
+/// Directories are watched, never files: a file replaced by `rename` takes
+/// its watch with it. A directory that is deleted (a device erased) is
+/// re-watched through its nearest existing ancestor when it reappears.
+public final class ChangeWatcher: @unchecked Sendable {
+    public static let shared = ChangeWatcher()
+
+    /// Events that can mean a watched plist changed, or a watched folder appeared or went.
+    static let directoryMask = Int32(
+        IN_MOVED_TO | IN_MOVED_FROM | IN_CLOSE_WRITE | IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF)
+
+    private enum Command {
+        case watch(PersistentDomain)
+        case unwatch(directory: String, fileName: String, id: ObjectIdentifier)
+        /// Runs once every earlier command is done (tests wait on it).
+        case barrier(DispatchSemaphore)
+        /// Blocks the watcher thread until `resume` is signalled (tests force an overflow with it).
+        case pause(entered: DispatchSemaphore, resume: DispatchSemaphore)
+        case stop
+    }
+
+    // Shared with other threads, under commandLock.
+    private let commandLock = NSLock()
+    private var commands: [Command] = []
+    private var running = false
+    private var wakeDescriptor: Int32 = -1
+    private var stoppedSignal: DispatchSemaphore?
+    private var counters = Statistics()
+
+    public struct Statistics: Sendable, Equatable {
+        public var events = 0
+        public var overflows = 0
+        public var reloadsScheduled = 0
+        public var watchedDirectories = 0
+        /// Fresh inotify instances started after a watched folder was deleted.
+        public var restarts = 0
+    }
+
+    // Owned by the watcher thread alone.
+    private final class WeakDomain {
+        weak var domain: PersistentDomain?
+        init(_ domain: PersistentDomain) { self.domain = domain }
+    }
+    private var wakeWatch: Int32 = -1
+    private var directoryByWatch: [Int32: String] = [:]
+    private var watchByDirectory: [String: Int32] = [:]
+    /// The inode each watched folder had when watched, to notice it was replaced.
+    private var inodeByWatch: [Int32: ino_t] = [:]
+    /// directory → plist file name → the domains (one per file in practice) reading it.
+    private var interests: [String: [String: [ObjectIdentifier: WeakDomain]]] = [:]
+    /// Directories wanted but missing; an existing ancestor is watched meanwhile.
+    private var missingDirectories: Set<String> = []
+
+    init() {}
+
+    public var statistics: Statistics { commandLock.withLock { counters } }
+
+    // MARK: Called from any thread
+
+    /// Starts telling `domain` about changes to its file.
+    public func watch(_ domain: PersistentDomain) { send(.watch(domain)) }
+
+    func unwatch(directory: String, fileName: String, id: ObjectIdentifier) {
+        let isRunning = commandLock.withLock { running }
+        if isRunning { send(.unwatch(directory: directory, fileName: fileName, id: id)) }
+    }
+
+    /// Returns once the watcher has handled every command sent before (false on timeout).
+    @discardableResult
+    public func waitUntilIdle(timeout: TimeInterval = 10) -> Bool {
+        let done = DispatchSemaphore(value: 0)
+        send(.barrier(done))
+        return done.wait(timeout: .now() + timeout) == .success
+    }
+
+    /// Stops the thread (blocked in the kernel) until the returned function is
+    /// called; events queue up meanwhile. For tests that overflow the queue.
+    public func pause() -> () -> Void {
+        let entered = DispatchSemaphore(value: 0), resume = DispatchSemaphore(value: 0)
+        send(.pause(entered: entered, resume: resume))
+        entered.wait()
+        return { resume.signal() }
+    }
+
+    /// Stops the thread and drops every watch; the next `watch` starts it again.
+    public func stop(timeout: TimeInterval = 10) {
+        let signal = commandLock.withLock { () -> DispatchSemaphore? in
+            guard running else { return nil }
+            stoppedSignal = DispatchSemaphore(value: 0)
+            return stoppedSignal
+        }
+        guard let signal else { return }
+        send(.stop)
+        _ = signal.wait(timeout: .now() + timeout)
+    }
+
+    private func send(_ command: Command) {
+        commandLock.lock()
+        commands.append(command)
+        if !running {
+            running = true
+            commandLock.unlock()
+            let thread = Thread { [self] in runLoop() }
+            thread.name = "groupsim.change-watcher"
+            thread.start()
+            return
+        }
+        let descriptor = wakeDescriptor
+        commandLock.unlock()
+        if descriptor >= 0 { _ = pwrite(descriptor, "w", 1, 0) }
+    }
+
+    // MARK: The watcher thread
+
+    private func runLoop() {
+        guard inotifytools_initialize() != 0, makeWakeChannel() else {
+            Diagnostics.report(Diagnostic(kind: .reloadFailed, message: "cannot start inotify (\(String(cString: strerror(inotifytools_error())))); changes from other processes will not be seen"))
+            commandLock.withLock { running = false; commands.removeAll() }
+            return
+        }
+        var keepRunning = handleCommands()
+        while keepRunning {
+            // Both 0 and negative timeouts block in this libinotifytools; the wake channel ends the wait.
+            guard let event = inotifytools_next_event(-1) else {
+                let code = inotifytools_error()
+                if code == EINTR || code == 0 { continue }
+                Diagnostics.report(Diagnostic(kind: .reloadFailed, message: "inotify read failed: \(String(cString: strerror(code)))"))
+                continue
+            }
+            commandLock.withLock { counters.events += 1 }
+            if event.pointee.wd == wakeWatch {
+                keepRunning = handleCommands()
+            } else if event.pointee.mask & UInt32(IN_Q_OVERFLOW) != 0 {
+                handleOverflow()
+            } else {
+                handle(event)
+                // A restart replaced the wake channel; commands sent to the old one wait here.
+                if commandLock.withLock({ !commands.isEmpty }) { keepRunning = handleCommands() }
+            }
+        }
+        shutDown()
+    }
+
+    /// An unlinked temporary file: writing it wakes this thread, and nothing is left on disk.
+    private func makeWakeChannel() -> Bool {
+        var template = Array((NSTemporaryDirectory() as NSString).appendingPathComponent("groupsim-wake-XXXXXX").utf8CString)
+        let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard descriptor >= 0 else { return false }
+        _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+        let path = String(cString: template.withUnsafeBufferPointer { $0.baseAddress! })
+        defer { unlink(path) }
+        guard inotifytools_watch_file(path, Int32(IN_MODIFY)) != 0 else { close(descriptor); return false }
+        wakeWatch = inotifytools_wd_from_filename(path)
+        commandLock.withLock { wakeDescriptor = descriptor }
+        return true
+    }
+
+    /// Drains the command queue; false once told to stop.
+    private func handleCommands() -> Bool {
+        while true {
+            let next = commandLock.withLock { commands.isEmpty ? nil : commands.removeFirst() }
+            guard let command = next else { return true }
+            switch command {
+            case .watch(let domain): addInterest(domain)
+            case .unwatch(let directory, let fileName, let id): removeInterest(directory: directory, fileName: fileName, id: id)
+            case .barrier(let done): done.signal()
+            case .pause(let entered, let resume):
+                entered.signal()
+                resume.wait()
+            case .stop: return false
+            }
+        }
+    }
+
+    private func addInterest(_ domain: PersistentDomain) {
+        let directory = domain.file.directory
+        interests[directory, default: [:]][domain.file.fileName, default: [:]][ObjectIdentifier(domain)] = WeakDomain(domain)
+        ensureWatched(directory)
+        // The domain read its file before this watch existed: re-read once so
+        // a write that landed in between is not missed.
+        scheduleReload(domain)
+    }
+
+    private func removeInterest(directory: String, fileName: String, id: ObjectIdentifier) {
+        interests[directory]?[fileName]?.removeValue(forKey: id)
+        if interests[directory]?[fileName]?.isEmpty == true { interests[directory]?.removeValue(forKey: fileName) }
+        if interests[directory]?.isEmpty == true { interests.removeValue(forKey: directory) }
+        missingDirectories = missingDirectories.filter { interests[$0] != nil }
+        pruneWatches()
+    }
+
+    /// Watches `directory`, or, if it does not exist, its nearest existing
+    /// ancestor (whose IN_CREATE then leads back down to it).
+    private func ensureWatched(_ directory: String) {
+        if watchByDirectory[directory] != nil || addWatch(directory) { return }
+        let parent = (directory as NSString).deletingLastPathComponent
+        guard parent != directory, !parent.isEmpty else { return }
+        ensureWatched(parent)
+        // It may have been created while the parent's watch was being set up,
+        // in which case no event for it will ever come: try once more.
+        if addWatch(directory) { return }
+        if interests[directory] != nil { missingDirectories.insert(directory) }
+    }
+
+    /// `GROUPSIM_WATCH_DEBUG=1` traces watches and events to stderr.
+    private let tracing = ProcessInfo.processInfo.environment["GROUPSIM_WATCH_DEBUG"] != nil
+    private func trace(_ message: @autoclosure () -> String) {
+        if tracing { FileHandle.standardError.write(Data("groupsim watcher: \(message())\n".utf8)) }
+    }
+
+    private func addWatch(_ directory: String) -> Bool {
+        let ok = inotifytools_watch_file(directory, Self.directoryMask) != 0
+        trace("watch \(directory): \(ok ? "ok" : String(cString: strerror(inotifytools_error())))")
+        guard ok else { return false }
+        let withSlash = inotifytools_wd_from_filename(directory + "/")
+        let descriptor = withSlash > 0 ? withSlash : inotifytools_wd_from_filename(directory)
+        directoryByWatch[descriptor] = directory
+        watchByDirectory[directory] = descriptor
+        var info = stat()
+        if stat(directory, &info) == 0 { inodeByWatch[descriptor] = info.st_ino }
+        missingDirectories.remove(directory)
+        updateWatchCount()
+        return true
+    }
+
+    /// Drops watches that serve no domain and no missing directory below them.
+    private func pruneWatches() {
+        for (directory, descriptor) in watchByDirectory {
+            if interests[directory] != nil { continue }
+            if missingDirectories.contains(where: { $0.hasPrefix(directory + "/") }) { continue }
+            _ = inotifytools_remove_watch_by_wd(descriptor)
+            forget(descriptor)
+        }
+        updateWatchCount()
+    }
+
+    private func forget(_ descriptor: Int32) {
+        inodeByWatch.removeValue(forKey: descriptor)
+        if let directory = directoryByWatch.removeValue(forKey: descriptor) { watchByDirectory.removeValue(forKey: directory) }
+    }
+
+    private func updateWatchCount() {
+        let count = watchByDirectory.count
+        commandLock.withLock { counters.watchedDirectories = count }
+    }
+
+    private func handle(_ event: UnsafeMutablePointer<inotify_event>) {
+        let mask = event.pointee.mask
+        trace("event wd=\(event.pointee.wd) mask=0x\(String(mask, radix: 16)) in \(directoryByWatch[event.pointee.wd] ?? "?")")
+        guard let directory = directoryByWatch[event.pointee.wd] else { return }
+        let name: String? = event.pointee.len > 0
+            ? String(cString: UnsafeRawPointer(event).advanced(by: MemoryLayout<inotify_event>.size).assumingMemoryBound(to: CChar.self))
+            : nil
+
+        // A folder whose files are still open somewhere is not reported
+        // deleted until they close; a deleted file is the cue to check.
+        let folderGone = mask & UInt32(IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF) != 0
+            || (mask & UInt32(IN_DELETE | IN_MOVED_FROM) != 0 && !stillPresent(event.pointee.wd, directory))
+        if folderGone {
+            restartInotify()
+            return
+        }
+        guard let name else { return }
+        if mask & UInt32(IN_ISDIR) != 0 {
+            // A folder appeared: maybe one we wait for, or one on the way to it.
+            let appeared = directory + "/" + name
+            for missing in missingDirectories where missing == appeared || missing.hasPrefix(appeared + "/") {
+                ensureWatched(missing)
+                // Reload even if still missing: the file may exist in a folder
+                // that was watched only now.
+                reloadAll(in: missing)
+            }
+            pruneWatches()
+            return
+        }
+        for entry in interests[directory]?[name]?.values ?? [:].values {
+            if let domain = entry.domain { scheduleReload(domain) }
+        }
+    }
+
+    /// A watched folder went away (a device erased). libinotifytools never
+    /// forgets a dead watch's path, so re-watching the same path would be
+    /// misattributed: start a fresh inotify instance instead, watch every
+    /// folder again (or its nearest ancestor while it is missing) and reload
+    /// every domain, so nothing that happened meanwhile is missed.
+    private func restartInotify() {
+        inotifytools_cleanup()
+        directoryByWatch.removeAll()
+        watchByDirectory.removeAll()
+        inodeByWatch.removeAll()
+        missingDirectories.removeAll()
+        let oldWake = commandLock.withLock { () -> Int32 in
+            defer { wakeDescriptor = -1 }
+            return wakeDescriptor
+        }
+        if oldWake >= 0 { close(oldWake) }
+        guard inotifytools_initialize() != 0, makeWakeChannel() else {
+            Diagnostics.report(Diagnostic(kind: .reloadFailed, message: "cannot restart inotify; changes from other processes will not be seen"))
+            return
+        }
+        commandLock.withLock { counters.restarts += 1 }
+        for directory in interests.keys {
+            ensureWatched(directory)
+            reloadAll(in: directory)
+        }
+        updateWatchCount()
+    }
+
+    private func stillPresent(_ descriptor: Int32, _ directory: String) -> Bool {
+        var info = stat()
+        return stat(directory, &info) == 0 && inodeByWatch[descriptor] == info.st_ino
+    }
+
+    private func handleOverflow() {
+        commandLock.withLock { counters.overflows += 1 }
+        Diagnostics.report(Diagnostic(kind: .watcherOverflow, message: "the inotify event queue overflowed; every open domain is reloaded from disk"))
+        for directory in interests.keys {
+            ensureWatched(directory)
+            reloadAll(in: directory)
+        }
+    }
+
+    private func reloadAll(in directory: String) {
+        for files in interests[directory]?.values ?? [:].values {
+            for entry in files.values { if let domain = entry.domain { scheduleReload(domain) } }
+        }
+    }
+
+    private func scheduleReload(_ domain: PersistentDomain) {
+        commandLock.withLock { counters.reloadsScheduled += 1 }
+        domain.scheduleReload()
+    }
+
+    private func shutDown() {
+        directoryByWatch.removeAll()
+        watchByDirectory.removeAll()
+        interests.removeAll()
+        missingDirectories.removeAll()
+        inotifytools_cleanup()
+        commandLock.withLock {
+            if wakeDescriptor >= 0 { close(wakeDescriptor) }
+            wakeDescriptor = -1
+            running = false
+            counters.watchedDirectories = 0
+            // Commands sent while stopping start a fresh thread.
+            if !commands.isEmpty {
+                running = true
+                let thread = Thread { [self] in runLoop() }
+                thread.name = "groupsim.change-watcher"
+                thread.start()
+            }
+            stoppedSignal?.signal()
+            stoppedSignal = nil
+        }
+    }
+}

@@ -1,0 +1,108 @@
+import ArgumentParser
+import Foundation
+import GroupDefaults
+import PropertyList
+
+extension DefaultsCommand {
+    /// `groupsim defaults watch DOMAIN [KEY...]`: prints effective changes as they happen.
+    struct Watch: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print each change of a domain's effective values as it happens, from any process.",
+            discussion: """
+                Text lines for people; with --json one object per line for scripts: \
+                {"event":"change","domain","key","old","new","origin","valueDomain","timestamp"}. \
+                A {"event":"ready"} line comes first, and {"event":"overflow"} if the kernel's event \
+                queue overflowed (every value is then reloaded, so no final state is missed).
+                """
+        )
+        @OptionGroup var options: DomainOptions
+        @Flag(help: "One JSON object per line.") var json = false
+        @Argument var domain: String
+        @Argument(help: "Only these keys (all keys if none).") var keys: [String] = []
+
+        func run() throws {
+            let defaults = try options.files.defaults(for: domain)
+            let printer = ChangePrinter(json: json, domain: options.files.canonical(domain), style: TerminalStyle.forStandardOutput())
+            Diagnostics.setHandler { diagnostic in printer.diagnostic(diagnostic) }
+            let wanted = Set(keys)
+            let observation = defaults.observe(nil) { change in
+                if wanted.isEmpty || wanted.contains(change.key) { printer.change(change) }
+            }
+            // Anything written before the watch started is reported only when it changes again.
+            ChangeWatcher.shared.waitUntilIdle()
+            printer.ready(path: defaults.path)
+            TerminationFlush.install()
+            withExtendedLifetime(observation) { dispatchMain() }
+        }
+    }
+}
+
+/// Writes change lines to stdout, one at a time (changes arrive on the notification queue).
+final class ChangePrinter: @unchecked Sendable {
+    let json: Bool
+    let domain: String
+    let style: TerminalStyle
+    private let lock = NSLock()
+
+    init(json: Bool, domain: String, style: TerminalStyle) {
+        self.json = json
+        self.domain = domain
+        self.style = style
+    }
+
+    func ready(path: String) {
+        if json {
+            emit("{\"event\":\"ready\",\"domain\":\(PlistJSON.quote(domain)),\"path\":\(PlistJSON.quote(path))}")
+        } else {
+            FileHandle.standardError.write(Data("Watching \(domain) (\(path)); Ctrl-C to stop.\n".utf8))
+        }
+    }
+
+    func change(_ change: DefaultsChange) {
+        let now = Date()
+        if json {
+            emit("{\"event\":\"change\",\"domain\":\(PlistJSON.quote(domain)),\"key\":\(PlistJSON.quote(change.key)),"
+                + "\"old\":\(PlistJSON.encode(change.old)),\"new\":\(PlistJSON.encode(change.new)),"
+                + "\"origin\":\"\(change.origin.rawValue)\",\"valueDomain\":\(change.valueDomain.map(PlistJSON.quote) ?? "null"),"
+                + "\"timestamp\":\(PlistJSON.quote(now.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true))))}")
+            return
+        }
+        let time = now.formatted(.iso8601.time(includingFractionalSeconds: true))
+        let old = change.old.map { OldStylePropertyList.describe($0) } ?? "(absent)"
+        let new = change.new.map { OldStylePropertyList.describe($0) } ?? "(absent)"
+        let origin = change.origin == .thisProcess ? "this process" : "another process"
+        let source = change.valueDomain.map { ", \($0)" } ?? ""
+        emit("\(style.dim(time))  \(style.bold(change.key)): \(old) → \(style.highlight(new))  \(style.dim("[\(origin)\(source)]"))")
+    }
+
+    func diagnostic(_ diagnostic: Diagnostic) {
+        if json {
+            let event = diagnostic.kind == .watcherOverflow ? "overflow" : "warning"
+            emit("{\"event\":\"\(event)\",\"kind\":\"\(diagnostic.kind.rawValue)\",\"message\":\(PlistJSON.quote(diagnostic.message))}")
+        } else if diagnostic.kind == .watcherOverflow {
+            emit(style.warning("! event queue overflowed: reloaded every domain from disk"))
+        } else {
+            FileHandle.standardError.write(Data("groupsim: warning: \(diagnostic.message)\n".utf8))
+        }
+    }
+
+    private func emit(_ line: String) {
+        lock.withLock { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+    }
+}
+
+/// ANSI styling for terminals; plain text when NO_COLOR is set or stdout is not a terminal.
+struct TerminalStyle: Sendable {
+    let enabled: Bool
+
+    static func forStandardOutput() -> TerminalStyle {
+        TerminalStyle(enabled: isatty(STDOUT_FILENO) == 1 && ProcessInfo.processInfo.environment["NO_COLOR"] == nil)
+    }
+
+    private func wrap(_ code: String, _ text: String) -> String { enabled ? "\u{1B}[\(code)m\(text)\u{1B}[0m" : text }
+    func bold(_ text: String) -> String { wrap("1", text) }
+    func dim(_ text: String) -> String { wrap("2", text) }
+    func highlight(_ text: String) -> String { wrap("32", text) }
+    func warning(_ text: String) -> String { wrap("33", text) }
+    func error(_ text: String) -> String { wrap("31", text) }
+}
