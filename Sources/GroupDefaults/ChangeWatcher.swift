@@ -43,6 +43,7 @@ public final class ChangeWatcher: @unchecked Sendable {
     private var wakeDescriptor: Int32 = -1
     private var stoppedSignal: DispatchSemaphore?
     private var counters = Statistics()
+    private var watchedPaths: Set<String> = []
 
     public struct Statistics: Sendable, Equatable {
         public var events = 0
@@ -71,6 +72,11 @@ public final class ChangeWatcher: @unchecked Sendable {
     init() {}
 
     public var statistics: Statistics { commandLock.withLock { counters } }
+
+    /// How many folders at or below `path` are watched now (after `waitUntilIdle`, exact).
+    public func watchedDirectories(under path: String) -> Int {
+        commandLock.withLock { watchedPaths.filter { $0 == path || $0.hasPrefix(path + "/") }.count }
+    }
 
     // MARK: Called from any thread
 
@@ -117,9 +123,7 @@ public final class ChangeWatcher: @unchecked Sendable {
         if !running {
             running = true
             commandLock.unlock()
-            let thread = Thread { [self] in runLoop() }
-            thread.name = "groupsim.change-watcher"
-            thread.start()
+            Thread { [self] in runLoop() }.start()
             return
         }
         let descriptor = wakeDescriptor
@@ -130,6 +134,8 @@ public final class ChangeWatcher: @unchecked Sendable {
     // MARK: The watcher thread
 
     private func runLoop() {
+        // Named for /proc/<pid>/task/*/comm (15 characters at most).
+        Thread.current.name = "groupsim-watch"
         guard inotifytools_initialize() != 0, makeWakeChannel() else {
             Diagnostics.report(Diagnostic(kind: .reloadFailed, message: "cannot start inotify (\(String(cString: strerror(inotifytools_error())))); changes from other processes will not be seen"))
             commandLock.withLock { running = false; commands.removeAll() }
@@ -257,8 +263,11 @@ public final class ChangeWatcher: @unchecked Sendable {
     }
 
     private func updateWatchCount() {
-        let count = watchByDirectory.count
-        commandLock.withLock { counters.watchedDirectories = count }
+        let paths = Set(watchByDirectory.keys)
+        commandLock.withLock {
+            counters.watchedDirectories = paths.count
+            watchedPaths = paths
+        }
     }
 
     private func handle(_ event: UnsafeMutablePointer<inotify_event>) {
@@ -359,12 +368,11 @@ public final class ChangeWatcher: @unchecked Sendable {
             wakeDescriptor = -1
             running = false
             counters.watchedDirectories = 0
+            watchedPaths = []
             // Commands sent while stopping start a fresh thread.
             if !commands.isEmpty {
                 running = true
-                let thread = Thread { [self] in runLoop() }
-                thread.name = "groupsim.change-watcher"
-                thread.start()
+                Thread { [self] in runLoop() }.start()
             }
             stoppedSignal?.signal()
             stoppedSignal = nil

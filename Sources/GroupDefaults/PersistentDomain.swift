@@ -73,7 +73,10 @@ public final class PersistentDomain: @unchecked Sendable {
         }
     }
 
+    /// Queued work holds the domain weakly, so it goes as soon as its last
+    /// user does; what it had not committed yet is committed here.
     deinit {
+        if state.withLock({ !pending.isEmpty }) { commitInBackground() }
         ChangeWatcher.shared.unwatch(directory: file.directory, fileName: file.fileName, id: ObjectIdentifier(self))
     }
 
@@ -110,7 +113,7 @@ public final class PersistentDomain: @unchecked Sendable {
         announce(change, origin: .thisProcess)
         let schedule = scheduleCommitLocked()
         state.unlock()
-        if schedule { commitQueue.async { self.commitInBackground() } }
+        if schedule { commitQueue.async { [weak self] in self?.commitInBackground() } }
     }
 
     /// Replaces the whole domain (nil or empty removes every key).
@@ -121,7 +124,7 @@ public final class PersistentDomain: @unchecked Sendable {
         announce(differences(from: old, to: currentView()), origin: .thisProcess)
         let schedule = scheduleCommitLocked()
         state.unlock()
-        if schedule { commitQueue.async { self.commitInBackground() } }
+        if schedule { commitQueue.async { [weak self] in self?.commitInBackground() } }
     }
 
     /// Returns when everything set before the call is durable on disk.
@@ -149,7 +152,7 @@ public final class PersistentDomain: @unchecked Sendable {
             reloadScheduled = true
             return true
         }
-        if schedule { commitQueue.async { self.reloadNow() } }
+        if schedule { commitQueue.async { [weak self] in self?.reloadNow() } }
     }
 
     /// Reads the file and announces what differs as changes from other processes.

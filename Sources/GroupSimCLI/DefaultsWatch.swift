@@ -19,6 +19,7 @@ extension DefaultsCommand {
         @Flag(help: "One JSON object per line.") var json = false
         @Argument var domain: String
         @Argument(help: "Only these keys (all keys if none).") var keys: [String] = []
+        @Flag(help: .hidden) var pauseUntilInput = false
 
         func run() throws {
             let defaults = try options.files.defaults(for: domain)
@@ -31,6 +32,13 @@ extension DefaultsCommand {
             // Anything written before the watch started is reported only when it changes again.
             ChangeWatcher.shared.waitUntilIdle()
             printer.ready(path: defaults.path)
+            if pauseUntilInput {
+                // Test hook: hold the watcher thread (events queue up in the
+                // kernel, and overflow) until a line arrives on stdin.
+                let resume = ChangeWatcher.shared.pause()
+                _ = readLine()
+                resume()
+            }
             TerminationFlush.install()
             withExtendedLifetime(observation) { dispatchMain() }
         }

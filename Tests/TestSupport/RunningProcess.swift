@@ -23,16 +23,23 @@ public final class RunningProcess: @unchecked Sendable {
         process.standardInput = stdinPipe
         process.standardOutput = stdoutPipe
         process.standardError = stderrPipe
-        stdoutPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let chunk = handle.availableData
-            self?.receive(chunk)
-        }
-        stderrPipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let chunk = handle.availableData
-            guard let self else { return }
-            self.condition.withLock { self.stderrData.append(chunk) }
-            if chunk.isEmpty { handle.readabilityHandler = nil }
-        }
+        // One reader thread per pipe owns it until EOF (and keeps this object
+        // alive until then), so no descriptor is closed while being read.
+        let stdoutHandle = stdoutPipe.fileHandleForReading, stderrHandle = stderrPipe.fileHandleForReading
+        Thread { [self] in
+            while true {
+                let chunk = stdoutHandle.availableData
+                receive(chunk)
+                if chunk.isEmpty { break }
+            }
+        }.start()
+        Thread { [self] in
+            while true {
+                let chunk = stderrHandle.availableData
+                condition.withLock { stderrData.append(chunk) }
+                if chunk.isEmpty { break }
+            }
+        }.start()
         process.terminationHandler = { [weak self] _ in
             guard let self else { return }
             self.condition.withLock { self.exited = true }
@@ -48,7 +55,6 @@ public final class RunningProcess: @unchecked Sendable {
         defer { condition.unlock(); condition.broadcast() }
         if chunk.isEmpty {
             stdoutClosed = true
-            stdoutPipe.fileHandleForReading.readabilityHandler = nil
             if !partial.isEmpty { lines.append(String(decoding: partial, as: UTF8.self)); partial = Data() }
             return
         }
@@ -61,6 +67,7 @@ public final class RunningProcess: @unchecked Sendable {
 
     public struct Timeout: Error, CustomStringConvertible {
         public let description: String
+        public init(description: String) { self.description = description }
     }
 
     /// The next line not yet returned, waiting up to `timeout` seconds for it.

@@ -1,0 +1,32 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import GroupDefaults
+
+@Suite struct WatcherLifecycleTests {
+    @Test func openingAndClosingSuitesLeaksNoWatchesAndNoThreads() throws {
+        let f = Fixture()
+        for index in 0..<100 {
+            let suite = try GroupDefaults(suiteName: "group.com.example.s\(index)", context: f.context(groups: nil), processDomains: f.process)
+            suite.set(.integer(Int64(index)), forKey: "k")
+            try suite.flush()
+        }
+        // Every instance above is released: their domains and watches must go.
+        #expect(ChangeWatcher.shared.waitUntilIdle())
+        #expect(ChangeWatcher.shared.watchedDirectories(under: f.root.path) == 0)
+        let watcherThreads = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").filter { task in
+            (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?.hasPrefix("groupsim-watch") == true
+        }
+        #expect(watcherThreads.count == 1)
+    }
+
+    @Test func anOpenSuiteIsWatchedOnce() throws {
+        let f = Fixture()
+        let a = try f.suite()
+        let b = try f.suite("com.example.app.widget")
+        #expect(a.path == b.path)
+        #expect(ChangeWatcher.shared.waitUntilIdle())
+        // The suite's folder and the global domain's folder.
+        #expect(ChangeWatcher.shared.watchedDirectories(under: f.root.path) == 2)
+    }
+}

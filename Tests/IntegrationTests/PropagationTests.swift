@@ -1,0 +1,206 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import GroupDefaults
+import PropertyList
+
+/// Changes travelling between real processes through files and inotify.
+@Suite struct PropagationTests {
+    let root = TemporaryRoot()
+    let group = "group.com.example.shared"
+
+    func write(_ words: [String]) throws {
+        let result = try groupsim(["defaults", "write", group] + words, root: root)
+        #expect(result.status == 0, "\(result.stderr)")
+    }
+
+    func library(_ bundle: String = "com.example.app", process: ProcessDomains = ProcessDomains()) throws -> GroupDefaults {
+        try GroupDefaults(
+            suiteName: group,
+            context: DefaultsContext(root: SimulationRoot(path: root.path), device: "iPhone", bundleIdentifier: bundle, appGroups: [group]),
+            processDomains: process)
+    }
+
+    @Test func setRemoveAndWholeDomainChangesReachAnotherProcess() throws {
+        let watcher = try WatchProcess(root: root, domain: group)
+        let defaults = try library()
+        defaults.set("dark", forKey: "theme")
+        let set = try #require(watcher.waitForChange("theme", to: "dark").last)
+        #expect(set.origin == "other-process")
+        #expect(set.valueDomain == group)
+
+        defaults.removeObject(forKey: "theme")
+        try watcher.waitForChange("theme", to: nil)
+
+        try defaults.setPersistentDomain(["a": 1, "b": 2], forName: group)
+        try watcher.waitForChange("a", to: 1)
+        try watcher.waitForChange("b", to: 2)
+
+        try defaults.removePersistentDomain(forName: group)
+        let removed = try watcher.waitForChange("b", to: nil)
+        #expect(removed.contains { $0.key == "a" && $0.new == nil })
+        try watcher.stop()
+    }
+
+    @Test func writingTheSameValueNotifiesNobody() throws {
+        let watcher = try WatchProcess(root: root, domain: group)
+        try write(["k", "v"])
+        try watcher.waitForChange("k", to: "v")
+        try write(["k", "v"])
+        try write(["k", "v"])
+        try write(["marker", "1"])
+        let between = try watcher.waitForChange("marker", to: "1")
+        #expect(between.filter { $0.key == "k" }.isEmpty, "\(between)")
+        try watcher.stop()
+    }
+
+    @Test func hiddenKeysAreSilentAndRemovalsRevealLowerValues() throws {
+        let process = ProcessDomains()
+        try process.setLaunchArguments(["-hidden", "from-argument"])
+        process.register(["revealed": "registered-default"])
+        let defaults = try library(process: process)
+        let changes = ChangeLog()
+        let observation = defaults.observe(nil) { changes.append($0) }
+        defer { observation.cancel() }
+
+        try write(["hidden", "on-disk"])
+        try write(["revealed", "stored"])
+        try changes.wait { $0.key == "revealed" && $0.new == "stored" }
+        #expect(defaults.string(forKey: "hidden") == "from-argument")
+        #expect(!changes.all.contains { $0.key == "hidden" })
+
+        let delete = try groupsim(["defaults", "delete", group, "revealed"], root: root)
+        #expect(delete.status == 0)
+        let revealed = try changes.wait { $0.key == "revealed" && $0.old == "stored" }
+        #expect(revealed.new == "registered-default")
+        #expect(revealed.valueDomain == "NSRegistrationDomain")
+        #expect(revealed.origin == .otherProcess)
+    }
+
+    @Test func theDidChangeNotificationIsForThisProcessOnly() throws {
+        let defaults = try library()
+        let posted = ChangeLog()
+        let token = NotificationCenter.default.addObserver(forName: GroupDefaults.didChangeNotification, object: defaults, queue: nil) { _ in
+            posted.appendMarker()
+        }
+        defer { NotificationCenter.default.removeObserver(token) }
+        let changes = ChangeLog()
+        let observation = defaults.observe("k") { changes.append($0) }
+        defer { observation.cancel() }
+
+        try write(["k", "from-elsewhere"])
+        try changes.wait { $0.new == "from-elsewhere" && $0.origin == .otherProcess }
+        #expect(posted.markers == 0)
+        defaults.set("mine", forKey: "k")
+        #expect(posted.markers == 1)  // posted synchronously, on this thread
+        try changes.wait { $0.new == "mine" && $0.origin == .thisProcess }
+    }
+
+    @Test func threeWritersAndTwoObserversAgreeWithTheFile() throws {
+        let observers = try (0..<2).map { _ in try WatchProcess(root: root, domain: group) }
+        var commands: [[String]] = (0..<3).map { ["stress", "write-keys", "--domain", group, "--prefix", "w\($0)", "--count", "300"] }
+        commands += (0..<3).map { _ in ["stress", "write-loop", "--domain", group, "--key", "contended", "--count", "100"] }
+        for result in try runConcurrently(commands, root: root) { #expect(result.status == 0, "\(result.stderr)") }
+        try write(["marker", "done"])
+
+        let file = try PropertyListFormat.decodeDictionary(Data(contentsOf: URL(fileURLWithPath: root.groupSuitePath(group))))
+        #expect(file.count == 900 + 2 + 1)
+        for observer in observers {
+            var view: [String: PlistValue] = [:]
+            for event in try observer.waitForChange("marker", to: "done") where event.kind == "change" {
+                view[event.key!] = event.new
+            }
+            #expect(view == file)
+            try observer.stop()
+        }
+    }
+
+    @Test func aKilledWriterDoesNotStallTheOthers() throws {
+        let watcher = try WatchProcess(root: root, domain: group)
+        for round in 0..<10 {
+            let victim = try RunningProcess(
+                BuiltExecutable.path("groupsim"), ["stress", "write-loop", "--domain", group, "--key", "victim"],
+                environment: ["GROUPSIM_ROOT": root.path])
+            try victim.waitForLine { $0.hasPrefix("ack ") }
+            victim.kill(SIGKILL)
+            try victim.waitForExit()
+            try write(["survivor", "-int", "\(round)"])
+            try watcher.waitForChange("survivor", to: .integer(Int64(round)))
+        }
+        try watcher.stop()
+    }
+
+    @Test func anOverflowedQueueIsRecoveredByAFullReload() throws {
+        let watcher = try WatchProcess(root: root, domain: group, extraArguments: ["--pause-until-input"])
+        // About five events per durable commit: enough commits to overflow the kernel's queue.
+        let limit = Int((try? String(contentsOfFile: "/proc/sys/fs/inotify/max_queued_events", encoding: .utf8))?
+            .trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 16384
+        let commits = limit / 4 + 500
+        let burst = try groupsim(["stress", "write-loop", "--domain", group, "--key", "n", "--count", "\(commits)"], root: root)
+        #expect(burst.status == 0)
+        watcher.process.write("resume")
+        // The overflow notice and the final value may come in either order.
+        var sawOverflow = false, sawFinal = false
+        try watcher.nextEvent { event in
+            if event.kind == "overflow" { sawOverflow = true }
+            if event.key == "n" && event.new == .integer(Int64(commits)) { sawFinal = true }
+            return sawOverflow && sawFinal
+        }
+        try watcher.stop()
+    }
+
+    @Test func aCorruptReplacementIsReportedThenRecovered() throws {
+        let watcher = try WatchProcess(root: root, domain: group)
+        try write(["k", "before"])
+        try watcher.waitForChange("k", to: "before")
+        let path = root.groupSuitePath(group)
+        try Data("not a plist".utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+        let warning = try watcher.nextEvent { $0.kind == "warning" }
+        #expect(warning.raw.contains("not a valid property-list dictionary"))
+        try write(["k", "after"])
+        try watcher.waitForChange("k", to: "after")
+        try watcher.stop()
+    }
+
+    @Test func aDeviceErasedUnderRunningProcessesIsFollowed() throws {
+        let watcher = try WatchProcess(root: root, domain: group)
+        try write(["k", "before"])
+        try watcher.waitForChange("k", to: "before")
+        for round in 0..<3 {
+            try FileManager.default.removeItem(atPath: root.path + "/devices")
+            try watcher.waitForChange("k", to: nil)
+            try write(["k", "-int", "\(round)"])
+            try watcher.waitForChange("k", to: .integer(Int64(round)))
+        }
+        try watcher.stop()
+    }
+}
+
+/// Observer callbacks collected for a test, waited on with a timeout.
+final class ChangeLog: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var changes: [DefaultsChange] = []
+    private(set) var markers = 0
+
+    func append(_ change: DefaultsChange) {
+        condition.withLock { changes.append(change) }
+        condition.broadcast()
+    }
+
+    func appendMarker() { condition.withLock { markers += 1 } }
+
+    var all: [DefaultsChange] { condition.withLock { changes } }
+
+    @discardableResult
+    func wait(timeout: TimeInterval = 20, for predicate: (DefaultsChange) -> Bool) throws -> DefaultsChange {
+        let deadline = Date().addingTimeInterval(timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while true {
+            if let match = changes.first(where: predicate) { return match }
+            if !condition.wait(until: deadline) {
+                throw RunningProcess.Timeout(description: "no matching change within \(timeout)s; saw \(changes)")
+            }
+        }
+    }
+}
