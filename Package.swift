@@ -10,6 +10,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.1.0"),
     ],
     targets: [
         // libinotifytools from Debian; confined to one thread by ChangeWatcher.
@@ -29,8 +30,17 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .executableTarget(name: "groupsim", dependencies: ["GroupSimCLI"]),
+        // A child process driven line by line: tests, benchmarks and the scenario runner.
+        .target(name: "ChildProcess"),
+        // Benchmarks with their own executable; results are kept in benchmarks/.
+        .target(name: "Benchmarks", dependencies: [
+            "GroupDefaults", "ChildProcess",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Histogram", package: "hdrhistogram-swift"),
+        ]),
+        .executableTarget(name: "groupsim-bench", dependencies: ["Benchmarks"]),
 
-        .target(name: "TestSupport", dependencies: ["PropertyList"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["PropertyList", "ChildProcess"], path: "Tests/TestSupport"),
         .testTarget(name: "PropertyListTests", dependencies: ["PropertyList"]),
         .testTarget(name: "GroupDefaultsTests", dependencies: ["GroupDefaults", "TestSupport"]),
         .testTarget(name: "IntegrationTests", dependencies: ["GroupDefaults", "TestSupport", "groupsim"]),

@@ -253,6 +253,9 @@ public final class GroupDefaults: @unchecked Sendable {
         }
     }
 
+    /// Commit and reload counters of this instance's own domain (shared by the process).
+    public var domainStatistics: PersistentDomain.Statistics { own.statistics }
+
     /// The file this instance's own domain is stored in.
     public var path: String { own.file.path }
 }

@@ -52,6 +52,17 @@ public final class PersistentDomain: @unchecked Sendable {
     private var reloadScheduled = false
     private var listeners: [Int: @Sendable (DomainChange) -> Void] = [:]
     private var nextListenerID = 0
+    /// Counters for benchmarks and diagnostics.
+    public struct Statistics: Sendable {
+        public var commits = 0
+        public var commitTimings = CommitTimings()
+        public var reloads = 0
+        /// Time spent reading and decoding the file in reloads, in nanoseconds.
+        public var reloadReadTime: UInt64 = 0
+    }
+    private var counters = Statistics()
+    public var statistics: Statistics { state.withLock { counters } }
+
     /// The last background commit's failure, cleared by the next success.
     private(set) public var lastCommitError: Error?
     private let commitQueue: DispatchQueue
@@ -159,7 +170,13 @@ public final class PersistentDomain: @unchecked Sendable {
     public func reloadNow() {
         state.withLock { reloadScheduled = false }
         do {
+            let start = MonotonicClock.now()
             let contents = try file.read()
+            let elapsed = MonotonicClock.now() - start
+            state.withLock {
+                counters.reloads += 1
+                counters.reloadReadTime += elapsed
+            }
             absorb(contents, localKeys: [])
         } catch {
             Diagnostics.report(Diagnostic(kind: .reloadFailed, message: "\(error)", path: file.path))
@@ -235,7 +252,11 @@ public final class PersistentDomain: @unchecked Sendable {
                     path: movedTo))
             }
             absorb(update.after, localKeys: transactionKeys)
-            state.withLock { lastCommitError = nil }
+            state.withLock {
+                lastCommitError = nil
+                counters.commits += 1
+                counters.commitTimings = counters.commitTimings + update.timings
+            }
         } catch {
             state.withLock {
                 // Put the edits back under anything set since, to retry later.

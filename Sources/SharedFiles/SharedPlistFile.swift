@@ -57,13 +57,19 @@ public final class SharedPlistFile: @unchecked Sendable {
         /// Set when a corrupt file was found and moved here instead of being overwritten.
         public var corruptFileMovedTo: String?
         public var corruptionReason: String?
+        /// Where the time went.
+        public var timings = CommitTimings()
     }
 
     /// Reads, changes and atomically replaces the file under the lock.
     /// `body` sees the current contents; if it leaves them unchanged, nothing is written.
     @discardableResult
     public func update(_ body: (inout [String: PlistValue]) throws -> Void) throws -> Update {
-        try lock.withLock {
+        var timings = CommitTimings()
+        let requested = MonotonicClock.now()
+        return try lock.withLock {
+            var mark = MonotonicClock.now()
+            timings.lockWait = mark - requested
             if !sweptTemporaries { sweepTemporaries(); sweptTemporaries = true }
             var movedTo: String? = nil
             var reason: String? = nil
@@ -77,10 +83,16 @@ public final class SharedPlistFile: @unchecked Sendable {
                 current = [:]
             }
             let before = current
+            timings.readAndDecode = MonotonicClock.now() - mark
             try body(&current)
             let changed = current != before || movedTo != nil
-            if changed { try replace(with: current) }
-            return Update(before: before, after: current, wrote: changed, corruptFileMovedTo: movedTo, corruptionReason: reason)
+            if changed {
+                mark = MonotonicClock.now()
+                let bytes = format.encode(.dictionary(current))
+                timings.encode = MonotonicClock.now() - mark
+                try replace(with: bytes, timings: &timings)
+            }
+            return Update(before: before, after: current, wrote: changed, corruptFileMovedTo: movedTo, corruptionReason: reason, timings: timings)
         }
     }
 
@@ -95,9 +107,9 @@ public final class SharedPlistFile: @unchecked Sendable {
         }
     }
 
-    /// Replaces the file with `contents` (temporary file, fsync, rename, fsync folder).
-    private func replace(with contents: [String: PlistValue]) throws {
-        let bytes = format.encode(.dictionary(contents))
+    /// Replaces the file with `bytes` (temporary file, fsync, rename, fsync folder).
+    private func replace(with bytes: Data, timings: inout CommitTimings) throws {
+        var mark = MonotonicClock.now()
         temporaryCounter += 1
         let temporary = "\(directory)/.\(fileName).tmp.\(getpid()).\(temporaryCounter)"
         var fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
@@ -123,6 +135,8 @@ public final class SharedPlistFile: @unchecked Sendable {
             unlink(temporary)
             throw error
         }
+        timings.writeAndFsync = MonotonicClock.now() - mark
+        mark = MonotonicClock.now()
         do {
             try systemCall("rename into place", path) { rename(temporary, path) }
         } catch {
@@ -130,6 +144,7 @@ public final class SharedPlistFile: @unchecked Sendable {
             throw error
         }
         if durable { syncDirectory() }
+        timings.renameAndFolderFsync = MonotonicClock.now() - mark
     }
 
     /// Makes the rename itself durable.

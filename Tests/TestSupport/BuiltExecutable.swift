@@ -1,4 +1,5 @@
 import Foundation
+@_exported import ChildProcess
 
 /// The project's built executables, run as real processes by the tests.
 public enum BuiltExecutable {

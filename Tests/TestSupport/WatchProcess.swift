@@ -1,4 +1,5 @@
 import Foundation
+@_exported import ChildProcess
 import PropertyList
 
 /// `groupsim defaults watch --json DOMAIN` as a real observer process.

@@ -1,7 +1,7 @@
 import Foundation
 
-/// A child process whose stdout is read line by line as it arrives, so a
-/// test can wait for an event (a line) with a timeout instead of sleeping.
+/// A child process whose stdout is read line by line as it arrives, so the
+/// caller can wait for an event (a line) with a timeout instead of sleeping.
 public final class RunningProcess: @unchecked Sendable {
     public let process = Process()
     private let stdinPipe = Pipe()

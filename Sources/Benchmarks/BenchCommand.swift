@@ -1,0 +1,34 @@
+import ArgumentParser
+import Foundation
+
+/// `groupsim-bench`: measurements that live in benchmarks/, not in timed tests.
+public struct BenchCommand: ParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "groupsim-bench",
+        abstract: "Measure propagation latency, bursts and process start-up (build with -c release).",
+        subcommands: [PropagationBenchmark.self, BurstBenchmark.self, ObserverProcess.self]
+    )
+
+    public init() {}
+}
+
+/// Options every benchmark shares.
+struct BenchOptions: ParsableArguments {
+    @Option(help: "Simulation root (default: a new folder under $TMPDIR, removed afterwards).")
+    var root: String?
+
+    @Option(help: "The app-group suite written and observed.")
+    var domain = "group.com.example.bench"
+
+    /// The root to use, and whether this run made it (and so removes it).
+    func makeRoot() throws -> (path: String, temporary: Bool) {
+        if let root { return (root, false) }
+        let path = (NSTemporaryDirectory() as NSString).appendingPathComponent("groupsim-bench-\(getpid())")
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return (path, true)
+    }
+}
+
+/// Milliseconds with three decimals, from nanoseconds.
+func milliseconds(_ nanoseconds: UInt64) -> String { String(format: "%.3f", Double(nanoseconds) / 1e6) }
+func milliseconds(_ nanoseconds: Double) -> String { String(format: "%.3f", nanoseconds / 1e6) }

@@ -1,0 +1,111 @@
+import ArgumentParser
+import ChildProcess
+import Foundation
+import GroupDefaults
+import Histogram
+import PropertyList
+import SharedFiles
+
+/// Latency from `set` in this process to the observer callback in another,
+/// one change at a time, with durable (fsync'd) commits on a suite of N keys.
+struct PropagationBenchmark: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "propagation",
+        abstract: "Latency from set() in one process to the observer callback in another.")
+
+    @OptionGroup var options: BenchOptions
+    @Option(help: "Changes measured.") var changes = 2000
+    @Option(help: "Keys in the suite besides the probe.") var keys = 100
+    @Option(help: "Changes run first and not measured.") var warmup = 100
+
+    func run() throws {
+        let (root, temporary) = try options.makeRoot()
+        defer { if temporary { try? FileManager.default.removeItem(atPath: root) } }
+        let files = DomainFiles(root: SimulationRoot(path: root), device: SimulationRoot.defaultDevice)
+        let defaults = try files.defaults(for: options.domain)
+        for index in 0..<keys { defaults.set(.string("value-\(index)-" + String(repeating: "x", count: 16)), forKey: "key-\(index)") }
+        try defaults.flush()
+
+        let observer = try RunningProcess(CommandLine.arguments[0], ["observer", "--root", root, "--domain", options.domain])
+        try observer.waitForLine(timeout: 30) { $0 == "ready" }
+
+        var histogram = Histogram<UInt64>(highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three)
+        let before = defaults.domainStatistics
+        var measured = 0
+        for index in 1...(warmup + changes) {
+            let start = MonotonicClock.now()
+            defaults.set(.integer(Int64(index)), forKey: "probe")
+            let line = try observer.waitForLine(timeout: 30) { $0.hasPrefix("seen \(index) ") }
+            guard let seenAt = UInt64(line.split(separator: " ")[2]) else { throw ValidationError("bad observer line: \(line)") }
+            if index > warmup {
+                _ = histogram.record(seenAt - start)
+                measured += 1
+            }
+        }
+        let after = defaults.domainStatistics
+        observer.closeStdin()
+        let stats = try observer.waitForLine(timeout: 30) { $0.hasPrefix("stats ") }
+        try observer.waitForExit()
+
+        let commits = after.commits - before.commits
+        let t = after.commitTimings
+        let b = before.commitTimings
+        func perCommit(_ a: UInt64, _ z: UInt64) -> String { milliseconds(Double(a - z) / Double(max(commits, 1))) }
+        let observerReloads = Self.field(stats, "reloads") ?? 0
+        let observerReadNs = Self.field(stats, "reloadReadNs") ?? 0
+        print("""
+            propagation: \(measured) changes, \(keys + 1)-key suite, durable commits (fsync file + folder)
+              latency set → observer callback in another process (ms):
+                p50 \(milliseconds(histogram.valueAtPercentile(50)))  p90 \(milliseconds(histogram.valueAtPercentile(90)))  \
+            p99 \(milliseconds(histogram.valueAtPercentile(99)))  max \(milliseconds(histogram.max))  mean \(milliseconds(histogram.mean))
+              where a change's time goes (mean per commit, ms; \(commits) commits):
+                lock wait \(perCommit(t.lockWait, b.lockWait))  read+decode \(perCommit(t.readAndDecode, b.readAndDecode))  \
+            encode \(perCommit(t.encode, b.encode))  write+fsync \(perCommit(t.writeAndFsync, b.writeAndFsync))  \
+            rename+folder fsync \(perCommit(t.renameAndFolderFsync, b.renameAndFolderFsync))
+                observer: \(observerReloads) reloads, read+decode \(milliseconds(Double(observerReadNs) / Double(max(observerReloads, 1)))) ms each
+            """)
+    }
+
+    static func field(_ line: String, _ name: String) -> Int? {
+        line.split(separator: " ").first { $0.hasPrefix(name + "=") }.flatMap { Int($0.dropFirst(name.count + 1)) }
+    }
+}
+
+/// A burst of sets in one process: how many commits it became, how many
+/// reloads the observer did, and when the observer's view matched.
+struct BurstBenchmark: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "burst",
+        abstract: "A burst of sets in one process: commits, reloads, and time until another process's view matches.")
+
+    @OptionGroup var options: BenchOptions
+    @Option(help: "Sets in the burst (distinct keys).") var sets = 10_000
+
+    func run() throws {
+        let (root, temporary) = try options.makeRoot()
+        defer { if temporary { try? FileManager.default.removeItem(atPath: root) } }
+        let files = DomainFiles(root: SimulationRoot(path: root), device: SimulationRoot.defaultDevice)
+        let defaults = try files.defaults(for: options.domain)
+        let observer = try RunningProcess(
+            CommandLine.arguments[0], ["observer", "--root", root, "--domain", options.domain, "--burst-count", "\(sets)"])
+        try observer.waitForLine(timeout: 30) { $0 == "ready" }
+
+        let before = defaults.domainStatistics
+        let start = MonotonicClock.now()
+        for index in 0..<sets { defaults.set(.integer(Int64(index)), forKey: "burst-\(index)") }
+        let setsDone = MonotonicClock.now()
+        let line = try observer.waitForLine(timeout: 120) { $0.hasPrefix("converged ") }
+        let converged = UInt64(line.split(separator: " ")[1]) ?? 0
+        try defaults.flush()
+        let after = defaults.domainStatistics
+        observer.closeStdin()
+        let stats = try observer.waitForLine(timeout: 30) { $0.hasPrefix("stats ") }
+        try observer.waitForExit()
+        print("""
+            burst: \(sets) sets of distinct keys in one process
+              sets returned after \(milliseconds(setsDone - start)) ms; \(after.commits - before.commits) commits
+              observer: \(PropagationBenchmark.field(stats, "reloads") ?? 0) reloads; its view equalled the writer's \
+            \(milliseconds(converged - start)) ms after the first set
+            """)
+    }
+}

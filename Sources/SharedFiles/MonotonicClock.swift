@@ -1,0 +1,34 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// CLOCK_MONOTONIC in nanoseconds: comparable between processes on one machine,
+/// which is what propagation latencies are measured with.
+public enum MonotonicClock {
+    public static func now() -> UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
+    }
+}
+
+/// Where one commit's time went, in nanoseconds.
+public struct CommitTimings: Sendable, Equatable {
+    public var lockWait: UInt64 = 0
+    public var readAndDecode: UInt64 = 0
+    public var encode: UInt64 = 0
+    public var writeAndFsync: UInt64 = 0
+    public var renameAndFolderFsync: UInt64 = 0
+
+    public init() {}
+
+    public static func + (a: CommitTimings, b: CommitTimings) -> CommitTimings {
+        var sum = CommitTimings()
+        sum.lockWait = a.lockWait + b.lockWait
+        sum.readAndDecode = a.readAndDecode + b.readAndDecode
+        sum.encode = a.encode + b.encode
+        sum.writeAndFsync = a.writeAndFsync + b.writeAndFsync
+        sum.renameAndFolderFsync = a.renameAndFolderFsync + b.renameAndFolderFsync
+        return sum
+    }
+}

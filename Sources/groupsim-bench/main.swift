@@ -1,0 +1,2 @@
+import Benchmarks
+BenchCommand.main()
