@@ -6,11 +6,15 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .executable(name: "groupsim", targets: ["groupsim"]),
+        .executable(name: "main-app", targets: ["main-app"]),
+        .executable(name: "widget", targets: ["widget"]),
+        .executable(name: "intent-extension", targets: ["intent-extension"]),
         .library(name: "GroupDefaults", targets: ["GroupDefaults"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.1.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
     ],
     targets: [
         // libinotifytools from Debian; confined to one thread by ChangeWatcher.
@@ -24,9 +28,21 @@ let package = Package(
         .target(name: "SharedFiles", dependencies: ["PropertyList"]),
         // UserDefaults semantics over the simulation root's shared files.
         .target(name: "GroupDefaults", dependencies: ["PropertyList", "SharedFiles", "CInotifyTools"]),
+        // Strict YAML reading with file:line:column errors (manifests, scenarios).
+        .target(name: "SpecFormat", dependencies: ["PropertyList", .product(name: "Yams", package: "Yams")]),
+        // Terminal styling and line output shared by the command-line faces.
+        .target(name: "Terminal"),
+        // The simulated app processes: manifest, session, the two faces (prompt, JSON protocol).
+        .target(name: "SimulatedApp", dependencies: [
+            "GroupDefaults", "SpecFormat", "Terminal",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+        .executableTarget(name: "main-app", dependencies: ["SimulatedApp"]),
+        .executableTarget(name: "widget", dependencies: ["SimulatedApp"]),
+        .executableTarget(name: "intent-extension", dependencies: ["SimulatedApp"]),
         // The `groupsim` command tree; the executable only calls into it.
         .target(name: "GroupSimCLI", dependencies: [
-            "GroupDefaults",
+            "GroupDefaults", "SimulatedApp", "Terminal",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .executableTarget(name: "groupsim", dependencies: ["GroupSimCLI"]),
@@ -43,6 +59,8 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["PropertyList", "ChildProcess"], path: "Tests/TestSupport"),
         .testTarget(name: "PropertyListTests", dependencies: ["PropertyList"]),
         .testTarget(name: "GroupDefaultsTests", dependencies: ["GroupDefaults", "TestSupport"]),
-        .testTarget(name: "IntegrationTests", dependencies: ["GroupDefaults", "TestSupport", "groupsim"]),
+        .testTarget(name: "IntegrationTests", dependencies: [
+            "GroupDefaults", "TestSupport", "groupsim", "main-app", "widget", "intent-extension",
+        ]),
     ]
 )

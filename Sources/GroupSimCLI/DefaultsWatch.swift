@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import GroupDefaults
 import PropertyList
+import Terminal
 
 extension DefaultsCommand {
     /// `groupsim defaults watch DOMAIN [KEY...]`: prints effective changes as they happen.
@@ -99,18 +100,3 @@ final class ChangePrinter: @unchecked Sendable {
     }
 }
 
-/// ANSI styling for terminals; plain text when NO_COLOR is set or stdout is not a terminal.
-struct TerminalStyle: Sendable {
-    let enabled: Bool
-
-    static func forStandardOutput() -> TerminalStyle {
-        TerminalStyle(enabled: isatty(STDOUT_FILENO) == 1 && ProcessInfo.processInfo.environment["NO_COLOR"] == nil)
-    }
-
-    private func wrap(_ code: String, _ text: String) -> String { enabled ? "\u{1B}[\(code)m\(text)\u{1B}[0m" : text }
-    func bold(_ text: String) -> String { wrap("1", text) }
-    func dim(_ text: String) -> String { wrap("2", text) }
-    func highlight(_ text: String) -> String { wrap("32", text) }
-    func warning(_ text: String) -> String { wrap("33", text) }
-    func error(_ text: String) -> String { wrap("31", text) }
-}

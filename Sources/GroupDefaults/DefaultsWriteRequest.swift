@@ -1,23 +1,23 @@
 import Foundation
-import GroupDefaults
 import PropertyList
 
-/// What `groupsim defaults write DOMAIN ...` was asked to do, parsed from the
-/// words after the domain the way macOS `defaults` reads them.
-enum DefaultsWriteRequest: Equatable {
+/// What `groupsim defaults write DOMAIN ...` (or an app console's `set`) was
+/// asked to do, parsed from the words after the domain the way macOS
+/// `defaults` reads them.
+public enum DefaultsWriteRequest: Equatable, Sendable {
     case set(key: String, value: PlistValue)
     case arrayAdd(key: String, values: [PlistValue])
     case dictAdd(key: String, entries: [String: PlistValue])
     case intAdd(key: String, delta: Int64)
     case replaceDomain([String: PlistValue])
 
-    struct ParseError: Error, CustomStringConvertible {
-        let description: String
+    public struct ParseError: Error, CustomStringConvertible {
+        public let description: String
     }
 
-    static let scalarFlags = ["-string", "-data", "-int", "-integer", "-float", "-bool", "-boolean", "-date"]
+    public static let scalarFlags = ["-string", "-data", "-int", "-integer", "-float", "-bool", "-boolean", "-date"]
 
-    static func parse(_ words: [String]) throws -> DefaultsWriteRequest {
+    public static func parse(_ words: [String]) throws -> DefaultsWriteRequest {
         guard let key = words.first else { throw ParseError(description: "missing key (usage: write DOMAIN KEY VALUE, or write DOMAIN 'PLIST')") }
         let rest = Array(words.dropFirst())
         if rest.isEmpty {
@@ -99,7 +99,7 @@ enum DefaultsWriteRequest: Equatable {
         }
     }
 
-    static func typedValue(flag: String, text: String, key: String) throws -> PlistValue {
+    public static func typedValue(flag: String, text: String, key: String) throws -> PlistValue {
         func bad(_ expected: String) -> ParseError {
             ParseError(description: "\(flag) expects \(expected), got \"\(text)\" (key \"\(key)\")")
         }

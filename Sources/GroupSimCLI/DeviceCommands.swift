@@ -1,0 +1,95 @@
+import ArgumentParser
+import Foundation
+import GroupDefaults
+import SimulatedApp
+
+/// `groupsim device …`: simulated devices, as `simctl` manages simulators.
+struct DeviceCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "device", abstract: "Create, list, erase and delete simulated devices.",
+        subcommands: [Create.self, List.self, Erase.self, Delete.self])
+
+    struct Create: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Create a device.")
+        @OptionGroup var location: LocationOptions
+        @Argument var name: String
+        func run() throws { try DeviceManager(root: location.simulationRoot.root).create(name) }
+    }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List devices with their app and group containers.")
+        @OptionGroup var location: LocationOptions
+        func run() throws {
+            let devices = try DeviceManager(root: location.simulationRoot.root).list()
+            if devices.isEmpty { print("no devices in \(location.simulationRoot.root.path)") }
+            for device in devices {
+                print(device.name + (device.created.map { "  (created \($0.formatted(.iso8601)))" } ?? ""))
+                for app in device.apps { print("  app    \(app)") }
+                for group in device.groups { print("  group  \(group)") }
+            }
+        }
+    }
+
+    struct Erase: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Erase a device's content and settings (its containers and preferences).")
+        @OptionGroup var location: LocationOptions
+        @Argument var name: String
+        func run() throws { try DeviceManager(root: location.simulationRoot.root).erase(name) }
+    }
+
+    struct Delete: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Delete a device.")
+        @OptionGroup var location: LocationOptions
+        @Argument var name: String
+        func run() throws { try DeviceManager(root: location.simulationRoot.root).delete(name) }
+    }
+}
+
+/// `groupsim app …`: installing simulated apps on devices.
+struct AppCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "app", abstract: "Install simulated apps (manifests) on devices.",
+        subcommands: [Install.self, List.self, Uninstall.self, Example.self])
+
+    struct Install: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Install an app: create its targets' and groups' containers.")
+        @OptionGroup var location: LocationOptions
+        @Option(help: "The manifest (YAML); the built-in example if omitted.") var manifest: String?
+        func run() throws {
+            let text = try manifest.map { try String(contentsOfFile: $0, encoding: .utf8) } ?? AppManifest.exampleYAML
+            let parsed = try manifest.map { try AppManifest.load($0) } ?? .example
+            let place = location.simulationRoot
+            try DeviceManager(root: place.root).install(parsed, manifestText: text, device: place.device)
+            print("installed \(parsed.name) on \(place.device)")
+        }
+    }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the apps installed on a device.")
+        @OptionGroup var location: LocationOptions
+        func run() throws {
+            let place = location.simulationRoot
+            for (bundle, manifest) in try DeviceManager(root: place.root).installed(device: place.device) {
+                print("\(bundle)  \(manifest.name)")
+                for (role, target) in manifest.targets.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+                    print("  \(role.rawValue.padding(toLength: 17, withPad: " ", startingAt: 0)) \(target.bundleIdentifier)  groups: \(target.appGroups.joined(separator: ", "))")
+                }
+            }
+        }
+    }
+
+    struct Uninstall: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove an installed app's containers.")
+        @OptionGroup var location: LocationOptions
+        @Argument var bundle: String
+        func run() throws {
+            let place = location.simulationRoot
+            try DeviceManager(root: place.root).uninstall(bundle: bundle, device: place.device)
+        }
+    }
+
+    struct Example: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Print the built-in example app's manifest (a starting point for your own).")
+        func run() { print(AppManifest.exampleYAML) }
+    }
+}

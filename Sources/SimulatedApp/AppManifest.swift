@@ -1,0 +1,175 @@
+import Foundation
+import GroupDefaults
+import PropertyList
+import SpecFormat
+
+/// The three kinds of process an app is made of.
+public enum Role: String, Sendable, CaseIterable {
+    case mainApp = "main-app"
+    case widget
+    case intentExtension = "intent-extension"
+}
+
+/// A simulated app: its targets, their bundle ids and entitlements, their
+/// registered defaults, what the widget shows and what each intent does.
+public struct AppManifest: Sendable {
+    public var name: String
+    public var targets: [Role: Target]
+    /// The file it came from ("built-in" for the example).
+    public var source: String
+
+    public struct Target: Sendable {
+        public var bundleIdentifier: String
+        /// The app-group entitlement (com.apple.security.application-groups).
+        public var appGroups: [String]
+        /// The iCloud key-value store identifier entitlement, if any.
+        public var keyValueStore: String?
+        /// The suite the target reads and writes: an app group's id, or
+        /// "standard" for the app's own domain (the classic mistake when the
+        /// group was meant). Defaults to the first app group.
+        public var suite: String
+        public var registeredDefaults: [String: PlistValue]
+        public var widget: Widget?
+        public var intents: [String: Intent]
+
+        public var usesStandardDefaults: Bool { suite == "standard" }
+    }
+
+    public struct Widget: Sendable {
+        public enum Timeline: Sendable, Equatable {
+            /// Reloads whenever a shown key changes (the app reloading timelines on every write).
+            case onChange
+            /// Reloads every so many seconds.
+            case periodic(seconds: Double)
+            /// Reloads only when asked (a stale widget until then).
+            case manual
+        }
+        public var shows: [String]
+        public var timeline: Timeline
+    }
+
+    public struct Intent: Sendable {
+        public enum Action: String, Sendable, CaseIterable { case set, remove, append, increment, toggle }
+        public var action: Action
+        public var key: String
+        /// A fixed value (set, append).
+        public var value: PlistValue?
+        /// The name of the parameter that supplies the value (`name=value` on the command line).
+        public var parameter: String?
+        /// The step of `increment`.
+        public var by: Int64
+    }
+
+    public func target(_ role: Role) throws -> Target {
+        guard let target = targets[role] else {
+            throw SpecError(file: source, line: 0, column: 0, message: "the app '\(name)' has no \(role.rawValue) target")
+        }
+        return target
+    }
+
+    // MARK: Reading
+
+    public static func load(_ path: String) throws -> AppManifest {
+        try parse(SpecNode.load(path))
+    }
+
+    public static func parse(_ root: SpecNode) throws -> AppManifest {
+        let fields = try root.fields(allowed: ["name", "targets"], required: ["name", "targets"])
+        var targets: [Role: Target] = [:]
+        for (name, node) in try fields["targets"]!.entries(allowed: Role.allCases.map(\.rawValue)) {
+            targets[Role(rawValue: name)!] = try parseTarget(node, role: Role(rawValue: name)!)
+        }
+        return AppManifest(name: try fields["name"]!.string(), targets: targets, source: root.file)
+    }
+
+    static func parseTarget(_ node: SpecNode, role: Role) throws -> Target {
+        var allowed = ["bundle-id", "app-groups", "icloud-kvs", "suite", "registered-defaults"]
+        if role == .widget { allowed += ["shows", "timeline"] }
+        if role == .intentExtension { allowed += ["intents"] }
+        let fields = try node.fields(allowed: allowed, required: ["bundle-id"])
+        let bundle = try fields["bundle-id"]!.string()
+        do { try DomainName.validate(bundle, what: "bundle identifier") } catch { throw fields["bundle-id"]!.error("\(error)") }
+        let groups = try fields["app-groups"]?.strings() ?? []
+        for (index, group) in groups.enumerated() where !DomainName.isGroup(group) {
+            throw try fields["app-groups"]!.listOrSingle()[index].error("an app-group id starts with 'group.', found '\(group)'")
+        }
+        let suite = try fields["suite"]?.string() ?? groups.first ?? "standard"
+        var widget: Widget? = nil
+        if role == .widget {
+            widget = Widget(shows: try fields["shows"]?.strings() ?? [], timeline: try parseTimeline(fields["timeline"]))
+        }
+        var intents: [String: Intent] = [:]
+        for (name, intentNode) in try fields["intents"]?.entries() ?? [] {
+            intents[name] = try parseIntent(intentNode)
+        }
+        return Target(
+            bundleIdentifier: bundle, appGroups: groups, keyValueStore: try fields["icloud-kvs"]?.string(), suite: suite,
+            registeredDefaults: try fields["registered-defaults"]?.plistDictionary() ?? [:], widget: widget, intents: intents)
+    }
+
+    static func parseTimeline(_ node: SpecNode?) throws -> Widget.Timeline {
+        guard let node else { return .onChange }
+        let text = try node.string()
+        switch text {
+        case "on-change": return .onChange
+        case "manual": return .manual
+        default:
+            // "every 5s"
+            let words = text.split(separator: " ")
+            if words.count == 2, words[0] == "every", words[1].hasSuffix("s"), let seconds = Double(words[1].dropLast()), seconds > 0 {
+                return .periodic(seconds: seconds)
+            }
+            throw node.error("timeline must be on-change, manual or 'every Ns', found '\(text)'")
+        }
+    }
+
+    static func parseIntent(_ node: SpecNode) throws -> Intent {
+        let actions = Intent.Action.allCases.map(\.rawValue)
+        let fields = try node.fields(allowed: actions + ["value", "parameter", "by"])
+        let chosen = actions.filter { fields[$0] != nil }
+        guard chosen.count == 1, let action = Intent.Action(rawValue: chosen[0]) else {
+            throw node.error("an intent needs exactly one action key (\(actions.joined(separator: ", "))), found \(chosen.isEmpty ? "none" : chosen.joined(separator: ", "))")
+        }
+        let intent = Intent(
+            action: action, key: try fields[action.rawValue]!.string(), value: try fields["value"]?.plistValue(),
+            parameter: try fields["parameter"]?.string(), by: Int64(try fields["by"]?.int() ?? 1))
+        if (action == .set || action == .append) && intent.value == nil && intent.parameter == nil {
+            throw node.error("'\(action.rawValue)' needs a 'value' or a 'parameter'")
+        }
+        return intent
+    }
+
+    /// The example app the demo uses when no manifest is given.
+    public static let example: AppManifest = {
+        do { return try parse(SpecNode.parse(exampleYAML, file: "built-in example")) } catch {
+            preconditionFailure("the built-in example manifest is invalid: \(error)")
+        }
+    }()
+
+    public static let exampleYAML = """
+        # A notes app with a home-screen widget and a Shortcuts/Siri extension.
+        name: Notes
+        targets:
+          main-app:
+            bundle-id: com.example.notes
+            app-groups: [group.com.example.notes]
+            icloud-kvs: com.example.notes
+            registered-defaults:
+              theme: light
+              fontSize: 14
+          widget:
+            bundle-id: com.example.notes.widget
+            app-groups: [group.com.example.notes]
+            shows: [theme, noteCount, lastNote]
+            timeline: on-change
+          intent-extension:
+            bundle-id: com.example.notes.intents
+            app-groups: [group.com.example.notes]
+            intents:
+              AddNote: { append: notes, parameter: text }
+              CountNote: { increment: noteCount, by: 1 }
+              SetLastNote: { set: lastNote, parameter: text }
+              SetTheme: { set: theme, parameter: theme }
+              ClearNotes: { remove: notes }
+        """
+}

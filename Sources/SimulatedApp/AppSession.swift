@@ -1,0 +1,127 @@
+import Foundation
+import GroupDefaults
+import PropertyList
+
+/// One running target of a simulated app on one device: its identity and
+/// entitlements, its defaults, and the commands both faces share.
+public final class AppSession: @unchecked Sendable {
+    public let role: Role
+    public let manifest: AppManifest
+    public let target: AppManifest.Target
+    public let context: DefaultsContext
+    /// The defaults the target reads and writes: its suite, or its standard
+    /// domain when the manifest says `suite: standard`.
+    public let store: GroupDefaults
+    public let events: AppEventSink
+    private var observation: DefaultsObservation?
+    private var notificationToken: NSObjectProtocol?
+    private(set) var widget: WidgetTimeline?
+
+    public init(role: Role, manifest: AppManifest, root: SimulationRoot, device: String, launchArguments: [String], events: AppEventSink) throws {
+        self.role = role
+        self.manifest = manifest
+        self.events = events
+        target = try manifest.target(role)
+        context = DefaultsContext(root: root, device: device, bundleIdentifier: target.bundleIdentifier, appGroups: Set(target.appGroups))
+        // Volatile domains first, as at a real launch: arguments, then registration.
+        try ProcessDomains.shared.setLaunchArguments(launchArguments)
+        ProcessDomains.shared.register(target.registeredDefaults)
+        store = target.usesStandardDefaults
+            ? try GroupDefaults(context: context)
+            : try GroupDefaults(suiteName: target.suite, context: context)
+        observation = store.observe(nil) { [events] change in events.emit(.change(change)) }
+        notificationToken = NotificationCenter.default.addObserver(
+            forName: GroupDefaults.didChangeNotification, object: store, queue: nil
+        ) { [events] _ in events.emit(.notification(name: "didChange")) }
+        if role == .widget, let widgetManifest = target.widget {
+            widget = try WidgetTimeline(manifest: widgetManifest, session: self)
+        }
+    }
+
+    /// Starts what runs by itself (the widget's first render and its timeline).
+    public func start() {
+        widget?.start()
+    }
+
+    public var info: [String: PlistValue] {
+        var info: [String: PlistValue] = [
+            "role": .string(role.rawValue), "app": .string(manifest.name), "bundleId": .string(target.bundleIdentifier),
+            "device": .string(context.device), "root": .string(context.root.path), "suite": .string(store.domainName),
+            "path": .string(store.path), "appGroups": .array(target.appGroups.map { .string($0) }),
+            "searchList": .array(store.searchList.map { .string($0) }), "pid": .integer(Int64(getpid())),
+            "protocol": .integer(Int64(ControlProtocol.version)),
+        ]
+        if let kvs = target.keyValueStore { info["icloudKVS"] = .string(kvs) }
+        return info
+    }
+
+    public func perform(_ command: AppCommand) throws -> AppCommandResult {
+        switch command {
+        case .get(let key):
+            let found = store.lookup(key)
+            return .value(key: key, value: found?.value, domain: found?.domain)
+        case .set(let key, let value):
+            store.set(value, forKey: key)
+            return .done
+        case .remove(let key):
+            store.removeObject(forKey: key)
+            return .done
+        case .dump:
+            let all = store.dictionaryRepresentation().keys.sorted().compactMap { key in
+                store.lookup(key).map { (key: key, value: $0.value, domain: $0.domain) }
+            }
+            return .values(all)
+        case .register(let defaults):
+            store.register(defaults: defaults)
+            return .done
+        case .addSuite(let name):
+            try store.addSuite(named: name)
+            return .done
+        case .removeSuite(let name):
+            store.removeSuite(named: name)
+            return .done
+        case .synchronize:
+            try store.flush()
+            return .done
+        case .increment(let key, let by):
+            return .integer(try store.increment(key, by: by))
+        case .append(let key, let values):
+            try store.transaction { contents in
+                switch contents[key] {
+                case nil: contents[key] = .array(values)
+                case .array(let existing): contents[key] = .array(existing + values)
+                case let other?: throw AppCommandError("\(key) holds a \(other.typeName), not an array")
+                }
+            }
+            return .done
+        case .mergeDictionary(let key, let entries):
+            try store.transaction { contents in
+                switch contents[key] {
+                case nil: contents[key] = .dictionary(entries)
+                case .dictionary(let existing): contents[key] = .dictionary(existing.merging(entries) { _, new in new })
+                case let other?: throw AppCommandError("\(key) holds a \(other.typeName), not a dictionary")
+                }
+            }
+            return .done
+        case .reloadTimeline:
+            guard let widget else { throw AppCommandError("only a widget has a timeline to reload") }
+            widget.reload(reason: "request")
+            return .done
+        case .reloadWidgets:
+            try WidgetCenter(root: context.root, device: context.device).requestReload()
+            return .done
+        case .info:
+            return .info(info)
+        case .ping:
+            return .done
+        case .exit:
+            return .done
+        }
+    }
+
+    /// Commits what is pending and says goodbye; used on every way out.
+    public func finish(status: Int32) {
+        store.synchronize()
+        events.emit(.exit(status: status))
+    }
+}

@@ -1,0 +1,194 @@
+import Foundation
+import GroupDefaults
+import PropertyList
+import Terminal
+
+/// The face for people: a prompt with commands, live change lines, and the
+/// widget's card redrawn in place. Colour only on a terminal without NO_COLOR.
+final class ConsoleEventSink: AppEventSink, @unchecked Sendable {
+    let output: LineWriter
+    let style: TerminalStyle
+    let interactive: Bool
+    let prompt: String
+    let role: Role
+    private let lock = NSLock()
+    private var watching = true
+
+    init(output: LineWriter, role: Role) {
+        self.output = output
+        style = TerminalStyle.forStandardOutput()
+        interactive = isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1
+        prompt = "\(role.rawValue)> "
+        self.role = role
+    }
+
+    func setWatching(_ on: Bool) { lock.withLock { watching = on } }
+
+    /// Prints a line above the prompt, then restores the prompt.
+    func say(_ line: String) {
+        if interactive { output.writeRaw("\r\u{1B}[K\(line)\n\(style.bold(prompt))") } else { output.write(line) }
+    }
+
+    func showPrompt() { if interactive { output.writeRaw(style.bold(prompt)) } }
+
+    func emit(_ event: AppEvent) {
+        switch event {
+        case .ready(let info):
+            let bundle = info["bundleId"]?.stringValue ?? "?"
+            say("\(style.bold(bundle)) on \(info["device"]?.stringValue ?? "?") · suite \(info["suite"]?.stringValue ?? "?")" + (role == .intentExtension ? "" : " · type 'help' for commands"))
+        case .change(let change):
+            guard lock.withLock({ watching }) else { return }
+            let origin = change.origin == .thisProcess ? "this process" : "another process"
+            say("\(style.dim("←")) \(style.bold(change.key)): \(Self.show(change.old)) → \(style.highlight(Self.show(change.new)))  "
+                + style.dim("[\(origin)\(change.valueDomain.map { ", \($0)" } ?? "")]"))
+        case .notification:
+            break  // the change line already says it
+        case .render(let card, let reason):
+            render(card, reason: reason)
+        case .warning(let kind, let message):
+            let banner = kind == Diagnostic.Kind.missingEntitlement.rawValue ? "MISSING ENTITLEMENT" : "warning"
+            say(style.error("\(banner): \(message)"))
+        case .intentResult(let intent, let key, let value):
+            say("\(intent): \(style.bold(key)) = \(style.highlight(Self.show(value)))")
+        case .error(let message):
+            say(style.error("error: \(message)"))
+        case .exit(let status):
+            if interactive { output.writeRaw("\r\u{1B}[K") }
+            output.write(style.dim("exit \(status)"))
+        }
+    }
+
+    private func render(_ card: [WidgetCard.Line], reason: String) {
+        let rows = card.map { "\($0.key): \(Self.show($0.value))" }
+        let width = max(24, (rows.map(\.count).max() ?? 0) + 2)
+        var text = ""
+        text += "┌" + String(repeating: "─", count: width) + "┐\n"
+        for row in rows { text += "│ " + row + String(repeating: " ", count: width - row.count - 1) + "│\n" }
+        let footer = "rendered (\(reason)) \(Date().formatted(.iso8601.time(includingFractionalSeconds: false)))"
+        text += "└" + String(repeating: "─", count: width) + "┘ " + style.dim(footer)
+        if interactive {
+            // Redraw at the top of the screen: the card stays in one place.
+            output.writeRaw("\u{1B}[s\u{1B}[H" + text.split(separator: "\n").map { "\u{1B}[K" + $0 }.joined(separator: "\n") + "\u{1B}[u")
+        } else {
+            output.write(text)
+        }
+    }
+
+    static func show(_ value: PlistValue?) -> String {
+        guard let value else { return "(absent)" }
+        return OldStylePropertyList.describe(value).replacingOccurrences(of: "\n", with: " ").replacingOccurrences(of: "    ", with: "")
+    }
+}
+
+/// The console face's loop.
+enum ConsoleLoop {
+    static let help = """
+        get KEY                         effective value and the domain it comes from
+        set KEY [-TYPE] VALUE           TYPE: string int float bool date data; or -array V..., -array-add V...,
+                                        -dict K V..., -dict-add K V..., -int-add N (atomic)
+        remove KEY                      reveals a lower domain's value, if any
+        dump                            every effective value with its domain
+        register KEY [-TYPE] VALUE      adds to this process's registration domain
+        add-suite NAME | remove-suite NAME
+        sync                            commit to disk now (synchronize)
+        reload                          widget: reload the timeline (re-render)
+        reload-widgets                  app: ask WidgetCenter to reload every widget
+        watch on|off                    live change lines
+        info                            identity, entitlements, search list
+        quit [STATUS]
+        """
+
+    static func run(session: AppSession, sink: ConsoleEventSink) -> Int32 {
+        if sink.interactive, session.role == .widget { sink.output.writeRaw("\u{1B}[2J\u{1B}[H" + String(repeating: "\n", count: (session.target.widget?.shows.count ?? 0) + 3)) }
+        sink.showPrompt()
+        while let line = readLine() {
+            defer { sink.showPrompt() }
+            let words = split(line)
+            guard let verb = words.first else { continue }
+            let rest = Array(words.dropFirst())
+            do {
+                switch verb {
+                case "help", "?": sink.output.write(help)
+                case "quit", "exit": return Int32(rest.first.flatMap { Int32($0) } ?? 0)
+                case "watch": sink.setWatching(rest.first != "off"); sink.output.write("live changes \(rest.first == "off" ? "off" : "on")")
+                default:
+                    let command = try parse(verb, rest)
+                    print(try session.perform(command), sink: sink)
+                }
+            } catch {
+                sink.output.write(sink.style.error("error: \(error)"))
+            }
+        }
+        return 0
+    }
+
+    static func parse(_ verb: String, _ rest: [String]) throws -> AppCommand {
+        func one(_ usage: String) throws -> String {
+            guard rest.count == 1 else { throw AppCommandError("usage: \(usage)") }
+            return rest[0]
+        }
+        switch verb {
+        case "get": return .get(key: try one("get KEY"))
+        case "remove", "delete": return .remove(key: try one("remove KEY"))
+        case "dump": return .dump
+        case "sync", "synchronize": return .synchronize
+        case "reload": return .reloadTimeline
+        case "reload-widgets": return .reloadWidgets
+        case "info": return .info
+        case "add-suite": return .addSuite(name: try one("add-suite NAME"))
+        case "remove-suite": return .removeSuite(name: try one("remove-suite NAME"))
+        case "set", "register":
+            guard rest.count >= 2 else { throw AppCommandError("usage: \(verb) KEY [-TYPE] VALUE") }
+            let request: DefaultsWriteRequest
+            do { request = try DefaultsWriteRequest.parse(rest) } catch { throw AppCommandError("\(error)") }
+            switch (verb, request) {
+            case ("register", .set(let key, let value)): return .register(defaults: [key: value])
+            case ("register", _): throw AppCommandError("register takes KEY [-TYPE] VALUE")
+            case (_, .set(let key, let value)): return .set(key: key, value: value)
+            case (_, .arrayAdd(let key, let values)): return .append(key: key, values: values)
+            case (_, .dictAdd(let key, let entries)): return .mergeDictionary(key: key, entries: entries)
+            case (_, .intAdd(let key, let delta)): return .increment(key: key, by: delta)
+            case (_, .replaceDomain): throw AppCommandError("set needs a KEY and a VALUE")
+            }
+        default:
+            throw AppCommandError("unknown command '\(verb)'; type 'help'")
+        }
+    }
+
+    static func print(_ result: AppCommandResult, sink: ConsoleEventSink) {
+        switch result {
+        case .done: break
+        case .value(let key, let value, let domain):
+            sink.output.write("\(key) = \(ConsoleEventSink.show(value))" + (domain.map { sink.style.dim("  (from \($0))") } ?? ""))
+        case .values(let entries):
+            let width = entries.map(\.key.count).max() ?? 0
+            for entry in entries {
+                sink.output.write(entry.key.padding(toLength: width, withPad: " ", startingAt: 0) + "  "
+                    + ConsoleEventSink.show(entry.value) + sink.style.dim("  (\(entry.domain))"))
+            }
+        case .integer(let value): sink.output.write("\(value)")
+        case .info(let info):
+            for key in info.keys.sorted() { sink.output.write("\(key): \(ConsoleEventSink.show(info[key]))") }
+        }
+    }
+
+    /// Splits a command line into words, honouring single and double quotes.
+    static func split(_ line: String) -> [String] {
+        var words: [String] = [], current = "", quote: Character? = nil, inWord = false
+        for character in line {
+            if let open = quote {
+                if character == open { quote = nil } else { current.append(character) }
+            } else if character == "\"" || character == "'" {
+                quote = character
+                inWord = true
+            } else if character.isWhitespace {
+                if inWord { words.append(current); current = ""; inWord = false }
+            } else {
+                current.append(character)
+                inWord = true
+            }
+        }
+        if inWord { words.append(current) }
+        return words
+    }
+}

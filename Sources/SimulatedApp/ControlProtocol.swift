@@ -1,0 +1,147 @@
+import Foundation
+import GroupDefaults
+import PropertyList
+import Terminal
+
+/// The line-delimited JSON protocol on stdin/stdout (docs/protocol.md).
+/// Requests carry an id that the response repeats; events have an "event"
+/// field and no id. A malformed request gets an error response and the
+/// process keeps running; closing stdin ends the process cleanly.
+public enum ControlProtocol {
+    public static let version = 1
+
+    /// Parses one request line into its id and command.
+    static func parse(_ line: String) -> (id: String, command: Result<AppCommand, AppCommandError>) {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
+            return ("null", .failure(AppCommandError("not a JSON object: \(line.prefix(200))")))
+        }
+        let id = object["id"].map(encodeID) ?? "null"
+        do {
+            return (id, .success(try command(from: object)))
+        } catch let error as AppCommandError {
+            return (id, .failure(error))
+        } catch {
+            return (id, .failure(AppCommandError("\(error)")))
+        }
+    }
+
+    private static func encodeID(_ id: Any) -> String {
+        if let text = id as? String { return PlistJSON.quote(text) }
+        if let number = id as? NSNumber { return number.stringValue }
+        return "null"
+    }
+
+    private static func command(from object: [String: Any]) throws -> AppCommand {
+        guard let name = object["cmd"] as? String else { throw AppCommandError("missing \"cmd\" (a string)") }
+        func string(_ field: String) throws -> String {
+            guard let value = object[field] as? String else { throw AppCommandError("\(name): missing \"\(field)\" (a string)") }
+            return value
+        }
+        func value(_ field: String) throws -> PlistValue {
+            guard let raw = object[field], !(raw is NSNull) else { throw AppCommandError("\(name): missing \"\(field)\"") }
+            return try PlistJSON.decode(raw, path: field)
+        }
+        func dictionary(_ field: String) throws -> [String: PlistValue] {
+            guard case .dictionary(let entries) = try value(field) else { throw AppCommandError("\(name): \"\(field)\" must be an object") }
+            return entries
+        }
+        switch name {
+        case "get": return .get(key: try string("key"))
+        case "set": return .set(key: try string("key"), value: try value("value"))
+        case "remove": return .remove(key: try string("key"))
+        case "dump": return .dump
+        case "register": return .register(defaults: try dictionary("defaults"))
+        case "add-suite": return .addSuite(name: try string("name"))
+        case "remove-suite": return .removeSuite(name: try string("name"))
+        case "synchronize": return .synchronize
+        case "increment":
+            let by = (object["by"] as? NSNumber)?.int64Value ?? 1
+            return .increment(key: try string("key"), by: by)
+        case "append":
+            let raw = try value("value")
+            return .append(key: try string("key"), values: raw.arrayValue ?? [raw])
+        case "merge": return .mergeDictionary(key: try string("key"), entries: try dictionary("value"))
+        case "reload": return .reloadTimeline
+        case "reload-widgets": return .reloadWidgets
+        case "info": return .info
+        case "ping": return .ping
+        case "exit": return .exit(status: Int32((object["status"] as? NSNumber)?.intValue ?? 0))
+        default:
+            throw AppCommandError("unknown command \"\(name)\"; known: get set remove dump register add-suite remove-suite synchronize increment append merge reload reload-widgets info ping exit")
+        }
+    }
+
+    static func response(id: String, result: AppCommandResult) -> String {
+        var fields = "\"id\":\(id),\"ok\":true"
+        switch result {
+        case .done: break
+        case .value(let key, let value, let domain):
+            fields += ",\"key\":\(PlistJSON.quote(key)),\"value\":\(PlistJSON.encode(value)),\"domain\":\(domain.map(PlistJSON.quote) ?? "null")"
+        case .values(let entries):
+            let body = entries.map { "\(PlistJSON.quote($0.key)):{\"value\":\(PlistJSON.encode($0.value)),\"domain\":\(PlistJSON.quote($0.domain))}" }
+            fields += ",\"values\":{\(body.joined(separator: ","))}"
+        case .integer(let value): fields += ",\"value\":\(value)"
+        case .info(let info): fields += ",\"info\":\(PlistJSON.encode(.dictionary(info)))"
+        }
+        return "{\(fields)}"
+    }
+
+    static func failure(id: String, message: String) -> String {
+        "{\"id\":\(id),\"ok\":false,\"error\":\(PlistJSON.quote(message))}"
+    }
+
+    static func event(_ event: AppEvent) -> String {
+        let time = "\"time\":\(PlistJSON.quote(Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true))))"
+        switch event {
+        case .ready(let info):
+            return "{\"event\":\"ready\",\"protocol\":\(version),\"info\":\(PlistJSON.encode(.dictionary(info))),\(time)}"
+        case .change(let change):
+            return "{\"event\":\"change\",\"key\":\(PlistJSON.quote(change.key)),\"old\":\(PlistJSON.encode(change.old)),"
+                + "\"new\":\(PlistJSON.encode(change.new)),\"origin\":\"\(change.origin.rawValue)\","
+                + "\"domain\":\(PlistJSON.quote(change.changedDomain)),\"valueDomain\":\(change.valueDomain.map(PlistJSON.quote) ?? "null"),\(time)}"
+        case .notification(let name):
+            return "{\"event\":\"notification\",\"name\":\(PlistJSON.quote(name)),\(time)}"
+        case .render(let card, let reason):
+            let lines = card.map { "{\"key\":\(PlistJSON.quote($0.key)),\"value\":\(PlistJSON.encode($0.value)),\"domain\":\($0.domain.map(PlistJSON.quote) ?? "null")}" }
+            return "{\"event\":\"render\",\"reason\":\(PlistJSON.quote(reason)),\"card\":[\(lines.joined(separator: ","))],\(time)}"
+        case .warning(let kind, let message):
+            return "{\"event\":\"warning\",\"kind\":\(PlistJSON.quote(kind)),\"message\":\(PlistJSON.quote(message)),\(time)}"
+        case .intentResult(let intent, let key, let value):
+            return "{\"event\":\"intent-result\",\"intent\":\(PlistJSON.quote(intent)),\"key\":\(PlistJSON.quote(key)),\"value\":\(PlistJSON.encode(value)),\(time)}"
+        case .error(let message):
+            return "{\"event\":\"error\",\"message\":\(PlistJSON.quote(message)),\(time)}"
+        case .exit(let status):
+            return "{\"event\":\"exit\",\"status\":\(status),\(time)}"
+        }
+    }
+}
+
+/// Events as JSON lines on stdout.
+final class JSONEventSink: AppEventSink {
+    let output: LineWriter
+    init(output: LineWriter) { self.output = output }
+    func emit(_ event: AppEvent) { output.write(ControlProtocol.event(event)) }
+}
+
+/// The protocol face's loop: one request per stdin line, until EOF or `exit`.
+enum ControlProtocolLoop {
+    static func run(session: AppSession, output: LineWriter) -> Int32 {
+        while let line = readLine() {
+            if line.trimmingCharacters(in: .whitespaces).isEmpty { continue }
+            let (id, parsed) = ControlProtocol.parse(line)
+            switch parsed {
+            case .failure(let error):
+                output.write(ControlProtocol.failure(id: id, message: error.description))
+            case .success(let command):
+                do {
+                    let result = try session.perform(command)
+                    output.write(ControlProtocol.response(id: id, result: result))
+                    if case .exit(let status) = command { return status }
+                } catch {
+                    output.write(ControlProtocol.failure(id: id, message: "\(error)"))
+                }
+            }
+        }
+        return 0
+    }
+}

@@ -1,0 +1,36 @@
+import Foundation
+import GroupDefaults
+import PropertyList
+
+/// Performs one intent, as Siri or Shortcuts launch an extension to do one
+/// action: the change is committed before the process reports success.
+enum IntentPerformer {
+    /// Returns the key's new value.
+    static func perform(_ name: String, parameters: [String: String], session: AppSession) throws -> PlistValue? {
+        guard let intent = session.target.intents[name] else {
+            let known = session.target.intents.keys.sorted().joined(separator: ", ")
+            throw AppCommandError("unknown intent '\(name)'; this extension knows: \(known.isEmpty ? "none" : known)")
+        }
+        for parameter in parameters.keys where parameter != intent.parameter {
+            throw AppCommandError("intent \(name) takes no parameter '\(parameter)'\(intent.parameter.map { " (its parameter is '\($0)')" } ?? "")")
+        }
+        func value() throws -> PlistValue {
+            if let parameter = intent.parameter {
+                guard let text = parameters[parameter] else { throw AppCommandError("intent \(name) needs \(parameter)=VALUE") }
+                return try ArgumentDomain.value(text, key: parameter)
+            }
+            return intent.value!
+        }
+        let store = session.store
+        switch intent.action {
+        case .set: _ = try session.perform(.set(key: intent.key, value: value()))
+        case .remove: _ = try session.perform(.remove(key: intent.key))
+        case .append: _ = try session.perform(.append(key: intent.key, values: [value()]))
+        case .increment: _ = try session.perform(.increment(key: intent.key, by: intent.by))
+        case .toggle:
+            try store.transaction { contents in contents[intent.key] = .bool(!(Conversions.bool(contents[intent.key]) ?? false)) }
+        }
+        try store.flush()
+        return store.value(forKey: intent.key)
+    }
+}

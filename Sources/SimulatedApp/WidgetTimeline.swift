@@ -1,0 +1,105 @@
+import Foundation
+import GroupDefaults
+import PropertyList
+import SharedFiles
+
+/// What the widget shows: each shown key's value at the last render.
+public enum WidgetCard {
+    public struct Line: Sendable, Equatable {
+        public let key: String
+        public let value: PlistValue?
+        public let domain: String?
+    }
+}
+
+/// The widget's timeline: it renders a snapshot of the shown keys, and
+/// renders again only when the timeline is reloaded — on a change, on a
+/// period, or on request, as the manifest says. Between reloads the card is
+/// stale by design, as on iOS.
+final class WidgetTimeline: @unchecked Sendable {
+    let manifest: AppManifest.Widget
+    unowned let session: AppSession
+    private var changeObservation: DefaultsObservation?
+    private var timer: DispatchSourceTimer?
+    private var reloadListener: (domain: PersistentDomain, id: Int)?
+    private let lock = NSLock()
+    private(set) var card: [WidgetCard.Line] = []
+
+    init(manifest: AppManifest.Widget, session: AppSession) throws {
+        self.manifest = manifest
+        self.session = session
+    }
+
+    func start() {
+        reload(reason: "initial")
+        switch manifest.timeline {
+        case .onChange:
+            let shown = Set(manifest.shows)
+            changeObservation = session.store.observe(nil) { [weak self] change in
+                if shown.contains(change.key) { self?.reload(reason: "change") }
+            }
+        case .periodic(let seconds):
+            let timer = DispatchSource.makeTimerSource(queue: .global())
+            timer.schedule(deadline: .now() + seconds, repeating: seconds)
+            timer.setEventHandler { [weak self] in self?.reload(reason: "period") }
+            timer.resume()
+            self.timer = timer
+        case .manual:
+            break
+        }
+        // WidgetCenter.reloadTimelines from the app reaches every widget whatever its policy.
+        do {
+            let center = try WidgetCenter(root: session.context.root, device: session.context.device).domain()
+            let bundle = session.target.bundleIdentifier
+            let id = center.addListener { [weak self] change in
+                if change.changes.contains(where: { $0.key == bundle || $0.key == WidgetCenter.allWidgets }) {
+                    self?.reload(reason: "reload-request")
+                }
+            }
+            reloadListener = (center, id)
+        } catch {
+            session.events.emit(.warning(kind: "widget-center", message: "cannot listen for timeline reloads: \(error)"))
+        }
+    }
+
+    /// Takes a new snapshot of the shown keys and renders it.
+    func reload(reason: String) {
+        let lines = manifest.shows.map { key in
+            let found = session.store.lookup(key)
+            return WidgetCard.Line(key: key, value: found?.value, domain: found?.domain)
+        }
+        lock.withLock { card = lines }
+        session.events.emit(.render(card: lines, reason: reason))
+    }
+
+    deinit {
+        timer?.cancel()
+        if let reloadListener { reloadListener.domain.removeListener(reloadListener.id) }
+    }
+}
+
+/// The simulated `WidgetCenter`: a per-device plist of reload requests,
+/// one counter per widget bundle id (or "*" for all). Widgets watch it like
+/// any other shared file, so a request reaches them across processes.
+struct WidgetCenter {
+    static let allWidgets = "*"
+    let root: SimulationRoot
+    let device: String
+
+    var path: String {
+        get throws { try root.devicePath(device) + "/Library/WidgetCenter/timeline-reloads.plist" }
+    }
+
+    func domain() throws -> PersistentDomain {
+        let path = try self.path
+        try root.prepareConfinedDirectory((path as NSString).deletingLastPathComponent)
+        return try DomainRegistry.shared.domain(named: "WidgetCenter", at: path)
+    }
+
+    /// `reloadAllTimelines()`.
+    func requestReload(kind: String = allWidgets) throws {
+        try domain().transaction { contents in
+            contents[kind] = .integer((Conversions.integer(contents[kind]) ?? 0) + 1)
+        }
+    }
+}

@@ -1,0 +1,2 @@
+import SimulatedApp
+IntentExtensionCommand.main()
