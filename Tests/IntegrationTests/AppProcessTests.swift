@@ -1,0 +1,202 @@
+import Foundation
+import Testing
+import TestSupport
+import PropertyList
+
+/// main-app, widget and intent-extension started for real and driven through the control protocol.
+@Suite struct AppProcessTests {
+    let root = TemporaryRoot()
+
+    /// A manifest file in the test's root.
+    func manifest(_ yaml: String) throws -> String {
+        let path = root.path + "/manifest-\(UUID().uuidString).yaml"
+        try yaml.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    static let sharedApp = """
+        name: Test
+        targets:
+          main-app:
+            bundle-id: com.example.test
+            app-groups: [group.com.example.test]
+            registered-defaults: { fontSize: 14 }
+          widget:
+            bundle-id: com.example.test.widget
+            app-groups: [group.com.example.test]
+            shows: [theme, count]
+            timeline: TIMELINE
+          intent-extension:
+            bundle-id: com.example.test.intents
+            app-groups: [group.com.example.test]
+            intents:
+              Count: { increment: count }
+              SetTheme: { set: theme, parameter: theme }
+        """
+
+    func app(timeline: String = "on-change") throws -> String {
+        try manifest(Self.sharedApp.replacingOccurrences(of: "TIMELINE", with: timeline))
+    }
+
+    @Test func startsReadyAnswersCommandsEmitsEventsAndExits() throws {
+        let main = try AppProcess("main-app", root: root, manifest: try app())
+        let info = try #require(main.ready["info"] as? [String: Any])
+        #expect(info["bundleId"] as? String == "com.example.test")
+        #expect(main.ready["protocol"] as? Int == 1)
+
+        try main.set("theme", "dark")
+        try main.change("theme") { $0 == "dark" }
+        try main.event { $0["event"] as? String == "notification" }
+        #expect(try main.get("theme") == ("dark", "group.com.example.test"))
+        #expect(try main.get("fontSize") == (14, "NSRegistrationDomain"))
+        let count = try main.request("increment", ["key": "count", "by": 2])
+        #expect(count["value"] as? Int == 2)
+        let dump = try main.request("dump")
+        let values = try #require(dump["values"] as? [String: [String: Any]])
+        #expect(values["theme"]?["domain"] as? String == "group.com.example.test")
+        #expect(values["fontSize"]?["domain"] as? String == "NSRegistrationDomain")
+
+        let bye = try main.request("exit", ["status": 3])
+        #expect(bye["ok"] as? Bool == true)
+        try main.event { $0["event"] as? String == "exit" }
+        #expect(try main.waitForExit() == 3)
+    }
+
+    @Test func closingStdinEndsTheProcessCleanlyAndCommits() throws {
+        let main = try AppProcess("main-app", root: root, manifest: try app())
+        try main.set("last", "words")
+        main.closeInput()
+        try main.event { $0["event"] as? String == "exit" && $0["status"] as? Int == 0 }
+        #expect(try main.waitForExit() == 0)
+        let file = try PropertyListFormat.decodeDictionary(Data(contentsOf: URL(fileURLWithPath: root.groupSuitePath("group.com.example.test"))))
+        #expect(file["last"] == "words")
+    }
+
+    @Test func malformedRequestsGetErrorsAndTheProcessKeepsRunning() throws {
+        let main = try AppProcess("main-app", root: root, manifest: try app())
+        for line in ["not json", "[1, 2]", "{\"id\": 9}", "{\"id\": 10, \"cmd\": \"fly\"}", "{\"id\": 11, \"cmd\": \"get\"}",
+                     "{\"id\": 12, \"cmd\": \"set\", \"key\": \"k\", \"value\": null}"] {
+            let response = try main.send(raw: line)
+            #expect(response["ok"] as? Bool == false, "\(line)")
+            #expect((response["error"] as? String)?.isEmpty == false)
+        }
+        let wrongType = try main.request("set", ["key": "d", "value": ["$date": "yesterday"]])
+        #expect((wrongType["error"] as? String)?.contains("$date") == true)
+        #expect(try main.request("ping")["ok"] as? Bool == true)
+    }
+
+    @Test func aProcessWithoutTheGroupEntitlementDoesNotShare() throws {
+        let path = try manifest("""
+            name: Misconfigured
+            targets:
+              main-app: { bundle-id: com.example.mis, app-groups: [group.com.example.mis] }
+              widget: { bundle-id: com.example.mis.widget, suite: group.com.example.mis, shows: [theme] }
+            """)
+        let main = try AppProcess("main-app", root: root, manifest: path)
+        let widget = try AppProcess("widget", root: root, manifest: path)
+        let warning = try widget.event { $0["event"] as? String == "warning" && $0["kind"] as? String == "missing-entitlement" }
+        #expect((warning["message"] as? String)?.contains("not entitled to app group group.com.example.mis") == true)
+
+        try main.set("theme", "dark")
+        try main.request("synchronize")
+        #expect(try widget.get("theme").value == nil)
+        try widget.set("theme", "from-widget")
+        try widget.request("synchronize")
+        #expect(try main.get("theme").value == "dark")
+        let privateCopy = root.appDomainPath("com.example.mis.widget", domain: "group.com.example.mis")
+        #expect(try PropertyListFormat.decodeDictionary(Data(contentsOf: URL(fileURLWithPath: privateCopy)))["theme"] == "from-widget")
+    }
+
+    @Test func theStandardDomainWhereTheSuiteWasMeantIsNotShared() throws {
+        let path = try manifest("""
+            name: Standard
+            targets:
+              main-app: { bundle-id: com.example.std, app-groups: [group.com.example.std], suite: standard }
+              widget: { bundle-id: com.example.std.widget, app-groups: [group.com.example.std], shows: [theme] }
+            """)
+        let main = try AppProcess("main-app", root: root, manifest: path)
+        let widget = try AppProcess("widget", root: root, manifest: path)
+        try main.set("theme", "dark")
+        try main.request("synchronize")
+        #expect(try main.get("theme") == ("dark", "com.example.std"))
+        #expect(try widget.get("theme").value == nil)
+    }
+
+    @Test func aLaunchArgumentOverridesForItsOwnProcessOnly() throws {
+        let path = try app()
+        let main = try AppProcess("main-app", root: root, manifest: path, launchArguments: ["-theme", "dark", "-count", "5"])
+        let widget = try AppProcess("widget", root: root, manifest: path)
+        try widget.set("theme", "light")
+        try widget.request("synchronize")
+        #expect(try main.get("theme") == ("dark", "NSArgumentDomain"))
+        #expect(try widget.get("theme") == ("light", "group.com.example.test"))
+        #expect(try main.get("count").value == "5")
+        #expect(try widget.get("count").value == nil)
+    }
+
+    @Test func registeredDefaultsStayInTheirProcess() throws {
+        let path = try app()
+        let main = try AppProcess("main-app", root: root, manifest: path)
+        let widget = try AppProcess("widget", root: root, manifest: path)
+        #expect(try main.get("fontSize") == (14, "NSRegistrationDomain"))
+        #expect(try widget.get("fontSize").value == nil)
+        try main.request("register", ["defaults": ["extra": true]])
+        #expect(try main.get("extra").value == true)
+        #expect(try widget.get("extra").value == nil)
+    }
+
+    @Test func aWidgetWithAManualTimelineIsStaleUntilReloaded() throws {
+        let path = try app(timeline: "manual")
+        let widget = try AppProcess("widget", root: root, manifest: path)
+        #expect(try widget.render(reason: "initial")["theme"] == .some(nil))
+        let main = try AppProcess("main-app", root: root, manifest: path)
+        try main.set("theme", "dark")
+        // The widget's process sees the change, but its card does not.
+        try widget.change("theme") { $0 == "dark" }
+        #expect(!widget.unconsumed.contains { $0["event"] as? String == "render" })
+        try widget.request("reload")
+        #expect(try widget.render(reason: "request")["theme"] == "dark")
+        // The app asking WidgetCenter reloads it too.
+        try main.set("theme", "black")
+        try widget.change("theme") { $0 == "black" }
+        try main.request("reload-widgets")
+        #expect(try widget.render(reason: "reload-request")["theme"] == "black")
+    }
+
+    @Test func anIntentsOneShotWriteReachesTheRunningAppAndWidget() throws {
+        let path = try app()
+        let main = try AppProcess("main-app", root: root, manifest: path)
+        let widget = try AppProcess("widget", root: root, manifest: path)
+        _ = try widget.render(reason: "initial")
+        let intent = try AppProcess("intent-extension", root: root, manifest: path, arguments: ["Count"])
+        let result = try intent.event { $0["event"] as? String == "intent-result" }
+        #expect(result["value"] as? Int == 1)
+        #expect(try intent.waitForExit() == 0)
+        try main.change("count") { $0 == 1 }
+        #expect(try widget.render(reason: "change")["count"] == 1)
+    }
+
+    @Test func aFailingIntentSaysWhyAndExitsWithStatusOne() throws {
+        let path = try app()
+        let unknown = try AppProcess("intent-extension", root: root, manifest: path, arguments: ["Fly"])
+        let error = try unknown.event { $0["event"] as? String == "error" }
+        #expect((error["message"] as? String)?.contains("unknown intent 'Fly'") == true)
+        #expect(try unknown.waitForExit() == 1)
+        let missing = try AppProcess("intent-extension", root: root, manifest: path, arguments: ["SetTheme"])
+        #expect(try missing.waitForExit() == 1)
+    }
+
+    @Test func aBadManifestIsRejectedWithFileAndLine() throws {
+        let path = try manifest("""
+            name: Broken
+            targets:
+              main-app:
+                bundle-id: com.example.broken
+                app-group: [group.com.example.broken]
+            """)
+        let result = try runProcess(BuiltExecutable.path("main-app"), ["--json", "--manifest", path], environment: ["GROUPSIM_ROOT": root.path])
+        #expect(result.status == 1)
+        #expect(result.stdout.contains("\(path):5:"))
+        #expect(result.stdout.contains("unknown key 'app-group'"))
+    }
+}
