@@ -40,9 +40,13 @@ let package = Package(
         .executableTarget(name: "main-app", dependencies: ["SimulatedApp"]),
         .executableTarget(name: "widget", dependencies: ["SimulatedApp"]),
         .executableTarget(name: "intent-extension", dependencies: ["SimulatedApp"]),
+        // Scenario files: their model, the runner that drives real processes, and the reports.
+        .target(name: "Scenarios", dependencies: [
+            "SimulatedApp", "SpecFormat", "ChildProcess", "GroupDefaults", "Terminal", .product(name: "Yams", package: "Yams"),
+        ]),
         // The `groupsim` command tree; the executable only calls into it.
         .target(name: "GroupSimCLI", dependencies: [
-            "GroupDefaults", "SimulatedApp", "Terminal",
+            "GroupDefaults", "SimulatedApp", "Scenarios", "Terminal",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .executableTarget(name: "groupsim", dependencies: ["GroupSimCLI"]),

@@ -40,7 +40,8 @@ public enum PlistJSON {
     }
 
     /// Converts a value decoded by `JSONSerialization` back into a plist value.
-    public static func decode(_ json: Any, path: String = "value") throws -> PlistValue {
+    /// With `droppingNulls`, a null inside an object means "absent" and is left out.
+    public static func decode(_ json: Any, path: String = "value", droppingNulls: Bool = false) throws -> PlistValue {
         if let number = json as? NSNumber, type(of: json) is NSNumber.Type {
             let kind = String(cString: number.objCType)
             if kind == "c" || kind == "B" { return .bool(number.boolValue) }
@@ -55,7 +56,7 @@ public enum PlistJSON {
         case let s as String: return .string(s)
         case let i as Int: return .integer(Int64(i))
         case let d as Double: return .real(d)
-        case let array as [Any]: return .array(try array.enumerated().map { try decode($1, path: "\(path)[\($0)]") })
+        case let array as [Any]: return .array(try array.enumerated().map { try decode($1, path: "\(path)[\($0)]", droppingNulls: droppingNulls) })
         case let object as [String: Any]:
             if object.count == 1, let text = object["$date"] as? String {
                 let fractional = Date.ISO8601FormatStyle.iso8601.year().month().day().time(includingFractionalSeconds: true)
@@ -71,7 +72,10 @@ public enum PlistJSON {
                 return .data(data)
             }
             var out: [String: PlistValue] = [:]
-            for (key, element) in object { out[key] = try decode(element, path: "\(path).\(key)") }
+            for (key, element) in object {
+                if droppingNulls && element is NSNull { continue }
+                out[key] = try decode(element, path: "\(path).\(key)", droppingNulls: droppingNulls)
+            }
             return .dictionary(out)
         case is NSNull:
             throw PropertyListError.notAPropertyList(path: path, typeName: "null")

@@ -14,6 +14,8 @@ public enum AppCommand: Sendable, Equatable {
     case addSuite(name: String)
     case removeSuite(name: String)
     case synchronize
+    /// removePersistentDomain of the process's own suite (every key removed).
+    case clear
     case increment(key: String, by: Int64)
     case append(key: String, values: [PlistValue])
     case mergeDictionary(key: String, entries: [String: PlistValue])

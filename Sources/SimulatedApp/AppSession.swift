@@ -83,6 +83,9 @@ public final class AppSession: @unchecked Sendable {
         case .synchronize:
             try store.flush()
             return .done
+        case .clear:
+            try store.removePersistentDomain(forName: store.domainName)
+            return .done
         case .increment(let key, let by):
             return .integer(try store.increment(key, by: by))
         case .append(let key, let values):

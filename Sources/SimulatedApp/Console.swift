@@ -91,6 +91,7 @@ enum ConsoleLoop {
         register KEY [-TYPE] VALUE      adds to this process's registration domain
         add-suite NAME | remove-suite NAME
         sync                            commit to disk now (synchronize)
+        clear                           remove every key of this process's suite (removePersistentDomain)
         reload                          widget: reload the timeline (re-render)
         reload-widgets                  app: ask WidgetCenter to reload every widget
         watch on|off                    live change lines
@@ -132,6 +133,7 @@ enum ConsoleLoop {
         case "remove", "delete": return .remove(key: try one("remove KEY"))
         case "dump": return .dump
         case "sync", "synchronize": return .synchronize
+        case "clear": return .clear
         case "reload": return .reloadTimeline
         case "reload-widgets": return .reloadWidgets
         case "info": return .info

@@ -54,6 +54,7 @@ public enum ControlProtocol {
         case "add-suite": return .addSuite(name: try string("name"))
         case "remove-suite": return .removeSuite(name: try string("name"))
         case "synchronize": return .synchronize
+        case "clear": return .clear
         case "increment":
             let by = (object["by"] as? NSNumber)?.int64Value ?? 1
             return .increment(key: try string("key"), by: by)
@@ -67,8 +68,34 @@ public enum ControlProtocol {
         case "ping": return .ping
         case "exit": return .exit(status: Int32((object["status"] as? NSNumber)?.intValue ?? 0))
         default:
-            throw AppCommandError("unknown command \"\(name)\"; known: get set remove dump register add-suite remove-suite synchronize increment append merge reload reload-widgets info ping exit")
+            throw AppCommandError("unknown command \"\(name)\"; known: get set remove dump register add-suite remove-suite synchronize clear increment append merge reload reload-widgets info ping exit")
         }
+    }
+
+    /// The request line for a command (what a driver such as the scenario runner sends).
+    public static func request(id: Int, _ command: AppCommand) -> String {
+        func q(_ s: String) -> String { PlistJSON.quote(s) }
+        let body: String
+        switch command {
+        case .get(let key): body = "\"cmd\":\"get\",\"key\":\(q(key))"
+        case .set(let key, let value): body = "\"cmd\":\"set\",\"key\":\(q(key)),\"value\":\(PlistJSON.encode(value))"
+        case .remove(let key): body = "\"cmd\":\"remove\",\"key\":\(q(key))"
+        case .dump: body = "\"cmd\":\"dump\""
+        case .register(let defaults): body = "\"cmd\":\"register\",\"defaults\":\(PlistJSON.encode(.dictionary(defaults)))"
+        case .addSuite(let name): body = "\"cmd\":\"add-suite\",\"name\":\(q(name))"
+        case .removeSuite(let name): body = "\"cmd\":\"remove-suite\",\"name\":\(q(name))"
+        case .synchronize: body = "\"cmd\":\"synchronize\""
+        case .clear: body = "\"cmd\":\"clear\""
+        case .increment(let key, let by): body = "\"cmd\":\"increment\",\"key\":\(q(key)),\"by\":\(by)"
+        case .append(let key, let values): body = "\"cmd\":\"append\",\"key\":\(q(key)),\"value\":\(PlistJSON.encode(.array(values)))"
+        case .mergeDictionary(let key, let entries): body = "\"cmd\":\"merge\",\"key\":\(q(key)),\"value\":\(PlistJSON.encode(.dictionary(entries)))"
+        case .reloadTimeline: body = "\"cmd\":\"reload\""
+        case .reloadWidgets: body = "\"cmd\":\"reload-widgets\""
+        case .info: body = "\"cmd\":\"info\""
+        case .ping: body = "\"cmd\":\"ping\""
+        case .exit(let status): body = "\"cmd\":\"exit\",\"status\":\(status)"
+        }
+        return "{\"id\":\(id),\(body)}"
     }
 
     static func response(id: String, result: AppCommandResult) -> String {

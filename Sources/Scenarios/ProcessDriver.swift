@@ -1,0 +1,246 @@
+import ChildProcess
+import Foundation
+import PropertyList
+import SimulatedApp
+
+/// Why a scenario stopped: the step, what was expected and what was found.
+public struct StepFailure: Error, Sendable, CustomStringConvertible {
+    public let line: Int
+    public let step: String
+    public let message: String
+    public var description: String { "line \(line): \(step): \(message)" }
+}
+
+/// A failure inside a step, before the step's line is known.
+struct CheckFailed: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// One running simulated process: it sends requests over the control
+/// protocol and records, on a reader thread it owns, every line the process
+/// prints, so a wait never misses an event that arrived early.
+final class ProcessDriver: @unchecked Sendable {
+    let name: String
+    let process: RunningProcess
+    let log: ScenarioLog
+    private let condition = NSCondition()
+    private var events: [RecordedEvent] = []
+    private var responses: [Int: RecordedEvent] = [:]
+    private var nextID = 0
+    private var finished = false
+    private(set) var exitStatus: Int32?
+    /// Burst bookkeeping: synchronize request id → the burst writes it covers.
+    private var pendingSyncs: [Int: [(key: String, value: PlistValue)]] = [:]
+    private(set) var acknowledged: [(key: String, value: PlistValue)] = []
+    private(set) var acknowledgedSyncs = 0
+    var suspended = false
+
+    init(name: String, executable: String, arguments: [String], log: ScenarioLog) throws {
+        self.name = name
+        self.log = log
+        process = try RunningProcess(executable, arguments)
+        LiveProcesses.shared.add(process.pid)
+        Thread { [self] in readLoop() }.start()
+    }
+
+    private func readLoop() {
+        while let line = try? process.nextLine(timeout: 365 * 86_400) {
+            guard let fields = ScenarioLog.fields(of: line) else {
+                log.record(process: name, kind: .stderr, name: "output", text: line)
+                continue
+            }
+            condition.lock()
+            if case .integer(let id)? = fields["id"] {
+                let ok = fields["ok"] == .bool(true)
+                let event = log.record(process: name, kind: .response, name: "response", fields: fields,
+                                       text: ok ? "ok" : "error: \(fields["error"]?.stringValue ?? "?")")
+                responses[Int(id)] = event
+                if let covered = pendingSyncs.removeValue(forKey: Int(id)), ok {
+                    acknowledged += covered
+                    acknowledgedSyncs += 1
+                }
+            } else {
+                let name = fields["event"]?.stringValue ?? "?"
+                let event = log.record(process: self.name, kind: .event, name: name, fields: fields, text: Self.describe(name, fields))
+                events.append(event)
+            }
+            condition.unlock()
+            condition.broadcast()
+        }
+        var status = try? process.waitForExit(timeout: 30)
+        // A death by signal reads as a shell shows it: 128 + the signal (137 for KILL).
+        if let raw = status, process.process.terminationReason == .uncaughtSignal { status = 128 + raw }
+        LiveProcesses.shared.remove(process.pid)
+        condition.lock()
+        finished = true
+        exitStatus = status
+        log.record(process: name, kind: .exit, name: "exit", fields: ["status": .integer(Int64(status ?? -1))],
+                   text: "exited with status \(status.map(String.init) ?? "?")")
+        condition.unlock()
+        condition.broadcast()
+    }
+
+    static func describe(_ event: String, _ fields: [String: PlistValue]) -> String {
+        func show(_ value: PlistValue?) -> String { value.map { PlistJSON.encode($0) } ?? "absent" }
+        switch event {
+        case "change":
+            return "change \(fields["key"]?.stringValue ?? "?"): \(show(fields["old"])) → \(show(fields["new"])) (\(fields["origin"]?.stringValue ?? "?"))"
+        case "render":
+            let card = EventMatcher.card(of: RecordedEvent(time: 0, process: "", kind: .event, name: event, fields: fields, text: ""))
+            return "render (\(fields["reason"]?.stringValue ?? "?")): " + card.keys.sorted().map { "\($0)=\(show(card[$0]!))" }.joined(separator: " ")
+        case "warning": return "warning \(fields["kind"]?.stringValue ?? ""): \(fields["message"]?.stringValue ?? "")"
+        case "error": return "error: \(fields["message"]?.stringValue ?? "")"
+        case "intent-result": return "intent \(fields["intent"]?.stringValue ?? "?") → \(fields["key"]?.stringValue ?? "?") = \(show(fields["value"]))"
+        case "exit": return "exit \(show(fields["status"]))"
+        default: return event
+        }
+    }
+
+    /// Sends a command without waiting; returns its request id.
+    @discardableResult
+    func send(_ command: AppCommand) -> Int {
+        let id = condition.withLock { () -> Int in
+            nextID += 1
+            return nextID
+        }
+        process.write(ControlProtocol.request(id: id, command))
+        return id
+    }
+
+    /// Sends a command and waits for its response; an error response fails the step.
+    @discardableResult
+    func request(_ command: AppCommand, timeout: Double = 10) throws -> RecordedEvent {
+        let id = send(command)
+        let response = try waitForResponse(id, timeout: timeout)
+        guard response.fields["ok"] == .bool(true) else {
+            throw CheckFailed("\(name) answered: \(response.fields["error"]?.stringValue ?? "error")")
+        }
+        return response
+    }
+
+    func waitForResponse(_ id: Int, timeout: Double) throws -> RecordedEvent {
+        let deadline = Date().addingTimeInterval(timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while responses[id] == nil {
+            if finished { throw CheckFailed("\(name) exited (status \(exitStatus.map(String.init) ?? "?")) before answering") }
+            if !condition.wait(until: deadline) { throw CheckFailed("\(name) did not answer within \(timeout) s") }
+        }
+        return responses[id]!
+    }
+
+    /// The first event since launch that matches (waiting up to `timeout`).
+    func waitFor(_ matcher: EventMatcher, timeout: Double) throws -> RecordedEvent {
+        let deadline = Date().addingTimeInterval(timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while true {
+            if let match = events.first(where: matcher.matches) { return match }
+            if matcher.event == "exit", finished {
+                let status = exitStatus ?? -1
+                if matcher.status == nil || matcher.status == Int(status) {
+                    return RecordedEvent(time: log.now, process: name, kind: .exit, name: "exit", fields: ["status": .integer(Int64(status))], text: "exit")
+                }
+            }
+            if finished && matcher.event != "exit" { throw CheckFailed("\(name) exited before a \(matcher) event") }
+            if !condition.wait(until: deadline) { throw CheckFailed("no \(matcher) event in \(name) within \(timeout) s") }
+        }
+    }
+
+    func recordedEvents() -> [RecordedEvent] { condition.withLock { events } }
+
+    /// Sends a burst pipelined, with a synchronize every `syncEvery` sets.
+    func startBurst(_ burst: Burst) -> Int {
+        var covered: [(key: String, value: PlistValue)] = []
+        var lastID = 0
+        for index in 0..<burst.count {
+            let key = burst.key(index), value = burst.value(index)
+            lastID = send(.set(key: key, value: value))
+            covered.append((key, value))
+            if let every = burst.syncEvery, (index + 1) % every == 0 || index == burst.count - 1 {
+                let id = condition.withLock { () -> Int in
+                    nextID += 1
+                    pendingSyncs[nextID] = covered
+                    return nextID
+                }
+                process.write(ControlProtocol.request(id: id, .synchronize))
+                covered = []
+                lastID = id
+            }
+        }
+        return lastID
+    }
+
+    func waitForAcknowledgedSyncs(_ count: Int, timeout: Double) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while acknowledgedSyncs < count {
+            if finished { throw CheckFailed("\(name) exited after \(acknowledgedSyncs) acknowledged synchronizes, before \(count)") }
+            if !condition.wait(until: deadline) { throw CheckFailed("only \(acknowledgedSyncs) of \(count) synchronizes acknowledged by \(name) within \(timeout) s") }
+        }
+    }
+
+    func acknowledgedWrites() -> [(key: String, value: PlistValue)] { condition.withLock { acknowledged } }
+
+    func signal(_ signal: Int32) {
+        kill(process.pid, signal)
+        if signal == SIGSTOP { suspended = true }
+        if signal == SIGCONT { suspended = false }
+    }
+
+    /// Waits for the process to exit; nil on timeout.
+    func waitForExit(timeout: Double) -> Int32? {
+        let deadline = Date().addingTimeInterval(timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while !finished {
+            if !condition.wait(until: deadline) { return nil }
+        }
+        return exitStatus
+    }
+
+    var isRunning: Bool { condition.withLock { !finished } }
+
+    /// Ends the process whatever its state: resume it, close stdin, then kill if it lingers.
+    func end() {
+        guard isRunning else { return }
+        if suspended { signal(SIGCONT) }
+        process.closeStdin()
+        if waitForExit(timeout: 5) == nil {
+            signal(SIGKILL)
+            _ = waitForExit(timeout: 5)
+        }
+    }
+}
+
+/// Every child process the runner started, so an interrupted run ends them all.
+public final class LiveProcesses: @unchecked Sendable {
+    public static let shared = LiveProcesses()
+    private let lock = NSLock()
+    private var pids = Set<Int32>()
+    nonisolated(unsafe) private var sources: [DispatchSourceSignal] = []
+
+    func add(_ pid: Int32) { _ = lock.withLock { pids.insert(pid) } }
+    func remove(_ pid: Int32) { _ = lock.withLock { pids.remove(pid) } }
+
+    /// On SIGINT/SIGTERM: kill (and resume) every child, then exit 130.
+    public func endAllOnInterrupt() {
+        lock.withLock {
+            guard sources.isEmpty else { return }
+            for number in [SIGINT, SIGTERM] {
+                signal(number, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+                source.setEventHandler { [self] in
+                    let all = lock.withLock { pids }
+                    for pid in all { kill(pid, SIGCONT); kill(pid, SIGKILL) }
+                    FileHandle.standardError.write(Data("\ninterrupted: ended \(all.count) simulated process(es)\n".utf8))
+                    exit(130)
+                }
+                source.resume()
+                sources.append(source)
+            }
+        }
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import PropertyList
+import Terminal
+
+/// The human report: progress while running, and for a failure what was
+/// expected, what each process saw, and the events around it.
+public struct TextReport: Sendable {
+    let style: TerminalStyle
+
+    public init(style: TerminalStyle) { self.style = style }
+
+    public func started(_ scenario: Scenario, run: Int, of runs: Int) -> String {
+        "\(style.dim("▶")) \(scenario.name)" + (runs > 1 ? style.dim(" (run \(run)/\(runs))") : "")
+    }
+
+    public func finished(_ result: ScenarioResult) -> String {
+        let time = style.dim(String(format: "(%.2f s)", result.duration))
+        guard let failure = result.failure else { return "\(style.highlight("✔")) \(result.scenario.name) \(time)" }
+        return "\(style.error("✘")) \(result.scenario.name) \(time)\n" + details(result, failure)
+    }
+
+    func details(_ result: ScenarioResult, _ failure: StepFailure) -> String {
+        var lines = [
+            "    \(result.scenario.file):\(failure.line): \(style.bold(failure.step))",
+            "    \(style.error(failure.message))",
+        ]
+        let failedAt = result.events.last(where: { $0.name == "failure" })?.time ?? result.events.last?.time ?? 0
+        lines.append("    what each process saw (last events before the failure):")
+        for lane in result.lanes {
+            let seen = result.events.filter { $0.process == lane && $0.time <= failedAt && $0.kind != .response }.suffix(6)
+            lines.append("      \(style.bold(lane)):" + (seen.isEmpty ? " nothing" : ""))
+            for event in seen { lines.append("        \(Self.stamp(event.time))  \(event.kind == .action ? "» " : "")\(event.text)") }
+        }
+        let after = result.events.filter { $0.time > failedAt && $0.kind == .event }.prefix(4)
+        if !after.isEmpty {
+            lines.append("    events after the failure:")
+            for event in after { lines.append("      \(Self.stamp(event.time))  \(event.process): \(event.text)") }
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    static func stamp(_ nanoseconds: UInt64) -> String { String(format: "%8.2f ms", Double(nanoseconds) / 1e6) }
+}
+
+/// JUnit XML for CI.
+public enum JUnitReport {
+    public static func render(_ results: [ScenarioResult]) -> String {
+        let failures = results.filter { !$0.passed }.count
+        let total = results.reduce(0) { $0 + $1.duration }
+        var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+        xml += "<testsuites tests=\"\(results.count)\" failures=\"\(failures)\" time=\"\(String(format: "%.3f", total))\">\n"
+        xml += "  <testsuite name=\"groupsim scenarios\" tests=\"\(results.count)\" failures=\"\(failures)\" time=\"\(String(format: "%.3f", total))\">\n"
+        for result in results {
+            xml += "    <testcase classname=\"\(escape(result.scenario.file))\" name=\"\(escape(result.scenario.name))\" time=\"\(String(format: "%.3f", result.duration))\""
+            if let failure = result.failure {
+                let detail = TextReport(style: TerminalStyle(enabled: false)).details(result, failure)
+                xml += ">\n      <failure message=\"\(escape(failure.message))\">\(escape(detail))</failure>\n    </testcase>\n"
+            } else {
+                xml += "/>\n"
+            }
+        }
+        xml += "  </testsuite>\n</testsuites>\n"
+        return xml
+    }
+
+    static func escape(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+    }
+}
+
+/// Machine-readable results: one object per run, with every recorded event.
+public enum JSONReport {
+    public static func render(_ results: [ScenarioResult]) -> String {
+        let runs = results.map { result -> String in
+            let events = result.events.map { event in
+                "{\"t_ms\":\(String(format: "%.3f", Double(event.time) / 1e6)),\"process\":\(PlistJSON.quote(event.process)),"
+                    + "\"kind\":\"\(event.kind.rawValue)\",\"name\":\(PlistJSON.quote(event.name)),\"text\":\(PlistJSON.quote(event.text)),"
+                    + "\"fields\":\(PlistJSON.encode(.dictionary(event.fields)))}"
+            }
+            let failure = result.failure.map {
+                "{\"line\":\($0.line),\"step\":\(PlistJSON.quote($0.step)),\"message\":\(PlistJSON.quote($0.message))}"
+            } ?? "null"
+            return "{\"name\":\(PlistJSON.quote(result.scenario.name)),\"file\":\(PlistJSON.quote(result.scenario.file)),"
+                + "\"summary\":\(PlistJSON.quote(result.scenario.summary)),\"passed\":\(result.passed),"
+                + "\"duration_s\":\(String(format: "%.3f", result.duration)),\"failure\":\(failure),\"events\":[\(events.joined(separator: ","))]}"
+        }
+        return "{\"runs\":[\n" + runs.joined(separator: ",\n") + "\n]}\n"
+    }
+}

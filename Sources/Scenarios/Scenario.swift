@@ -1,0 +1,130 @@
+import Foundation
+import PropertyList
+import SimulatedApp
+
+/// One scenario file, checked and ready to run.
+public struct Scenario: Sendable {
+    public let name: String
+    public let summary: String
+    public let file: String
+    public let tags: [String]
+    public let app: AppManifest
+    /// How the processes get the app: the built-in example, a manifest file, or inline YAML.
+    public let appSource: AppSource
+    public let devices: [String]
+    public let processes: [String: ProcessSpec]
+    public let steps: [Step]
+
+    public var defaultDevice: String { devices.first ?? "iPhone" }
+}
+
+public enum AppSource: Sendable {
+    case example
+    case file(String)
+    case inline(yaml: String)
+}
+
+/// A long-lived process the steps refer to by name.
+public struct ProcessSpec: Sendable {
+    public let name: String
+    public let role: Role
+    public let device: String
+    public let arguments: [String]
+}
+
+/// One step, with where it is written (for reports).
+public struct Step: Sendable {
+    public let action: Action
+    public let line: Int
+    /// The step's keyword, e.g. "set" or "wait".
+    public let keyword: String
+    /// A short text for reports, e.g. "set theme = dark in app".
+    public let summary: String
+
+    public indirect enum Action: Sendable {
+        case launch([String])
+        case restart(process: String, arguments: [String]?)
+        case quit(String)
+        case command(process: String, AppCommand)
+        case intent(name: String, parameters: [String: String], device: String?, status: Int32, arguments: [String])
+        case defaults(arguments: [String], status: Int32)
+        case wait(process: String, matcher: EventMatcher, timeout: Double)
+        case kill(process: String, signal: Int32, afterAcks: Int?)
+        case suspend(String)
+        case resume(String)
+        case corrupt(domain: String, device: String?, content: String)
+        case deleteFile(domain: String, device: String?)
+        case eraseDevice(String)
+        case burst(Burst)
+        case parallel([Step])
+        case expect([Check])
+    }
+}
+
+public struct Burst: Sendable {
+    public let process: String
+    public let count: Int
+    public let keyTemplate: String
+    /// nil: the value is the integer i.
+    public let value: PlistValue?
+    public let syncEvery: Int?
+    /// False when a later `kill` of the same process cuts the burst short.
+    public let waitForResponses: Bool
+
+    public func key(_ index: Int) -> String { keyTemplate.replacingOccurrences(of: "{i}", with: String(index)) }
+    public func value(_ index: Int) -> PlistValue { value ?? .integer(Int64(index)) }
+}
+
+/// Which events a `wait` or an `expect saw/not-saw` is about.
+public struct EventMatcher: Sendable, CustomStringConvertible {
+    public let event: String
+    public var key: String?
+    /// Some(nil): the key must have become absent.
+    public var value: PlistValue??
+    public var origin: String?
+    public var reason: String?
+    public var card: [String: PlistValue?]?
+    public var kind: String?
+    public var status: Int?
+
+    public static let events = ["change", "render", "notification", "warning", "exit", "ready", "intent-result", "error"]
+
+    public var description: String {
+        var parts = [event]
+        if let key { parts.append("key \(key)") }
+        if let value { parts.append("value \(value.map { PlistJSON.encode($0) } ?? "absent")") }
+        if let origin { parts.append("origin \(origin)") }
+        if let reason { parts.append("reason \(reason)") }
+        if let card { parts.append("card \(card.keys.sorted().map { "\($0)=\(card[$0]!.map { PlistJSON.encode($0) } ?? "absent")" }.joined(separator: ","))") }
+        if let kind { parts.append("kind \(kind)") }
+        if let status { parts.append("status \(status)") }
+        return parts.joined(separator: ", ")
+    }
+}
+
+/// A check on the resulting state.
+public enum Check: Sendable {
+    case value(process: String, key: String, value: PlistValue??, domain: String?)
+    case saw(process: String, EventMatcher)
+    case notSaw(process: String, EventMatcher)
+    case card(process: String, [String: PlistValue?])
+    case file(FileCheck)
+    case acknowledged(process: String)
+    case exit(process: String, status: Int32)
+}
+
+public struct FileCheck: Sendable {
+    public enum Condition: Sendable {
+        case value(key: String, PlistValue)
+        case absent(key: String)
+        case count(Int)
+        case length(key: String, Int)
+        case intact
+        case movedAside
+    }
+    public let domain: String
+    public let device: String?
+    /// Read the domain inside this app's container (its private copy).
+    public let app: String?
+    public let condition: Condition
+}

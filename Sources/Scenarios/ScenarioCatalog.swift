@@ -1,0 +1,47 @@
+import Foundation
+import SpecFormat
+
+/// Finds and checks scenario files: every file is read before any runs,
+/// and all errors are reported together.
+public enum ScenarioCatalog {
+    /// YAML files under the given paths (folders are searched; `apps/` folders hold manifests, not scenarios).
+    public static func files(in paths: [String]) throws -> [String] {
+        var files: [String] = []
+        for path in paths {
+            var isFolder: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
+                throw SpecError(file: path, line: 0, column: 0, message: "no such file or folder")
+            }
+            if !isFolder.boolValue { files.append(path); continue }
+            let enumerator = FileManager.default.enumerator(atPath: path)
+            while let relative = enumerator?.nextObject() as? String {
+                if relative.split(separator: "/").contains("apps") { continue }
+                if relative.hasSuffix(".yaml") || relative.hasSuffix(".yml") { files.append((path as NSString).appendingPathComponent(relative)) }
+            }
+        }
+        return files.sorted()
+    }
+
+    /// Parses every file; returns the scenarios and the errors (by file).
+    public static func load(_ files: [String]) -> (scenarios: [Scenario], errors: [Error]) {
+        var scenarios: [Scenario] = [], errors: [Error] = []
+        for file in files {
+            do { scenarios.append(try ScenarioParser.load(file)) } catch { errors.append(error) }
+        }
+        var seen: [String: String] = [:]
+        for scenario in scenarios {
+            if let other = seen[scenario.name] {
+                errors.append(SpecError(file: scenario.file, line: 1, column: 1, message: "scenario name '\(scenario.name)' is also used by \(other)"))
+            }
+            seen[scenario.name] = scenario.file
+        }
+        return (scenarios, errors)
+    }
+
+    /// Whether a scenario matches a `--filter` word (name, file or tag contains it).
+    public static func matches(_ scenario: Scenario, filter: String) -> Bool {
+        let word = filter.lowercased()
+        return scenario.name.lowercased().contains(word) || scenario.file.lowercased().contains(word)
+            || scenario.tags.contains { $0.lowercased().contains(word) }
+    }
+}

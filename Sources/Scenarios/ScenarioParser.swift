@@ -1,0 +1,346 @@
+import Foundation
+import GroupDefaults
+import PropertyList
+import SimulatedApp
+import SpecFormat
+import Yams
+
+/// Reads and checks a scenario file; every error names the file, line and
+/// what was expected, and nothing runs until every file is valid.
+public enum ScenarioParser {
+    public static func load(_ path: String) throws -> Scenario {
+        try parse(SpecNode.load(path))
+    }
+
+    public static func parse(_ root: SpecNode) throws -> Scenario {
+        let fields = try root.fields(
+            allowed: ["name", "summary", "tags", "app", "devices", "processes", "steps", "accounts", "network"],
+            required: ["summary", "steps"])
+        for reserved in ["accounts", "network"] where fields[reserved] != nil {
+            throw fields[reserved]!.error("'\(reserved)' is reserved for cloud-sync scenarios, which this version does not run yet")
+        }
+        let fileName = ((root.file as NSString).lastPathComponent as NSString).deletingPathExtension
+        let (app, appSource) = try parseApp(fields["app"], file: root.file)
+        let devices = try fields["devices"]?.strings() ?? [SimulationRoot.defaultDevice]
+        for (index, device) in devices.enumerated() {
+            do { try DomainName.validate(device, what: "device name") } catch { throw try fields["devices"]!.listOrSingle()[index].error("\(error)") }
+        }
+        var processes: [String: ProcessSpec] = [:]
+        for (name, node) in try fields["processes"]?.entries() ?? [] {
+            let spec = try node.fields(allowed: ["role", "device", "args"], required: ["role"])
+            let roleText = try spec["role"]!.string()
+            guard let role = Role(rawValue: roleText), role != .intentExtension else {
+                throw spec["role"]!.error("role must be main-app or widget (run the intent extension with the 'intent' step), found '\(roleText)'")
+            }
+            guard app.targets[role] != nil else { throw spec["role"]!.error("the app '\(app.name)' has no \(roleText) target") }
+            let device = try spec["device"]?.string() ?? devices[0]
+            guard devices.contains(device) else { throw spec["device"]!.error("unknown device '\(device)'; declared: \(devices.joined(separator: ", "))") }
+            processes[name] = ProcessSpec(name: name, role: role, device: device, arguments: try spec["args"]?.strings() ?? [])
+        }
+        let context = Context(processes: processes, devices: devices, app: app)
+        var steps = try fields["steps"]!.list().map { try parseStep($0, context) }
+        steps = markBurstsCutShort(steps)
+        return Scenario(
+            name: try fields["name"]?.string() ?? fileName, summary: try fields["summary"]!.string(), file: root.file,
+            tags: try fields["tags"]?.strings() ?? [], app: app, appSource: appSource, devices: devices, processes: processes, steps: steps)
+    }
+
+    struct Context {
+        let processes: [String: ProcessSpec]
+        let devices: [String]
+        let app: AppManifest
+
+        func process(_ node: SpecNode) throws -> String {
+            let name = try node.string()
+            guard processes[name] != nil else {
+                throw node.error("unknown process '\(name)'; declared: \(processes.keys.sorted().joined(separator: ", "))")
+            }
+            return name
+        }
+
+        func device(_ node: SpecNode?) throws -> String? {
+            guard let node else { return nil }
+            let name = try node.string()
+            guard devices.contains(name) else { throw node.error("unknown device '\(name)'; declared: \(devices.joined(separator: ", "))") }
+            return name
+        }
+    }
+
+    static func parseApp(_ node: SpecNode?, file: String) throws -> (AppManifest, AppSource) {
+        guard let node else { return (.example, .example) }
+        if case .mapping = node.node {
+            return (try AppManifest.parse(node), .inline(yaml: try Yams.serialize(node: node.node)))
+        }
+        let text = try node.string()
+        if text == "example" { return (.example, .example) }
+        let path = text.hasPrefix("/") ? text : ((file as NSString).deletingLastPathComponent as NSString).appendingPathComponent(text)
+        guard FileManager.default.fileExists(atPath: path) else { throw node.error("no app manifest at '\(path)' (or use 'example')") }
+        return (try AppManifest.load(path), .file(path))
+    }
+
+    static let stepKeywords = [
+        "launch", "restart", "quit", "set", "remove", "register", "add-suite", "increment", "append", "merge", "clear",
+        "synchronize", "reload", "reload-widgets", "intent", "defaults", "wait", "kill", "suspend", "resume", "corrupt",
+        "delete-file", "erase-device", "burst", "parallel", "expect",
+    ]
+
+    static func parseStep(_ node: SpecNode, _ context: Context) throws -> Step {
+        let entries = try node.entries()
+        guard entries.count == 1, let (keyword, body) = entries.first else {
+            throw node.error("a step is a mapping with one key (the step's name), e.g. '- set: { in: app, key: theme, value: dark }'")
+        }
+        guard stepKeywords.contains(keyword) else {
+            throw body.error("unknown step '\(keyword)'; steps are: \(stepKeywords.joined(separator: ", "))")
+        }
+        let (action, summary) = try parseAction(keyword, body, context)
+        return Step(action: action, line: node.line, keyword: keyword, summary: summary)
+    }
+
+    static func parseAction(_ keyword: String, _ body: SpecNode, _ context: Context) throws -> (Step.Action, String) {
+        func command(_ allowed: [String], required: [String], _ make: ([String: SpecNode]) throws -> AppCommand) throws -> (Step.Action, String) {
+            let fields = try body.fields(allowed: ["in"] + allowed, required: ["in"] + required)
+            let process = try context.process(fields["in"]!)
+            let appCommand = try make(fields)
+            return (.command(process: process, appCommand), "\(keyword) \(describe(fields, skipping: "in")) in \(process)")
+        }
+        func processOnly(_ make: (String) -> Step.Action) throws -> (Step.Action, String) {
+            let process = try context.process(body)
+            return (make(process), "\(keyword) \(process)")
+        }
+        switch keyword {
+        case "launch":
+            let names = try body.listOrSingle().map { try context.process($0) }
+            return (.launch(names), "launch \(names.joined(separator: ", "))")
+        case "restart":
+            if case .scalar = body.node { return try processOnly { .restart(process: $0, arguments: nil) } }
+            let fields = try body.fields(allowed: ["process", "args"], required: ["process"])
+            let process = try context.process(fields["process"]!)
+            let arguments = try fields["args"]?.strings()
+            return (.restart(process: process, arguments: arguments), "restart \(process)" + (arguments.map { " with \($0.joined(separator: " "))" } ?? ""))
+        case "quit": return try processOnly { .quit($0) }
+        case "set": return try command(["key", "value"], required: ["key", "value"]) { .set(key: try $0["key"]!.string(), value: try $0["value"]!.plistValue()) }
+        case "remove": return try command(["key"], required: ["key"]) { .remove(key: try $0["key"]!.string()) }
+        case "register": return try command(["defaults"], required: ["defaults"]) { .register(defaults: try $0["defaults"]!.plistDictionary()) }
+        case "add-suite": return try command(["name"], required: ["name"]) { .addSuite(name: try $0["name"]!.string()) }
+        case "increment":
+            return try command(["key", "by"], required: ["key"]) { .increment(key: try $0["key"]!.string(), by: Int64(try $0["by"]?.int() ?? 1)) }
+        case "append":
+            return try command(["key", "value"], required: ["key", "value"]) { .append(key: try $0["key"]!.string(), values: [try $0["value"]!.plistValue()]) }
+        case "merge":
+            return try command(["key", "value"], required: ["key", "value"]) { .mergeDictionary(key: try $0["key"]!.string(), entries: try $0["value"]!.plistDictionary()) }
+        case "synchronize": return try processOnly { .command(process: $0, .synchronize) }
+        case "clear": return try processOnly { .command(process: $0, .clear) }
+        case "reload":
+            let process = try context.process(body)
+            guard context.processes[process]!.role == .widget else { throw body.error("'reload' reloads a widget's timeline; \(process) is not a widget") }
+            return (.command(process: process, .reloadTimeline), "reload \(process)")
+        case "reload-widgets": return try processOnly { .command(process: $0, .reloadWidgets) }
+        case "intent":
+            let fields = try body.fields(allowed: ["name", "params", "device", "status", "args"], required: ["name"])
+            let name = try fields["name"]!.string()
+            guard let extensionTarget = context.app.targets[.intentExtension] else { throw body.error("the app '\(context.app.name)' has no intent-extension target") }
+            guard extensionTarget.intents[name] != nil else {
+                // Unknown intents are allowed only when the scenario expects the failure.
+                if (try fields["status"]?.int() ?? 0) == 0 {
+                    throw fields["name"]!.error("the intent extension has no intent '\(name)'; it has: \(extensionTarget.intents.keys.sorted().joined(separator: ", ")) (expect status: 1 to show the failure)")
+                }
+                return (.intent(name: name, parameters: try parameters(fields["params"]), device: try context.device(fields["device"]),
+                                status: Int32(try fields["status"]!.int()), arguments: try fields["args"]?.strings() ?? []), "intent \(name)")
+            }
+            let parameters = try parameters(fields["params"])
+            return (.intent(name: name, parameters: parameters, device: try context.device(fields["device"]),
+                            status: Int32(try fields["status"]?.int() ?? 0), arguments: try fields["args"]?.strings() ?? []),
+                    "intent \(name)" + (parameters.isEmpty ? "" : " " + parameters.keys.sorted().map { "\($0)=\(parameters[$0]!)" }.joined(separator: " ")))
+        case "defaults":
+            if case .sequence = body.node {
+                let words = try body.strings()
+                return (.defaults(arguments: words, status: 0), "defaults \(words.joined(separator: " "))")
+            }
+            let fields = try body.fields(allowed: ["args", "status"], required: ["args"])
+            let words = try fields["args"]!.strings()
+            return (.defaults(arguments: words, status: Int32(try fields["status"]?.int() ?? 0)), "defaults \(words.joined(separator: " "))")
+        case "wait":
+            let fields = try body.fields(allowed: ["for", "in", "timeout"] + matcherKeys, required: ["for", "in"])
+            let process = try context.process(fields["in"]!)
+            let matcher = try parseMatcher(fields, eventNode: fields["for"]!)
+            let timeout = try fields["timeout"]?.double() ?? 10
+            guard timeout > 0 else { throw fields["timeout"]!.error("timeout must be positive seconds") }
+            return (.wait(process: process, matcher: matcher, timeout: timeout), "wait for \(matcher) in \(process)")
+        case "kill":
+            if case .scalar = body.node { return try processOnly { .kill(process: $0, signal: SIGKILL, afterAcks: nil) } }
+            let fields = try body.fields(allowed: ["process", "signal", "after-acks"], required: ["process"])
+            let process = try context.process(fields["process"]!)
+            let signal = try parseSignal(fields["signal"])
+            return (.kill(process: process, signal: signal, afterAcks: try fields["after-acks"]?.int()), "kill -\(signalName(signal)) \(process)")
+        case "suspend": return try processOnly { .suspend($0) }
+        case "resume": return try processOnly { .resume($0) }
+        case "corrupt":
+            let fields = try body.fields(allowed: ["domain", "device", "content"], required: ["domain"])
+            let domain = try fields["domain"]!.string()
+            return (.corrupt(domain: domain, device: try context.device(fields["device"]), content: try fields["content"]?.string() ?? "this is not a property list"), "corrupt \(domain)")
+        case "delete-file":
+            let fields = try body.fields(allowed: ["domain", "device"], required: ["domain"])
+            let domain = try fields["domain"]!.string()
+            return (.deleteFile(domain: domain, device: try context.device(fields["device"])), "delete the file of \(domain)")
+        case "erase-device":
+            guard let device = try context.device(body) else { throw body.error("name a device") }
+            return (.eraseDevice(device), "erase \(device)")
+        case "burst":
+            let fields = try body.fields(allowed: ["in", "count", "key", "value", "sync-every"], required: ["in", "count", "key"])
+            let process = try context.process(fields["in"]!)
+            let count = try fields["count"]!.int()
+            guard count > 0 else { throw fields["count"]!.error("count must be at least 1") }
+            var value: PlistValue? = nil
+            if let node = fields["value"], (try? node.string()) != "{i}" { value = try node.plistValue() }
+            let syncEvery = try fields["sync-every"]?.int()
+            if let syncEvery, syncEvery < 1 { throw fields["sync-every"]!.error("sync-every must be at least 1") }
+            let burst = Burst(process: process, count: count, keyTemplate: try fields["key"]!.string(), value: value, syncEvery: syncEvery, waitForResponses: true)
+            return (.burst(burst), "burst of \(count) sets in \(process)")
+        case "parallel":
+            let steps = try body.list().map { try parseStep($0, context) }
+            return (.parallel(steps), "parallel: " + steps.map(\.summary).joined(separator: " | "))
+        case "expect":
+            let checks = try body.listOrSingle().map { try parseCheck($0, context) }
+            return (.expect(checks), "expect")
+        default:
+            throw body.error("unknown step '\(keyword)'")
+        }
+    }
+
+    static func parameters(_ node: SpecNode?) throws -> [String: String] {
+        var result: [String: String] = [:]
+        for (name, value) in try node?.entries() ?? [] { result[name] = try value.string() }
+        return result
+    }
+
+    static let matcherKeys = ["key", "value", "absent", "origin", "reason", "card", "kind", "status"]
+
+    static func parseMatcher(_ fields: [String: SpecNode], eventNode: SpecNode) throws -> EventMatcher {
+        let event = try eventNode.string()
+        guard EventMatcher.events.contains(event) else {
+            throw eventNode.error("unknown event '\(event)'; events are: \(EventMatcher.events.joined(separator: ", "))")
+        }
+        var matcher = EventMatcher(event: event)
+        matcher.key = try fields["key"]?.string()
+        if let node = fields["value"] { matcher.value = .some(try node.plistValue()) }
+        if try fields["absent"]?.bool() == true { matcher.value = .some(nil) }
+        matcher.origin = try fields["origin"]?.string()
+        if let origin = matcher.origin, !["this-process", "other-process"].contains(origin) {
+            throw fields["origin"]!.error("origin is this-process or other-process, found '\(origin)'")
+        }
+        matcher.reason = try fields["reason"]?.string()
+        matcher.card = try fields["card"].map(parseCard)
+        matcher.kind = try fields["kind"]?.string()
+        matcher.status = try fields["status"]?.int()
+        return matcher
+    }
+
+    static func parseCard(_ node: SpecNode) throws -> [String: PlistValue?] {
+        var card: [String: PlistValue?] = [:]
+        for (key, value) in try node.entries() {
+            card[key] = value.node.null != nil && value.node.scalar?.style == .plain ? PlistValue?.none : .some(try value.plistValue())
+        }
+        return card
+    }
+
+    static func parseCheck(_ node: SpecNode, _ context: Context) throws -> Check {
+        let fields = try node.fields(allowed: [
+            "in", "key", "value", "absent", "domain", "saw", "not-saw", "card", "file", "device", "app", "count", "length",
+            "intact", "moved-aside", "acknowledged", "exit", "status", "origin", "reason", "kind",
+        ])
+        if let file = fields["file"] {
+            let domain = try file.string()
+            let device = try context.device(fields["device"])
+            let app = try fields["app"]?.string()
+            let condition: FileCheck.Condition
+            if let key = fields["key"] {
+                guard let value = fields["value"] else { throw node.error("a file check with 'key' needs 'value' (or use absent: KEY)") }
+                condition = .value(key: try key.string(), try value.plistValue())
+            } else if let absent = fields["absent"] {
+                condition = .absent(key: try absent.string())
+            } else if let count = fields["count"] {
+                condition = .count(try count.int())
+            } else if let length = fields["length"] {
+                let inner = try length.fields(allowed: ["key", "is"], required: ["key", "is"])
+                condition = .length(key: try inner["key"]!.string(), try inner["is"]!.int())
+            } else if try fields["intact"]?.bool() == true {
+                condition = .intact
+            } else if try fields["moved-aside"]?.bool() == true {
+                condition = .movedAside
+            } else {
+                throw node.error("a file check needs one of: key+value, absent, count, length, intact: true, moved-aside: true")
+            }
+            return .file(FileCheck(domain: domain, device: device, app: app, condition: condition))
+        }
+        if let process = fields["acknowledged"] { return .acknowledged(process: try context.process(process)) }
+        if let process = fields["exit"] {
+            guard let status = fields["status"] else { throw node.error("an exit check needs 'status'") }
+            return .exit(process: try context.process(process), status: Int32(try status.int()))
+        }
+        guard let inNode = fields["in"] else {
+            throw node.error("a check needs 'in' (a process), 'file' (a domain), 'acknowledged' or 'exit'")
+        }
+        let process = try context.process(inNode)
+        if let eventNode = fields["saw"] ?? fields["not-saw"] {
+            let matcher = try parseMatcher(fields, eventNode: eventNode)
+            return fields["saw"] != nil ? .saw(process: process, matcher) : .notSaw(process: process, matcher)
+        }
+        if let card = fields["card"] {
+            guard context.processes[process]!.role == .widget else { throw card.error("\(process) is not a widget: it has no card") }
+            return .card(process: process, try parseCard(card))
+        }
+        guard let key = fields["key"] else { throw node.error("a process check needs 'key' (with value, absent or domain), 'saw', 'not-saw' or 'card'") }
+        var value: PlistValue?? = nil
+        if let node = fields["value"] { value = .some(try node.plistValue()) }
+        if try fields["absent"]?.bool() == true { value = .some(nil) }
+        let domain = try fields["domain"]?.string()
+        if value == nil && domain == nil { throw node.error("a process check on '\(try key.string())' needs value, absent: true or domain") }
+        return .value(process: process, key: try key.string(), value: value, domain: domain)
+    }
+
+    static func parseSignal(_ node: SpecNode?) throws -> Int32 {
+        guard let node else { return SIGKILL }
+        let text = try node.string().uppercased().replacingOccurrences(of: "SIG", with: "")
+        switch text {
+        case "KILL", "9": return SIGKILL
+        case "TERM", "15": return SIGTERM
+        case "INT", "2": return SIGINT
+        case "STOP": return SIGSTOP
+        case "CONT": return SIGCONT
+        default: throw node.error("signal must be KILL, TERM, INT, STOP or CONT, found '\(text)'")
+        }
+    }
+
+    static func signalName(_ signal: Int32) -> String {
+        switch signal {
+        case SIGKILL: "KILL"
+        case SIGTERM: "TERM"
+        case SIGINT: "INT"
+        case SIGSTOP: "STOP"
+        case SIGCONT: "CONT"
+        default: "\(signal)"
+        }
+    }
+
+    static func describe(_ fields: [String: SpecNode], skipping: String) -> String {
+        fields.keys.sorted().filter { $0 != skipping }.map { key in
+            let node = fields[key]!
+            let text = (try? node.plistValue()).map { PlistJSON.encode($0) } ?? "…"
+            return "\(key)=\(text)"
+        }.joined(separator: " ")
+    }
+
+    /// A burst followed (later, at the same level) by a kill of its process does not wait for its responses.
+    static func markBurstsCutShort(_ steps: [Step]) -> [Step] {
+        steps.enumerated().map { index, step in
+            guard case .burst(let burst) = step.action else { return step }
+            let killed = steps[(index + 1)...].contains { later in
+                if case .kill(let process, _, _) = later.action { return process == burst.process }
+                return false
+            }
+            guard killed else { return step }
+            let cut = Burst(process: burst.process, count: burst.count, keyTemplate: burst.keyTemplate, value: burst.value, syncEvery: burst.syncEvery, waitForResponses: false)
+            return Step(action: .burst(cut), line: step.line, keyword: step.keyword, summary: step.summary)
+        }
+    }
+}

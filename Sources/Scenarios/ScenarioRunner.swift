@@ -1,0 +1,361 @@
+import ChildProcess
+import Foundation
+import GroupDefaults
+import PropertyList
+import SimulatedApp
+
+/// The outcome of one run of one scenario.
+public struct ScenarioResult: Sendable {
+    public let scenario: Scenario
+    public let failure: StepFailure?
+    public let duration: Double
+    public let events: [RecordedEvent]
+    /// The processes in lane order (first appearance).
+    public let lanes: [String]
+    public var passed: Bool { failure == nil }
+}
+
+/// Runs scenarios, each in a fresh simulation root, with real processes;
+/// every process it started is ended when the scenario ends, passed or not.
+public struct ScenarioRunner: Sendable {
+    /// Where main-app, widget, intent-extension and groupsim are.
+    public let binaries: String
+    /// Keep each scenario's simulation root (for inspection) instead of deleting it.
+    public let keepRoots: Bool
+
+    public init(binaries: String, keepRoots: Bool = false) {
+        self.binaries = binaries
+        self.keepRoots = keepRoots
+    }
+
+    /// The folder of the running executable, or `$GROUPSIM_BIN_DIR`.
+    public static func defaultBinaries() -> String {
+        if let folder = ProcessInfo.processInfo.environment["GROUPSIM_BIN_DIR"] { return folder }
+        let me = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        return me.deletingLastPathComponent().path
+    }
+
+    public func run(_ scenario: Scenario) -> ScenarioResult {
+        let started = Date()
+        let execution = Execution(scenario: scenario, binaries: binaries)
+        var failure: StepFailure? = nil
+        do {
+            try execution.prepare()
+            for step in scenario.steps { try execution.perform(step) }
+        } catch let stop as StepFailure {
+            failure = stop
+        } catch {
+            failure = StepFailure(line: 0, step: "setup", message: "\(error)")
+        }
+        execution.endAll()
+        if !keepRoots { try? FileManager.default.removeItem(atPath: execution.root) }
+        return ScenarioResult(
+            scenario: scenario, failure: failure, duration: Date().timeIntervalSince(started),
+            events: execution.log.all, lanes: execution.lanes)
+    }
+}
+
+/// The state of one scenario run.
+final class Execution: @unchecked Sendable {
+    let scenario: Scenario
+    let binaries: String
+    let log = ScenarioLog()
+    let root: String
+    private let lock = NSLock()
+    private var drivers: [String: ProcessDriver] = [:]
+    private var everStarted: [String: ProcessDriver] = [:]
+    private var laneOrder: [String] = []
+    private var manifestPath: String?
+
+    init(scenario: Scenario, binaries: String) {
+        self.scenario = scenario
+        self.binaries = binaries
+        var template = Array((NSTemporaryDirectory() as NSString).appendingPathComponent("groupsim-scenario-XXXXXX").utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        root = made.map { String(cString: $0) } ?? NSTemporaryDirectory() + "/groupsim-scenario-\(getpid())"
+    }
+
+    var lanes: [String] { lock.withLock { laneOrder } }
+
+    func prepare() throws {
+        switch scenario.appSource {
+        case .example: manifestPath = nil
+        case .file(let path): manifestPath = path
+        case .inline(let yaml):
+            let path = root + "/scenario-app.yaml"
+            try yaml.write(toFile: path, atomically: true, encoding: .utf8)
+            manifestPath = path
+        }
+        for device in scenario.devices { try DeviceManager(root: SimulationRoot(path: root)).create(device) }
+    }
+
+    private func lane(_ name: String) {
+        lock.withLock { if !laneOrder.contains(name) { laneOrder.append(name) } }
+    }
+
+    func driver(_ name: String) throws -> ProcessDriver {
+        guard let driver = lock.withLock({ drivers[name] }) else {
+            throw CheckFailed("\(name) is not running (launch it first)")
+        }
+        return driver
+    }
+
+    /// A driver whose process may have exited (for exit checks).
+    func lastDriver(_ name: String) throws -> ProcessDriver {
+        guard let driver = lock.withLock({ everStarted[name] }) else { throw CheckFailed("\(name) was never launched") }
+        return driver
+    }
+
+    private func commonArguments(device: String) -> [String] {
+        ["--json", "--root", root, "--device", device] + (manifestPath.map { ["--manifest", $0] } ?? [])
+    }
+
+    func launch(_ name: String, arguments override: [String]? = nil) throws {
+        let spec = scenario.processes[name]!
+        if let existing = lock.withLock({ drivers[name] }), existing.isRunning {
+            throw CheckFailed("\(name) is already running")
+        }
+        let launchArguments = override ?? spec.arguments
+        lane(name)
+        log.record(process: name, kind: .action, name: "launch", text: "launch \(spec.role.rawValue)" + (launchArguments.isEmpty ? "" : " -- " + launchArguments.joined(separator: " ")))
+        let driver = try ProcessDriver(
+            name: name, executable: binaries + "/" + spec.role.rawValue,
+            arguments: commonArguments(device: spec.device) + (launchArguments.isEmpty ? [] : ["--"] + launchArguments), log: log)
+        lock.withLock {
+            drivers[name] = driver
+            everStarted[name] = driver
+        }
+        _ = try driver.waitFor(EventMatcher(event: "ready"), timeout: 20)
+    }
+
+    func endAll() {
+        let all = lock.withLock { Array(drivers.values) }
+        for driver in all { driver.end() }
+    }
+
+    // MARK: Steps
+
+    func perform(_ step: Step) throws {
+        do {
+            try execute(step)
+        } catch let failure as StepFailure {
+            throw failure
+        } catch {
+            log.record(process: "runner", kind: .action, name: "failure", text: "\(error)")
+            throw StepFailure(line: step.line, step: step.summary, message: "\(error)")
+        }
+    }
+
+    private func action(_ process: String, _ step: Step, key: String? = nil) {
+        lane(process)
+        var fields: [String: PlistValue] = [:]
+        if let key { fields["key"] = .string(key) }
+        log.record(process: process, kind: .action, name: step.keyword, fields: fields, text: step.summary)
+    }
+
+    private func execute(_ step: Step) throws {
+        switch step.action {
+        case .launch(let names):
+            for name in names { try launch(name) }
+        case .restart(let process, let arguments):
+            try quit(process)
+            try launch(process, arguments: arguments)
+        case .quit(let process):
+            try quit(process)
+        case .command(let process, let command):
+            action(process, step, key: Self.key(of: command))
+            try driver(process).request(command, timeout: 20)
+        case .intent(let name, let parameters, let device, let status, let arguments):
+            try runIntent(name, parameters: parameters, device: device ?? scenario.defaultDevice, expected: status, arguments: arguments, step: step)
+        case .defaults(let arguments, let status):
+            action("defaults", step, key: arguments.count > 2 ? arguments[2] : nil)
+            let result = try runTool(binaries + "/groupsim", ["defaults"] + arguments, device: scenario.defaultDevice)
+            log.record(process: "defaults", kind: .exit, name: "exit", fields: ["status": .integer(Int64(result.status))],
+                       text: "exit \(result.status)" + (result.stderr.isEmpty ? "" : ": " + result.stderr.trimmingCharacters(in: .whitespacesAndNewlines)))
+            guard result.status == status else {
+                throw CheckFailed("groupsim defaults exited with status \(result.status), expected \(status): \(result.stderr)")
+            }
+        case .wait(let process, let matcher, let timeout):
+            _ = try driver(process).waitFor(matcher, timeout: timeout)
+        case .kill(let process, let signal, let afterAcks):
+            let target = try driver(process)
+            if let afterAcks { try target.waitForAcknowledgedSyncs(afterAcks, timeout: 20) }
+            action(process, step)
+            target.signal(signal)
+            if signal == SIGKILL || signal == SIGTERM || signal == SIGINT {
+                guard target.waitForExit(timeout: 10) != nil else { throw CheckFailed("\(process) did not exit after the signal") }
+            }
+        case .suspend(let process):
+            action(process, step)
+            try driver(process).signal(SIGSTOP)
+        case .resume(let process):
+            action(process, step)
+            try driver(process).signal(SIGCONT)
+        case .corrupt(let domain, let device, let content):
+            action("files", step, key: nil)
+            let path = try DomainFiles(root: SimulationRoot(path: root), device: device ?? scenario.defaultDevice).location(of: domain).path
+            try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            // Replaced by rename, as a careless tool or a bad sync would.
+            try Data(content.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+        case .deleteFile(let domain, let device):
+            action("files", step)
+            let path = try DomainFiles(root: SimulationRoot(path: root), device: device ?? scenario.defaultDevice).location(of: domain).path
+            try FileManager.default.removeItem(atPath: path)
+        case .eraseDevice(let device):
+            action("files", step)
+            try DeviceManager(root: SimulationRoot(path: root)).erase(device)
+        case .burst(let burst):
+            action(burst.process, step)
+            let target = try driver(burst.process)
+            let last = target.startBurst(burst)
+            if burst.waitForResponses { _ = try target.waitForResponse(last, timeout: 120) }
+        case .parallel(let steps):
+            let failures = FailureBox()
+            DispatchQueue.concurrentPerform(iterations: steps.count) { index in
+                do { try perform(steps[index]) } catch { failures.add(error) }
+            }
+            if let first = failures.first { throw first }
+        case .expect(let checks):
+            for check in checks { try verify(check) }
+        }
+    }
+
+    static func key(of command: AppCommand) -> String? {
+        switch command {
+        case .set(let key, _), .remove(let key), .increment(let key, _), .append(let key, _), .mergeDictionary(let key, _), .get(let key): key
+        default: nil
+        }
+    }
+
+    private func quit(_ process: String) throws {
+        let target = try driver(process)
+        log.record(process: process, kind: .action, name: "quit", text: "quit (stdin closed)")
+        if target.suspended { target.signal(SIGCONT) }
+        target.process.closeStdin()
+        guard target.waitForExit(timeout: 10) != nil else { throw CheckFailed("\(process) did not exit within 10 s after its stdin closed") }
+    }
+
+    private func runIntent(_ name: String, parameters: [String: String], device: String, expected: Int32, arguments: [String], step: Step) throws {
+        let lane = "intent \(name)"
+        self.lane(lane)
+        log.record(process: lane, kind: .action, name: "intent", fields: scenario.app.targets[.intentExtension]?.intents[name].map { ["key": .string($0.key)] } ?? [:], text: step.summary)
+        var all = commonArguments(device: device) + [name] + parameters.keys.sorted().map { "\($0)=\(parameters[$0]!)" }
+        if !arguments.isEmpty { all += ["--"] + arguments }
+        let driver = try ProcessDriver(name: lane, executable: binaries + "/intent-extension", arguments: all, log: log)
+        driver.process.closeStdin()
+        guard let status = driver.waitForExit(timeout: 20) else {
+            driver.signal(SIGKILL)
+            throw CheckFailed("the intent extension did not exit within 20 s")
+        }
+        guard status == expected else {
+            let error = driver.recordedEvents().first { $0.name == "error" }?.string("message") ?? driver.process.stderr
+            throw CheckFailed("the intent extension exited with status \(status), expected \(expected): \(error)")
+        }
+    }
+
+    private func runTool(_ executable: String, _ arguments: [String], device: String) throws -> (status: Int32, stderr: String) {
+        let process = try RunningProcess(executable, arguments, environment: ["GROUPSIM_ROOT": root, "GROUPSIM_DEVICE": device])
+        process.closeStdin()
+        let status = try process.waitForExit(timeout: 30)
+        while (try? process.nextLine(timeout: 5)) != nil {}
+        return (status, process.stderr)
+    }
+
+    // MARK: Checks
+
+    private func verify(_ check: Check) throws {
+        switch check {
+        case .value(let process, let key, let value, let domain):
+            let response = try driver(process).request(.get(key: key))
+            let found = response.fields["value"], foundDomain = response.string("domain")
+            if let value, found != value {
+                throw CheckFailed("\(process): \(key) should be \(Self.show(value)), found \(Self.show(found))" + (foundDomain.map { " (from \($0))" } ?? ""))
+            }
+            if let domain, foundDomain != domain {
+                throw CheckFailed("\(process): \(key) should come from \(domain), found \(foundDomain ?? "no domain") (value \(Self.show(found)))")
+            }
+        case .saw(let process, let matcher):
+            guard try lastDriver(process).recordedEvents().contains(where: matcher.matches) else {
+                throw CheckFailed("\(process) should have seen \(matcher), and did not")
+            }
+        case .notSaw(let process, let matcher):
+            if let seen = try lastDriver(process).recordedEvents().first(where: matcher.matches) {
+                throw CheckFailed("\(process) should not have seen \(matcher), but saw: \(seen.text)")
+            }
+        case .card(let process, let expected):
+            guard let render = try lastDriver(process).recordedEvents().last(where: { $0.name == "render" }) else {
+                throw CheckFailed("\(process) has not rendered")
+            }
+            let shown = EventMatcher.card(of: render)
+            for key in expected.keys.sorted() where (shown[key] ?? nil) != expected[key]! {
+                throw CheckFailed("\(process)'s card should show \(key) = \(Self.show(expected[key]!)), it shows \(Self.show(shown[key] ?? nil)) (last render: \(render.text))")
+            }
+        case .file(let fileCheck):
+            try verifyFile(fileCheck)
+        case .acknowledged(let process):
+            let writes = try lastDriver(process).acknowledgedWrites()
+            guard !writes.isEmpty else { throw CheckFailed("\(process) had no acknowledged burst writes to check") }
+            let domain = try lastDriver(process).name
+            let spec = scenario.processes[domain]!
+            let target = try scenario.app.target(spec.role)
+            let files = DomainFiles(root: SimulationRoot(path: root), device: spec.device, app: target.usesStandardDefaults ? target.bundleIdentifier : nil)
+            let suite = target.usesStandardDefaults ? target.bundleIdentifier : target.suite
+            let contents = try files.read(suite) ?? [:]
+            var last: [String: PlistValue] = [:]
+            for write in writes { last[write.key] = write.value }
+            for (key, value) in last {
+                let stored = contents[key]
+                let fine = stored == value || {
+                    if case .integer(let s)? = stored, case .integer(let v) = value { return s >= v }
+                    return false
+                }()
+                if !fine { throw CheckFailed("\(key) = \(Self.show(value)) was acknowledged (synchronize returned) but the file holds \(Self.show(stored))") }
+            }
+        case .exit(let process, let status):
+            let target = try lastDriver(process)
+            guard let found = target.waitForExit(timeout: 10) else { throw CheckFailed("\(process) is still running; expected it to have exited with \(status)") }
+            guard found == status else { throw CheckFailed("\(process) exited with status \(found), expected \(status)") }
+        }
+    }
+
+    private func verifyFile(_ check: FileCheck) throws {
+        let files = DomainFiles(root: SimulationRoot(path: root), device: check.device ?? scenario.defaultDevice, app: check.app)
+        let path = try files.location(of: check.domain).path
+        let name = "\(check.domain) file (\(path.replacingOccurrences(of: root, with: "<root>")))"
+        if case .movedAside = check.condition {
+            let folder = (path as NSString).deletingLastPathComponent, base = (path as NSString).lastPathComponent
+            let aside = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasPrefix(base + ".corrupt-") }
+            guard !aside.isEmpty else { throw CheckFailed("no corrupt copy was moved aside beside \(name)") }
+            return
+        }
+        let contents: [String: PlistValue]
+        do {
+            guard let read = try files.read(check.domain) else { throw CheckFailed("\(name) does not exist") }
+            contents = read
+        } catch let error as CheckFailed { throw error } catch {
+            throw CheckFailed("\(name) is not intact: \(error)")
+        }
+        switch check.condition {
+        case .value(let key, let value):
+            guard contents[key] == value else { throw CheckFailed("\(name): \(key) should be \(Self.show(value)), found \(Self.show(contents[key]))") }
+        case .absent(let key):
+            if let found = contents[key] { throw CheckFailed("\(name): \(key) should be absent, found \(Self.show(found))") }
+        case .count(let count):
+            guard contents.count == count else { throw CheckFailed("\(name) should hold \(count) keys, holds \(contents.count)") }
+        case .length(let key, let length):
+            guard let array = contents[key]?.arrayValue else { throw CheckFailed("\(name): \(key) should be an array, found \(Self.show(contents[key]))") }
+            guard array.count == length else { throw CheckFailed("\(name): \(key) should have \(length) elements, has \(array.count)") }
+        case .intact, .movedAside:
+            break
+        }
+    }
+
+    static func show(_ value: PlistValue?) -> String { value.map { PlistJSON.encode($0) } ?? "absent" }
+}
+
+final class FailureBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var errors: [Error] = []
+    func add(_ error: Error) { lock.withLock { errors.append(error) } }
+    var first: Error? { lock.withLock { errors.first } }
+}

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Opens a tmux session with the built-in example app (Notes) running as
+# separate processes on one fresh simulation root, in a 2×2 grid:
+#
+#   main-app (the app's prompt)             | widget (its card, redrawn on change)
+#   groupsim defaults watch (the app group) | a shell for intent-extension one-shots
+#
+# Usage: scripts/demo.sh [--no-attach]
+#   --no-attach   create the session detached and print how to attach
+# GROUPSIM_ROOT is used if set, else a new temporary folder. The session is
+# called groupsim-demo; an existing one is killed first. docs/demo.md walks
+# through it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+attach=1
+for argument in "$@"; do
+  case "$argument" in
+    --no-attach) attach=0 ;;
+    -h|--help) sed -n '2,12s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    *) echo "usage: scripts/demo.sh [--no-attach]" >&2; exit 2 ;;
+  esac
+done
+
+export GROUPSIM_NEED_TMUX=1
+source scripts/setup.sh
+echo "==> building"
+swift build
+
+session=groupsim-demo
+group=group.com.example.notes
+bin=.build/debug
+repo=$(pwd)
+export GROUPSIM_ROOT="${GROUPSIM_ROOT:-$(mktemp -d "${TMPDIR:-/tmp}/groupsim-demo.XXXXXX")}"
+
+# Single-quotes a word for sh.
+quote() { printf "'%s'" "${1//\'/\'\\\'\'}"; }
+
+# Every pane starts a shell with the simulation's variables exported (set
+# explicitly: a tmux server that is already running would not pass on this
+# script's environment).
+environment="export GROUPSIM_ROOT=$(quote "$GROUPSIM_ROOT");"
+if [ -n "${GROUPSIM_DEVICE:-}" ]; then environment+=" export GROUPSIM_DEVICE=$(quote "$GROUPSIM_DEVICE");"; fi
+shell="$environment exec \"\${SHELL:-bash}\""
+
+tips=(
+  "Simulation root: $GROUPSIM_ROOT (GROUPSIM_ROOT is exported in every pane)"
+  ""
+  "Things to try here:"
+  "  $bin/intent-extension AddNote text=hello"
+  "  $bin/intent-extension CountNote"
+  "  $bin/intent-extension SetLastNote 'text=buy milk'"
+  "  $bin/groupsim defaults write $group theme dark"
+  "  $bin/groupsim defaults read $group"
+  "In the main-app pane: set theme dark, get theme, dump, help, quit."
+)
+tip_command="printf '%s\\n'"
+for line in "${tips[@]}"; do tip_command+=" $(quote "$line")"; done
+
+tmux kill-session -t "$session" 2>/dev/null || true
+
+size=()
+if [ -t 1 ] && columns=$(tput cols 2>/dev/null) && lines=$(tput lines 2>/dev/null); then
+  size=(-x "$columns" -y "$lines")
+fi
+app=$(tmux new-session -d -s "$session" -n notes -c "$repo" ${size[@]+"${size[@]}"} -P -F '#{pane_id}' "$shell")
+widget=$(tmux split-window -h -t "$app" -c "$repo" -P -F '#{pane_id}' "$shell")
+watch=$(tmux split-window -v -t "$app" -c "$repo" -P -F '#{pane_id}' "$shell")
+console=$(tmux split-window -v -t "$widget" -c "$repo" -P -F '#{pane_id}' "$tip_command; $shell")
+tmux set-environment -t "$session" GROUPSIM_ROOT "$GROUPSIM_ROOT"   # for windows opened later
+
+# Pane titles on the borders, where this tmux supports them (2.6 and later).
+if tmux select-pane -t "$app" -T main-app 2>/dev/null; then
+  tmux select-pane -t "$widget" -T widget
+  tmux select-pane -t "$watch" -T "defaults watch $group"
+  tmux select-pane -t "$console" -T "shell: intent-extension"
+  tmux set-option -w -t "$session" pane-border-status top 2>/dev/null || true
+  tmux set-option -w -t "$session" pane-border-format ' #{pane_title} ' 2>/dev/null || true
+fi
+
+# Waits (up to 5 s) until a pane shows PATTERN (by default anything: the
+# shell's prompt), so that what is typed next is neither echoed twice nor lost.
+wait_for() {
+  for _ in $(seq 50); do
+    if tmux capture-pane -p -t "$1" | grep -q -- "${2:-[^[:space:]]}"; then return; fi
+    sleep 0.1
+  done
+}
+# Typed into each pane's shell, so a program can be quit and started again.
+for pane in "$widget" "$watch" "$app"; do wait_for "$pane"; done
+tmux send-keys -t "$widget" "$bin/widget" Enter
+tmux send-keys -t "$watch" "$bin/groupsim defaults watch $group" Enter
+tmux send-keys -t "$app" "$bin/main-app" Enter
+# The widget clears its screen just after its first render; 'reload' draws
+# the card again.
+wait_for "$widget" 'widget>'
+tmux send-keys -t "$widget" reload Enter
+tmux select-pane -t "$console"
+
+printf '%s\n' "${tips[@]}"
+if [ "$attach" = 0 ]; then
+  echo
+  echo "Session $session is ready: tmux attach -t $session"
+  echo "When done: tmux kill-session -t $session"
+elif [ -n "${TMUX:-}" ]; then
+  tmux switch-client -t "$session"
+else
+  tmux attach-session -t "$session"
+fi
