@@ -24,6 +24,9 @@ struct RunCommand: ParsableCommand {
     }
 
     func run() throws {
+        // Progress must stream (CI logs, pipes): whole lines, unbuffered.
+        let output = LineWriter.standardOutput
+        func print(_ line: String) { output.write(line) }
         let style = TerminalStyle.forStandardOutput()
         let files = try ScenarioCatalog.files(in: paths.isEmpty ? ["scenarios"] : paths)
         let (all, errors) = ScenarioCatalog.load(files)
@@ -46,16 +49,18 @@ struct RunCommand: ParsableCommand {
         print("Running \(selected.count) scenario(s)" + (`repeat` > 1 ? " × \(`repeat`)" : "") + " from \(files.count) file(s)")
         for scenario in selected {
             for run in 1...`repeat` {
-                if style.enabled { FileHandle.standardOutput.write(Data((report.started(scenario, run: run, of: `repeat`) + "\r").utf8)) }
+                if style.enabled { output.writeRaw(report.started(scenario, run: run, of: `repeat`) + "\r") }
                 let result = runner.run(scenario)
-                if style.enabled { FileHandle.standardOutput.write(Data("\u{1B}[K".utf8)) }
+                if style.enabled { output.writeRaw("\u{1B}[K") }
                 print(report.finished(result))
                 results.append(result)
             }
         }
-        try write(junit, JUnitReport.render(results))
-        try write(json, JSONReport.render(results))
-        try write(timeline, TimelineReport.render(results))
+        for (path, text) in [(junit, JUnitReport.render(results)), (json, JSONReport.render(results)), (timeline, TimelineReport.render(results))] {
+            guard let path else { continue }
+            try text.write(toFile: path, atomically: true, encoding: .utf8)
+            print("wrote \(path)")
+        }
 
         let byName = Dictionary(grouping: results, by: \.scenario.name)
         let flaky = byName.filter { $0.value.contains(where: \.passed) && $0.value.contains { !$0.passed } }.keys.sorted()
@@ -66,11 +71,5 @@ struct RunCommand: ParsableCommand {
         if !failedScenarios.isEmpty { print(style.error("failed: \(failedScenarios.joined(separator: ", "))")) }
         print("scenarios: \(passed) passed, \(results.count - passed) failed")
         if passed != results.count { throw ExitCode(1) }
-    }
-
-    func write(_ path: String?, _ text: String) throws {
-        guard let path else { return }
-        try text.write(toFile: path, atomically: true, encoding: .utf8)
-        print("wrote \(path)")
     }
 }
