@@ -22,12 +22,18 @@ for argument in "$@"; do
   esac
 done
 
+session=groupsim-demo
+# Killing the old session from inside it would kill this script too.
+if [ -n "${TMUX:-}" ] && [ "$(tmux display-message -p '#S' 2>/dev/null)" = "$session" ]; then
+  echo "error: this shell is inside the $session session; run scripts/demo.sh from another terminal" >&2
+  exit 1
+fi
+
 export GROUPSIM_NEED_TMUX=1
 source scripts/setup.sh
 echo "==> building"
 swift build
 
-session=groupsim-demo
 group=group.com.example.notes
 bin=.build/debug
 repo=$(pwd)
@@ -91,10 +97,6 @@ for pane in "$widget" "$watch" "$app"; do wait_for "$pane"; done
 tmux send-keys -t "$widget" "$bin/widget" Enter
 tmux send-keys -t "$watch" "$bin/groupsim defaults watch $group" Enter
 tmux send-keys -t "$app" "$bin/main-app" Enter
-# The widget clears its screen just after its first render; 'reload' draws
-# the card again.
-wait_for "$widget" 'widget>'
-tmux send-keys -t "$widget" reload Enter
 tmux select-pane -t "$console"
 
 printf '%s\n' "${tips[@]}"

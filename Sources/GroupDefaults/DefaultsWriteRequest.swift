@@ -118,16 +118,8 @@ public enum DefaultsWriteRequest: Equatable, Sendable {
             default: throw bad("true, false, yes, no, 1 or 0")
             }
         case "-data":
-            let hex = text.filter { !$0.isWhitespace }
-            guard hex.count % 2 == 0, hex.allSatisfy(\.isHexDigit) else { throw bad("an even number of hex digits") }
-            var bytes = [UInt8]()
-            var index = hex.startIndex
-            while index < hex.endIndex {
-                let next = hex.index(index, offsetBy: 2)
-                bytes.append(UInt8(hex[index..<next], radix: 16)!)
-                index = next
-            }
-            return .data(Data(bytes))
+            guard let data = Data(hexDigits: text) else { throw bad("an even number of hex digits") }
+            return .data(data)
         case "-date":
             guard let date = parseDate(text) else { throw bad("a date like 2026-11-22T10:00:00Z or \"2026-11-22 10:00:00 +0000\"") }
             return .date(date)

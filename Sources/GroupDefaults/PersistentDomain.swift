@@ -50,8 +50,7 @@ public final class PersistentDomain: @unchecked Sendable {
     private var pending = Overlay()
     private var commitScheduled = false
     private var reloadScheduled = false
-    private var listeners: [Int: @Sendable (DomainChange) -> Void] = [:]
-    private var nextListenerID = 0
+    private var listeners = ListenerList()
     /// Counters for benchmarks and diagnostics.
     public struct Statistics: Sendable {
         public var commits = 0
@@ -66,9 +65,17 @@ public final class PersistentDomain: @unchecked Sendable {
     /// The last background commit's failure, cleared by the next success.
     private(set) public var lastCommitError: Error?
     private let commitQueue: DispatchQueue
+    /// The last read failure reported, so a file that stays corrupt is reported once.
+    private var reportedReadError: String?
 
     /// Listeners run here, one change at a time, in the order the changes happened.
     static let notificationQueue = DispatchQueue(label: "groupsim.defaults.notifications")
+
+    /// Returns once every change announced so far has reached its listeners
+    /// (a process about to exit calls it, so no change is lost).
+    public static func deliverPendingNotifications() {
+        notificationQueue.sync {}
+    }
 
     init(name: String, file: SharedPlistFile) {
         self.name = name
@@ -80,6 +87,7 @@ public final class PersistentDomain: @unchecked Sendable {
             // Apps keep running on a corrupt file, as on iOS: the domain reads
             // as empty, and the next commit moves the file aside.
             Diagnostics.report(Diagnostic(kind: .reloadFailed, message: "\(error)", path: file.path))
+            reportedReadError = "\(error)"
             committed = [:]
         }
     }
@@ -177,9 +185,15 @@ public final class PersistentDomain: @unchecked Sendable {
                 counters.reloads += 1
                 counters.reloadReadTime += elapsed
             }
+            state.withLock { reportedReadError = nil }
             absorb(contents, localKeys: [])
         } catch {
-            Diagnostics.report(Diagnostic(kind: .reloadFailed, message: "\(error)", path: file.path))
+            let message = "\(error)"
+            let repeated = state.withLock { () -> Bool in
+                defer { reportedReadError = message }
+                return reportedReadError == message
+            }
+            if !repeated { Diagnostics.report(Diagnostic(kind: .reloadFailed, message: message, path: file.path)) }
         }
     }
 
@@ -187,15 +201,11 @@ public final class PersistentDomain: @unchecked Sendable {
 
     @discardableResult
     public func addListener(_ listener: @escaping @Sendable (DomainChange) -> Void) -> Int {
-        state.withLock {
-            nextListenerID += 1
-            listeners[nextListenerID] = listener
-            return nextListenerID
-        }
+        state.withLock { listeners.add(listener) }
     }
 
     public func removeListener(_ id: Int) {
-        _ = state.withLock { listeners.removeValue(forKey: id) }
+        state.withLock { listeners.remove(id) }
     }
 
     // MARK: Internals (state lock held where the name says Locked)
@@ -208,10 +218,8 @@ public final class PersistentDomain: @unchecked Sendable {
 
     /// Queued under the state lock, so listeners see changes in the order they happened.
     private func announce(_ changes: [KeyChange], origin: ChangeOrigin) {
-        guard !changes.isEmpty, !listeners.isEmpty else { return }
-        let change = DomainChange(domain: name, changes: changes, origin: origin)
-        let targets = Array(listeners.values)
-        Self.notificationQueue.async { for target in targets { target(change) } }
+        guard !changes.isEmpty else { return }
+        listeners.deliver(DomainChange(domain: name, changes: changes, origin: origin))
     }
 
     private func commitInBackground() {

@@ -13,8 +13,7 @@ public final class ProcessDomains: @unchecked Sendable {
     private var registration: [String: PlistValue] = [:]
     private var languages: [String: PlistValue] = ["AppleLanguages": ["en"], "AppleLocale": "en_US"]
     private var named: [String: [String: PlistValue]] = [:]
-    private var listeners: [Int: @Sendable (DomainChange) -> Void] = [:]
-    private var nextListenerID = 0
+    private var listeners = ListenerList()
 
     public init() {}
 
@@ -59,15 +58,11 @@ public final class ProcessDomains: @unchecked Sendable {
 
     @discardableResult
     public func addListener(_ listener: @escaping @Sendable (DomainChange) -> Void) -> Int {
-        lock.withLock {
-            nextListenerID += 1
-            listeners[nextListenerID] = listener
-            return nextListenerID
-        }
+        lock.withLock { listeners.add(listener) }
     }
 
     public func removeListener(_ id: Int) {
-        _ = lock.withLock { listeners.removeValue(forKey: id) }
+        lock.withLock { listeners.remove(id) }
     }
 
     private func update(_ name: String, _ body: (inout [String: PlistValue]) -> Void) {
@@ -89,9 +84,7 @@ public final class ProcessDomains: @unchecked Sendable {
         default: named[name] = contents
         }
         let changes = differences(from: old, to: contents)
-        guard !changes.isEmpty, !listeners.isEmpty else { return }
-        let change = DomainChange(domain: name, changes: changes, origin: .thisProcess)
-        let targets = Array(listeners.values)
-        PersistentDomain.notificationQueue.async { for target in targets { target(change) } }
+        guard !changes.isEmpty else { return }
+        listeners.deliver(DomainChange(domain: name, changes: changes, origin: .thisProcess))
     }
 }

@@ -109,13 +109,13 @@ extension DefaultsCommand {
                     switch contents[key] {
                     case nil: contents[key] = .array(values)
                     case .array(let existing): contents[key] = .array(existing + values)
-                    case let other?: typeError = "key \"\(key)\" holds a \(other.typeName), not an array; -array-add needs an array"
+                    case let other?: typeError = "key \"\(key)\" holds \(other.typeNameWithArticle), not an array; -array-add needs an array"
                     }
                 case .dictAdd(let key, let entries):
                     switch contents[key] {
                     case nil: contents[key] = .dictionary(entries)
                     case .dictionary(let existing): contents[key] = .dictionary(existing.merging(entries) { _, new in new })
-                    case let other?: typeError = "key \"\(key)\" holds a \(other.typeName), not a dictionary; -dict-add needs a dictionary"
+                    case let other?: typeError = "key \"\(key)\" holds \(other.typeNameWithArticle), not a dictionary; -dict-add needs a dictionary"
                     }
                 }
             }

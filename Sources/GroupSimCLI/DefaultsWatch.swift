@@ -11,7 +11,7 @@ extension DefaultsCommand {
             abstract: "Print each change of a domain's effective values as it happens, from any process.",
             discussion: """
                 Text lines for people; with --json one object per line for scripts: \
-                {"event":"change","domain","key","old","new","origin","valueDomain","timestamp"}. \
+                {"event":"change","domain","key","old","new","origin","valueDomain","time"}. \
                 A {"event":"ready"} line comes first, and {"event":"overflow"} if the kernel's event \
                 queue overflowed (every value is then reloaded, so no final state is missed).
                 """
@@ -61,7 +61,7 @@ final class ChangePrinter: @unchecked Sendable {
 
     func ready(path: String) {
         if json {
-            emit("{\"event\":\"ready\",\"domain\":\(PlistJSON.quote(domain)),\"path\":\(PlistJSON.quote(path))}")
+            emit("{\"event\":\"ready\",\"domain\":\(PlistJSON.quote(domain)),\"path\":\(PlistJSON.quote(path)),\(time())}")
         } else {
             FileHandle.standardError.write(Data("Watching \(domain) (\(path)); Ctrl-C to stop.\n".utf8))
         }
@@ -73,7 +73,7 @@ final class ChangePrinter: @unchecked Sendable {
             emit("{\"event\":\"change\",\"domain\":\(PlistJSON.quote(domain)),\"key\":\(PlistJSON.quote(change.key)),"
                 + "\"old\":\(PlistJSON.encode(change.old)),\"new\":\(PlistJSON.encode(change.new)),"
                 + "\"origin\":\"\(change.origin.rawValue)\",\"valueDomain\":\(change.valueDomain.map(PlistJSON.quote) ?? "null"),"
-                + "\"timestamp\":\(PlistJSON.quote(now.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true))))}")
+                + "\"time\":\(PlistJSON.quote(PlistJSON.timestamp(now)))}")
             return
         }
         let time = now.formatted(.iso8601.time(includingFractionalSeconds: true))
@@ -87,13 +87,15 @@ final class ChangePrinter: @unchecked Sendable {
     func diagnostic(_ diagnostic: Diagnostic) {
         if json {
             let event = diagnostic.kind == .watcherOverflow ? "overflow" : "warning"
-            emit("{\"event\":\"\(event)\",\"kind\":\"\(diagnostic.kind.rawValue)\",\"message\":\(PlistJSON.quote(diagnostic.message))}")
+            emit("{\"event\":\"\(event)\",\"kind\":\"\(diagnostic.kind.rawValue)\",\"message\":\(PlistJSON.quote(diagnostic.message)),\(time())}")
         } else if diagnostic.kind == .watcherOverflow {
             emit(style.warning("! event queue overflowed: reloaded every domain from disk"))
         } else {
             FileHandle.standardError.write(Data("groupsim: warning: \(diagnostic.message)\n".utf8))
         }
     }
+
+    private func time() -> String { "\"time\":\(PlistJSON.quote(PlistJSON.timestamp(Date())))" }
 
     private func emit(_ line: String) {
         lock.withLock { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }

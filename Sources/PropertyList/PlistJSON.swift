@@ -5,6 +5,11 @@ import Foundation
 /// integer has no decimal point, a real always has one); a date is
 /// `{"$date": "<ISO 8601>"}` and data is `{"$data": "<base64>"}`.
 public enum PlistJSON {
+    /// ISO 8601 in UTC with milliseconds and its zone: 2026-11-22T03:40:44.945Z.
+    public static func timestamp(_ date: Date) -> String {
+        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+    }
+
     public static func encode(_ value: PlistValue?) -> String {
         guard let value else { return "null" }
         switch value {
@@ -15,7 +20,7 @@ public enum PlistJSON {
             let text = "\(d)"
             return text.contains(".") || text.contains("e") ? text : text + ".0"
         case .bool(let b): return b ? "true" : "false"
-        case .date(let d): return "{\"$date\":\(quote(d.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true))))}"
+        case .date(let d): return "{\"$date\":\(quote(timestamp(d)))}"
         case .data(let d): return "{\"$data\":\(quote(d.base64EncodedString()))}"
         case .array(let a): return "[" + a.map { encode($0) }.joined(separator: ",") + "]"
         case .dictionary(let d):
@@ -59,7 +64,7 @@ public enum PlistJSON {
         case let array as [Any]: return .array(try array.enumerated().map { try decode($1, path: "\(path)[\($0)]", droppingNulls: droppingNulls) })
         case let object as [String: Any]:
             if object.count == 1, let text = object["$date"] as? String {
-                let fractional = Date.ISO8601FormatStyle.iso8601.year().month().day().time(includingFractionalSeconds: true)
+                let fractional = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
                 guard let date = (try? Date(text, strategy: .iso8601)) ?? (try? Date(text, strategy: fractional)) else {
                     throw PropertyListError.notAPropertyList(path: path, typeName: "$date \"\(text)\" (expected ISO 8601)")
                 }

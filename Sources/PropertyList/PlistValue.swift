@@ -28,6 +28,11 @@ public enum PlistValue: Hashable, Sendable {
         }
     }
 
+    /// "a string", "an integer", "an array" …, for messages.
+    public var typeNameWithArticle: String {
+        ("aeiou".contains(typeName.first!) ? "an " : "a ") + typeName
+    }
+
     public var stringValue: String? { if case .string(let s) = self { s } else { nil } }
     public var arrayValue: [PlistValue]? { if case .array(let a) = self { a } else { nil } }
     public var dictionaryValue: [String: PlistValue]? { if case .dictionary(let d) = self { d } else { nil } }
@@ -99,5 +104,22 @@ extension PlistValue {
         case .array(let a): a.map(\.foundationValue)
         case .dictionary(let d): d.mapValues(\.foundationValue)
         }
+    }
+}
+
+extension Data {
+    /// Bytes from hex digits ("00ff10"; white space ignored); nil if the text is not an even run of hex digits.
+    public init?(hexDigits text: String) {
+        let hex = text.filter { !$0.isWhitespace }
+        guard hex.count % 2 == 0, hex.allSatisfy(\.isHexDigit) else { return nil }
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(hex.count / 2)
+        var index = hex.startIndex
+        while index < hex.endIndex {
+            let next = hex.index(index, offsetBy: 2)
+            bytes.append(UInt8(hex[index..<next], radix: 16)!)
+            index = next
+        }
+        self.init(bytes)
     }
 }

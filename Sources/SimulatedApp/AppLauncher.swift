@@ -53,6 +53,7 @@ enum AppLauncher {
     static func runInteractive(_ options: AppProcessOptions, launchArguments: [String], role: Role) -> Never {
         let sink = makeSink(options, role: role)
         let session = start(options, launchArguments: launchArguments, role: role, sink: sink)
+        if let console = sink as? ConsoleEventSink { ConsoleLoop.prepareScreen(for: session, sink: console) }
         sink.emit(.ready(info: session.info))
         session.start()
         let status: Int32 =

@@ -93,7 +93,7 @@ public final class AppSession: @unchecked Sendable {
                 switch contents[key] {
                 case nil: contents[key] = .array(values)
                 case .array(let existing): contents[key] = .array(existing + values)
-                case let other?: throw AppCommandError("\(key) holds a \(other.typeName), not an array")
+                case let other?: throw AppCommandError("\(key) holds \(other.typeNameWithArticle), not an array")
                 }
             }
             return .done
@@ -102,7 +102,7 @@ public final class AppSession: @unchecked Sendable {
                 switch contents[key] {
                 case nil: contents[key] = .dictionary(entries)
                 case .dictionary(let existing): contents[key] = .dictionary(existing.merging(entries) { _, new in new })
-                case let other?: throw AppCommandError("\(key) holds a \(other.typeName), not a dictionary")
+                case let other?: throw AppCommandError("\(key) holds \(other.typeNameWithArticle), not a dictionary")
                 }
             }
             return .done
@@ -125,6 +125,8 @@ public final class AppSession: @unchecked Sendable {
     /// Commits what is pending and says goodbye; used on every way out.
     public func finish(status: Int32) {
         store.synchronize()
+        // Changes are announced on the notification queue: let them all out before saying goodbye.
+        PersistentDomain.deliverPendingNotifications()
         events.emit(.exit(status: status))
     }
 }

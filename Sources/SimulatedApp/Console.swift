@@ -13,6 +13,8 @@ final class ConsoleEventSink: AppEventSink, @unchecked Sendable {
     let role: Role
     private let lock = NSLock()
     private var watching = true
+    /// Set when the prompt loop starts; before that (and in one-shot processes) no prompt is drawn.
+    private var prompting = false
 
     init(output: LineWriter, role: Role) {
         self.output = output
@@ -26,7 +28,16 @@ final class ConsoleEventSink: AppEventSink, @unchecked Sendable {
 
     /// Prints a line above the prompt, then restores the prompt.
     func say(_ line: String) {
-        if interactive { output.writeRaw("\r\u{1B}[K\(line)\n\(style.bold(prompt))") } else { output.write(line) }
+        if interactive && lock.withLock({ prompting }) {
+            output.writeRaw("\r\u{1B}[K\(line)\n\(style.bold(prompt))")
+        } else {
+            output.write(line)
+        }
+    }
+
+    func startPrompting() {
+        lock.withLock { prompting = true }
+        showPrompt()
     }
 
     func showPrompt() { if interactive { output.writeRaw(style.bold(prompt)) } }
@@ -99,9 +110,15 @@ enum ConsoleLoop {
         quit [STATUS]
         """
 
+    /// A widget's card is drawn at the top of the screen: clear it and keep
+    /// room for the card before anything is printed.
+    static func prepareScreen(for session: AppSession, sink: ConsoleEventSink) {
+        guard sink.interactive, session.role == .widget else { return }
+        sink.output.writeRaw("\u{1B}[2J\u{1B}[H" + String(repeating: "\n", count: (session.target.widget?.shows.count ?? 0) + 3))
+    }
+
     static func run(session: AppSession, sink: ConsoleEventSink) -> Int32 {
-        if sink.interactive, session.role == .widget { sink.output.writeRaw("\u{1B}[2J\u{1B}[H" + String(repeating: "\n", count: (session.target.widget?.shows.count ?? 0) + 3)) }
-        sink.showPrompt()
+        sink.startPrompting()
         while let line = readLine() {
             defer { sink.showPrompt() }
             let words = split(line)

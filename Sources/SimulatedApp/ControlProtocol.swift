@@ -25,10 +25,10 @@ public enum ControlProtocol {
         }
     }
 
+    /// The id as it was sent (string, number, boolean…), for the response.
     private static func encodeID(_ id: Any) -> String {
-        if let text = id as? String { return PlistJSON.quote(text) }
-        if let number = id as? NSNumber { return number.stringValue }
-        return "null"
+        if id is NSNull { return "null" }
+        return (try? PlistJSON.decode(id)).map { PlistJSON.encode($0) } ?? "null"
     }
 
     private static func command(from object: [String: Any]) throws -> AppCommand {
@@ -118,7 +118,7 @@ public enum ControlProtocol {
     }
 
     static func event(_ event: AppEvent) -> String {
-        let time = "\"time\":\(PlistJSON.quote(Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true))))"
+        let time = "\"time\":\(PlistJSON.quote(PlistJSON.timestamp(Date())))"
         switch event {
         case .ready(let info):
             return "{\"event\":\"ready\",\"protocol\":\(version),\"info\":\(PlistJSON.encode(.dictionary(info))),\(time)}"

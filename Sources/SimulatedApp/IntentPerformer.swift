@@ -17,7 +17,10 @@ enum IntentPerformer {
         func value() throws -> PlistValue {
             if let parameter = intent.parameter {
                 guard let text = parameters[parameter] else { throw AppCommandError("intent \(name) needs \(parameter)=VALUE") }
-                return try ArgumentDomain.value(text, key: parameter)
+                guard let first = text.first, OldStylePropertyList.openers.contains(first) else { return .string(text) }
+                do { return try OldStylePropertyList.parse(text) } catch {
+                    throw AppCommandError("parameter \(parameter): the value starts like a property list but is not one (\(error)); quote it, e.g. \(parameter)='(a, b)'")
+                }
             }
             return intent.value!
         }
@@ -31,6 +34,7 @@ enum IntentPerformer {
             try store.transaction { contents in contents[intent.key] = .bool(!(Conversions.bool(contents[intent.key]) ?? false)) }
         }
         try store.flush()
-        return store.value(forKey: intent.key)
+        // What the intent stored, not what an argument override may show.
+        return try store.persistentDomain(forName: store.domainName)?[intent.key]
     }
 }

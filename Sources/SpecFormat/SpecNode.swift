@@ -159,16 +159,8 @@ public struct SpecNode: @unchecked Sendable {  // Yams.Node is an immutable valu
                 guard let date = Self.parseDate(scalar.string) else { throw error("'\(scalar.string)' is not a date (use 2026-11-22T10:00:00Z)") }
                 return .date(date)
             case "!data":
-                let hex = scalar.string.filter { !$0.isWhitespace }
-                guard hex.count % 2 == 0, hex.allSatisfy(\.isHexDigit) else { throw error("!data needs hex digits, found '\(scalar.string)'") }
-                var bytes = [UInt8]()
-                var index = hex.startIndex
-                while index < hex.endIndex {
-                    let next = hex.index(index, offsetBy: 2)
-                    bytes.append(UInt8(hex[index..<next], radix: 16)!)
-                    index = next
-                }
-                return .data(Data(bytes))
+                guard let data = Data(hexDigits: scalar.string) else { throw error("!data needs hex digits, found '\(scalar.string)'") }
+                return .data(data)
             default: break
             }
             if scalar.style == .plain {
