@@ -95,3 +95,22 @@ extension DefaultsKeys {
         #expect(defaults.value(forKey: "kept") == 1)
     }
 }
+
+@Suite struct AsyncObservationTests {
+    @Test func changesArriveAsAnAsyncSequence() async throws {
+        let f = Fixture()
+        let defaults = try f.suite()
+        let stream = defaults.updates(DefaultsKeys.theme)
+        let writer = Task {
+            defaults[DefaultsKeys.theme] = .dark
+            defaults[DefaultsKeys.theme] = .light
+        }
+        var seen: [Theme] = []
+        for await theme in stream {
+            seen.append(theme)
+            if seen.count == 2 { break }
+        }
+        await writer.value
+        #expect(seen == [.dark, .light])
+    }
+}

@@ -200,3 +200,39 @@ import PropertyList
         #expect(result.stdout.contains("unknown key 'app-group'"))
     }
 }
+
+@Suite struct AppLifecycleTests {
+    let root = TemporaryRoot()
+
+    @Test func sigtermCommitsPendingChangesAndSaysGoodbye() throws {
+        for round in 0..<5 {
+            let main = try AppProcess("main-app", root: root)
+            // No synchronize: the value is only pending when the signal comes.
+            main.process.write("{\"id\":1,\"cmd\":\"set\",\"key\":\"round\",\"value\":\(round)}")
+            try main.event { $0["id"] as? Int == 1 }
+            main.process.kill(SIGTERM)
+            try main.event { $0["event"] as? String == "exit" && $0["status"] as? Int == 143 }
+            #expect(try main.waitForExit() == 143)
+            let file = try PropertyListFormat.decodeDictionary(Data(contentsOf: URL(fileURLWithPath: root.groupSuitePath("group.com.example.notes"))))
+            #expect(file["round"] == .integer(Int64(round)))
+        }
+    }
+
+    @Test func devicesAndAppsAreManagedLikeSimulators() throws {
+        #expect(try groupsim(["device", "create", "iPad"], root: root).status == 0)
+        #expect(try groupsim(["device", "create", "iPad"], root: root).stderr.contains("already exists"))
+        #expect(try groupsim(["app", "install", "--device", "iPad"], root: root).trimmedOutput == "installed Notes on iPad")
+        let apps = try groupsim(["app", "list", "--device", "iPad"], root: root).stdout
+        #expect(apps.contains("com.example.notes  Notes"))
+        #expect(apps.contains("widget            com.example.notes.widget"))
+        let devices = try groupsim(["device", "list"], root: root).stdout
+        #expect(devices.contains("iPad"))
+        #expect(devices.contains("group  group.com.example.notes"))
+        _ = try groupsim(["defaults", "write", "--device", "iPad", "group.com.example.notes", "k", "v"], root: root)
+        #expect(try groupsim(["device", "erase", "iPad"], root: root).status == 0)
+        #expect(try groupsim(["defaults", "read", "--device", "iPad", "group.com.example.notes"], root: root).status != 0)
+        #expect(try groupsim(["device", "list"], root: root).stdout.contains("iPad"))
+        #expect(try groupsim(["device", "delete", "iPad"], root: root).status == 0)
+        #expect(try groupsim(["device", "erase", "iPad"], root: root).stderr.contains("no device named iPad"))
+    }
+}
