@@ -38,6 +38,9 @@ final class WidgetTimeline: @unchecked Sendable {
             changeObservation = session.store.observe(nil) { [weak self] change in
                 if shown.contains(change.key) { self?.reload(reason: "change") }
             }
+            // A change that landed between the first snapshot and the
+            // observer's registration would otherwise never reach the card.
+            if snapshot() != lock.withLock({ card }) { reload(reason: "change") }
         case .periodic(let seconds):
             let timer = DispatchSource.makeTimerSource(queue: .global())
             timer.schedule(deadline: .now() + seconds, repeating: seconds)
@@ -62,12 +65,16 @@ final class WidgetTimeline: @unchecked Sendable {
         }
     }
 
-    /// Takes a new snapshot of the shown keys and renders it.
-    func reload(reason: String) {
-        let lines = manifest.shows.map { key in
+    private func snapshot() -> [WidgetCard.Line] {
+        manifest.shows.map { key in
             let found = session.store.lookup(key)
             return WidgetCard.Line(key: key, value: found?.value, domain: found?.domain)
         }
+    }
+
+    /// Takes a new snapshot of the shown keys and renders it.
+    func reload(reason: String) {
+        let lines = snapshot()
         lock.withLock { card = lines }
         session.events.emit(.render(card: lines, reason: reason))
     }
