@@ -25,7 +25,8 @@ public enum TimelineReport {
             <div class="legend">
             """
         for (name, color) in [("runner action / write", color(for: "action")), ("change seen", color(for: "change")), ("widget render", color(for: "render")),
-                              ("warning / error", color(for: "warning")), ("exit", color(for: "exit"))] {
+                              ("warning / error", color(for: "warning")), ("exit", color(for: "exit")),
+                              ("ready / notification / result", color(for: "ready"))] {
             html += "<span><i class=\"dot\" style=\"background:\(color)\"></i>\(name)</span>"
         }
         html += "<span>→ write to where it was seen, with latency</span></div>\n"
@@ -71,18 +72,29 @@ public enum TimelineReport {
         let axis = height - 12
         for tick in 0...4 {
             let time = UInt64(end * Double(tick) / 4)
-            out += "<text x=\"\(x(time) - 10)\" y=\"\(axis + 8)\" fill=\"#57606a\">\(String(format: "%.0f ms", Double(time) / 1e6))</text>"
+            let anchor = tick == 0 ? "start" : tick == 4 ? "end" : "middle"
+            out += "<text x=\"\(x(time))\" y=\"\(axis + 8)\" text-anchor=\"\(anchor)\" fill=\"#57606a\">\(String(format: "%.0f ms", Double(time) / 1e6))</text>"
         }
-        // Arrows: each change seen from elsewhere, from the latest earlier write of that key in another lane.
-        let writes = events.filter { $0.kind == .action && $0.fields["key"] != nil }
+        // Arrows: each change seen from elsewhere, from the latest earlier write
+        // of that key in another lane: where the writer made the change (its own
+        // this-process change event), else the runner's action (an outside tool).
+        let writes = events.filter {
+            ($0.kind == .event && $0.name == "change" && $0.string("origin") == "this-process")
+                || ($0.kind == .action && $0.fields["key"] != nil && $0.process == "defaults")
+        }
         for seen in events where seen.kind == .event && seen.name == "change" && seen.string("origin") == "other-process" {
-            guard let key = seen.string("key"),
-                  let write = writes.last(where: { $0.time <= seen.time && $0.string("key") == key && $0.process != seen.process })
-            else { continue }
-            let latency = Double(seen.time - write.time) / 1e6
+            guard let key = seen.string("key") else { continue }
+            // The write of this key (and value, when known) nearest in time. A
+            // transaction's writer reports its own change only after its
+            // commit, so it may reach the runner just after the reader's.
+            let candidates = writes.filter {
+                $0.process != seen.process && $0.string("key") == key && ($0.fields["new"] == nil || $0.fields["new"] == seen.fields["new"])
+            }
+            guard let write = candidates.min(by: { distance($0.time, seen.time) < distance($1.time, seen.time) }) else { continue }
+            let latency = seen.time >= write.time ? String(format: "%.1f ms", Double(seen.time - write.time) / 1e6) : "≈0 ms"
             let (x1, y1, x2, y2) = (x(write.time), y(write.process), x(seen.time), y(seen.process))
             out += "<line x1=\"\(x1)\" y1=\"\(y1)\" x2=\"\(x2)\" y2=\"\(y2)\" stroke=\"#1a7f37\" stroke-opacity=\"0.55\" marker-end=\"url(#arrow)\"/>"
-            out += "<text x=\"\((x1 + x2) / 2 + 3)\" y=\"\((y1 + y2) / 2 - 3)\" fill=\"#1a7f37\">\(String(format: "%.1f ms", latency))</text>\n"
+            out += "<text x=\"\((x1 + x2) / 2 + 3)\" y=\"\((y1 + y2) / 2 - 3)\" fill=\"#1a7f37\">\(latency)</text>\n"
         }
         for event in events {
             let name = event.kind == .action ? (event.name == "failure" ? "failure" : "action") : event.name
@@ -92,6 +104,8 @@ public enum TimelineReport {
         }
         return out + "</svg>\n"
     }
+
+    static func distance(_ a: UInt64, _ b: UInt64) -> UInt64 { a > b ? a - b : b - a }
 
     static func escape(_ text: String) -> String {
         text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")

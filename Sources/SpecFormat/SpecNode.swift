@@ -16,7 +16,8 @@ public struct SpecError: Error, CustomStringConvertible, Equatable {
         self.message = message
     }
 
-    public var description: String { "\(file):\(line):\(column): \(message)" }
+    /// "file:line:column: message"; a problem with the whole file has no position.
+    public var description: String { line > 0 ? "\(file):\(line):\(column): \(message)" : "\(file): \(message)" }
 }
 
 /// A YAML node that knows its file and position, with typed accessors whose
