@@ -46,7 +46,8 @@ public struct Step: Sendable {
         case restart(process: String, arguments: [String]?)
         case quit(String)
         case command(process: String, AppCommand)
-        case intent(name: String, parameters: [String: String], device: String?, status: Int32, arguments: [String])
+        /// `result`: the value the intent must report having stored (Some(nil): absent).
+        case intent(name: String, parameters: [String: String], device: String?, status: Int32, arguments: [String], result: PlistValue??)
         case defaults(arguments: [String], status: Int32)
         case wait(process: String, matcher: EventMatcher, timeout: Double)
         case kill(process: String, signal: Int32, afterAcks: Int?)
@@ -105,7 +106,8 @@ public struct EventMatcher: Sendable, CustomStringConvertible {
 /// A check on the resulting state.
 public enum Check: Sendable {
     case value(process: String, key: String, value: PlistValue??, domain: String?)
-    case saw(process: String, EventMatcher)
+    /// `times`: exactly that many matching events (nil: at least one).
+    case saw(process: String, EventMatcher, times: Int?)
     case notSaw(process: String, EventMatcher)
     case card(process: String, [String: PlistValue?])
     case file(FileCheck)

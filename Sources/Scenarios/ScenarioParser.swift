@@ -136,7 +136,11 @@ public enum ScenarioParser {
             return (.command(process: process, .reloadTimeline), "reload \(process)")
         case "reload-widgets": return try processOnly { .command(process: $0, .reloadWidgets) }
         case "intent":
-            let fields = try body.fields(allowed: ["name", "params", "device", "status", "args"], required: ["name"])
+            let fields = try body.fields(allowed: ["name", "params", "device", "status", "args", "result"], required: ["name"])
+            var result: PlistValue?? = nil
+            if let node = fields["result"] {
+                result = node.node.null != nil && node.node.scalar?.style == .plain ? .some(nil) : .some(try node.plistValue())
+            }
             let name = try fields["name"]!.string()
             guard let extensionTarget = context.app.targets[.intentExtension] else { throw body.error("the app '\(context.app.name)' has no intent-extension target") }
             guard extensionTarget.intents[name] != nil else {
@@ -145,11 +149,11 @@ public enum ScenarioParser {
                     throw fields["name"]!.error("the intent extension has no intent '\(name)'; it has: \(extensionTarget.intents.keys.sorted().joined(separator: ", ")) (expect status: 1 to show the failure)")
                 }
                 return (.intent(name: name, parameters: try parameters(fields["params"]), device: try context.device(fields["device"]),
-                                status: Int32(try fields["status"]!.int()), arguments: try fields["args"]?.strings() ?? []), "intent \(name)")
+                                status: Int32(try fields["status"]!.int()), arguments: try fields["args"]?.strings() ?? [], result: result), "intent \(name)")
             }
             let parameters = try parameters(fields["params"])
             return (.intent(name: name, parameters: parameters, device: try context.device(fields["device"]),
-                            status: Int32(try fields["status"]?.int() ?? 0), arguments: try fields["args"]?.strings() ?? []),
+                            status: Int32(try fields["status"]?.int() ?? 0), arguments: try fields["args"]?.strings() ?? [], result: result),
                     "intent \(name)" + (parameters.isEmpty ? "" : " " + parameters.keys.sorted().map { "\($0)=\(parameters[$0]!)" }.joined(separator: " ")))
         case "defaults":
             if case .sequence = body.node {
@@ -246,7 +250,7 @@ public enum ScenarioParser {
     static func parseCheck(_ node: SpecNode, _ context: Context) throws -> Check {
         let fields = try node.fields(allowed: [
             "in", "key", "value", "absent", "domain", "saw", "not-saw", "card", "file", "device", "app", "count", "length",
-            "intact", "moved-aside", "acknowledged", "exit", "status", "origin", "reason", "kind",
+            "intact", "moved-aside", "acknowledged", "exit", "status", "origin", "reason", "kind", "times",
         ])
         if let file = fields["file"] {
             let domain = try file.string()
@@ -283,7 +287,10 @@ public enum ScenarioParser {
         let process = try context.process(inNode)
         if let eventNode = fields["saw"] ?? fields["not-saw"] {
             let matcher = try parseMatcher(fields, eventNode: eventNode)
-            return fields["saw"] != nil ? .saw(process: process, matcher) : .notSaw(process: process, matcher)
+            if fields["times"] != nil && fields["saw"] == nil { throw fields["times"]!.error("'times' goes with 'saw'") }
+            let times = try fields["times"]?.int()
+            if let times, times < 0 { throw fields["times"]!.error("times must be 0 or more") }
+            return fields["saw"] != nil ? .saw(process: process, matcher, times: times) : .notSaw(process: process, matcher)
         }
         if let card = fields["card"] {
             guard context.processes[process]!.role == .widget else { throw card.error("\(process) is not a widget: it has no card") }

@@ -126,6 +126,8 @@ final class Execution: @unchecked Sendable {
             everStarted[name] = driver
         }
         _ = try driver.waitFor(EventMatcher(event: "ready"), timeout: 20)
+        // Answering a request means its start-up (a widget's timeline too) is done.
+        try driver.request(.ping, timeout: 20)
     }
 
     func endAll() {
@@ -165,8 +167,9 @@ final class Execution: @unchecked Sendable {
         case .command(let process, let command):
             action(process, step, key: Self.key(of: command))
             try driver(process).request(command, timeout: 20)
-        case .intent(let name, let parameters, let device, let status, let arguments):
-            try runIntent(name, parameters: parameters, device: device ?? scenario.defaultDevice, expected: status, arguments: arguments, step: step)
+        case .intent(let name, let parameters, let device, let status, let arguments, let result):
+            try runIntent(name, parameters: parameters, device: device ?? scenario.defaultDevice, expected: status, arguments: arguments,
+                          result: result, step: step)
         case .defaults(let arguments, let status):
             action("defaults", step, key: arguments.count > 2 ? arguments[2] : nil)
             let result = try runTool(binaries + "/groupsim", ["defaults"] + arguments, device: scenario.defaultDevice)
@@ -235,7 +238,8 @@ final class Execution: @unchecked Sendable {
         guard target.waitForExit(timeout: 10) != nil else { throw CheckFailed("\(process) did not exit within 10 s after its stdin closed") }
     }
 
-    private func runIntent(_ name: String, parameters: [String: String], device: String, expected: Int32, arguments: [String], step: Step) throws {
+    private func runIntent(_ name: String, parameters: [String: String], device: String, expected: Int32, arguments: [String],
+                           result: PlistValue??, step: Step) throws {
         let lane = "intent \(name)"
         self.lane(lane)
         log.record(process: lane, kind: .action, name: "intent", fields: scenario.app.targets[.intentExtension]?.intents[name].map { ["key": .string($0.key)] } ?? [:], text: step.summary)
@@ -250,6 +254,12 @@ final class Execution: @unchecked Sendable {
         guard status == expected else {
             let error = driver.recordedEvents().first { $0.name == "error" }?.string("message") ?? driver.process.stderr
             throw CheckFailed("the intent extension exited with status \(status), expected \(expected): \(error)")
+        }
+        if let result {
+            let reported = driver.recordedEvents().first { $0.name == "intent-result" }
+            guard let reported, reported.fields["value"] == result else {
+                throw CheckFailed("intent \(name) should have stored \(Self.show(result)), it reported \(reported.map { Self.show($0.fields["value"]) } ?? "no result")")
+            }
         }
     }
 
@@ -274,8 +284,12 @@ final class Execution: @unchecked Sendable {
             if let domain, foundDomain != domain {
                 throw CheckFailed("\(process): \(key) should come from \(domain), found \(foundDomain ?? "no domain") (value \(Self.show(found)))")
             }
-        case .saw(let process, let matcher):
-            guard try lastDriver(process).recordedEvents().contains(where: matcher.matches) else {
+        case .saw(let process, let matcher, let times):
+            let count = try lastDriver(process).recordedEvents().filter(matcher.matches).count
+            if let times, count != times {
+                throw CheckFailed("\(process) should have seen \(matcher) exactly \(times) time(s), saw it \(count) time(s)")
+            }
+            guard count > 0 || times == 0 else {
                 throw CheckFailed("\(process) should have seen \(matcher), and did not")
             }
         case .notSaw(let process, let matcher):

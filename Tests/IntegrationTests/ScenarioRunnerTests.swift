@@ -114,6 +114,29 @@ import TestSupport
         #expect(html.contains("marker-end=\"url(#arrow)\""))  // the write → seen arrow
     }
 
+    @Test func countedEventsAndIntentResultsAreChecked() throws {
+        let times = try scenario("times", """
+            summary: must fail - two changes, not one
+            processes: { app: { role: main-app } }
+            steps:
+              - launch: app
+              - set: { in: app, key: theme, value: dark }
+              - set: { in: app, key: theme, value: black }
+              - expect: { in: app, saw: change, key: theme, times: 1 }
+            """)
+        let result = try scenario("result", """
+            summary: must fail - the counter starts at zero
+            processes: { app: { role: main-app } }
+            steps:
+              - launch: app
+              - intent: { name: CountNote, result: 5 }
+            """)
+        let run = try run([times, result])
+        #expect(run.status == 1)
+        #expect(run.stdout.contains("app should have seen change, key theme exactly 1 time(s), saw it 2 time(s)"))
+        #expect(run.stdout.contains("intent CountNote should have stored 5, it reported 1"))
+    }
+
     @Test func invalidFilesAreRefusedWithFileAndLineBeforeAnythingRuns() throws {
         let good = try scenario("good", """
             summary: would pass
