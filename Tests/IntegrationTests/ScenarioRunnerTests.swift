@@ -122,6 +122,7 @@ import TestSupport
               - launch: app
               - set: { in: app, key: theme, value: dark }
               - set: { in: app, key: theme, value: black }
+              - wait: { for: change, in: app, key: theme, value: black }
               - expect: { in: app, saw: change, key: theme, times: 1 }
             """)
         let result = try scenario("result", """
