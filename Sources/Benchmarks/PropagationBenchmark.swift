@@ -19,15 +19,12 @@ struct PropagationBenchmark: ParsableCommand {
     @Option(help: "Changes run first and not measured.") var warmup = 100
 
     func run() throws {
-        let (root, temporary) = try options.makeRoot()
-        defer { if temporary { try? FileManager.default.removeItem(atPath: root) } }
-        let files = DomainFiles(root: SimulationRoot(path: root), device: SimulationRoot.defaultDevice)
-        let defaults = try files.defaults(for: options.domain)
-        for index in 0..<keys { defaults.set(.string("value-\(index)-" + String(repeating: "x", count: 16)), forKey: "key-\(index)") }
-        try defaults.flush()
-
-        let observer = try RunningProcess(CommandLine.arguments[0], ["observer", "--root", root, "--domain", options.domain])
-        try observer.waitForLine(timeout: 30) { $0 == "ready" }
+        let pair = try WriterAndObserver(options) { defaults in
+            for index in 0..<keys { defaults.set(.string("value-\(index)-" + String(repeating: "x", count: 16)), forKey: "key-\(index)") }
+            try defaults.flush()
+        }
+        defer { pair.removeRoot() }
+        let (defaults, observer) = (pair.defaults, pair.observer)
 
         var histogram = Histogram<UInt64>(highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three)
         let before = defaults.domainStatistics
@@ -82,13 +79,9 @@ struct BurstBenchmark: ParsableCommand {
     @Option(help: "Sets in the burst (distinct keys).") var sets = 10_000
 
     func run() throws {
-        let (root, temporary) = try options.makeRoot()
-        defer { if temporary { try? FileManager.default.removeItem(atPath: root) } }
-        let files = DomainFiles(root: SimulationRoot(path: root), device: SimulationRoot.defaultDevice)
-        let defaults = try files.defaults(for: options.domain)
-        let observer = try RunningProcess(
-            CommandLine.arguments[0], ["observer", "--root", root, "--domain", options.domain, "--burst-count", "\(sets)"])
-        try observer.waitForLine(timeout: 30) { $0 == "ready" }
+        let pair = try WriterAndObserver(options, observerArguments: ["--burst-count", "\(sets)"])
+        defer { pair.removeRoot() }
+        let (defaults, observer) = (pair.defaults, pair.observer)
 
         let before = defaults.domainStatistics
         let start = MonotonicClock.now()
@@ -107,5 +100,26 @@ struct BurstBenchmark: ParsableCommand {
               observer: \(PropagationBenchmark.field(stats, "reloads") ?? 0) reloads; its view equalled the writer's \
             \(milliseconds(converged - start)) ms after the first set
             """)
+    }
+}
+
+/// This process as the writer of a suite, and an observer process started
+/// after `prepare` ran (and ready: its watches are in place).
+struct WriterAndObserver {
+    let root: String
+    let temporary: Bool
+    let defaults: GroupDefaults
+    let observer: RunningProcess
+
+    init(_ options: BenchOptions, observerArguments: [String] = [], prepare: (GroupDefaults) throws -> Void = { _ in }) throws {
+        (root, temporary) = try options.makeRoot()
+        defaults = try DomainFiles(root: SimulationRoot(path: root), device: SimulationRoot.defaultDevice).defaults(for: options.domain)
+        try prepare(defaults)
+        observer = try RunningProcess(CommandLine.arguments[0], ["observer", "--root", root, "--domain", options.domain] + observerArguments)
+        try observer.waitForLine(timeout: 30) { $0 == "ready" }
+    }
+
+    func removeRoot() {
+        if temporary { try? FileManager.default.removeItem(atPath: root) }
     }
 }
