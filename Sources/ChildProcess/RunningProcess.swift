@@ -16,7 +16,11 @@ public final class RunningProcess: @unchecked Sendable {
     private var cursor = 0
     private var exited = false
 
+    /// A write to a child that has died must fail, not kill the parent with SIGPIPE.
+    private static let ignoreBrokenPipes: Void = { signal(SIGPIPE, SIG_IGN) }()
+
     public init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws {
+        Self.ignoreBrokenPipes
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
@@ -102,8 +106,10 @@ public final class RunningProcess: @unchecked Sendable {
     public var allLines: [String] { condition.withLock { lines } }
     public var stderr: String { condition.withLock { String(decoding: stderrData, as: UTF8.self) } }
 
-    public func write(_ line: String) {
-        stdinPipe.fileHandleForWriting.write(Data((line + "\n").utf8))
+    /// Writes a line to the child's stdin; false if the child is gone (its stdin closed).
+    @discardableResult
+    public func write(_ line: String) -> Bool {
+        (try? stdinPipe.fileHandleForWriting.write(contentsOf: Data((line + "\n").utf8))) != nil
     }
 
     public func closeStdin() { try? stdinPipe.fileHandleForWriting.close() }

@@ -97,6 +97,9 @@ final class Execution: @unchecked Sendable {
         guard let driver = lock.withLock({ drivers[name] }) else {
             throw CheckFailed("\(name) is not running (launch it first)")
         }
+        guard driver.isRunning else {
+            throw CheckFailed("\(name) has exited (status \(driver.exitStatus.map(String.init) ?? "?")); launch or restart it first")
+        }
         return driver
     }
 
@@ -179,7 +182,7 @@ final class Execution: @unchecked Sendable {
                 throw CheckFailed("groupsim defaults exited with status \(result.status), expected \(status): \(result.stderr)")
             }
         case .wait(let process, let matcher, let timeout):
-            _ = try driver(process).waitFor(matcher, timeout: timeout)
+            _ = try lastDriver(process).waitFor(matcher, timeout: timeout)
         case .kill(let process, let signal, let afterAcks):
             let target = try driver(process)
             if let afterAcks { try target.waitForAcknowledgedSyncs(afterAcks, timeout: 20) }

@@ -202,3 +202,21 @@ import TestSupport
         #expect(leftoverProcesses().isEmpty, "\(leftoverProcesses())")
     }
 }
+
+extension ScenarioRunnerTests {
+    @Test func aCommandToAProcessThatDiedFailsTheScenarioNotTheRunner() throws {
+        let path = try scenario("dead", """
+            summary: must fail - the app was killed
+            processes: { app: { role: main-app } }
+            steps:
+              - launch: app
+              - kill: app
+              - wait: { for: exit, in: app, status: 137 }
+              - set: { in: app, key: theme, value: dark }
+            """)
+        let result = try run([path])
+        #expect(result.status == 1)
+        #expect(result.stdout.contains("app has exited (status 137); launch or restart it first"))
+        #expect(result.stdout.contains("scenarios: 0 passed, 1 failed"))
+    }
+}
