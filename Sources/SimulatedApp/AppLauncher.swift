@@ -40,7 +40,10 @@ enum AppLauncher {
                 role: role, manifest: try options.loadManifest(),
                 root: SimulationRoot.resolve(explicit: options.root), device: SimulationRoot.resolveDevice(explicit: options.device),
                 launchArguments: launchArguments, events: sink)
-            TerminationFlush.install { signal in sink.emit(.exit(status: 128 + signal)) }
+            TerminationFlush.install { signal in
+                PersistentDomain.deliverPendingNotifications()
+                sink.emit(.exit(status: 128 + signal))
+            }
             return session
         } catch {
             sink.emit(.error(message: "\(error)"))
