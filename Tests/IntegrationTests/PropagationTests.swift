@@ -96,6 +96,23 @@ import PropertyList
         try changes.wait { $0.new == "mine" && $0.origin == .thisProcess }
     }
 
+    @Test func aProcessDoesNotHearItsOwnCommitsAsExternal() throws {
+        let defaults = try library()
+        let changes = ChangeLog()
+        let observation = defaults.observe(nil) { changes.append($0) }
+        defer { observation.cancel() }
+        for index in 0..<20 {
+            defaults.set(.integer(Int64(index)), forKey: "own")
+            try defaults.flush()  // each a commit, each an inotify event for this process too
+        }
+        // A later write by another process: once it arrives, every reload of the
+        // files before it has been announced (changes are delivered in order).
+        try write(["marker", "1"])
+        try changes.wait { $0.key == "marker" }
+        #expect(changes.all.filter { $0.key == "own" }.count == 20)
+        #expect(changes.all.filter { $0.key == "own" && $0.origin == .otherProcess }.isEmpty)
+    }
+
     @Test func threeWritersAndTwoObserversAgreeWithTheFile() throws {
         let observers = try (0..<2).map { _ in try WatchProcess(root: root, domain: group) }
         var commands: [[String]] = (0..<3).map { ["stress", "write-keys", "--domain", group, "--prefix", "w\($0)", "--count", "300"] }
