@@ -64,25 +64,40 @@ final class ConsoleEventSink: AppEventSink, @unchecked Sendable {
         case .error(let message):
             say(style.error("error: \(message)"))
         case .exit(let status):
+            releaseCardArea()
             if interactive { output.writeRaw("\r\u{1B}[K") }
             output.write(style.dim("exit \(status)"))
         }
     }
 
+    /// Lines at the top of the screen kept for the widget's card (0: no card area).
+    private var cardLines = 0
+
+    /// Clears the screen and keeps the top `lines` for the card: a scroll
+    /// region below it makes change lines and the prompt scroll without ever
+    /// passing through the card.
+    func reserveCardArea(lines: Int) {
+        lock.withLock { cardLines = lines }
+        output.writeRaw("\u{1B}[2J\u{1B}[\(lines + 1)r\u{1B}[\(lines + 1);1H")
+    }
+
     private func render(_ card: [WidgetCard.Line], reason: String) {
         let rows = card.map { "\($0.key): \(Self.show($0.value))" }
         let width = max(24, (rows.map(\.count).max() ?? 0) + 2)
-        var text = ""
-        text += "┌" + String(repeating: "─", count: width) + "┐\n"
-        for row in rows { text += "│ " + row + String(repeating: " ", count: width - row.count - 1) + "│\n" }
-        let footer = "rendered (\(reason)) \(Date().formatted(.iso8601.time(includingFractionalSeconds: false)))"
-        text += "└" + String(repeating: "─", count: width) + "┘ " + style.dim(footer)
-        if interactive {
-            // Redraw at the top of the screen: the card stays in one place.
-            output.writeRaw("\u{1B}[s\u{1B}[H" + text.split(separator: "\n").map { "\u{1B}[K" + $0 }.joined(separator: "\n") + "\u{1B}[u")
-        } else {
-            output.write(text)
-        }
+        var lines = ["┌" + String(repeating: "─", count: width) + "┐"]
+        for row in rows { lines.append("│ " + row + String(repeating: " ", count: max(0, width - row.count - 1)) + "│") }
+        lines.append("└" + String(repeating: "─", count: width) + "┘")
+        lines.append(style.dim("rendered (\(reason)) \(Date().formatted(.iso8601.time(includingFractionalSeconds: false)))"))
+        let area = lock.withLock { cardLines }
+        guard area > 0 else { return output.write(lines.joined(separator: "\n")) }
+        // Drawn in place at the top, outside the scroll region; the cursor goes back where it was.
+        let drawn = lines.prefix(area).enumerated().map { "\u{1B}[\($0.offset + 1);1H\u{1B}[2K\($0.element)" }.joined()
+        output.writeRaw("\u{1B}7" + drawn + "\u{1B}8")
+    }
+
+    /// Gives the terminal its whole screen back.
+    func releaseCardArea() {
+        if lock.withLock({ cardLines }) > 0 { output.writeRaw("\u{1B}[r") }
     }
 
     static func show(_ value: PlistValue?) -> String {
@@ -114,7 +129,8 @@ enum ConsoleLoop {
     /// room for the card before anything is printed.
     static func prepareScreen(for session: AppSession, sink: ConsoleEventSink) {
         guard sink.interactive, session.role == .widget else { return }
-        sink.output.writeRaw("\u{1B}[2J\u{1B}[H" + String(repeating: "\n", count: (session.target.widget?.shows.count ?? 0) + 3))
+        // Box top and bottom, one row per shown key, the footer, a blank line.
+        sink.reserveCardArea(lines: (session.target.widget?.shows.count ?? 0) + 4)
     }
 
     static func run(session: AppSession, sink: ConsoleEventSink) -> Int32 {
