@@ -25,8 +25,10 @@ public enum BinaryPropertyList {
     }
 
     private struct Writer {
+        /// Objects in file order. Values are not uniqued (Apple's writer does
+        /// it; readers do not need it, and hashing every value was a third of
+        /// the encoding time).
         var objects: [Object] = []
-        var uniqued: [PlistValue: Int] = [:]
 
         mutating func flatten(_ value: PlistValue) -> Int {
             switch value {
@@ -36,15 +38,14 @@ public enum BinaryPropertyList {
                 return index
             case .dictionary(let dictionary):
                 let index = reserve()
-                let keys = dictionary.keys.sorted()
-                let keyRefs = keys.map { flatten(.string($0)) }
-                let valueRefs = keys.map { flatten(dictionary[$0]!) }
+                // Sorted, so the same contents always give the same bytes.
+                let entries = dictionary.sorted { $0.key < $1.key }
+                let keyRefs = entries.map { flatten(.string($0.key)) }
+                let valueRefs = entries.map { flatten($0.value) }
                 objects[index] = .dictionary(keys: keyRefs, values: valueRefs)
                 return index
             default:
-                if let existing = uniqued[value] { return existing }
                 objects.append(.scalar(value))
-                uniqued[value] = objects.count - 1
                 return objects.count - 1
             }
         }
@@ -123,7 +124,9 @@ public enum BinaryPropertyList {
                 out.append(0x33); appendUInt(date.timeIntervalSinceReferenceDate.bitPattern, width: 8, to: &out)
             case .data(let data): appendMarker(0x40, count: data.count, to: &out); out.append(contentsOf: data)
             case .string(let string):
-                if string.utf8.allSatisfy({ $0 < 0x80 }) {
+                let ascii = string.utf8.withContiguousStorageIfAvailable { bytes in bytes.allSatisfy { $0 < 0x80 } }
+                    ?? string.utf8.allSatisfy { $0 < 0x80 }
+                if ascii {
                     appendMarker(0x50, count: string.utf8.count, to: &out)
                     out.append(contentsOf: string.utf8)
                 } else {
