@@ -30,9 +30,10 @@ public struct DomainFiles: Sendable {
     public func defaults(for domain: String) throws -> GroupDefaults {
         let name = canonical(domain)
         let context = context(for: name)
-        return name == context.bundleIdentifier || name == DomainName.global
-            ? try GroupDefaults(context: DefaultsContext(root: root, device: device, bundleIdentifier: name == DomainName.global ? context.bundleIdentifier : name, appGroups: context.appGroups))
-            : try GroupDefaults(suiteName: name, context: context)
+        // An app's own domain is its standard defaults; NSGlobalDomain is seen
+        // through the tool's own (empty) standard domain, whose search list holds it.
+        if name == context.bundleIdentifier || name == DomainName.global { return try GroupDefaults(context: context) }
+        return try GroupDefaults(suiteName: name, context: context)
     }
 
     public func location(of domain: String) throws -> DefaultsContext.Location {

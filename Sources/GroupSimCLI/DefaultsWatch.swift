@@ -32,7 +32,7 @@ extension DefaultsCommand {
             }
             // Anything written before the watch started is reported only when it changes again.
             ChangeWatcher.shared.waitUntilIdle()
-            printer.ready(path: defaults.path)
+            printer.ready(path: try options.files.location(of: domain).path)
             if pauseUntilInput {
                 // Test hook: hold the watcher thread (events queue up in the
                 // kernel, and overflow) until a line arrives on stdin.
