@@ -126,9 +126,10 @@ public final class ChangeWatcher: @unchecked Sendable {
             Thread { [self] in runLoop() }.start()
             return
         }
-        let descriptor = wakeDescriptor
+        // Written under the lock: a restart closes the descriptor under it too,
+        // so a number reused by another file is never written to.
+        if wakeDescriptor >= 0 { _ = pwrite(wakeDescriptor, "w", 1, 0) }
         commandLock.unlock()
-        if descriptor >= 0 { _ = pwrite(descriptor, "w", 1, 0) }
     }
 
     // MARK: The watcher thread
@@ -315,11 +316,10 @@ public final class ChangeWatcher: @unchecked Sendable {
         watchByDirectory.removeAll()
         inodeByWatch.removeAll()
         missingDirectories.removeAll()
-        let oldWake = commandLock.withLock { () -> Int32 in
-            defer { wakeDescriptor = -1 }
-            return wakeDescriptor
+        commandLock.withLock {
+            if wakeDescriptor >= 0 { close(wakeDescriptor) }
+            wakeDescriptor = -1
         }
-        if oldWake >= 0 { close(oldWake) }
         guard inotifytools_initialize() != 0, makeWakeChannel() else {
             Diagnostics.report(Diagnostic(kind: .reloadFailed, message: "cannot restart inotify; changes from other processes will not be seen"))
             return

@@ -11,6 +11,9 @@ public enum DefaultsError: Error, CustomStringConvertible, Equatable {
     case notAPropertyList(key: String, reason: String)
     case launchArgument(key: String, reason: String)
     case notADictionary(domain: String, path: String, found: String)
+    case wrongType(key: String, found: String, needed: String)
+    case overflow(key: String, current: Int64, delta: Int64)
+    case nestedTransaction(domain: String)
 
     public var description: String {
         switch self {
@@ -29,6 +32,12 @@ public enum DefaultsError: Error, CustomStringConvertible, Equatable {
             "launch argument -\(key): \(reason). Quote the value so the shell passes it whole, e.g. -\(key) '(a, b)'."
         case .notADictionary(let domain, let path, let found):
             "domain \(Self.show(domain)) at '\(path)' holds a \(found), not a dictionary."
+        case .wrongType(let key, let found, let needed):
+            "key \(Self.show(key)) holds \(found), but this needs \(needed); nothing was changed. Remove the key or write it with the right type first."
+        case .overflow(let key, let current, let delta):
+            "key \(Self.show(key)): \(current) + \(delta) overflows a 64-bit integer; nothing was changed."
+        case .nestedTransaction(let domain):
+            "a transaction, increment or synchronize of domain \(Self.show(domain)) was started inside a transaction of the same domain; do that work in the outer transaction's body instead."
         }
     }
 

@@ -140,3 +140,58 @@ public enum DefaultsWriteRequest: Equatable, Sendable {
         return nil
     }
 }
+
+// MARK: Applying
+
+extension DefaultsWriteRequest {
+    /// Applies the request to a domain's contents: the one implementation of
+    /// set, array-add, dict-add, int-add and whole-domain writes, used by the
+    /// `defaults` tool, the simulated apps and the library's transactions.
+    /// A value of the wrong type is an error, never silently replaced.
+    public func apply(to contents: inout [String: PlistValue]) throws {
+        switch self {
+        case .set(let key, let value):
+            contents[key] = value
+        case .replaceDomain(let replacement):
+            contents = replacement
+        case .intAdd(let key, let delta):
+            contents[key] = .integer(try Self.incremented(contents[key], by: delta, key: key))
+        case .arrayAdd(let key, let values):
+            switch contents[key] {
+            case nil: contents[key] = .array(values)
+            case .array(let existing): contents[key] = .array(existing + values)
+            case let other?: throw DefaultsError.wrongType(key: key, found: Self.describe(other), needed: "an array to append to")
+            }
+        case .dictAdd(let key, let entries):
+            switch contents[key] {
+            case nil: contents[key] = .dictionary(entries)
+            case .dictionary(let existing): contents[key] = .dictionary(existing.merging(entries) { _, new in new })
+            case let other?: throw DefaultsError.wrongType(key: key, found: Self.describe(other), needed: "a dictionary to merge into")
+            }
+        }
+    }
+
+    /// "an integer (3)", shortened for long values.
+    static func describe(_ value: PlistValue) -> String {
+        let text = PlistJSON.encode(value)
+        return "\(value.typeNameWithArticle) (\(text.count > 60 ? text.prefix(57) + "…" : text))"
+    }
+
+    /// `value + delta` for an atomic counter: absent counts as 0; integers,
+    /// booleans, whole finite reals and integer strings count; anything else,
+    /// or an overflow, is an error.
+    public static func incremented(_ value: PlistValue?, by delta: Int64, key: String) throws -> Int64 {
+        let current: Int64
+        switch value {
+        case nil: current = 0
+        case .integer(let i)?: current = i
+        case .bool(let b)?: current = b ? 1 : 0
+        case .real(let d)? where d.isFinite && d.rounded(.towardZero) == d && Int64(exactly: d) != nil: current = Int64(d)
+        case .string(let s)? where Int64(s.trimmingCharacters(in: .whitespaces)) != nil: current = Int64(s.trimmingCharacters(in: .whitespaces))!
+        case let other?: throw DefaultsError.wrongType(key: key, found: describe(other), needed: "a whole number to add to")
+        }
+        let (sum, overflow) = current.addingReportingOverflow(delta)
+        if overflow { throw DefaultsError.overflow(key: key, current: current, delta: delta) }
+        return sum
+    }
+}

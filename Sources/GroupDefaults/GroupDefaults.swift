@@ -163,16 +163,7 @@ public final class GroupDefaults: @unchecked Sendable {
     @discardableResult
     public func increment(_ key: String, by delta: Int64 = 1) throws -> Int64 {
         try transaction { contents in
-            let current: Int64 =
-                switch contents[key] {
-                case .integer(let i): i
-                case .real(let d): Int64(d)
-                case .bool(let b): b ? 1 : 0
-                case .string(let s): Int64(s.trimmingCharacters(in: .whitespaces)) ?? 0
-                default: 0
-                }
-            let (sum, overflow) = current.addingReportingOverflow(delta)
-            if overflow { throw DefaultsError.notAPropertyList(key: key, reason: "\(current) + \(delta) overflows a 64-bit integer") }
+            let sum = try DefaultsWriteRequest.incremented(contents[key], by: delta, key: key)
             contents[key] = .integer(sum)
             return sum
         }

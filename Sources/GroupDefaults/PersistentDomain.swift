@@ -81,6 +81,7 @@ public final class PersistentDomain: @unchecked Sendable {
         self.name = name
         self.file = file
         commitQueue = DispatchQueue(label: "groupsim.defaults.commit.\(name)")
+        commitQueue.setSpecific(key: Self.onCommitQueue, value: queueToken)
         do {
             committed = try file.read()
         } catch {
@@ -146,8 +147,21 @@ public final class PersistentDomain: @unchecked Sendable {
         if schedule { commitQueue.async { [weak self] in self?.commitInBackground() } }
     }
 
+    /// Marks each domain's commit queue, to refuse waiting on it from itself.
+    private static let onCommitQueue = DispatchSpecificKey<UUID>()
+    private let queueToken = UUID()
+
+    /// A transaction body that synchronizes or starts another transaction of
+    /// the same domain would wait for itself forever: refuse it instead.
+    private func refuseReentry() throws {
+        if DispatchQueue.getSpecific(key: Self.onCommitQueue) == queueToken {
+            throw DefaultsError.nestedTransaction(domain: name)
+        }
+    }
+
     /// Returns when everything set before the call is durable on disk.
     public func synchronize() throws {
+        try refuseReentry()
         try commitQueue.sync { try commitPending(transaction: nil) }
     }
 
@@ -155,7 +169,8 @@ public final class PersistentDomain: @unchecked Sendable {
     /// current contents (with this process's edits) under the lock, and its
     /// changes are committed before anyone else can write.
     public func transaction<T>(_ body: (inout [String: PlistValue]) throws -> T) throws -> T {
-        try commitQueue.sync {
+        try refuseReentry()
+        return try commitQueue.sync {
             var result: T? = nil
             try withoutActuallyEscaping(body) { body in
                 try commitPending { contents in result = try body(&contents) }

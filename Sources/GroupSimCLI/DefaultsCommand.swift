@@ -97,29 +97,7 @@ extension DefaultsCommand {
             do { request = try DefaultsWriteRequest.parse(words) } catch let error as DefaultsWriteRequest.ParseError {
                 throw ValidationError(error.description)
             }
-            var typeError: String? = nil
-            try options.files.update(domain) { contents in
-                switch request {
-                case .set(let key, let value): contents[key] = value
-                case .replaceDomain(let replacement): contents = replacement
-                case .intAdd(let key, let delta):
-                    let current = contents[key].map { Conversions.integer($0) ?? 0 } ?? 0
-                    contents[key] = .integer(current &+ delta)
-                case .arrayAdd(let key, let values):
-                    switch contents[key] {
-                    case nil: contents[key] = .array(values)
-                    case .array(let existing): contents[key] = .array(existing + values)
-                    case let other?: typeError = "key \"\(key)\" holds \(other.typeNameWithArticle), not an array; -array-add needs an array"
-                    }
-                case .dictAdd(let key, let entries):
-                    switch contents[key] {
-                    case nil: contents[key] = .dictionary(entries)
-                    case .dictionary(let existing): contents[key] = .dictionary(existing.merging(entries) { _, new in new })
-                    case let other?: typeError = "key \"\(key)\" holds \(other.typeNameWithArticle), not a dictionary; -dict-add needs a dictionary"
-                    }
-                }
-            }
-            if let typeError { throw ValidationError(typeError) }
+            try options.files.update(domain) { contents in try request.apply(to: &contents) }
         }
     }
 

@@ -58,9 +58,7 @@ struct StressCommand: ParsableCommand {
         func run() throws {
             let defaults = try target.open()
             for index in 0..<count {
-                try defaults.transaction { contents in
-                    contents[key] = .array((contents[key]?.arrayValue ?? []) + [.string("\(prefix)-\(index)")])
-                }
+                try defaults.transaction { try DefaultsWriteRequest.arrayAdd(key: key, values: [.string("\(prefix)-\(index)")]).apply(to: &$0) }
             }
         }
     }

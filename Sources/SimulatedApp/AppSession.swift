@@ -89,22 +89,10 @@ public final class AppSession: @unchecked Sendable {
         case .increment(let key, let by):
             return .integer(try store.increment(key, by: by))
         case .append(let key, let values):
-            try store.transaction { contents in
-                switch contents[key] {
-                case nil: contents[key] = .array(values)
-                case .array(let existing): contents[key] = .array(existing + values)
-                case let other?: throw AppCommandError("\(key) holds \(other.typeNameWithArticle), not an array")
-                }
-            }
+            try store.transaction { try DefaultsWriteRequest.arrayAdd(key: key, values: values).apply(to: &$0) }
             return .done
         case .mergeDictionary(let key, let entries):
-            try store.transaction { contents in
-                switch contents[key] {
-                case nil: contents[key] = .dictionary(entries)
-                case .dictionary(let existing): contents[key] = .dictionary(existing.merging(entries) { _, new in new })
-                case let other?: throw AppCommandError("\(key) holds \(other.typeNameWithArticle), not a dictionary")
-                }
-            }
+            try store.transaction { try DefaultsWriteRequest.dictAdd(key: key, entries: entries).apply(to: &$0) }
             return .done
         case .reloadTimeline:
             guard let widget else { throw AppCommandError("only a widget has a timeline to reload") }

@@ -105,8 +105,6 @@ struct WidgetCenter {
 
     /// `reloadAllTimelines()`.
     func requestReload(kind: String = allWidgets) throws {
-        try domain().transaction { contents in
-            contents[kind] = .integer((Conversions.integer(contents[kind]) ?? 0) + 1)
-        }
+        try domain().transaction { try DefaultsWriteRequest.intAdd(key: kind, delta: 1).apply(to: &$0) }
     }
 }

@@ -114,3 +114,33 @@ extension DefaultsKeys {
         #expect(seen == [.dark, .light])
     }
 }
+
+@Suite struct ReadModifyWriteTests {
+    @Test func incrementRefusesWhatIsNotAWholeNumber() throws {
+        let defaults = try Fixture().suite()
+        for (value, ok) in [(PlistValue.real(1e30), false), (.real(.nan), false), (.string("hello"), false), (.array([]), false),
+                            (.real(4.0), true), (.string(" 7"), true), (.bool(true), true)] {
+            defaults.set(value, forKey: "n")
+            if ok {
+                #expect(throws: Never.self) { try defaults.increment("n") }
+            } else {
+                #expect(throws: DefaultsError.self, "\(value)") { try defaults.increment("n") }
+                if case .real(let d) = value, d.isNaN { continue }  // NaN never equals itself
+                #expect(defaults.value(forKey: "n") == value, "a refused increment changes nothing")
+            }
+        }
+        defaults.set(.integer(Int64.max), forKey: "n")
+        #expect(throws: DefaultsError.overflow(key: "n", current: Int64.max, delta: 1)) { try defaults.increment("n") }
+    }
+
+    @Test func aNestedTransactionIsRefusedNotADeadlock() throws {
+        let defaults = try Fixture().suite()
+        #expect(throws: DefaultsError.self) {
+            try defaults.transaction { _ in try defaults.increment("n") }
+        }
+        #expect(throws: DefaultsError.self) {
+            try defaults.transaction { _ in try defaults.flush() }
+        }
+        #expect(try defaults.increment("n") == 1)
+    }
+}

@@ -66,7 +66,10 @@ import PropertyList
         #expect(contents["map"] == ["k1": "v1", "k2": "v2"])
         #expect(contents["n"] == 3)
         let wrongType = try fails(["defaults", "write", group, "n", "-array-add", "x"])
-        #expect(wrongType.stderr.contains("holds a integer, not an array") || wrongType.stderr.contains("not an array"))
+        #expect(wrongType.stderr.contains("key \"n\" holds an integer (3), but this needs an array to append to; nothing was changed"))
+        #expect(wrongType.status == 1)
+        let notANumber = try fails(["defaults", "write", group, "list", "-int-add", "1"])
+        #expect(notANumber.stderr.contains("needs a whole number to add to"))
         #expect(try onDisk()["n"] == 3)
     }
 
