@@ -13,7 +13,9 @@ import SharedFiles
 /// that the thread watches for IN_MODIFY. The wake-up is an inotify event
 /// like any other, so it cannot be lost between the thread draining the
 /// queue and blocking in `inotifytools_next_event`: the kernel keeps it
-/// queued until then. That is why stopping and (un)watching are prompt and
+/// queued until then. (If the kernel's queue overflows and drops it, the
+/// overflow event wakes the thread instead, and it checks its commands after
+/// every event.) That is why stopping and (un)watching are prompt and
 /// race-free without timeouts.
 ///
 /// Directories are watched, never files: a file replaced by `rename` takes
@@ -137,8 +139,8 @@ public final class ChangeWatcher: @unchecked Sendable {
     private func runLoop() {
         // Named for /proc/<pid>/task/*/comm (15 characters at most).
         Thread.current.name = "groupsim-watch"
-        guard inotifytools_initialize() != 0, makeWakeChannel() else {
-            Diagnostics.report(Diagnostic(kind: .reloadFailed, message: "cannot start inotify (\(String(cString: strerror(inotifytools_error())))); changes from other processes will not be seen"))
+        if let problem = startInotify() {
+            Diagnostics.report(Diagnostic(kind: .reloadFailed, message: "\(problem); changes from other processes will not be seen"))
             commandLock.withLock { running = false; commands.removeAll() }
             return
         }
@@ -154,29 +156,42 @@ public final class ChangeWatcher: @unchecked Sendable {
             commandLock.withLock { counters.events += 1 }
             if event.pointee.wd == wakeWatch {
                 keepRunning = handleCommands()
-            } else if event.pointee.mask & UInt32(IN_Q_OVERFLOW) != 0 {
-                handleOverflow()
-            } else {
-                handle(event)
-                // A restart replaced the wake channel; commands sent to the old one wait here.
-                if commandLock.withLock({ !commands.isEmpty }) { keepRunning = handleCommands() }
+                continue
             }
+            if event.pointee.mask & UInt32(IN_Q_OVERFLOW) != 0 { handleOverflow() } else { handle(event) }
+            // An overflow may have dropped the wake event, and a restart replaces
+            // the wake channel: commands queued meanwhile are handled here.
+            if commandLock.withLock({ !commands.isEmpty }) { keepRunning = handleCommands() }
         }
         shutDown()
     }
 
+    /// Initializes libinotifytools and the wake channel; nil, or what failed.
+    private func startInotify() -> String? {
+        guard inotifytools_initialize() != 0 else {
+            return "cannot start inotify: \(String(cString: strerror(inotifytools_error()))) (see /proc/sys/fs/inotify/max_user_instances)"
+        }
+        return makeWakeChannel()
+    }
+
     /// An unlinked temporary file: writing it wakes this thread, and nothing is left on disk.
-    private func makeWakeChannel() -> Bool {
+    /// Returns nil, or what failed.
+    private func makeWakeChannel() -> String? {
         var template = Array((NSTemporaryDirectory() as NSString).appendingPathComponent("groupsim-wake-XXXXXX").utf8CString)
         let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-        guard descriptor >= 0 else { return false }
+        guard descriptor >= 0 else {
+            return "cannot create the watcher's wake file in '\(NSTemporaryDirectory())': \(String(cString: strerror(errno))) (set TMPDIR to a writable folder)"
+        }
         _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
         let path = String(cString: template.withUnsafeBufferPointer { $0.baseAddress! })
         defer { unlink(path) }
-        guard inotifytools_watch_file(path, Int32(IN_MODIFY)) != 0 else { close(descriptor); return false }
+        guard inotifytools_watch_file(path, Int32(IN_MODIFY)) != 0 else {
+            close(descriptor)
+            return "cannot watch the wake file '\(path)': \(String(cString: strerror(inotifytools_error())))"
+        }
         wakeWatch = inotifytools_wd_from_filename(path)
         commandLock.withLock { wakeDescriptor = descriptor }
-        return true
+        return nil
     }
 
     /// Drains the command queue; false once told to stop.
@@ -216,15 +231,18 @@ public final class ChangeWatcher: @unchecked Sendable {
     /// Watches `directory`, or, if it does not exist, its nearest existing
     /// ancestor (whose IN_CREATE then leads back down to it).
     private func ensureWatched(_ directory: String) {
-        if watchByDirectory[directory] != nil || addWatch(directory) { return }
+        if watchByDirectory[directory] != nil { return }
+        guard addWatch(directory) == .missing else { return }
         let parent = (directory as NSString).deletingLastPathComponent
         guard parent != directory, !parent.isEmpty else { return }
         ensureWatched(parent)
         // It may have been created while the parent's watch was being set up,
         // in which case no event for it will ever come: try once more.
-        if addWatch(directory) { return }
+        guard addWatch(directory) == .missing else { return }
         if interests[directory] != nil { missingDirectories.insert(directory) }
     }
+
+    private enum WatchResult { case watched, missing, failed }
 
     /// `GROUPSIM_WATCH_DEBUG=1` traces watches and events to stderr.
     private let tracing = ProcessInfo.processInfo.environment["GROUPSIM_WATCH_DEBUG"] != nil
@@ -232,10 +250,21 @@ public final class ChangeWatcher: @unchecked Sendable {
         if tracing { FileHandle.standardError.write(Data("groupsim watcher: \(message())\n".utf8)) }
     }
 
-    private func addWatch(_ directory: String) -> Bool {
+    private func addWatch(_ directory: String) -> WatchResult {
         let ok = inotifytools_watch_file(directory, Self.directoryMask) != 0
-        trace("watch \(directory): \(ok ? "ok" : String(cString: strerror(inotifytools_error())))")
-        guard ok else { return false }
+        let code = ok ? 0 : inotifytools_error()
+        trace("watch \(directory): \(ok ? "ok" : String(cString: strerror(code)))")
+        guard ok else {
+            // A missing folder is normal (it is watched for through its parent);
+            // anything else means changes there will not be seen: say so.
+            if code == ENOENT || code == ENOTDIR { return .missing }
+            let hint = code == ENOSPC ? " (the inotify watch limit is reached: raise /proc/sys/fs/inotify/max_user_watches)" : ""
+            Diagnostics.report(Diagnostic(
+                kind: .reloadFailed,
+                message: "cannot watch '\(directory)': \(String(cString: strerror(code)))\(hint); changes made there by other processes will not be seen",
+                path: directory))
+            return .failed
+        }
         let withSlash = inotifytools_wd_from_filename(directory + "/")
         let descriptor = withSlash > 0 ? withSlash : inotifytools_wd_from_filename(directory)
         directoryByWatch[descriptor] = directory
@@ -244,7 +273,7 @@ public final class ChangeWatcher: @unchecked Sendable {
         if stat(directory, &info) == 0 { inodeByWatch[descriptor] = info.st_ino }
         missingDirectories.remove(directory)
         updateWatchCount()
-        return true
+        return .watched
     }
 
     /// Drops watches that serve no domain and no missing directory below them.
@@ -320,8 +349,8 @@ public final class ChangeWatcher: @unchecked Sendable {
             if wakeDescriptor >= 0 { close(wakeDescriptor) }
             wakeDescriptor = -1
         }
-        guard inotifytools_initialize() != 0, makeWakeChannel() else {
-            Diagnostics.report(Diagnostic(kind: .reloadFailed, message: "cannot restart inotify; changes from other processes will not be seen"))
+        if let problem = startInotify() {
+            Diagnostics.report(Diagnostic(kind: .reloadFailed, message: "\(problem) (restarting after a watched folder was deleted); changes from other processes will not be seen"))
             return
         }
         commandLock.withLock { counters.restarts += 1 }

@@ -41,6 +41,15 @@ public enum ControlProtocol {
             guard let raw = object[field], !(raw is NSNull) else { throw AppCommandError("\(name): missing \"\(field)\"") }
             return try PlistJSON.decode(raw, path: field)
         }
+        /// An optional whole-number field: absent gives the default; anything but an integer is an error.
+        func integer(_ field: String, default fallback: Int64) throws -> Int64 {
+            guard let raw = object[field] else { return fallback }
+            let decoded = try PlistJSON.decode(raw, path: field)
+            guard case .integer(let value) = decoded else {
+                throw AppCommandError("\(name): \"\(field)\" must be a whole number, found \(PlistJSON.encode(decoded))")
+            }
+            return value
+        }
         func dictionary(_ field: String) throws -> [String: PlistValue] {
             guard case .dictionary(let entries) = try value(field) else { throw AppCommandError("\(name): \"\(field)\" must be an object") }
             return entries
@@ -55,9 +64,7 @@ public enum ControlProtocol {
         case "remove-suite": return .removeSuite(name: try string("name"))
         case "synchronize": return .synchronize
         case "clear": return .clear
-        case "increment":
-            let by = (object["by"] as? NSNumber)?.int64Value ?? 1
-            return .increment(key: try string("key"), by: by)
+        case "increment": return .increment(key: try string("key"), by: try integer("by", default: 1))
         case "append":
             let raw = try value("value")
             return .append(key: try string("key"), values: raw.arrayValue ?? [raw])
@@ -66,7 +73,10 @@ public enum ControlProtocol {
         case "reload-widgets": return .reloadWidgets
         case "info": return .info
         case "ping": return .ping
-        case "exit": return .exit(status: Int32((object["status"] as? NSNumber)?.intValue ?? 0))
+        case "exit":
+            let status = try integer("status", default: 0)
+            guard (0...255).contains(status) else { throw AppCommandError("exit: \"status\" must be 0 to 255, found \(status)") }
+            return .exit(status: Int32(status))
         default:
             throw AppCommandError("unknown command \"\(name)\"; known: get set remove dump register add-suite remove-suite synchronize clear increment append merge reload reload-widgets info ping exit")
         }

@@ -75,7 +75,10 @@ import PropertyList
     @Test func malformedRequestsGetErrorsAndTheProcessKeepsRunning() throws {
         let main = try AppProcess("main-app", root: root, manifest: try app())
         for line in ["not json", "[1, 2]", "{\"id\": 9}", "{\"id\": 10, \"cmd\": \"fly\"}", "{\"id\": 11, \"cmd\": \"get\"}",
-                     "{\"id\": 12, \"cmd\": \"set\", \"key\": \"k\", \"value\": null}"] {
+                     "{\"id\": 12, \"cmd\": \"set\", \"key\": \"k\", \"value\": null}",
+                     "{\"id\": 13, \"cmd\": \"increment\", \"key\": \"n\", \"by\": \"lots\"}",
+                     "{\"id\": 14, \"cmd\": \"increment\", \"key\": \"n\", \"by\": 1.9}",
+                     "{\"id\": 15, \"cmd\": \"exit\", \"status\": true}"] {
             let response = try main.send(raw: line)
             #expect(response["ok"] as? Bool == false, "\(line)")
             #expect((response["error"] as? String)?.isEmpty == false)
