@@ -45,17 +45,20 @@ public struct DomainFiles: Sendable {
         domain == "-g" || domain == "-globalDomain" ? DomainName.global : domain
     }
 
+    /// The domain's file, opened for writing (its folder is created if missing).
     public func file(for domain: String) throws -> SharedPlistFile {
-        let location = try location(of: domain)
-        try root.prepareConfinedDirectory((location.path as NSString).deletingLastPathComponent)
-        return try SharedPlistFile(path: location.path)
+        try SharedPlistFile(path: try location(of: domain).path, prepareDirectory: root.confinedDirectoryPreparer)
     }
 
-    /// The domain's contents; nil if it has no file.
+    /// The domain's contents; nil if it has no file. Creates nothing.
     public func read(_ domain: String) throws -> [String: PlistValue]? {
-        let location = try location(of: domain)
-        guard FileManager.default.fileExists(atPath: location.path) else { return nil }
-        return try file(for: domain).read()
+        try SharedPlistFile.read(path: try location(of: domain).path)
+    }
+
+    /// Deletes the domain's file; false if it had none. Creates nothing when there is none.
+    public func delete(_ domain: String) throws -> Bool {
+        guard FileManager.default.fileExists(atPath: try location(of: domain).path) else { return false }
+        return try file(for: domain).remove()
     }
 
     /// An atomic read-modify-write of the domain's file. A corrupt file is

@@ -20,10 +20,11 @@ public final class DomainRegistry: @unchecked Sendable {
     }
 
     /// The domain stored at `path`, opened if this process does not hold it yet.
-    public func domain(named name: String, at path: String) throws -> PersistentDomain {
+    /// `prepareDirectory` creates (and checks) the file's folder, at first and whenever it must be recreated.
+    public func domain(named name: String, at path: String, prepareDirectory: @escaping @Sendable (String) throws -> Void) throws -> PersistentDomain {
         let (domain, isNew) = try lock.withLock { () throws -> (PersistentDomain, Bool) in
             if let existing = domains[path]?.domain { return (existing, false) }
-            let domain = PersistentDomain(name: name, file: try SharedPlistFile(path: path))
+            let domain = PersistentDomain(name: name, file: try SharedPlistFile(path: path, prepareDirectory: prepareDirectory))
             domains[path] = WeakDomain(domain)
             return (domain, true)
         }

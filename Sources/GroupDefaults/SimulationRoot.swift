@@ -78,6 +78,12 @@ public struct SimulationRoot: Sendable, Hashable {
         }
     }
 
+    /// The same check as a function, for shared files that recreate their folder.
+    public var confinedDirectoryPreparer: @Sendable (String) throws -> Void {
+        let root = self
+        return { try root.prepareConfinedDirectory($0) }
+    }
+
     private func realPath(_ path: String) -> String? {
         guard let resolved = realpath(path, nil) else { return nil }
         defer { free(resolved) }

@@ -109,6 +109,9 @@ extension DefaultsCommand {
         @Argument var newKey: String
 
         func run() throws {
+            guard try options.files.read(domain) != nil else {
+                throw NotFound(description: "Domain (\(domain)) not found. Defaults have not been changed.")
+            }
             var missing = false
             try options.files.update(domain) { contents in
                 guard let value = contents.removeValue(forKey: oldKey) else { missing = true; return }
@@ -127,10 +130,13 @@ extension DefaultsCommand {
         func run() throws {
             let files = options.files
             guard let key else {
-                guard try files.file(for: domain).remove() else {
+                guard try files.delete(domain) else {
                     throw NotFound(description: "Domain (\(domain)) not found. Defaults have not been changed.")
                 }
                 return
+            }
+            guard try files.read(domain) != nil else {
+                throw NotFound(description: "Domain (\(domain)) not found. Defaults have not been changed.")
             }
             var missing = false
             try files.update(domain) { contents in missing = contents.removeValue(forKey: key) == nil }

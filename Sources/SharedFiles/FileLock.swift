@@ -16,19 +16,23 @@ import Glibc
 public final class FileLock: @unchecked Sendable {
     public let path: String
     private let threadMutex = NSLock()
+    /// Creates the lock file's folder again if it vanished (see SharedPlistFile).
+    private let prepareDirectory: @Sendable (String) throws -> Void
 
-    public init(path: String) throws {
+    public init(path: String, prepareDirectory: @escaping @Sendable (String) throws -> Void = createDirectories) throws {
         self.path = path
+        self.prepareDirectory = prepareDirectory
         // Fail early, with the path, if the lock file cannot be created.
         try close(open())
     }
 
     private func open() throws -> Int32 {
-        var descriptor = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        // Read-only is enough for flock, and its close wakes no watcher (no IN_CLOSE_WRITE).
+        var descriptor = Glibc.open(path, O_RDONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         if descriptor == -1 && errno == ENOENT {
             // The folder vanished (a device erased): recreate it.
-            try createDirectories((path as NSString).deletingLastPathComponent)
-            descriptor = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+            try prepareDirectory((path as NSString).deletingLastPathComponent)
+            descriptor = Glibc.open(path, O_RDONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         }
         if descriptor == -1 { throw FileSystemError(operation: "open the lock file", path: path, errno: errno) }
         return descriptor

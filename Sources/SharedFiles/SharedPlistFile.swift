@@ -22,23 +22,36 @@ public final class SharedPlistFile: @unchecked Sendable {
     /// Whether `update` fsyncs the file and the folder before returning.
     public let durable: Bool
     private let lock: FileLock
+    /// Creates a missing folder; the simulation root passes one that refuses
+    /// folders resolving outside it, also when a vanished folder is recreated.
+    private let prepareDirectory: @Sendable (String) throws -> Void
     /// Guarded by the lock: stale temporaries are swept on the first update.
     private var sweptTemporaries = false
     private var temporaryCounter = 0
 
-    public init(path: String, format: PropertyListFormat = .binary, durable: Bool = true) throws {
+    public init(
+        path: String, format: PropertyListFormat = .binary, durable: Bool = true,
+        prepareDirectory: @escaping @Sendable (String) throws -> Void = createDirectories
+    ) throws {
         self.path = path
         self.format = format
         self.durable = durable
+        self.prepareDirectory = prepareDirectory
         directory = (path as NSString).deletingLastPathComponent
         fileName = (path as NSString).lastPathComponent
-        try createDirectories(directory)
-        lock = try FileLock(path: directory + "/." + fileName + ".lock")
+        try prepareDirectory(directory)
+        lock = try FileLock(path: directory + "/." + fileName + ".lock", prepareDirectory: prepareDirectory)
     }
 
     /// What is on disk now. An absent file is an empty dictionary.
     public func read() throws -> [String: PlistValue] {
-        guard let bytes = try readWholeFile(path) else { return [:] }
+        try Self.read(path: path) ?? [:]
+    }
+
+    /// Reads a shared plist without opening it for writing: nothing is
+    /// created, no folder and no lock file. nil if there is no file.
+    public static func read(path: String) throws -> [String: PlistValue]? {
+        guard let bytes = try readWholeFile(path) else { return nil }
         do {
             return try PropertyListFormat.decodeDictionary(Data(bytes))
         } catch let error as PropertyListError {
@@ -115,7 +128,7 @@ public final class SharedPlistFile: @unchecked Sendable {
         var fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
         if fd == -1 && errno == ENOENT {
             // The folder vanished (a device erased under us): recreate it.
-            try createDirectories(directory)
+            try prepareDirectory(directory)
             fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
         }
         if fd == -1 { throw FileSystemError(operation: "create the temporary file", path: temporary, errno: errno) }

@@ -24,7 +24,7 @@ public struct DeviceManager: Sendable {
         let path = try metadataPath(name)
         if FileManager.default.fileExists(atPath: path) { throw AppCommandError("device \(name) already exists") }
         try root.prepareConfinedDirectory(try root.devicePath(name))
-        try SharedPlistFile(path: path).update { $0 = ["name": .string(name), "created": .date(Date())] }
+        try SharedPlistFile(path: path, prepareDirectory: root.confinedDirectoryPreparer).update { $0 = ["name": .string(name), "created": .date(Date())] }
     }
 
     /// Every device folder in the root (made by `create`, or by first use).
@@ -32,7 +32,7 @@ public struct DeviceManager: Sendable {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: root.devicesPath)) ?? []
         return try names.sorted().filter { !$0.hasPrefix(".") }.map { name in
             let device = try root.devicePath(name)
-            let metadata = (try? SharedPlistFile(path: device + "/device.plist").read()) ?? [:]
+            let metadata = ((try? SharedPlistFile.read(path: device + "/device.plist")) ?? nil) ?? [:]
             let apps = (try? FileManager.default.contentsOfDirectory(atPath: device + "/Containers/Data/Application")) ?? []
             let groups = (try? FileManager.default.contentsOfDirectory(atPath: device + "/Containers/Shared/AppGroup")) ?? []
             return Device(name: name, created: metadata["created"]?.dateValue, apps: apps.sorted(), groups: groups.sorted())
@@ -72,7 +72,9 @@ public struct DeviceManager: Sendable {
         let main = manifest.targets[.mainApp]?.bundleIdentifier ?? manifest.targets.values.first!.bundleIdentifier
         let folder = try installedPath(device)
         try root.prepareConfinedDirectory(folder)
-        try Data(manifestText.utf8).write(to: URL(fileURLWithPath: folder + "/\(main).yaml"), options: .atomic)
+        let file = folder + "/\(main).yaml"
+        try Data(manifestText.utf8).write(to: URL(fileURLWithPath: file), options: .atomic)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file)
     }
 
     /// The manifests installed on a device, by main bundle id.

@@ -98,9 +98,7 @@ struct WidgetCenter {
     }
 
     func domain() throws -> PersistentDomain {
-        let path = try self.path
-        try root.prepareConfinedDirectory((path as NSString).deletingLastPathComponent)
-        return try DomainRegistry.shared.domain(named: "WidgetCenter", at: path)
+        try DomainRegistry.shared.domain(named: "WidgetCenter", at: try path, prepareDirectory: root.confinedDirectoryPreparer)
     }
 
     /// `reloadAllTimelines()`.

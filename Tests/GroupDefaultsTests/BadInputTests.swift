@@ -68,6 +68,25 @@ import PropertyList
         #expect(try FileManager.default.contentsOfDirectory(atPath: outside.path).isEmpty)
     }
 
+    @Test func aFolderRecreatedAfterAnEraseIsConfinedToo() throws {
+        let collected = Collected()
+        let f = Fixture()
+        let defaults = try f.suite()
+        defaults.set("before", forKey: "k")
+        try defaults.flush()
+        // The device is erased under the running process, and a link now
+        // stands where the group container was.
+        try FileManager.default.removeItem(atPath: f.root.path + "/devices")
+        let outside = TemporaryRoot()
+        let groups = "\(f.root.path)/devices/iPhone/Containers/Shared/AppGroup"
+        try createDirectories(groups)
+        #expect(symlink(outside.path, "\(groups)/\(f.group)") == 0)
+        defaults.set("after", forKey: "k")
+        #expect(throws: DefaultsError.self) { try defaults.flush() }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: outside.path).isEmpty)
+        _ = collected
+    }
+
     @Test func aSymlinkedPlistIsNotFollowed() throws {
         let f = Fixture()
         let path = f.root.groupSuitePath(f.group)

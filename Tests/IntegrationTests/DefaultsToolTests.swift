@@ -143,6 +143,17 @@ import PropertyList
         #expect(try Data(contentsOf: URL(fileURLWithPath: folder + "/" + aside[0])) == Data("garbage".utf8))
     }
 
+    @Test func readingAndDeletingCreateNothing() throws {
+        _ = try fails(["defaults", "read", "--device", "Ghost", "group.com.example.nope"])
+        _ = try fails(["defaults", "read-type", "--device", "Ghost", "group.com.example.nope", "k"])
+        _ = try fails(["defaults", "delete", "--device", "Ghost", "group.com.example.nope"])
+        _ = try fails(["defaults", "delete", "--device", "Ghost", "com.example.app", "k"])
+        _ = try fails(["defaults", "rename", "--device", "Ghost", "com.example.app", "a", "b"])
+        _ = try ok(["defaults", "domains", "--device", "Ghost"])
+        _ = try ok(["device", "list"])
+        #expect(!FileManager.default.fileExists(atPath: root.path + "/devices/Ghost"))
+    }
+
     @Test func containerPrintsTheIOSLayout() throws {
         #expect(try ok(["container", group]) == "\(root.path)/devices/iPhone/Containers/Shared/AppGroup/\(group)")
         #expect(try ok(["container", "--device", "iPad", "com.example.app"])
