@@ -225,8 +225,14 @@ public final class PersistentDomain: @unchecked Sendable {
 
     // MARK: Internals (state lock held where the name says Locked)
 
+    /// `GROUPSIM_DEFER_COMMITS=1`: no background commits; edits reach the
+    /// file only on synchronize, a transaction, or exit (as an app that never
+    /// synchronizes, or Foundation on Linux). For reproducing lost writes, and
+    /// for tests that must hold changes pending.
+    static let commitsDeferred = ProcessInfo.processInfo.environment["GROUPSIM_DEFER_COMMITS"] == "1"
+
     private func scheduleCommitLocked() -> Bool {
-        if commitScheduled { return false }
+        if commitScheduled || Self.commitsDeferred { return false }
         commitScheduled = true
         return true
     }

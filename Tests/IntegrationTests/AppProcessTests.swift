@@ -63,8 +63,10 @@ import PropertyList
     }
 
     @Test func closingStdinEndsTheProcessCleanlyAndCommits() throws {
-        let main = try AppProcess("main-app", root: root, manifest: try app())
+        // Background commits held: the value is only pending until the process ends.
+        let main = try AppProcess("main-app", root: root, manifest: try app(), environment: ["GROUPSIM_DEFER_COMMITS": "1"])
         try main.set("last", "words")
+        #expect(!FileManager.default.fileExists(atPath: root.groupSuitePath("group.com.example.test")))
         main.closeInput()
         try main.event { $0["event"] as? String == "exit" && $0["status"] as? Int == 0 }
         #expect(try main.waitForExit() == 0)
@@ -106,8 +108,11 @@ import PropertyList
         try widget.set("theme", "from-widget")
         try widget.request("synchronize")
         #expect(try main.get("theme").value == "dark")
+        // What is on disk decides what each can ever see: the group file has
+        // only the app's value, the widget's private copy only its own.
         let privateCopy = root.appDomainPath("com.example.mis.widget", domain: "group.com.example.mis")
-        #expect(try PropertyListFormat.decodeDictionary(Data(contentsOf: URL(fileURLWithPath: privateCopy)))["theme"] == "from-widget")
+        #expect(try PropertyListFormat.decodeDictionary(Data(contentsOf: URL(fileURLWithPath: privateCopy))) == ["theme": "from-widget"])
+        #expect(try PropertyListFormat.decodeDictionary(Data(contentsOf: URL(fileURLWithPath: root.groupSuitePath("group.com.example.mis")))) == ["theme": "dark"])
     }
 
     @Test func theStandardDomainWhereTheSuiteWasMeantIsNotShared() throws {
@@ -123,6 +128,9 @@ import PropertyList
         try main.request("synchronize")
         #expect(try main.get("theme") == ("dark", "com.example.std"))
         #expect(try widget.get("theme").value == nil)
+        // On disk: the app's own domain has it, the group suite does not exist.
+        #expect(try PropertyListFormat.decodeDictionary(Data(contentsOf: URL(fileURLWithPath: root.appDomainPath("com.example.std"))))["theme"] == "dark")
+        #expect(!FileManager.default.fileExists(atPath: root.groupSuitePath("group.com.example.std")))
     }
 
     @Test func aLaunchArgumentOverridesForItsOwnProcessOnly() throws {
@@ -154,8 +162,11 @@ import PropertyList
         #expect(try widget.render(reason: "initial")["theme"] == .some(nil))
         let main = try AppProcess("main-app", root: root, manifest: path)
         try main.set("theme", "dark")
-        // The widget's process sees the change, but its card does not.
+        // The widget's process sees the change, but its card does not. A later
+        // change not on the card comes after anything the first one caused.
         try widget.change("theme") { $0 == "dark" }
+        try main.set("unshown", "marker")
+        try widget.change("unshown") { $0 == "marker" }
         #expect(!widget.unconsumed.contains { $0["event"] as? String == "render" })
         try widget.request("reload")
         #expect(try widget.render(reason: "request")["theme"] == "dark")
@@ -209,10 +220,12 @@ import PropertyList
 
     @Test func sigtermCommitsPendingChangesAndSaysGoodbye() throws {
         for round in 0..<5 {
-            let main = try AppProcess("main-app", root: root)
-            // No synchronize: the value is only pending when the signal comes.
+            // Background commits held: the value is only pending when the signal comes.
+            let main = try AppProcess("main-app", root: root, environment: ["GROUPSIM_DEFER_COMMITS": "1"])
             main.process.write("{\"id\":1,\"cmd\":\"set\",\"key\":\"round\",\"value\":\(round)}")
             try main.event { $0["id"] as? Int == 1 }
+            let before = try? PropertyListFormat.decodeDictionary(Data(contentsOf: URL(fileURLWithPath: root.groupSuitePath("group.com.example.notes"))))
+            #expect(before?["round"] != .integer(Int64(round)))
             main.process.kill(SIGTERM)
             try main.event { $0["event"] as? String == "exit" && $0["status"] as? Int == 143 }
             #expect(try main.waitForExit() == 143)

@@ -40,7 +40,8 @@ import PropertyList
             let stored = try #require(contents["n"].flatMap { if case .integer(let i) = $0 { i } else { nil } })
             #expect(stored >= lastAcknowledged, "round \(round): acknowledged \(lastAcknowledged) but the file holds \(stored)")
             // The next run starts counting again: reset so its acks are compared fairly.
-            _ = try groupsim(["defaults", "write", group, "n", "-int", "0"], root: root)
+            let reset = try groupsim(["defaults", "write", group, "n", "-int", "0"], root: root)
+            #expect(reset.status == 0, "round \(round): the reset failed: \(reset.stderr)")
             lastAcknowledged = 0
         }
         #expect(corrupt == 0)

@@ -10,10 +10,13 @@ public final class AppProcess: @unchecked Sendable {
     private var backlog: [[String: Any]] = []
     private var nextID = 0
 
-    public init(_ role: String, root: TemporaryRoot, manifest: String? = nil, device: String = "iPhone", arguments: [String] = [], launchArguments: [String] = []) throws {
+    public init(_ role: String, root: TemporaryRoot, manifest: String? = nil, device: String = "iPhone", arguments: [String] = [],
+                launchArguments: [String] = [], environment: [String: String] = [:]) throws {
         var all = ["--json"] + (manifest.map { ["--manifest", $0] } ?? []) + arguments
         if !launchArguments.isEmpty { all += ["--"] + launchArguments }
-        process = try RunningProcess(BuiltExecutable.path(role), all, environment: ["GROUPSIM_ROOT": root.path, "GROUPSIM_DEVICE": device])
+        process = try RunningProcess(
+            BuiltExecutable.path(role), all,
+            environment: ["GROUPSIM_ROOT": root.path, "GROUPSIM_DEVICE": device].merging(environment) { _, new in new })
         if role != "intent-extension" { ready = try event { $0["event"] as? String == "ready" } }
     }
 
