@@ -27,6 +27,12 @@ public final class RunningProcess: @unchecked Sendable {
         process.standardInput = stdinPipe
         process.standardOutput = stdoutPipe
         process.standardError = stderrPipe
+        process.terminationHandler = { [weak self] _ in
+            guard let self else { return }
+            self.condition.withLock { self.exited = true }
+            self.condition.broadcast()
+        }
+        try process.run()
         // One reader thread per pipe owns it until EOF (and keeps this object
         // alive until then), so no descriptor is closed while being read.
         let stdoutHandle = stdoutPipe.fileHandleForReading, stderrHandle = stderrPipe.fileHandleForReading
@@ -44,12 +50,6 @@ public final class RunningProcess: @unchecked Sendable {
                 if chunk.isEmpty { break }
             }
         }.start()
-        process.terminationHandler = { [weak self] _ in
-            guard let self else { return }
-            self.condition.withLock { self.exited = true }
-            self.condition.broadcast()
-        }
-        try process.run()
     }
 
     public var pid: Int32 { process.processIdentifier }

@@ -57,10 +57,6 @@ public final class ChangeWatcher: @unchecked Sendable {
     }
 
     // Owned by the watcher thread alone.
-    private final class WeakDomain {
-        weak var domain: PersistentDomain?
-        init(_ domain: PersistentDomain) { self.domain = domain }
-    }
     private var wakeWatch: Int32 = -1
     private var directoryByWatch: [Int32: String] = [:]
     private var watchByDirectory: [String: Int32] = [:]
@@ -310,8 +306,9 @@ public final class ChangeWatcher: @unchecked Sendable {
 
         // A folder whose files are still open somewhere is not reported
         // deleted until they close; a deleted file is the cue to check.
+        let watchedFile = name.map { interests[directory]?[$0] != nil } ?? false
         let folderGone = mask & UInt32(IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF) != 0
-            || (mask & UInt32(IN_DELETE | IN_MOVED_FROM) != 0 && !stillPresent(event.pointee.wd, directory))
+            || (watchedFile && mask & UInt32(IN_DELETE | IN_MOVED_FROM) != 0 && !stillPresent(event.pointee.wd, directory))
         if folderGone {
             restartInotify()
             return

@@ -50,7 +50,9 @@ extension GroupDefaults {
         get { value(forKey: key.name).flatMap(Value.init(plistValue:)) ?? key.defaultValue }
         set {
             do { set(try newValue.plistValue(), forKey: key.name) } catch {
-                Diagnostics.report(Diagnostic(kind: .commitFailed, message: "could not encode \(key.name): \(error)"))
+                Diagnostics.report(Diagnostic(
+                    kind: .encodingFailed,
+                    message: "could not store \(key.name) in \(domainName): its value does not encode as a property list (\(error)); the key is unchanged. Use set(_:for:) to get the error thrown."))
             }
         }
     }

@@ -11,6 +11,7 @@ public struct Diagnostic: Sendable, CustomStringConvertible {
         case commitFailed = "commit-failed"
         case reloadFailed = "reload-failed"
         case watcherOverflow = "watcher-overflow"
+        case encodingFailed = "encoding-failed"
     }
 
     public let kind: Kind

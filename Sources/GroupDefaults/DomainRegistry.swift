@@ -1,16 +1,17 @@
 import Foundation
 import SharedFiles
 
+/// A domain held without keeping it alive.
+final class WeakDomain {
+    weak var domain: PersistentDomain?
+    init(_ domain: PersistentDomain) { self.domain = domain }
+}
+
 /// The process's open persistent domains, one object per file, each watched
 /// for changes by `ChangeWatcher`. Domains are held weakly: when the last
 /// instance using a domain goes, so does it (and, with it, its watch).
 public final class DomainRegistry: @unchecked Sendable {
     public static let shared = DomainRegistry()
-
-    private final class WeakDomain {
-        weak var domain: PersistentDomain?
-        init(_ domain: PersistentDomain) { self.domain = domain }
-    }
 
     private let lock = NSLock()
     private var domains: [String: WeakDomain] = [:]
@@ -43,7 +44,7 @@ public final class DomainRegistry: @unchecked Sendable {
     public func synchronizeAll() {
         for domain in openDomains {
             do { try domain.synchronize() } catch {
-                FileHandle.standardError.write(Data("groupsim: could not save domain \(domain.name) at exit: \(error)\n".utf8))
+                FileHandle.standardError.write(Data("groupsim: could not save domain \(domain.name) to '\(domain.file.path)' at exit: \(error)\n".utf8))
             }
         }
     }

@@ -62,8 +62,6 @@ public final class PersistentDomain: @unchecked Sendable {
     private var counters = Statistics()
     public var statistics: Statistics { state.withLock { counters } }
 
-    /// The last background commit's failure, cleared by the next success.
-    private(set) public var lastCommitError: Error?
     private let commitQueue: DispatchQueue
     /// The last read failure reported, so a file that stays corrupt is reported once.
     private var reportedReadError: String?
@@ -282,7 +280,6 @@ public final class PersistentDomain: @unchecked Sendable {
             }
             absorb(update.after, localKeys: transactionKeys)
             state.withLock {
-                lastCommitError = nil
                 counters.commits += 1
                 counters.commitTimings = counters.commitTimings + update.timings
             }
@@ -291,7 +288,6 @@ public final class PersistentDomain: @unchecked Sendable {
                 // Put the edits back under anything set since, to retry later.
                 pending = inFlight.merged(with: pending)
                 inFlight = Overlay()
-                lastCommitError = error
             }
             throw error
         }

@@ -17,9 +17,6 @@ public final class ProcessDomains: @unchecked Sendable {
 
     public init() {}
 
-    public var argumentDomain: [String: PlistValue] { lock.withLock { arguments } }
-    public var registrationDomain: [String: PlistValue] { lock.withLock { registration } }
-    public var languagesDomain: [String: PlistValue] { lock.withLock { languages } }
 
     /// Fills the argument domain from launch arguments (`-key value`).
     public func setLaunchArguments(_ launchArguments: [String]) throws {

@@ -29,12 +29,14 @@ final class ProcessDriver: @unchecked Sendable {
     private var responses: [Int: RecordedEvent] = [:]
     private var nextID = 0
     private var finished = false
-    private(set) var exitStatus: Int32?
+    private var exitStatusValue: Int32?
+    var exitStatus: Int32? { condition.withLock { exitStatusValue } }
     /// Burst bookkeeping: synchronize request id → the burst writes it covers.
     private var pendingSyncs: [Int: [(key: String, value: PlistValue)]] = [:]
     private(set) var acknowledged: [(key: String, value: PlistValue)] = []
     private(set) var acknowledgedSyncs = 0
-    var suspended = false
+    private var suspendedValue = false
+    var suspended: Bool { condition.withLock { suspendedValue } }
 
     init(name: String, executable: String, arguments: [String], log: ScenarioLog) throws {
         self.name = name
@@ -74,7 +76,7 @@ final class ProcessDriver: @unchecked Sendable {
         LiveProcesses.shared.remove(process.pid)
         condition.lock()
         finished = true
-        exitStatus = status
+        exitStatusValue = status
         log.record(process: name, kind: .exit, name: "exit", fields: ["status": .integer(Int64(status ?? -1))],
                    text: "exited with status \(status.map(String.init) ?? "?")")
         condition.unlock()
@@ -124,7 +126,7 @@ final class ProcessDriver: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         while responses[id] == nil {
-            if finished { throw CheckFailed("\(name) exited (status \(exitStatus.map(String.init) ?? "?")) before answering") }
+            if finished { throw CheckFailed("\(name) exited (status \(exitStatusValue.map(String.init) ?? "?")) before answering") }
             if !condition.wait(until: deadline) { throw CheckFailed("\(name) did not answer within \(timeout) s") }
         }
         return responses[id]!
@@ -137,13 +139,14 @@ final class ProcessDriver: @unchecked Sendable {
         defer { condition.unlock() }
         while true {
             if let match = events.first(where: matcher.matches) { return match }
-            if matcher.event == "exit", finished {
-                let status = exitStatus ?? -1
-                if matcher.status == nil || matcher.status == Int(status) {
-                    return RecordedEvent(time: log.now, process: name, kind: .exit, name: "exit", fields: ["status": .integer(Int64(status))], text: "exit")
+            if finished {
+                let status = exitStatusValue ?? -1
+                guard matcher.event == "exit" else { throw CheckFailed("\(name) exited (status \(status)) before a \(matcher) event") }
+                guard matcher.status == nil || matcher.status == Int(status) else {
+                    throw CheckFailed("\(name) exited with status \(status), not \(matcher.status!)")
                 }
+                return RecordedEvent(time: log.now, process: name, kind: .exit, name: "exit", fields: ["status": .integer(Int64(status))], text: "exit")
             }
-            if finished && matcher.event != "exit" { throw CheckFailed("\(name) exited before a \(matcher) event") }
             if !condition.wait(until: deadline) { throw CheckFailed("no \(matcher) event in \(name) within \(timeout) s") }
         }
     }
@@ -186,8 +189,8 @@ final class ProcessDriver: @unchecked Sendable {
 
     func signal(_ signal: Int32) {
         kill(process.pid, signal)
-        if signal == SIGSTOP { suspended = true }
-        if signal == SIGCONT { suspended = false }
+        if signal == SIGSTOP { condition.withLock { suspendedValue = true } }
+        if signal == SIGCONT { condition.withLock { suspendedValue = false } }
     }
 
     /// Waits for the process to exit; nil on timeout.
@@ -198,7 +201,7 @@ final class ProcessDriver: @unchecked Sendable {
         while !finished {
             if !condition.wait(until: deadline) { return nil }
         }
-        return exitStatus
+        return exitStatusValue
     }
 
     var isRunning: Bool { condition.withLock { !finished } }

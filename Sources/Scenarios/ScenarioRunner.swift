@@ -312,8 +312,7 @@ final class Execution: @unchecked Sendable {
         case .acknowledged(let process):
             let writes = try lastDriver(process).acknowledgedWrites()
             guard !writes.isEmpty else { throw CheckFailed("\(process) had no acknowledged burst writes to check") }
-            let domain = try lastDriver(process).name
-            let spec = scenario.processes[domain]!
+            let spec = scenario.processes[process]!
             let target = try scenario.app.target(spec.role)
             let files = DomainFiles(root: SimulationRoot(path: root), device: spec.device, app: target.usesStandardDefaults ? target.bundleIdentifier : nil)
             let suite = target.usesStandardDefaults ? target.bundleIdentifier : target.suite

@@ -69,7 +69,8 @@ public func readWholeFile(_ path: String) throws -> [UInt8]? {
     guard info.st_mode & S_IFMT == S_IFREG else {
         throw FileSystemError(operation: "read", path: path, errno: EISDIR)
     }
-    var buffer = [UInt8](repeating: 0, count: max(Int(info.st_size), 4096))
+    // One byte more than the size, so a file that did not grow is read (and its end seen) in one go.
+    var buffer = [UInt8](repeating: 0, count: Int(info.st_size) + 1)
     var filled = 0
     while true {
         if filled == buffer.count { buffer.append(contentsOf: repeatElement(0, count: buffer.count)) }
