@@ -23,9 +23,8 @@ public enum ArgumentDomain {
 
     /// One argument's value: a property list if it starts like one, else a string.
     public static func value(_ text: String, key: String) throws -> PlistValue {
-        guard let first = text.first, OldStylePropertyList.openers.contains(first) else { return .string(text) }
         do {
-            return try OldStylePropertyList.parse(text)
+            return try OldStylePropertyList.parseValueArgument(text)
         } catch let error as PropertyListError {
             throw DefaultsError.launchArgument(key: key, reason: "the value starts like a property list but is not one (\(error))")
         }

@@ -89,8 +89,9 @@ public enum DefaultsWriteRequest: Equatable, Sendable {
     }
 
     private static func untypedValue(_ text: String, key: String) throws -> PlistValue {
-        if let first = text.first, OldStylePropertyList.openers.contains(first) { return try parsePlist(text, what: "key \"\(key)\"") }
-        return .string(text)
+        do { return try OldStylePropertyList.parseValueArgument(text) } catch {
+            throw ParseError(description: "the value for key \"\(key)\" is not a valid property list: \(error)")
+        }
     }
 
     private static func parsePlist(_ text: String, what: String) throws -> PlistValue {

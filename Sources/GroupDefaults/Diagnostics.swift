@@ -1,4 +1,5 @@
 import Foundation
+import SharedFiles
 
 /// Things the library must say loudly but that are not errors of one call:
 /// a missing app-group entitlement, a corrupt file moved aside, a commit
@@ -25,6 +26,15 @@ public struct Diagnostic: Sendable, CustomStringConvertible {
     }
 
     public var description: String { message }
+
+    /// A write found a corrupt file and moved it aside instead of overwriting it.
+    static func movedAside(_ update: SharedPlistFile.Update, path: String, domain: String) -> Diagnostic? {
+        guard let movedTo = update.corruptFileMovedTo else { return nil }
+        return Diagnostic(
+            kind: .corruptFileMovedAside,
+            message: "'\(path)' was corrupt (\(update.corruptionReason ?? "unreadable")); moved to '\(movedTo)' for inspection, domain \(domain) starts empty",
+            path: movedTo)
+    }
 }
 
 public enum Diagnostics {

@@ -65,13 +65,9 @@ public struct DomainFiles: Sendable {
     /// moved aside (and reported) instead of being overwritten.
     @discardableResult
     public func update(_ domain: String, _ body: (inout [String: PlistValue]) throws -> Void) throws -> SharedPlistFile.Update {
-        let update = try file(for: domain).update(body)
-        if let movedTo = update.corruptFileMovedTo {
-            Diagnostics.report(Diagnostic(
-                kind: .corruptFileMovedAside,
-                message: "'\(try location(of: domain).path)' was corrupt (\(update.corruptionReason ?? "unreadable")); moved to '\(movedTo)' for inspection",
-                path: movedTo))
-        }
+        let file = try file(for: domain)
+        let update = try file.update(body)
+        if let report = Diagnostic.movedAside(update, path: file.path, domain: canonical(domain)) { Diagnostics.report(report) }
         return update
     }
 

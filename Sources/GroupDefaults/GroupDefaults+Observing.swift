@@ -118,7 +118,8 @@ extension GroupDefaults {
         for keyChange in change.changes {
             let key = keyChange.key
             if sources[..<index].contains(where: { value(in: $0, forKey: key) != nil }) { continue }
-            let lower = sources[(index + 1)...].lazy.compactMap { source in
+            // The next lower domain matters only for a side where this domain has no value.
+            let lower = keyChange.old != nil && keyChange.new != nil ? nil : sources[(index + 1)...].lazy.compactMap { source in
                 self.value(in: source, forKey: key).map { (value: $0, domain: source.name) }
             }.first
             let old = keyChange.old ?? lower?.value

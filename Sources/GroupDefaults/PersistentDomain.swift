@@ -272,12 +272,7 @@ public final class PersistentDomain: @unchecked Sendable {
                     transactionKeys = Set(differences(from: before, to: contents).map(\.key))
                 }
             }
-            if let movedTo = update.corruptFileMovedTo {
-                Diagnostics.report(Diagnostic(
-                    kind: .corruptFileMovedAside,
-                    message: "'\(file.path)' was corrupt (\(update.corruptionReason ?? "unreadable")); moved to '\(movedTo)' for inspection, domain \(name) starts empty",
-                    path: movedTo))
-            }
+            if let report = Diagnostic.movedAside(update, path: file.path, domain: name) { Diagnostics.report(report) }
             absorb(update.after, localKeys: transactionKeys)
             state.withLock {
                 counters.commits += 1

@@ -1,4 +1,5 @@
 import ArgumentParser
+import GroupDefaults
 
 /// `groupsim`: the simulator's command-line front door.
 public struct GroupSimCommand: ParsableCommand {
@@ -14,8 +15,9 @@ public struct GroupSimCommand: ParsableCommand {
     /// take that for an option, so it is renamed before parsing.
     public static func main() {
         var arguments = Array(CommandLine.arguments.dropFirst())
-        if arguments.first == "defaults" {
-            arguments = arguments.map { $0 == "-g" || $0 == "-globalDomain" ? "NSGlobalDomain" : $0 }
+        if arguments.first == "defaults", let domain = domainPosition(in: arguments),
+           arguments[domain] == "-g" || arguments[domain] == "-globalDomain" {
+            arguments[domain] = DomainName.global
         }
         do {
             var command = try parseAsRoot(arguments)
@@ -24,6 +26,20 @@ public struct GroupSimCommand: ParsableCommand {
             exit(withError: error)
         }
     }
+}
+
+/// The index of the domain in `defaults VERB [OPTIONS] DOMAIN …`: the first
+/// word after the verb that is neither an option nor an option's value.
+func domainPosition(in arguments: [String]) -> Int? {
+    let takesValue: Set<String> = ["--root", "--device", "--app"]
+    var index = 2
+    while index < arguments.count {
+        let word = arguments[index]
+        if takesValue.contains(word) { index += 2; continue }
+        if word.hasPrefix("--") { index += 1; continue }
+        return index
+    }
+    return nil
 }
 
 /// Where the simulated devices live; every command that touches files takes these.

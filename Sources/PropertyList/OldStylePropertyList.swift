@@ -7,6 +7,14 @@ public enum OldStylePropertyList {
     /// Characters that `-key value` treats as the start of a property list.
     public static let openers: Set<Character> = ["{", "[", "(", "<", "\""]
 
+    /// A value given as text on a command line (a launch argument, a
+    /// `defaults write` value, an intent parameter): a property list if it
+    /// starts with one of `openers`, else the string itself.
+    public static func parseValueArgument(_ text: String) throws -> PlistValue {
+        guard let first = text.first, openers.contains(first) else { return .string(text) }
+        return try parse(text)
+    }
+
     /// Parses text that is either old-style or XML (`<?xml`, `<plist`).
     public static func parse(_ text: String) throws -> PlistValue {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)

@@ -17,8 +17,7 @@ enum IntentPerformer {
         func value() throws -> PlistValue {
             if let parameter = intent.parameter {
                 guard let text = parameters[parameter] else { throw AppCommandError("intent \(name) needs \(parameter)=VALUE") }
-                guard let first = text.first, OldStylePropertyList.openers.contains(first) else { return .string(text) }
-                do { return try OldStylePropertyList.parse(text) } catch {
+                do { return try OldStylePropertyList.parseValueArgument(text) } catch {
                     throw AppCommandError("parameter \(parameter): the value starts like a property list but is not one (\(error)); quote it, e.g. \(parameter)='(a, b)'")
                 }
             }
