@@ -46,7 +46,7 @@ let package = Package(
         ]),
         // The `groupsim` command tree; the executable only calls into it.
         .target(name: "GroupSimCLI", dependencies: [
-            "GroupDefaults", "SimulatedApp", "Scenarios", "Terminal",
+            "GroupDefaults", "SharedFiles", "SimulatedApp", "Scenarios", "Terminal",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .executableTarget(name: "groupsim", dependencies: ["GroupSimCLI"]),

@@ -2,6 +2,8 @@ import ArgumentParser
 import Foundation
 import GroupDefaults
 import PropertyList
+import SharedFiles
+import Terminal
 
 /// `groupsim stress`: load generators that the tests and benchmarks run as
 /// real, separate processes (several at once against one domain).
@@ -10,7 +12,7 @@ struct StressCommand: ParsableCommand {
         commandName: "stress",
         abstract: "Generate write load on a domain from this process (for tests and benchmarks).",
         shouldDisplay: false,
-        subcommands: [WriteKeys.self, IntAdd.self, ArrayAdd.self, WriteLoop.self]
+        subcommands: [WriteKeys.self, IntAdd.self, ArrayAdd.self, WriteLoop.self, WatcherRestart.self]
     )
 
     struct Target: ParsableArguments {
@@ -81,6 +83,46 @@ struct StressCommand: ParsableCommand {
                 try defaults.flush()
                 FileHandle.standardOutput.write(Data("ack \(index)\n".utf8))
             }
+        }
+    }
+
+    struct WatcherRestart: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "watcher-restart",
+            abstract: "See KEY change to 1, stop the change watcher, reopen the domain, see KEY change to 2 (prints each step).")
+        @OptionGroup var target: Target
+        @Option var key: String
+
+        func run() throws {
+            let output = LineWriter.standardOutput
+            func waitFor(_ value: Int64, in defaults: GroupDefaults) {
+                let seen = DispatchSemaphore(value: 0)
+                let observation = defaults.observe(key) { if $0.new == .integer(value) { seen.signal() } }
+                ChangeWatcher.shared.waitUntilIdle()
+                output.write("ready \(value)")
+                seen.wait()
+                observation.cancel()
+                output.write("seen \(value)")
+            }
+            var defaults: GroupDefaults? = try target.open()
+            waitFor(1, in: defaults!)
+            let start = MonotonicClock.now()
+            ChangeWatcher.shared.stop()
+            let stopped = MonotonicClock.now() - start
+            func watcherThreads() -> Int {
+                ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []).filter {
+                    (try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8))?.hasPrefix("groupsim-watch") == true
+                }.count
+            }
+            // stop() returns when the thread has finished its work; it may take
+            // a moment more to leave the task list (bounded: one second).
+            let deadline = MonotonicClock.now() + 1_000_000_000
+            while watcherThreads() > 0 && MonotonicClock.now() < deadline { usleep(1_000) }
+            output.write("stopped in \(stopped / 1_000) us, watcher threads \(watcherThreads())")
+            // A domain opened after the stop starts a new watcher thread.
+            defaults = nil
+            defaults = try target.open()
+            waitFor(2, in: defaults!)
         }
     }
 }

@@ -221,3 +221,22 @@ final class ChangeLog: @unchecked Sendable {
         }
     }
 }
+
+extension PropagationTests {
+    /// The watcher stops promptly from another thread and a later domain starts it again
+    /// (in a process of its own: libinotifytools' state is process-wide).
+    @Test func theWatcherStopsPromptlyAndStartsAgain() throws {
+        let process = try RunningProcess(
+            BuiltExecutable.path("groupsim"), ["stress", "watcher-restart", "--domain", group, "--key", "phase"],
+            environment: ["GROUPSIM_ROOT": root.path])
+        try process.waitForLine { $0 == "ready 1" }
+        try write(["phase", "-int", "1"])
+        try process.waitForLine { $0 == "seen 1" }
+        let stopped = try process.waitForLine { $0.hasPrefix("stopped in ") }
+        #expect(stopped.hasSuffix("watcher threads 0"), "\(stopped)")
+        try process.waitForLine { $0 == "ready 2" }
+        try write(["phase", "-int", "2"])
+        try process.waitForLine { $0 == "seen 2" }
+        #expect(try process.waitForExit() == 0)
+    }
+}
