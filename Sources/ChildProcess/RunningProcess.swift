@@ -12,6 +12,7 @@ public final class RunningProcess: @unchecked Sendable {
     private var partial = Data()
     private var stdoutClosed = false
     private var stderrData = Data()
+    private var stderrClosed = false
     /// Index of the next line `nextLine` returns.
     private var cursor = 0
     private var exited = false
@@ -46,7 +47,11 @@ public final class RunningProcess: @unchecked Sendable {
         Thread { [self] in
             while true {
                 let chunk = stderrHandle.availableData
-                condition.withLock { stderrData.append(chunk) }
+                condition.withLock {
+                    stderrData.append(chunk)
+                    if chunk.isEmpty { stderrClosed = true }
+                }
+                condition.broadcast()
                 if chunk.isEmpty { break }
             }
         }.start()
@@ -105,6 +110,17 @@ public final class RunningProcess: @unchecked Sendable {
 
     public var allLines: [String] { condition.withLock { lines } }
     public var stderr: String { condition.withLock { String(decoding: stderrData, as: UTF8.self) } }
+
+    /// Everything the process wrote to stderr, once it closed its end (up to `timeout`).
+    public func completeStandardError(timeout: TimeInterval = 10) throws -> String {
+        let deadline = Date().addingTimeInterval(timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while !stderrClosed {
+            if !condition.wait(until: deadline) { throw Timeout(description: "process \(pid) kept stderr open for \(timeout)s") }
+        }
+        return String(decoding: stderrData, as: UTF8.self)
+    }
 
     /// Writes a line to the child's stdin; false if the child is gone (its stdin closed).
     @discardableResult

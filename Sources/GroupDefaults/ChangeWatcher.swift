@@ -46,6 +46,11 @@ public final class ChangeWatcher: @unchecked Sendable {
     private var stoppedSignal: DispatchSemaphore?
     private var counters = Statistics()
     private var watchedPaths: Set<String> = []
+    /// Each watched file's folder, once per domain reading it.
+    private var watchedFileFolders: [String] = []
+    /// Domains still open when the thread last ended (a `stop`, or inotify
+    /// failing to start): the next start watches them again.
+    private var dormantDomains: [WeakDomain] = []
 
     public struct Statistics: Sendable, Equatable {
         public var events = 0
@@ -58,6 +63,8 @@ public final class ChangeWatcher: @unchecked Sendable {
 
     // Owned by the watcher thread alone.
     private var wakeWatch: Int32 = -1
+    /// Set when inotify could not be restarted: the thread ends.
+    private var failed = false
     private var directoryByWatch: [Int32: String] = [:]
     private var watchByDirectory: [String: Int32] = [:]
     /// The inode each watched folder had when watched, to notice it was replaced.
@@ -74,6 +81,12 @@ public final class ChangeWatcher: @unchecked Sendable {
     /// How many folders at or below `path` are watched now (after `waitUntilIdle`, exact).
     public func watchedDirectories(under path: String) -> Int {
         commandLock.withLock { watchedPaths.filter { $0 == path || $0.hasPrefix(path + "/") }.count }
+    }
+
+    /// How many (file, domain) pairs at or below `path` the thread reports
+    /// changes for now: one per file, since a process opens each file once.
+    public func watchedFiles(under path: String) -> Int {
+        commandLock.withLock { watchedFileFolders.filter { $0 == path || $0.hasPrefix(path + "/") }.count }
     }
 
     // MARK: Called from any thread
@@ -133,13 +146,21 @@ public final class ChangeWatcher: @unchecked Sendable {
     // MARK: The watcher thread
 
     private func runLoop() {
-        // Named for /proc/<pid>/task/*/comm (15 characters at most).
-        Thread.current.name = "groupsim-watch"
+        // Named for /proc/<pid>/task/*/comm (15 characters at most). Set on
+        // the thread itself, at once: Foundation's `Thread.name` may apply later.
+        _ = CInotifyTools_nameCurrentThread("groupsim-watch")
         if let problem = startInotify() {
             Diagnostics.report(Diagnostic(kind: .reloadFailed, message: "\(problem); changes from other processes will not be seen"))
-            commandLock.withLock { running = false; commands.removeAll() }
+            inotifytools_cleanup()
+            endThread(keeping: [], failed: true)
             return
         }
+        // Domains that were open when the thread last ended are watched again.
+        let dormant = commandLock.withLock { () -> [PersistentDomain] in
+            defer { dormantDomains = [] }
+            return dormantDomains.compactMap(\.domain)
+        }
+        for domain in dormant { addInterest(domain) }
         var keepRunning = handleCommands()
         while keepRunning {
             // Both 0 and negative timeouts block in this libinotifytools; the wake channel ends the wait.
@@ -155,6 +176,7 @@ public final class ChangeWatcher: @unchecked Sendable {
                 continue
             }
             if event.pointee.mask & UInt32(IN_Q_OVERFLOW) != 0 { handleOverflow() } else { handle(event) }
+            if failed { break }
             // An overflow may have dropped the wake event, and a restart replaces
             // the wake channel: commands queued meanwhile are handled here.
             if commandLock.withLock({ !commands.isEmpty }) { keepRunning = handleCommands() }
@@ -211,6 +233,7 @@ public final class ChangeWatcher: @unchecked Sendable {
         let directory = domain.file.directory
         interests[directory, default: [:]][domain.file.fileName, default: [:]][ObjectIdentifier(domain)] = WeakDomain(domain)
         ensureWatched(directory)
+        updateWatchCount()
         // The domain read its file before this watch existed: re-read once so
         // a write that landed in between is not missed.
         scheduleReload(domain)
@@ -290,9 +313,11 @@ public final class ChangeWatcher: @unchecked Sendable {
 
     private func updateWatchCount() {
         let paths = Set(watchByDirectory.keys)
+        let folders = interests.flatMap { directory, files in files.values.flatMap { domains in domains.map { _ in directory } } }
         commandLock.withLock {
             counters.watchedDirectories = paths.count
             watchedPaths = paths
+            watchedFileFolders = folders
         }
     }
 
@@ -310,7 +335,7 @@ public final class ChangeWatcher: @unchecked Sendable {
         let folderGone = mask & UInt32(IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF) != 0
             || (watchedFile && mask & UInt32(IN_DELETE | IN_MOVED_FROM) != 0 && !stillPresent(event.pointee.wd, directory))
         if folderGone {
-            restartInotify()
+            if !restartInotify() { failed = true }
             return
         }
         guard let name else { return }
@@ -336,7 +361,8 @@ public final class ChangeWatcher: @unchecked Sendable {
     /// misattributed: start a fresh inotify instance instead, watch every
     /// folder again (or its nearest ancestor while it is missing) and reload
     /// every domain, so nothing that happened meanwhile is missed.
-    private func restartInotify() {
+    /// Returns false if inotify could not be started again (the thread must end).
+    private func restartInotify() -> Bool {
         inotifytools_cleanup()
         directoryByWatch.removeAll()
         watchByDirectory.removeAll()
@@ -347,8 +373,10 @@ public final class ChangeWatcher: @unchecked Sendable {
             wakeDescriptor = -1
         }
         if let problem = startInotify() {
-            Diagnostics.report(Diagnostic(kind: .reloadFailed, message: "\(problem) (restarting after a watched folder was deleted); changes from other processes will not be seen"))
-            return
+            // Without inotify this thread cannot be woken: end it, keeping the
+            // domains, so the next command starts a fresh thread that tries again.
+            Diagnostics.report(Diagnostic(kind: .reloadFailed, message: "\(problem) (restarting after a watched folder was deleted); changes from other processes will not be seen until a suite is opened or the watcher is used again"))
+            return false
         }
         commandLock.withLock { counters.restarts += 1 }
         for directory in interests.keys {
@@ -356,6 +384,7 @@ public final class ChangeWatcher: @unchecked Sendable {
             reloadAll(in: directory)
         }
         updateWatchCount()
+        return true
     }
 
     private func stillPresent(_ descriptor: Int32, _ directory: String) -> Bool {
@@ -384,19 +413,42 @@ public final class ChangeWatcher: @unchecked Sendable {
     }
 
     private func shutDown() {
+        // Domains still open are watched again by the next thread.
+        let keep = interests.values.flatMap { $0.values.flatMap { $0.values } }.filter { $0.domain != nil }
         directoryByWatch.removeAll()
         watchByDirectory.removeAll()
         interests.removeAll()
         missingDirectories.removeAll()
         inotifytools_cleanup()
+        endThread(keeping: keep, failed: failed)
+    }
+
+    /// Ends the thread, remembering the domains still open for the next
+    /// start. After a stop, commands sent meanwhile start a fresh thread at
+    /// once. After a failure to start inotify, nobody is left waiting forever:
+    /// barriers and pauses are answered, watches are kept for the next start
+    /// (any later command tries again), and no thread is started in a loop.
+    private func endThread(keeping keep: [WeakDomain], failed: Bool) {
+        self.failed = false
         commandLock.withLock {
             if wakeDescriptor >= 0 { close(wakeDescriptor) }
             wakeDescriptor = -1
             running = false
             counters.watchedDirectories = 0
             watchedPaths = []
-            // Commands sent while stopping start a fresh thread.
-            if !commands.isEmpty {
+            watchedFileFolders = []
+            dormantDomains += keep
+            if failed {
+                for command in commands {
+                    switch command {
+                    case .watch(let domain): dormantDomains.append(WeakDomain(domain))
+                    case .barrier(let done): done.signal()
+                    case .pause(let entered, _): entered.signal()
+                    case .unwatch, .stop: break
+                    }
+                }
+                commands.removeAll()
+            } else if !commands.isEmpty {
                 running = true
                 Thread { [self] in runLoop() }.start()
             }

@@ -14,6 +14,7 @@ public enum DefaultsError: Error, CustomStringConvertible, Equatable {
     case wrongType(key: String, found: String, needed: String)
     case overflow(key: String, current: Int64, delta: Int64)
     case nestedTransaction(domain: String)
+    case transactionInsideAnotherDomain(domain: String)
 
     public var description: String {
         switch self {
@@ -38,6 +39,8 @@ public enum DefaultsError: Error, CustomStringConvertible, Equatable {
             "key \(Self.show(key)): \(current) + \(delta) overflows a 64-bit integer; nothing was changed."
         case .nestedTransaction(let domain):
             "a transaction, increment or synchronize of domain \(Self.show(domain)) was started inside a transaction of the same domain; do that work in the outer transaction's body instead."
+        case .transactionInsideAnotherDomain(let domain):
+            "a transaction, increment or synchronize of domain \(Self.show(domain)) was started inside a transaction of another domain: holding two domains' locks at once can deadlock with another process; set the values instead (they commit after the transaction), or run the two transactions one after the other."
         }
     }
 

@@ -13,6 +13,7 @@ public struct Diagnostic: Sendable, CustomStringConvertible {
         case reloadFailed = "reload-failed"
         case watcherOverflow = "watcher-overflow"
         case encodingFailed = "encoding-failed"
+        case valueRefused = "value-refused"
     }
 
     public let kind: Kind
@@ -43,9 +44,13 @@ public enum Diagnostics {
         FileHandle.standardError.write(Data("groupsim: warning: \(diagnostic.message)\n".utf8))
     }
 
-    /// Replaces where diagnostics go (stderr by default).
-    public static func setHandler(_ newHandler: @escaping @Sendable (Diagnostic) -> Void) {
-        lock.withLock { handler = newHandler }
+    /// Replaces where diagnostics go (stderr by default) and returns the handler it replaced.
+    @discardableResult
+    public static func setHandler(_ newHandler: @escaping @Sendable (Diagnostic) -> Void) -> @Sendable (Diagnostic) -> Void {
+        lock.withLock {
+            defer { handler = newHandler }
+            return handler
+        }
     }
 
     public static func report(_ diagnostic: Diagnostic) {

@@ -17,12 +17,21 @@ public final class DomainRegistry: @unchecked Sendable {
     private var domains: [String: WeakDomain] = [:]
 
     private init() {
-        atexit { DomainRegistry.shared.synchronizeAll() }
+        atexit {
+            // A process that exits with a change it could not save must not
+            // look successful: the status becomes 74 (EX_IOERR).
+            if !DomainRegistry.shared.synchronizeAll(reason: "at exit") {
+                fflush(nil)
+                _exit(74)
+            }
+        }
     }
 
     /// The domain stored at `path`, opened if this process does not hold it yet.
     /// `prepareDirectory` creates (and checks) the file's folder, at first and whenever it must be recreated.
     public func domain(named name: String, at path: String, prepareDirectory: @escaping @Sendable (String) throws -> Void) throws -> PersistentDomain {
+        // A released domain's last changes land before the file is opened again.
+        PersistentDomain.waitForReleasedCommits()
         let (domain, isNew) = try lock.withLock { () throws -> (PersistentDomain, Bool) in
             if let existing = domains[path]?.domain { return (existing, false) }
             let domain = PersistentDomain(name: name, file: try SharedPlistFile(path: path, prepareDirectory: prepareDirectory))
@@ -40,12 +49,21 @@ public final class DomainRegistry: @unchecked Sendable {
         }
     }
 
-    /// Commits every domain's pending edits; used at exit and on SIGINT/SIGTERM.
-    public func synchronizeAll() {
+    /// Commits every domain's pending edits (used at exit and on SIGINT/SIGTERM),
+    /// reporting each failure through `Diagnostics`. False if any change is unsaved.
+    @discardableResult
+    public func synchronizeAll(reason: String = "before the process ends") -> Bool {
+        var saved = true
         for domain in openDomains {
             do { try domain.synchronize() } catch {
-                FileHandle.standardError.write(Data("groupsim: could not save domain \(domain.name) to '\(domain.file.path)' at exit: \(error)\n".utf8))
+                saved = false
+                Diagnostics.report(Diagnostic(
+                    kind: .commitFailed,
+                    message: "could not save domain \(domain.name) to '\(domain.file.path)' \(reason): \(error); the change is lost",
+                    path: domain.file.path))
             }
         }
+        PersistentDomain.waitForReleasedCommits()
+        return saved
     }
 }

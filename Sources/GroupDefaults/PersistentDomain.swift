@@ -92,11 +92,36 @@ public final class PersistentDomain: @unchecked Sendable {
     }
 
     /// Queued work holds the domain weakly, so it goes as soon as its last
-    /// user does; what it had not committed yet is committed here.
+    /// user does. What it had not committed yet is handed to
+    /// `releasedCommits`, not committed here: the releasing thread may be
+    /// anyone's (a UI thread, a notification handler) and must not wait on
+    /// the disk or on another process's lock.
     deinit {
-        if state.withLock({ !pending.isEmpty }) { commitInBackground() }
+        let leftover = state.withLock { pending }
+        if !leftover.isEmpty {
+            let file = file, name = name
+            Self.releasedCommits.async {
+                do {
+                    let update = try file.update { $0 = leftover.applied(to: $0) }
+                    if let report = Diagnostic.movedAside(update, path: file.path, domain: name) { Diagnostics.report(report) }
+                } catch {
+                    Diagnostics.report(Diagnostic(
+                        kind: .commitFailed,
+                        message: "could not save domain \(name) to '\(file.path)' after its last user released it: \(error). The change is lost.",
+                        path: file.path))
+                }
+            }
+        }
         ChangeWatcher.shared.unwatch(directory: file.directory, fileName: file.fileName, id: ObjectIdentifier(self))
     }
+
+    /// Commits of domains released with changes pending, in release order.
+    /// Opening a domain and exiting both wait for it, so a released change
+    /// never lands after a later one of the same process.
+    static let releasedCommits = DispatchQueue(label: "groupsim.defaults.released-commits")
+
+    /// Returns once every change of a released domain is on disk (or reported lost).
+    static func waitForReleasedCommits() { releasedCommits.sync {} }
 
     // MARK: Reading
 
@@ -124,6 +149,7 @@ public final class PersistentDomain: @unchecked Sendable {
     /// Sets (or, with nil, removes) a key. The change is visible in this
     /// process at once and committed to disk right after.
     public func set(_ value: PlistValue?, forKey key: String) {
+        if let value, !acceptable(value, what: "the value for key \"\(key)\"", limit: PlistLimits.maximumValueDepth) { return }
         state.lock()
         let old = currentValue(forKey: key)
         pending.edits.updateValue(value, forKey: key)
@@ -136,6 +162,7 @@ public final class PersistentDomain: @unchecked Sendable {
 
     /// Replaces the whole domain (nil or empty removes every key).
     public func replaceAll(with contents: [String: PlistValue]?) {
+        if let contents, !acceptable(.dictionary(contents), what: "the new contents of domain \(name)", limit: PlistLimits.maximumDepth) { return }
         state.lock()
         let old = currentView()
         pending = Overlay(replace: true, edits: (contents ?? [:]).mapValues { Optional($0) })
@@ -145,16 +172,30 @@ public final class PersistentDomain: @unchecked Sendable {
         if schedule { commitQueue.async { [weak self] in self?.commitInBackground() } }
     }
 
+    /// Whether every reader could read `value` back; if not, it is reported
+    /// (as UserDefaults refuses a non-property-list value) and not stored.
+    private func acceptable(_ value: PlistValue, what: String, limit: Int) -> Bool {
+        do {
+            try value.checkNesting(what: what, limit: limit)
+            return true
+        } catch {
+            Diagnostics.report(Diagnostic(kind: .valueRefused, message: "\(error); domain \(name) is unchanged", path: file.path))
+            return false
+        }
+    }
+
     /// Marks each domain's commit queue, to refuse waiting on it from itself.
     private static let onCommitQueue = DispatchSpecificKey<UUID>()
     private let queueToken = UUID()
 
     /// A transaction body that synchronizes or starts another transaction of
-    /// the same domain would wait for itself forever: refuse it instead.
+    /// the same domain would wait for itself forever; of another domain, it
+    /// would hold two file locks, which deadlocks against a process doing the
+    /// same in the other order. Refuse both.
     private func refuseReentry() throws {
-        if DispatchQueue.getSpecific(key: Self.onCommitQueue) == queueToken {
-            throw DefaultsError.nestedTransaction(domain: name)
-        }
+        guard let running = DispatchQueue.getSpecific(key: Self.onCommitQueue) else { return }
+        if running == queueToken { throw DefaultsError.nestedTransaction(domain: name) }
+        throw DefaultsError.transactionInsideAnotherDomain(domain: name)
     }
 
     /// Returns when everything set before the call is durable on disk.
@@ -269,7 +310,11 @@ public final class PersistentDomain: @unchecked Sendable {
                 if let transaction {
                     let before = contents
                     try transaction(&contents)
-                    transactionKeys = Set(differences(from: before, to: contents).map(\.key))
+                    let changes = differences(from: before, to: contents)
+                    for change in changes {
+                        try change.new?.checkNesting(what: "the value for key \"\(change.key)\"", limit: PlistLimits.maximumValueDepth)
+                    }
+                    transactionKeys = Set(changes.map(\.key))
                 }
             }
             if let report = Diagnostic.movedAside(update, path: file.path, domain: name) { Diagnostics.report(report) }

@@ -34,6 +34,11 @@ struct NotFound: Error, CustomStringConvertible {
     let description: String
 }
 
+/// Domains that exist but could not be read (corrupt, or not a regular file).
+struct UnreadableDomains: Error, CustomStringConvertible {
+    let description: String
+}
+
 extension DefaultsCommand {
     struct Read: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Print a domain, one key, or every domain on the device.")
@@ -44,9 +49,17 @@ extension DefaultsCommand {
         func run() throws {
             let files = options.files
             guard let domain else {
+                // Every readable domain is shown; one that cannot be read is
+                // reported after them and makes the exit status 1.
                 var all: [String: PlistValue] = [:]
-                for name in try files.allDomains() { all[name] = .dictionary(try files.read(name) ?? [:]) }
+                var unreadable: [String] = []
+                for name in try files.allDomains() {
+                    do { all[name] = .dictionary(try files.read(name) ?? [:]) } catch {
+                        unreadable.append("domain \(name) could not be read: \(error)")
+                    }
+                }
                 print(OldStylePropertyList.describe(.dictionary(all)))
+                guard unreadable.isEmpty else { throw UnreadableDomains(description: unreadable.joined(separator: "\n")) }
                 return
             }
             guard let contents = try files.read(domain) else {

@@ -12,7 +12,7 @@ struct StressCommand: ParsableCommand {
         commandName: "stress",
         abstract: "Generate write load on a domain from this process (for tests and benchmarks).",
         shouldDisplay: false,
-        subcommands: [WriteKeys.self, IntAdd.self, ArrayAdd.self, WriteLoop.self, WatcherRestart.self]
+        subcommands: [WriteKeys.self, IntAdd.self, ArrayAdd.self, WriteLoop.self, WatcherRestart.self, WatcherUnavailable.self]
     )
 
     struct Target: ParsableArguments {
@@ -89,7 +89,7 @@ struct StressCommand: ParsableCommand {
     struct WatcherRestart: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "watcher-restart",
-            abstract: "See KEY change to 1, stop the change watcher, reopen the domain, see KEY change to 2 (prints each step).")
+            abstract: "See KEY change to 1, stop the change watcher, see KEY change to 2 in the same domain, stop again, reopen the domain, see 3 (prints each step).")
         @OptionGroup var target: Target
         @Option var key: String
 
@@ -119,10 +119,29 @@ struct StressCommand: ParsableCommand {
             let deadline = MonotonicClock.now() + 1_000_000_000
             while watcherThreads() > 0 && MonotonicClock.now() < deadline { usleep(1_000) }
             output.write("stopped in \(stopped / 1_000) us, watcher threads \(watcherThreads())")
-            // A domain opened after the stop starts a new watcher thread.
+            // The domain still open is watched again once the watcher is used again.
+            waitFor(2, in: defaults!)
+            // A domain opened after another stop starts a new watcher thread.
+            ChangeWatcher.shared.stop()
             defaults = nil
             defaults = try target.open()
-            waitFor(2, in: defaults!)
+            waitFor(3, in: defaults!)
+        }
+    }
+
+    struct WatcherUnavailable: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "watcher-unavailable",
+            abstract: "Open the domain, then wait for the change watcher and pause it; prints each step (run where inotify cannot start).")
+        @OptionGroup var target: Target
+
+        func run() throws {
+            let output = LineWriter.standardOutput
+            let defaults = try target.open()
+            output.write("idle \(ChangeWatcher.shared.waitUntilIdle(timeout: 60))")
+            ChangeWatcher.shared.pause()()
+            output.write("paused and resumed")
+            _ = defaults
         }
     }
 }

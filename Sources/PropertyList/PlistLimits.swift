@@ -7,6 +7,10 @@ public enum PlistLimits {
     /// Every decoder refuses deeper input, and every writer refuses deeper values.
     public static let maximumDepth = 512
 
+    /// The deepest value one key of a domain may hold: the domain's own
+    /// dictionary is the file's first level.
+    public static let maximumValueDepth = maximumDepth - 1
+
     /// The largest suite file a reader reads and a writer writes (16 MiB; Apple
     /// warns at 4 MiB). Bounds the memory one hostile file can make a reader take.
     public static let maximumFileSize = 16 << 20
@@ -39,13 +43,12 @@ extension PlistValue {
         }
     }
 
-    /// Throws if the value nests deeper than `PlistLimits.maximumDepth`;
-    /// `what` names the value in the message ("key \"theme\"").
-    public func checkNesting(what: String) throws {
-        let depth = nestingDepth()
-        if depth > PlistLimits.maximumDepth {
+    /// Throws if the value nests deeper than `limit`; `what` names the value
+    /// in the message ("the value for key \"theme\"").
+    public func checkNesting(what: String, limit: Int = PlistLimits.maximumDepth) throws {
+        if nestingDepth(upTo: limit) > limit {
             throw PlistLimitError(
-                "\(what) nests arrays and dictionaries more than \(PlistLimits.maximumDepth) deep, which no reader accepts; flatten it")
+                "\(what) nests arrays and dictionaries more than \(limit) deep, which no reader accepts (a file holds at most \(PlistLimits.maximumDepth) levels); flatten it")
         }
     }
 }

@@ -6,11 +6,14 @@ import TestSupport
 import PropertyList
 
 @Suite(.serialized) struct BadInputTests {
-    /// Collects diagnostics for one test; diagnostics are process-wide, so this suite is serialized.
+    /// Collects diagnostics for one test, and puts back the handler it replaced
+    /// when released; diagnostics are process-wide, so this suite is serialized.
     final class Collected: @unchecked Sendable {
         let lock = NSLock()
         var items: [Diagnostic] = []
-        init() { Diagnostics.setHandler { [self] d in lock.withLock { items.append(d) } } }
+        private var previous: (@Sendable (Diagnostic) -> Void)?
+        init() { previous = Diagnostics.setHandler { [self] d in lock.withLock { items.append(d) } } }
+        deinit { if let previous { Diagnostics.setHandler(previous) } }
         var all: [Diagnostic] { lock.withLock { items } }
     }
 
@@ -119,5 +122,34 @@ import PropertyList
         #expect(report.message.contains("com.example.app.widget is not entitled to app group \(f.group)"))
         #expect(!FileManager.default.fileExists(atPath: f.root.groupSuitePath(f.group)))
         #expect(try SharedPlistFileContents.read(f.root.appDomainPath("com.example.app.widget", domain: f.group)) == ["k": "private"])
+    }
+
+    /// What a writer accepts, every reader must read: a value nested past the
+    /// readers' limit is refused where it enters, and the file is untouched.
+    @Test func aValueNestedPastTheReadersLimitIsRefusedNotWritten() throws {
+        let collected = Collected()
+        let f = Fixture()
+        let defaults = try f.suite()
+        defaults.set("kept", forKey: "k")
+        try defaults.flush()
+        let path = f.root.groupSuitePath(f.group)
+        let fileBefore = try Data(contentsOf: URL(fileURLWithPath: path))
+        var deep = PlistValue.string("bottom")
+        // The domain's dictionary is the file's first level, so a value may nest one level less.
+        for _ in 0..<PlistLimits.maximumDepth { deep = .array([deep]) }
+
+        defaults.set(deep, forKey: "deep")
+        #expect(defaults.value(forKey: "deep") == nil)
+        #expect(collected.all.contains { $0.kind == .valueRefused && $0.message.contains("key \"deep\"") && $0.message.contains("511") })
+        #expect(throws: PlistLimitError.self) { try defaults.transaction { $0["deep"] = deep } }
+        try defaults.setPersistentDomain(["deep": deep], forName: f.group)
+        try defaults.flush()
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == fileBefore)
+
+        // One level less is fine, and reads back.
+        guard case .array(let inner) = deep else { return }
+        defaults.set(inner[0], forKey: "deep")
+        try defaults.flush()
+        #expect(try SharedPlistFileContents.read(path)["deep"] == inner[0])
     }
 }

@@ -90,14 +90,21 @@ extension DefaultsKeys {
         let f = Fixture()
         let defaults = try f.suite()
         defaults.set(1, forKey: "kept")
+        try defaults.flush()
+        let path = f.root.groupSuitePath(f.group)
+        let fileBefore = try Data(contentsOf: URL(fileURLWithPath: path))
         #expect(throws: Refused.self) { try defaults.transaction { contents in contents["lost"] = 1; throw Refused() } }
+        // The file is byte for byte what it was, and the process's view too.
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == fileBefore)
         #expect(defaults.value(forKey: "lost") == nil)
         #expect(defaults.value(forKey: "kept") == 1)
+        try defaults.flush()
+        #expect(try SharedPlistFileContents.read(path) == ["kept": 1])
     }
 }
 
 @Suite struct AsyncObservationTests {
-    @Test func changesArriveAsAnAsyncSequence() async throws {
+    @Test(.timeLimit(.minutes(1))) func changesArriveAsAnAsyncSequence() async throws {
         let f = Fixture()
         let defaults = try f.suite()
         let stream = defaults.updates(DefaultsKeys.theme)
@@ -142,5 +149,22 @@ extension DefaultsKeys {
             try defaults.transaction { _ in try defaults.flush() }
         }
         #expect(try defaults.increment("n") == 1)
+    }
+
+    @Test func aTransactionInsideAnotherDomainsTransactionIsRefused() throws {
+        let f = Fixture()
+        let suite = try f.suite()
+        let standard = try f.standard()
+        // Two domains' locks held at once could deadlock with a process taking them in the other order.
+        #expect(throws: DefaultsError.transactionInsideAnotherDomain(domain: "com.example.app")) {
+            try suite.transaction { _ in try standard.increment("n") }
+        }
+        #expect(throws: DefaultsError.transactionInsideAnotherDomain(domain: "com.example.app")) {
+            try suite.transaction { _ in try standard.flush() }
+        }
+        // Setting a value of the other domain is fine: it commits afterwards.
+        try suite.transaction { _ in standard.set(1, forKey: "n") }
+        try standard.flush()
+        #expect(try SharedPlistFileContents.read(f.root.appDomainPath("com.example.app"))["n"] == 1)
     }
 }

@@ -29,8 +29,11 @@ import TestSupport
         let a = try f.suite()
         let b = try f.suite("com.example.app.widget")
         #expect(a.path == b.path)
+        // One domain object for the file, shared as apps share cfprefsd's cache.
+        #expect(a.own === b.own)
         #expect(ChangeWatcher.shared.waitUntilIdle())
-        // The suite's folder and the global domain's folder.
+        // The suite's folder and the global domain's folder, and one interest in each file.
         #expect(ChangeWatcher.shared.watchedDirectories(under: f.root.path) == 2)
+        #expect(ChangeWatcher.shared.watchedFiles(under: f.root.path) == 2)
     }
 }

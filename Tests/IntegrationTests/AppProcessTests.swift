@@ -138,7 +138,11 @@ import PropertyList
         let main = try AppProcess("main-app", root: root, manifest: path, launchArguments: ["-theme", "dark", "-count", "5"])
         let widget = try AppProcess("widget", root: root, manifest: path)
         try widget.set("theme", "light")
+        try widget.set("marker", "after-theme")
         try widget.request("synchronize")
+        // Once the app has the widget's later write, it has the theme too;
+        // its launch argument still wins in its own process.
+        try main.change("marker") { $0 == "after-theme" }
         #expect(try main.get("theme") == ("dark", "NSArgumentDomain"))
         #expect(try widget.get("theme") == ("light", "group.com.example.test"))
         #expect(try main.get("count").value == "5")
@@ -232,6 +236,19 @@ import PropertyList
             let file = try PropertyListFormat.decodeDictionary(Data(contentsOf: URL(fileURLWithPath: root.groupSuitePath("group.com.example.notes"))))
             #expect(file["round"] == .integer(Int64(round)))
         }
+    }
+
+    @Test func exitingWithAChangeThatCannotBeSavedIsAFailure() throws {
+        // Background commits held: the value is only pending when the folder goes.
+        let main = try AppProcess("main-app", root: root, environment: ["GROUPSIM_DEFER_COMMITS": "1"])
+        try main.set("theme", "dark")
+        // A plain file now stands where the suite's folder was: no commit can succeed.
+        let preferences = (root.groupSuitePath("group.com.example.notes") as NSString).deletingLastPathComponent
+        try FileManager.default.removeItem(atPath: preferences)
+        #expect(FileManager.default.createFile(atPath: preferences, contents: Data("not a folder".utf8)))
+        main.closeInput()
+        try main.event { $0["event"] as? String == "warning" && ($0["message"] as? String ?? "").contains("could not save domain group.com.example.notes") }
+        #expect(try main.waitForExit() == 74)
     }
 
     @Test func devicesAndAppsAreManagedLikeSimulators() throws {

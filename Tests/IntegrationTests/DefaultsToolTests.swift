@@ -143,6 +143,16 @@ import PropertyList
         #expect(try Data(contentsOf: URL(fileURLWithPath: folder + "/" + aside[0])) == Data("garbage".utf8))
     }
 
+    @Test func readingEveryDomainShowsTheReadableOnesAndNamesTheCorruptOne() throws {
+        _ = try ok(["defaults", "write", group, "k", "v"])
+        _ = try ok(["defaults", "write", "com.example.app", "theme", "dark"])
+        try Data("garbage".utf8).write(to: URL(fileURLWithPath: root.groupSuitePath(group)))
+        let read = try fails(["defaults", "read"])
+        #expect(read.stdout.contains("theme = dark"))
+        #expect(read.stderr.contains("domain \(group) could not be read"))
+        #expect(read.stderr.contains(root.groupSuitePath(group)))
+    }
+
     @Test func readingAndDeletingCreateNothing() throws {
         _ = try fails(["defaults", "read", "--device", "Ghost", "group.com.example.nope"])
         _ = try fails(["defaults", "read-type", "--device", "Ghost", "group.com.example.nope", "k"])

@@ -223,7 +223,7 @@ final class ChangeLog: @unchecked Sendable {
 }
 
 extension PropagationTests {
-    /// The watcher stops promptly from another thread and a later domain starts it again
+    /// The watcher stops promptly from another thread; a domain open through the stop, and one opened after, are watched again
     /// (in a process of its own: libinotifytools' state is process-wide).
     @Test func theWatcherStopsPromptlyAndStartsAgain() throws {
         let process = try RunningProcess(
@@ -234,9 +234,26 @@ extension PropagationTests {
         try process.waitForLine { $0 == "seen 1" }
         let stopped = try process.waitForLine { $0.hasPrefix("stopped in ") }
         #expect(stopped.hasSuffix("watcher threads 0"), "\(stopped)")
+        // The domain that stayed open through the stop is watched again.
         try process.waitForLine { $0 == "ready 2" }
         try write(["phase", "-int", "2"])
         try process.waitForLine { $0 == "seen 2" }
+        // A domain opened after a stop starts the watcher too.
+        try process.waitForLine { $0 == "ready 3" }
+        try write(["phase", "-int", "3"])
+        try process.waitForLine { $0 == "seen 3" }
         #expect(try process.waitForExit() == 0)
+    }
+
+    /// When inotify cannot start, the process goes on (values stay readable)
+    /// and nobody waiting on the watcher waits forever.
+    @Test func aWatcherThatCannotStartLeavesNoOneWaiting() throws {
+        let process = try RunningProcess(
+            BuiltExecutable.path("groupsim"), ["stress", "watcher-unavailable", "--domain", group],
+            environment: ["GROUPSIM_ROOT": root.path, "TMPDIR": root.path + "/no-such-folder"])
+        try process.waitForLine(timeout: 30) { $0 == "idle true" }
+        try process.waitForLine(timeout: 30) { $0 == "paused and resumed" }
+        #expect(try process.waitForExit() == 0)
+        #expect(try process.completeStandardError().contains("cannot create the watcher's wake file"))
     }
 }
