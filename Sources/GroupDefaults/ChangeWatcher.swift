@@ -21,8 +21,8 @@ import SharedFiles
 /// Directories are watched, never files: a file replaced by `rename` takes
 /// its watch with it. A directory that is deleted (a device erased) is
 /// re-watched through its nearest existing ancestor when it reappears.
-public final class ChangeWatcher: @unchecked Sendable {
-    public static let shared = ChangeWatcher()
+package final class ChangeWatcher: @unchecked Sendable {
+    package static let shared = ChangeWatcher()
 
     /// Events that can mean a watched plist changed, or a watched folder appeared or went.
     static let directoryMask = Int32(
@@ -52,13 +52,13 @@ public final class ChangeWatcher: @unchecked Sendable {
     /// failing to start): the next start watches them again.
     private var dormantDomains: [WeakDomain] = []
 
-    public struct Statistics: Sendable, Equatable {
-        public var events = 0
-        public var overflows = 0
-        public var reloadsScheduled = 0
-        public var watchedDirectories = 0
+    package struct Statistics: Sendable, Equatable {
+        package var events = 0
+        package var overflows = 0
+        package var reloadsScheduled = 0
+        package var watchedDirectories = 0
         /// Fresh inotify instances started after a watched folder was deleted.
-        public var restarts = 0
+        package var restarts = 0
     }
 
     // Owned by the watcher thread alone.
@@ -76,23 +76,23 @@ public final class ChangeWatcher: @unchecked Sendable {
 
     init() {}
 
-    public var statistics: Statistics { commandLock.withLock { counters } }
+    package var statistics: Statistics { commandLock.withLock { counters } }
 
     /// How many folders at or below `path` are watched now (after `waitUntilIdle`, exact).
-    public func watchedDirectories(under path: String) -> Int {
+    package func watchedDirectories(under path: String) -> Int {
         commandLock.withLock { watchedPaths.filter { $0 == path || $0.hasPrefix(path + "/") }.count }
     }
 
     /// How many (file, domain) pairs at or below `path` the thread reports
     /// changes for now: one per file, since a process opens each file once.
-    public func watchedFiles(under path: String) -> Int {
+    package func watchedFiles(under path: String) -> Int {
         commandLock.withLock { watchedFileFolders.filter { $0 == path || $0.hasPrefix(path + "/") }.count }
     }
 
     // MARK: Called from any thread
 
     /// Starts telling `domain` about changes to its file.
-    public func watch(_ domain: PersistentDomain) { send(.watch(domain)) }
+    package func watch(_ domain: PersistentDomain) { send(.watch(domain)) }
 
     func unwatch(directory: String, fileName: String, id: ObjectIdentifier) {
         let isRunning = commandLock.withLock { running }
@@ -101,7 +101,7 @@ public final class ChangeWatcher: @unchecked Sendable {
 
     /// Returns once the watcher has handled every command sent before (false on timeout).
     @discardableResult
-    public func waitUntilIdle(timeout: TimeInterval = 10) -> Bool {
+    package func waitUntilIdle(timeout: TimeInterval = 10) -> Bool {
         let done = DispatchSemaphore(value: 0)
         send(.barrier(done))
         return done.wait(timeout: .now() + timeout) == .success
@@ -109,7 +109,7 @@ public final class ChangeWatcher: @unchecked Sendable {
 
     /// Stops the thread (blocked in the kernel) until the returned function is
     /// called; events queue up meanwhile. For tests that overflow the queue.
-    public func pause() -> () -> Void {
+    package func pause() -> () -> Void {
         let entered = DispatchSemaphore(value: 0), resume = DispatchSemaphore(value: 0)
         send(.pause(entered: entered, resume: resume))
         entered.wait()
@@ -117,7 +117,7 @@ public final class ChangeWatcher: @unchecked Sendable {
     }
 
     /// Stops the thread and drops every watch; the next `watch` starts it again.
-    public func stop(timeout: TimeInterval = 10) {
+    package func stop(timeout: TimeInterval = 10) {
         let signal = commandLock.withLock { () -> DispatchSemaphore? in
             guard running else { return nil }
             stoppedSignal = DispatchSemaphore(value: 0)

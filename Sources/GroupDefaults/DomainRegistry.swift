@@ -10,8 +10,8 @@ final class WeakDomain {
 /// The process's open persistent domains, one object per file, each watched
 /// for changes by `ChangeWatcher`. Domains are held weakly: when the last
 /// instance using a domain goes, so does it (and, with it, its watch).
-public final class DomainRegistry: @unchecked Sendable {
-    public static let shared = DomainRegistry()
+package final class DomainRegistry: @unchecked Sendable {
+    package static let shared = DomainRegistry()
 
     private let lock = NSLock()
     private var domains: [String: WeakDomain] = [:]
@@ -29,7 +29,7 @@ public final class DomainRegistry: @unchecked Sendable {
 
     /// The domain stored at `path`, opened if this process does not hold it yet.
     /// `prepareDirectory` creates (and checks) the file's folder, at first and whenever it must be recreated.
-    public func domain(named name: String, at path: String, prepareDirectory: @escaping @Sendable (String) throws -> Void) throws -> PersistentDomain {
+    package func domain(named name: String, at path: String, prepareDirectory: @escaping @Sendable (String) throws -> Void) throws -> PersistentDomain {
         // A released domain's last changes land before the file is opened again.
         PersistentDomain.waitForReleasedCommits()
         let (domain, isNew) = try lock.withLock { () throws -> (PersistentDomain, Bool) in
@@ -42,7 +42,7 @@ public final class DomainRegistry: @unchecked Sendable {
         return domain
     }
 
-    public var openDomains: [PersistentDomain] {
+    package var openDomains: [PersistentDomain] {
         lock.withLock {
             domains = domains.filter { $0.value.domain != nil }
             return domains.values.compactMap(\.domain)
@@ -52,7 +52,7 @@ public final class DomainRegistry: @unchecked Sendable {
     /// Commits every domain's pending edits (used at exit and on SIGINT/SIGTERM),
     /// reporting each failure through `Diagnostics`. False if any change is unsaved.
     @discardableResult
-    public func synchronizeAll(reason: String = "before the process ends") -> Bool {
+    package func synchronizeAll(reason: String = "before the process ends") -> Bool {
         var saved = true
         for domain in openDomains {
             do { try domain.synchronize() } catch {

@@ -61,7 +61,7 @@ public final class GroupDefaults: @unchecked Sendable {
         [DomainName.argument, domainName] + addedSuites.map(\.name) + [DomainName.global, DomainName.languages, DomainName.registration]
     }
 
-    public var addedSuites: [PersistentDomain] { lock.withLock { suites } }
+    package var addedSuites: [PersistentDomain] { lock.withLock { suites } }
 
     /// A source of values in search order.
     enum Source {
@@ -245,7 +245,7 @@ public final class GroupDefaults: @unchecked Sendable {
     }
 
     /// Commit and reload counters of this instance's own domain (shared by the process).
-    public var domainStatistics: PersistentDomain.Statistics { own.statistics }
+    package var domainStatistics: PersistentDomain.Statistics { own.statistics }
 
     /// The file this instance's own domain is stored in.
     public var path: String { own.file.path }

@@ -40,9 +40,9 @@ struct Overlay {
 /// since). `set` changes `pending` and returns; the commit queue then merges
 /// the edits into the file under its lock. Commits and reloads both run on
 /// the commit queue, so `committed` only ever moves forward in time.
-public final class PersistentDomain: @unchecked Sendable {
-    public let name: String
-    public let file: SharedPlistFile
+package final class PersistentDomain: @unchecked Sendable {
+    package let name: String
+    package let file: SharedPlistFile
 
     private let state = NSLock()
     private var committed: [String: PlistValue]
@@ -52,15 +52,15 @@ public final class PersistentDomain: @unchecked Sendable {
     private var reloadScheduled = false
     private var listeners = ListenerList()
     /// Counters for benchmarks and diagnostics.
-    public struct Statistics: Sendable {
-        public var commits = 0
-        public var commitTimings = CommitTimings()
-        public var reloads = 0
+    package struct Statistics: Sendable {
+        package var commits = 0
+        package var commitTimings = CommitTimings()
+        package var reloads = 0
         /// Time spent reading and decoding the file in reloads, in nanoseconds.
-        public var reloadReadTime: UInt64 = 0
+        package var reloadReadTime: UInt64 = 0
     }
     private var counters = Statistics()
-    public var statistics: Statistics { state.withLock { counters } }
+    package var statistics: Statistics { state.withLock { counters } }
 
     private let commitQueue: DispatchQueue
     /// The last read failure reported, so a file that stays corrupt is reported once.
@@ -71,7 +71,7 @@ public final class PersistentDomain: @unchecked Sendable {
 
     /// Returns once every change announced so far has reached its listeners
     /// (a process about to exit calls it, so no change is lost).
-    public static func deliverPendingNotifications() {
+    package static func deliverPendingNotifications() {
         notificationQueue.sync {}
     }
 
@@ -125,12 +125,12 @@ public final class PersistentDomain: @unchecked Sendable {
 
     // MARK: Reading
 
-    public func value(forKey key: String) -> PlistValue? {
+    package func value(forKey key: String) -> PlistValue? {
         state.withLock { currentValue(forKey: key) }
     }
 
     /// The domain's whole dictionary as this process sees it.
-    public func snapshot() -> [String: PlistValue] {
+    package func snapshot() -> [String: PlistValue] {
         state.withLock { currentView() }
     }
 
@@ -148,7 +148,7 @@ public final class PersistentDomain: @unchecked Sendable {
 
     /// Sets (or, with nil, removes) a key. The change is visible in this
     /// process at once and committed to disk right after.
-    public func set(_ value: PlistValue?, forKey key: String) {
+    package func set(_ value: PlistValue?, forKey key: String) {
         if let value, !acceptable(value, what: "the value for key \"\(key)\"", limit: PlistLimits.maximumValueDepth) { return }
         state.lock()
         let old = currentValue(forKey: key)
@@ -161,7 +161,7 @@ public final class PersistentDomain: @unchecked Sendable {
     }
 
     /// Replaces the whole domain (nil or empty removes every key).
-    public func replaceAll(with contents: [String: PlistValue]?) {
+    package func replaceAll(with contents: [String: PlistValue]?) {
         if let contents, !acceptable(.dictionary(contents), what: "the new contents of domain \(name)", limit: PlistLimits.maximumDepth) { return }
         state.lock()
         let old = currentView()
@@ -199,7 +199,7 @@ public final class PersistentDomain: @unchecked Sendable {
     }
 
     /// Returns when everything set before the call is durable on disk.
-    public func synchronize() throws {
+    package func synchronize() throws {
         try refuseReentry()
         try commitQueue.sync { try commitPending(transaction: nil) }
     }
@@ -207,7 +207,7 @@ public final class PersistentDomain: @unchecked Sendable {
     /// An atomic read-modify-write across processes: `body` sees the file's
     /// current contents (with this process's edits) under the lock, and its
     /// changes are committed before anyone else can write.
-    public func transaction<T>(_ body: (inout [String: PlistValue]) throws -> T) throws -> T {
+    package func transaction<T>(_ body: (inout [String: PlistValue]) throws -> T) throws -> T {
         try refuseReentry()
         return try commitQueue.sync {
             var result: T? = nil
@@ -219,7 +219,7 @@ public final class PersistentDomain: @unchecked Sendable {
     }
 
     /// Called when the file may have changed on disk; bursts become one reload.
-    public func scheduleReload() {
+    package func scheduleReload() {
         let schedule = state.withLock { () -> Bool in
             if reloadScheduled { return false }
             reloadScheduled = true
@@ -229,7 +229,7 @@ public final class PersistentDomain: @unchecked Sendable {
     }
 
     /// Reads the file and announces what differs as changes from other processes.
-    public func reloadNow() {
+    package func reloadNow() {
         state.withLock { reloadScheduled = false }
         do {
             let start = MonotonicClock.now()
@@ -254,11 +254,11 @@ public final class PersistentDomain: @unchecked Sendable {
     // MARK: Listeners
 
     @discardableResult
-    public func addListener(_ listener: @escaping @Sendable (DomainChange) -> Void) -> Int {
+    package func addListener(_ listener: @escaping @Sendable (DomainChange) -> Void) -> Int {
         state.withLock { listeners.add(listener) }
     }
 
-    public func removeListener(_ id: Int) {
+    package func removeListener(_ id: Int) {
         state.withLock { listeners.remove(id) }
     }
 
