@@ -208,9 +208,10 @@ public enum OldStylePropertyList {
         return iso.replacingOccurrences(of: "T", with: " ").replacingOccurrences(of: "Z", with: "") + " +0000"
     }
 
-    /// Quotes a string unless it is made only of characters safe unquoted.
+    /// Quotes a string unless it is made only of characters safe unquoted
+    /// (and holds no "//" or "/*", which would read back as a comment).
     public static func quote(_ s: String) -> String {
-        if !s.isEmpty, s.unicodeScalars.allSatisfy(Parser.isUnquoted) { return s }
+        if !s.isEmpty, s.unicodeScalars.allSatisfy(Parser.isUnquoted), !s.contains("//"), !s.contains("/*") { return s }
         var out = "\""
         for c in s.unicodeScalars {
             switch c {

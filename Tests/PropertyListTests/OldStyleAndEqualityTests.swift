@@ -25,6 +25,13 @@ import Testing
         #expect(try OldStylePropertyList.parse("\"\\101\"") == "A")
     }
 
+    @Test func aStringThatLooksLikeACommentIsPrintedQuoted() throws {
+        for text in ["//777", "/*x", "a//b"] {
+            #expect(try OldStylePropertyList.parse(OldStylePropertyList.describe(["k": .string(text)])) == ["k": .string(text)])
+        }
+        #expect(OldStylePropertyList.describe("a/b") == "a/b")
+    }
+
     @Test func whatDescribePrintsParsesBack() throws {
         var value: PlistValue = ["leaf": "a b", "data": .data(Data([1, 2]))]
         for _ in 0..<511 { value = [value] }
