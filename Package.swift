@@ -73,3 +73,16 @@ let package = Package(
     ]
 )
 
+// Coverage-guided fuzz targets (libFuzzer), declared only when GROUPSIM_FUZZ=1:
+// scripts/fuzz.sh builds them with -sanitize=fuzzer in .build-fuzz. The
+// executable has no main of its own (libFuzzer's drives it), so an ordinary
+// build must not see it.
+if Context.environment["GROUPSIM_FUZZ"] == "1" {
+    package.targets.append(.executableTarget(
+        name: "groupsim-fuzz",
+        dependencies: ["PropertyList", "GroupDefaults", "SimulatedApp", "Scenarios", "SpecFormat"],
+        path: "Fuzz/Sources",
+        swiftSettings: [.unsafeFlags(["-parse-as-library"])]
+    ))
+    package.products.append(.executable(name: "groupsim-fuzz", targets: ["groupsim-fuzz"]))
+}

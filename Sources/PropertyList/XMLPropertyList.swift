@@ -46,7 +46,7 @@ public enum XMLPropertyList {
     /// Apple writes them; the reader takes back exactly this form. A date the
     /// form cannot hold (not finite, or beyond ±3 million years) is written
     /// as the nearest one it can, and NaN as the reference date.
-    static func formatDate(_ date: Date) -> String {
+    package static func formatDate(_ date: Date) -> String {
         let bound = 1e14
         let interval = date.timeIntervalSinceReferenceDate
         let clamped = interval.isNaN ? 0 : min(max(interval, -bound), bound)
