@@ -15,6 +15,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.1.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
+        // Property-based tests of the plist codecs (test-only; one small module, no dependencies).
+        .package(url: "https://github.com/x-sheep/swift-property-based", exact: "2.0.1"),
     ],
     targets: [
         // libinotifytools from Debian; confined to one thread by ChangeWatcher.
@@ -61,10 +63,26 @@ let package = Package(
         .executableTarget(name: "groupsim-bench", dependencies: ["Benchmarks"]),
 
         .target(name: "TestSupport", dependencies: ["PropertyList", "ChildProcess"], path: "Tests/TestSupport"),
-        .testTarget(name: "PropertyListTests", dependencies: ["PropertyList"]),
+        .testTarget(name: "PropertyListTests", dependencies: [
+            "PropertyList", .product(name: "PropertyBased", package: "swift-property-based"),
+        ]),
         .testTarget(name: "GroupDefaultsTests", dependencies: ["GroupDefaults", "TestSupport"]),
         .testTarget(name: "IntegrationTests", dependencies: [
             "GroupDefaults", "TestSupport", "groupsim", "main-app", "widget", "intent-extension",
         ]),
     ]
 )
+
+// Coverage-guided fuzz targets (libFuzzer), declared only when GROUPSIM_FUZZ=1:
+// scripts/fuzz.sh builds them with -sanitize=fuzzer in .build-fuzz. The
+// executable has no main of its own (libFuzzer's drives it), so an ordinary
+// build must not see it.
+if Context.environment["GROUPSIM_FUZZ"] == "1" {
+    package.targets.append(.executableTarget(
+        name: "groupsim-fuzz",
+        dependencies: ["PropertyList", "GroupDefaults", "SimulatedApp", "Scenarios", "SpecFormat"],
+        path: "Fuzz/Sources",
+        swiftSettings: [.unsafeFlags(["-parse-as-library"])]
+    ))
+    package.products.append(.executable(name: "groupsim-fuzz", targets: ["groupsim-fuzz"]))
+}

@@ -30,19 +30,51 @@ public enum BinaryPropertyList {
         /// the encoding time).
         var objects: [Object] = []
 
-        mutating func flatten(_ value: PlistValue) -> Int {
+        /// A collection whose children are being flattened.
+        struct Pending {
+            let index: Int
+            let isDictionary: Bool
+            let children: [PlistValue]
+            var keyRefs: [Int]
+            var childRefs: [Int] = []
+        }
+
+        /// Gives every value an object index, parents before children. A work
+        /// list rather than recursion, so a deep value cannot exhaust the stack.
+        mutating func flatten(_ root: PlistValue) -> Int {
+            var stack: [Pending] = []
+            let top = add(root, to: &stack)
+            while let last = stack.indices.last {
+                if stack[last].childRefs.count < stack[last].children.count {
+                    let child = stack[last].children[stack[last].childRefs.count]
+                    // Reserved before its own children are pushed, so the ref is known now.
+                    let ref = add(child, to: &stack)
+                    stack[last].childRefs.append(ref)
+                } else {
+                    let done = stack.removeLast()
+                    objects[done.index] = done.isDictionary
+                        ? .dictionary(keys: done.keyRefs, values: done.childRefs) : .array(done.childRefs)
+                }
+            }
+            return top
+        }
+
+        /// Appends a scalar, or reserves a collection's index and queues its children.
+        private mutating func add(_ value: PlistValue, to stack: inout [Pending]) -> Int {
             switch value {
             case .array(let elements):
                 let index = reserve()
-                objects[index] = .array(elements.map { flatten($0) })
+                stack.append(Pending(index: index, isDictionary: false, children: elements, keyRefs: []))
                 return index
             case .dictionary(let dictionary):
                 let index = reserve()
                 // Sorted, so the same contents always give the same bytes.
                 let entries = dictionary.sorted { $0.key < $1.key }
-                let keyRefs = entries.map { flatten(.string($0.key)) }
-                let valueRefs = entries.map { flatten($0.value) }
-                objects[index] = .dictionary(keys: keyRefs, values: valueRefs)
+                let keyRefs = entries.map { entry in
+                    objects.append(.scalar(.string(entry.key)))
+                    return objects.count - 1
+                }
+                stack.append(Pending(index: index, isDictionary: true, children: entries.map(\.value), keyRefs: keyRefs))
                 return index
             default:
                 objects.append(.scalar(value))
@@ -142,10 +174,19 @@ public enum BinaryPropertyList {
 
     // MARK: Decoding
 
+    /// Decodes a binary property list. Every number the file gives is checked
+    /// before it is used, each object is decoded once however often it is
+    /// referenced, and the result is refused if it nests deeper than
+    /// `PlistLimits.maximumDepth` or would hold more than
+    /// `PlistLimits.maximumValueCount` values once shared references are
+    /// counted each time they are used (the work every later compare or encode does).
     public static func decode(_ data: Data) throws -> PlistValue {
-        let bytes = [UInt8](data)
-        var reader = try Reader(bytes: bytes)
-        return try reader.object(at: reader.topObject, depth: 0)
+        guard data.count <= PlistLimits.maximumFileSize else {
+            throw PropertyListError.corruptBinary(
+                offset: 0, reason: "the data is \(data.count) bytes, more than the \(PlistLimits.maximumFileSize) a property list may have")
+        }
+        var reader = try Reader(bytes: [UInt8](data))
+        return try reader.value(of: reader.topObject, depth: 0)
     }
 
     private struct Reader {
@@ -154,31 +195,61 @@ public enum BinaryPropertyList {
         let refSize: Int
         let objectCount: Int
         let topObject: Int
+        /// Where the offset table starts, which is also where the objects end.
         let offsetTable: Int
-        var visiting = Set<Int>()
+
+        /// Each object once decoded; with `heights` and `counts`, what a later
+        /// reference to it reuses instead of decoding it again.
+        var values: [PlistValue?]
+        /// How deep each decoded collection nests (a scalar is 0).
+        var heights: [UInt16]
+        /// How many values each decoded object expands to, itself included.
+        var counts: [UInt32]
+        /// Collections being decoded, so one that contains itself is caught.
+        var inProgress: [Bool]
 
         init(bytes: [UInt8]) throws {
             self.bytes = bytes
-            guard bytes.count >= 8 + 32, bytes.prefix(8).elementsEqual(BinaryPropertyList.magic) else {
+            guard bytes.count >= 8 + 1 + 32, bytes.prefix(8).elementsEqual(BinaryPropertyList.magic) else {
                 throw PropertyListError.corruptBinary(offset: 0, reason: "too short or missing the 'bplist00' header")
             }
             let trailer = bytes.count - 32
             offsetSize = Int(bytes[trailer + 6])
             refSize = Int(bytes[trailer + 7])
+            guard [1, 2, 4, 8].contains(offsetSize), [1, 2, 4, 8].contains(refSize) else {
+                throw PropertyListError.corruptBinary(
+                    offset: trailer + 6, reason: "offset size \(offsetSize) or reference size \(refSize) is not 1, 2, 4 or 8")
+            }
             let count = Self.readUInt(bytes, at: trailer + 8, width: 8)
             let top = Self.readUInt(bytes, at: trailer + 16, width: 8)
             let table = Self.readUInt(bytes, at: trailer + 24, width: 8)
-            guard [1, 2, 4, 8].contains(offsetSize), [1, 2, 4, 8].contains(refSize) else {
-                throw PropertyListError.corruptBinary(offset: trailer, reason: "invalid offset or reference size in the trailer")
+            // The table lies between the first object and the trailer; the
+            // comparisons are made in UInt64, so nothing is converted before it is known to fit.
+            guard table > 8, table <= UInt64(trailer) else {
+                throw PropertyListError.corruptBinary(
+                    offset: trailer + 24, reason: "offset table position \(table) is outside the data (\(bytes.count) bytes)")
             }
-            guard count > 0, count < UInt64(bytes.count), top < count, table >= 8,
-                  table < UInt64(trailer), (UInt64(trailer) - table) / UInt64(offsetSize) >= count
-            else {
-                throw PropertyListError.corruptBinary(offset: trailer, reason: "trailer points outside the file")
+            let tableBytes = UInt64(trailer) - table
+            guard count > 0, count <= tableBytes / UInt64(offsetSize), count <= table - 8 else {
+                throw PropertyListError.corruptBinary(
+                    offset: trailer + 8, reason: "object count \(count) is more than the data can hold")
             }
+            guard count <= UInt64(PlistLimits.maximumValueCount) else {
+                throw PropertyListError.corruptBinary(
+                    offset: trailer + 8, reason: "object count \(count) is more than the \(PlistLimits.maximumValueCount) values a property list may hold")
+            }
+            guard top < count else {
+                throw PropertyListError.corruptBinary(
+                    offset: trailer + 16, reason: "top object \(top) is not one of the \(count) objects")
+            }
+            // Each is below the data's length, so each fits in Int.
             objectCount = Int(count)
             topObject = Int(top)
             offsetTable = Int(table)
+            values = Array(repeating: nil, count: objectCount)
+            heights = Array(repeating: 0, count: objectCount)
+            counts = Array(repeating: 0, count: objectCount)
+            inProgress = Array(repeating: false, count: objectCount)
         }
 
         static func readUInt(_ bytes: [UInt8], at offset: Int, width: Int) -> UInt64 {
@@ -187,128 +258,188 @@ public enum BinaryPropertyList {
             return value
         }
 
-        func need(_ offset: Int, _ length: Int) throws {
-            guard length >= 0, offset >= 0, offset <= bytes.count - 32, length <= bytes.count - 32 - offset else {
-                throw PropertyListError.corruptBinary(offset: offset, reason: "object runs past the end of the data")
+        func corrupt(_ offset: Int, _ reason: String) -> PropertyListError {
+            .corruptBinary(offset: offset, reason: reason)
+        }
+
+        /// Checks that `length` bytes from `offset` lie inside the object area.
+        func need(_ offset: Int, _ length: Int, for what: String) throws {
+            guard offset >= 8, length >= 0, offset <= offsetTable, length <= offsetTable - offset else {
+                throw corrupt(offset, "\(what) runs past the end of the objects")
             }
         }
 
-        func offset(of index: Int) throws -> Int {
-            guard index < objectCount else {
-                throw PropertyListError.corruptBinary(offset: offsetTable, reason: "reference \(index) out of range")
+        /// A file-given unsigned number as an object index, refused unless it names an object.
+        func objectIndex(_ raw: UInt64, at offset: Int) throws -> Int {
+            guard raw < UInt64(objectCount) else {
+                throw corrupt(offset, "reference \(raw) is not one of the \(objectCount) objects")
             }
-            let value = Self.readUInt(bytes, at: offsetTable + index * offsetSize, width: offsetSize)
+            return Int(raw)
+        }
+
+        func offset(of index: Int) throws -> Int {
+            let entry = offsetTable + index * offsetSize
+            let value = Self.readUInt(bytes, at: entry, width: offsetSize)
             guard value >= 8, value < UInt64(offsetTable) else {
-                throw PropertyListError.corruptBinary(offset: offsetTable, reason: "object \(index) has an invalid offset")
+                throw corrupt(entry, "object \(index) has offset \(value), outside the objects (8..<\(offsetTable))")
             }
             return Int(value)
         }
 
-        /// Reads the length of a variable-size object: the low nibble, or a following integer.
-        func count(at offset: Int) throws -> (count: Int, start: Int) {
+        /// Reads the length of a variable-size object: the low nibble, or a
+        /// following integer object; refused if longer than the data.
+        func length(at offset: Int) throws -> (length: Int, body: Int) {
             let nibble = Int(bytes[offset] & 0x0F)
             if nibble != 0x0F { return (nibble, offset + 1) }
-            try need(offset + 1, 1)
+            try need(offset + 1, 1, for: "a length")
             let marker = bytes[offset + 1]
             guard marker & 0xF0 == 0x10, marker & 0x0F <= 3 else {
-                throw PropertyListError.corruptBinary(offset: offset + 1, reason: "invalid length marker")
+                throw corrupt(offset + 1, "invalid length marker 0x\(String(marker, radix: 16))")
             }
             let width = 1 << Int(marker & 0x0F)
-            try need(offset + 2, width)
+            try need(offset + 2, width, for: "a length")
             let value = Self.readUInt(bytes, at: offset + 2, width: width)
-            guard value < UInt64(bytes.count) else {
-                throw PropertyListError.corruptBinary(offset: offset + 1, reason: "length \(value) exceeds the data")
+            guard value <= UInt64(offsetTable) else {
+                throw corrupt(offset + 1, "length \(value) is more than the data holds")
             }
             return (Int(value), offset + 2 + width)
         }
 
-        mutating func object(at index: Int, depth: Int) throws -> PlistValue {
+        /// The value of object `index`, decoded once. `depth` is how many
+        /// collections enclose it on the path that reached it.
+        mutating func value(of index: Int, depth: Int) throws -> PlistValue {
+            if let known = values[index] {
+                guard depth + Int(heights[index]) <= PlistLimits.maximumDepth else {
+                    throw corrupt(try offset(of: index), "the value nests arrays and dictionaries deeper than \(PlistLimits.maximumDepth)")
+                }
+                return known
+            }
             let start = try offset(of: index)
-            try need(start, 1)
+            if inProgress[index] { throw corrupt(start, "object \(index) contains itself") }
+            let (value, height, count) = try decodeObject(index, at: start, depth: depth)
+            values[index] = value
+            heights[index] = UInt16(height)
+            counts[index] = UInt32(count)
+            return value
+        }
+
+        /// Decodes one object: its value, how deep it nests, and how many values it expands to.
+        mutating func decodeObject(_ index: Int, at start: Int, depth: Int) throws -> (PlistValue, Int, Int) {
             let marker = bytes[start]
             switch marker >> 4 {
             case 0x0:
                 switch marker {
-                case 0x08: return .bool(false)
-                case 0x09: return .bool(true)
-                default: throw PropertyListError.corruptBinary(offset: start, reason: "null or fill objects are not supported")
+                case 0x08: return (.bool(false), 0, 1)
+                case 0x09: return (.bool(true), 0, 1)
+                default: throw corrupt(start, "null or fill objects are not property-list values")
                 }
             case 0x1:
+                guard marker & 0x0F <= 4 else { throw corrupt(start, "invalid integer width") }
                 let width = 1 << Int(marker & 0x0F)
-                guard width <= 16 else { throw PropertyListError.corruptBinary(offset: start, reason: "invalid integer width") }
-                try need(start + 1, width)
+                try need(start + 1, width, for: "an integer")
                 if width == 16 {
                     // 128-bit integers hold values above Int64.max; keep those that fit.
                     let high = Self.readUInt(bytes, at: start + 1, width: 8)
                     let low = Self.readUInt(bytes, at: start + 9, width: 8)
-                    guard high == 0, low <= UInt64(Int64.max) else {
-                        throw PropertyListError.corruptBinary(offset: start, reason: "integer does not fit in 64 bits")
+                    guard high == 0, let fitting = Int64(exactly: low) else {
+                        throw corrupt(start, "integer does not fit in 64 bits")
                     }
-                    return .integer(Int64(low))
+                    return (.integer(fitting), 0, 1)
                 }
+                // 1, 2 and 4-byte integers are unsigned, 8-byte ones signed.
                 let raw = Self.readUInt(bytes, at: start + 1, width: width)
-                return .integer(width == 8 ? Int64(bitPattern: raw) : Int64(raw))
+                return (.integer(width == 8 ? Int64(bitPattern: raw) : Int64(raw)), 0, 1)
             case 0x2:
-                let width = 1 << Int(marker & 0x0F)
-                try need(start + 1, width)
-                switch width {
-                case 4: return .real(Double(Float(bitPattern: UInt32(Self.readUInt(bytes, at: start + 1, width: 4)))))
-                case 8: return .real(Double(bitPattern: Self.readUInt(bytes, at: start + 1, width: 8)))
-                default: throw PropertyListError.corruptBinary(offset: start, reason: "invalid real width")
+                switch marker & 0x0F {
+                case 2:
+                    try need(start + 1, 4, for: "a real")
+                    return (.real(Double(Float(bitPattern: UInt32(Self.readUInt(bytes, at: start + 1, width: 4))))), 0, 1)
+                case 3:
+                    try need(start + 1, 8, for: "a real")
+                    return (.real(Double(bitPattern: Self.readUInt(bytes, at: start + 1, width: 8))), 0, 1)
+                default: throw corrupt(start, "invalid real width")
                 }
             case 0x3:
-                guard marker == 0x33 else { throw PropertyListError.corruptBinary(offset: start, reason: "invalid date marker") }
-                try need(start + 1, 8)
-                return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: Self.readUInt(bytes, at: start + 1, width: 8))))
+                guard marker == 0x33 else { throw corrupt(start, "invalid date marker") }
+                try need(start + 1, 8, for: "a date")
+                let seconds = Double(bitPattern: Self.readUInt(bytes, at: start + 1, width: 8))
+                return (.date(Date(timeIntervalSinceReferenceDate: seconds)), 0, 1)
             case 0x4:
-                let (length, body) = try count(at: start)
-                try need(body, length)
-                return .data(Data(bytes[body..<body + length]))
+                let (length, body) = try length(at: start)
+                try need(body, length, for: "data")
+                return (.data(Data(bytes[body..<body + length])), 0, 1)
             case 0x5:
-                let (length, body) = try count(at: start)
-                try need(body, length)
-                return .string(String(decoding: bytes[body..<body + length], as: UTF8.self))
-            case 0x6:
-                let (length, body) = try count(at: start)
-                guard length <= (bytes.count) / 2 else {
-                    throw PropertyListError.corruptBinary(offset: start, reason: "string length exceeds the data")
+                let (length, body) = try length(at: start)
+                try need(body, length, for: "a string")
+                guard let string = String(validating: bytes[body..<body + length], as: UTF8.self) else {
+                    throw corrupt(start, "string object \(index) is not valid UTF-8")
                 }
-                try need(body, length * 2)
+                return (.string(string), 0, 1)
+            case 0x6:
+                let (length, body) = try length(at: start)
+                try need(body, length * 2, for: "a string")  // length is below the data's size: no overflow
                 var units = [UInt16]()
                 units.reserveCapacity(length)
                 for i in 0..<length { units.append(UInt16(bytes[body + 2 * i]) << 8 | UInt16(bytes[body + 2 * i + 1])) }
-                return .string(String(decoding: units, as: UTF16.self))
+                guard let string = String(validating: units, as: UTF16.self) else {
+                    throw corrupt(start, "string object \(index) is not valid UTF-16 (an unpaired surrogate)")
+                }
+                return (.string(string), 0, 1)
             case 0xA, 0xD:
-                guard depth < 512 else { throw PropertyListError.corruptBinary(offset: start, reason: "nesting deeper than 512") }
-                guard visiting.insert(index).inserted else {
-                    throw PropertyListError.corruptBinary(offset: start, reason: "object \(index) contains itself")
-                }
-                defer { visiting.remove(index) }
-                let (length, body) = try count(at: start)
-                let isDictionary = marker >> 4 == 0xD
-                guard length <= bytes.count / refSize else {
-                    throw PropertyListError.corruptBinary(offset: start, reason: "collection length exceeds the data")
-                }
-                try need(body, length * refSize * (isDictionary ? 2 : 1))
-                func ref(_ i: Int) -> Int { Int(Self.readUInt(bytes, at: body + i * refSize, width: refSize)) }
-                if !isDictionary {
-                    var elements = [PlistValue]()
-                    elements.reserveCapacity(length)
-                    for i in 0..<length { elements.append(try object(at: ref(i), depth: depth + 1)) }
-                    return .array(elements)
-                }
-                var dictionary = [String: PlistValue](minimumCapacity: length)
-                for i in 0..<length {
-                    guard case .string(let key) = try object(at: ref(i), depth: depth + 1) else {
-                        throw PropertyListError.corruptBinary(offset: start, reason: "dictionary key is not a string")
-                    }
-                    dictionary[key] = try object(at: ref(length + i), depth: depth + 1)
-                }
-                return .dictionary(dictionary)
+                return try decodeCollection(index, at: start, depth: depth, isDictionary: marker >> 4 == 0xD)
             default:
-                throw PropertyListError.corruptBinary(
-                    offset: start, reason: "unsupported object marker 0x\(String(marker, radix: 16)) (UIDs and sets are not property-list values)")
+                throw corrupt(start, "unsupported object marker 0x\(String(marker, radix: 16)) (UIDs and sets are not property-list values)")
             }
+        }
+
+        mutating func decodeCollection(_ index: Int, at start: Int, depth: Int, isDictionary: Bool) throws -> (PlistValue, Int, Int) {
+            guard depth < PlistLimits.maximumDepth else {
+                throw corrupt(start, "the value nests arrays and dictionaries deeper than \(PlistLimits.maximumDepth)")
+            }
+            let (length, body) = try length(at: start)
+            let refsPerEntry = isDictionary ? 2 : 1
+            let (refBytes, overflow) = length.multipliedReportingOverflow(by: refSize * refsPerEntry)
+            guard !overflow else { throw corrupt(start, "collection length \(length) is more than the data holds") }
+            try need(body, refBytes, for: isDictionary ? "a dictionary" : "an array")
+            inProgress[index] = true
+            defer { inProgress[index] = false }
+
+            var height = 0
+            var count = 1
+            func reference(_ i: Int) throws -> Int {
+                let at = body + i * refSize
+                return try objectIndex(Self.readUInt(bytes, at: at, width: refSize), at: at)
+            }
+            func add(_ child: Int) throws {
+                height = max(height, Int(heights[child]))
+                count += Int(counts[child])
+                guard count <= PlistLimits.maximumValueCount else {
+                    throw corrupt(start, "the value holds more than \(PlistLimits.maximumValueCount) values (shared references counted each time they are used)")
+                }
+            }
+            if !isDictionary {
+                var elements = [PlistValue]()
+                elements.reserveCapacity(length)
+                for i in 0..<length {
+                    let child = try reference(i)
+                    elements.append(try value(of: child, depth: depth + 1))
+                    try add(child)
+                }
+                return (.array(elements), height + 1, count)
+            }
+            var dictionary = [String: PlistValue](minimumCapacity: length)
+            for i in 0..<length {
+                let keyObject = try reference(i)
+                guard case .string(let key) = try value(of: keyObject, depth: depth + 1) else {
+                    throw corrupt(body + i * refSize, "dictionary key (object \(keyObject)) is not a string")
+                }
+                let child = try reference(length + i)
+                guard dictionary.updateValue(try value(of: child, depth: depth + 1), forKey: key) == nil else {
+                    throw corrupt(body + i * refSize, "key \"\(key)\" appears twice in one dictionary")
+                }
+                try add(child)
+            }
+            return (.dictionary(dictionary), height + 1, count)
         }
     }
 }

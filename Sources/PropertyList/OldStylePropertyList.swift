@@ -23,7 +23,7 @@ public enum OldStylePropertyList {
         }
         var parser = Parser(text: Array(text.unicodeScalars))
         parser.skipWhitespaceAndComments()
-        let value = try parser.value()
+        let value = try parser.value(depth: 0)
         parser.skipWhitespaceAndComments()
         guard parser.atEnd else { throw parser.error("unexpected text after the value") }
         return value
@@ -73,12 +73,17 @@ public enum OldStylePropertyList {
             position += 1
         }
 
-        mutating func value() throws -> PlistValue {
+        /// One value; `depth` is how many arrays and dictionaries enclose it.
+        /// The recursion stops at `PlistLimits.maximumDepth`, before the stack could run out.
+        mutating func value(depth: Int) throws -> PlistValue {
             skipWhitespaceAndComments()
             guard let c = current else { throw error("expected a value, found the end of the text") }
+            if c == "{" || c == "(" || c == "[", depth >= PlistLimits.maximumDepth {
+                throw error("the value nests arrays and dictionaries deeper than \(PlistLimits.maximumDepth)")
+            }
             switch c {
-            case "{": return try dictionary()
-            case "(", "[": return try array(closing: c == "(" ? ")" : "]")
+            case "{": return try dictionary(depth: depth)
+            case "(", "[": return try array(closing: c == "(" ? ")" : "]", depth: depth)
             case "<": return try data()
             case "\"", "'": return .string(try quoted(c))
             default:
@@ -87,29 +92,29 @@ public enum OldStylePropertyList {
             }
         }
 
-        mutating func dictionary() throws -> PlistValue {
+        mutating func dictionary(depth: Int) throws -> PlistValue {
             position += 1
             var result: [String: PlistValue] = [:]
             while true {
                 skipWhitespaceAndComments()
                 guard let c = current else { throw error("unterminated dictionary: expected '}'") }
                 if c == "}" { position += 1; return .dictionary(result) }
-                guard case .string(let key) = try value() else { throw error("a dictionary key must be a string") }
+                guard case .string(let key) = try value(depth: depth + 1) else { throw error("a dictionary key must be a string") }
                 try expect("=", "'=' after key \"\(key)\"")
-                result[key] = try value()
+                result[key] = try value(depth: depth + 1)
                 skipWhitespaceAndComments()
                 if current == ";" { position += 1 } else if current != "}" { throw error("expected ';' after the value of \"\(key)\"") }
             }
         }
 
-        mutating func array(closing: Unicode.Scalar) throws -> PlistValue {
+        mutating func array(closing: Unicode.Scalar, depth: Int) throws -> PlistValue {
             position += 1
             var result: [PlistValue] = []
             while true {
                 skipWhitespaceAndComments()
                 guard let c = current else { throw error("unterminated array: expected '\(closing)'") }
                 if c == closing { position += 1; return .array(result) }
-                result.append(try value())
+                result.append(try value(depth: depth + 1))
                 skipWhitespaceAndComments()
                 if current == "," { position += 1 } else if current != closing { throw error("expected ',' or '\(closing)' in array") }
             }
@@ -157,7 +162,8 @@ public enum OldStylePropertyList {
                 case "0"..."7":
                     var octal = String(e)
                     while octal.count < 3, let o = current, ("0"..."7").contains(o) { octal.unicodeScalars.append(o); position += 1 }
-                    out.append(Unicode.Scalar(UInt8(octal, radix: 8) ?? 0))
+                    guard let byte = UInt8(octal, radix: 8) else { throw error("octal escape \\\(octal) is larger than \\377") }
+                    out.append(Unicode.Scalar(byte))
                 default: out.append(e)
                 }
             }
@@ -202,9 +208,10 @@ public enum OldStylePropertyList {
         return iso.replacingOccurrences(of: "T", with: " ").replacingOccurrences(of: "Z", with: "") + " +0000"
     }
 
-    /// Quotes a string unless it is made only of characters safe unquoted.
+    /// Quotes a string unless it is made only of characters safe unquoted
+    /// (and holds no "//" or "/*", which would read back as a comment).
     public static func quote(_ s: String) -> String {
-        if !s.isEmpty, s.unicodeScalars.allSatisfy(Parser.isUnquoted) { return s }
+        if !s.isEmpty, s.unicodeScalars.allSatisfy(Parser.isUnquoted), !s.contains("//"), !s.contains("/*") { return s }
         var out = "\""
         for c in s.unicodeScalars {
             switch c {

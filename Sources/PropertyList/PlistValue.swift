@@ -40,6 +40,40 @@ public enum PlistValue: Hashable, Sendable {
     public var dateValue: Date? { if case .date(let d) = self { d } else { nil } }
 }
 
+/// Reals and dates compare and hash by their bit pattern, as the bytes a file
+/// holds: NaN equals itself (a suite holding NaN is not "changed" on every
+/// reload) and 0.0 differs from -0.0 (a write of either is a real change).
+extension PlistValue {
+    public static func == (lhs: PlistValue, rhs: PlistValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.string(let a), .string(let b)): a == b
+        case (.integer(let a), .integer(let b)): a == b
+        case (.real(let a), .real(let b)): a.bitPattern == b.bitPattern
+        case (.bool(let a), .bool(let b)): a == b
+        case (.date(let a), .date(let b)):
+            a.timeIntervalSinceReferenceDate.bitPattern == b.timeIntervalSinceReferenceDate.bitPattern
+        case (.data(let a), .data(let b)): a == b
+        // Array and Dictionary equality call this `==` for their elements.
+        case (.array(let a), .array(let b)): a == b
+        case (.dictionary(let a), .dictionary(let b)): a == b
+        default: false
+        }
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .string(let s): hasher.combine(0 as UInt8); hasher.combine(s)
+        case .integer(let i): hasher.combine(1 as UInt8); hasher.combine(i)
+        case .real(let d): hasher.combine(2 as UInt8); hasher.combine(d.bitPattern)
+        case .bool(let b): hasher.combine(3 as UInt8); hasher.combine(b)
+        case .date(let d): hasher.combine(4 as UInt8); hasher.combine(d.timeIntervalSinceReferenceDate.bitPattern)
+        case .data(let d): hasher.combine(5 as UInt8); hasher.combine(d)
+        case .array(let a): hasher.combine(6 as UInt8); hasher.combine(a)
+        case .dictionary(let d): hasher.combine(7 as UInt8); hasher.combine(d)
+        }
+    }
+}
+
 extension PlistValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,
     ExpressibleByBooleanLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral
 {

@@ -4,8 +4,8 @@ public enum PropertyListError: Error, Equatable, CustomStringConvertible {
     case unrecognizedFormat
     /// A binary plist whose structure is broken at `offset`.
     case corruptBinary(offset: Int, reason: String)
-    /// XML that does not parse as a property list.
-    case invalidXML(reason: String)
+    /// XML that does not parse as a property list, at a line and column.
+    case invalidXML(line: Int, column: Int, reason: String)
     /// Old-style text with a syntax error at a line and column.
     case syntax(line: Int, column: Int, reason: String)
     /// A value of a type a property list cannot hold (a key path and the type).
@@ -19,8 +19,8 @@ public enum PropertyListError: Error, Equatable, CustomStringConvertible {
             "not a property list (neither binary 'bplist00' nor XML)"
         case .corruptBinary(let offset, let reason):
             "corrupt binary property list at byte \(offset): \(reason)"
-        case .invalidXML(let reason):
-            "invalid XML property list: \(reason)"
+        case .invalidXML(let line, let column, let reason):
+            "invalid XML property list at line \(line), column \(column): \(reason)"
         case .syntax(let line, let column, let reason):
             "line \(line), column \(column): \(reason)"
         case .notAPropertyList(let path, let typeName):

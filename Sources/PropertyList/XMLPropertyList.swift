@@ -1,24 +1,33 @@
 import Foundation
 
-/// Apple's XML property-list format. Writing is done here (so the output is
-/// stable and exact); reading goes through Foundation's parser, whose values
-/// `PlistValue(any:)` maps back without confusing bools and numbers.
+/// Apple's XML property-list format, written and read here. The reader is
+/// our own rather than Foundation's, which on Linux turns invalid base64 into
+/// data silently: this one is strict (base64, numbers, dates, duplicate keys),
+/// reads UTF-8 and UTF-16 (with a byte-order mark, either endianness), refuses
+/// nesting deeper than `PlistLimits.maximumDepth`, and names the line and
+/// column of every error.
 public enum XMLPropertyList {
     public static func isXML(_ data: Data) -> Bool {
-        let head = data.prefix(256)
-        guard let text = String(data: head, encoding: .utf8) ?? String(data: head, encoding: .ascii) else { return false }
+        let head = data.prefix(512)
+        guard let bytes = try? XMLText.utf8Bytes(of: head, partial: true),
+              let text = String(validating: bytes.prefix(256), as: UTF8.self)
+              ?? String(validating: bytes.prefix(253), as: UTF8.self)  // a character cut at the end
+        else { return false }
         let trimmed = text.drop(while: { $0.isWhitespace || $0 == "\u{FEFF}" })
         return trimmed.hasPrefix("<?xml") || trimmed.hasPrefix("<!DOCTYPE plist") || trimmed.hasPrefix("<plist")
     }
 
     public static func decode(_ data: Data) throws -> PlistValue {
-        let object: Any
-        do {
-            object = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
-        } catch {
-            throw PropertyListError.invalidXML(reason: (error as NSError).localizedDescription)
+        guard data.count <= PlistLimits.maximumFileSize else {
+            throw PropertyListError.invalidXML(
+                line: 1, column: 1, reason: "the data is \(data.count) bytes, more than the \(PlistLimits.maximumFileSize) a property list may have")
         }
-        return try PlistValue(any: object)
+        let bytes: [UInt8]
+        do { bytes = try XMLText.utf8Bytes(of: data, partial: false) } catch let reason as XMLText.EncodingError {
+            throw PropertyListError.invalidXML(line: 1, column: 1, reason: reason.description)
+        }
+        var reader = XMLReader(bytes: bytes)
+        return try reader.document()
     }
 
     public static func encode(_ value: PlistValue) -> Data {
@@ -28,12 +37,28 @@ public enum XMLPropertyList {
             <plist version="1.0">
 
             """
-        append(value, indent: 0, to: &out)
+        append(value, to: &out)
         out += "</plist>\n"
         return Data(out.utf8)
     }
 
-    static func formatDate(_ date: Date) -> String { date.formatted(.iso8601) }
+    /// "2026-11-22T03:00:00Z": whole seconds, proleptic Gregorian calendar, as
+    /// Apple writes them; the reader takes back exactly this form. A date the
+    /// form cannot hold (not finite, or beyond ±3 million years) is written
+    /// as the nearest one it can, and NaN as the reference date.
+    package static func formatDate(_ date: Date) -> String {
+        let bound = 1e14
+        let interval = date.timeIntervalSinceReferenceDate
+        let clamped = interval.isNaN ? 0 : min(max(interval, -bound), bound)
+        let seconds = Int64(clamped.rounded(.down)) + XMLDate.referenceSinceUnixEpoch
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let secondOfDay = seconds - days * 86_400
+        let (year, month, day) = XMLDate.civil(fromDays: days)
+        func two(_ n: Int64) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        let yearDigits = String(abs(year))
+        let yearText = (year < 0 ? "-" : "") + String(repeating: "0", count: max(0, 4 - yearDigits.count)) + yearDigits
+        return "\(yearText)-\(two(month))-\(two(day))T\(two(secondOfDay / 3600)):\(two(secondOfDay / 60 % 60)):\(two(secondOfDay % 60))Z"
+    }
 
     static func formatReal(_ value: Double) -> String {
         if value.isNaN { return "nan" }
@@ -44,39 +69,101 @@ public enum XMLPropertyList {
     private static func escape(_ text: String) -> String {
         var out = ""
         out.reserveCapacity(text.utf8.count)
-        for character in text {
+        for character in text.unicodeScalars {
             switch character {
             case "&": out += "&amp;"
             case "<": out += "&lt;"
             case ">": out += "&gt;"
-            default: out.append(character)
+            // A carriage return would come back as a line feed from an XML reader.
+            case "\r": out += "&#13;"
+            default: out.unicodeScalars.append(character)
             }
         }
         return out
     }
 
-    private static func append(_ value: PlistValue, indent: Int, to out: inout String) {
-        let pad = String(repeating: "\t", count: indent)
-        switch value {
-        case .string(let s): out += "\(pad)<string>\(escape(s))</string>\n"
-        case .integer(let i): out += "\(pad)<integer>\(i)</integer>\n"
-        case .real(let d): out += "\(pad)<real>\(formatReal(d))</real>\n"
-        case .bool(let b): out += "\(pad)\(b ? "<true/>" : "<false/>")\n"
-        case .date(let d): out += "\(pad)<date>\(formatDate(d))</date>\n"
-        case .data(let d): out += "\(pad)<data>\(d.base64EncodedString())</data>\n"
-        case .array(let elements):
-            if elements.isEmpty { out += "\(pad)<array/>\n"; return }
-            out += "\(pad)<array>\n"
-            for element in elements { append(element, indent: indent + 1, to: &out) }
-            out += "\(pad)</array>\n"
-        case .dictionary(let dictionary):
-            if dictionary.isEmpty { out += "\(pad)<dict/>\n"; return }
-            out += "\(pad)<dict>\n"
-            for key in dictionary.keys.sorted() {
-                out += "\(pad)\t<key>\(escape(key))</key>\n"
-                append(dictionary[key]!, indent: indent + 1, to: &out)
+    /// A collection whose children are being written.
+    private struct OpenCollection {
+        let closingTag: String
+        let pad: String
+        /// The children in order; for a dictionary, each with its key.
+        let children: [(key: String?, value: PlistValue)]
+        var next = 0
+    }
+
+    /// Writes a value and its children. A work list rather than recursion, so
+    /// a deep value cannot exhaust the stack.
+    private static func append(_ root: PlistValue, to out: inout String) {
+        var stack: [OpenCollection] = []
+        func open(_ value: PlistValue, pad: String) {
+            switch value {
+            case .string(let s): out += "\(pad)<string>\(escape(s))</string>\n"
+            case .integer(let i): out += "\(pad)<integer>\(i)</integer>\n"
+            case .real(let d): out += "\(pad)<real>\(formatReal(d))</real>\n"
+            case .bool(let b): out += "\(pad)\(b ? "<true/>" : "<false/>")\n"
+            case .date(let d): out += "\(pad)<date>\(formatDate(d))</date>\n"
+            case .data(let d): out += "\(pad)<data>\(d.base64EncodedString())</data>\n"
+            case .array(let elements):
+                if elements.isEmpty { out += "\(pad)<array/>\n"; return }
+                out += "\(pad)<array>\n"
+                stack.append(OpenCollection(closingTag: "</array>", pad: pad, children: elements.map { (nil, $0) }))
+            case .dictionary(let dictionary):
+                if dictionary.isEmpty { out += "\(pad)<dict/>\n"; return }
+                out += "\(pad)<dict>\n"
+                let sorted = dictionary.sorted { $0.key < $1.key }.map { (key: Optional($0.key), value: $0.value) }
+                stack.append(OpenCollection(closingTag: "</dict>", pad: pad, children: sorted))
             }
-            out += "\(pad)</dict>\n"
+        }
+        open(root, pad: "")
+        while let last = stack.indices.last {
+            let collection = stack[last]
+            guard collection.next < collection.children.count else {
+                out += "\(collection.pad)\(collection.closingTag)\n"
+                stack.removeLast()
+                continue
+            }
+            stack[last].next += 1
+            let child = collection.children[collection.next]
+            let pad = collection.pad + "\t"
+            if let key = child.key { out += "\(pad)<key>\(escape(key))</key>\n" }
+            open(child.value, pad: pad)
+        }
+    }
+}
+
+/// Dates in the XML form: days and civil dates in the proleptic Gregorian calendar.
+enum XMLDate {
+    /// Seconds from 1970-01-01 to 2001-01-01, Foundation's reference date.
+    static let referenceSinceUnixEpoch: Int64 = 978_307_200
+
+    /// Days since 1970-01-01 of a civil date (any year).
+    static func days(year: Int64, month: Int64, day: Int64) -> Int64 {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
+    /// The civil date of a day count since 1970-01-01.
+    static func civil(fromDays count: Int64) -> (year: Int64, month: Int64, day: Int64) {
+        let z = count + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+
+    static func daysInMonth(_ month: Int64, year: Int64) -> Int64 {
+        switch month {
+        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
         }
     }
 }

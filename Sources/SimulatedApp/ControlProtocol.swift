@@ -11,7 +11,7 @@ public enum ControlProtocol {
     public static let version = 1
 
     /// Parses one request line into its id and command.
-    static func parse(_ line: String) -> (id: String, command: Result<AppCommand, AppCommandError>) {
+    package static func parse(_ line: String) -> (id: String, command: Result<AppCommand, AppCommandError>) {
         guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
             return ("null", .failure(AppCommandError("not a JSON object: \(line.prefix(200))")))
         }
