@@ -188,6 +188,11 @@ public struct SpecNode: @unchecked Sendable {  // Yams.Node is an immutable valu
                 guard let date = Self.parseDate(scalar.string) else {
                     throw error("'\(scalar.string)' is not a date (use 2026-11-22T10:00:00Z or 2026-11-22T10:00:00.250Z)")
                 }
+                // The protocol carries milliseconds: a finer date could not reach a process unchanged.
+                if let point = scalar.string.firstIndex(where: { $0 == "." || $0 == "," }),
+                   scalar.string[scalar.string.index(after: point)...].prefix(while: \.isNumber).count > 3 {
+                    throw error("'\(scalar.string)' is finer than a millisecond, which a process cannot be sent; write at most 3 fractional digits")
+                }
                 return .date(date)
             case "!data":
                 guard let data = Data(hexDigits: scalar.string) else { throw error("!data needs hex digits, found '\(scalar.string)'") }

@@ -50,6 +50,10 @@ import TestSupport
                           ":5:36:", "steps[1].set.value: .inf is not a finite number")
         try expectRefused("too-large", Self.header + "  - set: { in: app, key: n, value: 1e400 }\n",
                           ":5:36:", "steps[1].set.value: 1e400 is too large for a real")
+        try expectRefused("sub-millisecond", Self.header + "  - set: { in: app, key: d, value: !date 2024-05-01T12:00:00.6786Z }\n",
+                          ":5:36:", "steps[1].set.value: '2024-05-01T12:00:00.6786Z' is finer than a millisecond")
+        try expectRefused("no-such-day", Self.header + "  - set: { in: app, key: d, value: !date 2024-02-30 }\n",
+                          ":5:36:", "steps[1].set.value: '2024-02-30' is not a date")
         try expectRefused("manifest", """
             summary: x
             app:
