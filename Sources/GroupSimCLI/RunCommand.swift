@@ -41,9 +41,14 @@ struct RunCommand: ParsableCommand {
             return
         }
         guard !selected.isEmpty else { throw ValidationError("no scenario matches \(filter.joined(separator: ", "))") }
+        let binaries: String
+        do { binaries = try ScenarioRunner.defaultBinaries() } catch {
+            FileHandle.standardError.write(Data("\(style.error("error:")) \(error)\n".utf8))
+            throw ExitCode(2)
+        }
 
         LiveProcesses.shared.endAllOnInterrupt()
-        let runner = ScenarioRunner(binaries: ScenarioRunner.defaultBinaries(), keepRoots: keepRoots)
+        let runner = ScenarioRunner(binaries: binaries, keepRoots: keepRoots)
         let report = TextReport(style: style)
         var results: [ScenarioResult] = []
         print("Running \(selected.count) scenario(s)" + (`repeat` > 1 ? " × \(`repeat`)" : "") + " from \(files.count) file(s)")

@@ -5,10 +5,6 @@ import Foundation
 /// integer has no decimal point, a real always has one); a date is
 /// `{"$date": "<ISO 8601>"}` and data is `{"$data": "<base64>"}`.
 public enum PlistJSON {
-    /// ISO 8601 in UTC with milliseconds and its zone: 2026-11-22T03:40:44.945Z.
-    public static func timestamp(_ date: Date) -> String {
-        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
-    }
 
     public static func encode(_ value: PlistValue?) -> String {
         guard let value else { return "null" }
@@ -44,48 +40,228 @@ public enum PlistJSON {
         return out + "\""
     }
 
-    /// Converts a value decoded by `JSONSerialization` back into a plist value.
-    /// With `droppingNulls`, a null inside an object means "absent" and is left out.
-    public static func decode(_ json: Any, path: String = "value", droppingNulls: Bool = false) throws -> PlistValue {
-        if let number = json as? NSNumber, type(of: json) is NSNumber.Type {
-            let kind = String(cString: number.objCType)
-            if kind == "c" || kind == "B" { return .bool(number.boolValue) }
-            if kind == "d" || kind == "f" {
-                // JSONSerialization gives 5.0 as a double; keep whole numbers written without a point as integers.
-                return .real(number.doubleValue)
-            }
-            return .integer(number.int64Value)
+    /// Converts JSON read by `parse` into a plist value. Only an object with
+    /// the single key `$date` or `$data` and a string value is a date or data;
+    /// null is not a value (with `droppingNulls`, a null inside an object
+    /// means "absent" and is left out). `path` names the value in errors.
+    public static func decode(_ json: JSONValue, path: String = "value", droppingNulls: Bool = false) throws(JSONError) -> PlistValue {
+        do {
+            return try decodeValue(json, droppingNulls: droppingNulls)
+        } catch {
+            let location = path + error.reversedPath.reversed().joined()
+            throw JSONError("\(location)\(error.reason)")
         }
+    }
+
+    /// A decoding failure on its way up, collecting the path (innermost first) only when there is one.
+    private struct DecodeFailure: Error {
+        var reversedPath: [String] = []
+        let reason: String
+    }
+
+    private static func decodeValue(_ json: JSONValue, droppingNulls: Bool) throws(DecodeFailure) -> PlistValue {
         switch json {
-        case let b as Bool where type(of: json) == Bool.self: return .bool(b)
-        case let s as String: return .string(s)
-        case let i as Int: return .integer(Int64(i))
-        case let d as Double: return .real(d)
-        case let array as [Any]: return .array(try array.enumerated().map { try decode($1, path: "\(path)[\($0)]", droppingNulls: droppingNulls) })
-        case let object as [String: Any]:
-            if object.count == 1, let text = object["$date"] as? String {
-                let fractional = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
-                guard let date = (try? Date(text, strategy: .iso8601)) ?? (try? Date(text, strategy: fractional)) else {
-                    throw PropertyListError.notAPropertyList(path: path, typeName: "$date \"\(text)\" (expected ISO 8601)")
+        case .string(let s): return .string(s)
+        case .integer(let i): return .integer(i)
+        case .real(let d): return .real(d)
+        case .bool(let b): return .bool(b)
+        case .null: throw DecodeFailure(reason: " is null, which is not a property-list value (a key is removed with remove, not set to null)")
+        case .array(let elements):
+            var out: [PlistValue] = []
+            out.reserveCapacity(elements.count)
+            for (index, element) in elements.enumerated() {
+                do { out.append(try decodeValue(element, droppingNulls: droppingNulls)) } catch {
+                    var failure = error
+                    failure.reversedPath.append("[\(index)]")
+                    throw failure
+                }
+            }
+            return .array(out)
+        case .object(let members):
+            if members.count == 1, case .string(let text)? = members["$date"] {
+                guard let date = date(iso8601: text) else {
+                    throw DecodeFailure(reason: ": $date \(quote(text)) is not an ISO 8601 date and time (e.g. 2024-05-01T12:00:00.000Z)")
                 }
                 return .date(date)
             }
-            if object.count == 1, let text = object["$data"] as? String {
-                guard let data = Data(base64Encoded: text) else {
-                    throw PropertyListError.notAPropertyList(path: path, typeName: "$data that is not base64")
-                }
+            if members.count == 1, case .string(let text)? = members["$data"] {
+                guard let data = Data(base64Encoded: text) else { throw DecodeFailure(reason: ": $data is not base64") }
                 return .data(data)
             }
             var out: [String: PlistValue] = [:]
-            for (key, element) in object {
-                if droppingNulls && element is NSNull { continue }
-                out[key] = try decode(element, path: "\(path).\(key)", droppingNulls: droppingNulls)
+            for (key, member) in members {
+                if droppingNulls && member == .null { continue }
+                do { out[key] = try decodeValue(member, droppingNulls: droppingNulls) } catch {
+                    var failure = error
+                    failure.reversedPath.append(".\(key)")
+                    throw failure
+                }
             }
             return .dictionary(out)
-        case is NSNull:
-            throw PropertyListError.notAPropertyList(path: path, typeName: "null")
-        default:
-            throw PropertyListError.notAPropertyList(path: path, typeName: String(describing: type(of: json)))
         }
+    }
+
+    /// JSON text for a value read by `parse` (an id echoed in a response).
+    public static func encode(_ json: JSONValue) -> String {
+        switch json {
+        case .null: "null"
+        case .bool(let b): b ? "true" : "false"
+        case .integer(let i): String(i)
+        case .real(let d): encode(PlistValue.real(d))
+        case .string(let s): quote(s)
+        case .array(let elements): "[" + elements.map { encode($0) }.joined(separator: ",") + "]"
+        case .object(let members): "{" + members.keys.sorted().map { quote($0) + ":" + encode(members[$0]!) }.joined(separator: ",") + "}"
+        }
+    }
+}
+
+// MARK: Dates
+
+extension PlistJSON {
+    /// ISO 8601 in UTC, rounded to the nearest millisecond: 2026-11-22T03:40:44.945Z.
+    /// Reading it back with `date(iso8601:)` gives the same text, so the
+    /// milliseconds that were written cross every protocol unchanged. Years
+    /// outside 0000–9999 have a sign and six digits (+010000-01-01T…); a
+    /// date too far out to count in milliseconds (or not a number) gets a
+    /// text that no reader accepts as a date.
+    public static func timestamp(_ date: Date) -> String {
+        let milliseconds = (date.timeIntervalSinceReferenceDate * 1000).rounded()
+        guard milliseconds.isFinite, abs(milliseconds) <= 9_007_199_254_740_992 else {
+            return "unrepresentable date (\(date.timeIntervalSinceReferenceDate) s from 2001-01-01T00:00:00Z)"
+        }
+        let sinceEpoch = Int64(milliseconds) + millisecondsFrom1970To2001
+        let (days, inDay) = floorDivision(sinceEpoch, 86_400_000)
+        let (year, month, day) = civilDate(daysSince1970: days)
+        func two(_ n: Int64) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        let yearText: String
+        if (0...9999).contains(year) {
+            yearText = String(repeating: "0", count: 4 - String(year).count) + String(year)
+        } else {
+            let digits = String(abs(year))
+            yearText = (year < 0 ? "-" : "+") + String(repeating: "0", count: max(0, 6 - digits.count)) + digits
+        }
+        let millisecond = inDay % 1000
+        let fraction = millisecond < 10 ? "00\(millisecond)" : millisecond < 100 ? "0\(millisecond)" : "\(millisecond)"
+        return "\(yearText)-\(two(month))-\(two(day))T\(two(inDay / 3_600_000)):\(two(inDay / 60_000 % 60)):\(two(inDay / 1000 % 60)).\(fraction)Z"
+    }
+
+    /// Reads an ISO 8601 date: `2024-05-01`, `2024-05-01T12:00:00`, with
+    /// `.f` to `.fffffffff` seconds, and `Z`, `±hh:mm`, `±hhmm` or no zone
+    /// (UTC). The value is the double nearest to the exact time written, so
+    /// `timestamp` gives back the milliseconds that were written. Nil for
+    /// anything else, including dates that do not exist (2024-02-30).
+    public static func date(iso8601 text: String) -> Date? {
+        var scanner = DateScanner(bytes: Array(text.utf8))
+        return scanner.date()
+    }
+
+    static let millisecondsFrom1970To2001: Int64 = 978_307_200_000
+
+    static func floorDivision(_ a: Int64, _ b: Int64) -> (quotient: Int64, remainder: Int64) {
+        let remainder = a % b
+        return remainder < 0 ? (a / b - 1, remainder + b) : (a / b, remainder)
+    }
+
+    /// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
+    static func daysSince1970(year: Int64, month: Int64, day: Int64) -> Int64 {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
+    static func civilDate(daysSince1970 days: Int64) -> (year: Int64, month: Int64, day: Int64) {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let shiftedMonth = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
+        let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+
+    static func daysInMonth(year: Int64, month: Int64) -> Int64 {
+        switch month {
+        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+    }
+}
+
+/// The strict ISO 8601 reader behind `PlistJSON.date(iso8601:)`.
+private struct DateScanner {
+    let bytes: [UInt8]
+    var index = 0
+
+    mutating func digits(_ count: Int) -> Int64? {
+        guard bytes.count - index >= count else { return nil }
+        var value: Int64 = 0
+        for byte in bytes[index..<(index + count)] {
+            guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
+            value = value * 10 + Int64(byte - UInt8(ascii: "0"))
+        }
+        index += count
+        return value
+    }
+
+    mutating func take(_ characters: String) -> UInt8? {
+        guard index < bytes.count, characters.utf8.contains(bytes[index]) else { return nil }
+        index += 1
+        return bytes[index - 1]
+    }
+
+    mutating func date() -> Date? {
+        // Year: four digits, or a sign and six (ISO 8601's expanded form).
+        let year: Int64
+        if let sign = take("+-") {
+            guard let magnitude = digits(6) else { return nil }
+            year = sign == UInt8(ascii: "-") ? -magnitude : magnitude
+        } else {
+            guard let plain = digits(4) else { return nil }
+            year = plain
+        }
+        guard take("-") != nil, let month = digits(2), take("-") != nil, let day = digits(2),
+              (1...12).contains(month), (1...PlistJSON.daysInMonth(year: year, month: month)).contains(day)
+        else { return nil }
+        var seconds = PlistJSON.daysSince1970(year: year, month: month, day: day) * 86_400
+        var fraction: Int64 = 0, fractionDigits = 0
+        if index < bytes.count {
+            guard take("Tt") != nil, let hour = digits(2), take(":") != nil, let minute = digits(2), take(":") != nil,
+                  let second = digits(2), hour < 24, minute < 60, second < 60
+            else { return nil }
+            seconds += hour * 3600 + minute * 60 + second
+            if take(".,") != nil {
+                while index < bytes.count, let digit = digits(1) {
+                    guard fractionDigits < 9 else { return nil }
+                    fraction = fraction * 10 + digit
+                    fractionDigits += 1
+                }
+                guard fractionDigits > 0 else { return nil }
+            }
+            if let zone = take("Zz+-") {
+                if zone == UInt8(ascii: "+") || zone == UInt8(ascii: "-") {
+                    guard let hours = digits(2) else { return nil }
+                    _ = take(":")
+                    guard let minutes = digits(2), hours < 24, minutes < 60 else { return nil }
+                    let offset = hours * 3600 + minutes * 60
+                    seconds -= zone == UInt8(ascii: "+") ? offset : -offset
+                }
+            }
+        }
+        guard index == bytes.count else { return nil }
+        // Whole seconds and the fraction in one integer, divided once: the nearest double to the exact time.
+        let scale = (0..<fractionDigits).reduce(Int64(1)) { result, _ in result * 10 }
+        let sinceReference = seconds - PlistJSON.millisecondsFrom1970To2001 / 1000
+        let (scaled, overflowed) = sinceReference.multipliedReportingOverflow(by: scale)
+        let (total, overflowedAgain) = scaled.addingReportingOverflow(fraction)
+        if overflowed || overflowedAgain {
+            return Date(timeIntervalSinceReferenceDate: Double(sinceReference) + Double(fraction) / Double(scale))
+        }
+        return Date(timeIntervalSinceReferenceDate: Double(total) / Double(scale))
     }
 }

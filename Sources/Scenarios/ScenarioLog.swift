@@ -39,11 +39,16 @@ public final class ScenarioLog: @unchecked Sendable {
 
     public var all: [RecordedEvent] { lock.withLock { entries } }
 
-    /// Decodes one protocol line into fields (nulls dropped).
+    /// How deep a value sits in a response or event line below its field:
+    /// a render's card holds `[{"value": V}]`, two levels above V.
+    static let fieldWrapping = 2
+
+    /// Decodes one protocol line into fields (nulls dropped), with the strict
+    /// reader the processes use, so values are recorded exactly as sent.
     static func fields(of line: String) -> [String: PlistValue]? {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return nil }
+        guard let object = try? PlistJSON.parseObject(line, maximumFieldDepth: PlistLimits.maximumDepth + fieldWrapping) else { return nil }
         var fields: [String: PlistValue] = [:]
-        for (key, value) in object where !(value is NSNull) {
+        for (key, value) in object where value != .null {
             fields[key] = try? PlistJSON.decode(value, droppingNulls: true)
         }
         return fields

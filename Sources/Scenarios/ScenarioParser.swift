@@ -8,8 +8,21 @@ import Yams
 /// Reads and checks a scenario file; every error names the file, line and
 /// what was expected, and nothing runs until every file is valid.
 public enum ScenarioParser {
+    /// The longest `wait` timeout, in seconds: a wait always ends, and its deadline is a date that exists.
+    public static let maximumWait: Double = 3600
+    /// The largest count a step takes (burst sizes, synchronize intervals, acknowledged synchronizes, event counts).
+    public static let maximumCount = 100_000
+    /// An exit status, as a shell shows it (128 + the signal for a death by signal).
+    public static let statusRange = 0...255
+
     public static func load(_ path: String) throws -> Scenario {
         try parse(SpecNode.load(path))
+    }
+
+    /// Parses scenario text as if read from `file` (which names it in errors
+    /// and is where a relative `app:` path is looked up); nothing is written.
+    public static func parse(_ text: String, file: String) throws -> Scenario {
+        try parse(SpecNode.parse(text, file: file))
     }
 
     public static func parse(_ root: SpecNode) throws -> Scenario {
@@ -125,7 +138,9 @@ public enum ScenarioParser {
         case "increment":
             return try command(["key", "by"], required: ["key"]) { .increment(key: try $0["key"]!.string(), by: Int64(try $0["by"]?.int() ?? 1)) }
         case "append":
-            return try command(["key", "value"], required: ["key", "value"]) { .append(key: try $0["key"]!.string(), values: [try $0["value"]!.plistValue()]) }
+            return try command(["key", "value"], required: ["key", "value"]) { 
+                // The value becomes an item of the array: one level less is left for it.
+                .append(key: try $0["key"]!.string(), values: [try $0["value"]!.plistValue(maximumDepth: PlistLimits.maximumDepth - 1)]) }
         case "merge":
             return try command(["key", "value"], required: ["key", "value"]) { .mergeDictionary(key: try $0["key"]!.string(), entries: try $0["value"]!.plistDictionary()) }
         case "synchronize": return try processOnly { .command(process: $0, .synchronize) }
@@ -145,15 +160,15 @@ public enum ScenarioParser {
             guard let extensionTarget = context.app.targets[.intentExtension] else { throw body.error("the app '\(context.app.name)' has no intent-extension target") }
             guard extensionTarget.intents[name] != nil else {
                 // Unknown intents are allowed only when the scenario expects the failure.
-                if (try fields["status"]?.int() ?? 0) == 0 {
+                if (try fields["status"]?.int(in: statusRange) ?? 0) == 0 {
                     throw fields["name"]!.error("the intent extension has no intent '\(name)'; it has: \(extensionTarget.intents.keys.sorted().joined(separator: ", ")) (expect status: 1 to show the failure)")
                 }
                 return (.intent(name: name, parameters: try parameters(fields["params"]), device: try context.device(fields["device"]),
-                                status: Int32(try fields["status"]!.int()), arguments: try fields["args"]?.strings() ?? [], result: result), "intent \(name)")
+                                status: Int32(try fields["status"]!.int(in: statusRange)), arguments: try fields["args"]?.strings() ?? [], result: result), "intent \(name)")
             }
             let parameters = try parameters(fields["params"])
             return (.intent(name: name, parameters: parameters, device: try context.device(fields["device"]),
-                            status: Int32(try fields["status"]?.int() ?? 0), arguments: try fields["args"]?.strings() ?? [], result: result),
+                            status: Int32(try fields["status"]?.int(in: statusRange) ?? 0), arguments: try fields["args"]?.strings() ?? [], result: result),
                     "intent \(name)" + (parameters.isEmpty ? "" : " " + parameters.keys.sorted().map { "\($0)=\(parameters[$0]!)" }.joined(separator: " ")))
         case "defaults":
             if case .sequence = body.node {
@@ -162,20 +177,19 @@ public enum ScenarioParser {
             }
             let fields = try body.fields(allowed: ["args", "status"], required: ["args"])
             let words = try fields["args"]!.strings()
-            return (.defaults(arguments: words, status: Int32(try fields["status"]?.int() ?? 0)), "defaults \(words.joined(separator: " "))")
+            return (.defaults(arguments: words, status: Int32(try fields["status"]?.int(in: statusRange) ?? 0)), "defaults \(words.joined(separator: " "))")
         case "wait":
             let fields = try body.fields(allowed: ["for", "in", "timeout"] + matcherKeys, required: ["for", "in"])
             let process = try context.process(fields["in"]!)
             let matcher = try parseMatcher(fields, eventNode: fields["for"]!)
-            let timeout = try fields["timeout"]?.double() ?? 10
-            guard timeout > 0 else { throw fields["timeout"]!.error("timeout must be positive seconds") }
+            let timeout = try fields["timeout"]?.seconds(atMost: maximumWait) ?? 10
             return (.wait(process: process, matcher: matcher, timeout: timeout), "wait for \(matcher) in \(process)")
         case "kill":
             if case .scalar = body.node { return try processOnly { .kill(process: $0, signal: SIGKILL, afterAcks: nil) } }
             let fields = try body.fields(allowed: ["process", "signal", "after-acks"], required: ["process"])
             let process = try context.process(fields["process"]!)
             let signal = try parseSignal(fields["signal"])
-            return (.kill(process: process, signal: signal, afterAcks: try fields["after-acks"]?.int()), "kill -\(signalName(signal)) \(process)")
+            return (.kill(process: process, signal: signal, afterAcks: try fields["after-acks"]?.int(in: 0...maximumCount)), "kill -\(signalName(signal)) \(process)")
         case "suspend": return try processOnly { .suspend($0) }
         case "resume": return try processOnly { .resume($0) }
         case "corrupt":
@@ -192,12 +206,10 @@ public enum ScenarioParser {
         case "burst":
             let fields = try body.fields(allowed: ["in", "count", "key", "value", "sync-every"], required: ["in", "count", "key"])
             let process = try context.process(fields["in"]!)
-            let count = try fields["count"]!.int()
-            guard count > 0 else { throw fields["count"]!.error("count must be at least 1") }
+            let count = try fields["count"]!.int(in: 1...maximumCount)
             var value: PlistValue? = nil
             if let node = fields["value"], (try? node.string()) != "{i}" { value = try node.plistValue() }
-            let syncEvery = try fields["sync-every"]?.int()
-            if let syncEvery, syncEvery < 1 { throw fields["sync-every"]!.error("sync-every must be at least 1") }
+            let syncEvery = try fields["sync-every"]?.int(in: 1...maximumCount)
             let burst = Burst(process: process, count: count, keyTemplate: try fields["key"]!.string(), value: value, syncEvery: syncEvery, waitForResponses: true)
             return (.burst(burst), "burst of \(count) sets in \(process)")
         case "parallel":
@@ -235,7 +247,7 @@ public enum ScenarioParser {
         matcher.reason = try fields["reason"]?.string()
         matcher.card = try fields["card"].map(parseCard)
         matcher.kind = try fields["kind"]?.string()
-        matcher.status = try fields["status"]?.int()
+        matcher.status = try fields["status"]?.int(in: statusRange)
         return matcher
     }
 
@@ -263,10 +275,10 @@ public enum ScenarioParser {
             } else if let absent = fields["absent"] {
                 condition = .absent(key: try absent.string())
             } else if let count = fields["count"] {
-                condition = .count(try count.int())
+                condition = .count(try count.int(in: 0...PlistLimits.maximumValueCount))
             } else if let length = fields["length"] {
                 let inner = try length.fields(allowed: ["key", "is"], required: ["key", "is"])
-                condition = .length(key: try inner["key"]!.string(), try inner["is"]!.int())
+                condition = .length(key: try inner["key"]!.string(), try inner["is"]!.int(in: 0...PlistLimits.maximumValueCount))
             } else if try fields["intact"]?.bool() == true {
                 condition = .intact
             } else if try fields["moved-aside"]?.bool() == true {
@@ -279,7 +291,7 @@ public enum ScenarioParser {
         if let process = fields["acknowledged"] { return .acknowledged(process: try context.process(process)) }
         if let process = fields["exit"] {
             guard let status = fields["status"] else { throw node.error("an exit check needs 'status'") }
-            return .exit(process: try context.process(process), status: Int32(try status.int()))
+            return .exit(process: try context.process(process), status: Int32(try status.int(in: statusRange)))
         }
         guard let inNode = fields["in"] else {
             throw node.error("a check needs 'in' (a process), 'file' (a domain), 'acknowledged' or 'exit'")
@@ -288,8 +300,7 @@ public enum ScenarioParser {
         if let eventNode = fields["saw"] ?? fields["not-saw"] {
             let matcher = try parseMatcher(fields, eventNode: eventNode)
             if fields["times"] != nil && fields["saw"] == nil { throw fields["times"]!.error("'times' goes with 'saw'") }
-            let times = try fields["times"]?.int()
-            if let times, times < 0 { throw fields["times"]!.error("times must be 0 or more") }
+            let times = try fields["times"]?.int(in: 0...maximumCount)
             return fields["saw"] != nil ? .saw(process: process, matcher, times: times) : .notSaw(process: process, matcher)
         }
         if let card = fields["card"] {

@@ -15,6 +15,12 @@ public struct ScenarioResult: Sendable {
     public var passed: Bool { failure == nil }
 }
 
+/// Why a run cannot start at all.
+public struct RunnerSetupError: Error, CustomStringConvertible {
+    public let description: String
+    init(_ description: String) { self.description = description }
+}
+
 /// Runs scenarios, each in a fresh simulation root, with real processes;
 /// every process it started is ended when the scenario ends, passed or not.
 public struct ScenarioRunner: Sendable {
@@ -28,11 +34,30 @@ public struct ScenarioRunner: Sendable {
         self.keepRoots = keepRoots
     }
 
-    /// The folder of the running executable, or `$GROUPSIM_BIN_DIR`.
-    public static func defaultBinaries() -> String {
-        if let folder = ProcessInfo.processInfo.environment["GROUPSIM_BIN_DIR"] { return folder }
-        let me = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        return me.deletingLastPathComponent().path
+    /// The executables a run starts, all in one folder.
+    public static let executables = ["main-app", "widget", "intent-extension", "groupsim"]
+
+    /// The folder holding `executables`: `$GROUPSIM_BIN_DIR`, else the folder
+    /// of the running executable itself (read from /proc/self/exe, so a
+    /// `groupsim` found through PATH or a symlink works from any folder).
+    /// Throws, naming the folder, when one of them is not there.
+    public static func defaultBinaries() throws -> String {
+        let folder: String, origin: String
+        if let override = ProcessInfo.processInfo.environment["GROUPSIM_BIN_DIR"], !override.isEmpty {
+            (folder, origin) = (override, "in $GROUPSIM_BIN_DIR (\(override))")
+        } else {
+            guard let me = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else {
+                throw RunnerSetupError("cannot tell where groupsim's own executable is (/proc/self/exe is unreadable); "
+                    + "set GROUPSIM_BIN_DIR to the folder that holds main-app, widget and intent-extension")
+            }
+            folder = (me as NSString).deletingLastPathComponent
+            origin = "beside groupsim in \(folder)"
+        }
+        for name in executables where !FileManager.default.isExecutableFile(atPath: folder + "/" + name) {
+            throw RunnerSetupError("cannot find \(name) \(origin); build every product (swift build) or set GROUPSIM_BIN_DIR "
+                + "to the folder that holds \(executables.joined(separator: ", "))")
+        }
+        return folder
     }
 
     public func run(_ scenario: Scenario) -> ScenarioResult {

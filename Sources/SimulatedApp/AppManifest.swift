@@ -107,6 +107,9 @@ public struct AppManifest: Sendable {
             registeredDefaults: try fields["registered-defaults"]?.plistDictionary() ?? [:], widget: widget, intents: intents)
     }
 
+    /// The shortest and longest period of a periodic timeline, in seconds.
+    public static let timelinePeriods = 0.1...86_400.0
+
     static func parseTimeline(_ node: SpecNode?) throws -> Widget.Timeline {
         guard let node else { return .onChange }
         let text = try node.string()
@@ -116,7 +119,11 @@ public struct AppManifest: Sendable {
         default:
             // "every 5s"
             let words = text.split(separator: " ")
-            if words.count == 2, words[0] == "every", words[1].hasSuffix("s"), let seconds = Double(words[1].dropLast()), seconds > 0 {
+            if words.count == 2, words[0] == "every", words[1].hasSuffix("s") {
+                let number = words[1].dropLast()
+                guard let seconds = Double(number), timelinePeriods.contains(seconds) else {
+                    throw node.error("'every Ns' needs N from 0.1 to 86400 seconds, found '\(number)'")
+                }
                 return .periodic(seconds: seconds)
             }
             throw node.error("timeline must be on-change, manual or 'every Ns', found '\(text)'")
@@ -130,8 +137,10 @@ public struct AppManifest: Sendable {
         guard chosen.count == 1, let action = Intent.Action(rawValue: chosen[0]) else {
             throw node.error("an intent needs exactly one action key (\(actions.joined(separator: ", "))), found \(chosen.isEmpty ? "none" : chosen.joined(separator: ", "))")
         }
+        // An appended value becomes an item of the array: one level less is left for it.
+        let valueDepth = action == .append ? PlistLimits.maximumDepth - 1 : PlistLimits.maximumDepth
         let intent = Intent(
-            action: action, key: try fields[action.rawValue]!.string(), value: try fields["value"]?.plistValue(),
+            action: action, key: try fields[action.rawValue]!.string(), value: try fields["value"]?.plistValue(maximumDepth: valueDepth),
             parameter: try fields["parameter"]?.string(), by: Int64(try fields["by"]?.int() ?? 1))
         if (action == .set || action == .append) && intent.value == nil && intent.parameter == nil {
             throw node.error("'\(action.rawValue)' needs a 'value' or a 'parameter'")

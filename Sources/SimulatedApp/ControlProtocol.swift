@@ -10,10 +10,17 @@ import Terminal
 public enum ControlProtocol {
     public static let version = 1
 
-    /// Parses one request line into its id and command.
+    /// Parses one request line into its id and command. The line is read by
+    /// the project's strict JSON reader: values arrive exactly as written or
+    /// the request is refused (with its id when the line is a well-formed object).
     package static func parse(_ line: String) -> (id: String, command: Result<AppCommand, AppCommandError>) {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
-            return ("null", .failure(AppCommandError("not a JSON object: \(line.prefix(200))")))
+        let object: [String: JSONValue]
+        do {
+            // The request object is one level above its fields, whose values may nest as deep as a property list.
+            object = try PlistJSON.parseObject(line, maximumFieldDepth: PlistLimits.maximumDepth)
+        } catch {
+            let id = error.partialObject?["id"].map(encodeID) ?? "null"
+            return (id, .failure(AppCommandError(error.description)))
         }
         let id = object["id"].map(encodeID) ?? "null"
         do {
@@ -26,27 +33,23 @@ public enum ControlProtocol {
     }
 
     /// The id as it was sent (string, number, boolean…), for the response.
-    private static func encodeID(_ id: Any) -> String {
-        if id is NSNull { return "null" }
-        return (try? PlistJSON.decode(id)).map { PlistJSON.encode($0) } ?? "null"
-    }
+    private static func encodeID(_ id: JSONValue) -> String { PlistJSON.encode(id) }
 
-    private static func command(from object: [String: Any]) throws -> AppCommand {
-        guard let name = object["cmd"] as? String else { throw AppCommandError("missing \"cmd\" (a string)") }
+    private static func command(from object: [String: JSONValue]) throws -> AppCommand {
+        guard let name = object["cmd"]?.stringValue else { throw AppCommandError("missing \"cmd\" (a string)") }
         func string(_ field: String) throws -> String {
-            guard let value = object[field] as? String else { throw AppCommandError("\(name): missing \"\(field)\" (a string)") }
+            guard let value = object[field]?.stringValue else { throw AppCommandError("\(name): missing \"\(field)\" (a string)") }
             return value
         }
         func value(_ field: String) throws -> PlistValue {
-            guard let raw = object[field], !(raw is NSNull) else { throw AppCommandError("\(name): missing \"\(field)\"") }
+            guard let raw = object[field], raw != .null else { throw AppCommandError("\(name): missing \"\(field)\"") }
             return try PlistJSON.decode(raw, path: field)
         }
         /// An optional whole-number field: absent gives the default; anything but an integer is an error.
         func integer(_ field: String, default fallback: Int64) throws -> Int64 {
             guard let raw = object[field] else { return fallback }
-            let decoded = try PlistJSON.decode(raw, path: field)
-            guard case .integer(let value) = decoded else {
-                throw AppCommandError("\(name): \"\(field)\" must be a whole number, found \(PlistJSON.encode(decoded))")
+            guard case .integer(let value) = raw else {
+                throw AppCommandError("\(name): \"\(field)\" must be a whole number, found \(PlistJSON.encode(raw))")
             }
             return value
         }
@@ -67,6 +70,11 @@ public enum ControlProtocol {
         case "increment": return .increment(key: try string("key"), by: try integer("by", default: 1))
         case "append":
             let raw = try value("value")
+            // A single value becomes an item of the array: one level less is left for it.
+            if raw.arrayValue == nil, raw.nestingDepth() >= PlistLimits.maximumDepth {
+                throw AppCommandError("append: value nests arrays and objects more than \(PlistLimits.maximumDepth - 1) deep, "
+                    + "too deep to become an item of an array; flatten it")
+            }
             return .append(key: try string("key"), values: raw.arrayValue ?? [raw])
         case "merge": return .mergeDictionary(key: try string("key"), entries: try dictionary("value"))
         case "reload": return .reloadTimeline

@@ -30,6 +30,7 @@ public struct SpecNode: @unchecked Sendable {  // Yams.Node is an immutable valu
     public let path: String
 
     public static func parse(_ text: String, file: String) throws -> SpecNode {
+        try YAMLExpansion.check(text, file: file)
         do {
             guard let node = try Yams.compose(yaml: text) else {
                 throw SpecError(file: file, line: 1, column: 1, message: "the file is empty")
@@ -57,6 +58,9 @@ public struct SpecNode: @unchecked Sendable {  // Yams.Node is an immutable valu
             return SpecError(file: file, line: 1, column: 1, message: "invalid YAML: \(error)")
         }
     }
+
+    /// The YAML type of the node: explicit, or what a plain scalar reads as (int, float, bool, null, str…).
+    var resolvedTag: Tag.Name { Tag.Name(rawValue: node.tag.rawValue) }
 
     public var line: Int { node.mark?.line ?? 0 }
     public var column: Int { node.mark?.column ?? 0 }
@@ -130,15 +134,32 @@ public struct SpecNode: @unchecked Sendable {  // Yams.Node is an immutable valu
         return scalar.string
     }
 
+    /// A whole number as YAML writes one (1_000, 0x1F, 0o17, 1:30). Only a
+    /// plain scalar that YAML reads as an integer qualifies: "5" is a string
+    /// and 5.0 a real.
     public func int() throws -> Int {
-        guard case .scalar = node, let value = node.int else { throw error("expected a whole number, found '\(node.string ?? kindName)'") }
+        guard case .scalar(let scalar) = node, scalar.style == .plain, resolvedTag == .int else {
+            throw error("expected a whole number, found '\(node.string ?? kindName)'")
+        }
+        guard let value = Self.integer(scalar.string) else { throw error(Self.outOfRange(scalar.string)) }
+        return Int(value)
+    }
+
+    /// A whole number within `range`: counts, statuses and sizes, checked when the file is read.
+    public func int(in range: ClosedRange<Int>) throws -> Int {
+        guard let value = try? int(), range.contains(value) else {
+            throw error("expected a whole number from \(range.lowerBound) to \(range.upperBound), found '\(node.string ?? kindName)'")
+        }
         return value
     }
 
-    public func double() throws -> Double {
-        guard case .scalar = node, let value = node.float ?? node.int.map(Double.init) else {
-            throw error("expected a number, found '\(node.string ?? kindName)'")
-        }
+    /// A duration in seconds: finite, more than 0 and at most `maximum`, so
+    /// that every wait made of it ends and every deadline computed from it exists.
+    public func seconds(atMost maximum: Double) throws -> Double {
+        let shownMaximum = maximum == maximum.rounded() ? String(Int(maximum)) : "\(maximum)"
+        guard case .scalar(let scalar) = node, scalar.style == .plain, [.int, .float].contains(resolvedTag),
+              let value = node.float, value.isFinite, value > 0, value <= maximum
+        else { throw error("expected seconds more than 0 and at most \(shownMaximum), found '\(node.string ?? kindName)'") }
         return value
     }
 
@@ -151,31 +172,66 @@ public struct SpecNode: @unchecked Sendable {  // Yams.Node is an immutable valu
 
     /// A property-list value. Plain YAML scalars take their YAML type (5 is
     /// an integer, 5.0 a real, true a bool, "5" a string); `!date` and
-    /// `!data` (hex) tag dates and data; mappings and lists nest.
-    public func plistValue() throws -> PlistValue {
+    /// `!data` (hex) tag dates and data; mappings and lists nest. Refused
+    /// where they are written: integers outside Int64, reals that are not
+    /// finite or do not fit a double, null, and values nesting more than
+    /// `maximumDepth` deep (one less for an item appended into an array).
+    public func plistValue(maximumDepth: Int = PlistLimits.maximumDepth) throws -> PlistValue {
+        try plistValue(levelsLeft: maximumDepth, whole: self, maximumDepth: maximumDepth)
+    }
+
+    private func plistValue(levelsLeft: Int, whole: SpecNode, maximumDepth: Int) throws -> PlistValue {
         switch node {
         case .scalar(let scalar):
             switch scalar.tag.description {
             case "!date":
-                guard let date = Self.parseDate(scalar.string) else { throw error("'\(scalar.string)' is not a date (use 2026-11-22T10:00:00Z)") }
+                guard let date = Self.parseDate(scalar.string) else {
+                    throw error("'\(scalar.string)' is not a date (use 2026-11-22T10:00:00Z or 2026-11-22T10:00:00.250Z)")
+                }
+                // The protocol carries milliseconds: a finer date could not reach a process unchanged.
+                if let point = scalar.string.firstIndex(where: { $0 == "." || $0 == "," }),
+                   scalar.string[scalar.string.index(after: point)...].prefix(while: \.isNumber).count > 3 {
+                    throw error("'\(scalar.string)' is finer than a millisecond, which a process cannot be sent; write at most 3 fractional digits")
+                }
                 return .date(date)
             case "!data":
                 guard let data = Data(hexDigits: scalar.string) else { throw error("!data needs hex digits, found '\(scalar.string)'") }
                 return .data(data)
             default: break
             }
-            if scalar.style == .plain {
+            guard scalar.style == .plain else { return .string(scalar.string) }
+            switch resolvedTag {
+            case .bool:
                 if let value = node.bool { return .bool(value) }
-                if let value = node.int { return .integer(Int64(value)) }
-                if let value = node.float { return .real(value) }
-                if node.null != nil { throw error("null is not a property-list value (to remove a key use 'remove')") }
+            case .int:
+                guard let value = Self.integer(scalar.string) else { throw error(Self.outOfRange(scalar.string)) }
+                return .integer(value)
+            case .float:
+                let mantissa = scalar.string.prefix { $0 != "e" && $0 != "E" }
+                let value = node.float
+                if let problem = PlistJSON.realProblem(value, literal: Substring(scalar.string), hasNonZeroDigit: mantissa.contains { ("1"..."9").contains($0) }) {
+                    throw error(problem)
+                }
+                return .real(value ?? 0)
+            case .null:
+                throw error("null is not a property-list value (to remove a key use 'remove')")
+            default:
+                break
             }
             return .string(scalar.string)
-        case .sequence:
-            return .array(try list().map { try $0.plistValue() })
-        case .mapping:
+        case .sequence, .mapping:
+            guard levelsLeft > 0 else {
+                // Where it got too deep, named after the whole value.
+                throw SpecError(file: file, line: line, column: column, message:
+                    "\(whole.path.isEmpty ? "the value" : whole.path) nests arrays and dictionaries more than \(maximumDepth) deep, which no reader accepts; flatten it")
+            }
+            if case .sequence = node {
+                return .array(try list().map { try $0.plistValue(levelsLeft: levelsLeft - 1, whole: whole, maximumDepth: maximumDepth) })
+            }
             var dictionary: [String: PlistValue] = [:]
-            for (key, value) in try entries() { dictionary[key] = try value.plistValue() }
+            for (key, value) in try entries() {
+                dictionary[key] = try value.plistValue(levelsLeft: levelsLeft - 1, whole: whole, maximumDepth: maximumDepth)
+            }
             return .dictionary(dictionary)
         case .alias:
             throw error("aliases are not supported")
@@ -187,8 +243,47 @@ public struct SpecNode: @unchecked Sendable {  // Yams.Node is an immutable valu
         return dictionary
     }
 
-    static func parseDate(_ text: String) -> Date? {
-        if let date = try? Date(text, strategy: .iso8601) { return date }
-        return try? Date(text, strategy: Date.ISO8601FormatStyle.iso8601.year().month().day())
+    /// The same reader as the protocol's `$date`, so a date in a file is the
+    /// date a process stores, to the millisecond.
+    static func parseDate(_ text: String) -> Date? { PlistJSON.date(iso8601: text) }
+
+    /// A YAML integer's value: decimal, 0x hex, 0o or leading-0 octal, 0b
+    /// binary or base-60 (1:30), with _ as a separator, as YAML reads them;
+    /// nil when it does not fit 64 bits (Yams' own reading multiplies base-60
+    /// digits without an overflow check, and its nil cannot tell an
+    /// overflow from a number that is not an integer).
+    static func integer(_ text: String) -> Int64? {
+        var digits = Substring(text.replacingOccurrences(of: "_", with: ""))
+        let negative = digits.hasPrefix("-")
+        if negative || digits.hasPrefix("+") { digits = digits.dropFirst() }
+        var magnitude: UInt64
+        if digits.contains(":") {
+            magnitude = 0
+            for part in digits.split(separator: ":", omittingEmptySubsequences: false) {
+                guard let value = UInt64(part) else { return nil }
+                let (shifted, overflow) = magnitude.multipliedReportingOverflow(by: 60)
+                let (sum, overflowAgain) = shifted.addingReportingOverflow(value)
+                guard !overflow, !overflowAgain else { return nil }
+                magnitude = sum
+            }
+        } else {
+            let radix: Int, body: Substring
+            if digits.hasPrefix("0x") { (radix, body) = (16, digits.dropFirst(2)) }
+            else if digits.hasPrefix("0b") { (radix, body) = (2, digits.dropFirst(2)) }
+            else if digits.hasPrefix("0o") { (radix, body) = (8, digits.dropFirst(2)) }
+            else if digits.hasPrefix("0") && digits.count > 1 { (radix, body) = (8, digits.dropFirst()) }
+            else { (radix, body) = (10, digits) }
+            guard let value = UInt64(body, radix: radix) else { return nil }
+            magnitude = value
+        }
+        if negative {
+            return magnitude <= UInt64(Int64.max) + 1 ? Int64(truncatingIfNeeded: 0 &- magnitude) : nil
+        }
+        return magnitude <= UInt64(Int64.max) ? Int64(magnitude) : nil
+    }
+
+    static func outOfRange(_ text: String) -> String {
+        "\(text) is outside the 64-bit integer range (\(Int64.min) to \(Int64.max)); a property-list integer cannot hold it "
+            + "(write a real such as 1.0e19, or quote it for a string)"
     }
 }

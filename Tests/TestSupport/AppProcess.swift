@@ -20,8 +20,11 @@ public final class AppProcess: @unchecked Sendable {
         if role != "intent-extension" { ready = try event { $0["event"] as? String == "ready" } }
     }
 
+    /// One output line, read by the same strict reader as the processes and
+    /// the runner use; its values in Foundation form for the predicates.
     static func parse(_ line: String) -> [String: Any]? {
-        try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+        guard let object = try? PlistJSON.parseObject(line, maximumFieldDepth: ProtocolLine.maximumFieldDepth) else { return nil }
+        return object.mapValues(\.foundationValue)
     }
 
     /// The next event or response satisfying `predicate` (earlier non-matching lines are kept).
@@ -57,12 +60,25 @@ public final class AppProcess: @unchecked Sendable {
         return try event { $0["ok"] != nil }
     }
 
+    /// Sends a raw line and returns the raw text of the response to it (the
+    /// next line with "ok"), for checks on exactly what crossed the protocol.
+    public func rawResponse(to line: String, timeout: TimeInterval = 20) throws -> String {
+        process.write(line)
+        var found: String? = nil
+        try process.waitForLine(timeout: timeout) { text in
+            guard let object = Self.parse(text) else { return false }
+            if object["ok"] != nil { found = text; return true }
+            backlog.append(object)
+            return false
+        }
+        guard let found else { throw RunningProcess.Timeout(description: "no response to \(line)") }
+        return found
+    }
+
     /// The value a `get` returns.
     public func get(_ key: String) throws -> (value: PlistValue?, domain: String?) {
         let response = try request("get", ["key": key])
-        let raw = response["value"]
-        let value = (raw == nil || raw is NSNull) ? nil : try PlistJSON.decode(raw!)
-        return (value, response["domain"] as? String)
+        return (try ProtocolLine.plistValue(response["value"]), response["domain"] as? String)
     }
 
     public func set(_ key: String, _ value: Any) throws {
@@ -75,8 +91,7 @@ public final class AppProcess: @unchecked Sendable {
     public func change(_ key: String, timeout: TimeInterval = 20, where matches: (PlistValue?) -> Bool) throws -> [String: Any] {
         try event(timeout: timeout) { object in
             guard object["event"] as? String == "change", object["key"] as? String == key else { return false }
-            let raw = object["new"]
-            return matches((raw == nil || raw is NSNull) ? nil : try? PlistJSON.decode(raw!))
+            return matches(try? ProtocolLine.plistValue(object["new"]))
         }
     }
 
@@ -85,8 +100,8 @@ public final class AppProcess: @unchecked Sendable {
         let object = try event(timeout: timeout) { $0["event"] as? String == "render" && (reason == nil || $0["reason"] as? String == reason) }
         var card: [String: PlistValue?] = [:]
         for line in object["card"] as? [[String: Any]] ?? [] {
-            let raw = line["value"]
-            card[line["key"] as! String] = (raw == nil || raw is NSNull) ? PlistValue?.none : try? PlistJSON.decode(raw!)
+            guard let key = line["key"] as? String else { continue }
+            card.updateValue(try? ProtocolLine.plistValue(line["value"]), forKey: key)  // absent stays a nil entry
         }
         return card
     }
@@ -97,4 +112,45 @@ public final class AppProcess: @unchecked Sendable {
     public func closeInput() { process.closeStdin() }
 
     public func waitForExit() throws -> Int32 { try process.waitForExit() }
+}
+
+/// Protocol lines as the tests see them.
+enum ProtocolLine {
+    /// A render's card wraps its values two levels below the field.
+    static let maximumFieldDepth = PlistLimits.maximumDepth + 2
+
+    /// A field's value as a property-list value; nil for null or a missing field.
+    static func plistValue(_ field: Any?) throws -> PlistValue? {
+        guard let field, !(field is NSNull) else { return nil }
+        return try PlistJSON.decode(JSONValue(foundation: field))
+    }
+}
+
+extension JSONValue {
+    /// Foundation form: Int, Double, Bool, String, NSNull, [Any], [String: Any].
+    var foundationValue: Any {
+        switch self {
+        case .null: NSNull()
+        case .bool(let b): b
+        case .integer(let i): Int(i)
+        case .real(let d): d
+        case .string(let s): s
+        case .array(let elements): elements.map(\.foundationValue)
+        case .object(let members): members.mapValues(\.foundationValue)
+        }
+    }
+
+    /// Back from `foundationValue` (exact for everything it makes).
+    init(foundation value: Any) throws {
+        switch value {
+        case is NSNull: self = .null
+        case let b as Bool where type(of: value) == Bool.self: self = .bool(b)
+        case let i as Int where type(of: value) == Int.self: self = .integer(Int64(i))
+        case let d as Double where type(of: value) == Double.self: self = .real(d)
+        case let s as String: self = .string(s)
+        case let elements as [Any]: self = .array(try elements.map(JSONValue.init(foundation:)))
+        case let members as [String: Any]: self = .object(try members.mapValues(JSONValue.init(foundation:)))
+        default: throw RunningProcess.Timeout(description: "not a JSON value: \(value)")
+        }
+    }
 }

@@ -26,16 +26,14 @@ public final class WatchProcess: @unchecked Sendable {
     }
 
     public static func parse(_ line: String) throws -> Event {
-        guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8), options: [.fragmentsAllowed]) as? [String: Any] else {
-            throw RunningProcess.Timeout(description: "not a JSON object: \(line)")
-        }
+        let object = try PlistJSON.parseObject(line, maximumFieldDepth: ProtocolLine.maximumFieldDepth)
         func value(_ name: String) throws -> PlistValue? {
-            guard let field = object[name], !(field is NSNull) else { return nil }
+            guard let field = object[name], field != .null else { return nil }
             return try PlistJSON.decode(field)
         }
         return Event(
-            kind: object["event"] as? String ?? "?", key: object["key"] as? String, new: try value("new"), old: try value("old"),
-            origin: object["origin"] as? String, valueDomain: object["valueDomain"] as? String, raw: line)
+            kind: object["event"]?.stringValue ?? "?", key: object["key"]?.stringValue, new: try value("new"), old: try value("old"),
+            origin: object["origin"]?.stringValue, valueDomain: object["valueDomain"]?.stringValue, raw: line)
     }
 
     /// Waits for (and consumes events up to) the first event satisfying `predicate`.

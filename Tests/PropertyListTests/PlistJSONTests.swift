@@ -1,0 +1,203 @@
+import Foundation
+import Testing
+@testable import PropertyList
+
+/// The strict JSON reader of the line protocols and the `$date` text: values
+/// read back exactly as written, or are refused saying what and where.
+@Suite struct PlistJSONTests {
+    func refusal(_ text: String) -> String {
+        do {
+            let value = try PlistJSON.parse(text)
+            return "accepted as \(value)"
+        } catch {
+            return error.description
+        }
+    }
+
+    func refusal(bytes: [UInt8]) -> String {
+        do {
+            let value = try PlistJSON.parse(bytes)
+            return "accepted as \(value)"
+        } catch {
+            return error.description
+        }
+    }
+
+    @Test func integersAreExactToTheEdgesOfInt64() throws {
+        #expect(try PlistJSON.parse("9223372036854775807") == .integer(.max))
+        #expect(try PlistJSON.parse("-9223372036854775808") == .integer(.min))
+        #expect(try PlistJSON.parse("-1000000000000000000") == .integer(-1_000_000_000_000_000_000))
+        #expect(try PlistJSON.parse(" -0 ") == .integer(0))
+    }
+
+    @Test func integersOutsideInt64AreRefusedNamingWhere() throws {
+        #expect(refusal("18446744073709551615").hasPrefix("18446744073709551615 is outside the 64-bit integer range"))
+        #expect(refusal("-9223372036854775809").hasPrefix("-9223372036854775809 is outside the 64-bit integer range"))
+        #expect(refusal("[1, {\"n\": 9223372036854775808}]").hasPrefix("[1].n: 9223372036854775808 is outside"))
+        // A well-formed object comes back with the error, so a protocol can still echo the id.
+        do {
+            _ = try PlistJSON.parseObject(#"{"id":7,"cmd":"increment","by":18446744073709551615}"#)
+            Issue.record("accepted")
+        } catch {
+            #expect(error.description.hasPrefix("by: 18446744073709551615 is outside the 64-bit integer range"))
+            #expect(error.offset == 31)
+            #expect(error.partialObject?["id"] == .integer(7))
+            #expect(error.partialObject?["by"] == .null)
+        }
+    }
+
+    @Test func realsAreTheNearestDoubleAndOutOfRangeOnesAreRefused() throws {
+        #expect(try PlistJSON.parse("0.1") == .real(0.1))
+        #expect(try PlistJSON.parse("1e3") == .real(1000))
+        #expect(try PlistJSON.parse("1E+3") == .real(1000))
+        #expect(try PlistJSON.parse("5e-324") == .real(.leastNonzeroMagnitude))
+        #expect(try PlistJSON.parse("1.7976931348623157e308") == .real(.greatestFiniteMagnitude))
+        #expect(try PlistJSON.parse("0e999999") == .real(0))
+        guard case .real(let negativeZero) = try PlistJSON.parse("-0.0") else { Issue.record("not a real"); return }
+        #expect(negativeZero == 0 && negativeZero.sign == .minus)
+        #expect(refusal("1e400").hasPrefix("1e400 is too large for a real"))
+        #expect(refusal("-1e-400").hasPrefix("-1e-400 is too small for a real"))
+        #expect(refusal("[" + String(repeating: "9", count: 400) + ".0]").hasPrefix("[0]: 9999999999999999999999999999999999999999… is too large"))
+    }
+
+    @Test func numbersFollowTheJSONGrammar() {
+        for text in ["01", "1.", ".5", "+1", "1e", "1e+", "- 1", "NaN", "Infinity", "-Infinity", "1.e3", "--1"] {
+            #expect(refusal(text).hasPrefix("invalid JSON at byte "), "\(text): \(refusal(text))")
+        }
+        #expect(refusal("0x10") == "unexpected text after the JSON value (at byte 1)")
+    }
+
+    @Test func stringsDecodeEscapesAndRefuseWhatIsNotText() throws {
+        #expect(try PlistJSON.parse(#""a\u00e9\ud83d\ude00\n\t\"\\\/\u0000""#) == .string("aé😀\n\t\"\\/\u{0}"))
+        #expect(try PlistJSON.parse(Array("\"é😀\"".utf8)) == .string("é😀"))
+        for lone in [#""\ud800""#, #""\udc00""#, #""\ud800\u0041""#, #""x\ud83d""#] {
+            #expect(refusal(lone).contains("is half of a UTF-16 surrogate pair"), "\(lone): \(refusal(lone))")
+        }
+        #expect(refusal("\"a\u{01}b\"").hasPrefix("a control character (0x1) inside a string"))
+        #expect(refusal("\"a\nb\"").hasPrefix("a control character (0xa) inside a string; write it as an escape such as \\n or \\u000a"))
+        #expect(refusal(#""\x""#).hasPrefix("invalid JSON at byte 1: unknown escape"))
+        #expect(refusal(#""\u12""#).hasPrefix("invalid JSON at byte "))
+        #expect(refusal("\"open").hasPrefix("invalid JSON at byte 0: the string is not closed"))
+        // Bytes that are not UTF-8: a stray continuation, an overlong form, an encoded surrogate, a cut sequence, past U+10FFFF.
+        for bad: [UInt8] in [[0x22, 0xFF, 0x22], [0x22, 0x80, 0x22], [0x22, 0xC0, 0xAF, 0x22], [0x22, 0xED, 0xA0, 0x80, 0x22],
+                             [0x22, 0xE2, 0x82, 0x22], [0x22, 0xF4, 0x90, 0x80, 0x80, 0x22]] {
+            #expect(refusal(bytes: bad).contains("is not valid UTF-8"), "\(bad): \(refusal(bytes: bad))")
+        }
+        #expect(refusal(bytes: [0xEF, 0xBB, 0xBF, 0x31]).hasPrefix("invalid JSON at byte 0"))
+    }
+
+    @Test func nestingIsLimitedAndReportedAsSuch() throws {
+        func nested(_ depth: Int) -> String { String(repeating: "[", count: depth) + String(repeating: "]", count: depth) }
+        #expect(try PlistJSON.parse(nested(512)) != .null)
+        #expect(refusal(nested(513)).hasPrefix("the JSON value nests arrays and objects more than 512 deep, which no property-list reader accepts"))
+        #expect(refusal(nested(200_000)).contains("more than 512 deep"))
+        // A protocol line's fields may nest as deep as a property list; the line itself is one level more.
+        #expect(try PlistJSON.parseObject(#"{"value":\#(nested(512))}"#)["value"] != nil)
+        do {
+            _ = try PlistJSON.parseObject(#"{"id":1,"value":\#(nested(513))}"#)
+            Issue.record("accepted")
+        } catch {
+            #expect(error.description == "value nests arrays and objects more than 512 deep, which no property-list reader accepts; flatten it (at byte 528)")
+        }
+        #expect(try PlistJSON.parseObject(#"{"card":[{"value":\#(nested(512))}]}"#, maximumFieldDepth: 514)["card"] != nil)
+    }
+
+    @Test func theNumberOfValuesIsLimited() {
+        let count = PlistLimits.maximumValueCount
+        let text = "[" + String(repeating: "0,", count: count) + "0]"
+        #expect(refusal(text).hasPrefix("the JSON text holds more than \(count) values"))
+    }
+
+    @Test func repeatedKeysTrailingTextAndNonObjectsAreRefused() throws {
+        #expect(refusal(#"{"a":1,"a":1}"#).hasPrefix(#"duplicate key "a" (each key may appear once)"#))
+        #expect(refusal(#"{"v":{"x":[{"k":1,"k":2}]}}"#).hasPrefix(#"v.x[0]: duplicate key "k""#))
+        // Keys that Swift strings hold equal (canonically equivalent) are the same key.
+        #expect(refusal("{\"\u{e9}\":1,\"e\u{301}\":2}").hasPrefix("duplicate key"))
+        #expect(refusal("{} {}").hasPrefix("unexpected text after the JSON value (at byte 3)"))
+        #expect(refusal("").hasPrefix("invalid JSON at byte 0: the text is empty"))
+        #expect(refusal("[1,]").hasPrefix("invalid JSON at byte 3: expected a value"))
+        #expect(refusal("{\"a\" 1}").hasPrefix("invalid JSON at byte 5: expected ':' after the key"))
+        #expect(refusal("[1 2]").hasPrefix("invalid JSON at byte 3: expected ',' or ']'"))
+        #expect(refusal("[1").hasPrefix("invalid JSON at byte 2: the text ends inside an array opened at byte 0"))
+        #expect(throws: JSONError.self) { try PlistJSON.parseObject("[1]") }
+        #expect(try PlistJSON.parse(" \t\r\n{ \"a\" : [ true , false , null ] } \n") == .object(["a": .array([.bool(true), .bool(false), .null])]))
+    }
+
+    @Test func datesReadBackTheMillisecondsThatWereWritten() throws {
+        // Every millisecond of a few seconds around 1970, 2001 and now, and a spread of years.
+        var samples: [Int64] = []
+        for base: Int64 in [0, PlistJSON.millisecondsFrom1970To2001, 1_714_564_800_000] { samples += (-1500..<1500).map { base + $0 } }
+        samples += stride(from: -62_135_596_800_000, through: 253_402_300_799_999, by: 7_919_999_999_937).map { $0 }
+        for milliseconds in samples {
+            let date = Date(timeIntervalSinceReferenceDate: Double(milliseconds - PlistJSON.millisecondsFrom1970To2001) / 1000)
+            let text = PlistJSON.timestamp(date)
+            let read = try #require(PlistJSON.date(iso8601: text), "\(text)")
+            #expect(read == date, "\(milliseconds): \(text)")
+            #expect(PlistJSON.timestamp(read) == text)
+        }
+        #expect(PlistJSON.timestamp(Date(timeIntervalSince1970: 0)) == "1970-01-01T00:00:00.000Z")
+        #expect(PlistJSON.timestamp(Date(timeIntervalSince1970: -0.001)) == "1969-12-31T23:59:59.999Z")
+        #expect(PlistJSON.timestamp(Date(timeIntervalSince1970: 1_714_564_800.678)) == "2024-05-01T12:00:00.678Z")
+        #expect(PlistJSON.timestamp(Date(timeIntervalSince1970: 1_714_564_800.6786)) == "2024-05-01T12:00:00.679Z")
+    }
+
+    @Test func datesAcceptISO8601FormsAndRefuseDatesThatDoNotExist() throws {
+        func text(_ input: String) -> String? { PlistJSON.date(iso8601: input).map(PlistJSON.timestamp) }
+        #expect(text("2024-05-01T12:00:00.678Z") == "2024-05-01T12:00:00.678Z")
+        #expect(text("2024-05-01T14:00:00+02:00") == "2024-05-01T12:00:00.000Z")
+        #expect(text("2024-05-01T10:30:00-0130") == "2024-05-01T12:00:00.000Z")
+        #expect(text("2024-05-01T12:00:00") == "2024-05-01T12:00:00.000Z")
+        #expect(text("2024-05-01t12:00:00,5z") == "2024-05-01T12:00:00.500Z")
+        #expect(text("2024-05-01T12:00:00.123456789Z") == "2024-05-01T12:00:00.123Z")
+        #expect(text("2024-05-01") == "2024-05-01T00:00:00.000Z")
+        #expect(text("2024-02-29") == "2024-02-29T00:00:00.000Z")
+        #expect(text("2000-02-29") == "2000-02-29T00:00:00.000Z")
+        #expect(text("0000-01-01T00:00:00Z") == "0000-01-01T00:00:00.000Z")
+        #expect(text("+010000-01-01T00:00:00.001Z") == "+010000-01-01T00:00:00.001Z")
+        #expect(text("-000001-12-31T23:59:59.999Z") == "-000001-12-31T23:59:59.999Z")
+        for invalid in ["2024-02-30", "2023-02-29", "1900-02-29", "2024-13-01", "2024-00-10", "2024-05-00", "2024-05-01T24:00:00Z",
+                        "2024-05-01T12:60:00Z", "2024-05-01T12:00:60Z", "2024-05-01T12:00:00.Z", "2024-05-01T12:00:00.1234567890Z",
+                        "2024-05-01 12:00:00Z", "24-05-01", "2024-5-1", "2024-05-01T12:00Z", "2024-05-01T12:00:00+2", "2024-05-01T12:00:00Zx",
+                        "", "yesterday", "+10000-01-01"] {
+            #expect(PlistJSON.date(iso8601: invalid) == nil, "\(invalid)")
+        }
+        let unrepresentable = PlistJSON.timestamp(Date(timeIntervalSinceReferenceDate: .nan))
+        #expect(unrepresentable.hasPrefix("unrepresentable date"))
+        #expect(PlistJSON.date(iso8601: unrepresentable) == nil)
+        #expect(PlistJSON.timestamp(Date(timeIntervalSinceReferenceDate: 1e300)).hasPrefix("unrepresentable date"))
+    }
+
+    @Test func decodingMapsDatesAndDataAndRefusesNull() throws {
+        let json = try PlistJSON.parse(#"{"d":{"$date":"2024-05-01T12:00:00.678Z"},"b":{"$data":"aGk="},"both":{"$date":"x","other":1},"gone":null}"#)
+        let value = try PlistJSON.decode(json, droppingNulls: true)
+        #expect(value.dictionaryValue?["b"] == .data(Data("hi".utf8)))
+        #expect(value.dictionaryValue?["both"] == ["$date": "x", "other": 1])
+        #expect(value.dictionaryValue?["gone"] == nil)
+        #expect(PlistJSON.timestamp(try #require(value.dictionaryValue?["d"]?.dateValue)) == "2024-05-01T12:00:00.678Z")
+        #expect(throws: JSONError("value.gone is null, which is not a property-list value (a key is removed with remove, not set to null)")) {
+            try PlistJSON.decode(json)
+        }
+        #expect(throws: JSONError(#"prefs.list[1]: $date "2024-02-30T00:00:00Z" is not an ISO 8601 date and time (e.g. 2024-05-01T12:00:00.000Z)"#)) {
+            try PlistJSON.decode(PlistJSON.parse(#"{"list":[1,{"$date":"2024-02-30T00:00:00Z"}]}"#), path: "prefs")
+        }
+        #expect(throws: JSONError("value: $data is not base64")) { try PlistJSON.decode(PlistJSON.parse(#"{"$data":"***"}"#)) }
+    }
+
+    @Test func encodedValuesReadBackExactly() throws {
+        let value: PlistValue = [
+            "integers": [.integer(.min), .integer(.max), -1_000_000_000_000_000_000, 0, -1],
+            "reals": [0.1, 1e-5, .real(.leastNonzeroMagnitude), .real(.greatestFiniteMagnitude), 123_456.789, -2.5, 1e22, 3.0],
+            "date": .date(Date(timeIntervalSince1970: 1_714_564_800.678)),
+            "data": .data(Data([0, 1, 254, 255])),
+            "text": "quote \" backslash \\ newline \n tab \t nul \u{0} bell \u{7} é 😀",
+            "nested": ["a": [true, false, ["deeper": "yes"]]],
+            "look-alike": ["$date": 5],
+        ]
+        let read = try PlistJSON.decode(PlistJSON.parse(PlistJSON.encode(value)))
+        #expect(read == value)
+        #expect(PlistJSON.encode(read) == PlistJSON.encode(value))
+        #expect(PlistJSON.encode(.real(-0.0)) == "-0.0")
+        #expect(PlistJSON.encode(.real(1000)) == "1000.0")
+        #expect(PlistJSON.encode(JSONValue.object(["b": .real(1.5), "a": .array([.null, .integer(-3), .string("x")])])) == #"{"a":[null,-3,"x"],"b":1.5}"#)
+    }
+}
