@@ -133,8 +133,10 @@ public final class ChangeWatcher: @unchecked Sendable {
     // MARK: The watcher thread
 
     private func runLoop() {
-        // Named for /proc/<pid>/task/*/comm (15 characters at most).
-        Thread.current.name = "groupsim-watch"
+        // Named for /proc/<pid>/task/*/comm (15 characters at most), there
+        // directly: Foundation's `Thread.current.name` is lost when the new
+        // thread runs before `start()` has recorded it.
+        try? "groupsim-watch".write(toFile: "/proc/thread-self/comm", atomically: false, encoding: .utf8)
         if let problem = startInotify() {
             Diagnostics.report(Diagnostic(kind: .reloadFailed, message: "\(problem); changes from other processes will not be seen"))
             commandLock.withLock { running = false; commands.removeAll() }
