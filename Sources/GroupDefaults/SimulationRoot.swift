@@ -29,10 +29,20 @@ public struct SimulationRoot: Sendable, Hashable {
         return SimulationRoot(path: home + "/.local/share/groupsim")
     }
 
-    /// `--device`, else `$GROUPSIM_DEVICE`, else "iPhone".
-    public static func resolveDevice(explicit: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
-        if let explicit, !explicit.isEmpty { return explicit }
-        if let fromEnvironment = environment["GROUPSIM_DEVICE"], !fromEnvironment.isEmpty { return fromEnvironment }
+    /// `--device`, else `$GROUPSIM_DEVICE`, else "iPhone". An explicitly empty
+    /// `--device` is an error, not the default; an empty variable counts as unset.
+    public static func resolveDevice(explicit: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> String {
+        if let explicit {
+            guard !explicit.isEmpty else {
+                throw DefaultsError.invalidName(name: explicit, what: "device name", problem: "is empty (--device ''); leave --device out for $GROUPSIM_DEVICE or \(defaultDevice)")
+            }
+            try DomainName.validate(explicit, what: "device name")
+            return explicit
+        }
+        if let fromEnvironment = environment["GROUPSIM_DEVICE"], !fromEnvironment.isEmpty {
+            try DomainName.validate(fromEnvironment, what: "device name")
+            return fromEnvironment
+        }
         return defaultDevice
     }
 
@@ -100,16 +110,33 @@ public enum DomainName {
 
     public static func isGroup(_ name: String) -> Bool { name.hasPrefix("group.") }
 
-    /// Refuses names that could escape a folder or are not file names at all.
+    /// Refuses names that could escape a folder, are not file names at all,
+    /// or would garble the lines that show them.
     public static func validate(_ name: String, what: String = "domain name") throws {
         let problem: String? =
             if name.isEmpty { "is empty" }
             else if name.contains("\0") { "contains a NUL character" }
+            else if let (offset, scalar) = name.unicodeScalars.enumerated().first(where: { isControl($0.element) }) {
+                "contains the control character \(codePoint(scalar)) at character \(offset + 1)"
+            }
+            else if let offset = name.unicodeScalars.firstIndex(of: "\u{FFFD}").map({ name.unicodeScalars.distance(from: name.unicodeScalars.startIndex, to: $0) }) {
+                "contains U+FFFD at character \(offset + 1), what bytes that are not UTF-8 are read as (check the name's encoding)"
+            }
             else if name.contains("/") { "contains '/'" }
             else if name.contains("..") { "contains '..'" }
             else if name.hasPrefix(".") { "starts with '.'" }
             else if name.utf8.count > 200 { "is longer than 200 bytes" }
             else { nil }
         if let problem { throw DefaultsError.invalidName(name: name, what: what, problem: problem) }
+    }
+
+    /// Control characters (C0, DEL, C1) and the Unicode line and paragraph separators.
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.properties.generalCategory == .control || scalar == "\u{2028}" || scalar == "\u{2029}"
+    }
+
+    private static func codePoint(_ scalar: Unicode.Scalar) -> String {
+        let hex = String(scalar.value, radix: 16, uppercase: true)
+        return "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
     }
 }
