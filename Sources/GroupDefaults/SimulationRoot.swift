@@ -71,33 +71,21 @@ public struct SimulationRoot: Sendable, Hashable {
         return try devicePath(device) + "/Containers/Shared/AppGroup/" + groupIdentifier
     }
 
-    /// Creates `directory` (0700) and checks that, with every link resolved, it
-    /// still lies inside the root: a symbolic link must not lead writes out.
+    /// Creates `directory` and every missing folder on the way (0700), walking
+    /// down from the root without following a symbolic link (a link is an
+    /// error, so nothing is ever created outside the root).
     public func prepareConfinedDirectory(_ directory: String) throws {
         try createDirectories(path)
-        guard let realRoot = realPath(path) else { throw DefaultsError.outsideRoot(path: directory, root: path) }
-        // Check the deepest folder that exists before creating anything below
-        // it, so a link cannot make us create folders elsewhere.
-        var existing = directory
-        while realPath(existing) == nil, existing != "/" { existing = (existing as NSString).deletingLastPathComponent }
-        for candidate in [existing, directory] {
-            if candidate == directory { try createDirectories(directory) }
-            guard let resolved = realPath(candidate), resolved == realRoot || resolved.hasPrefix(realRoot + "/") else {
-                throw DefaultsError.outsideRoot(path: directory, root: path)
-            }
+        _ = try confinedFolder(directory).withDescriptor(creating: true) { _ in }
+    }
+
+    /// `directory` as a folder reached from the root one real folder at a time.
+    public func confinedFolder(_ directory: String) throws -> ConfinedFolder {
+        do {
+            return try ConfinedFolder(directory, top: path)
+        } catch SharedFileError.outsideTop {
+            throw DefaultsError.outsideRoot(path: directory, root: path)
         }
-    }
-
-    /// The same check as a function, for shared files that recreate their folder.
-    public var confinedDirectoryPreparer: @Sendable (String) throws -> Void {
-        let root = self
-        return { try root.prepareConfinedDirectory($0) }
-    }
-
-    private func realPath(_ path: String) -> String? {
-        guard let resolved = realpath(path, nil) else { return nil }
-        defer { free(resolved) }
-        return String(cString: resolved)
     }
 }
 

@@ -24,7 +24,7 @@ public struct DeviceManager: Sendable {
         let path = try metadataPath(name)
         if FileManager.default.fileExists(atPath: path) { throw AppCommandError("device \(name) already exists") }
         try root.prepareConfinedDirectory(try root.devicePath(name))
-        try SharedPlistFile(path: path, prepareDirectory: root.confinedDirectoryPreparer).update { $0 = ["name": .string(name), "created": .date(Date())] }
+        try SharedPlistFile(path: path, root: root.path).update { $0 = ["name": .string(name), "created": .date(Date())] }
     }
 
     /// Every device folder in the root (made by `create`, or by first use).
