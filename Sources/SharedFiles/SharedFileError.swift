@@ -19,6 +19,10 @@ public enum SharedFileError: Error, CustomStringConvertible, Equatable {
     case outsideTop(path: String, top: String)
     /// Folders nested deeper than a removal descends.
     case nestedTooDeep(path: String, limit: Int)
+    /// The lock was not free within the wait limit.
+    case lockTimeout(path: String, seconds: Double, holder: LockHolder?)
+    /// `GROUPSIM_LOCK_TIMEOUT` is not a number of seconds.
+    case invalidLockTimeout(value: String)
 
     public var description: String {
         switch self {
@@ -43,6 +47,15 @@ public enum SharedFileError: Error, CustomStringConvertible, Equatable {
             "'\(path)' does not lie inside '\(top)'; nothing is read or written outside it."
         case .nestedTooDeep(let path, let limit):
             "'\(path)' nests folders more than \(limit) deep; it was left in place. Remove it by hand."
+        case .lockTimeout(let path, let seconds, let holder):
+            "gave up waiting for the lock '\(path)' after \(Self.seconds(seconds)) s: "
+                + (holder.map { "\($0) holds it" } ?? "another process holds it (not found in /proc/locks)")
+                + ". Nothing was written; the change stays pending and is retried on the next write or synchronize(). "
+                + (holder.map { "If process \($0.pid) is stopped, resume it (kill -CONT \($0.pid)); if it hangs, end it. " } ?? "")
+                + "\(LockWaitLimit.environmentVariable) sets the wait in seconds (default \(Self.seconds(LockWaitLimit.defaultSeconds)))."
+        case .invalidLockTimeout(let value):
+            "\(LockWaitLimit.environmentVariable)='\(value)' is not a number of seconds from 0 to \(Self.seconds(LockWaitLimit.maximumSeconds)) "
+                + "(e.g. 2.5); nothing was written and the change stays pending. Fix or unset it (default \(Self.seconds(LockWaitLimit.defaultSeconds)))."
         }
     }
 
@@ -57,5 +70,9 @@ public enum SharedFileError: Error, CustomStringConvertible, Equatable {
         if unit == "bytes" { return "\(count) bytes" }
         let rounded = (value * 10).rounded() / 10
         return "\(rounded) \(unit) (\(count) bytes)"
+    }
+
+    static func seconds(_ value: Double) -> String {
+        value == value.rounded() ? String(Int(value)) : String(value)
     }
 }

@@ -98,11 +98,13 @@ public final class SharedPlistFile: @unchecked Sendable {
 
     /// Reads, changes and atomically replaces the file under the lock.
     /// `body` sees the current contents; if it leaves them unchanged, nothing is written.
+    /// The lock is waited for at most `LockWaitLimit.seconds()`.
     @discardableResult
     public func update(_ body: (inout [String: PlistValue]) throws -> Void) throws -> Update {
         let requested = MonotonicClock.now()
+        let deadline = try LockWaitLimit.deadline(from: requested)
         return try startingOverIfRemoved { descriptor in
-            try lock.withLock(in: descriptor, path: lockPath) {
+            try lock.withLock(in: descriptor, path: lockPath, deadline: deadline) {
                 try updateLocked(in: descriptor, requested: requested, body)
             }
         }
@@ -112,8 +114,9 @@ public final class SharedPlistFile: @unchecked Sendable {
     /// Returns false if there was no file.
     @discardableResult
     public func remove() throws -> Bool {
+        let deadline = try LockWaitLimit.deadline(from: MonotonicClock.now())
         return try startingOverIfRemoved { descriptor in
-            try lock.withLock(in: descriptor, path: lockPath) {
+            try lock.withLock(in: descriptor, path: lockPath, deadline: deadline) {
                 if unlinkat(descriptor, fileName, 0) == 0 { return true }
                 if errno == ENOENT { return false }
                 throw FileSystemError(operation: "delete", path: path, errno: errno)

@@ -62,4 +62,60 @@ import PropertyList
         var info = stat()
         #expect(stat(root.path + "/a/new/deeper", &info) == 0 && info.st_mode & 0o777 == 0o700)
     }
+
+    @Test func theLockWaitIsConfiguredOrRefused() throws {
+        #expect(try LockWaitLimit.parse(nil).get() == 10)
+        #expect(try LockWaitLimit.parse("").get() == 10)
+        #expect(try LockWaitLimit.parse("2.5").get() == 2.5)
+        #expect(try LockWaitLimit.parse("0").get() == 0)
+        for bad in ["soon", "-1", "inf", "nan", "1e9"] {
+            #expect(throws: SharedFileError.invalidLockTimeout(value: bad)) { try LockWaitLimit.parse(bad).get() }
+        }
+        #expect("\(SharedFileError.invalidLockTimeout(value: "soon"))".contains("GROUPSIM_LOCK_TIMEOUT='soon' is not a number of seconds"))
+    }
+
+    @Test func theLockHolderIsFoundInProcLocks() throws {
+        let table = """
+            1: POSIX  ADVISORY  WRITE 999 08:01:1234 0 EOF
+            2: FLOCK  ADVISORY  WRITE 4321 fd:01:1234 0 EOF
+            2: -> FLOCK  ADVISORY  WRITE 555 fd:01:1234 0 EOF
+            3: FLOCK  ADVISORY  WRITE 777 fd:01:99 0 EOF
+            """
+        let device = UInt64(0xfd) << 8 | 0x01
+        #expect(LockHolder.holderPID(device: device, inode: 1234, locks: table) == 4321)
+        #expect(LockHolder.holderPID(device: device, inode: 5, locks: table) == nil)
+        #expect(LockHolder.holderPID(device: 0x0801, inode: 1234, locks: table) == nil)
+
+        // A real flock, held here through a second open file description.
+        let root = TemporaryRoot()
+        let path = root.path + "/lock"
+        let holder = open(path, O_RDONLY | O_CREAT, 0o600), waiter = open(path, O_RDONLY)
+        defer { close(holder); close(waiter) }
+        #expect(flock(holder, LOCK_EX) == 0)
+        let found = LockHolder.find(lockedFile: waiter)
+        #expect(found?.pid == getpid())
+        #expect(found?.name != nil)
+    }
+
+    @Test func aLockHeldLongerThanTheWaitFailsNamingTheHolder() throws {
+        let root = TemporaryRoot()
+        let file = try SharedPlistFile(path: root.path + "/domain.plist")
+        let holder = open(root.path + "/.domain.plist.lock", O_RDONLY)
+        defer { close(holder) }
+        #expect(flock(holder, LOCK_EX) == 0)
+        let lock = FileLock(name: ".domain.plist.lock")
+        let folder = open(root.path, O_RDONLY | O_DIRECTORY)
+        defer { close(folder) }
+        do {
+            try lock.withLock(in: folder, path: root.path + "/.domain.plist.lock", deadline: MonotonicClock.now() + 50_000_000) {}
+            Issue.record("expected a timeout")
+        } catch let error as SharedFileError {
+            guard case .lockTimeout(_, _, let found) = error else { Issue.record("wrong error \(error)"); return }
+            #expect(found?.pid == getpid())
+            #expect("\(error)".contains("Nothing was written; the change stays pending"))
+        }
+        flock(holder, LOCK_UN)
+        try file.update { $0["k"] = "v" }
+        #expect(try file.read() == ["k": "v"])
+    }
 }
