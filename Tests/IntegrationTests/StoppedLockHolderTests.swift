@@ -4,8 +4,8 @@ import TestSupport
 import PropertyList
 
 /// A writer stopped (SIGSTOP) while it holds a suite's lock: every other
-/// process waits a bounded time, then fails naming it and keeps its change
-/// pending.
+/// process waits a bounded time, then fails naming it, keeps its change
+/// pending, answers `ping` meanwhile, and stops promptly on SIGTERM.
 @Suite struct StoppedLockHolderTests {
     let root = TemporaryRoot()
 
@@ -51,6 +51,23 @@ import PropertyList
         #expect(try tool(["defaults", "write", group, "k", "v"]).status == 0)
     }
 
+    @Test func theAppAnswersPingWhileACommandWaitsForTheLock() throws {
+        let main = try AppProcess("main-app", root: root, environment: ["GROUPSIM_LOCK_TIMEOUT": "60", "GROUPSIM_DEFER_COMMITS": "1"])
+        let holder = try StoppedHolder(root: root, domain: group)
+        try main.set("theme", "dark")
+        main.process.write("{\"id\":\"sync\",\"cmd\":\"synchronize\"}")
+        main.process.write("{\"id\":\"alive\",\"cmd\":\"ping\"}")
+        let pong = try main.event(timeout: 20) { $0["id"] as? String == "alive" }
+        #expect(pong["ok"] as? Bool == true)
+        #expect(!main.unconsumed.contains { $0["id"] as? String == "sync" })
+        try holder.end()
+        let synchronized = try main.event(timeout: 20) { $0["id"] as? String == "sync" }
+        #expect(synchronized["ok"] as? Bool == true)
+        #expect(try onDisk()["theme"] == "dark")
+        main.closeInput()
+        #expect(try main.waitForExit() == 0)
+    }
+
     @Test func theAppsCommandsFailNamingTheHolderAndTheChangeStaysPending() throws {
         let main = try AppProcess("main-app", root: root, environment: ["GROUPSIM_LOCK_TIMEOUT": "0.5", "GROUPSIM_DEFER_COMMITS": "1"])
         let holder = try StoppedHolder(root: root, domain: group)
@@ -70,4 +87,16 @@ import PropertyList
         #expect(try main.waitForExit() == 0)
     }
 
+    @Test func anExtensionStopsPromptlyOnSIGTERMAndSaysWhatWasNotSaved() throws {
+        let holder = try StoppedHolder(root: root, domain: group)
+        let intent = try AppProcess("intent-extension", root: root, arguments: ["AddNote", "text=hello"], environment: ["GROUPSIM_LOCK_TIMEOUT": "60"])
+        try intent.event { $0["event"] as? String == "ready" }
+        intent.process.kill(SIGTERM)
+        let warning = try intent.event(timeout: 20) { $0["event"] as? String == "warning" && $0["kind"] as? String == "commit-failed" }
+        #expect((warning["message"] as? String)?.contains("without saving domain \(group)") == true)
+        try intent.event { $0["event"] as? String == "exit" && $0["status"] as? Int == 143 }
+        #expect(try intent.waitForExit() == 143)
+        #expect(try onDisk()["notes"] == nil)
+        try holder.end()
+    }
 }
