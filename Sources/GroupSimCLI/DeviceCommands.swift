@@ -24,6 +24,10 @@ struct DeviceCommand: ParsableCommand {
             let devices = try DeviceManager(root: root).list()
             if devices.isEmpty { print("no devices in \(root.path)") }
             for device in devices {
+                if let problem = device.problem {
+                    print("\(device.name)  (\(problem); groupsim device delete \(device.name) removes it)")
+                    continue
+                }
                 print(device.name + (device.created.map { "  (created \($0.formatted(.iso8601)))" } ?? ""))
                 for app in device.apps { print("  app    \(app)") }
                 for group in device.groups { print("  group  \(group)") }
@@ -57,8 +61,7 @@ struct AppCommand: ParsableCommand {
         @OptionGroup var location: LocationOptions
         @Option(help: "The manifest (YAML); the built-in example if omitted.") var manifest: String?
         func run() throws {
-            let text = try manifest.map { try String(contentsOfFile: $0, encoding: .utf8) } ?? AppManifest.exampleYAML
-            let parsed = try manifest.map { try AppManifest.load($0) } ?? .example
+            let (text, parsed) = try manifest.map { try DeviceManager.loadManifest($0) } ?? (AppManifest.exampleYAML, .example)
             let place = try location.simulationRoot
             try DeviceManager(root: place.root).install(parsed, manifestText: text, device: place.device)
             print("installed \(parsed.name) on \(place.device)")

@@ -82,6 +82,20 @@ import PropertyList
         #expect(try tool(["defaults", "read", group, "k"]).trimmedOutput == "v2")
     }
 
+    @Test func aFIFOAsAnInstalledManifestOrDeviceFileHangsNothing() throws {
+        #expect(try tool(["app", "install"]).status == 0)
+        let installed = root.path + "/devices/iPhone/Library/Installed"
+        #expect(mkfifo(installed + "/com.example.fifo.yaml", 0o600) == 0)
+        let list = try tool(["app", "list"])
+        #expect(list.status != 0)
+        #expect(list.stderr.contains("'\(installed)/com.example.fifo.yaml' is a FIFO (named pipe), not a regular file"))
+        let install = try tool(["app", "install", "--manifest", installed + "/com.example.fifo.yaml"])
+        #expect(install.status != 0)
+        #expect(install.stderr.contains("is a FIFO (named pipe)"))
+        #expect(mkfifo(root.path + "/devices/iPhone/device.plist", 0o600) == 0)
+        #expect(try tool(["device", "list"]).trimmedOutput.hasPrefix("iPhone"))
+    }
+
     @Test func aTemporaryLeftByAKilledWriterIsRemovedByTheNextWriterEvenALongRunningOne() throws {
         let notes = "group.com.example.notes"
         let preferences = (root.groupSuitePath(notes) as NSString).deletingLastPathComponent
