@@ -92,10 +92,14 @@ public final class FileLock: @unchecked Sendable {
     }
 
     /// Takes the flock without ever blocking in the kernel, so the wait can
-    /// end: an uncontended lock costs one call; a held one is retried after
-    /// pauses that double from 10 µs to 1 ms (a short commit is waited for
-    /// briefly, a long hold costs at most a thousand wake-ups a second).
+    /// end. An uncontended lock costs one call. A held one is retried after
+    /// pauses that double from 10 µs to 100 µs while the wait is short (a
+    /// commit holds the lock about a millisecond: the lock is taken soon
+    /// after its release, and a writer committing in a loop cannot keep it
+    /// to itself), then, after 20 ms (a holder stopped or hung), up to 1 ms,
+    /// so a long wait costs at most a thousand wake-ups a second.
     private func wait(for descriptor: Int32, path: String, deadline: UInt64, waitLimit: Double) throws {
+        let started = MonotonicClock.now()
         var pause: UInt64 = 10_000
         while true {
             if flock(descriptor, LOCK_EX | LOCK_NB) == 0 { return }
@@ -110,7 +114,7 @@ public final class FileLock: @unchecked Sendable {
             let sleep = min(pause + UInt64.random(in: 0...pause / 2), deadline - now)
             var request = timespec(tv_sec: Int(sleep / 1_000_000_000), tv_nsec: Int(sleep % 1_000_000_000))
             _ = nanosleep(&request, nil)
-            pause = min(pause * 2, 1_000_000)
+            pause = min(pause * 2, now - started < 20_000_000 ? 100_000 : 1_000_000)
         }
     }
 }
