@@ -89,14 +89,15 @@ import PropertyList
 
     @Test func anExtensionStopsPromptlyOnSIGTERMAndSaysWhatWasNotSaved() throws {
         let holder = try StoppedHolder(root: root, domain: group)
-        let intent = try AppProcess("intent-extension", root: root, arguments: ["AddNote", "text=hello"], environment: ["GROUPSIM_LOCK_TIMEOUT": "60"])
-        try intent.event { $0["event"] as? String == "ready" }
+        let intent = try AppProcess("intent-extension", root: root, arguments: ["SetLastNote", "text=hello"], environment: ["GROUPSIM_LOCK_TIMEOUT": "60"])
+        // Its own change event: the value is set and pending, its commit waiting for the lock.
+        try intent.change("lastNote") { $0 == "hello" }
         intent.process.kill(SIGTERM)
         let warning = try intent.event(timeout: 20) { $0["event"] as? String == "warning" && $0["kind"] as? String == "commit-failed" }
         #expect((warning["message"] as? String)?.contains("without saving domain \(group)") == true)
         try intent.event { $0["event"] as? String == "exit" && $0["status"] as? Int == 143 }
         #expect(try intent.waitForExit() == 143)
-        #expect(try onDisk()["notes"] == nil)
+        #expect(try onDisk()["lastNote"] == nil)
         try holder.end()
     }
 }
