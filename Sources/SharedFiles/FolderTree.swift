@@ -88,7 +88,7 @@ public enum FolderTree {
         for name in try entries(of: folder, path: path) {
             let shown = displayName(name)
             if keeping.contains(shown) { continue }
-            try remove(name, in: folder, path: path + "/" + shown, depth: depth)
+            _ = try remove(name, in: folder, path: path + "/" + shown, depth: depth)
         }
     }
 }
