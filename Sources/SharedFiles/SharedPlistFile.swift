@@ -52,7 +52,7 @@ public final class SharedPlistFile: @unchecked Sendable {
 
     /// What is on disk now. An absent file (or folder) is an empty dictionary.
     public func read() throws -> [String: PlistValue] {
-        let contents: [String: PlistValue]?? = try folder.withDescriptor(creating: false) { try readLocked(in: $0) }
+        let contents: [String: PlistValue]?? = try folder.withDescriptor(creating: false) { try readContents(in: $0) }
         return (contents ?? nil) ?? [:]
     }
 
@@ -68,7 +68,7 @@ public final class SharedPlistFile: @unchecked Sendable {
         } ?? nil
     }
 
-    private func readLocked(in descriptor: Int32) throws -> [String: PlistValue]? {
+    private func readContents(in descriptor: Int32) throws -> [String: PlistValue]? {
         try Self.decode(readRegularFile(named: fileName, in: descriptor, path: path), path: path)
     }
 
@@ -150,7 +150,7 @@ public final class SharedPlistFile: @unchecked Sendable {
         var reason: String? = nil
         var current: [String: PlistValue]
         do {
-            current = try readLocked(in: descriptor) ?? [:]
+            current = try readContents(in: descriptor) ?? [:]
         } catch SharedFileError.corrupt(_, let why) {
             // Never overwrite a corrupt file: keep it for inspection and start empty.
             movedTo = try moveAside(in: descriptor)
