@@ -55,6 +55,6 @@ public struct DefaultsContext: Sendable, Hashable {
                 message: "\(bundleIdentifier) is not entitled to app group \(domain) (missing com.apple.security.application-groups entry \"\(domain)\"): detaching from the shared suite, its values stay in this process's private container '\(location.path)'",
                 path: location.path))
         }
-        return try DomainRegistry.shared.domain(named: domain, at: location.path, prepareDirectory: root.confinedDirectoryPreparer)
+        return try DomainRegistry.shared.domain(named: domain, at: location.path, root: root.path)
     }
 }

@@ -44,7 +44,8 @@ public enum DefaultsError: Error, CustomStringConvertible, Equatable {
         }
     }
 
+    /// The name quoted, with control characters escaped so the message stays one readable line.
     static func show(_ name: String) -> String {
-        "\"" + name.replacingOccurrences(of: "\0", with: "\\0") + "\""
+        "\"" + name.unicodeScalars.map { $0.properties.generalCategory == .control ? $0.escaped(asASCII: true) : String($0) }.joined() + "\""
     }
 }

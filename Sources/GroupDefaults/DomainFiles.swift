@@ -47,12 +47,12 @@ public struct DomainFiles: Sendable {
 
     /// The domain's file, opened for writing (its folder is created if missing).
     public func file(for domain: String) throws -> SharedPlistFile {
-        try SharedPlistFile(path: try location(of: domain).path, prepareDirectory: root.confinedDirectoryPreparer)
+        try SharedPlistFile(path: try location(of: domain).path, root: root.path)
     }
 
     /// The domain's contents; nil if it has no file. Creates nothing.
     public func read(_ domain: String) throws -> [String: PlistValue]? {
-        try SharedPlistFile.read(path: try location(of: domain).path)
+        try SharedPlistFile.read(path: try location(of: domain).path, root: root.path)
     }
 
     /// Deletes the domain's file; false if it had none. Creates nothing when there is none.

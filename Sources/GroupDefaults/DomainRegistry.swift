@@ -28,13 +28,13 @@ package final class DomainRegistry: @unchecked Sendable {
     }
 
     /// The domain stored at `path`, opened if this process does not hold it yet.
-    /// `prepareDirectory` creates (and checks) the file's folder, at first and whenever it must be recreated.
-    package func domain(named name: String, at path: String, prepareDirectory: @escaping @Sendable (String) throws -> Void) throws -> PersistentDomain {
+    /// `root`: the folder the file must stay in, through real folders only (see `SharedPlistFile`).
+    package func domain(named name: String, at path: String, root: String) throws -> PersistentDomain {
         // A released domain's last changes land before the file is opened again.
         PersistentDomain.waitForReleasedCommits()
         let (domain, isNew) = try lock.withLock { () throws -> (PersistentDomain, Bool) in
             if let existing = domains[path]?.domain { return (existing, false) }
-            let domain = PersistentDomain(name: name, file: try SharedPlistFile(path: path, prepareDirectory: prepareDirectory))
+            let domain = PersistentDomain(name: name, file: try SharedPlistFile(path: path, root: root))
             domains[path] = WeakDomain(domain)
             return (domain, true)
         }

@@ -29,10 +29,20 @@ public struct SimulationRoot: Sendable, Hashable {
         return SimulationRoot(path: home + "/.local/share/groupsim")
     }
 
-    /// `--device`, else `$GROUPSIM_DEVICE`, else "iPhone".
-    public static func resolveDevice(explicit: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
-        if let explicit, !explicit.isEmpty { return explicit }
-        if let fromEnvironment = environment["GROUPSIM_DEVICE"], !fromEnvironment.isEmpty { return fromEnvironment }
+    /// `--device`, else `$GROUPSIM_DEVICE`, else "iPhone". An explicitly empty
+    /// `--device` is an error, not the default; an empty variable counts as unset.
+    public static func resolveDevice(explicit: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> String {
+        if let explicit {
+            guard !explicit.isEmpty else {
+                throw DefaultsError.invalidName(name: explicit, what: "device name", problem: "is empty (--device ''); leave --device out for $GROUPSIM_DEVICE or \(defaultDevice)")
+            }
+            try DomainName.validate(explicit, what: "device name")
+            return explicit
+        }
+        if let fromEnvironment = environment["GROUPSIM_DEVICE"], !fromEnvironment.isEmpty {
+            try DomainName.validate(fromEnvironment, what: "device name")
+            return fromEnvironment
+        }
         return defaultDevice
     }
 
@@ -61,33 +71,21 @@ public struct SimulationRoot: Sendable, Hashable {
         return try devicePath(device) + "/Containers/Shared/AppGroup/" + groupIdentifier
     }
 
-    /// Creates `directory` (0700) and checks that, with every link resolved, it
-    /// still lies inside the root: a symbolic link must not lead writes out.
+    /// Creates `directory` and every missing folder on the way (0700), walking
+    /// down from the root without following a symbolic link (a link is an
+    /// error, so nothing is ever created outside the root).
     public func prepareConfinedDirectory(_ directory: String) throws {
         try createDirectories(path)
-        guard let realRoot = realPath(path) else { throw DefaultsError.outsideRoot(path: directory, root: path) }
-        // Check the deepest folder that exists before creating anything below
-        // it, so a link cannot make us create folders elsewhere.
-        var existing = directory
-        while realPath(existing) == nil, existing != "/" { existing = (existing as NSString).deletingLastPathComponent }
-        for candidate in [existing, directory] {
-            if candidate == directory { try createDirectories(directory) }
-            guard let resolved = realPath(candidate), resolved == realRoot || resolved.hasPrefix(realRoot + "/") else {
-                throw DefaultsError.outsideRoot(path: directory, root: path)
-            }
+        _ = try confinedFolder(directory).withDescriptor(creating: true) { _ in }
+    }
+
+    /// `directory` as a folder reached from the root one real folder at a time.
+    public func confinedFolder(_ directory: String) throws -> ConfinedFolder {
+        do {
+            return try ConfinedFolder(directory, top: path)
+        } catch SharedFileError.outsideTop {
+            throw DefaultsError.outsideRoot(path: directory, root: path)
         }
-    }
-
-    /// The same check as a function, for shared files that recreate their folder.
-    public var confinedDirectoryPreparer: @Sendable (String) throws -> Void {
-        let root = self
-        return { try root.prepareConfinedDirectory($0) }
-    }
-
-    private func realPath(_ path: String) -> String? {
-        guard let resolved = realpath(path, nil) else { return nil }
-        defer { free(resolved) }
-        return String(cString: resolved)
     }
 }
 
@@ -100,16 +98,33 @@ public enum DomainName {
 
     public static func isGroup(_ name: String) -> Bool { name.hasPrefix("group.") }
 
-    /// Refuses names that could escape a folder or are not file names at all.
+    /// Refuses names that could escape a folder, are not file names at all,
+    /// or would garble the lines that show them.
     public static func validate(_ name: String, what: String = "domain name") throws {
         let problem: String? =
             if name.isEmpty { "is empty" }
             else if name.contains("\0") { "contains a NUL character" }
+            else if let (offset, scalar) = name.unicodeScalars.enumerated().first(where: { isControl($0.element) }) {
+                "contains the control character \(codePoint(scalar)) at character \(offset + 1)"
+            }
+            else if let offset = name.unicodeScalars.firstIndex(of: "\u{FFFD}").map({ name.unicodeScalars.distance(from: name.unicodeScalars.startIndex, to: $0) }) {
+                "contains U+FFFD at character \(offset + 1), what bytes that are not UTF-8 are read as (check the name's encoding)"
+            }
             else if name.contains("/") { "contains '/'" }
             else if name.contains("..") { "contains '..'" }
             else if name.hasPrefix(".") { "starts with '.'" }
             else if name.utf8.count > 200 { "is longer than 200 bytes" }
             else { nil }
         if let problem { throw DefaultsError.invalidName(name: name, what: what, problem: problem) }
+    }
+
+    /// Control characters (C0, DEL, C1) and the Unicode line and paragraph separators.
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.properties.generalCategory == .control || scalar == "\u{2028}" || scalar == "\u{2029}"
+    }
+
+    private static func codePoint(_ scalar: Unicode.Scalar) -> String {
+        let hex = String(scalar.value, radix: 16, uppercase: true)
+        return "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
     }
 }

@@ -16,7 +16,7 @@ struct ContainerCommand: ParsableCommand {
     var identifier: String
 
     func run() throws {
-        let place = location.simulationRoot
+        let place = try location.simulationRoot
         let path = DomainName.isGroup(identifier)
             ? try place.root.groupContainerPath(device: place.device, groupIdentifier: identifier)
             : try place.root.appContainerPath(device: place.device, bundleIdentifier: identifier)

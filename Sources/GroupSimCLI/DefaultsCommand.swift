@@ -26,7 +26,7 @@ struct DomainOptions: ParsableArguments {
     @Option(help: "Resolve the domain inside this app's container (its non-group suites, or its private copy of a group it is not entitled to).")
     var app: String?
 
-    var files: DomainFiles { location.simulationRoot.files(app: app) }
+    var files: DomainFiles { get throws { try location.simulationRoot.files(app: app) } }
 }
 
 /// A domain or key that does not exist, worded like macOS `defaults`.
@@ -47,7 +47,7 @@ extension DefaultsCommand {
         @Argument(help: "The key; the whole domain if omitted.") var key: String?
 
         func run() throws {
-            let files = options.files
+            let files = try options.files
             guard let domain else {
                 // Every readable domain is shown; one that cannot be read is
                 // reported after them and makes the exit status 1.
@@ -141,7 +141,7 @@ extension DefaultsCommand {
         @Argument var key: String?
 
         func run() throws {
-            let files = options.files
+            let files = try options.files
             guard let key else {
                 guard try files.delete(domain) else {
                     throw NotFound(description: "Domain (\(domain)) not found. Defaults have not been changed.")
@@ -172,7 +172,7 @@ extension DefaultsCommand {
         @Argument var word: String
 
         func run() throws {
-            let files = options.files
+            let files = try options.files
             let needle = word.lowercased()
             for domain in try files.allDomains() {
                 let contents = try files.read(domain) ?? [:]

@@ -24,7 +24,7 @@ extension DefaultsCommand {
 
         func run() throws {
             let defaults = try options.files.defaults(for: domain)
-            let printer = ChangePrinter(json: json, domain: options.files.canonical(domain), style: TerminalStyle.forStandardOutput())
+            let printer = ChangePrinter(json: json, domain: try options.files.canonical(domain), style: TerminalStyle.forStandardOutput())
             Diagnostics.setHandler { diagnostic in printer.diagnostic(diagnostic) }
             let wanted = Set(keys)
             let observation = defaults.observe(nil) { change in

@@ -20,9 +20,14 @@ struct DeviceCommand: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List devices with their app and group containers.")
         @OptionGroup var location: LocationOptions
         func run() throws {
-            let devices = try DeviceManager(root: location.simulationRoot.root).list()
-            if devices.isEmpty { print("no devices in \(location.simulationRoot.root.path)") }
+            let root = try location.simulationRoot.root
+            let devices = try DeviceManager(root: root).list()
+            if devices.isEmpty { print("no devices in \(root.path)") }
             for device in devices {
+                if let problem = device.problem {
+                    print("\(device.name)  (\(problem); groupsim device delete \(device.name) removes it)")
+                    continue
+                }
                 print(device.name + (device.created.map { "  (created \($0.formatted(.iso8601)))" } ?? ""))
                 for app in device.apps { print("  app    \(app)") }
                 for group in device.groups { print("  group  \(group)") }
@@ -56,9 +61,8 @@ struct AppCommand: ParsableCommand {
         @OptionGroup var location: LocationOptions
         @Option(help: "The manifest (YAML); the built-in example if omitted.") var manifest: String?
         func run() throws {
-            let text = try manifest.map { try String(contentsOfFile: $0, encoding: .utf8) } ?? AppManifest.exampleYAML
-            let parsed = try manifest.map { try AppManifest.load($0) } ?? .example
-            let place = location.simulationRoot
+            let (text, parsed) = try manifest.map { try DeviceManager.loadManifest($0) } ?? (AppManifest.exampleYAML, .example)
+            let place = try location.simulationRoot
             try DeviceManager(root: place.root).install(parsed, manifestText: text, device: place.device)
             print("installed \(parsed.name) on \(place.device)")
         }
@@ -68,7 +72,7 @@ struct AppCommand: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List the apps installed on a device.")
         @OptionGroup var location: LocationOptions
         func run() throws {
-            let place = location.simulationRoot
+            let place = try location.simulationRoot
             for (bundle, manifest) in try DeviceManager(root: place.root).installed(device: place.device) {
                 print("\(bundle)  \(manifest.name)")
                 for (role, target) in manifest.targets.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
@@ -83,7 +87,7 @@ struct AppCommand: ParsableCommand {
         @OptionGroup var location: LocationOptions
         @Argument var bundle: String
         func run() throws {
-            let place = location.simulationRoot
+            let place = try location.simulationRoot
             try DeviceManager(root: place.root).uninstall(bundle: bundle, device: place.device)
         }
     }

@@ -50,5 +50,5 @@ struct LocationOptions: ParsableArguments {
     @Option(help: "Simulated device (default: $GROUPSIM_DEVICE, else iPhone).")
     var device: String?
 
-    var simulationRoot: SimulationRootValue { SimulationRootValue(root: root, device: device) }
+    var simulationRoot: SimulationRootValue { get throws { try SimulationRootValue(root: root, device: device) } }
 }

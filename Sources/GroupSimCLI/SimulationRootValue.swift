@@ -5,9 +5,9 @@ struct SimulationRootValue {
     let root: SimulationRoot
     let device: String
 
-    init(root: String?, device: String?) {
+    init(root: String?, device: String?) throws {
         self.root = SimulationRoot.resolve(explicit: root)
-        self.device = SimulationRoot.resolveDevice(explicit: device)
+        self.device = try SimulationRoot.resolveDevice(explicit: device)
     }
 
     func files(app: String? = nil) -> DomainFiles { DomainFiles(root: root, device: device, app: app) }

@@ -12,7 +12,7 @@ struct StressCommand: ParsableCommand {
         commandName: "stress",
         abstract: "Generate write load on a domain from this process (for tests and benchmarks).",
         shouldDisplay: false,
-        subcommands: [WriteKeys.self, IntAdd.self, ArrayAdd.self, WriteLoop.self, WatcherRestart.self, WatcherUnavailable.self]
+        subcommands: [WriteKeys.self, IntAdd.self, ArrayAdd.self, WriteLoop.self, WatcherRestart.self, WatcherUnavailable.self, HoldLock.self]
     )
 
     struct Target: ParsableArguments {
@@ -82,6 +82,20 @@ struct StressCommand: ParsableCommand {
                 defaults.set(.string(String(repeating: "x", count: Int(index % 64))), forKey: "\(key)-padding")
                 try defaults.flush()
                 FileHandle.standardOutput.write(Data("ack \(index)\n".utf8))
+            }
+        }
+    }
+
+    struct HoldLock: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "hold-lock",
+            abstract: "Take the domain file's lock as a writer does, print 'holding', and keep it until stdin closes (a stalled writer).")
+        @OptionGroup var target: Target
+
+        func run() throws {
+            try target.location.simulationRoot.files().file(for: target.domain).update { _ in
+                LineWriter.standardOutput.write("holding")
+                _ = FileHandle.standardInput.readDataToEndOfFile()
             }
         }
     }

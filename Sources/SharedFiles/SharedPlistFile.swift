@@ -13,6 +13,9 @@ import Glibc
 /// - writers call `update`, which holds the lock file `.<name>.lock`, reads
 ///   what is on disk now, lets the caller change it, and atomically replaces
 ///   the file (temporary file, fsync, rename, fsync of the folder).
+///
+/// Every operation reaches the file's folder afresh from the root through
+/// `ConfinedFolder` (no symbolic link followed) and works relative to it.
 public final class SharedPlistFile: @unchecked Sendable {
     public let path: String
     public let directory: String
@@ -21,37 +24,56 @@ public final class SharedPlistFile: @unchecked Sendable {
     public let format: PropertyListFormat
     /// Whether `update` fsyncs the file and the folder before returning.
     public let durable: Bool
+    private let folder: ConfinedFolder
     private let lock: FileLock
-    /// Creates a missing folder; the simulation root passes one that refuses
-    /// folders resolving outside it, also when a vanished folder is recreated.
-    private let prepareDirectory: @Sendable (String) throws -> Void
-    /// Guarded by the lock: stale temporaries are swept on the first update.
-    private var sweptTemporaries = false
-    private var temporaryCounter = 0
+    /// One temporary name per file: under the lock, one that exists was left
+    /// by a writer that died, and the next writer replaces it.
+    private let temporaryName: String
 
-    public init(
-        path: String, format: PropertyListFormat = .binary, durable: Bool = true,
-        prepareDirectory: @escaping @Sendable (String) throws -> Void = createDirectories
-    ) throws {
+    /// `root`: the folder the file must stay in; every folder between it and
+    /// the file must be a real folder (created 0700 when missing). nil: the
+    /// file's own folder.
+    public init(path: String, format: PropertyListFormat = .binary, durable: Bool = true, root: String? = nil) throws {
         self.path = path
         self.format = format
         self.durable = durable
-        self.prepareDirectory = prepareDirectory
         directory = (path as NSString).deletingLastPathComponent
         fileName = (path as NSString).lastPathComponent
-        try prepareDirectory(directory)
-        lock = try FileLock(path: directory + "/." + fileName + ".lock", prepareDirectory: prepareDirectory)
+        let top = root ?? directory
+        try createDirectories(top)
+        folder = try ConfinedFolder(directory, top: top)
+        lock = FileLock(name: "." + fileName + ".lock")
+        temporaryName = "." + fileName + ".tmp"
+        // Fail early, with the path, if the folders or the lock file cannot be made.
+        _ = try folder.withDescriptor(creating: true) { [lock, lockPath] in try lock.create(in: $0, path: lockPath) }
     }
 
-    /// What is on disk now. An absent file is an empty dictionary.
+    private var lockPath: String { directory + "/" + lock.name }
+
+    /// What is on disk now. An absent file (or folder) is an empty dictionary.
     public func read() throws -> [String: PlistValue] {
-        try Self.read(path: path) ?? [:]
+        let contents: [String: PlistValue]?? = try folder.withDescriptor(creating: false) { try readContents(in: $0) }
+        return (contents ?? nil) ?? [:]
     }
 
     /// Reads a shared plist without opening it for writing: nothing is
-    /// created, no folder and no lock file. nil if there is no file.
-    public static func read(path: String) throws -> [String: PlistValue]? {
-        guard let bytes = try readWholeFile(path) else { return nil }
+    /// created, no folder and no lock file. nil if there is no file. With a
+    /// `root`, the folders below it must be real folders, as for writers.
+    public static func read(path: String, root: String? = nil) throws -> [String: PlistValue]? {
+        let directory = (path as NSString).deletingLastPathComponent
+        let folder = try ConfinedFolder(directory, top: root ?? directory)
+        let name = (path as NSString).lastPathComponent
+        return try folder.withDescriptor(creating: false) { descriptor in
+            try decode(readRegularFile(named: name, in: descriptor, path: path), path: path)
+        } ?? nil
+    }
+
+    private func readContents(in descriptor: Int32) throws -> [String: PlistValue]? {
+        try Self.decode(readRegularFile(named: fileName, in: descriptor, path: path), path: path)
+    }
+
+    private static func decode(_ bytes: [UInt8]?, path: String) throws -> [String: PlistValue]? {
+        guard let bytes else { return nil }
         do {
             return try PropertyListFormat.decodeDictionary(Data(bytes))
         } catch let error as PropertyListError {
@@ -76,36 +98,15 @@ public final class SharedPlistFile: @unchecked Sendable {
 
     /// Reads, changes and atomically replaces the file under the lock.
     /// `body` sees the current contents; if it leaves them unchanged, nothing is written.
+    /// The lock is waited for at most `LockWaitLimit.seconds()`.
     @discardableResult
     public func update(_ body: (inout [String: PlistValue]) throws -> Void) throws -> Update {
-        var timings = CommitTimings()
         let requested = MonotonicClock.now()
-        return try lock.withLock {
-            var mark = MonotonicClock.now()
-            timings.lockWait = mark - requested
-            if !sweptTemporaries { sweepTemporaries(); sweptTemporaries = true }
-            var movedTo: String? = nil
-            var reason: String? = nil
-            var current: [String: PlistValue]
-            do {
-                current = try read()
-            } catch SharedFileError.corrupt(_, let why) {
-                // Never overwrite a corrupt file: keep it for inspection and start empty.
-                movedTo = try moveAside()
-                reason = why
-                current = [:]
+        let deadline = try LockWaitLimit.deadline(from: requested)
+        return try startingOverIfRemoved { descriptor in
+            try lock.withLock(in: descriptor, path: lockPath, deadline: deadline) {
+                try updateLocked(in: descriptor, requested: requested, body)
             }
-            let before = current
-            timings.readAndDecode = MonotonicClock.now() - mark
-            try body(&current)
-            let changed = current != before || movedTo != nil
-            if changed {
-                mark = MonotonicClock.now()
-                let bytes = format.encode(.dictionary(current))
-                timings.encode = MonotonicClock.now() - mark
-                try replace(with: bytes, timings: &timings)
-            }
-            return Update(before: before, after: current, wrote: changed, corruptFileMovedTo: movedTo, corruptionReason: reason, timings: timings)
         }
     }
 
@@ -113,89 +114,87 @@ public final class SharedPlistFile: @unchecked Sendable {
     /// Returns false if there was no file.
     @discardableResult
     public func remove() throws -> Bool {
-        try lock.withLock {
-            if unlink(path) == 0 { return true }
-            if errno == ENOENT { return false }
-            throw FileSystemError(operation: "delete", path: path, errno: errno)
+        let deadline = try LockWaitLimit.deadline(from: MonotonicClock.now())
+        return try startingOverIfRemoved { descriptor in
+            try lock.withLock(in: descriptor, path: lockPath, deadline: deadline) {
+                if unlinkat(descriptor, fileName, 0) == 0 { return true }
+                if errno == ENOENT { return false }
+                throw FileSystemError(operation: "delete", path: path, errno: errno)
+            }
         }
+    }
+
+    /// Runs `operation` in the folder (created if missing); if the folder is
+    /// removed during it (a device erased), the lock taken there protects
+    /// nothing, so it starts over in the folder made again.
+    private func startingOverIfRemoved<T>(_ operation: (Int32) throws -> T) throws -> T {
+        var attempts = 0
+        while true {
+            attempts += 1
+            do {
+                guard let result = try folder.withDescriptor(creating: true, operation) else {
+                    throw FileSystemError(operation: "open the folder", path: directory, errno: ENOENT)
+                }
+                return result
+            } catch let removed as FolderRemoved {
+                if attempts == 3 { throw removed.error }
+            }
+        }
+    }
+
+    private func updateLocked(in descriptor: Int32, requested: UInt64, _ body: (inout [String: PlistValue]) throws -> Void) throws -> Update {
+        var timings = CommitTimings()
+        var mark = MonotonicClock.now()
+        timings.lockWait = mark - requested
+        var movedTo: String? = nil
+        var reason: String? = nil
+        var current: [String: PlistValue]
+        do {
+            current = try readContents(in: descriptor) ?? [:]
+        } catch SharedFileError.corrupt(_, let why) {
+            // Never overwrite a corrupt file: keep it for inspection and start empty.
+            movedTo = try moveAside(in: descriptor)
+            reason = why
+            current = [:]
+        }
+        let before = current
+        timings.readAndDecode = MonotonicClock.now() - mark
+        try body(&current)
+        let changed = current != before || movedTo != nil
+        if changed {
+            mark = MonotonicClock.now()
+            let bytes = format.encode(.dictionary(current))
+            timings.encode = MonotonicClock.now() - mark
+            guard bytes.count <= PlistLimits.maximumFileSize else {
+                throw SharedFileError.contentsTooLarge(path: path, size: bytes.count, limit: PlistLimits.maximumFileSize)
+            }
+            try replace(in: descriptor, with: bytes, timings: &timings)
+        }
+        return Update(before: before, after: current, wrote: changed, corruptFileMovedTo: movedTo, corruptionReason: reason, timings: timings)
     }
 
     /// Replaces the file with `bytes` (temporary file, fsync, rename, fsync folder).
-    private func replace(with bytes: Data, timings: inout CommitTimings) throws {
+    private func replace(in folder: Int32, with bytes: Data, timings: inout CommitTimings) throws {
         var mark = MonotonicClock.now()
-        temporaryCounter += 1
-        let temporary = "\(directory)/.\(fileName).tmp.\(getpid()).\(temporaryCounter)"
-        var fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        if fd == -1 && errno == ENOENT {
-            // The folder vanished (a device erased under us): recreate it.
-            try prepareDirectory(directory)
-            fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        }
-        if fd == -1 { throw FileSystemError(operation: "create the temporary file", path: temporary, errno: errno) }
-        do {
-            defer { close(fd) }
-            try bytes.withUnsafeBytes { raw in
-                var written = 0
-                while written < raw.count {
-                    let count = try systemCall("write", temporary) {
-                        Int32(write(fd, raw.baseAddress! + written, raw.count - written))
-                    }
-                    written += Int(count)
-                }
-            }
-            if durable { try systemCall("fsync", temporary) { fsync(fd) } }
-        } catch {
-            unlink(temporary)
-            throw error
-        }
+        // Under the lock, a temporary already there was left by a writer that died: it is replaced.
+        try writeTemporaryFile(bytes, named: temporaryName, in: folder, folderPath: directory, durable: durable)
         timings.writeAndFsync = MonotonicClock.now() - mark
         mark = MonotonicClock.now()
-        do {
-            try systemCall("rename into place", path) { rename(temporary, path) }
-        } catch {
-            unlink(temporary)
-            throw error
-        }
-        if durable { syncDirectory() }
+        try moveIntoPlace(temporaryName, as: fileName, in: folder, folderPath: directory, durable: durable)
         timings.renameAndFolderFsync = MonotonicClock.now() - mark
     }
 
-    /// Makes the rename itself durable.
-    private func syncDirectory() {
-        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { return }
-        fsync(fd)
-        close(fd)
-    }
-
     /// Moves a corrupt file to `<name>.corrupt-<timestamp>` beside it and returns the new path.
-    private func moveAside() throws -> String {
+    private func moveAside(in folder: Int32) throws -> String {
         let stamp = Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: false).timeSeparator(.omitted).dateSeparator(.omitted))
-        var target = "\(path).corrupt-\(stamp)"
+        var target = "\(fileName).corrupt-\(stamp)"
         var suffix = 1
-        while access(target, F_OK) == 0 { suffix += 1; target = "\(path).corrupt-\(stamp)-\(suffix)" }
-        try systemCall("move the corrupt file aside", path) { rename(path, target) }
-        return target
-    }
-
-    /// Removes temporaries left by writers that died mid-write. Safe under the
-    /// lock: a live writer holds the lock for as long as its temporary exists.
-    private func sweepTemporaries() {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
-        let prefix = ".\(fileName).tmp."
-        for name in names where name.hasPrefix(prefix) { unlink(directory + "/" + name) }
-    }
-}
-
-/// Errors of shared files beyond system-call failures.
-public enum SharedFileError: Error, CustomStringConvertible, Equatable {
-    case corrupt(path: String, reason: String)
-
-    public var description: String {
-        switch self {
-        case .corrupt(let path, let reason):
-            "'\(path)' is not a valid property-list dictionary: \(reason). It is left untouched; "
-                + "the next write moves it aside (to '\((path as NSString).lastPathComponent).corrupt-…') and starts the domain empty."
+        var info = stat()
+        while fstatat(folder, target, &info, AT_SYMLINK_NOFOLLOW) == 0 {
+            suffix += 1
+            target = "\(fileName).corrupt-\(stamp)-\(suffix)"
         }
+        try systemCall("move the corrupt file aside", path) { renameat(folder, fileName, folder, target) }
+        return directory + "/" + target
     }
 }

@@ -1,3 +1,4 @@
+import PropertyList
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -56,24 +57,50 @@ public func createDirectories(_ path: String) throws {
     }
 }
 
-/// Reads a whole file. Returns nil if it does not exist. Symbolic links are refused.
-public func readWholeFile(_ path: String) throws -> [UInt8]? {
-    let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+/// Reads a whole regular file by path; nil if it does not exist. See `readRegularFile`.
+public func readWholeFile(_ path: String, limit: Int = PlistLimits.maximumFileSize) throws -> [UInt8]? {
+    try readRegularFile(named: path, in: AT_FDCWD, path: path, limit: limit)
+}
+
+/// Reads the file `name` in the folder open at `folder` whole; nil if it does
+/// not exist. Refused, without blocking and without reading a byte: a
+/// symbolic link, anything but a regular file (a FIFO would block the open
+/// and every read until a writer comes), and a file larger than `limit`
+/// (which would make the reader take that much memory). `path` names the
+/// file in messages.
+public func readRegularFile(named name: String, in folder: Int32, path: String, limit: Int = PlistLimits.maximumFileSize) throws -> [UInt8]? {
+    let fd = openat(folder, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
     if fd == -1 {
-        if errno == ENOENT { return nil }
-        throw FileSystemError(operation: "open", path: path, errno: errno)
+        let code = errno
+        if code == ENOENT { return nil }
+        if code == ELOOP || code == ENXIO {
+            // A link, or a socket (which cannot be opened): name what it is.
+            var info = stat()
+            if fstatat(folder, name, &info, AT_SYMLINK_NOFOLLOW) == 0 {
+                throw SharedFileError.notARegularFile(path: path, kind: describeFileType(info.st_mode))
+            }
+        }
+        throw FileSystemError(operation: "open", path: path, errno: code)
     }
     defer { close(fd) }
     var info = stat()
     try systemCall("inspect", path) { fstat(fd, &info) }
     guard info.st_mode & S_IFMT == S_IFREG else {
-        throw FileSystemError(operation: "read", path: path, errno: EISDIR)
+        throw SharedFileError.notARegularFile(path: path, kind: describeFileType(info.st_mode))
     }
-    // One byte more than the size, so a file that did not grow is read (and its end seen) in one go.
+    guard info.st_size <= Int64(limit) else { throw SharedFileError.fileTooLarge(path: path, size: Int64(info.st_size), limit: limit) }
+    // A regular file: reads never block, but clear O_NONBLOCK so they behave plainly.
+    let flags = try systemCall("inspect", path) { fcntl(fd, F_GETFL) }
+    try systemCall("prepare to read", path) { fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) }
+    // One byte more than the size, so a file that did not grow is read (and
+    // its end seen) in one go; one that grows is read up to the limit only.
     var buffer = [UInt8](repeating: 0, count: Int(info.st_size) + 1)
     var filled = 0
     while true {
-        if filled == buffer.count { buffer.append(contentsOf: repeatElement(0, count: buffer.count)) }
+        if filled == buffer.count {
+            guard filled <= limit else { throw SharedFileError.fileTooLarge(path: path, size: Int64(filled), limit: limit) }
+            buffer.append(contentsOf: repeatElement(0, count: min(buffer.count, limit + 1 - filled)))
+        }
         let count = try buffer.withUnsafeMutableBytes { raw in
             try systemCall("read", path) { Int32(read(fd, raw.baseAddress! + filled, raw.count - filled)) }
         }
@@ -82,4 +109,18 @@ public func readWholeFile(_ path: String) throws -> [UInt8]? {
     }
     buffer.removeSubrange(filled...)
     return buffer
+}
+
+/// "a FIFO (named pipe)", "a folder"…, for messages about what was found where a file or folder belongs.
+public func describeFileType(_ mode: mode_t) -> String {
+    switch mode & S_IFMT {
+    case S_IFREG: "a regular file"
+    case S_IFDIR: "a folder"
+    case S_IFLNK: "a symbolic link"
+    case S_IFIFO: "a FIFO (named pipe)"
+    case S_IFSOCK: "a socket"
+    case S_IFCHR: "a character device"
+    case S_IFBLK: "a block device"
+    default: "a file of unknown type"
+    }
 }

@@ -2,11 +2,19 @@ import Foundation
 import GroupDefaults
 import PropertyList
 import SharedFiles
+import SpecFormat
 
 /// Simulated devices and the apps installed on them, as `simctl` manages
 /// simulators: create, list, erase, delete; install an app's manifest.
+///
+/// Every folder is reached from the root without following a symbolic link,
+/// and erasing or deleting removes a link itself, never what it points to:
+/// a link in a device cannot make these commands touch anything outside the root.
 public struct DeviceManager: Sendable {
     public let root: SimulationRoot
+
+    /// The largest manifest `installed` reads (a manifest is a few hundred bytes).
+    static let maximumManifestSize = 1 << 20
 
     public init(root: SimulationRoot) { self.root = root }
 
@@ -15,6 +23,8 @@ public struct DeviceManager: Sendable {
         public let created: Date?
         public let apps: [String]
         public let groups: [String]
+        /// Set when the entry is not a device folder (a link or a file), which commands refuse.
+        public let problem: String?
     }
 
     private func metadataPath(_ device: String) throws -> String { try root.devicePath(device) + "/device.plist" }
@@ -22,42 +32,80 @@ public struct DeviceManager: Sendable {
 
     public func create(_ name: String) throws {
         let path = try metadataPath(name)
-        if FileManager.default.fileExists(atPath: path) { throw AppCommandError("device \(name) already exists") }
+        // A device folder made by first use, without metadata yet, may be created (named) now.
+        let exists = try root.confinedFolder(root.devicePath(name)).withDescriptor(creating: false) { device -> Bool in
+            var info = stat()
+            return fstatat(device, "device.plist", &info, AT_SYMLINK_NOFOLLOW) == 0
+        }
+        if exists == true { throw AppCommandError("device \(name) already exists") }
         try root.prepareConfinedDirectory(try root.devicePath(name))
-        try SharedPlistFile(path: path, prepareDirectory: root.confinedDirectoryPreparer).update { $0 = ["name": .string(name), "created": .date(Date())] }
+        try SharedPlistFile(path: path, root: root.path).update { $0 = ["name": .string(name), "created": .date(Date())] }
     }
 
     /// Every device folder in the root (made by `create`, or by first use).
     public func list() throws -> [Device] {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: root.devicesPath)) ?? []
-        return try names.sorted().filter { !$0.hasPrefix(".") }.map { name in
-            let device = try root.devicePath(name)
-            let metadata = ((try? SharedPlistFile.read(path: device + "/device.plist")) ?? nil) ?? [:]
-            let apps = (try? FileManager.default.contentsOfDirectory(atPath: device + "/Containers/Data/Application")) ?? []
-            let groups = (try? FileManager.default.contentsOfDirectory(atPath: device + "/Containers/Shared/AppGroup")) ?? []
-            return Device(name: name, created: metadata["created"]?.dateValue, apps: apps.sorted(), groups: groups.sorted())
-        }
+        try root.confinedFolder(root.devicesPath).withDescriptor(creating: false) { devices in
+            let names = try FolderTree.entries(of: devices, path: root.devicesPath).map(FolderTree.displayName)
+            return try names.sorted().filter { !$0.hasPrefix(".") }.map { name in
+                let device = try root.devicePath(name)
+                var info = stat()
+                guard fstatat(devices, name, &info, AT_SYMLINK_NOFOLLOW) == 0, info.st_mode & S_IFMT == S_IFDIR else {
+                    let kind = fstatat(devices, name, &info, AT_SYMLINK_NOFOLLOW) == 0 ? describeFileType(info.st_mode) : "gone"
+                    return Device(name: name, created: nil, apps: [], groups: [], problem: "\(kind), not a device folder")
+                }
+                let metadata = ((try? SharedPlistFile.read(path: device + "/device.plist", root: root.path)) ?? nil) ?? [:]
+                return Device(
+                    name: name, created: metadata["created"]?.dateValue,
+                    apps: (try? folderNames(device + "/Containers/Data/Application")) ?? [],
+                    groups: (try? folderNames(device + "/Containers/Shared/AppGroup")) ?? [], problem: nil)
+            }
+        } ?? []
     }
 
-    private func requireDevice(_ name: String) throws -> String {
-        let device = try root.devicePath(name)
-        guard FileManager.default.fileExists(atPath: device) else {
-            throw AppCommandError("no device named \(name) in \(root.path) (groupsim device list shows them)")
-        }
-        return device
+    /// The names in a folder under the root, sorted; empty if it does not exist.
+    private func folderNames(_ path: String) throws -> [String] {
+        try root.confinedFolder(path).withDescriptor(creating: false) { folder in
+            try FolderTree.entries(of: folder, path: path).map(FolderTree.displayName).sorted()
+        } ?? []
+    }
+
+    /// What `devices/<name>` is (its file type), nil if absent; never follows a link.
+    private func deviceEntryType(_ name: String) throws -> mode_t? {
+        _ = try root.devicePath(name)
+        return try root.confinedFolder(root.devicesPath).withDescriptor(creating: false) { devices -> mode_t? in
+            var info = stat()
+            guard fstatat(devices, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return nil }
+            return info.st_mode & S_IFMT
+        } ?? nil
+    }
+
+    private func noDevice(_ name: String) -> AppCommandError {
+        AppCommandError("no device named \(name) in \(root.path) (groupsim device list shows them)")
     }
 
     /// Erases content and settings: every container and preference goes,
     /// the device itself stays (as `simctl erase`). Running processes notice.
     public func erase(_ name: String) throws {
-        let device = try requireDevice(name)
-        for entry in try FileManager.default.contentsOfDirectory(atPath: device) where entry != "device.plist" {
-            try FileManager.default.removeItem(atPath: device + "/" + entry)
+        let device = try root.devicePath(name)
+        switch try deviceEntryType(name) {
+        case nil: throw noDevice(name)
+        case S_IFDIR?: break
+        case let type?:
+            throw AppCommandError("'\(device)' is \(describeFileType(type)), not a device folder; nothing was erased (groupsim device delete \(name) removes it)")
         }
+        // The walk refuses a device swapped for a link since the check.
+        guard try root.confinedFolder(device).withDescriptor(creating: false, { folder in
+            try FolderTree.removeContents(of: folder, path: device, keeping: ["device.plist"])
+        }) != nil else { throw noDevice(name) }
     }
 
+    /// Deletes a device folder with everything in it; a link standing for a device is removed itself.
     public func delete(_ name: String) throws {
-        try FileManager.default.removeItem(atPath: try requireDevice(name))
+        let device = try root.devicePath(name)
+        let removed = try root.confinedFolder(root.devicesPath).withDescriptor(creating: false) { devices in
+            try FolderTree.remove(name, in: devices, path: device)
+        }
+        guard removed == true else { throw noDevice(name) }
     }
 
     /// Installs an app: creates every target's container and every entitled
@@ -69,21 +117,45 @@ public struct DeviceManager: Sendable {
                 try root.prepareConfinedDirectory(try root.groupContainerPath(device: device, groupIdentifier: group) + "/Library/Preferences")
             }
         }
-        let main = manifest.targets[.mainApp]?.bundleIdentifier ?? manifest.targets.values.first!.bundleIdentifier
+        guard let main = manifest.targets[.mainApp]?.bundleIdentifier ?? manifest.targets.values.first?.bundleIdentifier else {
+            throw AppCommandError("the manifest of \(manifest.name) has no targets; nothing was installed")
+        }
         let folder = try installedPath(device)
-        try root.prepareConfinedDirectory(folder)
-        let file = folder + "/\(main).yaml"
-        try Data(manifestText.utf8).write(to: URL(fileURLWithPath: file), options: .atomic)
-        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file)
+        _ = try root.confinedFolder(folder).withDescriptor(creating: true) { descriptor in
+            try writeFileAtomically(Data(manifestText.utf8), named: "\(main).yaml", in: descriptor, folderPath: folder)
+        }
     }
 
     /// The manifests installed on a device, by main bundle id.
     public func installed(device: String) throws -> [(bundle: String, manifest: AppManifest)] {
         let folder = try installedPath(device)
-        let files = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
-        return try files.filter { $0.hasSuffix(".yaml") }.sorted().map { file in
-            (String(file.dropLast(5)), try AppManifest.load(folder + "/" + file))
+        return try root.confinedFolder(folder).withDescriptor(creating: false) { descriptor in
+            let files = try FolderTree.entries(of: descriptor, path: folder).map(FolderTree.displayName)
+            return try files.filter { $0.hasSuffix(".yaml") && !$0.hasPrefix(".") }.sorted().map { file in
+                let path = folder + "/" + file
+                // Read as any suite file is: a FIFO or a huge file is refused, not waited on.
+                guard let bytes = try readRegularFile(named: file, in: descriptor, path: path, limit: Self.maximumManifestSize) else {
+                    throw AppCommandError("'\(path)' went away while it was read; run the command again")
+                }
+                return (String(file.dropLast(5)), try Self.parseManifest(bytes, path: path).manifest)
+            }
+        } ?? []
+    }
+
+    /// Reads and parses a manifest file, refusing (without waiting) a FIFO or
+    /// anything but a regular file, and a file larger than any manifest.
+    public static func loadManifest(_ path: String) throws -> (text: String, manifest: AppManifest) {
+        guard let bytes = try readWholeFile(path, limit: maximumManifestSize) else {
+            throw AppCommandError("no manifest at '\(path)'")
         }
+        return try parseManifest(bytes, path: path)
+    }
+
+    private static func parseManifest(_ bytes: [UInt8], path: String) throws -> (text: String, manifest: AppManifest) {
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw AppCommandError("'\(path)' is not UTF-8 text; save the manifest as UTF-8")
+        }
+        return (text, try AppManifest.parse(SpecNode.parse(text, file: path)))
     }
 
     /// Removes an installed app's containers (its groups' containers stay, as
@@ -94,8 +166,14 @@ public struct DeviceManager: Sendable {
         }
         for target in entry.manifest.targets.values {
             let container = try root.appContainerPath(device: device, bundleIdentifier: target.bundleIdentifier)
-            if FileManager.default.fileExists(atPath: container) { try FileManager.default.removeItem(atPath: container) }
+            let containers = (container as NSString).deletingLastPathComponent
+            _ = try root.confinedFolder(containers).withDescriptor(creating: false) { folder in
+                try FolderTree.remove(target.bundleIdentifier, in: folder, path: container)
+            }
         }
-        try FileManager.default.removeItem(atPath: try installedPath(device) + "/\(bundle).yaml")
+        let folder = try installedPath(device)
+        _ = try root.confinedFolder(folder).withDescriptor(creating: false) { descriptor in
+            try FolderTree.remove("\(bundle).yaml", in: descriptor, path: folder + "/\(bundle).yaml")
+        }
     }
 }

@@ -98,7 +98,7 @@ struct WidgetCenter {
     }
 
     func domain() throws -> PersistentDomain {
-        try DomainRegistry.shared.domain(named: "WidgetCenter", at: try path, prepareDirectory: root.confinedDirectoryPreparer)
+        try DomainRegistry.shared.domain(named: "WidgetCenter", at: try path, root: root.path)
     }
 
     /// `reloadAllTimelines()`.

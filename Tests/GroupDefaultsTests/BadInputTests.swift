@@ -64,9 +64,9 @@ import PropertyList
         do {
             _ = try f.suite()
             Issue.record("expected an error")
-        } catch let error as DefaultsError {
-            guard case .outsideRoot = error else { Issue.record("wrong error \(error)"); return }
-            #expect("\(error)".contains("outside the simulation root"))
+        } catch {
+            #expect(error as? SharedFileError == .symbolicLink(path: "\(groups)/\(f.group)"))
+            #expect("\(error)".contains("is a symbolic link; the simulation root must contain real folders"))
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: outside.path).isEmpty)
     }
@@ -85,7 +85,7 @@ import PropertyList
         try createDirectories(groups)
         #expect(symlink(outside.path, "\(groups)/\(f.group)") == 0)
         defaults.set("after", forKey: "k")
-        #expect(throws: DefaultsError.self) { try defaults.flush() }
+        #expect(throws: SharedFileError.symbolicLink(path: "\(groups)/\(f.group)")) { try defaults.flush() }
         #expect(try FileManager.default.contentsOfDirectory(atPath: outside.path).isEmpty)
         _ = collected
     }
@@ -97,7 +97,7 @@ import PropertyList
         let outside = TemporaryRoot()
         try BinaryPropertyList.encode(["secret": "x"]).write(to: URL(fileURLWithPath: outside.path + "/target.plist"))
         #expect(symlink(outside.path + "/target.plist", path) == 0)
-        #expect(throws: FileSystemError.self) { try SharedPlistFile(path: path).read() }
+        #expect(throws: SharedFileError.notARegularFile(path: path, kind: "a symbolic link")) { try SharedPlistFile(path: path).read() }
     }
 
     @Test func filesAndFoldersArePrivate() throws {

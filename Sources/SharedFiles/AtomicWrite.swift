@@ -1,0 +1,63 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Writes `bytes` to `name` in the folder open at `folder` so that readers see
+/// the old file or the new one, never a torn one: a temporary file, fsync,
+/// rename over the name, fsync of the folder. Without a lock, the temporary's
+/// name carries the process id, so two writers never share one.
+public func writeFileAtomically(_ bytes: Data, named name: String, in folder: Int32, folderPath: String, durable: Bool = true) throws {
+    let temporary = ".\(name).tmp.\(getpid())"
+    try writeTemporaryFile(bytes, named: temporary, in: folder, folderPath: folderPath, durable: durable)
+    try moveIntoPlace(temporary, as: name, in: folder, folderPath: folderPath, durable: durable)
+}
+
+/// Creates the file `name` in the folder open at `folder` holding `bytes`
+/// (fsync'd when `durable`). A file left under that name (by a writer that
+/// died) is removed first; O_EXCL then follows no link and opens no FIFO.
+/// Nothing is left behind on failure.
+public func writeTemporaryFile(_ bytes: Data, named name: String, in folder: Int32, folderPath: String, durable: Bool) throws {
+    let path = folderPath + "/" + name
+    if unlinkat(folder, name, 0) == -1 && errno != ENOENT {
+        throw FileSystemError(operation: "remove the stale temporary file", path: path, errno: errno)
+    }
+    let fd = openat(folder, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+    if fd == -1 {
+        let error = FileSystemError(operation: "create the temporary file", path: path, errno: errno)
+        // The folder was removed after it was opened (a device erased).
+        if error.errno == ENOENT { throw FolderRemoved(error: error) }
+        throw error
+    }
+    do {
+        var open = true
+        defer { if open { close(fd) } }
+        try bytes.withUnsafeBytes { raw in
+            var written = 0
+            while written < raw.count {
+                let count = try systemCall("write", path) { Int32(write(fd, raw.baseAddress! + written, raw.count - written)) }
+                written += Int(count)
+            }
+        }
+        if durable { try systemCall("fsync", path) { fsync(fd) } }
+        open = false
+        // Not retried on EINTR: on Linux the descriptor is gone either way.
+        if close(fd) == -1 && errno != EINTR { throw FileSystemError(operation: "close", path: path, errno: errno) }
+    } catch {
+        unlinkat(folder, name, 0)
+        throw error
+    }
+}
+
+/// Renames `temporary` over `name` in the folder open at `folder`, then (when
+/// `durable`) fsyncs the folder so the rename itself survives a crash; a
+/// failing fsync is an error, as the commit may then be lost.
+public func moveIntoPlace(_ temporary: String, as name: String, in folder: Int32, folderPath: String, durable: Bool) throws {
+    do {
+        try systemCall("rename into place", folderPath + "/" + name) { renameat(folder, temporary, folder, name) }
+    } catch {
+        unlinkat(folder, temporary, 0)
+        throw error
+    }
+    if durable { try systemCall("fsync the folder", folderPath) { fsync(folder) } }
+}

@@ -1,0 +1,121 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import GroupDefaults
+@testable import SharedFiles
+import PropertyList
+
+/// Limits and refusals of the shared-file layer, in one process.
+@Suite struct SharedFileSafetyTests {
+    @Test func contentsLargerThanTheLimitAreNotWrittenAndStayPending() throws {
+        let f = Fixture()
+        let defaults = try f.suite()
+        defaults.set("small", forKey: "k")
+        try defaults.flush()
+        let big = PlistValue.data(Data(count: PlistLimits.maximumFileSize + 1))
+        defaults.set(big, forKey: "blob")
+        do {
+            try defaults.flush()
+            Issue.record("expected the commit to be refused")
+        } catch let error as SharedFileError {
+            guard case .contentsTooLarge(let path, let size, let limit) = error else { Issue.record("wrong error \(error)"); return }
+            #expect(path == f.root.groupSuitePath(f.group))
+            #expect(size > limit)
+            #expect("\(error)".contains("nothing was written and the change stays pending"))
+        }
+        #expect(try SharedPlistFileContents.read(f.root.groupSuitePath(f.group)) == ["k": "small"])
+        let folder = (f.root.groupSuitePath(f.group) as NSString).deletingLastPathComponent
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == [".\(f.group).plist.lock", "\(f.group).plist"])
+        #expect(defaults.value(forKey: "blob") == big)
+        defaults.removeObject(forKey: "blob")
+        try defaults.flush()
+        #expect(try SharedPlistFileContents.read(f.root.groupSuitePath(f.group)) == ["k": "small"])
+    }
+
+    @Test func aFIFOOrAFolderIsNotReadAsAFile() throws {
+        let root = TemporaryRoot()
+        #expect(mkfifo(root.path + "/pipe", 0o600) == 0)
+        #expect(throws: SharedFileError.notARegularFile(path: root.path + "/pipe", kind: "a FIFO (named pipe)")) { try readWholeFile(root.path + "/pipe") }
+        #expect(throws: SharedFileError.notARegularFile(path: root.path, kind: "a folder")) { try readWholeFile(root.path) }
+        try Data(count: 100).write(to: URL(fileURLWithPath: root.path + "/file"))
+        #expect(throws: SharedFileError.fileTooLarge(path: root.path + "/file", size: 100, limit: 99)) { try readWholeFile(root.path + "/file", limit: 99) }
+        #expect(try readWholeFile(root.path + "/file", limit: 100)?.count == 100)
+        #expect(try readWholeFile(root.path + "/absent") == nil)
+    }
+
+    @Test func aConfinedFolderRefusesLinksAndNonFoldersOnTheWay() throws {
+        let root = TemporaryRoot(), outside = TemporaryRoot()
+        try createDirectories(root.path + "/a")
+        #expect(symlink(outside.path, root.path + "/a/link") == 0)
+        #expect(throws: SharedFileError.symbolicLink(path: root.path + "/a/link")) {
+            try ConfinedFolder(root.path + "/a/link/b", top: root.path).withDescriptor(creating: true) { _ in }
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: outside.path).isEmpty)
+        try Data().write(to: URL(fileURLWithPath: root.path + "/a/file"))
+        #expect(throws: SharedFileError.notAFolder(path: root.path + "/a/file", kind: "a regular file")) {
+            try ConfinedFolder(root.path + "/a/file/b", top: root.path).withDescriptor(creating: true) { _ in }
+        }
+        #expect(throws: SharedFileError.outsideTop(path: outside.path, top: root.path)) { try ConfinedFolder(outside.path, top: root.path) }
+        #expect(throws: SharedFileError.outsideTop(path: root.path + "/a/../..", top: root.path)) { try ConfinedFolder(root.path + "/a/../..", top: root.path) }
+        #expect(try ConfinedFolder(root.path + "/a/new/deeper", top: root.path).withDescriptor(creating: false) { _ in 1 } == nil)
+        #expect(try ConfinedFolder(root.path + "/a/new/deeper", top: root.path).withDescriptor(creating: true) { _ in 1 } == 1)
+        var info = stat()
+        #expect(stat(root.path + "/a/new/deeper", &info) == 0 && info.st_mode & 0o777 == 0o700)
+    }
+
+    @Test func theLockWaitIsConfiguredOrRefused() throws {
+        #expect(try LockWaitLimit.parse(nil).get() == 10)
+        #expect(try LockWaitLimit.parse("").get() == 10)
+        #expect(try LockWaitLimit.parse("2.5").get() == 2.5)
+        #expect(try LockWaitLimit.parse("0").get() == 0)
+        for bad in ["soon", "-1", "inf", "nan", "1e9"] {
+            #expect(throws: SharedFileError.invalidLockTimeout(value: bad)) { try LockWaitLimit.parse(bad).get() }
+        }
+        #expect("\(SharedFileError.invalidLockTimeout(value: "soon"))".contains("GROUPSIM_LOCK_TIMEOUT='soon' is not a number of seconds"))
+    }
+
+    @Test func theLockHolderIsFoundInProcLocks() throws {
+        let table = """
+            1: POSIX  ADVISORY  WRITE 999 08:01:1234 0 EOF
+            2: FLOCK  ADVISORY  WRITE 4321 fd:01:1234 0 EOF
+            2: -> FLOCK  ADVISORY  WRITE 555 fd:01:1234 0 EOF
+            3: FLOCK  ADVISORY  WRITE 777 fd:01:99 0 EOF
+            """
+        let device = UInt64(0xfd) << 8 | 0x01
+        #expect(LockHolder.holderPID(device: device, inode: 1234, locks: table) == 4321)
+        #expect(LockHolder.holderPID(device: device, inode: 5, locks: table) == nil)
+        #expect(LockHolder.holderPID(device: 0x0801, inode: 1234, locks: table) == nil)
+
+        // A real flock, held here through a second open file description.
+        let root = TemporaryRoot()
+        let path = root.path + "/lock"
+        let holder = open(path, O_RDONLY | O_CREAT, 0o600), waiter = open(path, O_RDONLY)
+        defer { close(holder); close(waiter) }
+        #expect(flock(holder, LOCK_EX) == 0)
+        let found = LockHolder.find(lockedFile: waiter)
+        #expect(found?.pid == getpid())
+        #expect(found?.name != nil)
+    }
+
+    @Test func aLockHeldLongerThanTheWaitFailsNamingTheHolder() throws {
+        let root = TemporaryRoot()
+        let file = try SharedPlistFile(path: root.path + "/domain.plist")
+        let holder = open(root.path + "/.domain.plist.lock", O_RDONLY)
+        defer { close(holder) }
+        #expect(flock(holder, LOCK_EX) == 0)
+        let lock = FileLock(name: ".domain.plist.lock")
+        let folder = open(root.path, O_RDONLY | O_DIRECTORY)
+        defer { close(folder) }
+        do {
+            try lock.withLock(in: folder, path: root.path + "/.domain.plist.lock", deadline: MonotonicClock.now() + 50_000_000) {}
+            Issue.record("expected a timeout")
+        } catch let error as SharedFileError {
+            guard case .lockTimeout(_, _, let found) = error else { Issue.record("wrong error \(error)"); return }
+            #expect(found?.pid == getpid())
+            #expect("\(error)".contains("Nothing was written; the change stays pending"))
+        }
+        flock(holder, LOCK_UN)
+        try file.update { $0["k"] = "v" }
+        #expect(try file.read() == ["k": "v"])
+    }
+}

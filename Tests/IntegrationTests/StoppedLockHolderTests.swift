@@ -1,0 +1,103 @@
+import Foundation
+import Testing
+import TestSupport
+import PropertyList
+
+/// A writer stopped (SIGSTOP) while it holds a suite's lock: every other
+/// process waits a bounded time, then fails naming it, keeps its change
+/// pending, answers `ping` meanwhile, and stops promptly on SIGTERM.
+@Suite struct StoppedLockHolderTests {
+    let root = TemporaryRoot()
+
+    /// `groupsim` in this test's root, killed (and failing the test) if it hangs.
+    func tool(_ arguments: [String], environment: [String: String] = [:]) throws -> ProcessResult {
+        try groupsimBounded(arguments, root: root, environment: environment)
+    }
+    let group = "group.com.example.notes"
+
+    /// `groupsim stress hold-lock`, stopped once it holds the lock.
+    final class StoppedHolder {
+        let process: RunningProcess
+        init(root: TemporaryRoot, domain: String) throws {
+            process = try RunningProcess(
+                BuiltExecutable.path("groupsim"), ["stress", "hold-lock", "--domain", domain],
+                environment: ["GROUPSIM_ROOT": root.path, "GROUPSIM_DEVICE": "iPhone"])
+            try process.waitForLine(timeout: 20) { $0 == "holding" }
+            process.kill(SIGSTOP)
+        }
+        var pid: Int32 { process.pid }
+        /// Ends the holder; the kernel releases its lock.
+        func end() throws {
+            process.kill(SIGKILL)
+            try process.waitForExit()
+        }
+        deinit { process.kill(SIGKILL) }
+    }
+
+    func onDisk() throws -> [String: PlistValue] {
+        guard let data = FileManager.default.contents(atPath: root.groupSuitePath(group)) else { return [:] }
+        return try PropertyListFormat.decodeDictionary(data)
+    }
+
+    @Test func theDefaultsToolGivesUpNamingTheHolder() throws {
+        let holder = try StoppedHolder(root: root, domain: group)
+        let write = try tool(["defaults", "write", group, "k", "v"], environment: ["GROUPSIM_LOCK_TIMEOUT": "0.5"])
+        #expect(write.status == 1)
+        #expect(write.stderr.contains("gave up waiting for the lock '"))
+        #expect(write.stderr.contains("process \(holder.pid) (groupsim) holds it"))
+        #expect(write.stderr.contains("kill -CONT \(holder.pid)"))
+        #expect(try onDisk()["k"] == nil)
+        try holder.end()
+        #expect(try tool(["defaults", "write", group, "k", "v"]).status == 0)
+    }
+
+    @Test func theAppAnswersPingWhileACommandWaitsForTheLock() throws {
+        let main = try AppProcess("main-app", root: root, environment: ["GROUPSIM_LOCK_TIMEOUT": "60", "GROUPSIM_DEFER_COMMITS": "1"])
+        let holder = try StoppedHolder(root: root, domain: group)
+        try main.set("theme", "dark")
+        main.process.write("{\"id\":\"sync\",\"cmd\":\"synchronize\"}")
+        main.process.write("{\"id\":\"alive\",\"cmd\":\"ping\"}")
+        let pong = try main.event(timeout: 20) { $0["id"] as? String == "alive" }
+        #expect(pong["ok"] as? Bool == true)
+        #expect(!main.unconsumed.contains { $0["id"] as? String == "sync" })
+        try holder.end()
+        let synchronized = try main.event(timeout: 20) { $0["id"] as? String == "sync" }
+        #expect(synchronized["ok"] as? Bool == true)
+        #expect(try onDisk()["theme"] == "dark")
+        main.closeInput()
+        #expect(try main.waitForExit() == 0)
+    }
+
+    @Test func theAppsCommandsFailNamingTheHolderAndTheChangeStaysPending() throws {
+        let main = try AppProcess("main-app", root: root, environment: ["GROUPSIM_LOCK_TIMEOUT": "0.5", "GROUPSIM_DEFER_COMMITS": "1"])
+        let holder = try StoppedHolder(root: root, domain: group)
+        try main.set("theme", "dark")
+        let synchronize = try main.request("synchronize")
+        #expect(synchronize["ok"] as? Bool == false)
+        #expect((synchronize["error"] as? String)?.contains("process \(holder.pid) (groupsim) holds it") == true)
+        let increment = try main.request("increment", ["key": "count"])
+        #expect(increment["ok"] as? Bool == false)
+        #expect((increment["error"] as? String)?.contains("process \(holder.pid) (groupsim) holds it") == true)
+        #expect(try main.get("theme").value == "dark")
+        try holder.end()
+        #expect(try main.request("synchronize")["ok"] as? Bool == true)
+        #expect(try onDisk()["theme"] == "dark")
+        #expect(try main.request("increment", ["key": "count"])["value"] as? Int == 1)
+        main.closeInput()
+        #expect(try main.waitForExit() == 0)
+    }
+
+    @Test func anExtensionStopsPromptlyOnSIGTERMAndSaysWhatWasNotSaved() throws {
+        let holder = try StoppedHolder(root: root, domain: group)
+        let intent = try AppProcess("intent-extension", root: root, arguments: ["SetLastNote", "text=hello"], environment: ["GROUPSIM_LOCK_TIMEOUT": "60"])
+        // Its own change event: the value is set and pending, its commit waiting for the lock.
+        try intent.change("lastNote") { $0 == "hello" }
+        intent.process.kill(SIGTERM)
+        let warning = try intent.event(timeout: 20) { $0["event"] as? String == "warning" && $0["kind"] as? String == "commit-failed" }
+        #expect((warning["message"] as? String)?.contains("without saving domain \(group)") == true)
+        try intent.event { $0["event"] as? String == "exit" && $0["status"] as? Int == 143 }
+        #expect(try intent.waitForExit() == 143)
+        #expect(try onDisk()["lastNote"] == nil)
+        try holder.end()
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+
+/// A run that did not end in time: the process was killed and the test fails
+/// with this, instead of hanging the whole test run.
+public struct HungProcess: Error, CustomStringConvertible {
+    public let description: String
+}
+
+/// Runs an executable to completion like `runProcess`, but kills it and
+/// throws `HungProcess` if it has not finished within `timeout` seconds.
+public func runBounded(_ executable: String, _ arguments: [String], environment: [String: String] = [:], timeout: TimeInterval = 20) throws -> ProcessResult {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+    let out = Pipe(), err = Pipe(), input = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    process.standardInput = input
+    try process.run()
+    try input.fileHandleForWriting.close()
+    let outputs = UnsafeSendableBox([Data(), Data()])
+    let finished = DispatchGroup()
+    for (index, pipe) in [out, err].enumerated() {
+        finished.enter()
+        DispatchQueue.global().async {
+            let data = pipe.fileHandleForReading.readDataToEndOfFile()
+            outputs.update { $0[index] = data }
+            finished.leave()
+        }
+    }
+    if finished.wait(timeout: .now() + timeout) == .timedOut {
+        kill(process.processIdentifier, SIGKILL)
+        finished.wait()
+        process.waitUntilExit()
+        let said = String(decoding: outputs.value[1], as: UTF8.self)
+        throw HungProcess(description: "\((executable as NSString).lastPathComponent) \(arguments) did not finish within \(timeout) s (killed); stderr: \(said)")
+    }
+    process.waitUntilExit()
+    return ProcessResult(
+        status: process.terminationStatus, stdout: String(decoding: outputs.value[0], as: UTF8.self),
+        stderr: String(decoding: outputs.value[1], as: UTF8.self))
+}
+
+/// `groupsim` with a simulation root, bounded in time (see `runBounded`).
+public func groupsimBounded(_ arguments: [String], root: TemporaryRoot, environment: [String: String] = [:], timeout: TimeInterval = 20) throws -> ProcessResult {
+    try runBounded(
+        BuiltExecutable.path("groupsim"), arguments,
+        environment: ["GROUPSIM_ROOT": root.path, "GROUPSIM_DEVICE": "iPhone"].merging(environment) { _, new in new }, timeout: timeout)
+}
