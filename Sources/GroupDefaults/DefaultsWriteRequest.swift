@@ -150,6 +150,19 @@ extension DefaultsWriteRequest {
     /// `defaults` tool, the simulated apps and the library's transactions.
     /// A value of the wrong type is an error, never silently replaced.
     public func apply(to contents: inout [String: PlistValue]) throws {
+        var result = contents
+        try applyUnchecked(to: &result)
+        // What any reader could not read back is refused before it is written.
+        switch self {
+        case .replaceDomain(let replacement):
+            try PlistValue.dictionary(replacement).checkNesting(what: "the new domain", limit: PlistLimits.maximumDepth)
+        case .set(let key, _), .arrayAdd(let key, _), .dictAdd(let key, _), .intAdd(let key, _):
+            try result[key]?.checkNesting(what: "the value for key \"\(key)\"", limit: PlistLimits.maximumValueDepth)
+        }
+        contents = result
+    }
+
+    private func applyUnchecked(to contents: inout [String: PlistValue]) throws {
         switch self {
         case .set(let key, let value):
             contents[key] = value

@@ -62,8 +62,7 @@ enum AppLauncher {
         let status: Int32 =
             if let console = sink as? ConsoleEventSink { ConsoleLoop.run(session: session, sink: console) }
             else { ControlProtocolLoop.run(session: session, output: .standardOutput) }
-        session.finish(status: status)
-        exit(status)
+        exit(session.finish(status: status))
     }
 }
 
@@ -123,7 +122,6 @@ public struct IntentExtensionCommand: ParsableCommand {
             sink.emit(.error(message: "\(error)"))
             status = 1
         }
-        session.finish(status: status)
-        Foundation.exit(status)
+        Foundation.exit(session.finish(status: status))
     }
 }

@@ -111,10 +111,14 @@ public final class AppSession: @unchecked Sendable {
     }
 
     /// Commits what is pending and says goodbye; used on every way out.
-    public func finish(status: Int32) {
-        store.synchronize()
+    /// Returns the status to exit with: 74 (EX_IOERR) instead of 0 when a
+    /// change could not be saved, so the failure is not mistaken for success.
+    public func finish(status: Int32) -> Int32 {
+        let saved = store.synchronize()
+        let final = saved || status != 0 ? status : 74
         // Changes are announced on the notification queue: let them all out before saying goodbye.
         PersistentDomain.deliverPendingNotifications()
-        events.emit(.exit(status: status))
+        events.emit(.exit(status: final))
+        return final
     }
 }

@@ -247,7 +247,8 @@ import PropertyList
         try FileManager.default.removeItem(atPath: preferences)
         #expect(FileManager.default.createFile(atPath: preferences, contents: Data("not a folder".utf8)))
         main.closeInput()
-        try main.event { $0["event"] as? String == "warning" && ($0["message"] as? String ?? "").contains("could not save domain group.com.example.notes") }
+        try main.event { $0["event"] as? String == "warning" && ($0["message"] as? String ?? "").contains("group.com.example.notes") }
+        try main.event { $0["event"] as? String == "exit" && $0["status"] as? Int == 74 }
         #expect(try main.waitForExit() == 74)
     }
 

@@ -143,6 +143,21 @@ import PropertyList
         #expect(try Data(contentsOf: URL(fileURLWithPath: folder + "/" + aside[0])) == Data("garbage".utf8))
     }
 
+    /// What the tool accepts, every reader reads: the domain's dictionary is
+    /// a file's first level, so a value may nest one level less than a file.
+    @Test func aValueTooDeepForReadersIsRefusedAndTheFileKept() throws {
+        _ = try ok(["defaults", "write", group, "k", "v"])
+        let before = try Data(contentsOf: URL(fileURLWithPath: root.groupSuitePath(group)))
+        let deep = String(repeating: "(", count: 512) + "x" + String(repeating: ")", count: 512)
+        let refused = try fails(["defaults", "write", group, "deep", deep])
+        #expect(refused.stderr.contains("more than 511 deep"), "\(refused.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: root.groupSuitePath(group))) == before)
+        let fits = String(repeating: "(", count: 511) + "x" + String(repeating: ")", count: 511)
+        _ = try ok(["defaults", "write", group, "deep", fits])
+        #expect(try onDisk()["deep"] != nil)
+        _ = try ok(["defaults", "write", group, "k", "still readable"])
+    }
+
     @Test func readingEveryDomainShowsTheReadableOnesAndNamesTheCorruptOne() throws {
         _ = try ok(["defaults", "write", group, "k", "v"])
         _ = try ok(["defaults", "write", "com.example.app", "theme", "dark"])
