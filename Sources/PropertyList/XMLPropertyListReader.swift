@@ -412,6 +412,9 @@ struct XMLReader {
         else { throw fail() }
         let days = XMLDate.days(year: signedYear, month: month, day: day)
         let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - XMLDate.referenceSinceUnixEpoch
+        guard abs(Double(seconds)) <= XMLDate.limit else {
+            throw error("<date> \(trimmed) is more than 3 million years from 2001, further than a property list holds", at: offset)
+        }
         return Date(timeIntervalSinceReferenceDate: Double(seconds))
     }
 
