@@ -9,10 +9,9 @@ import Foundation
 public enum XMLPropertyList {
     public static func isXML(_ data: Data) -> Bool {
         let head = data.prefix(512)
-        guard let bytes = try? XMLText.utf8Bytes(of: head, partial: true),
-              let text = String(validating: bytes.prefix(256), as: UTF8.self)
-              ?? String(validating: bytes.prefix(253), as: UTF8.self)  // a character cut at the end
-        else { return false }
+        guard let bytes = try? XMLText.utf8Bytes(of: head, partial: true) else { return false }
+        // Only the start matters: a character cut at the end may be replaced.
+        let text = String(decoding: bytes.prefix(256), as: UTF8.self)
         let trimmed = text.drop(while: { $0.isWhitespace || $0 == "\u{FEFF}" })
         return trimmed.hasPrefix("<?xml") || trimmed.hasPrefix("<!DOCTYPE plist") || trimmed.hasPrefix("<plist")
     }
