@@ -64,8 +64,12 @@ struct XMLReader {
     var atEnd: Bool { position >= bytes.count }
 
     func peek(_ text: String) -> Bool {
-        let pattern = Array(text.utf8)
-        return bytes.count - position >= pattern.count && bytes[position..<position + pattern.count].elementsEqual(pattern)
+        var index = position
+        for byte in text.utf8 {
+            guard index < bytes.count, bytes[index] == byte else { return false }
+            index += 1
+        }
+        return true
     }
 
     mutating func skip(_ text: String) -> Bool {
