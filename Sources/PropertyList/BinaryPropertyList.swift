@@ -186,7 +186,7 @@ public enum BinaryPropertyList {
                 offset: 0, reason: "the data is \(data.count) bytes, more than the \(PlistLimits.maximumFileSize) a property list may have")
         }
         var reader = try Reader(bytes: [UInt8](data))
-        return try reader.value(of: reader.topObject, depth: 0)
+        return try reader.value(of: reader.topObject, depth: 0).value
     }
 
     private struct Reader {
@@ -198,15 +198,25 @@ public enum BinaryPropertyList {
         /// Where the offset table starts, which is also where the objects end.
         let offsetTable: Int
 
-        /// Each object once decoded; with `heights` and `counts`, what a later
-        /// reference to it reuses instead of decoding it again.
-        var values: [PlistValue?]
-        /// How deep each decoded collection nests (a scalar is 0).
-        var heights: [UInt16]
-        /// How many values each decoded object expands to, itself included.
-        var counts: [UInt32]
-        /// Collections being decoded, so one that contains itself is caught.
-        var inProgress: [Bool]
+        /// An object decoded: its value, how deep it nests (a scalar is 0) and
+        /// how many values it expands to, itself included.
+        struct Decoded {
+            let value: PlistValue
+            let height: UInt16
+            let count: UInt32
+            static func scalar(_ value: PlistValue) -> Decoded { Decoded(value: value, height: 0, count: 1) }
+        }
+
+        /// Collections, long strings and data once decoded, which a later
+        /// reference reuses instead of decoding again. Numbers and short
+        /// strings (stored inline, no allocation) cost less to decode again.
+        var kept: [Decoded] = []
+        /// Per object: its index in `kept`, `notKept`, or `inProgress` while a
+        /// collection is being decoded (so one that contains itself is caught).
+        /// Plain integers: checking them is cheaper than an optional per object.
+        var slots: [Int32]
+        static let notKept: Int32 = -1
+        static let inProgress: Int32 = -2
 
         init(bytes: [UInt8]) throws {
             self.bytes = bytes
@@ -246,13 +256,12 @@ public enum BinaryPropertyList {
             objectCount = Int(count)
             topObject = Int(top)
             offsetTable = Int(table)
-            values = Array(repeating: nil, count: objectCount)
-            heights = Array(repeating: 0, count: objectCount)
-            counts = Array(repeating: 0, count: objectCount)
-            inProgress = Array(repeating: false, count: objectCount)
+            slots = Array(repeating: Self.notKept, count: objectCount)
         }
 
+        @inline(__always)
         static func readUInt(_ bytes: [UInt8], at offset: Int, width: Int) -> UInt64 {
+            if width == 1 { return UInt64(bytes[offset]) }  // the common case, for offsets and references
             var value: UInt64 = 0
             for i in 0..<width { value = (value << 8) | UInt64(bytes[offset + i]) }
             return value
@@ -277,6 +286,7 @@ public enum BinaryPropertyList {
             return Int(raw)
         }
 
+        @inline(__always)
         func offset(of index: Int) throws -> Int {
             let entry = offsetTable + index * offsetSize
             let value = Self.readUInt(bytes, at: entry, width: offsetSize)
@@ -305,32 +315,49 @@ public enum BinaryPropertyList {
             return (Int(value), offset + 2 + width)
         }
 
-        /// The value of object `index`, decoded once. `depth` is how many
-        /// collections enclose it on the path that reached it.
-        mutating func value(of index: Int, depth: Int) throws -> PlistValue {
-            if let known = values[index] {
-                guard depth + Int(heights[index]) <= PlistLimits.maximumDepth else {
+        /// Object `index`, decoded once if it is worth keeping. `depth` is how
+        /// many collections enclose it on the path that reached it.
+        mutating func value(of index: Int, depth: Int) throws -> Decoded {
+            let slot = slots[index]
+            if slot >= 0 {
+                let known = kept[Int(slot)]
+                guard depth + Int(known.height) <= PlistLimits.maximumDepth else {
                     throw corrupt(try offset(of: index), "the value nests arrays and dictionaries deeper than \(PlistLimits.maximumDepth)")
                 }
                 return known
             }
             let start = try offset(of: index)
-            if inProgress[index] { throw corrupt(start, "object \(index) contains itself") }
-            let (value, height, count) = try decodeObject(index, at: start, depth: depth)
-            values[index] = value
-            heights[index] = UInt16(height)
-            counts[index] = UInt32(count)
-            return value
+            if slot == Self.inProgress { throw corrupt(start, "object \(index) contains itself") }
+            let (decoded, keep) = try decodeObject(index, at: start, depth: depth)
+            if keep {
+                slots[index] = Int32(kept.count)  // fewer objects than PlistLimits.maximumValueCount
+                kept.append(decoded)
+            }
+            return decoded
         }
 
-        /// Decodes one object: its value, how deep it nests, and how many values it expands to.
-        mutating func decodeObject(_ index: Int, at start: Int, depth: Int) throws -> (PlistValue, Int, Int) {
+        /// A 0x5_ string's bytes: ASCII (as Apple's writers make them) or else
+        /// valid UTF-8. ASCII is checked first because it is the common case
+        /// and String(validating:) is several times slower on it.
+        func utf8String(_ body: Int, _ length: Int, object index: Int, at start: Int) throws -> String {
+            try bytes.withUnsafeBufferPointer { buffer in
+                let slice = UnsafeBufferPointer(rebasing: buffer[body..<body + length])
+                if slice.allSatisfy({ $0 < 0x80 }) { return String(decoding: slice, as: UTF8.self) }
+                guard let string = String(validating: slice, as: UTF8.self) else {
+                    throw corrupt(start, "string object \(index) is not valid UTF-8")
+                }
+                return string
+            }
+        }
+
+        /// Decodes one object, and whether it is worth keeping for later references.
+        mutating func decodeObject(_ index: Int, at start: Int, depth: Int) throws -> (Decoded, keep: Bool) {
             let marker = bytes[start]
             switch marker >> 4 {
             case 0x0:
                 switch marker {
-                case 0x08: return (.bool(false), 0, 1)
-                case 0x09: return (.bool(true), 0, 1)
+                case 0x08: return (.scalar(.bool(false)), false)
+                case 0x09: return (.scalar(.bool(true)), false)
                 default: throw corrupt(start, "null or fill objects are not property-list values")
                 }
             case 0x1:
@@ -344,37 +371,34 @@ public enum BinaryPropertyList {
                     guard high == 0, let fitting = Int64(exactly: low) else {
                         throw corrupt(start, "integer does not fit in 64 bits")
                     }
-                    return (.integer(fitting), 0, 1)
+                    return (.scalar(.integer(fitting)), false)
                 }
                 // 1, 2 and 4-byte integers are unsigned, 8-byte ones signed.
                 let raw = Self.readUInt(bytes, at: start + 1, width: width)
-                return (.integer(width == 8 ? Int64(bitPattern: raw) : Int64(raw)), 0, 1)
+                return (.scalar(.integer(width == 8 ? Int64(bitPattern: raw) : Int64(raw))), false)
             case 0x2:
                 switch marker & 0x0F {
                 case 2:
                     try need(start + 1, 4, for: "a real")
-                    return (.real(Double(Float(bitPattern: UInt32(Self.readUInt(bytes, at: start + 1, width: 4))))), 0, 1)
+                    return (.scalar(.real(Double(Float(bitPattern: UInt32(Self.readUInt(bytes, at: start + 1, width: 4)))))), false)
                 case 3:
                     try need(start + 1, 8, for: "a real")
-                    return (.real(Double(bitPattern: Self.readUInt(bytes, at: start + 1, width: 8))), 0, 1)
+                    return (.scalar(.real(Double(bitPattern: Self.readUInt(bytes, at: start + 1, width: 8)))), false)
                 default: throw corrupt(start, "invalid real width")
                 }
             case 0x3:
                 guard marker == 0x33 else { throw corrupt(start, "invalid date marker") }
                 try need(start + 1, 8, for: "a date")
                 let seconds = Double(bitPattern: Self.readUInt(bytes, at: start + 1, width: 8))
-                return (.date(Date(timeIntervalSinceReferenceDate: seconds)), 0, 1)
+                return (.scalar(.date(Date(timeIntervalSinceReferenceDate: seconds))), false)
             case 0x4:
                 let (length, body) = try length(at: start)
                 try need(body, length, for: "data")
-                return (.data(Data(bytes[body..<body + length])), 0, 1)
+                return (.scalar(.data(Data(bytes[body..<body + length]))), length > 15)
             case 0x5:
                 let (length, body) = try length(at: start)
                 try need(body, length, for: "a string")
-                guard let string = String(validating: bytes[body..<body + length], as: UTF8.self) else {
-                    throw corrupt(start, "string object \(index) is not valid UTF-8")
-                }
-                return (.string(string), 0, 1)
+                return (.scalar(.string(try utf8String(body, length, object: index, at: start))), length > 15)
             case 0x6:
                 let (length, body) = try length(at: start)
                 try need(body, length * 2, for: "a string")  // length is below the data's size: no overflow
@@ -384,7 +408,7 @@ public enum BinaryPropertyList {
                 guard let string = String(validating: units, as: UTF16.self) else {
                     throw corrupt(start, "string object \(index) is not valid UTF-16 (an unpaired surrogate)")
                 }
-                return (.string(string), 0, 1)
+                return (.scalar(.string(string)), length > 7)
             case 0xA, 0xD:
                 return try decodeCollection(index, at: start, depth: depth, isDictionary: marker >> 4 == 0xD)
             default:
@@ -392,7 +416,7 @@ public enum BinaryPropertyList {
             }
         }
 
-        mutating func decodeCollection(_ index: Int, at start: Int, depth: Int, isDictionary: Bool) throws -> (PlistValue, Int, Int) {
+        mutating func decodeCollection(_ index: Int, at start: Int, depth: Int, isDictionary: Bool) throws -> (Decoded, keep: Bool) {
             guard depth < PlistLimits.maximumDepth else {
                 throw corrupt(start, "the value nests arrays and dictionaries deeper than \(PlistLimits.maximumDepth)")
             }
@@ -401,45 +425,47 @@ public enum BinaryPropertyList {
             let (refBytes, overflow) = length.multipliedReportingOverflow(by: refSize * refsPerEntry)
             guard !overflow else { throw corrupt(start, "collection length \(length) is more than the data holds") }
             try need(body, refBytes, for: isDictionary ? "a dictionary" : "an array")
-            inProgress[index] = true
-            defer { inProgress[index] = false }
+            slots[index] = Self.inProgress
+            defer { slots[index] = Self.notKept }
 
+            // Written out rather than in local functions: those capture the
+            // reader, and copying it per call tripled the decoding time.
             var height = 0
             var count = 1
-            func reference(_ i: Int) throws -> Int {
-                let at = body + i * refSize
-                return try objectIndex(Self.readUInt(bytes, at: at, width: refSize), at: at)
-            }
-            func add(_ child: Int) throws {
-                height = max(height, Int(heights[child]))
-                count += Int(counts[child])
-                guard count <= PlistLimits.maximumValueCount else {
-                    throw corrupt(start, "the value holds more than \(PlistLimits.maximumValueCount) values (shared references counted each time they are used)")
-                }
-            }
             if !isDictionary {
                 var elements = [PlistValue]()
                 elements.reserveCapacity(length)
                 for i in 0..<length {
-                    let child = try reference(i)
-                    elements.append(try value(of: child, depth: depth + 1))
-                    try add(child)
+                    let at = body + i * refSize
+                    let element = try value(of: try objectIndex(Self.readUInt(bytes, at: at, width: refSize), at: at), depth: depth + 1)
+                    elements.append(element.value)
+                    height = max(height, Int(element.height))
+                    count += Int(element.count)
+                    if count > PlistLimits.maximumValueCount { throw tooManyValues(at: start) }
                 }
-                return (.array(elements), height + 1, count)
+                return (Decoded(value: .array(elements), height: UInt16(height + 1), count: UInt32(count)), true)
             }
             var dictionary = [String: PlistValue](minimumCapacity: length)
             for i in 0..<length {
-                let keyObject = try reference(i)
-                guard case .string(let key) = try value(of: keyObject, depth: depth + 1) else {
-                    throw corrupt(body + i * refSize, "dictionary key (object \(keyObject)) is not a string")
+                let keyAt = body + i * refSize
+                let keyObject = try objectIndex(Self.readUInt(bytes, at: keyAt, width: refSize), at: keyAt)
+                guard case .string(let key) = try value(of: keyObject, depth: depth + 1).value else {
+                    throw corrupt(keyAt, "dictionary key (object \(keyObject)) is not a string")
                 }
-                let child = try reference(length + i)
-                guard dictionary.updateValue(try value(of: child, depth: depth + 1), forKey: key) == nil else {
-                    throw corrupt(body + i * refSize, "key \"\(key)\" appears twice in one dictionary")
+                let valueAt = body + (length + i) * refSize
+                let entry = try value(of: try objectIndex(Self.readUInt(bytes, at: valueAt, width: refSize), at: valueAt), depth: depth + 1)
+                guard dictionary.updateValue(entry.value, forKey: key) == nil else {
+                    throw corrupt(keyAt, "key \"\(key)\" appears twice in one dictionary")
                 }
-                try add(child)
+                height = max(height, Int(entry.height))
+                count += Int(entry.count)
+                if count > PlistLimits.maximumValueCount { throw tooManyValues(at: start) }
             }
-            return (.dictionary(dictionary), height + 1, count)
+            return (Decoded(value: .dictionary(dictionary), height: UInt16(height + 1), count: UInt32(count)), true)
+        }
+
+        func tooManyValues(at offset: Int) -> PropertyListError {
+            corrupt(offset, "the value holds more than \(PlistLimits.maximumValueCount) values (shared references counted each time they are used)")
         }
     }
 }

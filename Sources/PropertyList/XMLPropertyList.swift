@@ -9,10 +9,9 @@ import Foundation
 public enum XMLPropertyList {
     public static func isXML(_ data: Data) -> Bool {
         let head = data.prefix(512)
-        guard let bytes = try? XMLText.utf8Bytes(of: head, partial: true),
-              let text = String(validating: bytes.prefix(256), as: UTF8.self)
-              ?? String(validating: bytes.prefix(253), as: UTF8.self)  // a character cut at the end
-        else { return false }
+        guard let bytes = try? XMLText.utf8Bytes(of: head, partial: true) else { return false }
+        // Only the start matters: a character cut at the end may be replaced.
+        let text = String(decoding: bytes.prefix(256), as: UTF8.self)
         let trimmed = text.drop(while: { $0.isWhitespace || $0 == "\u{FEFF}" })
         return trimmed.hasPrefix("<?xml") || trimmed.hasPrefix("<!DOCTYPE plist") || trimmed.hasPrefix("<plist")
     }
@@ -44,12 +43,11 @@ public enum XMLPropertyList {
 
     /// "2026-11-22T03:00:00Z": whole seconds, proleptic Gregorian calendar, as
     /// Apple writes them; the reader takes back exactly this form. A date the
-    /// form cannot hold (not finite, or beyond ±3 million years) is written
+    /// form cannot hold (not finite, or beyond `XMLDate.limit`) is written
     /// as the nearest one it can, and NaN as the reference date.
     package static func formatDate(_ date: Date) -> String {
-        let bound = 1e14
         let interval = date.timeIntervalSinceReferenceDate
-        let clamped = interval.isNaN ? 0 : min(max(interval, -bound), bound)
+        let clamped = interval.isNaN ? 0 : min(max(interval, -XMLDate.limit), XMLDate.limit)
         let seconds = Int64(clamped.rounded(.down)) + XMLDate.referenceSinceUnixEpoch
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let secondOfDay = seconds - days * 86_400
@@ -135,6 +133,10 @@ public enum XMLPropertyList {
 enum XMLDate {
     /// Seconds from 1970-01-01 to 2001-01-01, Foundation's reference date.
     static let referenceSinceUnixEpoch: Int64 = 978_307_200
+
+    /// The furthest a date may lie from the reference date, in seconds
+    /// (about 3 million years), in what the writer writes and the reader reads alike.
+    static let limit: Double = 1e14
 
     /// Days since 1970-01-01 of a civil date (any year).
     static func days(year: Int64, month: Int64, day: Int64) -> Int64 {

@@ -64,8 +64,12 @@ struct XMLReader {
     var atEnd: Bool { position >= bytes.count }
 
     func peek(_ text: String) -> Bool {
-        let pattern = Array(text.utf8)
-        return bytes.count - position >= pattern.count && bytes[position..<position + pattern.count].elementsEqual(pattern)
+        var index = position
+        for byte in text.utf8 {
+            guard index < bytes.count, bytes[index] == byte else { return false }
+            index += 1
+        }
+        return true
     }
 
     mutating func skip(_ text: String) -> Bool {
@@ -412,6 +416,9 @@ struct XMLReader {
         else { throw fail() }
         let days = XMLDate.days(year: signedYear, month: month, day: day)
         let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - XMLDate.referenceSinceUnixEpoch
+        guard abs(Double(seconds)) <= XMLDate.limit else {
+            throw error("<date> \(trimmed) is more than 3 million years from 2001, further than a property list holds", at: offset)
+        }
         return Date(timeIntervalSinceReferenceDate: Double(seconds))
     }
 

@@ -136,6 +136,12 @@ import Testing
             #expect(try value("<date>\(XMLPropertyList.formatDate(date))</date>") == .date(date))
         }
         #expect(XMLPropertyList.formatDate(Date(timeIntervalSinceReferenceDate: 0)) == "2001-01-01T00:00:00Z")
+        // What the writer clamps to, the reader reads; nothing further (found by fuzzing).
+        for extreme in [1e20, -1e20, .infinity] as [Double] {
+            let text = XMLPropertyList.formatDate(Date(timeIntervalSinceReferenceDate: extreme))
+            #expect(try value("<date>\(text)</date>") == .date(Date(timeIntervalSinceReferenceDate: extreme < 0 ? -1e14 : 1e14)))
+        }
+        expectInvalid("<plist><date>-009999901-01-01T00:00:00Z</date></plist>", line: 1, containing: "more than 3 million years")
         #expect(XMLPropertyList.formatDate(Date(timeIntervalSinceReferenceDate: 1.75)) == "2001-01-01T00:00:01Z")
     }
 
