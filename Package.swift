@@ -34,21 +34,29 @@ let package = Package(
         .target(name: "SpecFormat", dependencies: ["PropertyList", .product(name: "Yams", package: "Yams")]),
         // Terminal styling and line output shared by the command-line faces.
         .target(name: "Terminal"),
-        // The simulated app processes: manifest, session, the two faces (prompt, JSON protocol).
+        // The control protocol between a driver and a simulated process: requests, responses,
+        // events, roles, and their one encoder and one decoder. Pure.
+        .target(name: "AppProtocol", dependencies: ["PropertyList"]),
+        // What a simulated app is (its manifest) and where it is installed (devices).
+        .target(name: "AppModel", dependencies: ["AppProtocol", "GroupDefaults", "PropertyList", "SharedFiles", "SpecFormat"]),
+        // The simulated app processes: session, widget timeline, intents, the two faces (prompt, JSON protocol).
         .target(name: "SimulatedApp", dependencies: [
-            "GroupDefaults", "SpecFormat", "Terminal",
+            "AppModel", "AppProtocol", "GroupDefaults", "PropertyList", "SharedFiles", "Terminal",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .executableTarget(name: "main-app", dependencies: ["SimulatedApp"]),
         .executableTarget(name: "widget", dependencies: ["SimulatedApp"]),
         .executableTarget(name: "intent-extension", dependencies: ["SimulatedApp"]),
         // Scenario files: their model, the runner that drives real processes, and the reports.
+        // It drives the roles only through processes and the protocol: it knows the protocol and the
+        // app model, never the simulated processes' code.
         .target(name: "Scenarios", dependencies: [
-            "SimulatedApp", "SpecFormat", "ChildProcess", "GroupDefaults", "Terminal", .product(name: "Yams", package: "Yams"),
+            "AppModel", "AppProtocol", "ChildProcess", "GroupDefaults", "PropertyList", "SharedFiles", "SpecFormat", "Terminal",
+            .product(name: "Yams", package: "Yams"),
         ]),
         // The `groupsim` command tree; the executable only calls into it.
         .target(name: "GroupSimCLI", dependencies: [
-            "GroupDefaults", "SharedFiles", "SimulatedApp", "Scenarios", "Terminal",
+            "AppModel", "AppProtocol", "GroupDefaults", "PropertyList", "SharedFiles", "Scenarios", "Terminal",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .executableTarget(name: "groupsim", dependencies: ["GroupSimCLI"]),
@@ -80,7 +88,7 @@ let package = Package(
 if Context.environment["GROUPSIM_FUZZ"] == "1" {
     package.targets.append(.executableTarget(
         name: "groupsim-fuzz",
-        dependencies: ["PropertyList", "GroupDefaults", "SimulatedApp", "Scenarios", "SpecFormat"],
+        dependencies: ["AppProtocol", "GroupDefaults", "PropertyList", "Scenarios", "SpecFormat"],
         path: "Fuzz/Sources",
         swiftSettings: [.unsafeFlags(["-parse-as-library"])]
     ))

@@ -2,7 +2,8 @@ import Foundation
 import GroupDefaults
 import PropertyList
 import Scenarios
-import SimulatedApp
+import AppModel
+import AppProtocol
 import SpecFormat
 
 /// Text that reaches the processes from outside: launch arguments, protocol
@@ -17,7 +18,7 @@ enum InputFuzzTargets {
 
     /// One request line of the JSON protocol.
     static func controlProtocol(_ data: Data) {
-        let (id, _) = ControlProtocol.parse(String(decoding: data, as: UTF8.self))
+        let (id, _) = ControlProtocol.parseRequest(String(decoding: data, as: UTF8.self))
         // The id is echoed into the response line: it must be JSON itself.
         require((try? JSONSerialization.jsonObject(with: Data(id.utf8), options: .fragmentsAllowed)) != nil, "response id \(id) is not JSON")
     }

@@ -1,3 +1,5 @@
+import AppModel
+import AppProtocol
 import ArgumentParser
 import Foundation
 import GroupDefaults
@@ -70,10 +72,8 @@ final class ChangePrinter: @unchecked Sendable {
     func change(_ change: DefaultsChange) {
         let now = Date()
         if json {
-            emit("{\"event\":\"change\",\"domain\":\(PlistJSON.quote(domain)),\"key\":\(PlistJSON.quote(change.key)),"
-                + "\"old\":\(PlistJSON.encode(change.old)),\"new\":\(PlistJSON.encode(change.new)),"
-                + "\"origin\":\"\(change.origin.rawValue)\",\"valueDomain\":\(change.valueDomain.map(PlistJSON.quote) ?? "null"),"
-                + "\"time\":\(PlistJSON.quote(PlistJSON.timestamp(now)))}")
+            // The same change line the simulated apps write.
+            emit(ControlProtocol.event(.change(ValueChange(change)), at: now))
             return
         }
         let time = now.formatted(.iso8601.time(includingFractionalSeconds: true))

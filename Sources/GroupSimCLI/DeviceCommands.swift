@@ -1,7 +1,8 @@
 import ArgumentParser
 import Foundation
 import GroupDefaults
-import SimulatedApp
+import AppModel
+import AppProtocol
 
 /// `groupsim device …`: simulated devices, as `simctl` manages simulators.
 struct DeviceCommand: ParsableCommand {
@@ -51,7 +52,7 @@ struct DeviceCommand: ParsableCommand {
 }
 
 /// `groupsim app …`: installing simulated apps on devices.
-struct AppCommand: ParsableCommand {
+struct AppManagementCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "app", abstract: "Install simulated apps (manifests) on devices.",
         subcommands: [Install.self, List.self, Uninstall.self, Example.self])

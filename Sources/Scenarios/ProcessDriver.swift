@@ -1,7 +1,8 @@
 import ChildProcess
 import Foundation
 import PropertyList
-import SimulatedApp
+import AppModel
+import AppProtocol
 
 /// Why a scenario stopped: the step, what was expected and what was found.
 public struct StepFailure: Error, Sendable, CustomStringConvertible {
@@ -48,23 +49,25 @@ final class ProcessDriver: @unchecked Sendable {
 
     private func readLoop() {
         while let line = try? process.nextLine(timeout: 365 * 86_400) {
-            guard let fields = ScenarioLog.fields(of: line) else {
+            guard let decoded = try? ControlProtocol.decode(line) else {
                 log.record(process: name, kind: .stderr, name: "output", text: line)
                 continue
             }
             condition.lock()
-            if case .integer(let id)? = fields["id"] {
-                let ok = fields["ok"] == .bool(true)
-                let event = log.record(process: name, kind: .response, name: "response", fields: fields,
-                                       text: ok ? "ok" : "error: \(fields["error"]?.stringValue ?? "?")")
-                responses[Int(id)] = event
-                if let covered = pendingSyncs.removeValue(forKey: Int(id)), ok {
-                    acknowledged += covered
-                    acknowledgedSyncs += 1
+            switch decoded.message {
+            case .response(let response):
+                let event = log.record(process: name, kind: .response, name: "response", fields: decoded.fields,
+                                       text: response.ok ? "ok" : "error: \(response.error ?? "?")")
+                if let id = response.id.flatMap({ Int(exactly: $0) }) {
+                    responses[id] = event
+                    if let covered = pendingSyncs.removeValue(forKey: id), response.ok {
+                        acknowledged += covered
+                        acknowledgedSyncs += 1
+                    }
                 }
-            } else {
-                let name = fields["event"]?.stringValue ?? "?"
-                let event = log.record(process: self.name, kind: .event, name: name, fields: fields, text: Self.describe(name, fields))
+            case .event(let appEvent, _):
+                let event = log.record(process: self.name, kind: .event, name: appEvent.name, fields: decoded.fields,
+                                       text: Self.describe(appEvent), appEvent: appEvent)
                 events.append(event)
             }
             condition.unlock()
@@ -78,45 +81,44 @@ final class ProcessDriver: @unchecked Sendable {
         finished = true
         exitStatusValue = status
         log.record(process: name, kind: .exit, name: "exit", fields: ["status": .integer(Int64(status ?? -1))],
-                   text: "exited with status \(status.map(String.init) ?? "?")")
+                   text: "exited with status \(status.map(String.init) ?? "?")", appEvent: .exit(status: status ?? -1))
         condition.unlock()
         condition.broadcast()
     }
 
-    static func describe(_ event: String, _ fields: [String: PlistValue]) -> String {
+    /// A short human text for an event, for the log and the failure report.
+    static func describe(_ event: AppEvent) -> String {
         func show(_ value: PlistValue?) -> String { value.map { PlistJSON.encode($0) } ?? "absent" }
         switch event {
-        case "change":
-            return "change \(fields["key"]?.stringValue ?? "?"): \(show(fields["old"])) → \(show(fields["new"])) (\(fields["origin"]?.stringValue ?? "?"))"
-        case "render":
-            let card = EventMatcher.card(of: RecordedEvent(time: 0, process: "", kind: .event, name: event, fields: fields, text: ""))
-            return "render (\(fields["reason"]?.stringValue ?? "?")): " + card.keys.sorted().map { "\($0)=\(show(card[$0]!))" }.joined(separator: " ")
-        case "warning": return "warning \(fields["kind"]?.stringValue ?? ""): \(fields["message"]?.stringValue ?? "")"
-        case "error": return "error: \(fields["message"]?.stringValue ?? "")"
-        case "intent-result": return "intent \(fields["intent"]?.stringValue ?? "?") → \(fields["key"]?.stringValue ?? "?") = \(show(fields["value"]))"
-        case "exit": return "exit \(show(fields["status"]))"
-        default: return event
+        case .change(let change): return "change \(change.key): \(show(change.old)) → \(show(change.new)) (\(change.origin))"
+        case .render(let card, let reason):
+            return "render (\(reason)): " + card.sorted { $0.key < $1.key }.map { "\($0.key)=\(show($0.value))" }.joined(separator: " ")
+        case .warning(let kind, let message): return "warning \(kind): \(message)"
+        case .error(let message): return "error: \(message)"
+        case .intentResult(let intent, let key, let value): return "intent \(intent) → \(key) = \(show(value))"
+        case .exit(let status): return "exit \(status)"
+        case .ready, .notification: return event.name
         }
     }
 
     /// Sends a command without waiting; returns its request id.
     @discardableResult
-    func send(_ command: AppCommand) -> Int {
+    func send(_ command: AppRequest) -> Int {
         let id = condition.withLock { () -> Int in
             nextID += 1
             return nextID
         }
-        process.write(ControlProtocol.request(id: id, command))
+        process.write(ControlProtocol.requestLine(id: id, command))
         return id
     }
 
     /// Sends a command and waits for its response; an error response fails the step.
     @discardableResult
-    func request(_ command: AppCommand, timeout: Double = 10) throws -> RecordedEvent {
+    func request(_ command: AppRequest, timeout: Double = 10) throws -> RecordedEvent {
         let id = send(command)
         let response = try waitForResponse(id, timeout: timeout)
-        guard response.fields["ok"] == .bool(true) else {
-            throw CheckFailed("\(name) answered: \(response.fields["error"]?.stringValue ?? "error")")
+        guard let answer = response.response, answer.ok else {
+            throw CheckFailed("\(name) answered: \(response.response?.error ?? "error")")
         }
         return response
     }
@@ -145,7 +147,8 @@ final class ProcessDriver: @unchecked Sendable {
                 guard matcher.status == nil || matcher.status == Int(status) else {
                     throw CheckFailed("\(name) exited with status \(status), not \(matcher.status!)")
                 }
-                return RecordedEvent(time: log.now, process: name, kind: .exit, name: "exit", fields: ["status": .integer(Int64(status))], text: "exit")
+                return RecordedEvent(time: log.now, process: name, kind: .exit, name: "exit", fields: ["status": .integer(Int64(status))], text: "exit",
+                                     appEvent: .exit(status: status))
             }
             if !condition.wait(until: deadline) { throw CheckFailed("no \(matcher) event in \(name) within \(timeout) s") }
         }
@@ -167,7 +170,7 @@ final class ProcessDriver: @unchecked Sendable {
                     pendingSyncs[nextID] = covered
                     return nextID
                 }
-                process.write(ControlProtocol.request(id: id, .synchronize))
+                process.write(ControlProtocol.requestLine(id: id, .synchronize))
                 covered = []
                 lastID = id
             }

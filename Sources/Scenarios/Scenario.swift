@@ -1,6 +1,7 @@
 import Foundation
 import PropertyList
-import SimulatedApp
+import AppModel
+import AppProtocol
 
 /// One scenario file, checked and ready to run.
 public struct Scenario: Sendable {
@@ -45,7 +46,7 @@ public struct Step: Sendable {
         case launch([String])
         case restart(process: String, arguments: [String]?)
         case quit(String)
-        case command(process: String, AppCommand)
+        case command(process: String, AppRequest)
         /// `result`: the value the intent must report having stored (Some(nil): absent).
         case intent(name: String, parameters: [String: String], device: String?, status: Int32, arguments: [String], result: PlistValue??)
         case defaults(arguments: [String], status: Int32)

@@ -1,3 +1,4 @@
+import AppProtocol
 import Foundation
 import PropertyList
 import SharedFiles
@@ -14,12 +15,28 @@ public struct RecordedEvent: Sendable {
     public let kind: Kind
     /// The event's name ("change", "render" …), the action's step keyword, or "response".
     public let name: String
-    /// The JSON fields (null fields are left out).
+    /// The JSON fields (null fields are left out): as the process wrote them,
+    /// or what the runner noted of its own action.
     public let fields: [String: PlistValue]
     /// A short human text.
     public let text: String
+    /// The event a process sent (or its exit, as the runner saw it), decoded.
+    public let appEvent: AppEvent?
 
-    public func string(_ field: String) -> String? { fields[field]?.stringValue }
+    /// The key an event or action is about: a change's key, an intent's, or the key a step wrote.
+    public var key: String? {
+        switch appEvent {
+        case .change(let change)?: change.key
+        case .intentResult(_, let key, _)?: key
+        default: kind == .action ? fields["key"]?.stringValue : nil
+        }
+    }
+
+    /// A change event, if this is one.
+    public var change: ValueChange? { if case .change(let change)? = appEvent { change } else { nil } }
+
+    /// A response's fields, typed.
+    public var response: ProtocolResponse? { kind == .response ? ProtocolResponse(fields: fields) : nil }
 }
 
 /// Every recorded event of one scenario run, in order.
@@ -31,61 +48,44 @@ public final class ScenarioLog: @unchecked Sendable {
     public var now: UInt64 { MonotonicClock.now() - start }
 
     @discardableResult
-    func record(process: String, kind: RecordedEvent.Kind, name: String, fields: [String: PlistValue] = [:], text: String) -> RecordedEvent {
-        let event = RecordedEvent(time: now, process: process, kind: kind, name: name, fields: fields, text: text)
+    func record(process: String, kind: RecordedEvent.Kind, name: String, fields: [String: PlistValue] = [:], text: String,
+                appEvent: AppEvent? = nil) -> RecordedEvent {
+        let event = RecordedEvent(time: now, process: process, kind: kind, name: name, fields: fields, text: text, appEvent: appEvent)
         lock.withLock { entries.append(event) }
         return event
     }
 
     public var all: [RecordedEvent] { lock.withLock { entries } }
-
-    /// How deep a value sits in a response or event line below its field:
-    /// a render's card holds `[{"value": V}]`, two levels above V.
-    static let fieldWrapping = 2
-
-    /// Decodes one protocol line into fields (nulls dropped), with the strict
-    /// reader the processes use, so values are recorded exactly as sent.
-    static func fields(of line: String) -> [String: PlistValue]? {
-        guard let object = try? PlistJSON.parseObject(line, maximumFieldDepth: PlistLimits.maximumDepth + fieldWrapping) else { return nil }
-        var fields: [String: PlistValue] = [:]
-        for (key, value) in object where value != .null {
-            fields[key] = try? PlistJSON.decode(value, droppingNulls: true)
-        }
-        return fields
-    }
 }
 
 extension EventMatcher {
     /// Whether a recorded event is the one this matcher describes.
     func matches(_ event: RecordedEvent) -> Bool {
-        guard event.kind == .event || event.kind == .exit, event.name == self.event else { return false }
-        if let key, event.string("key") != key { return false }
-        if let value, event.fields["new"] != value { return false }
-        if let origin, event.string("origin") != origin { return false }
-        if let reason, event.string("reason") != reason { return false }
-        if let kind, event.string("kind") != kind { return false }
-        if let status, Conversions.integerValue(event.fields["status"]) != Int64(status) { return false }
+        guard event.kind == .event || event.kind == .exit, event.name == self.event, let appEvent = event.appEvent else { return false }
+        if let key, event.key != key { return false }
+        if let value, event.change?.new != value { return false }
+        if let origin, event.change?.origin != origin { return false }
+        if let reason {
+            guard case .render(_, let found) = appEvent, found == reason else { return false }
+        }
+        if let kind {
+            guard case .warning(let found, _) = appEvent, found == kind else { return false }
+        }
+        if let status {
+            guard case .exit(let found) = appEvent, Int(found) == status else { return false }
+        }
         if let card {
-            let shown = Self.card(of: event)
+            let shown = Self.card(of: appEvent)
             for (key, expected) in card where (shown[key] ?? nil) != expected { return false }
         }
         return true
     }
 
     /// A render event's card as key → value (nil for absent).
-    static func card(of event: RecordedEvent) -> [String: PlistValue?] {
+    static func card(of event: AppEvent) -> [String: PlistValue?] {
+        guard case .render(let lines, _) = event else { return [:] }
         var card: [String: PlistValue?] = [:]
-        for line in event.fields["card"]?.arrayValue ?? [] {
-            guard let entry = line.dictionaryValue, let key = entry["key"]?.stringValue else { continue }
-            card[key] = entry["value"]
-        }
+        for line in lines { card[line.key] = line.value }
         return card
-    }
-}
-
-enum Conversions {
-    static func integerValue(_ value: PlistValue?) -> Int64? {
-        if case .integer(let i)? = value { return i }
-        return nil
     }
 }

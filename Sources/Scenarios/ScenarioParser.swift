@@ -1,7 +1,8 @@
 import Foundation
 import GroupDefaults
 import PropertyList
-import SimulatedApp
+import AppModel
+import AppProtocol
 import SpecFormat
 import Yams
 
@@ -110,7 +111,7 @@ public enum ScenarioParser {
     }
 
     static func parseAction(_ keyword: String, _ body: SpecNode, _ context: Context) throws -> (Step.Action, String) {
-        func command(_ allowed: [String], required: [String], _ make: ([String: SpecNode]) throws -> AppCommand) throws -> (Step.Action, String) {
+        func command(_ allowed: [String], required: [String], _ make: ([String: SpecNode]) throws -> AppRequest) throws -> (Step.Action, String) {
             let fields = try body.fields(allowed: ["in"] + allowed, required: ["in"] + required)
             let process = try context.process(fields["in"]!)
             let appCommand = try make(fields)

@@ -2,7 +2,8 @@ import ChildProcess
 import Foundation
 import GroupDefaults
 import PropertyList
-import SimulatedApp
+import AppModel
+import AppProtocol
 
 /// The outcome of one run of one scenario.
 public struct ScenarioResult: Sendable {
@@ -251,7 +252,7 @@ final class Execution: @unchecked Sendable {
         }
     }
 
-    static func key(of command: AppCommand) -> String? {
+    static func key(of command: AppRequest) -> String? {
         switch command {
         case .set(let key, _), .remove(let key), .increment(let key, _), .append(let key, _), .mergeDictionary(let key, _), .get(let key): key
         default: nil
@@ -280,13 +281,17 @@ final class Execution: @unchecked Sendable {
             throw CheckFailed("the intent extension did not exit within 20 s")
         }
         guard status == expected else {
-            let error = driver.recordedEvents().first { $0.name == "error" }?.string("message") ?? driver.process.stderr
+            let error = driver.recordedEvents().lazy.compactMap { event -> String? in
+                if case .error(let message)? = event.appEvent { message } else { nil }
+            }.first ?? driver.process.stderr
             throw CheckFailed("the intent extension exited with status \(status), expected \(expected): \(error)")
         }
         if let result {
-            let reported = driver.recordedEvents().first { $0.name == "intent-result" }
-            guard let reported, reported.fields["value"] == result else {
-                throw CheckFailed("intent \(name) should have stored \(Self.show(result)), it reported \(reported.map { Self.show($0.fields["value"]) } ?? "no result")")
+            let reported = driver.recordedEvents().lazy.compactMap { event -> PlistValue?? in
+                if case .intentResult(_, _, let value)? = event.appEvent { value } else { nil }
+            }.first
+            guard let reported, reported == result else {
+                throw CheckFailed("intent \(name) should have stored \(Self.show(result)), it reported \(reported.map { Self.show($0) } ?? "no result")")
             }
         }
     }
@@ -305,7 +310,7 @@ final class Execution: @unchecked Sendable {
         switch check {
         case .value(let process, let key, let value, let domain):
             let response = try driver(process).request(.get(key: key))
-            let found = response.fields["value"], foundDomain = response.string("domain")
+            let found = response.response?.value, foundDomain = response.response?.domain
             if let value, found != value {
                 throw CheckFailed("\(process): \(key) should be \(Self.show(value)), found \(Self.show(found))" + (foundDomain.map { " (from \($0))" } ?? ""))
             }
@@ -328,7 +333,7 @@ final class Execution: @unchecked Sendable {
             guard let render = try lastDriver(process).recordedEvents().last(where: { $0.name == "render" }) else {
                 throw CheckFailed("\(process) has not rendered")
             }
-            let shown = EventMatcher.card(of: render)
+            let shown = render.appEvent.map(EventMatcher.card(of:)) ?? [:]
             for key in expected.keys.sorted() where (shown[key] ?? nil) != expected[key]! {
                 throw CheckFailed("\(process)'s card should show \(key) = \(Self.show(expected[key]!)), it shows \(Self.show(shown[key] ?? nil)) (last render: \(render.text))")
             }

@@ -1,3 +1,4 @@
+import AppProtocol
 import Foundation
 import PropertyList
 
@@ -79,16 +80,16 @@ public enum TimelineReport {
         // of that key in another lane: where the writer made the change (its own
         // this-process change event), else the runner's action (an outside tool).
         let writes = events.filter {
-            ($0.kind == .event && $0.name == "change" && $0.string("origin") == "this-process")
-                || ($0.kind == .action && $0.fields["key"] != nil && $0.process == "defaults")
+            ($0.change?.origin == "this-process")
+                || ($0.kind == .action && $0.key != nil && $0.process == "defaults")
         }
-        for seen in events where seen.kind == .event && seen.name == "change" && seen.string("origin") == "other-process" {
-            guard let key = seen.string("key") else { continue }
+        for seen in events where seen.change?.origin == "other-process" {
+            guard let key = seen.key else { continue }
             // The write of this key (and value, when known) nearest in time. A
             // transaction's writer reports its own change only after its
             // commit, so it may reach the runner just after the reader's.
             let candidates = writes.filter {
-                $0.process != seen.process && $0.string("key") == key && ($0.fields["new"] == nil || $0.fields["new"] == seen.fields["new"])
+                $0.process != seen.process && $0.key == key && ($0.change == nil || $0.change?.new == seen.change?.new)
             }
             guard let write = candidates.min(by: { distance($0.time, seen.time) < distance($1.time, seen.time) }) else { continue }
             let latency = seen.time >= write.time ? String(format: "%.1f ms", Double(seen.time - write.time) / 1e6) : "≈0 ms"

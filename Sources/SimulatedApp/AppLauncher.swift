@@ -1,3 +1,5 @@
+import AppModel
+import AppProtocol
 import ArgumentParser
 import Foundation
 import GroupDefaults

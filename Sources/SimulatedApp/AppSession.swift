@@ -1,3 +1,5 @@
+import AppModel
+import AppProtocol
 import Foundation
 import GroupDefaults
 import PropertyList
@@ -29,7 +31,7 @@ public final class AppSession: @unchecked Sendable {
         store = target.usesStandardDefaults
             ? try GroupDefaults(context: context)
             : try GroupDefaults(suiteName: target.suite, context: context)
-        observation = store.observe(nil) { [events] change in events.emit(.change(change)) }
+        observation = store.observe(nil) { [events] change in events.emit(.change(ValueChange(change))) }
         notificationToken = NotificationCenter.default.addObserver(
             forName: GroupDefaults.didChangeNotification, object: store, queue: nil
         ) { [events] _ in events.emit(.notification(name: "didChange")) }
@@ -55,7 +57,7 @@ public final class AppSession: @unchecked Sendable {
         return info
     }
 
-    public func perform(_ command: AppCommand) throws -> AppCommandResult {
+    public func perform(_ command: AppRequest) throws -> AppResponse {
         switch command {
         case .get(let key):
             let found = store.lookup(key)
@@ -95,7 +97,7 @@ public final class AppSession: @unchecked Sendable {
             try store.transaction { try DefaultsWriteRequest.dictAdd(key: key, entries: entries).apply(to: &$0) }
             return .done
         case .reloadTimeline:
-            guard let widget else { throw AppCommandError("only a widget has a timeline to reload") }
+            guard let widget else { throw AppRequestError("only a widget has a timeline to reload") }
             widget.reload(reason: "request")
             return .done
         case .reloadWidgets:

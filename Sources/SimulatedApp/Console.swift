@@ -1,3 +1,5 @@
+import AppModel
+import AppProtocol
 import Foundation
 import GroupDefaults
 import PropertyList
@@ -49,7 +51,7 @@ final class ConsoleEventSink: AppEventSink, @unchecked Sendable {
             say("\(style.bold(bundle)) on \(info["device"]?.stringValue ?? "?") · suite \(info["suite"]?.stringValue ?? "?")" + (role == .intentExtension ? "" : " · type 'help' for commands"))
         case .change(let change):
             guard lock.withLock({ watching }) else { return }
-            let origin = change.origin == .thisProcess ? "this process" : "another process"
+            let origin = change.origin == ChangeOrigin.thisProcess.rawValue ? "this process" : "another process"
             say("\(style.dim("←")) \(style.bold(change.key)): \(Self.show(change.old)) → \(style.highlight(Self.show(change.new)))  "
                 + style.dim("[\(origin)\(change.valueDomain.map { ", \($0)" } ?? "")]"))
         case .notification:
@@ -81,7 +83,7 @@ final class ConsoleEventSink: AppEventSink, @unchecked Sendable {
         output.writeRaw("\u{1B}[2J\u{1B}[\(lines + 1)r\u{1B}[\(lines + 1);1H")
     }
 
-    private func render(_ card: [WidgetCard.Line], reason: String) {
+    private func render(_ card: [CardLine], reason: String) {
         let rows = card.map { "\($0.key): \(Self.show($0.value))" }
         let width = max(24, (rows.map(\.count).max() ?? 0) + 2)
         var lines = ["┌" + String(repeating: "─", count: width) + "┐"]
@@ -156,9 +158,9 @@ enum ConsoleLoop {
         return 0
     }
 
-    static func parse(_ verb: String, _ rest: [String]) throws -> AppCommand {
+    static func parse(_ verb: String, _ rest: [String]) throws -> AppRequest {
         func one(_ usage: String) throws -> String {
-            guard rest.count == 1 else { throw AppCommandError("usage: \(usage)") }
+            guard rest.count == 1 else { throw AppRequestError("usage: \(usage)") }
             return rest[0]
         }
         switch verb {
@@ -173,24 +175,24 @@ enum ConsoleLoop {
         case "add-suite": return .addSuite(name: try one("add-suite NAME"))
         case "remove-suite": return .removeSuite(name: try one("remove-suite NAME"))
         case "set", "register":
-            guard rest.count >= 2 else { throw AppCommandError("usage: \(verb) KEY [-TYPE] VALUE") }
+            guard rest.count >= 2 else { throw AppRequestError("usage: \(verb) KEY [-TYPE] VALUE") }
             let request: DefaultsWriteRequest
-            do { request = try DefaultsWriteRequest.parse(rest) } catch { throw AppCommandError("\(error)") }
+            do { request = try DefaultsWriteRequest.parse(rest) } catch { throw AppRequestError("\(error)") }
             switch (verb, request) {
             case ("register", .set(let key, let value)): return .register(defaults: [key: value])
-            case ("register", _): throw AppCommandError("register takes KEY [-TYPE] VALUE")
+            case ("register", _): throw AppRequestError("register takes KEY [-TYPE] VALUE")
             case (_, .set(let key, let value)): return .set(key: key, value: value)
             case (_, .arrayAdd(let key, let values)): return .append(key: key, values: values)
             case (_, .dictAdd(let key, let entries)): return .mergeDictionary(key: key, entries: entries)
             case (_, .intAdd(let key, let delta)): return .increment(key: key, by: delta)
-            case (_, .replaceDomain): throw AppCommandError("set needs a KEY and a VALUE")
+            case (_, .replaceDomain): throw AppRequestError("set needs a KEY and a VALUE")
             }
         default:
-            throw AppCommandError("unknown command '\(verb)'; type 'help'")
+            throw AppRequestError("unknown command '\(verb)'; type 'help'")
         }
     }
 
-    static func print(_ result: AppCommandResult, sink: ConsoleEventSink) {
+    static func print(_ result: AppResponse, sink: ConsoleEventSink) {
         switch result {
         case .done: break
         case .value(let key, let value, let domain):

@@ -1,3 +1,5 @@
+import AppModel
+import AppProtocol
 import Foundation
 import GroupDefaults
 import PropertyList
@@ -9,16 +11,16 @@ enum IntentPerformer {
     static func perform(_ name: String, parameters: [String: String], session: AppSession) throws -> PlistValue? {
         guard let intent = session.target.intents[name] else {
             let known = session.target.intents.keys.sorted().joined(separator: ", ")
-            throw AppCommandError("unknown intent '\(name)'; this extension knows: \(known.isEmpty ? "none" : known)")
+            throw AppRequestError("unknown intent '\(name)'; this extension knows: \(known.isEmpty ? "none" : known)")
         }
         for parameter in parameters.keys where parameter != intent.parameter {
-            throw AppCommandError("intent \(name) takes no parameter '\(parameter)'\(intent.parameter.map { " (its parameter is '\($0)')" } ?? "")")
+            throw AppRequestError("intent \(name) takes no parameter '\(parameter)'\(intent.parameter.map { " (its parameter is '\($0)')" } ?? "")")
         }
         func value() throws -> PlistValue {
             if let parameter = intent.parameter {
-                guard let text = parameters[parameter] else { throw AppCommandError("intent \(name) needs \(parameter)=VALUE") }
+                guard let text = parameters[parameter] else { throw AppRequestError("intent \(name) needs \(parameter)=VALUE") }
                 do { return try OldStylePropertyList.parseValueArgument(text) } catch {
-                    throw AppCommandError("parameter \(parameter): the value starts like a property list but is not one (\(error)); quote it, e.g. \(parameter)='(a, b)'")
+                    throw AppRequestError("parameter \(parameter): the value starts like a property list but is not one (\(error)); quote it, e.g. \(parameter)='(a, b)'")
                 }
             }
             return intent.value!

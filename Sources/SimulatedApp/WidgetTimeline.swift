@@ -1,16 +1,9 @@
+import AppModel
+import AppProtocol
 import Foundation
 import GroupDefaults
 import PropertyList
 import SharedFiles
-
-/// What the widget shows: each shown key's value at the last render.
-public enum WidgetCard {
-    public struct Line: Sendable, Equatable {
-        public let key: String
-        public let value: PlistValue?
-        public let domain: String?
-    }
-}
 
 /// The widget's timeline: it renders a snapshot of the shown keys, and
 /// renders again only when the timeline is reloaded — on a change, on a
@@ -23,7 +16,7 @@ final class WidgetTimeline: @unchecked Sendable {
     private var timer: DispatchSourceTimer?
     private var reloadListener: (domain: PersistentDomain, id: Int)?
     private let lock = NSLock()
-    private(set) var card: [WidgetCard.Line] = []
+    private(set) var card: [CardLine] = []
 
     init(manifest: AppManifest.Widget, session: AppSession) throws {
         self.manifest = manifest
@@ -65,10 +58,10 @@ final class WidgetTimeline: @unchecked Sendable {
         }
     }
 
-    private func snapshot() -> [WidgetCard.Line] {
+    private func snapshot() -> [CardLine] {
         manifest.shows.map { key in
             let found = session.store.lookup(key)
-            return WidgetCard.Line(key: key, value: found?.value, domain: found?.domain)
+            return CardLine(key: key, value: found?.value, domain: found?.domain)
         }
     }
 

@@ -1,7 +1,5 @@
 import Foundation
-import GroupDefaults
 import PropertyList
-import Terminal
 
 /// The line-delimited JSON protocol on stdin/stdout (docs/protocol.md).
 /// Requests carry an id that the response repeats; events have an "event"
@@ -13,48 +11,48 @@ public enum ControlProtocol {
     /// Parses one request line into its id and command. The line is read by
     /// the project's strict JSON reader: values arrive exactly as written or
     /// the request is refused (with its id when the line is a well-formed object).
-    package static func parse(_ line: String) -> (id: String, command: Result<AppCommand, AppCommandError>) {
+    public static func parseRequest(_ line: String) -> (id: String, request: Result<AppRequest, AppRequestError>) {
         let object: [String: JSONValue]
         do {
             // The request object is one level above its fields, whose values may nest as deep as a property list.
             object = try PlistJSON.parseObject(line, maximumFieldDepth: PlistLimits.maximumDepth)
         } catch {
             let id = error.partialObject?["id"].map(encodeID) ?? "null"
-            return (id, .failure(AppCommandError(error.description)))
+            return (id, .failure(AppRequestError(error.description)))
         }
         let id = object["id"].map(encodeID) ?? "null"
         do {
-            return (id, .success(try command(from: object)))
-        } catch let error as AppCommandError {
+            return (id, .success(try request(from: object)))
+        } catch let error as AppRequestError {
             return (id, .failure(error))
         } catch {
-            return (id, .failure(AppCommandError("\(error)")))
+            return (id, .failure(AppRequestError("\(error)")))
         }
     }
 
     /// The id as it was sent (string, number, boolean…), for the response.
     private static func encodeID(_ id: JSONValue) -> String { PlistJSON.encode(id) }
 
-    private static func command(from object: [String: JSONValue]) throws -> AppCommand {
-        guard let name = object["cmd"]?.stringValue else { throw AppCommandError("missing \"cmd\" (a string)") }
+    private static func request(from object: [String: JSONValue]) throws -> AppRequest {
+        guard let name = object["cmd"]?.stringValue else { throw AppRequestError("missing \"cmd\" (a string)") }
         func string(_ field: String) throws -> String {
-            guard let value = object[field]?.stringValue else { throw AppCommandError("\(name): missing \"\(field)\" (a string)") }
+            guard let value = object[field]?.stringValue else { throw AppRequestError("\(name): missing \"\(field)\" (a string)") }
             return value
         }
         func value(_ field: String) throws -> PlistValue {
-            guard let raw = object[field], raw != .null else { throw AppCommandError("\(name): missing \"\(field)\"") }
+            guard let raw = object[field], raw != .null else { throw AppRequestError("\(name): missing \"\(field)\"") }
             return try PlistJSON.decode(raw, path: field)
         }
         /// An optional whole-number field: absent gives the default; anything but an integer is an error.
         func integer(_ field: String, default fallback: Int64) throws -> Int64 {
             guard let raw = object[field] else { return fallback }
             guard case .integer(let value) = raw else {
-                throw AppCommandError("\(name): \"\(field)\" must be a whole number, found \(PlistJSON.encode(raw))")
+                throw AppRequestError("\(name): \"\(field)\" must be a whole number, found \(PlistJSON.encode(raw))")
             }
             return value
         }
         func dictionary(_ field: String) throws -> [String: PlistValue] {
-            guard case .dictionary(let entries) = try value(field) else { throw AppCommandError("\(name): \"\(field)\" must be an object") }
+            guard case .dictionary(let entries) = try value(field) else { throw AppRequestError("\(name): \"\(field)\" must be an object") }
             return entries
         }
         switch name {
@@ -72,7 +70,7 @@ public enum ControlProtocol {
             let raw = try value("value")
             // A single value becomes an item of the array: one level less is left for it.
             if raw.arrayValue == nil, raw.nestingDepth() >= PlistLimits.maximumDepth {
-                throw AppCommandError("append: value nests arrays and objects more than \(PlistLimits.maximumDepth - 1) deep, "
+                throw AppRequestError("append: value nests arrays and objects more than \(PlistLimits.maximumDepth - 1) deep, "
                     + "too deep to become an item of an array; flatten it")
             }
             return .append(key: try string("key"), values: raw.arrayValue ?? [raw])
@@ -83,15 +81,15 @@ public enum ControlProtocol {
         case "ping": return .ping
         case "exit":
             let status = try integer("status", default: 0)
-            guard (0...255).contains(status) else { throw AppCommandError("exit: \"status\" must be 0 to 255, found \(status)") }
+            guard (0...255).contains(status) else { throw AppRequestError("exit: \"status\" must be 0 to 255, found \(status)") }
             return .exit(status: Int32(status))
         default:
-            throw AppCommandError("unknown command \"\(name)\"; known: get set remove dump register add-suite remove-suite synchronize clear increment append merge reload reload-widgets info ping exit")
+            throw AppRequestError("unknown command \"\(name)\"; known: get set remove dump register add-suite remove-suite synchronize clear increment append merge reload reload-widgets info ping exit")
         }
     }
 
-    /// The request line for a command (what a driver such as the scenario runner sends).
-    public static func request(id: Int, _ command: AppCommand) -> String {
+    /// The request line for a request (what a driver such as the scenario runner sends).
+    public static func requestLine(id: Int, _ command: AppRequest) -> String {
         func q(_ s: String) -> String { PlistJSON.quote(s) }
         let body: String
         switch command {
@@ -116,7 +114,7 @@ public enum ControlProtocol {
         return "{\"id\":\(id),\(body)}"
     }
 
-    static func response(id: String, result: AppCommandResult) -> String {
+    public static func response(id: String, result: AppResponse) -> String {
         var fields = "\"id\":\(id),\"ok\":true"
         switch result {
         case .done: break
@@ -131,19 +129,20 @@ public enum ControlProtocol {
         return "{\(fields)}"
     }
 
-    static func failure(id: String, message: String) -> String {
+    public static func failure(id: String, message: String) -> String {
         "{\"id\":\(id),\"ok\":false,\"error\":\(PlistJSON.quote(message))}"
     }
 
-    static func event(_ event: AppEvent) -> String {
-        let time = "\"time\":\(PlistJSON.quote(PlistJSON.timestamp(Date())))"
+    /// The one writer of event lines: the simulated processes and `defaults watch --json` use it.
+    public static func event(_ event: AppEvent, at date: Date = Date()) -> String {
+        let time = "\"time\":\(PlistJSON.quote(PlistJSON.timestamp(date)))"
         switch event {
         case .ready(let info):
             return "{\"event\":\"ready\",\"protocol\":\(version),\"info\":\(PlistJSON.encode(.dictionary(info))),\(time)}"
         case .change(let change):
             return "{\"event\":\"change\",\"key\":\(PlistJSON.quote(change.key)),\"old\":\(PlistJSON.encode(change.old)),"
-                + "\"new\":\(PlistJSON.encode(change.new)),\"origin\":\"\(change.origin.rawValue)\","
-                + "\"domain\":\(PlistJSON.quote(change.changedDomain)),\"valueDomain\":\(change.valueDomain.map(PlistJSON.quote) ?? "null"),\(time)}"
+                + "\"new\":\(PlistJSON.encode(change.new)),\"origin\":\(PlistJSON.quote(change.origin)),"
+                + "\"domain\":\(PlistJSON.quote(change.domain)),\"valueDomain\":\(change.valueDomain.map(PlistJSON.quote) ?? "null"),\(time)}"
         case .notification(let name):
             return "{\"event\":\"notification\",\"name\":\(PlistJSON.quote(name)),\(time)}"
         case .render(let card, let reason):
@@ -159,49 +158,98 @@ public enum ControlProtocol {
             return "{\"event\":\"exit\",\"status\":\(status),\(time)}"
         }
     }
-}
 
-/// Events as JSON lines on stdout.
-final class JSONEventSink: AppEventSink {
-    let output: LineWriter
-    init(output: LineWriter) { self.output = output }
-    func emit(_ event: AppEvent) { output.write(ControlProtocol.event(event)) }
-}
+    // MARK: Reading what a process says
 
-/// The protocol face's loop: one request per stdin line, until EOF or `exit`.
-///
-/// Commands run one at a time, in order, on a serial worker, so a command
-/// waiting for a file lock (held, say, by a stopped process) delays the
-/// commands after it but not the reading of requests: `ping` is answered at
-/// once from here, which tells a driver the process is alive, only busy.
-enum ControlProtocolLoop {
-    static func run(session: AppSession, output: LineWriter) -> Int32 {
-        let worker = DispatchQueue(label: "groupsim.protocol.commands")
-        while let line = readLine() {
-            if line.trimmingCharacters(in: .whitespaces).isEmpty { continue }
-            let (id, parsed) = ControlProtocol.parse(line)
-            switch parsed {
-            case .success(.ping):
-                output.write(ControlProtocol.response(id: id, result: .done))
-            case .failure(let error):
-                let message = error.description
-                worker.async { output.write(ControlProtocol.failure(id: id, message: message)) }
-            case .success(let command):
-                worker.async {
-                    do {
-                        output.write(ControlProtocol.response(id: id, result: try session.perform(command)))
-                    } catch {
-                        output.write(ControlProtocol.failure(id: id, message: "\(error)"))
-                    }
-                }
-                // Nothing after `exit` is read; the loop ends once it has run.
-                if case .exit(let status) = command {
-                    worker.sync {}
-                    return status
-                }
+    /// Decodes one line a simulated process wrote: a response or an event.
+    /// The one decoder of the protocol (the runner and the tests use it).
+    public static func decode(_ line: String) throws -> DecodedLine {
+        let object: [String: JSONValue]
+        do {
+            // A render's card wraps values two levels below the event.
+            object = try PlistJSON.parseObject(line, maximumFieldDepth: PlistLimits.maximumDepth + 2)
+        } catch {
+            throw ProtocolDecodingError("not a protocol line (\(error)): \(line.prefix(200))")
+        }
+        var fields: [String: PlistValue] = [:]
+        for (key, value) in object where value != .null {
+            do { fields[key] = try PlistJSON.decode(value, path: key, droppingNulls: true) } catch {
+                throw ProtocolDecodingError("field \"\(key)\" of \(line.prefix(200)): \(error)")
             }
         }
-        worker.sync {}
-        return 0
+        if let name = fields["event"]?.stringValue {
+            return DecodedLine(message: .event(try event(named: name, fields), time: fields["time"]?.stringValue), fields: fields)
+        }
+        guard fields["ok"] != nil else { throw ProtocolDecodingError("neither an event nor a response: \(line.prefix(200))") }
+        return DecodedLine(message: .response(ProtocolResponse(fields: fields)), fields: fields)
     }
+
+    private static func event(named name: String, _ fields: [String: PlistValue]) throws -> AppEvent {
+        func string(_ key: String) throws -> String {
+            guard let value = fields[key]?.stringValue else { throw ProtocolDecodingError("\(name) event without a \"\(key)\" string") }
+            return value
+        }
+        func integer(_ key: String) throws -> Int64 {
+            guard case .integer(let value)? = fields[key] else { throw ProtocolDecodingError("\(name) event without a whole-number \"\(key)\"") }
+            return value
+        }
+        switch name {
+        case "ready": return .ready(info: fields["info"]?.dictionaryValue ?? [:])
+        case "change":
+            return .change(ValueChange(
+                key: try string("key"), old: fields["old"], new: fields["new"], origin: try string("origin"),
+                domain: try string("domain"), valueDomain: fields["valueDomain"]?.stringValue))
+        case "notification": return .notification(name: try string("name"))
+        case "render":
+            let card = (fields["card"]?.arrayValue ?? []).compactMap { line -> CardLine? in
+                guard let entry = line.dictionaryValue, let key = entry["key"]?.stringValue else { return nil }
+                return CardLine(key: key, value: entry["value"], domain: entry["domain"]?.stringValue)
+            }
+            return .render(card: card, reason: try string("reason"))
+        case "warning": return .warning(kind: try string("kind"), message: try string("message"))
+        case "intent-result": return .intentResult(intent: try string("intent"), key: try string("key"), value: fields["value"])
+        case "error": return .error(message: try string("message"))
+        case "exit":
+            let status = try integer("status")
+            guard let narrow = Int32(exactly: status) else { throw ProtocolDecodingError("exit status \(status) out of range") }
+            return .exit(status: narrow)
+        default: throw ProtocolDecodingError("unknown event \"\(name)\"")
+        }
+    }
+}
+
+/// One decoded line: what it says, and its fields as written (for logs and reports).
+public struct DecodedLine: Sendable {
+    public let message: ProtocolMessage
+    /// Every field of the line, nulls left out.
+    public let fields: [String: PlistValue]
+}
+
+/// One line from a simulated process.
+public enum ProtocolMessage: Sendable {
+    case response(ProtocolResponse)
+    /// An event, with the time the process stamped on it.
+    case event(AppEvent, time: String?)
+}
+
+/// A response to a request: its id, whether it succeeded, and what it returned.
+public struct ProtocolResponse: Sendable {
+    /// Every field of the response, nulls left out.
+    public let fields: [String: PlistValue]
+
+    public init(fields: [String: PlistValue]) { self.fields = fields }
+
+    /// The id the driver sent (drivers here send whole numbers).
+    public var id: Int64? { if case .integer(let id)? = fields["id"] { id } else { nil } }
+    public var ok: Bool { fields["ok"] == .bool(true) }
+    public var error: String? { fields["error"]?.stringValue }
+    /// `get`: the value (nil when absent), and the domain it came from.
+    public var value: PlistValue? { fields["value"] }
+    public var domain: String? { fields["domain"]?.stringValue }
+}
+
+/// A line that is not what the protocol says a process writes.
+public struct ProtocolDecodingError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
 }

@@ -1,14 +1,8 @@
+import AppProtocol
 import Foundation
 import GroupDefaults
 import PropertyList
 import SpecFormat
-
-/// The three kinds of process an app is made of.
-public enum Role: String, Sendable, CaseIterable {
-    case mainApp = "main-app"
-    case widget
-    case intentExtension = "intent-extension"
-}
 
 /// A simulated app: its targets, their bundle ids and entitlements, their
 /// registered defaults, what the widget shows and what each intent does.

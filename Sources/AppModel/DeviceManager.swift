@@ -37,7 +37,7 @@ public struct DeviceManager: Sendable {
             var info = stat()
             return fstatat(device, "device.plist", &info, AT_SYMLINK_NOFOLLOW) == 0
         }
-        if exists == true { throw AppCommandError("device \(name) already exists") }
+        if exists == true { throw DeviceError("device \(name) already exists") }
         try root.prepareConfinedDirectory(try root.devicePath(name))
         try SharedPlistFile(path: path, root: root.path).update { $0 = ["name": .string(name), "created": .date(Date())] }
     }
@@ -79,8 +79,8 @@ public struct DeviceManager: Sendable {
         } ?? nil
     }
 
-    private func noDevice(_ name: String) -> AppCommandError {
-        AppCommandError("no device named \(name) in \(root.path) (groupsim device list shows them)")
+    private func noDevice(_ name: String) -> DeviceError {
+        DeviceError("no device named \(name) in \(root.path) (groupsim device list shows them)")
     }
 
     /// Erases content and settings: every container and preference goes,
@@ -91,7 +91,7 @@ public struct DeviceManager: Sendable {
         case nil: throw noDevice(name)
         case S_IFDIR?: break
         case let type?:
-            throw AppCommandError("'\(device)' is \(describeFileType(type)), not a device folder; nothing was erased (groupsim device delete \(name) removes it)")
+            throw DeviceError("'\(device)' is \(describeFileType(type)), not a device folder; nothing was erased (groupsim device delete \(name) removes it)")
         }
         // The walk refuses a device swapped for a link since the check.
         guard try root.confinedFolder(device).withDescriptor(creating: false, { folder in
@@ -118,7 +118,7 @@ public struct DeviceManager: Sendable {
             }
         }
         guard let main = manifest.targets[.mainApp]?.bundleIdentifier ?? manifest.targets.values.first?.bundleIdentifier else {
-            throw AppCommandError("the manifest of \(manifest.name) has no targets; nothing was installed")
+            throw DeviceError("the manifest of \(manifest.name) has no targets; nothing was installed")
         }
         let folder = try installedPath(device)
         _ = try root.confinedFolder(folder).withDescriptor(creating: true) { descriptor in
@@ -135,7 +135,7 @@ public struct DeviceManager: Sendable {
                 let path = folder + "/" + file
                 // Read as any suite file is: a FIFO or a huge file is refused, not waited on.
                 guard let bytes = try readRegularFile(named: file, in: descriptor, path: path, limit: Self.maximumManifestSize) else {
-                    throw AppCommandError("'\(path)' went away while it was read; run the command again")
+                    throw DeviceError("'\(path)' went away while it was read; run the command again")
                 }
                 return (String(file.dropLast(5)), try Self.parseManifest(bytes, path: path).manifest)
             }
@@ -146,14 +146,14 @@ public struct DeviceManager: Sendable {
     /// anything but a regular file, and a file larger than any manifest.
     public static func loadManifest(_ path: String) throws -> (text: String, manifest: AppManifest) {
         guard let bytes = try readWholeFile(path, limit: maximumManifestSize) else {
-            throw AppCommandError("no manifest at '\(path)'")
+            throw DeviceError("no manifest at '\(path)'")
         }
         return try parseManifest(bytes, path: path)
     }
 
     private static func parseManifest(_ bytes: [UInt8], path: String) throws -> (text: String, manifest: AppManifest) {
         guard let text = String(validating: bytes, as: UTF8.self) else {
-            throw AppCommandError("'\(path)' is not UTF-8 text; save the manifest as UTF-8")
+            throw DeviceError("'\(path)' is not UTF-8 text; save the manifest as UTF-8")
         }
         return (text, try AppManifest.parse(SpecNode.parse(text, file: path)))
     }
@@ -162,7 +162,7 @@ public struct DeviceManager: Sendable {
     /// they may be shared with other apps of the group).
     public func uninstall(bundle: String, device: String) throws {
         guard let entry = try installed(device: device).first(where: { $0.bundle == bundle }) else {
-            throw AppCommandError("\(bundle) is not installed on \(device)")
+            throw DeviceError("\(bundle) is not installed on \(device)")
         }
         for target in entry.manifest.targets.values {
             let container = try root.appContainerPath(device: device, bundleIdentifier: target.bundleIdentifier)
@@ -176,4 +176,10 @@ public struct DeviceManager: Sendable {
             try FolderTree.remove("\(bundle).yaml", in: descriptor, path: folder + "/\(bundle).yaml")
         }
     }
+}
+
+/// A device or app management request that cannot be done (no such device, not a folder …).
+public struct DeviceError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
 }

@@ -1,10 +1,15 @@
-import Foundation
-import GroupDefaults
 import PropertyList
+
+/// The three kinds of process an app is made of.
+public enum Role: String, Sendable, CaseIterable {
+    case mainApp = "main-app"
+    case widget
+    case intentExtension = "intent-extension"
+}
 
 /// What a person (console) or a program (control protocol) asks a simulated
 /// process to do. Both faces turn their input into these.
-public enum AppCommand: Sendable, Equatable {
+public enum AppRequest: Sendable, Equatable {
     case get(key: String)
     case set(key: String, value: PlistValue)
     case remove(key: String)
@@ -28,8 +33,8 @@ public enum AppCommand: Sendable, Equatable {
     case exit(status: Int32)
 }
 
-/// What a command returns.
-public enum AppCommandResult: Sendable {
+/// What a request returns.
+public enum AppResponse: Sendable {
     case done
     case value(key: String, value: PlistValue?, domain: String?)
     case values([(key: String, value: PlistValue, domain: String)])
@@ -37,30 +42,8 @@ public enum AppCommandResult: Sendable {
     case info([String: PlistValue])
 }
 
-/// Things a simulated process tells its driver without being asked.
-public enum AppEvent: Sendable {
-    case ready(info: [String: PlistValue])
-    /// An effective value changed (this process or another made the change).
-    case change(DefaultsChange)
-    /// `didChangeNotification` was posted (changes made by this process).
-    case notification(name: String)
-    /// The widget rendered its card.
-    case render(card: [WidgetCard.Line], reason: String)
-    case warning(kind: String, message: String)
-    /// The intent extension performed its intent.
-    case intentResult(intent: String, key: String, value: PlistValue?)
-    /// Something made the process unable to go on (it exits next).
-    case error(message: String)
-    case exit(status: Int32)
-}
-
-/// Where events go: the JSON protocol or the console.
-public protocol AppEventSink: Sendable {
-    func emit(_ event: AppEvent)
-}
-
-/// A command that could not be done, said to the driver; the process keeps running.
-public struct AppCommandError: Error, CustomStringConvertible {
+/// A request that could not be done, said to the driver; the process keeps running.
+public struct AppRequestError: Error, CustomStringConvertible {
     public let description: String
     public init(_ description: String) { self.description = description }
 }

@@ -1,0 +1,72 @@
+import PropertyList
+
+/// Things a simulated process tells its driver without being asked.
+public enum AppEvent: Sendable, Equatable {
+    case ready(info: [String: PlistValue])
+    /// An effective value changed (this process or another made the change).
+    case change(ValueChange)
+    /// `didChangeNotification` was posted (changes made by this process).
+    case notification(name: String)
+    /// The widget rendered its card.
+    case render(card: [CardLine], reason: String)
+    case warning(kind: String, message: String)
+    /// The intent extension performed its intent.
+    case intentResult(intent: String, key: String, value: PlistValue?)
+    /// Something made the process unable to go on (it exits next).
+    case error(message: String)
+    case exit(status: Int32)
+
+    /// The event's name on the wire ("change", "render", "intent-result" …).
+    public var name: String {
+        switch self {
+        case .ready: "ready"
+        case .change: "change"
+        case .notification: "notification"
+        case .render: "render"
+        case .warning: "warning"
+        case .intentResult: "intent-result"
+        case .error: "error"
+        case .exit: "exit"
+        }
+    }
+}
+
+/// A change of one key's effective value, as the protocol carries it.
+public struct ValueChange: Sendable, Equatable {
+    public let key: String
+    public let old: PlistValue?
+    public let new: PlistValue?
+    /// "this-process" or "other-process".
+    public let origin: String
+    /// The domain that was written to.
+    public let domain: String
+    /// The domain the new effective value comes from (nil if the key is now absent).
+    public let valueDomain: String?
+
+    public init(key: String, old: PlistValue?, new: PlistValue?, origin: String, domain: String, valueDomain: String?) {
+        self.key = key
+        self.old = old
+        self.new = new
+        self.origin = origin
+        self.domain = domain
+        self.valueDomain = valueDomain
+    }
+}
+
+/// One line of a widget's card: a shown key, its value and where it came from.
+public struct CardLine: Sendable, Equatable {
+    public let key: String
+    public let value: PlistValue?
+    public let domain: String?
+
+    public init(key: String, value: PlistValue?, domain: String?) {
+        self.key = key
+        self.value = value
+        self.domain = domain
+    }
+}
+
+/// Where events go: the JSON protocol or the console.
+public protocol AppEventSink: Sendable {
+    func emit(_ event: AppEvent)
+}
