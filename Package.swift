@@ -60,6 +60,12 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .executableTarget(name: "groupsim", dependencies: ["GroupSimCLI"]),
+        // Load generators and watcher probes that the tests start as real processes; not a product.
+        .target(name: "StressTool", dependencies: [
+            "GroupDefaults", "GroupSimCLI", "PropertyList", "SharedFiles", "Terminal",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+        .executableTarget(name: "groupsim-stress", dependencies: ["StressTool"]),
         // A child process driven line by line: tests, benchmarks and the scenario runner.
         .target(name: "ChildProcess"),
         // Benchmarks with their own executable; results are kept in benchmarks/.
@@ -76,7 +82,8 @@ let package = Package(
         ]),
         .testTarget(name: "GroupDefaultsTests", dependencies: ["GroupDefaults", "TestSupport"]),
         .testTarget(name: "IntegrationTests", dependencies: [
-            "GroupDefaults", "TestSupport", "groupsim", "main-app", "widget", "intent-extension",
+            "GroupDefaults", "PropertyList", "SharedFiles", "TestSupport",
+            "groupsim", "groupsim-stress", "main-app", "widget", "intent-extension",
         ]),
     ]
 )

@@ -20,13 +20,15 @@ struct DefaultsCommand: ParsableCommand {
 }
 
 /// Options of every `defaults` subcommand.
-struct DomainOptions: ParsableArguments {
+package struct DomainOptions: ParsableArguments {
     @OptionGroup var location: LocationOptions
+
+    package init() {}
 
     @Option(help: "Resolve the domain inside this app's container (its non-group suites, or its private copy of a group it is not entitled to).")
     var app: String?
 
-    var files: DomainFiles { get throws { try location.simulationRoot.files(app: app) } }
+    package var files: DomainFiles { get throws { try location.simulationRoot.files(app: app) } }
 }
 
 /// A domain or key that does not exist, worded like macOS `defaults`.

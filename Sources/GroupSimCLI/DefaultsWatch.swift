@@ -22,29 +22,31 @@ extension DefaultsCommand {
         @Flag(help: "One JSON object per line.") var json = false
         @Argument var domain: String
         @Argument(help: "Only these keys (all keys if none).") var keys: [String] = []
-        @Flag(help: .hidden) var pauseUntilInput = false
 
         func run() throws {
-            let defaults = try options.files.defaults(for: domain)
-            let printer = ChangePrinter(json: json, domain: try options.files.canonical(domain), style: TerminalStyle.forStandardOutput())
-            Diagnostics.setHandler { diagnostic in printer.diagnostic(diagnostic) }
-            let wanted = Set(keys)
-            let observation = defaults.observe(nil) { change in
-                if wanted.isEmpty || wanted.contains(change.key) { printer.change(change) }
-            }
-            // Anything written before the watch started is reported only when it changes again.
-            ChangeWatcher.shared.waitUntilIdle()
-            printer.ready(path: try options.files.location(of: domain).path)
-            if pauseUntilInput {
-                // Test hook: hold the watcher thread (events queue up in the
-                // kernel, and overflow) until a line arrives on stdin.
-                let resume = ChangeWatcher.shared.pause()
-                _ = readLine()
-                resume()
-            }
-            TerminationFlush.install()
-            withExtendedLifetime(observation) { dispatchMain() }
+            try DomainWatch.run(options: options, json: json, domain: domain, keys: keys)
         }
+    }
+}
+
+/// `defaults watch`'s loop, shared with the test tool that holds the watcher.
+package enum DomainWatch {
+    /// Prints changes until stopped. `beforeServing` runs once the watch is
+    /// ready (the test tool holds the watcher thread there, to overflow its queue).
+    package static func run(options: DomainOptions, json: Bool, domain: String, keys: [String], beforeServing: () -> Void = {}) throws -> Never {
+        let defaults = try options.files.defaults(for: domain)
+        let printer = ChangePrinter(json: json, domain: try options.files.canonical(domain), style: TerminalStyle.forStandardOutput())
+        Diagnostics.setHandler { diagnostic in printer.diagnostic(diagnostic) }
+        let wanted = Set(keys)
+        let observation = defaults.observe(nil) { change in
+            if wanted.isEmpty || wanted.contains(change.key) { printer.change(change) }
+        }
+        // Anything written before the watch started is reported only when it changes again.
+        ChangeWatcher.shared.waitUntilIdle()
+        printer.ready(path: try options.files.location(of: domain).path)
+        beforeServing()
+        TerminationFlush.install()
+        withExtendedLifetime(observation) { dispatchMain() }
     }
 }
 

@@ -6,7 +6,7 @@ public struct GroupSimCommand: ParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "groupsim",
         abstract: "Simulate how an iOS app, its widget and its extensions share settings.",
-        subcommands: [RunCommand.self, DefaultsCommand.self, ContainerCommand.self, DeviceCommand.self, AppManagementCommand.self, StressCommand.self]
+        subcommands: [RunCommand.self, DefaultsCommand.self, ContainerCommand.self, DeviceCommand.self, AppManagementCommand.self]
     )
 
     public init() {}
@@ -43,12 +43,14 @@ func domainPosition(in arguments: [String]) -> Int? {
 }
 
 /// Where the simulated devices live; every command that touches files takes these.
-struct LocationOptions: ParsableArguments {
+package struct LocationOptions: ParsableArguments {
     @Option(help: "Simulation root (default: $GROUPSIM_ROOT, else $XDG_DATA_HOME/groupsim, else ~/.local/share/groupsim).")
     var root: String?
 
     @Option(help: "Simulated device (default: $GROUPSIM_DEVICE, else iPhone).")
     var device: String?
 
-    var simulationRoot: SimulationRootValue { get throws { try SimulationRootValue(root: root, device: device) } }
+    package init() {}
+
+    package var simulationRoot: SimulationRootValue { get throws { try SimulationRootValue(root: root, device: device) } }
 }

@@ -1,7 +1,7 @@
 import GroupDefaults
 
 /// The root and device a command acts on, resolved from options and environment.
-struct SimulationRootValue {
+package struct SimulationRootValue {
     let root: SimulationRoot
     let device: String
 
@@ -10,5 +10,5 @@ struct SimulationRootValue {
         self.device = try SimulationRoot.resolveDevice(explicit: device)
     }
 
-    func files(app: String? = nil) -> DomainFiles { DomainFiles(root: root, device: device, app: app) }
+    package func files(app: String? = nil) -> DomainFiles { DomainFiles(root: root, device: device, app: app) }
 }

@@ -7,8 +7,8 @@ import Glibc
 /// that is never renamed (locking the data file itself fails once a rename
 /// replaces its inode).
 ///
-/// `flock` excludes other processes but not other threads using the same
-/// descriptor, so a mutex serializes this process's threads first. The lock
+/// A mutex serializes this process's threads first, so they queue in memory
+/// rather than each polling the `flock` during the bounded wait. The lock
 /// file is opened in a folder descriptor the caller opened for this one
 /// operation, and only while locked: a descriptor held open would pin its
 /// folder, and a deleted folder (a device erased) would then never be

@@ -14,8 +14,8 @@ import PropertyList
     @Test(arguments: 1...3) func distinctKeysFromThreeProcessesAreAllKept(run: Int) throws {
         let root = TemporaryRoot()
         let results = try runConcurrently((0..<3).map { writer in
-            ["stress", "write-keys", "--domain", group, "--prefix", "w\(writer)", "--count", "1000"]
-        }, root: root)
+            ["write-keys", "--domain", group, "--prefix", "w\(writer)", "--count", "1000"]
+        }, executable: "groupsim-stress", root: root)
         for result in results { #expect(result.status == 0, "\(result.stderr)") }
         let contents = try contents(root)
         #expect(contents.count == 3000)
@@ -27,8 +27,8 @@ import PropertyList
     @Test func atomicAddsFromThreeProcessesLoseNothing() throws {
         let root = TemporaryRoot()
         let results = try runConcurrently((0..<3).map { _ in
-            ["stress", "int-add", "--domain", group, "--key", "counter", "--count", "1000"]
-        }, root: root)
+            ["int-add", "--domain", group, "--key", "counter", "--count", "1000"]
+        }, executable: "groupsim-stress", root: root)
         for result in results { #expect(result.status == 0, "\(result.stderr)") }
         #expect(try contents(root)["counter"] == 3000)
     }
@@ -36,8 +36,8 @@ import PropertyList
     @Test func arrayAppendsFromThreeProcessesLoseNothing() throws {
         let root = TemporaryRoot()
         let results = try runConcurrently((0..<3).map { writer in
-            ["stress", "array-add", "--domain", group, "--key", "items", "--prefix", "w\(writer)", "--count", "300"]
-        }, root: root)
+            ["array-add", "--domain", group, "--key", "items", "--prefix", "w\(writer)", "--count", "300"]
+        }, executable: "groupsim-stress", root: root)
         for result in results { #expect(result.status == 0, "\(result.stderr)") }
         let items = try #require(contents(root)["items"]?.arrayValue)
         #expect(items.count == 900)

@@ -15,8 +15,8 @@ import PropertyList
         var corrupt = 0
         for round in 0..<kills {
             let writer = try RunningProcess(
-                BuiltExecutable.path("groupsim"),
-                ["stress", "write-loop", "--domain", group, "--key", "n"],
+                BuiltExecutable.path("groupsim-stress"),
+                ["write-loop", "--domain", group, "--key", "n"],
                 environment: ["GROUPSIM_ROOT": root.path])
             // Let it acknowledge a few writes, then kill it at a random point of the next ones.
             let acknowledgements = Int.random(in: 1...4)

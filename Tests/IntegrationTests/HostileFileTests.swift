@@ -110,7 +110,7 @@ import PropertyList
         var left: [String] = []
         for _ in 0..<200 where left.isEmpty {
             let writer = try RunningProcess(
-                BuiltExecutable.path("groupsim"), ["stress", "write-loop", "--domain", notes, "--key", "n"],
+                BuiltExecutable.path("groupsim-stress"), ["write-loop", "--domain", notes, "--key", "n"],
                 environment: ["GROUPSIM_ROOT": root.path, "GROUPSIM_DEVICE": "iPhone"])
             try writer.waitForLine(timeout: 20) { $0.hasPrefix("ack ") }
             writer.kill(SIGKILL)

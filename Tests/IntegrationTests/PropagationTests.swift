@@ -115,9 +115,9 @@ import PropertyList
 
     @Test func threeWritersAndTwoObserversAgreeWithTheFile() throws {
         let observers = try (0..<2).map { _ in try WatchProcess(root: root, domain: group) }
-        var commands: [[String]] = (0..<3).map { ["stress", "write-keys", "--domain", group, "--prefix", "w\($0)", "--count", "300"] }
-        commands += (0..<3).map { _ in ["stress", "write-loop", "--domain", group, "--key", "contended", "--count", "100"] }
-        for result in try runConcurrently(commands, root: root) { #expect(result.status == 0, "\(result.stderr)") }
+        var commands: [[String]] = (0..<3).map { ["write-keys", "--domain", group, "--prefix", "w\($0)", "--count", "300"] }
+        commands += (0..<3).map { _ in ["write-loop", "--domain", group, "--key", "contended", "--count", "100"] }
+        for result in try runConcurrently(commands, executable: "groupsim-stress", root: root) { #expect(result.status == 0, "\(result.stderr)") }
         try write(["marker", "done"])
 
         let file = try PropertyListFormat.decodeDictionary(Data(contentsOf: URL(fileURLWithPath: root.groupSuitePath(group))))
@@ -136,7 +136,7 @@ import PropertyList
         let watcher = try WatchProcess(root: root, domain: group)
         for round in 0..<10 {
             let victim = try RunningProcess(
-                BuiltExecutable.path("groupsim"), ["stress", "write-loop", "--domain", group, "--key", "victim"],
+                BuiltExecutable.path("groupsim-stress"), ["write-loop", "--domain", group, "--key", "victim"],
                 environment: ["GROUPSIM_ROOT": root.path])
             try victim.waitForLine { $0.hasPrefix("ack ") }
             victim.kill(SIGKILL)
@@ -148,12 +148,12 @@ import PropertyList
     }
 
     @Test func anOverflowedQueueIsRecoveredByAFullReload() throws {
-        let watcher = try WatchProcess(root: root, domain: group, extraArguments: ["--pause-until-input"])
+        let watcher = try WatchProcess(root: root, domain: group, heldUntilInput: true)
         // About five events per durable commit: enough commits to overflow the kernel's queue.
         let limit = Int((try? String(contentsOfFile: "/proc/sys/fs/inotify/max_queued_events", encoding: .utf8))?
             .trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 16384
         let commits = limit / 4 + 500
-        let burst = try groupsim(["stress", "write-loop", "--domain", group, "--key", "n", "--count", "\(commits)"], root: root)
+        let burst = try groupsimStress(["write-loop", "--domain", group, "--key", "n", "--count", "\(commits)"], root: root)
         #expect(burst.status == 0)
         watcher.process.write("resume")
         // The overflow notice and the final value may come in either order.
@@ -227,7 +227,7 @@ extension PropagationTests {
     /// (in a process of its own: libinotifytools' state is process-wide).
     @Test func theWatcherStopsPromptlyAndStartsAgain() throws {
         let process = try RunningProcess(
-            BuiltExecutable.path("groupsim"), ["stress", "watcher-restart", "--domain", group, "--key", "phase"],
+            BuiltExecutable.path("groupsim-stress"), ["watcher-restart", "--domain", group, "--key", "phase"],
             environment: ["GROUPSIM_ROOT": root.path])
         try process.waitForLine { $0 == "ready 1" }
         try write(["phase", "-int", "1"])
@@ -249,7 +249,7 @@ extension PropagationTests {
     /// and nobody waiting on the watcher waits forever.
     @Test func aWatcherThatCannotStartLeavesNoOneWaiting() throws {
         let process = try RunningProcess(
-            BuiltExecutable.path("groupsim"), ["stress", "watcher-unavailable", "--domain", group],
+            BuiltExecutable.path("groupsim-stress"), ["watcher-unavailable", "--domain", group],
             environment: ["GROUPSIM_ROOT": root.path, "TMPDIR": root.path + "/no-such-folder"])
         try process.waitForLine(timeout: 30) { $0 == "idle true" }
         try process.waitForLine(timeout: 30) { $0 == "paused and resumed" }

@@ -15,12 +15,12 @@ import PropertyList
     }
     let group = "group.com.example.notes"
 
-    /// `groupsim stress hold-lock`, stopped once it holds the lock.
+    /// `groupsim-stress hold-lock`, stopped once it holds the lock.
     final class StoppedHolder {
         let process: RunningProcess
         init(root: TemporaryRoot, domain: String) throws {
             process = try RunningProcess(
-                BuiltExecutable.path("groupsim"), ["stress", "hold-lock", "--domain", domain],
+                BuiltExecutable.path("groupsim-stress"), ["hold-lock", "--domain", domain],
                 environment: ["GROUPSIM_ROOT": root.path, "GROUPSIM_DEVICE": "iPhone"])
             try process.waitForLine(timeout: 20) { $0 == "holding" }
             process.kill(SIGSTOP)
@@ -44,7 +44,7 @@ import PropertyList
         let write = try tool(["defaults", "write", group, "k", "v"], environment: ["GROUPSIM_LOCK_TIMEOUT": "0.5"])
         #expect(write.status == 1)
         #expect(write.stderr.contains("gave up waiting for the lock '"))
-        #expect(write.stderr.contains("process \(holder.pid) (groupsim) holds it"))
+        #expect(write.stderr.contains("process \(holder.pid) (groupsim-stress) holds it"))
         #expect(write.stderr.contains("kill -CONT \(holder.pid)"))
         #expect(try onDisk()["k"] == nil)
         try holder.end()
@@ -74,10 +74,10 @@ import PropertyList
         try main.set("theme", "dark")
         let synchronize = try main.request("synchronize")
         #expect(synchronize["ok"] as? Bool == false)
-        #expect((synchronize["error"] as? String)?.contains("process \(holder.pid) (groupsim) holds it") == true)
+        #expect((synchronize["error"] as? String)?.contains("process \(holder.pid) (groupsim-stress) holds it") == true)
         let increment = try main.request("increment", ["key": "count"])
         #expect(increment["ok"] as? Bool == false)
-        #expect((increment["error"] as? String)?.contains("process \(holder.pid) (groupsim) holds it") == true)
+        #expect((increment["error"] as? String)?.contains("process \(holder.pid) (groupsim-stress) holds it") == true)
         #expect(try main.get("theme").value == "dark")
         try holder.end()
         #expect(try main.request("synchronize")["ok"] as? Bool == true)

@@ -56,13 +56,20 @@ public func groupsim(_ arguments: [String], root: TemporaryRoot, stdin: Data? = 
     try runProcess(BuiltExecutable.path("groupsim"), arguments, environment: ["GROUPSIM_ROOT": root.path, "GROUPSIM_DEVICE": "iPhone"], stdin: stdin)
 }
 
-/// Starts several processes at once and waits for all; returns their results in order.
-public func runConcurrently(_ commands: [[String]], root: TemporaryRoot) throws -> [ProcessResult] {
+/// Runs the test suite's load generator (`groupsim-stress`) on the root's iPhone.
+public func groupsimStress(_ arguments: [String], root: TemporaryRoot) throws -> ProcessResult {
+    try runProcess(BuiltExecutable.path("groupsim-stress"), arguments, environment: ["GROUPSIM_ROOT": root.path, "GROUPSIM_DEVICE": "iPhone"])
+}
+
+/// Starts several processes of one built executable at once and waits for
+/// all; returns their results in order.
+public func runConcurrently(_ commands: [[String]], executable: String = "groupsim", root: TemporaryRoot) throws -> [ProcessResult] {
     let results = UnsafeSendableBox([ProcessResult?](repeating: nil, count: commands.count))
     let errors = UnsafeSendableBox([Error?](repeating: nil, count: commands.count))
     DispatchQueue.concurrentPerform(iterations: commands.count) { index in
         do {
-            let result = try groupsim(commands[index], root: root)
+            let result = try runProcess(BuiltExecutable.path(executable), commands[index],
+                                        environment: ["GROUPSIM_ROOT": root.path, "GROUPSIM_DEVICE": "iPhone"])
             results.update { $0[index] = result }
         } catch let failure {
             errors.update { $0[index] = failure }

@@ -18,9 +18,12 @@ public final class WatchProcess: @unchecked Sendable {
         public var description: String { raw }
     }
 
-    public init(root: TemporaryRoot, domain: String, extraArguments: [String] = []) throws {
+    /// `groupsim defaults watch --json DOMAIN`; with `heldUntilInput`, the test
+    /// tool's variant whose watcher thread waits for a line on stdin once ready.
+    public init(root: TemporaryRoot, domain: String, heldUntilInput: Bool = false) throws {
         process = try RunningProcess(
-            BuiltExecutable.path("groupsim"), ["defaults", "watch", "--json"] + extraArguments + [domain],
+            heldUntilInput ? BuiltExecutable.path("groupsim-stress") : BuiltExecutable.path("groupsim"),
+            (heldUntilInput ? ["watch-held", "--json"] : ["defaults", "watch", "--json"]) + [domain],
             environment: ["GROUPSIM_ROOT": root.path, "GROUPSIM_DEVICE": "iPhone"])
         _ = try nextEvent(where: { $0.kind == "ready" })
     }

@@ -1,18 +1,19 @@
 import ArgumentParser
+import GroupSimCLI
 import Foundation
 import GroupDefaults
 import PropertyList
 import SharedFiles
 import Terminal
 
-/// `groupsim stress`: load generators that the tests and benchmarks run as
-/// real, separate processes (several at once against one domain).
-struct StressCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "stress",
-        abstract: "Generate write load on a domain from this process (for tests and benchmarks).",
-        shouldDisplay: false,
-        subcommands: [WriteKeys.self, IntAdd.self, ArrayAdd.self, WriteLoop.self, WatcherRestart.self, WatcherUnavailable.self, HoldLock.self]
+/// `groupsim-stress`: load generators and watcher probes that the tests and
+/// benchmarks run as real, separate processes (several at once against one
+/// domain). Not part of the product: a tool of the test suite.
+public struct StressCommand: ParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "groupsim-stress",
+        abstract: "Generate write load on a domain from this process, or probe the change watcher (for tests and benchmarks).",
+        subcommands: [WatchHeld.self, WriteKeys.self, IntAdd.self, ArrayAdd.self, WriteLoop.self, WatcherRestart.self, WatcherUnavailable.self, HoldLock.self]
     )
 
     struct Target: ParsableArguments {
@@ -158,4 +159,23 @@ struct StressCommand: ParsableCommand {
             _ = defaults
         }
     }
+
+    struct WatchHeld: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "watch-held",
+            abstract: "`defaults watch` whose watcher thread is held once ready, until a line arrives on stdin (events queue up in the kernel and overflow).")
+        @OptionGroup var options: DomainOptions
+        @Flag(help: "One JSON object per line.") var json = false
+        @Argument var domain: String
+
+        func run() throws {
+            try DomainWatch.run(options: options, json: json, domain: domain, keys: []) {
+                let resume = ChangeWatcher.shared.pause()
+                _ = readLine()
+                resume()
+            }
+        }
+    }
+
+    public init() {}
 }

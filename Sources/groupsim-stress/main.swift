@@ -1,0 +1,2 @@
+import StressTool
+StressCommand.main()
