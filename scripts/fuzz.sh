@@ -18,11 +18,16 @@ all_targets=(binary xml old-style launch-arguments control-protocol scenario)
 total_seconds=60
 targets=()
 reproduce=()
+whole_number() {
+  [[ "${2:-}" =~ ^[0-9]+$ ]] || { echo "error: $1 needs a whole number" >&2; exit 2; }
+}
 while [ $# -gt 0 ]; do
   case "$1" in
-    --minutes) total_seconds=$(( $2 * 60 )); shift 2 ;;
-    --seconds) total_seconds=$2; shift 2 ;;
-    --reproduce) reproduce=("$2" "$3"); shift 3 ;;
+    --minutes) whole_number "$@"; total_seconds=$(( $2 * 60 )); shift 2 ;;
+    --seconds) whole_number "$@"; total_seconds=$2; shift 2 ;;
+    --reproduce)
+      [ $# -ge 3 ] || { echo "error: --reproduce needs a target and a file" >&2; exit 2; }
+      reproduce=("$2" "$3"); shift 3 ;;
     -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
     -*) echo "error: unknown option $1 (see --help)" >&2; exit 2 ;;
     *)
