@@ -14,6 +14,8 @@ public struct Diagnostic: Sendable, CustomStringConvertible {
         case watcherOverflow = "watcher-overflow"
         case encodingFailed = "encoding-failed"
         case valueRefused = "value-refused"
+        /// A launch argument's value looked like a property list but did not parse.
+        case launchArgumentKeptAsString = "launch-argument"
     }
 
     public let kind: Kind

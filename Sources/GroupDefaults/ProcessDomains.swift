@@ -17,10 +17,11 @@ public final class ProcessDomains: @unchecked Sendable {
 
     public init() {}
 
-
-    /// Fills the argument domain from launch arguments (`-key value`).
-    public func setLaunchArguments(_ launchArguments: [String]) throws {
-        let parsed = try ArgumentDomain.parse(launchArguments)
+    /// Fills the argument domain from launch arguments (`-key value`, see
+    /// `ArgumentDomain`). Never fails: a value that does not parse is kept as
+    /// a string and reported through `Diagnostics`.
+    public func setLaunchArguments(_ launchArguments: [String]) {
+        let parsed = ArgumentDomain.parse(launchArguments)
         update(DomainName.argument) { $0 = parsed }
     }
 

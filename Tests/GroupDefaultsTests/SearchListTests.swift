@@ -40,7 +40,7 @@ struct Fixture {
         #expect(defaults.lookup("k")! == (.string("suite"), f.group))
         defaults.set("own", forKey: "k")
         #expect(defaults.lookup("k")! == (.string("own"), "com.example.app"))
-        try f.process.setLaunchArguments(["-k", "argument"])
+        f.process.setLaunchArguments(["-k", "argument"])
         #expect(defaults.lookup("k")! == (.string("argument"), "NSArgumentDomain"))
     }
 
@@ -59,12 +59,12 @@ struct Fixture {
         let defaults = try f.standard()
         defaults.set(.integer(1), forKey: "n")
         try defaults.flush()
-        try f.process.setLaunchArguments(["-n", "5"])
+        f.process.setLaunchArguments(["-n", "5"])
         #expect(defaults.integer(forKey: "n") == 5)
         defaults.set(.integer(2), forKey: "n")
         #expect(defaults.integer(forKey: "n") == 5)
         try defaults.flush()
-        try f.process.setLaunchArguments([])
+        f.process.setLaunchArguments([])
         #expect(defaults.integer(forKey: "n") == 2)
         #expect(try SharedPlistFileContents.read(f.root.appDomainPath("com.example.app"))["n"] == .integer(2))
     }
