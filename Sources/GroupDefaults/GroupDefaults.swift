@@ -7,7 +7,8 @@ import PropertyList
 /// Search list, first hit wins:
 /// 1. argument domain (this process's `-key value` launch arguments)
 /// 2. this instance's own persistent domain (the app's bundle id, or the suite)
-/// 3. suites added with `addSuite(named:)`, in the order added
+/// 3. suites added with `addSuite(named:)`, the last added first (each goes
+///    just below the instance's own domain, as CoreFoundation inserts it)
 /// 4. `NSGlobalDomain`
 /// 5. the languages domain
 /// 6. the registration domain (`register(defaults:)`, this process only)
@@ -176,8 +177,10 @@ public final class GroupDefaults: @unchecked Sendable {
 
     // MARK: Suites
 
-    /// Adds a suite to the search list, after this instance's own domain and
-    /// before the global domain. The app's own id and the global domain are refused.
+    /// Adds a suite to the search list just below this instance's own
+    /// domain, so the suite added last is searched first (as on Apple
+    /// platforms); all come before the global domain. Adding a suite already
+    /// in the list changes nothing. The app's own id and the global domain are refused.
     public func addSuite(named name: String) throws {
         if name == DomainName.global || name == context.bundleIdentifier || name == domainName {
             throw DefaultsError.refusedSuite(name: name, reason: "the app's own domain and NSGlobalDomain are already searched")
@@ -185,7 +188,7 @@ public final class GroupDefaults: @unchecked Sendable {
         let domain = try context.open(name)
         let added = lock.withLock { () -> Bool in
             if suites.contains(where: { $0 === domain }) { return false }
-            suites.append(domain)
+            suites.insert(domain, at: 0)
             return true
         }
         if added { observe(domain) }

@@ -44,6 +44,23 @@ struct Fixture {
         #expect(defaults.lookup("k")! == (.string("argument"), "NSArgumentDomain"))
     }
 
+    @Test func theSuiteAddedLastIsSearchedFirst() throws {
+        let f = Fixture()
+        let defaults = try f.standard()
+        try f.suite().set("group", forKey: "k")
+        let other = try GroupDefaults(suiteName: "com.example.other", context: f.context(), processDomains: f.process)
+        other.set("other", forKey: "k")
+        try defaults.addSuite(named: f.group)
+        try defaults.addSuite(named: "com.example.other")
+        #expect(Array(defaults.searchList[1...3]) == ["com.example.app", "com.example.other", f.group])
+        #expect(defaults.lookup("k")! == (.string("other"), "com.example.other"))
+        // Adding a suite that is already there does not move it.
+        try defaults.addSuite(named: f.group)
+        #expect(defaults.lookup("k")?.domain == "com.example.other")
+        defaults.removeSuite(named: "com.example.other")
+        #expect(defaults.lookup("k")! == (.string("group"), f.group))
+    }
+
     @Test func removingRevealsTheLowerDomain() throws {
         let f = Fixture()
         let defaults = try f.standard()
