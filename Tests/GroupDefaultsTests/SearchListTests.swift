@@ -151,11 +151,48 @@ struct Fixture {
 
     @Test func namesThatCannotBeFiles() throws {
         let f = Fixture()
-        for name in ["a/b", "..", "group..x", "x\0y", "", ".hidden"] {
+        let tooLong = String(repeating: "a", count: 199) + "/"
+        for name in ["", tooLong] {
             #expect(throws: DefaultsError.self, "\(name)") {
                 try GroupDefaults(suiteName: name, context: f.context(), processDomains: f.process)
             }
         }
+    }
+
+    /// Apple accepts any suite name; each is stored in its own file inside
+    /// the app's Preferences folder, whatever '/' or '..' it holds.
+    @Test func anySuiteNameStaysInsideItsFolder() throws {
+        let f = Fixture()
+        let names = [
+            "com.example.test.Module/File.testName", "a/b", "../../escape", "..", ".hidden", "x\0y", "%2F", "a..b", "a%b", ".\u{301}x",
+        ]
+        let folder = (f.root.appDomainPath("com.example.app") as NSString).deletingLastPathComponent
+        var paths = Set<String>()
+        for name in names {
+            let suite = try GroupDefaults(suiteName: name, context: f.context(), processDomains: f.process)
+            suite.set(.string(name), forKey: "name")
+            try suite.flush()
+            #expect((suite.path as NSString).deletingLastPathComponent == folder, "\(name)")
+            let fileName = (suite.path as NSString).lastPathComponent
+            #expect(!fileName.hasPrefix(".") && !fileName.contains("..") && !fileName.contains("/"), "\(fileName)")
+            #expect(try SharedPlistFileContents.read(suite.path)["name"] == .string(name))
+            #expect(DomainName.domain(fromFileStem: String(fileName.dropLast(".plist".count))) == name)
+            paths.insert(suite.path)
+        }
+        #expect(paths.count == names.count)
+        // Nothing was written outside the folder.
+        let root = try FileManager.default.subpathsOfDirectory(atPath: f.root.path).filter { $0.hasSuffix(".plist") }
+        #expect(root.count == names.count)
+        // The defaults tool lists them by their names.
+        let listed = try DomainFiles(root: SimulationRoot(path: f.root.path), device: "iPhone", app: "com.example.app").allDomains()
+        #expect(Set(listed) == Set(names))
+    }
+
+    @Test func fileStemsThatNoNameMakesAreNotDomains() {
+        for stem in ["%2", "%zz", "a%2Fb%", "%2e", "%41", ".x", "a..b"] {
+            #expect(DomainName.domain(fromFileStem: stem) == nil, "\(stem)")
+        }
+        #expect(DomainName.domain(fromFileStem: "com.example.app") == "com.example.app")
     }
 
     @Test func customVolatileDomainsAreKept() throws {
