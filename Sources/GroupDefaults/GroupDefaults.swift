@@ -1,5 +1,6 @@
 import Foundation
 import PropertyList
+import SharedFiles
 
 /// UserDefaults over the simulation root: the same search list, domains and
 /// rules, with persistent domains shared between processes.
@@ -204,10 +205,15 @@ public final class GroupDefaults: @unchecked Sendable {
 
     // MARK: Domains
 
-    /// A persistent domain's contents; nil for a volatile domain's name.
+    /// A persistent domain's contents as this process sees them; nil for a
+    /// volatile domain's name and for a domain that does not exist (holds no
+    /// keys: as on Apple platforms, where an emptied domain's file goes).
+    /// Creates nothing.
     public func persistentDomain(forName name: String) throws -> [String: PlistValue]? {
         if processDomains.volatileDomainNames.contains(name) { return nil }
-        return try context.open(name).snapshot()
+        let path = try context.locate(name).path
+        let contents = try DomainRegistry.shared.openDomain(at: path)?.snapshot() ?? SharedPlistFile.read(path: path) ?? [:]
+        return contents.isEmpty ? nil : contents
     }
 
     /// Replaces a persistent domain. The argument and registration domains are refused.

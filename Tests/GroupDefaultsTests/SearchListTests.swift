@@ -195,6 +195,22 @@ struct Fixture {
         #expect(DomainName.domain(fromFileStem: "com.example.app") == "com.example.app")
     }
 
+    @Test func aDomainThatDoesNotExistIsNil() throws {
+        let f = Fixture()
+        let defaults = try f.standard()
+        #expect(try defaults.persistentDomain(forName: "com.example.never-used") == nil)
+        #expect(!FileManager.default.fileExists(atPath: f.root.appDomainPath("com.example.app", domain: "com.example.never-used")))
+        // A suite written through another instance of this process, not yet on disk.
+        let suite = try GroupDefaults(suiteName: "com.example.written", context: f.context(), processDomains: f.process)
+        suite.set("v", forKey: "k")
+        #expect(try defaults.persistentDomain(forName: "com.example.written") == ["k": "v"])
+        try defaults.removePersistentDomain(forName: "com.example.written")
+        #expect(try defaults.persistentDomain(forName: "com.example.written") == nil)
+        // A domain only on disk (written by another process, not open in this one).
+        try DomainFiles(root: SimulationRoot(path: f.root.path), device: "iPhone", app: "com.example.app").update("com.example.on-disk") { $0["k"] = "disk" }
+        #expect(try defaults.persistentDomain(forName: "com.example.on-disk") == ["k": "disk"])
+    }
+
     @Test func customVolatileDomainsAreKept() throws {
         let defaults = try Fixture().standard()
         try defaults.setVolatileDomain(["k": "v"], forName: "MyVolatile")
