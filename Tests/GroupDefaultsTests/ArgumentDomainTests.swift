@@ -113,6 +113,15 @@ import PropertyList
         #expect(Conversions.string(.data(Data())) == nil)
     }
 
+    @Test func fileURLsAreStoredAsTheirPath() throws {
+        let inHome = URL(fileURLWithPath: NSHomeDirectory() + "/Documents/a b.txt")
+        #expect(Conversions.storedForm(of: inHome) == .string("~/Documents/a b.txt"))
+        #expect(Conversions.url(Conversions.storedForm(of: inHome))?.path == inHome.path)
+        #expect(Conversions.storedForm(of: URL(fileURLWithPath: "/etc/hosts")) == .string("/etc/hosts"))
+        let web = URL(string: "https://example.com/?q=1")!
+        #expect(Conversions.storedForm(of: web) == Conversions.archive(web))
+    }
+
     @Test func urlsRoundTripWhole() throws {
         let url = URL(string: "https://example.com/a/b?x=1&y=2#frag")!
         #expect(Conversions.url(Conversions.archive(url)) == url)
