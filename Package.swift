@@ -10,6 +10,8 @@ let package = Package(
         .executable(name: "widget", targets: ["widget"]),
         .executable(name: "intent-extension", targets: ["intent-extension"]),
         .library(name: "GroupDefaults", targets: ["GroupDefaults"]),
+        // Foundation with the simulated UserDefaults: `import SimulatedFoundation` in place of `import Foundation`.
+        .library(name: "SimulatedFoundation", targets: ["SimulatedFoundation"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -30,6 +32,8 @@ let package = Package(
         .target(name: "SharedFiles", dependencies: ["PropertyList"]),
         // UserDefaults semantics over the simulation root's shared files.
         .target(name: "GroupDefaults", dependencies: ["PropertyList", "SharedFiles", "CInotifyTools"]),
+        // Foundation's UserDefaults API over GroupDefaults; re-exports Foundation.
+        .target(name: "SimulatedFoundation", dependencies: ["GroupDefaults", "PropertyList"]),
         // Strict YAML reading with file:line:column errors (manifests, scenarios).
         .target(name: "SpecFormat", dependencies: ["PropertyList", .product(name: "Yams", package: "Yams")]),
         // Terminal styling and line output shared by the command-line faces.
@@ -67,6 +71,9 @@ let package = Package(
             "PropertyList", .product(name: "PropertyBased", package: "swift-property-based"),
         ]),
         .testTarget(name: "GroupDefaultsTests", dependencies: ["GroupDefaults", "TestSupport"]),
+        .testTarget(name: "SimulatedFoundationTests", dependencies: [
+            "SimulatedFoundation", "GroupDefaults", "TestSupport", "groupsim",
+        ]),
         .testTarget(name: "IntegrationTests", dependencies: [
             "GroupDefaults", "TestSupport", "groupsim", "main-app", "widget", "intent-extension",
         ]),

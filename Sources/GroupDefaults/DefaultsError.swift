@@ -41,7 +41,8 @@ public enum DefaultsError: Error, CustomStringConvertible, Equatable {
         }
     }
 
-    static func show(_ name: String) -> String {
+    /// A name in quotes for a message, a NUL shown as \0.
+    public static func show(_ name: String) -> String {
         "\"" + name.replacingOccurrences(of: "\0", with: "\\0") + "\""
     }
 }
