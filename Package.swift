@@ -66,6 +66,13 @@ let package = Package(
         ]),
         .executableTarget(name: "groupsim-bench", dependencies: ["Benchmarks"]),
 
+        // Settings code written as apps write it (only `import SimulatedFoundation` in place of `import Foundation`),
+        // in Swift 5 mode as such code usually is; run as real processes of a simulated app by ExamplesTests.
+        .target(
+            name: "SettingsExamples", dependencies: ["SimulatedFoundation"], path: "Examples/SettingsExamples",
+            swiftSettings: [.swiftLanguageMode(.v5)]),
+        .executableTarget(name: "settings-examples", dependencies: ["SettingsExamples"], path: "Examples/settings-examples"),
+
         .target(name: "TestSupport", dependencies: ["PropertyList", "ChildProcess"], path: "Tests/TestSupport"),
         .testTarget(name: "PropertyListTests", dependencies: [
             "PropertyList", .product(name: "PropertyBased", package: "swift-property-based"),
@@ -74,6 +81,11 @@ let package = Package(
         .testTarget(name: "SimulatedFoundationTests", dependencies: [
             "SimulatedFoundation", "GroupDefaults", "TestSupport", "groupsim",
         ]),
+        .testTarget(
+            name: "ExamplesTests",
+            dependencies: ["SettingsExamples", "SimulatedFoundation", "GroupDefaults", "TestSupport", "groupsim", "settings-examples"],
+            // Sources that the tests compile with swiftc to show how `UserDefaults` resolves.
+            exclude: ["ImportFixtures"]),
         .testTarget(name: "IntegrationTests", dependencies: [
             "GroupDefaults", "TestSupport", "groupsim", "main-app", "widget", "intent-extension",
         ]),
