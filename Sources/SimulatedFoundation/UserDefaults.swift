@@ -27,6 +27,10 @@ open class UserDefaults: NSObject, @unchecked Sendable {
     /// Changes from other processes never post it: `observe` them.
     public static let didChangeNotification = Notification.Name("NSUserDefaultsDidChangeNotification")
 
+    /// Apple's name, for code that observes it; never posted, as the
+    /// simulation sets no size limit on a domain.
+    public static let sizeLimitExceededNotification = Notification.Name("NSUserDefaultsSizeLimitExceededNotification")
+
     /// The simulated defaults behind this instance (transactions, atomic
     /// increments, typed keys: `import GroupDefaults` to use them).
     public let groupDefaults: GroupDefaults
