@@ -212,7 +212,14 @@ public final class GroupDefaults: @unchecked Sendable {
     public func persistentDomain(forName name: String) throws -> [String: PlistValue]? {
         if processDomains.volatileDomainNames.contains(name) { return nil }
         let path = try context.locate(name).path
-        let contents = try DomainRegistry.shared.openDomain(at: path)?.snapshot() ?? SharedPlistFile.read(path: path) ?? [:]
+        let contents: [String: PlistValue]
+        if let open = DomainRegistry.shared.openDomain(at: path) {
+            contents = open.snapshot()
+        } else {
+            // A domain this process released (after setPersistentDomain, say) is saved first.
+            PersistentDomain.waitForReleasedCommits()
+            contents = try SharedPlistFile.read(path: path) ?? [:]
+        }
         return contents.isEmpty ? nil : contents
     }
 

@@ -119,7 +119,8 @@ import PropertyList
         #expect(Conversions.url(Conversions.storedForm(of: inHome))?.path == inHome.path)
         #expect(Conversions.storedForm(of: URL(fileURLWithPath: "/etc/hosts")) == .string("/etc/hosts"))
         let web = URL(string: "https://example.com/?q=1")!
-        #expect(Conversions.storedForm(of: web) == Conversions.archive(web))
+        #expect(Conversions.storedForm(of: web).dataValue != nil, "an archive")
+        #expect(Conversions.url(Conversions.storedForm(of: web)) == web)
     }
 
     @Test func urlsRoundTripWhole() throws {

@@ -206,6 +206,11 @@ struct Fixture {
         #expect(try defaults.persistentDomain(forName: "com.example.written") == ["k": "v"])
         try defaults.removePersistentDomain(forName: "com.example.written")
         #expect(try defaults.persistentDomain(forName: "com.example.written") == nil)
+        // Set through a domain object nobody keeps: its save is finished before the read.
+        for round in 0..<20 {
+            try defaults.setPersistentDomain(["round": .integer(Int64(round))], forName: "com.example.released")
+            #expect(try defaults.persistentDomain(forName: "com.example.released") == ["round": .integer(Int64(round))])
+        }
         // A domain only on disk (written by another process, not open in this one).
         try DomainFiles(root: SimulationRoot(path: f.root.path), device: "iPhone", app: "com.example.app").update("com.example.on-disk") { $0["k"] = "disk" }
         #expect(try defaults.persistentDomain(forName: "com.example.on-disk") == ["k": "disk"])
