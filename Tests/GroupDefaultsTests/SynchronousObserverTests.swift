@@ -27,7 +27,8 @@ final class ChangeLog: @unchecked Sendable {
 
 @Suite struct SynchronousObserverTests {
     @Test func aChangeIsDeliveredOnTheWritingThreadBeforeSetReturns() throws {
-        let defaults = try Fixture().standard()
+        let f = Fixture()
+        let defaults = try f.standard()
         let log = ChangeLog()
         let token = defaults.observeSynchronously("theme") { log.record($0) }
         defaults.set("dark", forKey: "theme")
@@ -41,7 +42,8 @@ final class ChangeLog: @unchecked Sendable {
     }
 
     @Test func anObserverAddedAfterASetIsNotToldOfIt() throws {
-        let defaults = try Fixture().standard()
+        let f = Fixture()
+        let defaults = try f.standard()
         let log = ChangeLog()
         // Hold the notification queue, so the set's queued delivery is still
         // waiting when the observer is added.
@@ -95,7 +97,8 @@ final class ChangeLog: @unchecked Sendable {
     }
 
     @Test func aHandlerMayWriteAndSynchronize() throws {
-        let defaults = try Fixture().standard()
+        let f = Fixture()
+        let defaults = try f.standard()
         let log = ChangeLog()
         // A transaction's observers run after it has left the commit queue:
         // synchronizing from there would otherwise be refused as re-entry.
@@ -112,7 +115,8 @@ final class ChangeLog: @unchecked Sendable {
     }
 
     @Test func queuedObserversStillHearThisProcessOnTheirQueue() throws {
-        let defaults = try Fixture().standard()
+        let f = Fixture()
+        let defaults = try f.standard()
         let received = DispatchSemaphore(value: 0)
         let token = defaults.observe("k") { _ in received.signal() }
         defaults.set("v", forKey: "k")
