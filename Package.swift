@@ -10,6 +10,8 @@ let package = Package(
         .executable(name: "widget", targets: ["widget"]),
         .executable(name: "intent-extension", targets: ["intent-extension"]),
         .library(name: "GroupDefaults", targets: ["GroupDefaults"]),
+        // Foundation with the simulated UserDefaults: `import SimulatedFoundation` in place of `import Foundation`.
+        .library(name: "SimulatedFoundation", targets: ["SimulatedFoundation"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -30,6 +32,8 @@ let package = Package(
         .target(name: "SharedFiles", dependencies: ["PropertyList"]),
         // UserDefaults semantics over the simulation root's shared files.
         .target(name: "GroupDefaults", dependencies: ["PropertyList", "SharedFiles", "CInotifyTools"]),
+        // Foundation's UserDefaults API over GroupDefaults; re-exports Foundation.
+        .target(name: "SimulatedFoundation", dependencies: ["GroupDefaults", "PropertyList"]),
         // Strict YAML reading with file:line:column errors (manifests, scenarios).
         .target(name: "SpecFormat", dependencies: ["PropertyList", .product(name: "Yams", package: "Yams")]),
         // Terminal styling and line output shared by the command-line faces.
@@ -76,11 +80,26 @@ let package = Package(
         ]),
         .executableTarget(name: "groupsim-bench", dependencies: ["Benchmarks"]),
 
+        // Settings code written as apps write it (only `import SimulatedFoundation` in place of `import Foundation`),
+        // in Swift 5 mode as such code usually is; run as real processes of a simulated app by ExamplesTests.
+        .target(
+            name: "SettingsExamples", dependencies: ["SimulatedFoundation"], path: "Examples/SettingsExamples",
+            swiftSettings: [.swiftLanguageMode(.v5)]),
+        .executableTarget(name: "settings-examples", dependencies: ["SettingsExamples"], path: "Examples/settings-examples"),
+
         .target(name: "TestSupport", dependencies: ["PropertyList", "ChildProcess"], path: "Tests/TestSupport"),
         .testTarget(name: "PropertyListTests", dependencies: [
             "PropertyList", .product(name: "PropertyBased", package: "swift-property-based"),
         ]),
         .testTarget(name: "GroupDefaultsTests", dependencies: ["GroupDefaults", "TestSupport"]),
+        .testTarget(name: "SimulatedFoundationTests", dependencies: [
+            "SimulatedFoundation", "GroupDefaults", "TestSupport", "groupsim",
+        ]),
+        .testTarget(
+            name: "ExamplesTests",
+            dependencies: ["SettingsExamples", "SimulatedFoundation", "GroupDefaults", "TestSupport", "groupsim", "settings-examples"],
+            // Sources that the tests compile with swiftc to show how `UserDefaults` resolves.
+            exclude: ["ImportFixtures"]),
         .testTarget(name: "IntegrationTests", dependencies: [
             "GroupDefaults", "PropertyList", "SharedFiles", "TestSupport",
             "groupsim", "groupsim-stress", "main-app", "widget", "intent-extension",

@@ -33,17 +33,18 @@ public struct DefaultsContext: Sendable, Hashable {
         if domain == DomainName.global {
             return Location(domain: domain, path: try root.globalPreferencesPath(device: device), kind: .global)
         }
-        try DomainName.validate(domain)
+        // Any name is a domain; its file name is encoded to stay in the folder (DomainFileName.swift).
+        let stem = try DomainName.fileStem(for: domain)
         if DomainName.isGroup(domain) {
             if appGroups == nil || appGroups!.contains(domain) {
                 let container = try root.groupContainerPath(device: device, groupIdentifier: domain)
-                return Location(domain: domain, path: container + "/Library/Preferences/\(domain).plist", kind: .group)
+                return Location(domain: domain, path: container + "/Library/Preferences/\(stem).plist", kind: .group)
             }
             let container = try root.appContainerPath(device: device, bundleIdentifier: bundleIdentifier)
-            return Location(domain: domain, path: container + "/Library/Preferences/\(domain).plist", kind: .privateFallback)
+            return Location(domain: domain, path: container + "/Library/Preferences/\(stem).plist", kind: .privateFallback)
         }
         let container = try root.appContainerPath(device: device, bundleIdentifier: bundleIdentifier)
-        return Location(domain: domain, path: container + "/Library/Preferences/\(domain).plist", kind: .app)
+        return Location(domain: domain, path: container + "/Library/Preferences/\(stem).plist", kind: .app)
     }
 
     /// Opens the process's shared object for a domain, reporting a missing entitlement loudly.

@@ -9,7 +9,6 @@ public enum DefaultsError: Error, CustomStringConvertible, Equatable {
     case refusedDomain(name: String, reason: String)
     case outsideRoot(path: String, root: String)
     case notAPropertyList(key: String, reason: String)
-    case launchArgument(key: String, reason: String)
     case notADictionary(domain: String, path: String, found: String)
     case wrongType(key: String, found: String, needed: String)
     case overflow(key: String, current: Int64, delta: Int64)
@@ -29,8 +28,6 @@ public enum DefaultsError: Error, CustomStringConvertible, Equatable {
             "'\(path)' resolves outside the simulation root '\(root)' (a symbolic link?). Nothing is written outside the root: remove the link."
         case .notAPropertyList(let key, let reason):
             "value for key \(Self.show(key)) is not a property list: \(reason)"
-        case .launchArgument(let key, let reason):
-            "launch argument -\(key): \(reason). Quote the value so the shell passes it whole, e.g. -\(key) '(a, b)'."
         case .notADictionary(let domain, let path, let found):
             "domain \(Self.show(domain)) at '\(path)' holds a \(found), not a dictionary."
         case .wrongType(let key, let found, let needed):
@@ -45,7 +42,7 @@ public enum DefaultsError: Error, CustomStringConvertible, Equatable {
     }
 
     /// The name quoted, with control characters escaped so the message stays one readable line.
-    static func show(_ name: String) -> String {
+    public static func show(_ name: String) -> String {
         "\"" + name.unicodeScalars.map { $0.properties.generalCategory == .control ? $0.escaped(asASCII: true) : String($0) }.joined() + "\""
     }
 }

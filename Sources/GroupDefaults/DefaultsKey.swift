@@ -120,7 +120,7 @@ extension Data: DefaultsStorable {
 }
 
 extension URL: DefaultsStorable {
-    public func plistValue() -> PlistValue? { Conversions.archive(self) }
+    public func plistValue() -> PlistValue? { Conversions.storedForm(of: self) }
     public init?(plistValue: PlistValue) { guard let u = Conversions.url(plistValue) else { return nil }; self = u }
 }
 

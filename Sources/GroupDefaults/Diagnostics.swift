@@ -14,6 +14,12 @@ public struct Diagnostic: Sendable, CustomStringConvertible {
         case watcherOverflow = "watcher-overflow"
         case encodingFailed = "encoding-failed"
         case valueRefused = "value-refused"
+        /// A launch argument's value looked like a property list but did not parse.
+        case launchArgumentKeptAsString = "launch-argument"
+        /// A GROUPSIM_* variable naming the process could not be used; a default took its place.
+        case invalidEnvironment = "invalid-environment"
+        /// A call refused as Apple refuses it (or raises for it): nothing changed.
+        case callRefused = "call-refused"
     }
 
     public let kind: Kind

@@ -80,7 +80,7 @@ public struct DomainFiles: Sendable {
             for container in (try? fileManager.contentsOfDirectory(atPath: "\(device)/\(kind)")) ?? [] {
                 let preferences = "\(device)/\(kind)/\(container)/Library/Preferences"
                 for file in (try? fileManager.contentsOfDirectory(atPath: preferences)) ?? [] where file.hasSuffix(".plist") && !file.hasPrefix(".") {
-                    let domain = String(file.dropLast(".plist".count))
+                    guard let domain = DomainName.domain(fromFileStem: String(file.dropLast(".plist".count))) else { continue }
                     // A group suite inside an app container is a private copy; list it only through --app.
                     if kind.hasSuffix("Application") && DomainName.isGroup(domain) && app != container { continue }
                     if kind.hasSuffix("Application") && domain != container && app != container { continue }

@@ -42,6 +42,11 @@ package final class DomainRegistry: @unchecked Sendable {
         return domain
     }
 
+    /// The domain stored at `path` if this process holds it open; opens nothing.
+    package func openDomain(at path: String) -> PersistentDomain? {
+        lock.withLock { domains[path]?.domain }
+    }
+
     package var openDomains: [PersistentDomain] {
         lock.withLock {
             domains = domains.filter { $0.value.domain != nil }

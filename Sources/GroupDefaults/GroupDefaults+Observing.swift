@@ -37,12 +37,15 @@ final class ObservationState: @unchecked Sendable {
     struct Observer {
         let key: String?
         let queue: DispatchQueue?
+        /// Told of this process's changes inline, before the call that made them returns.
+        let synchronous: Bool
         let handler: @Sendable (DefaultsChange) -> Void
     }
 
     let lock = NSLock()
-    var domainListeners: [ObjectIdentifier: (PersistentDomain, Int)] = [:]
-    var processListener: Int?
+    /// Each domain's queued and inline listener ids.
+    var domainListeners: [ObjectIdentifier: (PersistentDomain, [Int])] = [:]
+    var processListeners: [Int] = []
     var observers: [Int: Observer] = [:]
     var nextObserverID = 0
 }
@@ -58,9 +61,23 @@ extension GroupDefaults {
     /// same value, or a value hidden by a higher domain, calls nobody.
     /// `queue` nil runs the handler on the library's notification queue.
     public func observe(_ key: String?, queue: DispatchQueue? = nil, _ handler: @escaping @Sendable (DefaultsChange) -> Void) -> DefaultsObservation {
+        addObserver(ObservationState.Observer(key: key, queue: queue, synchronous: false, handler: handler))
+    }
+
+    /// Observes as KVO does: a change this process makes (through any
+    /// instance, a transaction or `register(defaults:)` included) reaches
+    /// `handler` on the thread that made it, before the call that made it
+    /// returns; a change from another process arrives on the library's
+    /// notification queue. An observer added after a change is never told of
+    /// it. Only effective values count, as for `observe`.
+    public func observeSynchronously(_ key: String?, _ handler: @escaping @Sendable (DefaultsChange) -> Void) -> DefaultsObservation {
+        addObserver(ObservationState.Observer(key: key, queue: nil, synchronous: true, handler: handler))
+    }
+
+    private func addObserver(_ observer: ObservationState.Observer) -> DefaultsObservation {
         let id = observation.lock.withLock { () -> Int in
             observation.nextObserverID += 1
-            observation.observers[observation.nextObserverID] = .init(key: key, queue: queue, handler: handler)
+            observation.observers[observation.nextObserverID] = observer
             return observation.nextObserverID
         }
         return DefaultsObservation { [weak self] in
@@ -84,34 +101,47 @@ extension GroupDefaults {
     func startObserving() {
         observe(own)
         observe(global)
-        let id = processDomains.addListener { [weak self] change in self?.deliver(change) }
-        observation.lock.withLock { observation.processListener = id }
+        let ids = [
+            processDomains.addListener { [weak self] change in self?.deliver(change, inline: false) },
+            processDomains.addListener(inline: true) { [weak self] change in self?.deliver(change, inline: true) },
+        ]
+        observation.lock.withLock { observation.processListeners = ids }
     }
 
     func stopObserving() {
-        let (listeners, processID) = observation.lock.withLock {
-            (observation.domainListeners.values, observation.processListener)
+        let (listeners, processIDs) = observation.lock.withLock {
+            (observation.domainListeners.values, observation.processListeners)
         }
-        for (domain, id) in listeners { domain.removeListener(id) }
-        if let processID { processDomains.removeListener(processID) }
+        for (domain, ids) in listeners { for id in ids { domain.removeListener(id) } }
+        for id in processIDs { processDomains.removeListener(id) }
     }
 
     func observe(_ domain: PersistentDomain) {
-        let id = domain.addListener { [weak self] change in self?.deliver(change) }
-        observation.lock.withLock { observation.domainListeners[ObjectIdentifier(domain)] = (domain, id) }
+        let ids = [
+            domain.addListener { [weak self] change in self?.deliver(change, inline: false) },
+            domain.addListener(inline: true) { [weak self] change in self?.deliver(change, inline: true) },
+        ]
+        observation.lock.withLock { observation.domainListeners[ObjectIdentifier(domain)] = (domain, ids) }
     }
 
     func unobserve(_ domain: PersistentDomain) {
         let entry = observation.lock.withLock { observation.domainListeners.removeValue(forKey: ObjectIdentifier(domain)) }
-        if let (domain, id) = entry { domain.removeListener(id) }
+        if let (domain, ids) = entry { for id in ids { domain.removeListener(id) } }
     }
 
     /// Turns a change of one domain into changes of effective values: a key
     /// hidden by a higher domain did not change for this instance, and a
     /// removal reveals the next lower domain's value. Runs on the
-    /// notification queue, so changes arrive in the order they happened.
-    func deliver(_ change: DomainChange) {
-        let observers = observation.lock.withLock { Array(observation.observers.values) }
+    /// notification queue, so changes arrive in the order they happened; or,
+    /// `inline`, on the thread that made this process's change, for the
+    /// synchronous observers (which the queue then only tells of other
+    /// processes' changes, so none hears a change twice).
+    func deliver(_ change: DomainChange, inline: Bool) {
+        let observers = observation.lock.withLock {
+            observation.observers.sorted { $0.key < $1.key }.map(\.value).filter { observer in
+                inline ? observer.synchronous : !observer.synchronous || change.origin == .otherProcess
+            }
+        }
         guard !observers.isEmpty else { return }
         let sources = self.sources
         guard let index = sources.firstIndex(where: { $0.name == change.domain }) else { return }

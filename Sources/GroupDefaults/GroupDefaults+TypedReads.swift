@@ -25,10 +25,12 @@ extension GroupDefaults {
     /// it), or a string: an absolute URL, or a path (a file URL, `~` expanded).
     public func url(forKey key: String) -> URL? { Conversions.url(value(forKey: key)) }
 
-    /// Stores a URL whole (scheme, query, fragment), as Apple does: keyed-archive data.
+    /// Stores a URL as Apple's `set(_:forKey:)` does: a file URL as its path
+    /// (`~` for the home folder), any other whole (scheme, query, fragment)
+    /// as keyed-archive data.
     public func set(url: URL?, forKey key: String) {
         guard let url else { return set(nil, forKey: key) }
-        set(Conversions.archive(url), forKey: key)
+        set(Conversions.storedForm(of: url), forKey: key)
     }
 }
 
@@ -93,6 +95,17 @@ public enum Conversions {
         case .bool(let b): b ? "1" : "0"
         default: nil
         }
+    }
+
+    /// How `set(_:forKey:)` stores a URL on Apple platforms: a file URL's
+    /// path, abbreviated with `~` (readable by `string(forKey:)` too), else an archive.
+    public static func storedForm(of url: URL) -> PlistValue {
+        guard url.isFileURL else { return archive(url) }
+        let path = url.absoluteURL.path
+        let home = NSHomeDirectory()
+        if path == home { return "~" }
+        if home != "/", path.hasPrefix(home + "/") { return .string("~" + path.dropFirst(home.count)) }
+        return .string(path)
     }
 
     public static func archive(_ url: URL) -> PlistValue {

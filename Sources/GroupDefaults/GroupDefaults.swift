@@ -1,5 +1,6 @@
 import Foundation
 import PropertyList
+import SharedFiles
 
 /// UserDefaults over the simulation root: the same search list, domains and
 /// rules, with persistent domains shared between processes.
@@ -7,7 +8,8 @@ import PropertyList
 /// Search list, first hit wins:
 /// 1. argument domain (this process's `-key value` launch arguments)
 /// 2. this instance's own persistent domain (the app's bundle id, or the suite)
-/// 3. suites added with `addSuite(named:)`, in the order added
+/// 3. suites added with `addSuite(named:)`, the last added first (each goes
+///    just below the instance's own domain, as CoreFoundation inserts it)
 /// 4. `NSGlobalDomain`
 /// 5. the languages domain
 /// 6. the registration domain (`register(defaults:)`, this process only)
@@ -176,8 +178,10 @@ public final class GroupDefaults: @unchecked Sendable {
 
     // MARK: Suites
 
-    /// Adds a suite to the search list, after this instance's own domain and
-    /// before the global domain. The app's own id and the global domain are refused.
+    /// Adds a suite to the search list just below this instance's own
+    /// domain, so the suite added last is searched first (as on Apple
+    /// platforms); all come before the global domain. Adding a suite already
+    /// in the list changes nothing. The app's own id and the global domain are refused.
     public func addSuite(named name: String) throws {
         if name == DomainName.global || name == context.bundleIdentifier || name == domainName {
             throw DefaultsError.refusedSuite(name: name, reason: "the app's own domain and NSGlobalDomain are already searched")
@@ -185,7 +189,7 @@ public final class GroupDefaults: @unchecked Sendable {
         let domain = try context.open(name)
         let added = lock.withLock { () -> Bool in
             if suites.contains(where: { $0 === domain }) { return false }
-            suites.append(domain)
+            suites.insert(domain, at: 0)
             return true
         }
         if added { observe(domain) }
@@ -201,10 +205,22 @@ public final class GroupDefaults: @unchecked Sendable {
 
     // MARK: Domains
 
-    /// A persistent domain's contents; nil for a volatile domain's name.
+    /// A persistent domain's contents as this process sees them; nil for a
+    /// volatile domain's name and for a domain that does not exist (holds no
+    /// keys: as on Apple platforms, where an emptied domain's file goes).
+    /// Creates nothing.
     public func persistentDomain(forName name: String) throws -> [String: PlistValue]? {
         if processDomains.volatileDomainNames.contains(name) { return nil }
-        return try context.open(name).snapshot()
+        let path = try context.locate(name).path
+        let contents: [String: PlistValue]
+        if let open = DomainRegistry.shared.openDomain(at: path) {
+            contents = open.snapshot()
+        } else {
+            // A domain this process released (after setPersistentDomain, say) is saved first.
+            PersistentDomain.waitForReleasedCommits()
+            contents = try SharedPlistFile.read(path: path) ?? [:]
+        }
+        return contents.isEmpty ? nil : contents
     }
 
     /// Replaces a persistent domain. The argument and registration domains are refused.

@@ -154,10 +154,11 @@ package final class PersistentDomain: @unchecked Sendable {
         let old = currentValue(forKey: key)
         pending.edits.updateValue(value, forKey: key)
         let change = old == value ? [] : [KeyChange(key: key, old: old, new: value)]
-        announce(change, origin: .thisProcess)
+        let inline = announce(change, origin: .thisProcess)
         let schedule = scheduleCommitLocked()
         state.unlock()
         if schedule { commitQueue.async { [weak self] in self?.commitInBackground() } }
+        inline.run()
     }
 
     /// Replaces the whole domain (nil or empty removes every key).
@@ -166,10 +167,11 @@ package final class PersistentDomain: @unchecked Sendable {
         state.lock()
         let old = currentView()
         pending = Overlay(replace: true, edits: (contents ?? [:]).mapValues { Optional($0) })
-        announce(differences(from: old, to: currentView()), origin: .thisProcess)
+        let inline = announce(differences(from: old, to: currentView()), origin: .thisProcess)
         let schedule = scheduleCommitLocked()
         state.unlock()
         if schedule { commitQueue.async { [weak self] in self?.commitInBackground() } }
+        inline.run()
     }
 
     /// Whether every reader could read `value` back; if not, it is reported
@@ -201,7 +203,8 @@ package final class PersistentDomain: @unchecked Sendable {
     /// Returns when everything set before the call is durable on disk.
     package func synchronize() throws {
         try refuseReentry()
-        try commitQueue.sync { try commitPending(transaction: nil) }
+        // Without a transaction nothing is announced as this process's change.
+        _ = try commitQueue.sync { try commitPending(transaction: nil) }
     }
 
     /// An atomic read-modify-write across processes: `body` sees the file's
@@ -209,13 +212,16 @@ package final class PersistentDomain: @unchecked Sendable {
     /// changes are committed before anyone else can write.
     package func transaction<T>(_ body: (inout [String: PlistValue]) throws -> T) throws -> T {
         try refuseReentry()
-        return try commitQueue.sync {
+        let (result, inline) = try commitQueue.sync { () throws -> (T, InlineDelivery) in
             var result: T? = nil
-            try withoutActuallyEscaping(body) { body in
+            let inline = try withoutActuallyEscaping(body) { body in
                 try commitPending { contents in result = try body(&contents) }
             }
-            return result!
+            return (result!, inline)
         }
+        // Off the commit queue, so a listener may synchronize or start a transaction itself.
+        inline.run()
+        return result
     }
 
     /// Called when the file may have changed on disk; bursts become one reload.
@@ -240,7 +246,8 @@ package final class PersistentDomain: @unchecked Sendable {
                 counters.reloadReadTime += elapsed
             }
             state.withLock { reportedReadError = nil }
-            absorb(contents, localKeys: [])
+            // What a reload finds is another process's: nothing is owed inline.
+            _ = absorb(contents, localKeys: [])
         } catch {
             let message = "\(error)"
             let repeated = state.withLock { () -> Bool in
@@ -253,9 +260,10 @@ package final class PersistentDomain: @unchecked Sendable {
 
     // MARK: Listeners
 
+    /// `inline`: this process's changes only, on the changing thread (see `ListenerList`).
     @discardableResult
-    package func addListener(_ listener: @escaping @Sendable (DomainChange) -> Void) -> Int {
-        state.withLock { listeners.add(listener) }
+    package func addListener(inline: Bool = false, _ listener: @escaping @Sendable (DomainChange) -> Void) -> Int {
+        state.withLock { listeners.add(inline: inline, listener) }
     }
 
     package func removeListener(_ id: Int) {
@@ -276,15 +284,16 @@ package final class PersistentDomain: @unchecked Sendable {
         return true
     }
 
-    /// Queued under the state lock, so listeners see changes in the order they happened.
-    private func announce(_ changes: [KeyChange], origin: ChangeOrigin) {
-        guard !changes.isEmpty else { return }
-        listeners.deliver(DomainChange(domain: name, changes: changes, origin: origin))
+    /// Queued under the state lock, so listeners see changes in the order
+    /// they happened. The caller runs the returned inline calls after unlocking.
+    private func announce(_ changes: [KeyChange], origin: ChangeOrigin) -> InlineDelivery {
+        guard !changes.isEmpty else { return InlineDelivery() }
+        return listeners.deliver(DomainChange(domain: name, changes: changes, origin: origin))
     }
 
     private func commitInBackground() {
         do {
-            try commitPending(transaction: nil)
+            _ = try commitPending(transaction: nil)
         } catch {
             Diagnostics.report(Diagnostic(
                 kind: .commitFailed,
@@ -293,15 +302,16 @@ package final class PersistentDomain: @unchecked Sendable {
         }
     }
 
-    /// Runs on the commit queue.
-    private func commitPending(transaction: ((inout [String: PlistValue]) throws -> Void)?) throws {
+    /// Runs on the commit queue. Returns what a transaction's own changes owe
+    /// inline listeners (nothing without a transaction).
+    private func commitPending(transaction: ((inout [String: PlistValue]) throws -> Void)?) throws -> InlineDelivery {
         state.lock()
         commitScheduled = false
         let edits = pending
         inFlight = edits
         pending = Overlay()
         state.unlock()
-        if edits.isEmpty && transaction == nil { return }
+        if edits.isEmpty && transaction == nil { return InlineDelivery() }
 
         var transactionKeys = Set<String>()
         do {
@@ -318,11 +328,12 @@ package final class PersistentDomain: @unchecked Sendable {
                 }
             }
             if let report = Diagnostic.movedAside(update, path: file.path, domain: name) { Diagnostics.report(report) }
-            absorb(update.after, localKeys: transactionKeys)
+            let inline = absorb(update.after, localKeys: transactionKeys)
             state.withLock {
                 counters.commits += 1
                 counters.commitTimings = counters.commitTimings + update.timings
             }
+            return inline
         } catch {
             state.withLock {
                 // Put the edits back under anything set since, to retry later.
@@ -334,15 +345,16 @@ package final class PersistentDomain: @unchecked Sendable {
     }
 
     /// Makes `contents` (just read or written) the committed state and
-    /// announces what that changed in the view.
-    private func absorb(_ contents: [String: PlistValue], localKeys: Set<String>) {
+    /// announces what that changed in the view; `localKeys` (a transaction's)
+    /// are this process's changes, whose inline calls are returned.
+    private func absorb(_ contents: [String: PlistValue], localKeys: Set<String>) -> InlineDelivery {
         state.lock()
         defer { state.unlock() }
         let old = currentView()
         committed = contents
         inFlight = Overlay()
         let changes = differences(from: old, to: currentView())
-        announce(changes.filter { !localKeys.contains($0.key) }, origin: .otherProcess)
-        announce(changes.filter { localKeys.contains($0.key) }, origin: .thisProcess)
+        _ = announce(changes.filter { !localKeys.contains($0.key) }, origin: .otherProcess)
+        return announce(changes.filter { localKeys.contains($0.key) }, origin: .thisProcess)
     }
 }

@@ -17,10 +17,11 @@ public final class ProcessDomains: @unchecked Sendable {
 
     public init() {}
 
-
-    /// Fills the argument domain from launch arguments (`-key value`).
-    public func setLaunchArguments(_ launchArguments: [String]) throws {
-        let parsed = try ArgumentDomain.parse(launchArguments)
+    /// Fills the argument domain from launch arguments (`-key value`, see
+    /// `ArgumentDomain`). Never fails: a value that does not parse is kept as
+    /// a string and reported through `Diagnostics`.
+    public func setLaunchArguments(_ launchArguments: [String]) {
+        let parsed = ArgumentDomain.parse(launchArguments)
         update(DomainName.argument) { $0 = parsed }
     }
 
@@ -53,9 +54,11 @@ public final class ProcessDomains: @unchecked Sendable {
         lock.withLock { [DomainName.argument, DomainName.registration, DomainName.languages] + named.keys.sorted() }
     }
 
+    /// `inline`: changes on the changing thread, before the call that made
+    /// them returns; otherwise on the notification queue (see `ListenerList`).
     @discardableResult
-    public func addListener(_ listener: @escaping @Sendable (DomainChange) -> Void) -> Int {
-        lock.withLock { listeners.add(listener) }
+    public func addListener(inline: Bool = false, _ listener: @escaping @Sendable (DomainChange) -> Void) -> Int {
+        lock.withLock { listeners.add(inline: inline, listener) }
     }
 
     public func removeListener(_ id: Int) {
@@ -63,8 +66,11 @@ public final class ProcessDomains: @unchecked Sendable {
     }
 
     private func update(_ name: String, _ body: (inout [String: PlistValue]) -> Void) {
-        lock.lock()
-        defer { lock.unlock() }
+        let inline = lock.withLock { updateLocked(name, body) }
+        inline.run()
+    }
+
+    private func updateLocked(_ name: String, _ body: (inout [String: PlistValue]) -> Void) -> InlineDelivery {
         var contents: [String: PlistValue]
         switch name {
         case DomainName.argument: contents = arguments
@@ -81,7 +87,7 @@ public final class ProcessDomains: @unchecked Sendable {
         default: named[name] = contents
         }
         let changes = differences(from: old, to: contents)
-        guard !changes.isEmpty else { return }
-        listeners.deliver(DomainChange(domain: name, changes: changes, origin: .thisProcess))
+        guard !changes.isEmpty else { return InlineDelivery() }
+        return listeners.deliver(DomainChange(domain: name, changes: changes, origin: .thisProcess))
     }
 }

@@ -92,6 +92,16 @@ extension PlistValue {
     /// caller's `[String: Any]` would hold it) into a `PlistValue`.
     /// - Parameter path: where the value sits, used in the error.
     public init(any value: Any, path: String = "value") throws {
+        // An Optional boxed in Any (a generic caller's `T?`): its value, as
+        // Foundation bridges it; nil is NSNull there, which no plist holds.
+        let mirror = Mirror(reflecting: value)
+        if mirror.displayStyle == .optional {
+            guard let wrapped = mirror.children.first?.value else {
+                throw PropertyListError.notAPropertyList(path: path, typeName: "nil (\(type(of: value)))")
+            }
+            self = try PlistValue(any: wrapped, path: path)
+            return
+        }
         // An NSNumber first: it would also cast to Int, Double and Bool, and a
         // real 2.0 must not become the integer 2.
         if let number = value as? NSNumber, type(of: value) is NSNumber.Type {
@@ -105,12 +115,11 @@ extension PlistValue {
         case let v as PlistValue: self = v
         case let v as Bool where type(of: value) == Bool.self: self = .bool(v)
         case let v as String: self = .string(v)
-        case let v as Int: self = .integer(Int64(v))
-        case let v as Int64: self = .integer(v)
-        case let v as Int32: self = .integer(Int64(v))
-        case let v as UInt8: self = .integer(Int64(v))
-        case let v as Double: self = .real(v)
-        case let v as Float: self = .real(Double(v))
+        // Every integer type (Int, UInt8, UInt64 …) and every real (Double, Float, CGFloat …), as NSNumber bridges them.
+        case let v as any BinaryInteger:
+            guard let exact = Int64(exactly: v) else { throw PropertyListError.integerOutOfRange(path: path, value: "\(v)") }
+            self = .integer(exact)
+        case let v as any BinaryFloatingPoint: self = .real(Double(v))
         case let v as Date: self = .date(v)
         case let v as Data: self = .data(v)
         case let v as URL:

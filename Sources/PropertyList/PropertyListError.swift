@@ -12,6 +12,8 @@ public enum PropertyListError: Error, Equatable, CustomStringConvertible {
     case notAPropertyList(path: String, typeName: String)
     /// The top-level value is not a dictionary where one is required.
     case rootNotDictionary(found: String)
+    /// An integer beyond the signed 64-bit range the values hold (a key path and the number).
+    case integerOutOfRange(path: String, value: String)
 
     public var description: String {
         switch self {
@@ -27,6 +29,8 @@ public enum PropertyListError: Error, Equatable, CustomStringConvertible {
             "\(path) is a \(typeName), which a property list cannot hold (use string, number, bool, date, data, array or dictionary)"
         case .rootNotDictionary(let found):
             "the top-level value is \(found == "array" ? "an" : "a") \(found), not a dictionary"
+        case .integerOutOfRange(let path, let value):
+            "\(path) is \(value), beyond the signed 64-bit integers a property-list value holds here (store it as a string or a real)"
         }
     }
 }

@@ -26,7 +26,7 @@ public final class AppSession: @unchecked Sendable {
         target = try manifest.target(role)
         context = DefaultsContext(root: root, device: device, bundleIdentifier: target.bundleIdentifier, appGroups: Set(target.appGroups))
         // Volatile domains first, as at a real launch: arguments, then registration.
-        try ProcessDomains.shared.setLaunchArguments(launchArguments)
+        ProcessDomains.shared.setLaunchArguments(launchArguments)
         ProcessDomains.shared.register(target.registeredDefaults)
         store = target.usesStandardDefaults
             ? try GroupDefaults(context: context)

@@ -4,16 +4,24 @@ import Testing
 import PropertyList
 
 @Suite struct ArgumentDomainTests {
-    @Test func aPlainValueIsAString() throws {
-        let domain = try ArgumentDomain.parse(["-flag", "YES", "-n", "5"])
+    /// Parses, collecting the warnings instead of printing them.
+    static func parse(_ arguments: [String]) -> (domain: [String: PlistValue], warnings: [Diagnostic]) {
+        var warnings: [Diagnostic] = []
+        let domain = ArgumentDomain.parse(arguments) { warnings.append($0) }
+        return (domain, warnings)
+    }
+
+    @Test func aPlainValueIsAString() {
+        let (domain, warnings) = Self.parse(["-flag", "YES", "-n", "5"])
         #expect(domain["flag"] == .string("YES"))
         #expect(Conversions.bool(domain["flag"]) == true)
         #expect(domain["n"] == .string("5"))
         #expect(Conversions.integer(domain["n"]) == 5)
+        #expect(warnings.isEmpty)
     }
 
-    @Test func valuesThatLookLikePropertyListsAreParsed() throws {
-        let domain = try ArgumentDomain.parse([
+    @Test func valuesThatLookLikePropertyListsAreParsed() {
+        let (domain, _) = Self.parse([
             "-list", "(a, b)", "-map", "{ k = v; }", "-quoted", "\"two words\"", "-bytes", "<00ff>", "-square", "[x]",
         ])
         #expect(domain["list"] == ["a", "b"])
@@ -23,29 +31,62 @@ import PropertyList
         #expect(domain["square"] == ["x"])
     }
 
-    @Test func xmlValuesKeepTheirTypes() throws {
+    @Test func xmlValuesKeepTheirTypes() {
         let xml = String(decoding: XMLPropertyList.encode(["n": 5, "b": true]), as: UTF8.self)
-        let domain = try ArgumentDomain.parse(["-config", xml])
-        #expect(domain["config"] == ["n": 5, "b": true])
+        #expect(Self.parse(["-config", xml]).domain["config"] == ["n": 5, "b": true])
     }
 
-    @Test func wordsThatAreNotKeysAreSkipped() throws {
-        let domain = try ArgumentDomain.parse(["positional", "-key", "value", "-dangling"])
-        #expect(domain == ["key": "value"])
+    @Test func xmlFragmentsAreValuesOfTheirType() {
+        let (domain, warnings) = Self.parse([
+            "-count", "<integer>5</integer>", "-on", "<true/>", "-off", "<false/>", "-ratio", "<real>0.5</real>",
+            "-names", "<array><string>a</string><string>b</string></array>", "-hex", "<abcd>",
+        ])
+        #expect(domain["count"] == .integer(5))
+        #expect(domain["on"] == .bool(true))
+        #expect(domain["off"] == .bool(false))
+        #expect(domain["ratio"] == .real(0.5))
+        #expect(domain["names"] == ["a", "b"])
+        #expect(domain["hex"] == .data(Data([0xAB, 0xCD])))
+        #expect(warnings.isEmpty)
     }
 
-    @Test func theLastOccurrenceWins() throws {
-        #expect(try ArgumentDomain.parse(["-k", "1", "-k", "2"]) == ["k": "2"])
+    @Test func aValueStartingWithADashIsTheNextKeyNotAValue() {
+        #expect(Self.parse(["-verbose", "-theme", "dark"]).domain == ["theme": "dark"])
+        #expect(Self.parse(["-neg", "-7"]).domain == [:])
+        #expect(Self.parse(["-a", "-b", "-c", "x"]).domain == ["c": "x"])
     }
 
-    @Test func aBrokenPropertyListNamesTheKey() {
-        #expect(throws: DefaultsError.self) { try ArgumentDomain.parse(["-list", "(a, b"]) }
-        do {
-            _ = try ArgumentDomain.parse(["-list", "(a, b"])
-        } catch {
-            #expect("\(error)".contains("-list"))
-            #expect("\(error)".contains("line 1"))
-        }
+    @Test func valuesAreTrimmed() {
+        let (domain, warnings) = Self.parse(["-theme", "  dark \n", "-list", "\t(a, b) ", "-count", " <integer>3</integer>\n"])
+        #expect(domain["theme"] == "dark")
+        #expect(domain["list"] == ["a", "b"])
+        #expect(domain["count"] == .integer(3))
+        #expect(warnings.isEmpty)
+    }
+
+    @Test func wordsThatAreNotKeysAreSkipped() {
+        #expect(Self.parse(["positional", "-key", "value", "-dangling"]).domain == ["key": "value"])
+    }
+
+    @Test func theLastOccurrenceWins() {
+        #expect(Self.parse(["-k", "1", "-k", "2"]).domain == ["k": "2"])
+    }
+
+    @Test func aBrokenPropertyListIsKeptAsAStringWithAWarning() {
+        let (domain, warnings) = Self.parse(["-list", " (a, b", "-xml", "<integer>5</real>", "-other", "fine"])
+        #expect(domain["list"] == "(a, b")
+        #expect(domain["xml"] == "<integer>5</real>")
+        #expect(domain["other"] == "fine")
+        #expect(warnings.count == 2)
+        #expect(warnings.allSatisfy { $0.kind == .launchArgumentKeptAsString })
+        #expect(warnings.first.map { "\($0)".contains("-list") && "\($0)".contains("line 1") } == true)
+        #expect(warnings.last.map { "\($0)".contains("-xml") } == true)
+    }
+
+    @Test func aProcessLaunchesWhateverItsArguments() {
+        let process = ProcessDomains()
+        process.setLaunchArguments(["-broken", "{ unterminated"])
+        #expect(process.volatileDomain(named: "NSArgumentDomain") == ["broken": "{ unterminated"])
     }
 }
 
@@ -70,6 +111,16 @@ import PropertyList
         #expect(Conversions.string(.integer(5)) == "5")
         #expect(Conversions.string(.bool(true)) == "1")
         #expect(Conversions.string(.data(Data())) == nil)
+    }
+
+    @Test func fileURLsAreStoredAsTheirPath() throws {
+        let inHome = URL(fileURLWithPath: NSHomeDirectory() + "/Documents/a b.txt")
+        #expect(Conversions.storedForm(of: inHome) == .string("~/Documents/a b.txt"))
+        #expect(Conversions.url(Conversions.storedForm(of: inHome))?.path == inHome.path)
+        #expect(Conversions.storedForm(of: URL(fileURLWithPath: "/etc/hosts")) == .string("/etc/hosts"))
+        let web = URL(string: "https://example.com/?q=1")!
+        #expect(Conversions.storedForm(of: web).dataValue != nil, "an archive")
+        #expect(Conversions.url(Conversions.storedForm(of: web)) == web)
     }
 
     @Test func urlsRoundTripWhole() throws {

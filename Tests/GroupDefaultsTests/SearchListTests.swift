@@ -40,8 +40,25 @@ struct Fixture {
         #expect(defaults.lookup("k")! == (.string("suite"), f.group))
         defaults.set("own", forKey: "k")
         #expect(defaults.lookup("k")! == (.string("own"), "com.example.app"))
-        try f.process.setLaunchArguments(["-k", "argument"])
+        f.process.setLaunchArguments(["-k", "argument"])
         #expect(defaults.lookup("k")! == (.string("argument"), "NSArgumentDomain"))
+    }
+
+    @Test func theSuiteAddedLastIsSearchedFirst() throws {
+        let f = Fixture()
+        let defaults = try f.standard()
+        try f.suite().set("group", forKey: "k")
+        let other = try GroupDefaults(suiteName: "com.example.other", context: f.context(), processDomains: f.process)
+        other.set("other", forKey: "k")
+        try defaults.addSuite(named: f.group)
+        try defaults.addSuite(named: "com.example.other")
+        #expect(Array(defaults.searchList[1...3]) == ["com.example.app", "com.example.other", f.group])
+        #expect(defaults.lookup("k")! == (.string("other"), "com.example.other"))
+        // Adding a suite that is already there does not move it.
+        try defaults.addSuite(named: f.group)
+        #expect(defaults.lookup("k")?.domain == "com.example.other")
+        defaults.removeSuite(named: "com.example.other")
+        #expect(defaults.lookup("k")! == (.string("group"), f.group))
     }
 
     @Test func removingRevealsTheLowerDomain() throws {
@@ -59,12 +76,12 @@ struct Fixture {
         let defaults = try f.standard()
         defaults.set(.integer(1), forKey: "n")
         try defaults.flush()
-        try f.process.setLaunchArguments(["-n", "5"])
+        f.process.setLaunchArguments(["-n", "5"])
         #expect(defaults.integer(forKey: "n") == 5)
         defaults.set(.integer(2), forKey: "n")
         #expect(defaults.integer(forKey: "n") == 5)
         try defaults.flush()
-        try f.process.setLaunchArguments([])
+        f.process.setLaunchArguments([])
         #expect(defaults.integer(forKey: "n") == 2)
         #expect(try SharedPlistFileContents.read(f.root.appDomainPath("com.example.app"))["n"] == .integer(2))
     }
@@ -134,11 +151,69 @@ struct Fixture {
 
     @Test func namesThatCannotBeFiles() throws {
         let f = Fixture()
-        for name in ["a/b", "..", "group..x", "x\0y", "", ".hidden"] {
+        let tooLong = String(repeating: "a", count: 199) + "/"
+        for name in ["", tooLong] {
             #expect(throws: DefaultsError.self, "\(name)") {
                 try GroupDefaults(suiteName: name, context: f.context(), processDomains: f.process)
             }
         }
+    }
+
+    /// Apple accepts any suite name; each is stored in its own file inside
+    /// the app's Preferences folder, whatever '/' or '..' it holds.
+    @Test func anySuiteNameStaysInsideItsFolder() throws {
+        let f = Fixture()
+        let names = [
+            "com.example.test.Module/File.testName", "a/b", "../../escape", "..", ".hidden", "x\0y", "%2F", "a..b", "a%b", ".\u{301}x",
+        ]
+        let folder = (f.root.appDomainPath("com.example.app") as NSString).deletingLastPathComponent
+        var paths = Set<String>()
+        for name in names {
+            let suite = try GroupDefaults(suiteName: name, context: f.context(), processDomains: f.process)
+            suite.set(.string(name), forKey: "name")
+            try suite.flush()
+            #expect((suite.path as NSString).deletingLastPathComponent == folder, "\(name)")
+            let fileName = (suite.path as NSString).lastPathComponent
+            #expect(!fileName.hasPrefix(".") && !fileName.contains("..") && !fileName.contains("/"), "\(fileName)")
+            #expect(try SharedPlistFileContents.read(suite.path)["name"] == .string(name))
+            #expect(DomainName.domain(fromFileStem: String(fileName.dropLast(".plist".count))) == name)
+            paths.insert(suite.path)
+        }
+        #expect(paths.count == names.count)
+        // Nothing was written outside the folder.
+        let root = try FileManager.default.subpathsOfDirectory(atPath: f.root.path).filter { $0.hasSuffix(".plist") }
+        #expect(root.count == names.count)
+        // The defaults tool lists them by their names.
+        let listed = try DomainFiles(root: SimulationRoot(path: f.root.path), device: "iPhone", app: "com.example.app").allDomains()
+        #expect(Set(listed) == Set(names))
+    }
+
+    @Test func fileStemsThatNoNameMakesAreNotDomains() {
+        for stem in ["%2", "%zz", "a%2Fb%", "%2e", "%41", ".x", "a..b"] {
+            #expect(DomainName.domain(fromFileStem: stem) == nil, "\(stem)")
+        }
+        #expect(DomainName.domain(fromFileStem: "com.example.app") == "com.example.app")
+    }
+
+    @Test func aDomainThatDoesNotExistIsNil() throws {
+        let f = Fixture()
+        let defaults = try f.standard()
+        #expect(try defaults.persistentDomain(forName: "com.example.never-used") == nil)
+        #expect(!FileManager.default.fileExists(atPath: f.root.appDomainPath("com.example.app", domain: "com.example.never-used")))
+        // A suite written through another instance of this process, not yet on disk.
+        let suite = try GroupDefaults(suiteName: "com.example.written", context: f.context(), processDomains: f.process)
+        suite.set("v", forKey: "k")
+        #expect(try defaults.persistentDomain(forName: "com.example.written") == ["k": "v"])
+        try defaults.removePersistentDomain(forName: "com.example.written")
+        #expect(try defaults.persistentDomain(forName: "com.example.written") == nil)
+        // Set through a domain object nobody keeps: its save is finished before the read.
+        for round in 0..<20 {
+            try defaults.setPersistentDomain(["round": .integer(Int64(round))], forName: "com.example.released")
+            #expect(try defaults.persistentDomain(forName: "com.example.released") == ["round": .integer(Int64(round))])
+        }
+        // A domain only on disk (written by another process, not open in this one).
+        try DomainFiles(root: SimulationRoot(path: f.root.path), device: "iPhone", app: "com.example.app").update("com.example.on-disk") { $0["k"] = "disk" }
+        #expect(try defaults.persistentDomain(forName: "com.example.on-disk") == ["k": "disk"])
     }
 
     @Test func customVolatileDomainsAreKept() throws {

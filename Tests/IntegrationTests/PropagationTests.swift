@@ -56,7 +56,7 @@ import PropertyList
 
     @Test func hiddenKeysAreSilentAndRemovalsRevealLowerValues() throws {
         let process = ProcessDomains()
-        try process.setLaunchArguments(["-hidden", "from-argument"])
+        process.setLaunchArguments(["-hidden", "from-argument"])
         process.register(["revealed": "registered-default"])
         let defaults = try library(process: process)
         let changes = ChangeLog()

@@ -1,0 +1,168 @@
+import SimulatedFoundation
+
+/// The examples as commands, so the tests can run each as a real process of
+/// a simulated app (`groupsim exec --app … -- settings-examples COMMAND`)
+/// and read what it saw: one `name=value` line per value.
+public enum ExampleCommands {
+    public static let usage = """
+        usage: settings-examples COMMAND [ARGUMENTS] [-key value ...]
+          reading-launch               register defaults, run loadSettings, show what the app sees
+          reading-share MODE           store ReadingMode in the app group's suite
+          reading-show                 ReadingMode from the group suite, HighScore from the standard defaults
+          profile [NAME]               the @UserDefault username (set it to NAME)
+          cloud-mirror                 mirror sync- settings into the cloud-store stand-in
+          theme-show                   ThemeController over the standard defaults
+          theme-change THEME           ThemeController over the group suite: change the theme
+          theme-group-show             ThemeController over the group suite
+          theme-combined-show          ThemeController over the standard defaults with the group suite added
+          editor-change BOOL TITLE     set ShowLineNumbers and TitleString, read them back
+          editor-watch COUNT           report ShowLineNumbers changes until COUNT were seen (60 s at most)
+          audio-save VOLUME BASS       save AudioPreferences
+          audio-load                   load AudioPreferences
+          appearance-set NAME=VALUE…   omnibar, report, preference (k:v), username, theme; through the persistors
+          appearance-show              what the persistors read from the group suite
+        """
+
+    /// Runs one command; returns the exit status.
+    public static func run(_ arguments: [String]) -> Int32 {
+        guard let command = arguments.first else { return fail(usage) }
+        let rest = Array(arguments.dropFirst()).filter { !$0.hasPrefix("-") }
+        switch command {
+        case "reading-launch":
+            registerInitialPreferences()
+            loadSettings()
+            show("ReadingMode", UserDefaults.standard.string(forKey: "ReadingMode"))
+            show("HighScore", UserDefaults.standard.object(forKey: "HighScore"))
+            show("SettingsSaved", UserDefaults.standard.bool(forKey: "SettingsSaved"))
+        case "reading-share":
+            guard let mode = rest.first else { return fail("reading-share MODE") }
+            shareReadingMode(mode)
+            show("ReadingMode", UserDefaults.shared.string(forKey: "ReadingMode"))
+        case "reading-show":
+            show("ReadingMode", UserDefaults.shared.string(forKey: "ReadingMode"))
+            show("HighScore", UserDefaults.standard.object(forKey: "HighScore"))
+        case "profile":
+            var profile = Profile()
+            if let name = rest.first {
+                profile.username = name
+                UserDefaults.standard.setValue(name, forKey: .name)
+            }
+            show("username", profile.username)
+            show("highScore", profile.highScore)
+            show("name", UserDefaults.standard.string(forKey: UserDefaults.AppKeys.name.rawValue))
+        case "cloud-mirror":
+            CloudDefaults.shared.start()
+            UserDefaults.standard.set(42, forKey: "sync-score")
+            UserDefaults.standard.set("not mirrored", forKey: "local-only")
+            // Values arriving from the cloud are applied without being sent back.
+            CloudDefaults.shared.updateLocal(from: ["sync-theme": "dark"])
+            let mirrored = CloudStoreStandIn.default.dictionaryRepresentation
+            show("mirrored", mirrored.keys.sorted().map { "\($0):\(mirrored[$0]!)" }.joined(separator: ","))
+            show("sync-theme", UserDefaults.standard.string(forKey: "sync-theme"))
+        case "theme-show":
+            show("theme", ThemeController().currentTheme.rawValue)
+        case "theme-change":
+            guard let name = rest.first, let theme = Theme(rawValue: name) else { return fail("theme-change light|dark|black") }
+            let controller = ThemeController(defaults: .groupSuite)
+            controller.changeTheme(to: theme)
+            show("theme", controller.currentTheme.rawValue)
+        case "theme-group-show":
+            show("theme", ThemeController(defaults: .groupSuite).currentTheme.rawValue)
+        case "theme-combined-show":
+            show("theme", ThemeController(defaults: .combined).currentTheme.rawValue)
+        case "editor-change":
+            guard rest.count == 2 else { return fail("editor-change BOOL TITLE") }
+            registerEditorDefaults()
+            let read = changeEditorSettings(showLineNumbers: rest[0] == "true", title: rest[1])
+            show("ShowLineNumbers", read.showLineNumbers)
+            show("TitleString", read.title)
+        case "editor-watch":
+            guard let text = rest.first, let count = Int(text), count > 0 else { return fail("editor-watch COUNT") }
+            return watchLineNumbers(until: count)
+        case "audio-save":
+            guard rest.count == 2, let volume = Double(rest[0]), let bass = Double(rest[1]) else { return fail("audio-save VOLUME BASS") }
+            var audioPreferences = AudioPreferences.load()
+            audioPreferences.volume = volume
+            audioPreferences.bass = bass
+            audioPreferences.save()
+            showAudio(AudioPreferences.load())
+        case "audio-load":
+            showAudio(AudioPreferences.load())
+        case "appearance-set":
+            return setAppearance(rest)
+        case "appearance-show":
+            showAppearance()
+        default:
+            return fail(usage)
+        }
+        return 0
+    }
+
+    static func show(_ name: String, _ value: Any?) {
+        print("\(name)=\(value.map { "\($0)" } ?? "nil")")
+        fflush(stdout)
+    }
+
+    static func fail(_ message: String) -> Int32 {
+        FileHandle.standardError.write(Data("settings-examples: \(message)\n".utf8))
+        return 64
+    }
+
+    static func watchLineNumbers(until count: Int) -> Int32 {
+        registerEditorDefaults()
+        let seen = DispatchSemaphore(value: 0)
+        let observer = LineNumbersObserver()
+        observer.configureObserver { line in
+            print(line)
+            fflush(stdout)
+            seen.signal()
+        }
+        show("ready", true)
+        for _ in 0..<count where seen.wait(timeout: .now() + 60) == .timedOut {
+            return fail("fewer than \(count) changes of ShowLineNumbers within 60 s")
+        }
+        return withExtendedLifetime(observer) { 0 }
+    }
+
+    static func showAudio(_ preferences: AudioPreferences) {
+        show("volume", preferences.volume)
+        show("bass", preferences.bass)
+        show("treble", preferences.treble)
+    }
+
+    static var groupStore: KeyValueStore { KeyValueStore(defaults: .groupSuite) }
+
+    static func setAppearance(_ assignments: [String]) -> Int32 {
+        var appearance = AppearancePreferencesUserDefaultsPersistor(keyValueStore: groupStore)
+        var settings = SettingsUserDefaultsPersistor(keyValueStore: groupStore)
+        for assignment in assignments {
+            let parts = assignment.split(separator: "=", maxSplits: 1).map(String.init)
+            guard parts.count == 2 else { return fail("appearance-set NAME=VALUE, found '\(assignment)'") }
+            switch parts[0] {
+            case "omnibar": appearance.isOmnibarVisible = parts[1] == "true"
+            case "report": appearance.isProtectionsReportVisible = parts[1] == "true"
+            case "preference":
+                let pair = parts[1].split(separator: ":", maxSplits: 1).map(String.init)
+                guard pair.count == 2 else { return fail("preference=KEY:VALUE") }
+                appearance.userPreferences[pair[0]] = pair[1]
+            case "checked": appearance.lastUpdateCheck = Date(timeIntervalSince1970: Double(parts[1]) ?? 0)
+            case "username": settings.optionalUserName = parts[1] == "nil" ? nil : parts[1]
+            case "theme": settings.selectedTheme = EditorTheme(rawValue: parts[1])
+            default: return fail("appearance-set knows omnibar, report, preference, checked, username, theme")
+            }
+        }
+        showAppearance()
+        return 0
+    }
+
+    static func showAppearance() {
+        let appearance = AppearancePreferencesUserDefaultsPersistor(keyValueStore: groupStore)
+        let settings = SettingsUserDefaultsPersistor(keyValueStore: groupStore)
+        show("omnibar", appearance.isOmnibarVisible)
+        show("report", appearance.isProtectionsReportVisible)
+        show("preferences", appearance.userPreferences.keys.sorted().map { "\($0):\(appearance.userPreferences[$0]!)" }.joined(separator: ","))
+        show("checked", appearance.lastUpdateCheck.timeIntervalSince1970)
+        show("username", settings.optionalUserName)
+        show("theme", settings.selectedTheme?.rawValue)
+    }
+}

@@ -1,0 +1,133 @@
+import SimulatedFoundation  // was: import Foundation — the only change this file needs
+
+// Initial preferences, a shared app-group suite, a property wrapper and
+// enum keys: a reading app's settings written the usual way.
+
+/// The group every target of the example app is entitled to.
+let appGroupIdentifier = "group.com.example.notes"
+
+/// First version: check a marker key and write the initial values once.
+/// `bool(forKey:)` cannot tell a stored false from a missing key, so the
+/// marker must be set to true.
+func loadSettings() {
+    let defaults = UserDefaults.standard
+
+    if defaults.bool(forKey: "SettingsSaved") == false {
+        defaults.set(true, forKey: "SettingsSaved")
+        defaults.set("standard", forKey: "ReadingMode")
+        defaults.set(0, forKey: "HighScore")
+    }
+}
+
+/// Better: registered defaults are never written to disk and never replace
+/// a stored value, so they are registered at every launch.
+func registerInitialPreferences() {
+    UserDefaults.standard.register(defaults: [
+        "ReadingMode": "standard",
+        "HighScore": 0,
+    ])
+}
+
+/// The shared suite, with the standard defaults as a fallback when the
+/// suite cannot be opened, so callers never deal with an optional.
+extension UserDefaults {
+    static var shared: UserDefaults {
+        guard let defaults = UserDefaults(suiteName: appGroupIdentifier) else {
+            return UserDefaults.standard
+        }
+
+        return defaults
+    }
+}
+
+/// Stores whatever the reading mode is in the suite every target reads.
+func shareReadingMode(_ mode: String) {
+    guard let defaults = UserDefaults(suiteName: appGroupIdentifier) else { return }
+    defaults.set(mode, forKey: "ReadingMode")
+}
+
+/// The wrapper from the property-wrapper proposal: stringly typed, and
+/// blind to registered defaults, but common.
+@propertyWrapper struct UserDefault<T> {
+    let key: String
+    let defaultValue: T
+
+    var wrappedValue: T {
+        get {
+            UserDefaults.standard.object(forKey: key) as? T ?? defaultValue
+        }
+        set {
+            UserDefaults.standard.set(newValue, forKey: key)
+        }
+    }
+}
+
+struct Profile {
+    @UserDefault(key: "username", defaultValue: "Anonymous") var username: String
+    @UserDefault(key: "HighScore", defaultValue: 0) var highScore: Int
+}
+
+/// Keys as enum cases instead of strings.
+extension UserDefaults {
+    enum AppKeys: String {
+        case name, emailAddress
+    }
+
+    func setValue(_ value: String, forKey key: AppKeys) {
+        UserDefaults.standard.set(value, forKey: key.rawValue)
+    }
+}
+
+/// A key-value store to mirror "sync-" settings into. The original mirrors
+/// them into iCloud's NSUbiquitousKeyValueStore, which Foundation on Linux
+/// does not have (docs/api.md); this stand-in keeps them in memory with the
+/// same two calls.
+final class CloudStoreStandIn {
+    static let `default` = CloudStoreStandIn()
+    private(set) var dictionaryRepresentation: [String: Any] = [:]
+
+    func set(_ value: Any?, forKey key: String) { dictionaryRepresentation[key] = value }
+}
+
+/// Mirrors every "sync-" setting to the cloud store whenever this process
+/// changes its defaults, and suppresses its own echo while applying values
+/// from the store. (Sendable because its handlers run on the main queue
+/// only; Foundation on Linux asks observer blocks to be Sendable.)
+final class CloudDefaults: @unchecked Sendable {
+    static let shared = CloudDefaults()
+    private var ignoreLocalChanges = false
+    private var observer: NSObjectProtocol?
+
+    private init() { }
+
+    deinit {
+        if let observer { NotificationCenter.default.removeObserver(observer) }
+    }
+
+    func start() {
+        observer = NotificationCenter.default.addObserver(forName: UserDefaults.didChangeNotification, object: nil, queue: .main) { [unowned self] note in
+            self.updateRemote(note: note)
+        }
+    }
+
+    private func updateRemote(note: Notification) {
+        guard ignoreLocalChanges == false else { return }
+
+        for (key, value) in UserDefaults.standard.dictionaryRepresentation() {
+            guard key.hasPrefix("sync-") else { continue }
+            CloudStoreStandIn.default.set(value, forKey: key)
+        }
+    }
+
+    /// What the original runs when the cloud store changes remotely.
+    func updateLocal(from store: [String: Any]) {
+        ignoreLocalChanges = true
+
+        for (key, value) in store {
+            guard key.hasPrefix("sync-") else { continue }
+            UserDefaults.standard.set(value, forKey: key)
+        }
+
+        ignoreLocalChanges = false
+    }
+}

@@ -1,0 +1,4 @@
+import SettingsExamples
+import SimulatedFoundation
+
+exit(ExampleCommands.run(Array(CommandLine.arguments.dropFirst())))

@@ -1,0 +1,125 @@
+import ArgumentParser
+import Foundation
+import GroupDefaults
+import AppModel
+import AppProtocol
+
+/// `groupsim exec`: runs a user's own executable as an app of the simulation
+/// (or its widget or intent extension). The identity goes in GROUPSIM_*
+/// variables (`ProcessIdentity`), which code built on SimulatedFoundation
+/// reads; then groupsim replaces itself with the executable, so signals,
+/// standard streams and the exit status are the executable's own.
+struct ExecCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "exec",
+        abstract: "Run your own executable as an installed app (or its widget or intent extension) of a simulated device.",
+        discussion: """
+            The executable finds out who it is from the environment: \(ProcessIdentity.Variable.root), \
+            \(ProcessIdentity.Variable.device), \(ProcessIdentity.Variable.bundleIdentifier) and \
+            \(ProcessIdentity.Variable.appGroups) (the target's app-group entitlement), set from the app's manifest. \
+            Launch arguments are the executable's own arguments: groupsim exec --app com.example.notes -- ./tool -theme dark
+            """)
+
+    enum Target: String, ExpressibleByArgument, CaseIterable {
+        case app, widget, intent
+
+        var role: Role {
+            switch self {
+            case .app: .mainApp
+            case .widget: .widget
+            case .intent: .intentExtension
+            }
+        }
+    }
+
+    @OptionGroup var location: LocationOptions
+
+    @Option(help: "The app's bundle id, as installed on the device (groupsim app list shows them).")
+    var app: String
+
+    @Option(help: "Which of the app's targets to be: app, widget or intent.")
+    var target: Target = .app
+
+    @Option(help: "Take the app from this manifest instead of the one installed on the device.")
+    var manifest: String?
+
+    @Argument(parsing: .postTerminator, help: "The executable and its arguments, after --.")
+    var command: [String] = []
+
+    func validate() throws {
+        guard let executable = command.first, !executable.isEmpty else {
+            throw ValidationError("name the executable to run after --, e.g. groupsim exec --app \(app) -- ./my-tool -theme dark")
+        }
+    }
+
+    func run() throws {
+        let place = try location.simulationRoot
+        let identity = try ExecIdentity.resolve(
+            root: place.root, device: place.device, app: app, role: target.role, manifestPath: manifest)
+        for (name, value) in identity.environment { setenv(name, value, 1) }
+        fflush(nil)
+        let status = ExecIdentity.replaceProcess(with: command)
+        throw ExitCode(status)
+    }
+}
+
+/// Who `groupsim exec` makes the executable, and the exec itself.
+enum ExecIdentity {
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// The identity of `role` of the app `app` on `device`: from `manifestPath`,
+    /// else from the manifest installed on the device. Unknown devices, apps
+    /// and targets are refused with what exists instead.
+    static func resolve(root: SimulationRoot, device: String, app: String, role: Role, manifestPath: String?) throws -> ProcessIdentity {
+        let devicePath = try root.devicePath(device)
+        guard FileManager.default.fileExists(atPath: devicePath) else {
+            let known = (try? DeviceManager(root: root).list().map(\.name)) ?? []
+            throw Failure(description: "no device named \(device) in \(root.path)"
+                + (known.isEmpty ? "; create one with groupsim device create \(device)" : "; devices: \(known.joined(separator: ", "))"))
+        }
+        let manifest: AppManifest
+        if let manifestPath {
+            manifest = try AppManifest.load(manifestPath)
+            let bundles = manifest.targets.values.map(\.bundleIdentifier)
+            guard manifest.targets[.mainApp]?.bundleIdentifier == app || (manifest.targets[.mainApp] == nil && bundles.contains(app)) else {
+                throw Failure(description: "\(manifestPath) describes \(bundles.sorted().joined(separator: ", ")), not the app \(app)")
+            }
+        } else {
+            let installed = try DeviceManager(root: root).installed(device: device)
+            guard let entry = installed.first(where: { $0.bundle == app }) else {
+                throw Failure(description: "\(app) is not installed on \(device)"
+                    + (installed.isEmpty
+                        ? "; install it with groupsim app install --device \(device) --manifest FILE (or pass --manifest)"
+                        : "; installed: \(installed.map(\.bundle).joined(separator: ", "))"))
+            }
+            manifest = entry.manifest
+        }
+        guard let target = manifest.targets[role] else {
+            let roles = manifest.targets.keys.map(\.rawValue).sorted().joined(separator: ", ")
+            throw Failure(description: "the app \(app) (\(manifest.name)) has no \(role.rawValue) target; it has: \(roles)")
+        }
+        return ProcessIdentity(root: root, device: device, bundleIdentifier: target.bundleIdentifier, appGroups: Set(target.appGroups))
+    }
+
+    /// Replaces this process with `command` (looked up on PATH unless it has a
+    /// '/'). Returns only if that failed: the status a shell gives then (127
+    /// not found, 126 not runnable), after saying why.
+    static func replaceProcess(with command: [String]) -> Int32 {
+        // A launched app starts with no signal blocked; a mask inherited from
+        // whoever started groupsim (a thread pool's, say) would keep SIGTERM
+        // from ever reaching the executable. Ignored signals stay ignored, so
+        // `nohup groupsim exec …` still works.
+        var nothingBlocked = sigset_t()
+        sigemptyset(&nothingBlocked)
+        sigprocmask(SIG_SETMASK, &nothingBlocked, nil)
+        var arguments = command.map { strdup($0) }
+        arguments.append(nil)
+        execvp(command[0], &arguments)
+        let error = errno
+        for argument in arguments { free(argument) }
+        FileHandle.standardError.write(Data("groupsim exec: cannot run '\(command[0])': \(String(cString: strerror(error)))\n".utf8))
+        return error == ENOENT ? 127 : 126
+    }
+}

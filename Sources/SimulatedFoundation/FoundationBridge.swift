@@ -1,0 +1,55 @@
+import Foundation
+import GroupDefaults
+import PropertyList
+
+/// Values between the simulated defaults and the shapes Foundation's
+/// `UserDefaults` hands out: numbers and booleans as `NSNumber` (so an
+/// integer 1 reads as `true` through `as? Bool` and a real 2.0 as `2`
+/// through `as? Int`), strings, dates, data, `[Any]` and `[String: Any]`.
+enum FoundationBridge {
+    static func object(_ value: PlistValue) -> Any {
+        switch value {
+        case .integer(let i): NSNumber(value: i)
+        case .real(let d): NSNumber(value: d)
+        case .bool(let b): NSNumber(value: b)
+        case .string(let s): s
+        case .date(let d): d
+        case .data(let d): d
+        case .array(let a): a.map(object)
+        case .dictionary(let d): dictionary(d)
+        }
+    }
+
+    static func dictionary(_ values: [String: PlistValue]) -> [String: Any] {
+        values.mapValues(object)
+    }
+
+    /// A caller's value as a property list; a value Foundation would raise
+    /// NSInvalidArgumentException for is reported (naming the call and key
+    /// path) and gives nil, so the call changes nothing.
+    static func propertyList(_ value: Any, call: String, path: String) -> PlistValue? {
+        do {
+            return try PlistValue(any: value, path: path)
+        } catch {
+            refuse(call, because: "\(error)")
+            return nil
+        }
+    }
+
+    /// A whole dictionary, or nil (reported) if any of its values is not a property list.
+    static func propertyLists(_ values: [String: Any], call: String) -> [String: PlistValue]? {
+        var result: [String: PlistValue] = [:]
+        for (key, value) in values {
+            guard let converted = propertyList(value, call: call, path: key) else { return nil }
+            result[key] = converted
+        }
+        return result
+    }
+
+    /// Says loudly that a call did nothing, where Foundation would raise or refuse.
+    static func refuse(_ call: String, because reason: String) {
+        Diagnostics.report(Diagnostic(
+            kind: .callRefused,
+            message: "UserDefaults.\(call) did nothing: \(reason). (Foundation raises an exception or refuses here; the simulation reports it and goes on.)"))
+    }
+}

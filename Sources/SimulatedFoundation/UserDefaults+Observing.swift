@@ -1,0 +1,58 @@
+import Foundation
+import GroupDefaults
+import PropertyList
+
+extension UserDefaults {
+    /// One change of a key's effective value, as key-value observing reports it.
+    public struct KeyChange: @unchecked Sendable {
+        public let key: String
+        /// The effective value before (as `object(forKey:)` gave it), nil if absent.
+        public let oldValue: Any?
+        /// The effective value now, nil if absent.
+        public let newValue: Any?
+        /// Whether another process made the change (through the shared file).
+        public let isFromAnotherProcess: Bool
+    }
+
+    /// Keeps an observer registered: `invalidate()` (or releasing it) stops delivery.
+    public final class Observation: @unchecked Sendable {
+        private let token: DefaultsObservation
+
+        init(_ token: DefaultsObservation) { self.token = token }
+
+        public func invalidate() { token.cancel() }
+
+        deinit { token.cancel() }
+    }
+
+    /// Tells `handler` of every change of `key`'s effective value, whichever
+    /// process makes it, as key-value observing does on Apple platforms:
+    ///
+    /// - a change made in this process (through any instance) is delivered on
+    ///   the thread that made it, before that `set` (or `register`,
+    ///   `removeObject` …) returns;
+    /// - a change made by another process is delivered once it reaches this
+    ///   one (about a millisecond), on the library's notification queue;
+    /// - writing the same value, or a value a higher domain hides (a launch
+    ///   argument), tells nobody; an observer added after a change is not told
+    ///   of it.
+    ///
+    /// Keep the returned `Observation`; delivery stops when it goes.
+    public func observe(_ key: String, _ handler: @escaping (KeyChange) -> Void) -> Observation {
+        let box = HandlerBox(handler)
+        return Observation(groupDefaults.observeSynchronously(key) { change in
+            box.handler(KeyChange(
+                key: change.key,
+                oldValue: change.old.map(FoundationBridge.object),
+                newValue: change.new.map(FoundationBridge.object),
+                isFromAnotherProcess: change.origin == .otherProcess))
+        })
+    }
+}
+
+/// The caller's handler runs on the threads `observe` names, as a KVO
+/// handler does; it is not required to be Sendable, as KVO's is not.
+private final class HandlerBox: @unchecked Sendable {
+    let handler: (UserDefaults.KeyChange) -> Void
+    init(_ handler: @escaping (UserDefaults.KeyChange) -> Void) { self.handler = handler }
+}

@@ -1,0 +1,269 @@
+import Foundation
+import GroupDefaults
+import PropertyList
+
+/// Foundation's `UserDefaults`, member for member, over the simulation's
+/// shared files: the same search list and domains as on Apple platforms
+/// (`GroupDefaults` does the work), values handed out as Foundation does
+/// (`NSNumber` for numbers and booleans), and changes from other processes
+/// seen through `observe(_:_:)`.
+///
+/// Where Foundation raises an exception (a value that is not a property
+/// list, a volatile domain set as persistent) the call changes nothing and
+/// says why through `Diagnostics` (stderr by default). docs/api.md lists
+/// every member and how it behaves here.
+open class UserDefaults: NSObject, @unchecked Sendable {
+    // MARK: Domain names and notifications
+
+    /// The domain every app shares.
+    public static let globalDomain = DomainName.global
+    /// The domain of the process's `-key value` launch arguments.
+    public static let argumentDomain = DomainName.argument
+    /// The domain `register(defaults:)` fills.
+    public static let registrationDomain = DomainName.registration
+
+    /// Posted on the writing thread, with the instance as its object, after
+    /// each call of this process that changes defaults through the instance.
+    /// Changes from other processes never post it: `observe` them.
+    public static let didChangeNotification = Notification.Name("NSUserDefaultsDidChangeNotification")
+
+    /// Apple's name, for code that observes it; never posted, as the
+    /// simulation sets no size limit on a domain.
+    public static let sizeLimitExceededNotification = Notification.Name("NSUserDefaultsSizeLimitExceededNotification")
+
+    /// The simulated defaults behind this instance (transactions, atomic
+    /// increments, typed keys: `import GroupDefaults` to use them).
+    public let groupDefaults: GroupDefaults
+    /// The process this instance belongs to.
+    public let simulatedProcess: SimulatedProcess
+
+    // MARK: Creating
+
+    private static let standardLock = NSLock()
+    nonisolated(unsafe) private static var standardInstance: UserDefaults?
+
+    /// The current process's standard defaults: its bundle identifier's domain.
+    open class var standard: UserDefaults {
+        standardLock.withLock {
+            if let standardInstance { return standardInstance }
+            let made = UserDefaults(process: .current)
+            standardInstance = made
+            return made
+        }
+    }
+
+    /// Saves the standard defaults and lets them go; the next `standard` is a new instance.
+    open class func resetStandardUserDefaults() {
+        let released = standardLock.withLock { () -> UserDefaults? in
+            defer { standardInstance = nil }
+            return standardInstance
+        }
+        _ = released?.synchronize()
+    }
+
+    /// The standard defaults' domain, in a new instance (its own search list).
+    public override convenience init() {
+        self.init(process: .current)
+    }
+
+    /// A suite: an app group's id shares it with the group's other apps (when
+    /// this process is entitled to the group). nil, as on Apple platforms,
+    /// for `NSGlobalDomain` and for the app's own bundle identifier; a nil
+    /// name gives the standard domain.
+    public required convenience init?(suiteName: String?) {
+        self.init(suiteName: suiteName, process: .current)
+    }
+
+    /// `init()` for a given simulated process.
+    public convenience init(process: SimulatedProcess) {
+        self.init(groupDefaults: process.openStandard(), process: process)
+    }
+
+    /// `init?(suiteName:)` for a given simulated process.
+    public convenience init?(suiteName: String?, process: SimulatedProcess) {
+        guard let suiteName else {
+            self.init(process: process)
+            return
+        }
+        guard let store = process.open(suiteName: suiteName) else { return nil }
+        self.init(groupDefaults: store, process: process)
+    }
+
+    /// An instance over defaults opened elsewhere.
+    public init(groupDefaults: GroupDefaults, process: SimulatedProcess) {
+        self.groupDefaults = groupDefaults
+        self.simulatedProcess = process
+        super.init()
+    }
+
+    // MARK: Reading
+
+    /// The effective value (numbers and booleans as `NSNumber`), or nil when no domain has the key.
+    open func object(forKey defaultName: String) -> Any? {
+        groupDefaults.value(forKey: defaultName).map(FoundationBridge.object)
+    }
+
+    /// A string, or a number's text.
+    open func string(forKey defaultName: String) -> String? { groupDefaults.string(forKey: defaultName) }
+
+    open func array(forKey defaultName: String) -> [Any]? {
+        groupDefaults.array(forKey: defaultName).map { $0.map(FoundationBridge.object) }
+    }
+
+    open func dictionary(forKey defaultName: String) -> [String: Any]? {
+        groupDefaults.dictionary(forKey: defaultName).map(FoundationBridge.dictionary)
+    }
+
+    open func data(forKey defaultName: String) -> Data? { groupDefaults.data(forKey: defaultName) }
+
+    /// nil unless the value is an array of strings only.
+    open func stringArray(forKey defaultName: String) -> [String]? { groupDefaults.stringArray(forKey: defaultName) }
+
+    /// 0 when absent; numbers, booleans and numeric strings convert.
+    open func integer(forKey defaultName: String) -> Int { groupDefaults.integer(forKey: defaultName) }
+    open func float(forKey defaultName: String) -> Float { groupDefaults.float(forKey: defaultName) }
+    open func double(forKey defaultName: String) -> Double { groupDefaults.double(forKey: defaultName) }
+
+    /// false when absent (`object(forKey:)` tells "absent" from "false");
+    /// "YES", "true" and non-zero numbers are true.
+    open func bool(forKey defaultName: String) -> Bool { groupDefaults.bool(forKey: defaultName) }
+
+    /// A URL stored by `set(_:forKey:)` with a URL, or a path or URL string.
+    open func url(forKey defaultName: String) -> URL? { groupDefaults.url(forKey: defaultName) }
+
+    /// Every effective key and value, higher domains over lower ones.
+    open func dictionaryRepresentation() -> [String: Any] {
+        FoundationBridge.dictionary(groupDefaults.dictionaryRepresentation())
+    }
+
+    /// Always false: managed (forced) preferences are not simulated.
+    open func objectIsForced(forKey key: String) -> Bool { false }
+
+    /// Always false: managed (forced) preferences are not simulated.
+    open func objectIsForced(forKey key: String, inDomain domain: String) -> Bool { false }
+
+    // MARK: Writing
+
+    /// Sets the key in this instance's own domain; nil removes it. A value
+    /// that is not a property list (Foundation raises here) changes nothing
+    /// and is reported through `Diagnostics`.
+    open func set(_ value: Any?, forKey defaultName: String) {
+        guard let value else { return removeObject(forKey: defaultName) }
+        guard let stored = FoundationBridge.propertyList(value, call: "set(_:forKey: \(DefaultsError.show(defaultName)))", path: defaultName) else {
+            return
+        }
+        write(stored, forKey: defaultName)
+    }
+
+    open func set(_ value: Int, forKey defaultName: String) { write(.integer(Int64(value)), forKey: defaultName) }
+    open func set(_ value: Float, forKey defaultName: String) { write(.real(Double(value)), forKey: defaultName) }
+    open func set(_ value: Double, forKey defaultName: String) { write(.real(value), forKey: defaultName) }
+    open func set(_ value: Bool, forKey defaultName: String) { write(.bool(value), forKey: defaultName) }
+
+    /// A file URL is stored as its path (`~` for the home folder), any other
+    /// URL whole as keyed-archive data, as Apple stores them; nil removes the key.
+    open func set(_ url: URL?, forKey defaultName: String) {
+        groupDefaults.set(url: url, forKey: defaultName)
+        postDidChange()
+    }
+
+    /// Removing a key that a lower domain also holds makes the lower value visible.
+    open func removeObject(forKey defaultName: String) {
+        groupDefaults.removeObject(forKey: defaultName)
+        postDidChange()
+    }
+
+    /// Key-value coding's spelling of `set(_:forKey:)`, as `UserDefaults` answers it on Apple platforms.
+    open func setValue(_ value: Any?, forKey key: String) { set(value, forKey: key) }
+
+    /// Key-value coding's spelling of `object(forKey:)`.
+    open func value(forKey key: String) -> Any? { object(forKey: key) }
+
+    private func write(_ value: PlistValue, forKey key: String) {
+        groupDefaults.set(value, forKey: key)
+        postDidChange()
+    }
+
+    /// Registers defaults for this process only (every instance of it sees
+    /// them; no other process does). Calls combine, later values win. If any
+    /// value is not a property list, nothing is registered (reported).
+    open func register(defaults registrationDictionary: [String: Any]) {
+        guard let values = FoundationBridge.propertyLists(registrationDictionary, call: "register(defaults:)") else { return }
+        groupDefaults.register(defaults: values)
+        postDidChange()
+    }
+
+    /// Waits until every change made before it is on disk, where other
+    /// processes read it; false (reported) if it could not be saved.
+    @discardableResult
+    open func synchronize() -> Bool { groupDefaults.synchronize() }
+
+    // MARK: Suites
+
+    /// Adds a suite just below this instance's own domain: the suite added
+    /// last is searched first. The app's own bundle id and `NSGlobalDomain`
+    /// are refused (reported).
+    open func addSuite(named suiteName: String) {
+        do { try groupDefaults.addSuite(named: suiteName) } catch {
+            FoundationBridge.refuse("addSuite(named: \(DefaultsError.show(suiteName)))", because: "\(error)")
+        }
+    }
+
+    open func removeSuite(named suiteName: String) { groupDefaults.removeSuite(named: suiteName) }
+
+    // MARK: Domains
+
+    /// A persistent domain's keys and values; nil when it does not exist (or is volatile).
+    open func persistentDomain(forName domainName: String) -> [String: Any]? {
+        do {
+            return try groupDefaults.persistentDomain(forName: domainName).map(FoundationBridge.dictionary)
+        } catch {
+            Diagnostics.report(Diagnostic(kind: .reloadFailed, message: "persistentDomain(forName: \(DefaultsError.show(domainName))) is nil: \(error)"))
+            return nil
+        }
+    }
+
+    /// Replaces a persistent domain. The argument and registration domains are refused (reported).
+    open func setPersistentDomain(_ domain: [String: Any], forName domainName: String) {
+        let call = "setPersistentDomain(_:forName: \(DefaultsError.show(domainName)))"
+        guard let values = FoundationBridge.propertyLists(domain, call: call) else { return }
+        do { try groupDefaults.setPersistentDomain(values, forName: domainName) } catch {
+            return FoundationBridge.refuse(call, because: "\(error)")
+        }
+        postDidChange()
+    }
+
+    /// Removes every key of a persistent domain (it then does not exist).
+    open func removePersistentDomain(forName domainName: String) {
+        do { try groupDefaults.removePersistentDomain(forName: domainName) } catch {
+            return FoundationBridge.refuse("removePersistentDomain(forName: \(DefaultsError.show(domainName)))", because: "\(error)")
+        }
+        postDidChange()
+    }
+
+    open var volatileDomainNames: [String] { groupDefaults.volatileDomainNames }
+
+    open func volatileDomain(forName domainName: String) -> [String: Any] {
+        FoundationBridge.dictionary(groupDefaults.volatileDomain(forName: domainName))
+    }
+
+    /// Sets a volatile domain of this process. The argument, registration and
+    /// languages domains are refused (reported).
+    open func setVolatileDomain(_ domain: [String: Any], forName domainName: String) {
+        let call = "setVolatileDomain(_:forName: \(DefaultsError.show(domainName)))"
+        guard let values = FoundationBridge.propertyLists(domain, call: call) else { return }
+        do { try groupDefaults.setVolatileDomain(values, forName: domainName) } catch {
+            return FoundationBridge.refuse(call, because: "\(error)")
+        }
+        postDidChange()
+    }
+
+    open func removeVolatileDomain(forName domainName: String) {
+        groupDefaults.removeVolatileDomain(forName: domainName)
+        postDidChange()
+    }
+
+    private func postDidChange() {
+        NotificationCenter.default.post(name: Self.didChangeNotification, object: self)
+    }
+}

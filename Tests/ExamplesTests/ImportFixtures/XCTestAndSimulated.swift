@@ -1,0 +1,5 @@
+// A test file: XCTest re-exports Foundation, so this is "both imports" too.
+import SimulatedFoundation
+import XCTest
+
+func testFileDefaults() -> UserDefaults { .standard }

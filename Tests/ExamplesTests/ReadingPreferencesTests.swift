@@ -1,0 +1,48 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// The reading app's settings (initial values, a shared suite, a property
+/// wrapper, a cloud mirror), each step a real process of the example app.
+@Suite struct ReadingPreferencesTests {
+    @Test func registeredDefaultsAndTheSharedSuiteAcrossTargets() throws {
+        let root = try rootWithExampleApp()
+        let launch = try ExampleRun(["reading-launch"], root: root)
+        #expect(launch.status == 0, "\(launch.stderr)")
+        #expect(launch["ReadingMode"] == "standard")
+        #expect(launch["HighScore"] == "0")
+        #expect(launch["SettingsSaved"] == "true")
+
+        // The widget is another process: the app's standard domain and its
+        // registered defaults are not its own, and the suite is still empty.
+        let widgetBefore = try ExampleRun(["reading-show"], target: "widget", root: root)
+        #expect(widgetBefore["ReadingMode"] == "nil")
+        #expect(widgetBefore["HighScore"] == "nil")
+
+        #expect(try ExampleRun(["reading-share", "night"], root: root)["ReadingMode"] == "night")
+        #expect(try ExampleRun(["reading-show"], target: "widget", root: root)["ReadingMode"] == "night")
+        #expect(try ExampleRun(["reading-show"], target: "intent", root: root)["ReadingMode"] == "night")
+    }
+
+    @Test func thePropertyWrapperAndEnumKeysPersistAcrossLaunches() throws {
+        let root = try rootWithExampleApp()
+        let first = try ExampleRun(["profile"], root: root)
+        #expect(first["username"] == "Anonymous")
+        #expect(first["highScore"] == "0")
+        #expect(try ExampleRun(["profile", "Ann"], root: root)["username"] == "Ann")
+        let relaunched = try ExampleRun(["profile"], root: root)
+        #expect(relaunched["username"] == "Ann")
+        #expect(relaunched["name"] == "Ann")
+    }
+
+    /// didChangeNotification reaches the mirror on the writing thread; only
+    /// "sync-" keys go to the store, and applying the store's values is not
+    /// sent back to it.
+    @Test func theCloudMirrorFollowsDidChange() throws {
+        let root = try rootWithExampleApp()
+        let run = try ExampleRun(["cloud-mirror"], root: root)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run["mirrored"] == "sync-score:42")
+        #expect(run["sync-theme"] == "dark")
+    }
+}
