@@ -7,9 +7,10 @@
 ///     test.Module/File.testName   ->  test.Module%2FFile.testName
 ///     ../../escape                ->  %2E%2E%2F.%2E%2Fescape
 ///
-/// `%` itself, `/`, NUL, a leading `.` and a `.` that follows another `.` are
+/// `%` itself, `/`, a leading `.` and a `.` that follows another `.` are
 /// encoded, so the stem never contains `/` or `..`, never starts with `.`
 /// (lock and temporary files do) and decodes back to the one name it came from.
+/// Control characters (NUL included) and U+FFFD are refused, as in every name.
 extension DomainName {
     /// The longest stem: the lock and temporary files add about 40 bytes to
     /// it, and a file name may have 255.
@@ -20,6 +21,9 @@ extension DomainName {
         if domain.isEmpty {
             throw DefaultsError.invalidName(name: domain, what: "domain name", problem: "is empty")
         }
+        if let unreadable = DomainName.unreadableCharacter(in: domain) {
+            throw DefaultsError.invalidName(name: domain, what: "domain name", problem: unreadable)
+        }
         // Scalar by scalar: a "." with a combining mark is one Character but
         // still a "." byte at the start of a file name.
         var stem = String.UnicodeScalarView()
@@ -28,7 +32,6 @@ extension DomainName {
             switch scalar {
             case "%": stem.append(contentsOf: "%25".unicodeScalars)
             case "/": stem.append(contentsOf: "%2F".unicodeScalars)
-            case "\0": stem.append(contentsOf: "%00".unicodeScalars)
             case "." where previous == nil || previous == ".": stem.append(contentsOf: "%2E".unicodeScalars)
             default: stem.append(scalar)
             }

@@ -103,19 +103,27 @@ public enum DomainName {
     public static func validate(_ name: String, what: String = "domain name") throws {
         let problem: String? =
             if name.isEmpty { "is empty" }
-            else if name.contains("\0") { "contains a NUL character" }
-            else if let (offset, scalar) = name.unicodeScalars.enumerated().first(where: { isControl($0.element) }) {
-                "contains the control character \(codePoint(scalar)) at character \(offset + 1)"
-            }
-            else if let offset = name.unicodeScalars.firstIndex(of: "\u{FFFD}").map({ name.unicodeScalars.distance(from: name.unicodeScalars.startIndex, to: $0) }) {
-                "contains U+FFFD at character \(offset + 1), what bytes that are not UTF-8 are read as (check the name's encoding)"
-            }
+            else if let unreadable = unreadableCharacter(in: name) { unreadable }
             else if name.contains("/") { "contains '/'" }
             else if name.contains("..") { "contains '..'" }
             else if name.hasPrefix(".") { "starts with '.'" }
             else if name.utf8.count > 200 { "is longer than 200 bytes" }
             else { nil }
         if let problem { throw DefaultsError.invalidName(name: name, what: what, problem: problem) }
+    }
+
+    /// What makes a name unfit to show on one line or to have come from
+    /// valid UTF-8: a NUL or another control character, or U+FFFD. nil if none.
+    /// Every name is checked for these, suite names too (which may hold '/').
+    public static func unreadableCharacter(in name: String) -> String? {
+        if name.contains("\0") { return "contains a NUL character" }
+        if let (offset, scalar) = name.unicodeScalars.enumerated().first(where: { isControl($0.element) }) {
+            return "contains the control character \(codePoint(scalar)) at character \(offset + 1)"
+        }
+        if let (offset, _) = name.unicodeScalars.enumerated().first(where: { $0.element == "\u{FFFD}" }) {
+            return "contains U+FFFD at character \(offset + 1), what bytes that are not UTF-8 are read as (check the name's encoding)"
+        }
+        return nil
     }
 
     /// Control characters (C0, DEL, C1) and the Unicode line and paragraph separators.

@@ -159,12 +159,26 @@ struct Fixture {
         }
     }
 
+    /// A name that cannot be shown on one line, or came from bytes that are
+    /// not UTF-8, is refused with the character and where it is.
+    @Test func suiteNamesWithControlCharactersAreRefused() throws {
+        let f = Fixture()
+        for (name, problem) in [("x\0y", "NUL"), ("a\nb", "U+000A at character 2"), ("bad\u{FFFD}", "U+FFFD at character 4")] {
+            #expect(throws: DefaultsError.self, "\(name)") {
+                try GroupDefaults(suiteName: name, context: f.context(), processDomains: f.process)
+            }
+            do { _ = try GroupDefaults(suiteName: name, context: f.context(), processDomains: f.process) } catch {
+                #expect("\(error)".contains(problem), "\(error)")
+            }
+        }
+    }
+
     /// Apple accepts any suite name; each is stored in its own file inside
     /// the app's Preferences folder, whatever '/' or '..' it holds.
     @Test func anySuiteNameStaysInsideItsFolder() throws {
         let f = Fixture()
         let names = [
-            "com.example.test.Module/File.testName", "a/b", "../../escape", "..", ".hidden", "x\0y", "%2F", "a..b", "a%b", ".\u{301}x",
+            "com.example.test.Module/File.testName", "a/b", "../../escape", "..", ".hidden", "%2F", "a..b", "a%b", ".\u{301}x",
         ]
         let folder = (f.root.appDomainPath("com.example.app") as NSString).deletingLastPathComponent
         var paths = Set<String>()

@@ -16,7 +16,7 @@ import TestSupport
     @Test func namesWithControlCharactersOrReplacementCharactersAreRefused() throws {
         let newline = try tool(["defaults", "write", "group.a\nb", "k", "v"])
         #expect(newline.status != 0)
-        #expect(newline.stderr.contains("invalid domain name \"group.a\\nb\": it contains the control character U+000A at character 8"))
+        #expect(newline.stderr.contains("\"group.a\\nb\": it contains the control character U+000A at character 8"))
         let bell = try tool(["defaults", "read", "--device", "i\u{7}Phone", "group.com.example.notes"])
         #expect(bell.stderr.contains("invalid device name \"i\\u{07}Phone\": it contains the control character U+0007 at character 2"))
         let replaced = try tool(["defaults", "write", "group.\u{FFFD}x", "k", "v"])
