@@ -34,19 +34,22 @@ public final class RunningProcess: @unchecked Sendable {
             self.condition.broadcast()
         }
         try process.run()
-        // One reader thread per pipe owns it until EOF (and keeps this object
-        // alive until then), so no descriptor is closed while being read.
+        // One reader thread per pipe owns its read end until EOF (and keeps this
+        // object alive until then), then closes it: no descriptor is closed while
+        // being read, and none outlives its child (a driver that starts
+        // hundreds of children must not run out of descriptors).
         let stdoutHandle = stdoutPipe.fileHandleForReading, stderrHandle = stderrPipe.fileHandleForReading
         Thread { [self] in
             while true {
-                let chunk = stdoutHandle.availableData
+                let chunk = PipeReading.nextChunk(stdoutHandle)
                 receive(chunk)
                 if chunk.isEmpty { break }
             }
+            try? stdoutHandle.close()
         }.start()
         Thread { [self] in
             while true {
-                let chunk = stderrHandle.availableData
+                let chunk = PipeReading.nextChunk(stderrHandle)
                 condition.withLock {
                     stderrData.append(chunk)
                     if chunk.isEmpty { stderrClosed = true }
@@ -54,6 +57,7 @@ public final class RunningProcess: @unchecked Sendable {
                 condition.broadcast()
                 if chunk.isEmpty { break }
             }
+            try? stderrHandle.close()
         }.start()
     }
 
@@ -146,5 +150,6 @@ public final class RunningProcess: @unchecked Sendable {
 
     deinit {
         if process.isRunning { process.terminate() }
+        closeStdin()
     }
 }

@@ -186,6 +186,15 @@ package final class ChangeWatcher: @unchecked Sendable {
 
     /// Initializes libinotifytools and the wake channel; nil, or what failed.
     private func startInotify() -> String? {
+        // libinotifytools waits with select(), which aborts the process for a
+        // descriptor at or above FD_SETSIZE. The inotify descriptor will be the
+        // lowest free one: if that is too high, do without change propagation
+        // rather than crash.
+        let probe = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        if probe >= 0 { close(probe) }
+        if probe >= Int32(FD_SETSIZE) {
+            return "cannot start inotify: this process has \(probe) descriptors open, and libinotifytools can only wait on one below \(FD_SETSIZE) (close descriptors the process no longer needs)"
+        }
         guard inotifytools_initialize() != 0 else {
             return "cannot start inotify: \(String(cString: strerror(inotifytools_error()))) (see /proc/sys/fs/inotify/max_user_instances)"
         }

@@ -13,7 +13,7 @@ public struct StressCommand: ParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "groupsim-stress",
         abstract: "Generate write load on a domain from this process, or probe the change watcher (for tests and benchmarks).",
-        subcommands: [WatchHeld.self, WriteKeys.self, IntAdd.self, ArrayAdd.self, WriteLoop.self, WatcherRestart.self, WatcherUnavailable.self, HoldLock.self]
+        subcommands: [WatchHeld.self, WatcherWithManyDescriptors.self, WriteKeys.self, IntAdd.self, ArrayAdd.self, WriteLoop.self, WatcherRestart.self, WatcherUnavailable.self, HoldLock.self]
     )
 
     struct Target: ParsableArguments {
@@ -174,6 +174,37 @@ public struct StressCommand: ParsableCommand {
                 _ = readLine()
                 resume()
             }
+        }
+    }
+
+    struct WatcherWithManyDescriptors: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "watcher-with-many-descriptors",
+            abstract: "Hold descriptors up to FD_SETSIZE, then open the domain and write to it (the watcher must refuse, not crash).")
+        @OptionGroup var target: Target
+
+        func run() throws {
+            var limit = rlimit()
+            getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
+            let wanted = rlim_t(FD_SETSIZE) + 64
+            guard limit.rlim_max >= wanted else {
+                print("cannot hold \(wanted) descriptors: the hard limit is \(limit.rlim_max)")
+                throw ExitCode(3)
+            }
+            limit.rlim_cur = max(limit.rlim_cur, wanted)
+            setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
+            var held: [Int32] = []
+            while true {
+                let descriptor = open("/dev/null", O_RDONLY | O_CLOEXEC)
+                guard descriptor >= 0 else { throw ExitCode(4) }
+                held.append(descriptor)
+                if descriptor >= Int32(FD_SETSIZE) { break }
+            }
+            let defaults = try target.open()
+            ChangeWatcher.shared.waitUntilIdle()
+            defaults.set("written", forKey: "k")
+            try defaults.flush()
+            print("written with \(held.count) descriptors held")
         }
     }
 

@@ -256,4 +256,15 @@ extension PropagationTests {
         #expect(try process.waitForExit() == 0)
         #expect(try process.completeStandardError().contains("cannot create the watcher's wake file"))
     }
+
+    /// libinotifytools waits with select(), which aborts a process for a
+    /// descriptor at or above FD_SETSIZE: such a process goes on without
+    /// propagation, saying why, instead of crashing.
+    @Test func aProcessWithTooManyDescriptorsWarnsInsteadOfCrashing() throws {
+        let result = try groupsimStress(["watcher-with-many-descriptors", "--domain", group], root: root)
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        #expect(result.stdout.contains("written with"))
+        #expect(result.stderr.contains("libinotifytools can only wait on one below \(FD_SETSIZE)"), "\(result.stderr)")
+        #expect(try PropertyListFormat.decodeDictionary(Data(contentsOf: URL(fileURLWithPath: root.groupSuitePath(group))))["k"] == "written")
+    }
 }

@@ -24,7 +24,7 @@ public func runBounded(_ executable: String, _ arguments: [String], environment:
     for (index, pipe) in [out, err].enumerated() {
         finished.enter()
         DispatchQueue.global().async {
-            let data = pipe.fileHandleForReading.readDataToEndOfFile()
+            let data = PipeReading.toEnd(pipe.fileHandleForReading)
             outputs.update { $0[index] = data }
             finished.leave()
         }

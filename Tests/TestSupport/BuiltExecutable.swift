@@ -44,8 +44,8 @@ public func runProcess(_ executable: String, _ arguments: [String], environment:
     let group = DispatchGroup()
     nonisolated(unsafe) var errData = Data()
     group.enter()
-    DispatchQueue.global().async { errData = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
-    let outData = out.fileHandleForReading.readDataToEndOfFile()
+    DispatchQueue.global().async { errData = PipeReading.toEnd(err.fileHandleForReading); group.leave() }
+    let outData = PipeReading.toEnd(out.fileHandleForReading)
     group.wait()
     process.waitUntilExit()
     return ProcessResult(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self))
