@@ -131,7 +131,7 @@ extension PlistJSON {
         }
         let sinceEpoch = Int64(milliseconds) + millisecondsFrom1970To2001
         let (days, inDay) = floorDivision(sinceEpoch, 86_400_000)
-        let (year, month, day) = civilDate(daysSince1970: days)
+        let (year, month, day) = CivilCalendar.date(fromDays: days)
         func two(_ n: Int64) -> String { n < 10 ? "0\(n)" : "\(n)" }
         let yearText: String
         if (0...9999).contains(year) {
@@ -160,36 +160,6 @@ extension PlistJSON {
     static func floorDivision(_ a: Int64, _ b: Int64) -> (quotient: Int64, remainder: Int64) {
         let remainder = a % b
         return remainder < 0 ? (a / b - 1, remainder + b) : (a / b, remainder)
-    }
-
-    /// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
-    static func daysSince1970(year: Int64, month: Int64, day: Int64) -> Int64 {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
-
-    static func civilDate(daysSince1970 days: Int64) -> (year: Int64, month: Int64, day: Int64) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let shiftedMonth = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
-        let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
-    }
-
-    static func daysInMonth(year: Int64, month: Int64) -> Int64 {
-        switch month {
-        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
-        case 4, 6, 9, 11: 30
-        default: 31
-        }
     }
 }
 
@@ -226,9 +196,9 @@ private struct DateScanner {
             year = plain
         }
         guard take("-") != nil, let month = digits(2), take("-") != nil, let day = digits(2),
-              (1...12).contains(month), (1...PlistJSON.daysInMonth(year: year, month: month)).contains(day)
+              (1...12).contains(month), (1...CivilCalendar.daysInMonth(month, year: year)).contains(day)
         else { return nil }
-        var seconds = PlistJSON.daysSince1970(year: year, month: month, day: day) * 86_400
+        var seconds = CivilCalendar.days(year: year, month: month, day: day) * 86_400
         var fraction: Int64 = 0, fractionDigits = 0
         if index < bytes.count {
             guard take("Tt") != nil, let hour = digits(2), take(":") != nil, let minute = digits(2), take(":") != nil,

@@ -51,7 +51,7 @@ public enum XMLPropertyList {
         let seconds = Int64(clamped.rounded(.down)) + XMLDate.referenceSinceUnixEpoch
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let secondOfDay = seconds - days * 86_400
-        let (year, month, day) = XMLDate.civil(fromDays: days)
+        let (year, month, day) = CivilCalendar.date(fromDays: days)
         func two(_ n: Int64) -> String { n < 10 ? "0\(n)" : "\(n)" }
         let yearDigits = String(abs(year))
         let yearText = (year < 0 ? "-" : "") + String(repeating: "0", count: max(0, 4 - yearDigits.count)) + yearDigits
@@ -129,7 +129,7 @@ public enum XMLPropertyList {
     }
 }
 
-/// Dates in the XML form: days and civil dates in the proleptic Gregorian calendar.
+/// Dates in the XML form (their days and civil dates: `CivilCalendar`).
 enum XMLDate {
     /// Seconds from 1970-01-01 to 2001-01-01, Foundation's reference date.
     static let referenceSinceUnixEpoch: Int64 = 978_307_200
@@ -137,37 +137,6 @@ enum XMLDate {
     /// The furthest a date may lie from the reference date, in seconds
     /// (about 3 million years), in what the writer writes and the reader reads alike.
     static let limit: Double = 1e14
-
-    /// Days since 1970-01-01 of a civil date (any year).
-    static func days(year: Int64, month: Int64, day: Int64) -> Int64 {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
-
-    /// The civil date of a day count since 1970-01-01.
-    static func civil(fromDays count: Int64) -> (year: Int64, month: Int64, day: Int64) {
-        let z = count + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
-    }
-
-    static func daysInMonth(_ month: Int64, year: Int64) -> Int64 {
-        switch month {
-        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
-        case 4, 6, 9, 11: 30
-        default: 31
-        }
-    }
 }
 
 /// The two on-disk formats and detection between them.

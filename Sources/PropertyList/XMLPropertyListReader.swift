@@ -411,10 +411,10 @@ struct XMLReader {
         guard characters == "Z" else { throw fail() }
         let signedYear = negative ? -year : year
         let (month, day, hour, minute, second) = (fields[0], fields[1], fields[2], fields[3], fields[4])
-        guard (1...12).contains(month), day >= 1, day <= XMLDate.daysInMonth(month, year: signedYear),
+        guard (1...12).contains(month), day >= 1, day <= CivilCalendar.daysInMonth(month, year: signedYear),
               hour < 24, minute < 60, second < 60
         else { throw fail() }
-        let days = XMLDate.days(year: signedYear, month: month, day: day)
+        let days = CivilCalendar.days(year: signedYear, month: month, day: day)
         let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - XMLDate.referenceSinceUnixEpoch
         guard abs(Double(seconds)) <= XMLDate.limit else {
             throw error("<date> \(trimmed) is more than 3 million years from 2001, further than a property list holds", at: offset)

@@ -8,7 +8,8 @@ public struct HungProcess: Error, CustomStringConvertible {
 
 /// Runs an executable to completion like `runProcess`, but kills it and
 /// throws `HungProcess` if it has not finished within `timeout` seconds.
-public func runBounded(_ executable: String, _ arguments: [String], environment: [String: String] = [:], timeout: TimeInterval = 20) throws -> ProcessResult {
+public func runBounded(_ executable: String, _ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil,
+                       timeout: TimeInterval = 20) throws -> ProcessResult {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
@@ -18,6 +19,7 @@ public func runBounded(_ executable: String, _ arguments: [String], environment:
     process.standardError = err
     process.standardInput = input
     try process.run()
+    if let stdin { input.fileHandleForWriting.write(stdin) }
     try input.fileHandleForWriting.close()
     let outputs = UnsafeSendableBox([Data(), Data()])
     let finished = DispatchGroup()

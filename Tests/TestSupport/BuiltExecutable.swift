@@ -27,28 +27,10 @@ public struct ProcessResult: Sendable {
     public var trimmedOutput: String { stdout.trimmingCharacters(in: .whitespacesAndNewlines) }
 }
 
-/// Runs an executable to completion with the given environment additions.
+/// Runs an executable to completion with the given environment additions
+/// (killed, and the test failed, if it runs longer than ten minutes).
 public func runProcess(_ executable: String, _ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil) throws -> ProcessResult {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-    let out = Pipe(), err = Pipe(), input = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    process.standardInput = input
-    try process.run()
-    if let stdin { input.fileHandleForWriting.write(stdin) }
-    try input.fileHandleForWriting.close()
-    // Drain both pipes concurrently so a chatty child never blocks on a full pipe.
-    let group = DispatchGroup()
-    nonisolated(unsafe) var errData = Data()
-    group.enter()
-    DispatchQueue.global().async { errData = PipeReading.toEnd(err.fileHandleForReading); group.leave() }
-    let outData = PipeReading.toEnd(out.fileHandleForReading)
-    group.wait()
-    process.waitUntilExit()
-    return ProcessResult(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self))
+    try runBounded(executable, arguments, environment: environment, stdin: stdin, timeout: 600)
 }
 
 /// `groupsim` with a simulation root.
