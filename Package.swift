@@ -35,7 +35,7 @@ let package = Package(
         // Foundation's UserDefaults API over GroupDefaults; re-exports Foundation.
         .target(name: "SimulatedFoundation", dependencies: ["GroupDefaults", "PropertyList"]),
         // Strict YAML reading with file:line:column errors (manifests, scenarios).
-        .target(name: "SpecFormat", dependencies: ["PropertyList", .product(name: "Yams", package: "Yams")]),
+        .target(name: "SpecFormat", dependencies: ["PropertyList", "SharedFiles", .product(name: "Yams", package: "Yams")]),
         // Terminal styling and line output shared by the command-line faces.
         .target(name: "Terminal"),
         // The control protocol between a driver and a simulated process: requests, responses,

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import GroupDefaults
 import PropertyList
+import SharedFiles
 
 /// `groupsim defaults`: macOS's `defaults` over the simulated devices.
 struct DefaultsCommand: ParsableCommand {
@@ -203,8 +204,8 @@ extension DefaultsCommand {
         }
 
         func readFile(_ path: String) throws -> Data {
-            do { return try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
-                throw ValidationError("cannot read '\(path)': \(error.localizedDescription)")
+            do { return Data(try readNamedFile(path)) } catch {
+                throw ValidationError("cannot read '\(path)': \(error). Nothing was imported.")
             }
         }
     }

@@ -62,6 +62,19 @@ public func readWholeFile(_ path: String, limit: Int = PlistLimits.maximumFileSi
     try readRegularFile(named: path, in: AT_FDCWD, path: path, limit: limit)
 }
 
+/// Reads a file a person named on a command line or in a scenario (a
+/// manifest, a scenario, a plist to import): symbolic links are followed,
+/// as a person expects, but only a regular file of at most `limit` bytes is
+/// read, so naming a FIFO or a device (`/dev/zero`) is an error, never a hang.
+public func readNamedFile(_ path: String, limit: Int = PlistLimits.maximumFileSize) throws -> [UInt8] {
+    guard let resolved = realpath(path, nil) else { throw FileSystemError(operation: "open", path: path, errno: errno) }
+    defer { free(resolved) }
+    guard let bytes = try readWholeFile(String(cString: resolved), limit: limit) else {
+        throw FileSystemError(operation: "open", path: path, errno: ENOENT)
+    }
+    return bytes
+}
+
 /// Reads the file `name` in the folder open at `folder` whole; nil if it does
 /// not exist. Refused, without blocking and without reading a byte: a
 /// symbolic link, anything but a regular file (a FIFO would block the open

@@ -1,5 +1,6 @@
 import Foundation
 import PropertyList
+import SharedFiles
 import Yams
 
 /// An error in a YAML file (a scenario or an app manifest), with where it is.
@@ -42,9 +43,12 @@ public struct SpecNode: @unchecked Sendable {  // Yams.Node is an immutable valu
     }
 
     public static func load(_ path: String) throws -> SpecNode {
-        let text: String
-        do { text = try String(contentsOfFile: path, encoding: .utf8) } catch {
-            throw SpecError(file: path, line: 0, column: 0, message: "cannot read the file: \(error.localizedDescription)")
+        let bytes: [UInt8]
+        do { bytes = try readNamedFile(path) } catch {
+            throw SpecError(file: path, line: 0, column: 0, message: "cannot read the file: \(error)")
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw SpecError(file: path, line: 0, column: 0, message: "the file is not UTF-8 text")
         }
         return try parse(text, file: path)
     }

@@ -158,6 +158,16 @@ import PropertyList
         _ = try ok(["defaults", "write", group, "k", "still readable"])
     }
 
+    /// A device or a FIFO named where a file is expected is refused at once, never read forever.
+    @Test func importingFromADeviceOrAFIFOIsRefusedNotAHang() throws {
+        for path in ["/dev/zero", root.path + "/fifo"] {
+            if path.hasSuffix("fifo") { #expect(mkfifo(path, 0o600) == 0) }
+            let result = try groupsimBounded(["defaults", "import", group, path], root: root)
+            #expect(result.status != 0)
+            #expect(result.stderr.contains("cannot read '\(path)'"), "\(result.stderr)")
+        }
+    }
+
     @Test func readingEveryDomainShowsTheReadableOnesAndNamesTheCorruptOne() throws {
         _ = try ok(["defaults", "write", group, "k", "v"])
         _ = try ok(["defaults", "write", "com.example.app", "theme", "dark"])

@@ -175,4 +175,17 @@ import TestSupport
         let result = try groupsimRun(["run", path])
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
     }
+
+    /// A scenario whose app manifest is a device or a FIFO is refused when the
+    /// file is checked, not read forever.
+    @Test func anAppManifestThatIsADeviceOrAFIFOIsRefused() throws {
+        let fifo = folder.path + "/manifest.fifo"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        for manifest in ["/dev/zero", fifo] {
+            let path = try write("device-app.yaml", "summary: x\napp: \(manifest)\nprocesses: { a: { role: main-app } }\nsteps: [ { launch: a } ]\n")
+            let result = try groupsimRun(["run", "--list", path], limit: 20)
+            #expect(result.status != 0 && result.status != 124, "\(result.stdout)\(result.stderr)")
+            #expect(result.stderr.contains(manifest), "\(result.stderr)")
+        }
+    }
 }
