@@ -17,6 +17,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.1.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
+        // The cloud's server and the devices' sync agents (HTTP, WebSocket); only NIO itself, no TLS.
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
         // Property-based tests of the plist codecs (test-only; one small module, no dependencies).
         .package(url: "https://github.com/x-sheep/swift-property-based", exact: "2.0.1"),
     ],
@@ -34,6 +36,19 @@ let package = Package(
         .target(name: "GroupDefaults", dependencies: ["PropertyList", "SharedFiles", "CInotifyTools"]),
         // Foundation's UserDefaults API over GroupDefaults; re-exports Foundation.
         .target(name: "SimulatedFoundation", dependencies: ["GroupDefaults", "PropertyList"]),
+        // The iCloud key-value store's shared rules: limits, change order, wire messages. Pure.
+        .target(name: "CloudModel", dependencies: ["PropertyList"]),
+        // A device's side of the iCloud key-value store: its copies of the stores and
+        // settings, and the store an app process uses (NSUbiquitousKeyValueStore).
+        .target(name: "CloudDevice", dependencies: ["CloudModel", "GroupDefaults", "PropertyList", "SharedFiles"]),
+        // The simulated cloud (server) and each device's sync agent, over real sockets.
+        .target(name: "CloudService", dependencies: [
+            "CloudDevice", "CloudModel", "GroupDefaults", "PropertyList", "SharedFiles",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "NIOWebSocket", package: "swift-nio"),
+        ]),
         // Strict YAML reading with file:line:column errors (manifests, scenarios).
         .target(name: "SpecFormat", dependencies: ["PropertyList", "SharedFiles", .product(name: "Yams", package: "Yams")]),
         // Terminal styling and line output shared by the command-line faces.
@@ -60,7 +75,7 @@ let package = Package(
         ]),
         // The `groupsim` command tree; the executable only calls into it.
         .target(name: "GroupSimCLI", dependencies: [
-            "AppModel", "AppProtocol", "GroupDefaults", "PropertyList", "SharedFiles", "Scenarios", "Terminal",
+            "AppModel", "CloudDevice", "CloudModel", "CloudService", "AppProtocol", "GroupDefaults", "PropertyList", "SharedFiles", "Scenarios", "Terminal",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .executableTarget(name: "groupsim", dependencies: ["GroupSimCLI"]),

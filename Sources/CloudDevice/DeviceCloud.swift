@@ -1,0 +1,107 @@
+import CloudModel
+import Foundation
+import GroupDefaults
+import PropertyList
+import SharedFiles
+
+/// Where one device keeps its side of the iCloud key-value store, under
+/// `devices/<device>/cloud/`: its settings (`device.plist`) and a copy of
+/// each store its apps use (`stores/<identifier>.plist`). The device's apps
+/// and its sync agent open the same files; docs/layout.md shows them.
+public struct DeviceCloud: Sendable {
+    public let root: SimulationRoot
+    public let device: String
+
+    public init(root: SimulationRoot, device: String) {
+        self.root = root
+        self.device = device
+    }
+
+    public func folder() throws -> String { try root.devicePath(device) + "/cloud" }
+
+    public func settingsPath() throws -> String { try folder() + "/device.plist" }
+
+    public func storePath(_ identifier: String) throws -> String {
+        try DomainName.validate(identifier, what: "iCloud key-value store identifier")
+        return try folder() + "/stores/" + DomainName.fileStem(for: identifier) + ".plist"
+    }
+
+    /// The device's settings file, opened and watched in this process.
+    package func settingsDomain() throws -> PersistentDomain {
+        try DomainRegistry.shared.domain(named: "cloud settings of \(device)", at: settingsPath(), root: root.path)
+    }
+
+    /// A store's copy on this device, opened and watched in this process.
+    package func storeDomain(_ identifier: String) throws -> PersistentDomain {
+        try DomainRegistry.shared.domain(named: "cloud store \(identifier) on \(device)", at: storePath(identifier), root: root.path)
+    }
+
+    /// The settings as they are on disk now (defaults when there is no file).
+    public func readSettings() throws -> DeviceCloudSettings {
+        let path = try settingsPath()
+        return try DeviceCloudSettings(SharedPlistFile.read(path: path, root: root.path) ?? [:], path: path)
+    }
+
+    /// Changes the settings atomically (what `groupsim cloud account` and `network` do).
+    @discardableResult
+    public func updateSettings(_ change: (inout DeviceCloudSettings) throws -> Void) throws -> DeviceCloudSettings {
+        let path = try settingsPath()
+        var result = DeviceCloudSettings()
+        try SharedPlistFile(path: path, root: root.path).update { fields in
+            var settings = try DeviceCloudSettings(fields, path: path)
+            try change(&settings)
+            fields = settings.plist
+            result = settings
+        }
+        return result
+    }
+
+    /// The copy of a store as it is on disk now (nil if this device has none).
+    public func readStore(_ identifier: String) throws -> StoreCopy? {
+        let path = try storePath(identifier)
+        guard let fields = try SharedPlistFile.read(path: path, root: root.path) else { return nil }
+        return try StoreCopy(fields, path: path)
+    }
+}
+
+/// A device's cloud settings: who is signed in, whether it is online, how
+/// far its clock is off, and which stores its apps have opened.
+public struct DeviceCloudSettings: Sendable, Equatable {
+    /// The iCloud account signed in on the device (nil: none).
+    public var account: String?
+    /// False: the device has no network; its agent stays disconnected.
+    public var online = true
+    /// Added to the real time for every timestamp this device's apps take.
+    public var clockSkewMilliseconds: Int64 = 0
+    /// Stores opened by an app on the device; the agent syncs these.
+    public var stores: [String] = []
+
+    public init() {}
+
+    public init(_ fields: [String: PlistValue], path: String) throws(CloudFormatError) {
+        if let account = fields["account"] {
+            guard case .string(let name) = account, !name.isEmpty else { throw CloudFormatError("\(path): account must be a non-empty string") }
+            self.account = name
+        }
+        online = try fields.bool("online", at: path, default: true)
+        clockSkewMilliseconds = fields["clockSkewMilliseconds"] == nil ? 0 : try fields.integer("clockSkewMilliseconds", at: path)
+        stores = try fields.array("stores", at: path).map { item throws(CloudFormatError) in
+            guard case .string(let name) = item else { throw CloudFormatError("\(path): stores holds store identifiers (strings)") }
+            return name
+        }
+    }
+
+    public var plist: [String: PlistValue] {
+        var fields: [String: PlistValue] = [
+            "online": .bool(online), "clockSkewMilliseconds": .integer(clockSkewMilliseconds),
+            "stores": .array(stores.map { .string($0) }),
+        ]
+        if let account { fields["account"] = .string(account) }
+        return fields
+    }
+
+    /// This device's clock now, in milliseconds since 1970.
+    public func now() -> Int64 {
+        Int64((Date().timeIntervalSince1970 * 1000).rounded()) + clockSkewMilliseconds
+    }
+}

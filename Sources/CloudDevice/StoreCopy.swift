@@ -1,0 +1,201 @@
+import CloudModel
+import PropertyList
+
+/// A device's copy of one iCloud key-value store, as kept in its file
+/// (`devices/<device>/cloud/stores/<identifier>.plist`). Pure: the app
+/// processes and the device's sync agent change it inside a transaction of
+/// the file, so every change here is atomic across the device's processes.
+///
+/// - `values`: what the apps see;
+/// - `pending`: the local writes not yet accepted by the cloud, one per key
+///   (a newer write of the key replaces the older one, as only the last
+///   value matters to a last-writer-wins store);
+/// - `revision`: how far this copy has got in the cloud's history of the store;
+/// - `notices`: the last external-change notifications, for every process of
+///   the app on the device to post.
+public struct StoreCopy: Sendable, Equatable {
+    public struct Pending: Sendable, Equatable {
+        public var value: PlistValue?
+        public var stamp: ChangeStamp
+        /// Over a limit: kept on the device, never uploaded.
+        public var overQuota: Bool
+    }
+
+    public struct Notice: Sendable, Equatable {
+        public var serial: Int64
+        public var change: ExternalChange
+    }
+
+    /// The account whose values these are; nil when none is signed in.
+    public var account: String?
+    public var values: [String: PlistValue] = [:]
+    public var pending: [String: Pending] = [:]
+    public var revision: Int64 = 0
+    /// Whether the first download for `account` has arrived (InitialSyncChange posted).
+    public var initialSyncDone = false
+    public var nextSequence: Int64 = 1
+    public var notices: [Notice] = []
+    public var lastNoticeSerial: Int64 = 0
+
+    /// Notices kept for processes that were busy when they were posted.
+    public static let keptNotices = 32
+
+    public init() {}
+
+    // MARK: Local writes (the app processes)
+
+    /// Sets (nil: removes) a key now, on this device, queued for upload. A
+    /// write that breaks a limit stays on the device, is never uploaded, and
+    /// posts QuotaViolationChange for the key (what iCloud does). Returns the
+    /// limit broken, if any.
+    @discardableResult
+    public mutating func write(_ value: PlistValue?, forKey key: String, device: String, time: Int64) -> String? {
+        if values[key] == value && pending[key] == nil { return nil }
+        values[key] = value
+        let stamp = ChangeStamp(time: time, device: device, sequence: nextSequence)
+        nextSequence += 1
+        let violation = value == nil ? nil : CloudLimits.violation(of: values, writing: key)
+        pending[key] = Pending(value: value, stamp: stamp, overQuota: violation != nil)
+        if violation != nil { post(ExternalChange(reason: .quotaViolationChange, keys: [key])) }
+        return violation
+    }
+
+    /// What the agent should upload: pending writes within the limits, oldest first.
+    public var uploads: [UploadedChange] {
+        pending.filter { !$0.value.overQuota }
+            .map { UploadedChange(key: $0.key, value: $0.value.value, stamp: $0.value.stamp) }
+            .sorted { $0.stamp.sequence < $1.stamp.sequence }
+    }
+
+    // MARK: The agent
+
+    /// The cloud accepted these writes: they are no longer pending (unless
+    /// the key was written again since).
+    public mutating func acknowledge(_ sequences: [Int64]) {
+        let accepted = Set(sequences)
+        pending = pending.filter { !accepted.contains($0.value.stamp.sequence) }
+    }
+
+    /// The cloud refused these writes (a limit another device's writes
+    /// reached first): they stay local and never go up.
+    public mutating func refuse(_ refused: [RefusedChange]) {
+        var keys: [String] = []
+        for item in refused {
+            guard var entry = pending[item.key], entry.stamp.sequence == item.sequence else { continue }
+            entry.overQuota = true
+            pending[item.key] = entry
+            keys.append(item.key)
+        }
+        if !keys.isEmpty { post(ExternalChange(reason: .quotaViolationChange, keys: keys.sorted())) }
+    }
+
+    /// Applies records from the cloud. A key with a newer local write
+    /// pending keeps it (the cloud will take it too: both sides order writes
+    /// the same way); an older pending write lost and is dropped. Posts
+    /// ServerChange (InitialSyncChange for the first download) with the keys
+    /// whose value this device did not already have. Returns those keys.
+    @discardableResult
+    public mutating func apply(_ records: [CloudRecord], revision newRevision: Int64, initial: Bool) -> [String] {
+        var changed: [String] = []
+        for record in records {
+            if let local = pending[record.key] {
+                if record.stamp < local.stamp { continue }
+                if record.stamp != local.stamp { pending[record.key] = nil }
+                else { pending[record.key] = nil; continue }
+            }
+            if values[record.key] != record.value {
+                values[record.key] = record.value
+                changed.append(record.key)
+            }
+        }
+        revision = max(revision, newRevision)
+        changed.sort()
+        if initial && !initialSyncDone {
+            initialSyncDone = true
+            // Posted even when the download is empty: it is how an app learns
+            // that the first sync is over and its own values may go up.
+            post(ExternalChange(reason: .initialSyncChange, keys: changed))
+        } else if !changed.isEmpty {
+            post(ExternalChange(reason: .serverChange, keys: changed))
+        }
+        return changed
+    }
+
+    /// Signs the copy into `newAccount` (nil: out). Leaving an account takes
+    /// its values off the device (AccountChange with their keys); values
+    /// written with no account stay, pending, to be reconciled at sign-in.
+    public mutating func switchAccount(to newAccount: String?) {
+        guard newAccount != account else { return }
+        let leaving = account != nil
+        var removed: [String] = []
+        if leaving {
+            removed = values.keys.sorted()
+            values = [:]
+            pending = [:]
+        }
+        account = newAccount
+        revision = 0
+        initialSyncDone = false
+        if leaving { post(ExternalChange(reason: .accountChange, keys: removed)) }
+    }
+
+    mutating func post(_ change: ExternalChange) {
+        lastNoticeSerial += 1
+        notices.append(Notice(serial: lastNoticeSerial, change: change))
+        if notices.count > Self.keptNotices { notices.removeFirst(notices.count - Self.keptNotices) }
+    }
+
+    // MARK: The file
+
+    public var plist: [String: PlistValue] {
+        var fields: [String: PlistValue] = [
+            "values": .dictionary(values), "revision": .integer(revision), "initialSyncDone": .bool(initialSyncDone),
+            "nextSequence": .integer(nextSequence), "lastNoticeSerial": .integer(lastNoticeSerial),
+            "pending": .dictionary(pending.mapValues { entry in
+                var fields: [String: PlistValue] = [
+                    "time": .integer(entry.stamp.time), "device": .string(entry.stamp.device),
+                    "sequence": .integer(entry.stamp.sequence), "overQuota": .bool(entry.overQuota),
+                ]
+                if let value = entry.value { fields["value"] = value }
+                return .dictionary(fields)
+            }),
+            "notices": .array(notices.map { notice in
+                .dictionary([
+                    "serial": .integer(notice.serial), "reason": .string(notice.change.reason.rawValue),
+                    "keys": .array(notice.change.keys.map { .string($0) }),
+                ])
+            }),
+        ]
+        if let account { fields["account"] = .string(account) }
+        return fields
+    }
+
+    /// Reads a copy from its file's dictionary (empty: a new copy). `path` names the file in errors.
+    public init(_ fields: [String: PlistValue], path: String) throws(CloudFormatError) {
+        if fields.isEmpty { return }
+        if let account = fields["account"] {
+            guard case .string(let name) = account else { throw CloudFormatError("\(path): account must be a string") }
+            self.account = name
+        }
+        values = try fields.dictionary("values", at: path)
+        revision = fields["revision"] == nil ? 0 : try fields.integer("revision", at: path)
+        initialSyncDone = try fields.bool("initialSyncDone", at: path, default: false)
+        nextSequence = fields["nextSequence"] == nil ? 1 : try fields.integer("nextSequence", at: path)
+        lastNoticeSerial = fields["lastNoticeSerial"] == nil ? 0 : try fields.integer("lastNoticeSerial", at: path)
+        for (key, entry) in try fields.dictionary("pending", at: path) {
+            let item = try entry.fields(at: "\(path) pending.\(key)")
+            pending[key] = Pending(
+                value: item["value"], stamp: try ChangeStamp(fields: item, at: "\(path) pending.\(key)"),
+                overQuota: try item.bool("overQuota", at: "\(path) pending.\(key)", default: false))
+        }
+        for (index, entry) in try fields.array("notices", at: path).enumerated() {
+            let where_ = "\(path) notices[\(index)]"
+            let item = try entry.fields(at: where_)
+            guard let reason = ExternalChangeReason(rawValue: try item.string("reason", at: where_)) else {
+                throw CloudFormatError("\(where_).reason is not one of \(ExternalChangeReason.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            let keys = try item.array("keys", at: where_).compactMap(\.stringValue)
+            notices.append(Notice(serial: try item.integer("serial", at: where_), change: ExternalChange(reason: reason, keys: keys)))
+        }
+    }
+}

@@ -1,0 +1,118 @@
+import CloudModel
+import Foundation
+import GroupDefaults
+import PropertyList
+
+/// One iCloud key-value store as an app process sees it
+/// (`NSUbiquitousKeyValueStore`): reads and writes go to the device's copy
+/// at once, the device's sync agent takes them up later, and values arriving
+/// from the cloud are announced to every process of the device that holds
+/// the store, with the reason and the keys. Local writes are not announced.
+public final class UbiquitousStore: @unchecked Sendable {
+    public let identifier: String
+    public let cloud: DeviceCloud
+    private let domain: PersistentDomain
+    private let settings: PersistentDomain
+    private let lock = NSLock()
+    private var lastSerial: Int64
+    private var observers: [Int: @Sendable (ExternalChange) -> Void] = [:]
+    private var nextObserver = 0
+    private var listener: Int?
+
+    public init(cloud: DeviceCloud, identifier: String) throws {
+        self.cloud = cloud
+        self.identifier = identifier
+        settings = try cloud.settingsDomain()
+        domain = try cloud.storeDomain(identifier)
+        lastSerial = try StoreCopy(domain.snapshot(), path: domain.file.path).lastNoticeSerial
+        // The agent syncs the stores the device's apps have opened.
+        if try !DeviceCloudSettings(settings.snapshot(), path: settings.file.path).stores.contains(identifier) {
+            try settings.transaction { fields in
+                var current = try DeviceCloudSettings(fields, path: settings.file.path)
+                if !current.stores.contains(identifier) { current.stores.append(identifier) }
+                fields = current.plist
+            }
+        }
+        listener = domain.addListener { [weak self] change in
+            guard change.changes.contains(where: { $0.key == "lastNoticeSerial" }) else { return }
+            self?.deliverNotices()
+        }
+    }
+
+    deinit {
+        if let listener { domain.removeListener(listener) }
+    }
+
+    private func copy() -> StoreCopy {
+        // The file was checked when opened; a copy another process made
+        // unreadable since reads as empty, as a corrupt defaults file does.
+        (try? StoreCopy(domain.snapshot(), path: domain.file.path)) ?? StoreCopy()
+    }
+
+    // MARK: Reading
+
+    public func object(forKey key: String) -> PlistValue? {
+        domain.value(forKey: "values")?.dictionaryValue?[key]
+    }
+
+    public func dictionaryRepresentation() -> [String: PlistValue] {
+        domain.value(forKey: "values")?.dictionaryValue ?? [:]
+    }
+
+    /// The account signed in on the device, as this copy knows it.
+    public var account: String? { copy().account }
+
+    // MARK: Writing
+
+    /// Sets (nil: removes) `key` on this device now; the agent uploads it.
+    /// Returns the limit the write breaks, if any: the value is kept on the
+    /// device but never uploaded, and QuotaViolationChange is posted.
+    @discardableResult
+    public func set(_ value: PlistValue?, forKey key: String) throws -> String? {
+        if let value { try value.checkNesting(what: "the value for key \"\(key)\"", limit: PlistLimits.maximumValueDepth) }
+        let now = try DeviceCloudSettings(settings.snapshot(), path: settings.file.path).now()
+        return try domain.transaction { fields in
+            var copy = try StoreCopy(fields, path: domain.file.path)
+            let violation = copy.write(value, forKey: key, device: cloud.device, time: now)
+            fields = copy.plist
+            return violation
+        }
+    }
+
+    /// Apple's `synchronize()`: true when the in-memory and on-disk copies
+    /// agree and the device has an account; false with no account, as iCloud
+    /// answers when it is not available.
+    public func synchronize() -> Bool {
+        do { try domain.synchronize() } catch { return false }
+        return (try? DeviceCloudSettings(settings.snapshot(), path: settings.file.path).account) != nil
+    }
+
+    // MARK: External changes
+
+    /// Calls `handler` for every external change from now on, on the
+    /// notification queue, after the new values are readable.
+    @discardableResult
+    public func observeExternalChanges(_ handler: @escaping @Sendable (ExternalChange) -> Void) -> Int {
+        lock.withLock {
+            nextObserver += 1
+            observers[nextObserver] = handler
+            return nextObserver
+        }
+    }
+
+    public func removeObserver(_ id: Int) {
+        lock.withLock { _ = observers.removeValue(forKey: id) }
+    }
+
+    private func deliverNotices() {
+        let notices = copy().notices
+        let (fresh, handlers) = lock.withLock { () -> ([StoreCopy.Notice], [@Sendable (ExternalChange) -> Void]) in
+            let fresh = notices.filter { $0.serial > lastSerial }
+            if let newest = fresh.last { lastSerial = newest.serial }
+            return (fresh, observers.keys.sorted().compactMap { observers[$0] })
+        }
+        for notice in fresh {
+            for handler in handlers { handler(notice.change) }
+        }
+    }
+}

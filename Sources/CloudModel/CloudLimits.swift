@@ -1,0 +1,40 @@
+import PropertyList
+
+/// The limits Apple documents for one app's iCloud key-value store, and how
+/// this simulator measures them.
+///
+/// A key's size is its UTF-8 length; a value's size is the length of its
+/// binary property-list encoding (the form it is kept in); the store's size
+/// is the sum over its keys of both. Apple does not say how it counts bytes,
+/// so this is the one simplification here (docs/cloud.md).
+public enum CloudLimits {
+    public static let maximumKeys = 1024
+    public static let maximumStoreBytes = 1_048_576
+    public static let maximumKeyBytes = 64
+    public static let maximumValueBytes = 1_048_576
+
+    public static func size(ofKey key: String) -> Int { key.utf8.count }
+
+    public static func size(of value: PlistValue) -> Int { BinaryPropertyList.encode(value).count }
+
+    public static func size(ofEntry key: String, _ value: PlistValue) -> Int { size(ofKey: key) + size(of: value) }
+
+    /// Why a store holding `values` breaks a limit, naming the key whose
+    /// write is being checked; nil when it is within every limit.
+    public static func violation(of values: [String: PlistValue], writing key: String) -> String? {
+        if size(ofKey: key) > maximumKeyBytes {
+            return "key \"\(key)\" is \(size(ofKey: key)) bytes of UTF-8; a key may have at most \(maximumKeyBytes)"
+        }
+        if let value = values[key], size(of: value) > maximumValueBytes {
+            return "the value of key \"\(key)\" is \(size(of: value)) bytes; a value may have at most \(maximumValueBytes)"
+        }
+        if values.count > maximumKeys {
+            return "the store would hold \(values.count) keys; it may hold at most \(maximumKeys)"
+        }
+        let total = values.reduce(0) { $0 + size(ofEntry: $1.key, $1.value) }
+        if total > maximumStoreBytes {
+            return "the store would hold \(total) bytes; it may hold at most \(maximumStoreBytes) (1 MB)"
+        }
+        return nil
+    }
+}

@@ -1,0 +1,72 @@
+import CloudModel
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import PropertyList
+
+/// One JSON request to the cloud's HTTP face (the CLI and the scenario
+/// runner use it; people use curl).
+public enum CloudClient {
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// `GET` (body nil) or `POST` a JSON body; returns the decoded reply, or throws the cloud's error text.
+    public static func request(_ location: ServerLocation, path: String, body: PlistValue? = nil) async throws -> PlistValue {
+        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .connectTimeout(.seconds(2))
+            .connect(host: location.host, port: location.port) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                    return try NIOAsyncChannel<HTTPClientResponsePart, HTTPClientRequestPart>(wrappingChannelSynchronously: channel)
+                }
+            }
+        return try await channel.executeThenClose { inbound, outbound in
+            let payload = body.map { ByteBuffer(string: PlistJSON.encode($0)) }
+            var headers = HTTPHeaders()
+            headers.add(name: "Host", value: "\(location.host):\(location.port)")
+            headers.add(name: "Content-Length", value: String(payload?.readableBytes ?? 0))
+            if payload != nil { headers.add(name: "Content-Type", value: "application/json") }
+            try await outbound.write(.head(HTTPRequestHead(version: .http1_1, method: body == nil ? .GET : .POST, uri: path, headers: headers)))
+            if let payload { try await outbound.write(.body(.byteBuffer(payload))) }
+            try await outbound.write(.end(nil))
+            var status = HTTPResponseStatus.ok
+            var reply = ByteBuffer()
+            for try await part in inbound {
+                switch part {
+                case .head(let head): status = head.status
+                case .body(var chunk): reply.writeBuffer(&chunk)
+                case .end: break
+                }
+            }
+            let value = try PlistJSON.decode(PlistJSON.parse(String(buffer: reply)), path: "reply")
+            guard status == .ok else {
+                throw Failure(description: "the cloud at \(location.url) answered \(status.code): \(value.dictionaryValue?["error"]?.stringValue ?? String(buffer: reply))")
+            }
+            return value
+        }
+    }
+
+    /// Runs `body` to completion from synchronous code (the command-line tools).
+    public static func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+        let box = ResultBox<T>()
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            box.result = await Result(catching: body)
+            done.signal()
+        }
+        done.wait()
+        return try box.result!.get()
+    }
+}
+
+private final class ResultBox<T: Sendable>: @unchecked Sendable {
+    var result: Result<T, any Error>?
+}
+
+extension Result where Failure == any Error {
+    init(catching body: () async throws -> Success) async {
+        do { self = .success(try await body()) } catch { self = .failure(error) }
+    }
+}

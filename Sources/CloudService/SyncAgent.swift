@@ -1,0 +1,243 @@
+import CloudDevice
+import CloudModel
+import Foundation
+import GroupDefaults
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOWebSocket
+import PropertyList
+
+/// A device's sync daemon: uploads its apps' writes to the cloud, applies
+/// what the cloud pushes to the device's copies (and so to its apps), and
+/// carries out sign-in, sign-out and account switches. Offline writes wait
+/// in the copies' `pending` and go up on reconnection; an upload not
+/// acknowledged within a second is sent again, and every second the agent
+/// asks for what it may have missed, so a lost, repeated or reordered message
+/// costs time, never a change (docs/cloud.md).
+///
+/// The actor owns the device's state in this process; the copies' files are
+/// shared with the device's app processes through transactions.
+public actor SyncAgent {
+    public let cloud: DeviceCloud
+    private let wakeup = Wakeup()
+    private let settingsDomain: PersistentDomain
+    private var stores: [String: PersistentDomain] = [:]
+    /// Uploads sent and not yet acknowledged: store → sequence → when sent.
+    private var inFlight: [String: [Int64: ContinuousClock.Instant]] = [:]
+    private let events: @Sendable (String, [String: PlistValue]) -> Void
+
+    /// How long an unacknowledged upload waits before it is sent again, and how often the agent polls.
+    static let retryInterval = Duration.seconds(1)
+
+    /// `events`: what the agent does, as it does it (the CLI prints them as JSON lines).
+    public init(cloud: DeviceCloud, events: @escaping @Sendable (String, [String: PlistValue]) -> Void) throws {
+        self.cloud = cloud
+        self.events = events
+        settingsDomain = try cloud.settingsDomain()
+        settingsDomain.addListener { [wakeup] _ in wakeup.signal() }
+    }
+
+    private func settings() throws -> DeviceCloudSettings {
+        try DeviceCloudSettings(settingsDomain.snapshot(), path: settingsDomain.file.path)
+    }
+
+    /// Runs until cancelled.
+    public func run() async {
+        var lastProblem: String? = nil
+        while !Task.isCancelled {
+            do {
+                let current = try settings()
+                try prepareStores(current)
+                guard current.online, let account = current.account, let location = try ServerLocation.read(root: cloud.root) else {
+                    await wakeup.wait(timeout: .milliseconds(250))
+                    continue
+                }
+                let channel = try await connect(location)
+                lastProblem = nil
+                events("connected", ["account": .string(account), "server": .string(location.url)])
+                try await session(channel, account: account)
+                events("disconnected", [:])
+            } catch {
+                let problem = "\(error)"
+                if problem != lastProblem { events("problem", ["message": .string(problem)]) }
+                lastProblem = problem
+            }
+            await wakeup.wait(timeout: .milliseconds(200))
+        }
+    }
+
+    /// Opens the stores the apps registered and brings each copy to the device's account.
+    private func prepareStores(_ current: DeviceCloudSettings) throws {
+        for identifier in current.stores where stores[identifier] == nil {
+            let domain = try cloud.storeDomain(identifier)
+            domain.addListener { [wakeup] _ in wakeup.signal() }
+            stores[identifier] = domain
+        }
+        for (identifier, domain) in stores {
+            let copy = try StoreCopy(domain.snapshot(), path: domain.file.path)
+            guard copy.account != current.account else { continue }
+            try domain.transaction { fields in
+                var copy = try StoreCopy(fields, path: domain.file.path)
+                copy.switchAccount(to: current.account)
+                fields = copy.plist
+            }
+            inFlight[identifier] = nil
+            events("account", ["store": .string(identifier), "account": current.account.map { .string($0) } ?? .string("none")])
+        }
+    }
+
+    // MARK: The connection
+
+    private enum Upgrade: Sendable {
+        case websocket(NIOAsyncChannel<WebSocketFrame, WebSocketFrame>)
+        case refused
+    }
+
+    private func connect(_ location: ServerLocation) async throws -> NIOAsyncChannel<WebSocketFrame, WebSocketFrame> {
+        let upgrade: EventLoopFuture<Upgrade> = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .connectTimeout(.seconds(2))
+            .connect(host: location.host, port: location.port) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let upgrader = NIOTypedWebSocketClientUpgrader<Upgrade>(
+                        maxFrameSize: CloudListener.maximumFrameBytes,
+                        upgradePipelineHandler: { channel, _ in
+                            channel.eventLoop.makeCompletedFuture {
+                                .websocket(try NIOAsyncChannel<WebSocketFrame, WebSocketFrame>(wrappingChannelSynchronously: channel))
+                            }
+                        })
+                    var headers = HTTPHeaders()
+                    headers.add(name: "Host", value: "\(location.host):\(location.port)")
+                    headers.add(name: "Content-Length", value: "0")
+                    let configuration = NIOTypedHTTPClientUpgradeConfiguration<Upgrade>(
+                        upgradeRequestHead: HTTPRequestHead(version: .http1_1, method: .GET, uri: "/v1/sync", headers: headers),
+                        upgraders: [upgrader],
+                        notUpgradingCompletionHandler: { channel in channel.eventLoop.makeCompletedFuture { .refused } })
+                    return try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(
+                        configuration: .init(upgradeConfiguration: configuration))
+                }
+            }
+        switch try await upgrade.get() {
+        case .websocket(let channel): return channel
+        case .refused: throw CloudFormatError("the server at \(location.url) refused the WebSocket upgrade of /v1/sync")
+        }
+    }
+
+    private func session(_ channel: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>, account: String) async throws {
+        inFlight = [:]
+        try await channel.executeThenClose { inbound, outbound in
+            let writer = MessageWriter(outbound: outbound)
+            try await writer.send(.hello(device: cloud.device, account: account, stores: revisions()))
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for try await frame in inbound {
+                        switch frame.opcode {
+                        case .text: try await self.handle(String(buffer: frame.unmaskedData), account: account, writer: writer)
+                        case .connectionClose: return
+                        default: continue
+                        }
+                    }
+                }
+                group.addTask { try await self.drive(account: account, writer: writer) }
+                try await group.next()
+                group.cancelAll()
+                wakeup.signal()
+            }
+        }
+    }
+
+    private func revisions() throws -> [String: Int64] {
+        try stores.mapValues { try StoreCopy($0.snapshot(), path: $0.file.path).revision }
+    }
+
+    /// Uploads what is pending, re-sends what was not acknowledged, polls;
+    /// returns when the device goes offline or changes account.
+    private func drive(account: String, writer: MessageWriter) async throws {
+        var lastPoll = ContinuousClock.now
+        while !Task.isCancelled {
+            let current = try settings()
+            guard current.online, current.account == account else { return }
+            let known = Set(stores.keys)
+            try prepareStores(current)
+            for identifier in Set(stores.keys).subtracting(known) {
+                try await writer.send(.subscribe(store: identifier, since: try copy(of: identifier).revision))
+            }
+            if ContinuousClock.now - lastPoll >= Self.retryInterval {
+                lastPoll = .now
+                for (store, sent) in inFlight { inFlight[store] = sent.filter { ContinuousClock.now - $0.value < Self.retryInterval } }
+                try await writer.send(.poll(stores: revisions()))
+            }
+            try await uploadPending(account: account, writer: writer)
+            await wakeup.wait(timeout: Self.retryInterval)
+        }
+    }
+
+    private func copy(of identifier: String) throws -> StoreCopy {
+        guard let domain = stores[identifier] else { return StoreCopy() }
+        return try StoreCopy(domain.snapshot(), path: domain.file.path)
+    }
+
+    private func uploadPending(account: String, writer: MessageWriter) async throws {
+        for identifier in stores.keys.sorted() {
+            let copy = try copy(of: identifier)
+            guard copy.account == account else { continue }
+            let sending = copy.uploads.filter { inFlight[identifier]?[$0.stamp.sequence] == nil }
+            guard !sending.isEmpty else { continue }
+            for change in sending { inFlight[identifier, default: [:]][change.stamp.sequence] = .now }
+            events("upload", ["store": .string(identifier), "keys": .array(sending.map { .string($0.key) })])
+            try await writer.send(.upload(store: identifier, changes: sending))
+        }
+    }
+
+    private func handle(_ text: String, account: String, writer: MessageWriter) async throws {
+        let message = try SyncCodec.decodeCloudMessage(text)
+        switch message {
+        case .welcome:
+            break
+        case .error(let problem):
+            events("cloud-error", ["message": .string(problem)])
+        case .ack(let store, let accepted, let refused):
+            guard let domain = stores[store] else { return }
+            try domain.transaction { fields in
+                var copy = try StoreCopy(fields, path: domain.file.path)
+                guard copy.account == account else { return }
+                copy.acknowledge(accepted)
+                copy.refuse(refused)
+                fields = copy.plist
+            }
+            for sequence in accepted + refused.map(\.sequence) { inFlight[store]?[sequence] = nil }
+            if !refused.isEmpty { events("refused", ["store": .string(store), "keys": .array(refused.map { .string($0.key) })]) }
+        case .changes(let store, let base, let revision, let initial, let records):
+            guard let domain = stores[store] else { return }
+            let outcome = try domain.transaction { fields -> (gap: Int64?, changed: [String]?) in
+                var copy = try StoreCopy(fields, path: domain.file.path)
+                guard copy.account == account else { return (nil, nil) }
+                // A push that starts after what this copy has: one was lost; ask again from here.
+                if base > copy.revision { return (copy.revision, nil) }
+                guard revision > copy.revision || (initial && !copy.initialSyncDone) else { return (nil, nil) }
+                let fresh = records.filter { $0.revision > copy.revision }
+                let changed = copy.apply(fresh, revision: revision, initial: initial)
+                fields = copy.plist
+                return (nil, changed)
+            }
+            if let since = outcome.gap {
+                events("gap", ["store": .string(store), "have": .integer(since), "got": .integer(base)])
+                try await writer.send(.subscribe(store: store, since: since))
+            } else if let changed = outcome.changed {
+                events("applied", ["store": .string(store), "revision": .integer(revision), "initial": .bool(initial),
+                                   "keys": .array(changed.map { .string($0) })])
+            }
+        }
+    }
+}
+
+/// Sends agent messages as masked text frames (a client's frames must be masked).
+struct MessageWriter: Sendable {
+    let outbound: NIOAsyncChannelOutboundWriter<WebSocketFrame>
+
+    func send(_ message: AgentMessage) async throws {
+        let frame = WebSocketFrame(fin: true, opcode: .text, maskKey: .random(), data: ByteBuffer(string: SyncCodec.encode(message)))
+        try await outbound.write(frame)
+    }
+}

@@ -1,0 +1,227 @@
+import ArgumentParser
+import CloudDevice
+import CloudModel
+import CloudService
+import Foundation
+import GroupDefaults
+import PropertyList
+
+/// `groupsim cloud …`: the simulated iCloud key-value store.
+struct CloudCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cloud",
+        abstract: "Run and inspect the simulated iCloud key-value store: the cloud, the devices' sync agents, accounts and network faults.",
+        discussion: "docs/cloud.md describes the model, the wire protocol and the files.",
+        subcommands: [Serve.self, Agent.self, Status.self, Account.self, Network.self, Read.self, Write.self, Watch.self])
+
+    /// Prints one JSON object per line, flushed at once (drivers read it as it comes).
+    static func emit(_ event: String, _ fields: [String: PlistValue]) {
+        var line = fields
+        line["event"] = .string(event)
+        line["time"] = .string(PlistJSON.timestamp(Date()))
+        print(PlistJSON.encode(.dictionary(line)))
+        fflush(nil)
+    }
+
+    struct Serve: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Run the cloud: every account's stores, durable on disk, served over HTTP and WebSocket.",
+            discussion: "Prints {\"event\":\"listening\",\"url\":…} once bound, and writes <root>/cloud/server.plist so agents find it.")
+        @Option(help: "Simulation root (default: $GROUPSIM_ROOT, else $XDG_DATA_HOME/groupsim, else ~/.local/share/groupsim).")
+        var root: String?
+        @Option(help: "Port on 127.0.0.1 (0: the last run's if free, else any).") var port = 0
+
+        func run() throws {
+            guard (0...65_535).contains(port) else { throw ValidationError("--port must be from 0 to 65535, found \(port)") }
+            let root = SimulationRoot.resolve(explicit: root)
+            let port = port
+            Task {
+                do {
+                    try await CloudListener.serve(root: root, port: port) { location in
+                        CloudCommand.emit("listening", ["url": .string(location.url), "data": .string(ServerLocation.dataFolder(root: root))])
+                    }
+                } catch {
+                    FileHandle.standardError.write(Data("groupsim cloud serve: \(error)\n".utf8))
+                    Foundation.exit(1)
+                }
+            }
+            dispatchMain()
+        }
+    }
+
+    struct Agent: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Run a device's sync agent: it uploads the device's writes and applies what the cloud pushes.",
+            discussion: "Prints one JSON object per line for what it does (connected, upload, applied, gap, account, problem).")
+        @OptionGroup var location: LocationOptions
+
+        func run() throws {
+            let place = try location.simulationRoot
+            let agent = try SyncAgent(cloud: DeviceCloud(root: place.root, device: place.device)) { event, fields in
+                CloudCommand.emit(event, fields)
+            }
+            CloudCommand.emit("ready", ["device": .string(place.device)])
+            Task {
+                await agent.run()
+                Foundation.exit(0)
+            }
+            dispatchMain()
+        }
+    }
+
+    struct Status: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show the cloud's state and each device's account, network and stores.")
+        @Option(help: "Simulation root.") var root: String?
+
+        func run() throws {
+            let root = SimulationRoot.resolve(explicit: root)
+            if let location = try ServerLocation.read(root: root) {
+                do {
+                    let status = try CloudClient.blocking { try await CloudClient.request(location, path: "/v1/status") }
+                    print("cloud  \(location.url)  \(PlistJSON.encode(status))")
+                } catch {
+                    print("cloud  \(location.url)  not answering (\(error)); start it with `groupsim cloud serve`")
+                }
+            } else {
+                print("cloud  not started in \(root.path) (groupsim cloud serve)")
+            }
+            let devices = (try? FileManager.default.contentsOfDirectory(atPath: root.devicesPath))?.sorted() ?? []
+            for device in devices where !device.hasPrefix(".") {
+                let cloud = DeviceCloud(root: root, device: device)
+                let settings = try cloud.readSettings()
+                print("\(device)  account \(settings.account ?? "none")  \(settings.online ? "online" : "offline")  clock skew \(settings.clockSkewMilliseconds) ms")
+                for store in settings.stores {
+                    guard let copy = try cloud.readStore(store) else { continue }
+                    print("  \(store)  \(copy.values.count) keys, \(copy.pending.count) pending, revision \(copy.revision)"
+                        + (copy.initialSyncDone ? "" : ", first sync not done"))
+                }
+            }
+        }
+    }
+
+    struct Account: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Sign a device in to an iCloud account, out of it, or show who is signed in.",
+            discussion: "The device's agent carries it out: signing out (or switching) takes the old account's values off the device.")
+        @OptionGroup var location: LocationOptions
+        @Argument(help: "sign-in, sign-out or show.") var action: String
+        @Argument(help: "The account (sign-in).") var account: String?
+
+        func run() throws {
+            let place = try location.simulationRoot
+            let cloud = DeviceCloud(root: place.root, device: place.device)
+            switch (action, account) {
+            case ("sign-in", let name?):
+                try DomainName.validate(name, what: "account name")
+                try cloud.updateSettings { $0.account = name }
+            case ("sign-out", nil):
+                try cloud.updateSettings { $0.account = nil }
+            case ("show", nil):
+                print(try cloud.readSettings().account ?? "none")
+            default:
+                throw ValidationError("usage: groupsim cloud account sign-in ACCOUNT | sign-out | show")
+            }
+        }
+    }
+
+    struct Network: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Change a device's network or clock: online, offline, latency MS, partition, heal, drop-pushes N, duplicate-pushes N, skew MS.",
+            discussion: """
+                online/offline and skew are the device's own (its agent disconnects; its apps stamp writes with the skewed clock); \
+                latency, partition, heal, drop-pushes and duplicate-pushes are applied by the cloud to the device's traffic.
+                """)
+        @OptionGroup var location: LocationOptions
+        @Argument var action: String
+        @Argument var amount: Int64?
+
+        func run() throws {
+            let place = try location.simulationRoot
+            let control = CloudControl(root: place.root)
+            try control.apply(try NetworkAction(action, amount), device: place.device)
+        }
+    }
+
+    struct Read: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print a store as the cloud has it (--account) or as a device has it (--device), as JSON.")
+        @Option(help: "Simulation root.") var root: String?
+        @Option(help: "Read the cloud's copy for this account.") var account: String?
+        @Option(help: "Read this device's copy.") var device: String?
+        @Argument var store: String
+        @Argument var key: String?
+
+        func run() throws {
+            let root = SimulationRoot.resolve(explicit: root)
+            var values: [String: PlistValue]
+            switch (account, device) {
+            case (let account?, nil):
+                guard let location = try ServerLocation.read(root: root) else {
+                    throw ValidationError("the cloud is not started in \(root.path) (groupsim cloud serve)")
+                }
+                let path = "/v1/accounts/\(percentEncoded(account))/stores/\(percentEncoded(store))"
+                let reply = try CloudClient.blocking { try await CloudClient.request(location, path: path) }
+                values = (reply.dictionaryValue?["records"]?.dictionaryValue ?? [:]).compactMapValues { $0.dictionaryValue?["value"] }
+            case (nil, let device?):
+                values = try DeviceCloud(root: root, device: device).readStore(store)?.values ?? [:]
+            default:
+                throw ValidationError("give exactly one of --account (the cloud's copy) and --device (a device's copy)")
+            }
+            if let key {
+                guard let value = values[key] else { throw ExitCode(1) }
+                print(PlistJSON.encode(value))
+            } else {
+                print(PlistJSON.encode(.dictionary(values)))
+            }
+        }
+    }
+
+    struct Write: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Write a key of a device's copy of a store, as an app on the device would (the agent uploads it).",
+            discussion: "VALUE is JSON: \"text\", 42, 1.5, true, [..], {..}, {\"$date\":\"…\"}, {\"$data\":\"base64\"}. Without VALUE, --remove removes the key.")
+        @OptionGroup var location: LocationOptions
+        @Flag(help: "Remove the key.") var remove = false
+        @Argument var store: String
+        @Argument var key: String
+        @Argument var value: String?
+
+        func run() throws {
+            let place = try location.simulationRoot
+            let newValue: PlistValue?
+            switch (value, remove) {
+            case (let text?, false): newValue = try PlistJSON.decode(PlistJSON.parse(text), path: "VALUE")
+            case (nil, true): newValue = nil
+            default: throw ValidationError("give a VALUE (JSON) or --remove, not both")
+            }
+            let target = try UbiquitousStore(cloud: DeviceCloud(root: place.root, device: place.device), identifier: store)
+            if let violation = try target.set(newValue, forKey: key) {
+                print("kept on \(place.device) only, never uploaded: \(violation)")
+            }
+        }
+    }
+
+    struct Watch: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print a device's external-change notifications for a store as they arrive (reason and keys), one JSON object per line.")
+        @OptionGroup var location: LocationOptions
+        @Argument var store: String
+
+        func run() throws {
+            let place = try location.simulationRoot
+            let watched = try UbiquitousStore(cloud: DeviceCloud(root: place.root, device: place.device), identifier: store)
+            watched.observeExternalChanges { change in
+                CloudCommand.emit("external-change", [
+                    "reason": .string(change.reason.rawValue), "keys": .array(change.keys.map { .string($0) }),
+                ])
+            }
+            ChangeWatcher.shared.waitUntilIdle()
+            CloudCommand.emit("ready", ["store": .string(store), "device": .string(place.device)])
+            withExtendedLifetime(watched) { dispatchMain() }
+        }
+    }
+}
+
+func percentEncoded(_ text: String) -> String {
+    text.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? text
+}
