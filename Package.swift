@@ -60,7 +60,7 @@ let package = Package(
         .target(name: "AppModel", dependencies: ["AppProtocol", "GroupDefaults", "PropertyList", "SharedFiles", "SpecFormat"]),
         // The simulated app processes: session, widget timeline, intents, the two faces (prompt, JSON protocol).
         .target(name: "SimulatedApp", dependencies: [
-            "AppModel", "AppProtocol", "GroupDefaults", "PropertyList", "SharedFiles", "Terminal",
+            "AppModel", "AppProtocol", "CloudDevice", "CloudModel", "GroupDefaults", "PropertyList", "SharedFiles", "Terminal",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .executableTarget(name: "main-app", dependencies: ["SimulatedApp"]),

@@ -18,6 +18,8 @@ public struct AppManifest: Sendable {
         public var appGroups: [String]
         /// The iCloud key-value store identifier entitlement, if any.
         public var keyValueStore: String?
+        /// Mirror prefixed keys between the target's suite and its key-value store.
+        public var cloudBridge: CloudBridge?
         /// The suite the target reads and writes: an app group's id, or
         /// "standard" for the app's own domain (the classic mistake when the
         /// group was meant). Defaults to the first app group.
@@ -27,6 +29,13 @@ public struct AppManifest: Sendable {
         public var intents: [String: Intent]
 
         public var usesStandardDefaults: Bool { suite == "standard" }
+    }
+
+    /// `icloud-bridge: fixed` (or `naive`, or `{mode: fixed, prefix: "sync-"}`).
+    public struct CloudBridge: Sendable, Equatable {
+        public var mode: String
+        public var prefix: String
+        public static let modes = ["fixed", "naive"]
     }
 
     public struct Widget: Sendable {
@@ -77,7 +86,7 @@ public struct AppManifest: Sendable {
     }
 
     static func parseTarget(_ node: SpecNode, role: Role) throws -> Target {
-        var allowed = ["bundle-id", "app-groups", "icloud-kvs", "suite", "registered-defaults"]
+        var allowed = ["bundle-id", "app-groups", "icloud-kvs", "icloud-bridge", "suite", "registered-defaults"]
         if role == .widget { allowed += ["shows", "timeline"] }
         if role == .intentExtension { allowed += ["intents"] }
         let fields = try node.fields(allowed: allowed, required: ["bundle-id"])
@@ -96,9 +105,34 @@ public struct AppManifest: Sendable {
         for (name, intentNode) in try fields["intents"]?.entries() ?? [] {
             intents[name] = try parseIntent(intentNode)
         }
+        let keyValueStore = try fields["icloud-kvs"]?.string()
+        if let store = keyValueStore {
+            do { try DomainName.validate(store, what: "iCloud key-value store identifier") } catch { throw fields["icloud-kvs"]!.error("\(error)") }
+        }
+        var bridge: CloudBridge? = nil
+        if let node = fields["icloud-bridge"] {
+            bridge = try parseCloudBridge(node)
+            if keyValueStore == nil { throw node.error("icloud-bridge needs the icloud-kvs entitlement on the same target") }
+        }
         return Target(
-            bundleIdentifier: bundle, appGroups: groups, keyValueStore: try fields["icloud-kvs"]?.string(), suite: suite,
+            bundleIdentifier: bundle, appGroups: groups, keyValueStore: keyValueStore, cloudBridge: bridge, suite: suite,
             registeredDefaults: try fields["registered-defaults"]?.plistDictionary() ?? [:], widget: widget, intents: intents)
+    }
+
+    static func parseCloudBridge(_ node: SpecNode) throws -> CloudBridge {
+        var bridge = CloudBridge(mode: "fixed", prefix: "sync-")
+        if let mode = try? node.string() {
+            bridge.mode = mode
+        } else {
+            let fields = try node.fields(allowed: ["mode", "prefix"])
+            bridge.mode = try fields["mode"]?.string() ?? "fixed"
+            bridge.prefix = try fields["prefix"]?.string() ?? "sync-"
+            if bridge.prefix.isEmpty { throw fields["prefix"]!.error("the prefix must not be empty (every key would be mirrored)") }
+        }
+        guard CloudBridge.modes.contains(bridge.mode) else {
+            throw node.error("icloud-bridge mode must be \(CloudBridge.modes.joined(separator: " or ")), found '\(bridge.mode)'")
+        }
+        return bridge
     }
 
     /// The shortest and longest period of a periodic timeline, in seconds.

@@ -7,6 +7,10 @@ public enum AppEvent: Sendable, Equatable {
     case change(ValueChange)
     /// `didChangeNotification` was posted (changes made by this process).
     case notification(name: String)
+    /// `NSUbiquitousKeyValueStore.didChangeExternallyNotification`: values
+    /// arrived from the cloud (reason: server-change, initial-sync-change,
+    /// quota-violation-change, account-change) for these keys.
+    case cloudChange(reason: String, keys: [String])
     /// The widget rendered its card.
     case render(card: [CardLine], reason: String)
     case warning(kind: String, message: String)
@@ -22,6 +26,7 @@ public enum AppEvent: Sendable, Equatable {
         case .ready: "ready"
         case .change: "change"
         case .notification: "notification"
+        case .cloudChange: "cloud-change"
         case .render: "render"
         case .warning: "warning"
         case .intentResult: "intent-result"

@@ -28,6 +28,13 @@ public enum AppRequest: Sendable, Equatable {
     case reloadTimeline
     /// The app: ask WidgetCenter to reload every widget's timeline.
     case reloadWidgets
+    /// The iCloud key-value store (NSUbiquitousKeyValueStore) of the target's entitlement.
+    case cloudGet(key: String)
+    case cloudSet(key: String, value: PlistValue)
+    case cloudRemove(key: String)
+    case cloudDump
+    /// `synchronize()`: false without an account.
+    case cloudSynchronize
     case info
     case ping
     case exit(status: Int32)
@@ -39,6 +46,7 @@ public enum AppResponse: Sendable {
     case value(key: String, value: PlistValue?, domain: String?)
     case values([(key: String, value: PlistValue, domain: String)])
     case integer(Int64)
+    case boolean(Bool)
     case info([String: PlistValue])
 }
 

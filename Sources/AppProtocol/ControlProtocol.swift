@@ -77,6 +77,11 @@ public enum ControlProtocol {
         case "merge": return .mergeDictionary(key: try string("key"), entries: try dictionary("value"))
         case "reload": return .reloadTimeline
         case "reload-widgets": return .reloadWidgets
+        case "kvs-get": return .cloudGet(key: try string("key"))
+        case "kvs-set": return .cloudSet(key: try string("key"), value: try value("value"))
+        case "kvs-remove": return .cloudRemove(key: try string("key"))
+        case "kvs-dump": return .cloudDump
+        case "kvs-sync": return .cloudSynchronize
         case "info": return .info
         case "ping": return .ping
         case "exit":
@@ -84,7 +89,7 @@ public enum ControlProtocol {
             guard (0...255).contains(status) else { throw AppRequestError("exit: \"status\" must be 0 to 255, found \(status)") }
             return .exit(status: Int32(status))
         default:
-            throw AppRequestError("unknown command \"\(name)\"; known: get set remove dump register add-suite remove-suite synchronize clear increment append merge reload reload-widgets info ping exit")
+            throw AppRequestError("unknown command \"\(name)\"; known: get set remove dump register add-suite remove-suite synchronize clear increment append merge reload reload-widgets kvs-get kvs-set kvs-remove kvs-dump kvs-sync info ping exit")
         }
     }
 
@@ -107,6 +112,11 @@ public enum ControlProtocol {
         case .mergeDictionary(let key, let entries): body = "\"cmd\":\"merge\",\"key\":\(q(key)),\"value\":\(PlistJSON.encode(.dictionary(entries)))"
         case .reloadTimeline: body = "\"cmd\":\"reload\""
         case .reloadWidgets: body = "\"cmd\":\"reload-widgets\""
+        case .cloudGet(let key): body = "\"cmd\":\"kvs-get\",\"key\":\(q(key))"
+        case .cloudSet(let key, let value): body = "\"cmd\":\"kvs-set\",\"key\":\(q(key)),\"value\":\(PlistJSON.encode(value))"
+        case .cloudRemove(let key): body = "\"cmd\":\"kvs-remove\",\"key\":\(q(key))"
+        case .cloudDump: body = "\"cmd\":\"kvs-dump\""
+        case .cloudSynchronize: body = "\"cmd\":\"kvs-sync\""
         case .info: body = "\"cmd\":\"info\""
         case .ping: body = "\"cmd\":\"ping\""
         case .exit(let status): body = "\"cmd\":\"exit\",\"status\":\(status)"
@@ -124,6 +134,7 @@ public enum ControlProtocol {
             let body = entries.map { "\(PlistJSON.quote($0.key)):{\"value\":\(PlistJSON.encode($0.value)),\"domain\":\(PlistJSON.quote($0.domain))}" }
             fields += ",\"values\":{\(body.joined(separator: ","))}"
         case .integer(let value): fields += ",\"value\":\(value)"
+        case .boolean(let value): fields += ",\"value\":\(value)"
         case .info(let info): fields += ",\"info\":\(PlistJSON.encode(.dictionary(info)))"
         }
         return "{\(fields)}"
@@ -143,6 +154,8 @@ public enum ControlProtocol {
             return "{\"event\":\"change\",\"key\":\(PlistJSON.quote(change.key)),\"old\":\(PlistJSON.encode(change.old)),"
                 + "\"new\":\(PlistJSON.encode(change.new)),\"origin\":\(PlistJSON.quote(change.origin)),"
                 + "\"domain\":\(PlistJSON.quote(change.domain)),\"valueDomain\":\(change.valueDomain.map(PlistJSON.quote) ?? "null"),\(time)}"
+        case .cloudChange(let reason, let keys):
+            return "{\"event\":\"cloud-change\",\"reason\":\(PlistJSON.quote(reason)),\"keys\":\(PlistJSON.encode(.array(keys.map { .string($0) }))),\(time)}"
         case .notification(let name):
             return "{\"event\":\"notification\",\"name\":\(PlistJSON.quote(name)),\(time)}"
         case .render(let card, let reason):
@@ -200,6 +213,8 @@ public enum ControlProtocol {
                 key: try string("key"), old: fields["old"], new: fields["new"], origin: try string("origin"),
                 domain: try string("domain"), valueDomain: fields["valueDomain"]?.stringValue))
         case "notification": return .notification(name: try string("name"))
+        case "cloud-change":
+            return .cloudChange(reason: try string("reason"), keys: (fields["keys"]?.arrayValue ?? []).compactMap(\.stringValue))
         case "render":
             let card = (fields["card"]?.arrayValue ?? []).compactMap { line -> CardLine? in
                 guard let entry = line.dictionaryValue, let key = entry["key"]?.stringValue else { return nil }

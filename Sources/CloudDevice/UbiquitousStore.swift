@@ -62,6 +62,9 @@ public final class UbiquitousStore: @unchecked Sendable {
     /// The account signed in on the device, as this copy knows it.
     public var account: String? { copy().account }
 
+    /// Whether this device's first download of the store (for its account) has arrived.
+    public var initialSyncDone: Bool { domain.value(forKey: "initialSyncDone") == .bool(true) }
+
     // MARK: Writing
 
     /// Sets (nil: removes) `key` on this device now; the agent uploads it.

@@ -1,5 +1,7 @@
 import AppModel
 import AppProtocol
+import CloudDevice
+import CloudModel
 import Foundation
 import GroupDefaults
 import PropertyList
@@ -15,6 +17,11 @@ public final class AppSession: @unchecked Sendable {
     /// domain when the manifest says `suite: standard`.
     public let store: GroupDefaults
     public let events: AppEventSink
+    /// The iCloud key-value store of the target's entitlement (nil without one).
+    public let cloudStore: UbiquitousStore?
+    /// Mirrors prefixed keys between `store` and `cloudStore` (manifest `icloud-bridge`).
+    public let cloudBridge: CloudDefaultsBridge?
+    private var cloudObserver: Int?
     private var observation: DefaultsObservation?
     private var notificationToken: NSObjectProtocol?
     private(set) var widget: WidgetTimeline?
@@ -35,6 +42,20 @@ public final class AppSession: @unchecked Sendable {
         notificationToken = NotificationCenter.default.addObserver(
             forName: GroupDefaults.didChangeNotification, object: store, queue: nil
         ) { [events] _ in events.emit(.notification(name: "didChange")) }
+        if let identifier = target.keyValueStore {
+            let cloudStore = try UbiquitousStore(cloud: DeviceCloud(root: root, device: device), identifier: identifier)
+            self.cloudStore = cloudStore
+            cloudObserver = cloudStore.observeExternalChanges { [events] change in
+                events.emit(.cloudChange(reason: change.reason.rawValue, keys: change.keys))
+            }
+            let defaults: GroupDefaults = store
+            cloudBridge = target.cloudBridge.map { spec in
+                CloudDefaultsBridge(defaults: defaults, store: cloudStore, prefix: spec.prefix, mode: CloudDefaultsBridge.Mode(rawValue: spec.mode) ?? .fixed)
+            }
+        } else {
+            cloudStore = nil
+            cloudBridge = nil
+        }
         if role == .widget, let widgetManifest = target.widget {
             widget = try WidgetTimeline(manifest: widgetManifest, session: self)
         }
@@ -42,6 +63,7 @@ public final class AppSession: @unchecked Sendable {
 
     /// Starts what runs by itself (the widget's first render and its timeline).
     public func start() {
+        cloudBridge?.start()
         widget?.start()
     }
 
@@ -54,6 +76,7 @@ public final class AppSession: @unchecked Sendable {
             "protocol": .integer(Int64(ControlProtocol.version)),
         ]
         if let kvs = target.keyValueStore { info["icloudKVS"] = .string(kvs) }
+        if let bridge = cloudBridge { info["icloudBridge"] = .string("\(bridge.mode.rawValue) \(bridge.prefix)*") }
         return info
     }
 
@@ -103,6 +126,19 @@ public final class AppSession: @unchecked Sendable {
         case .reloadWidgets:
             try WidgetCenter(root: context.root, device: context.device).requestReload()
             return .done
+        case .cloudGet(let key):
+            return .value(key: key, value: try entitledCloudStore().object(forKey: key), domain: nil)
+        case .cloudSet(let key, let value):
+            try entitledCloudStore().set(value, forKey: key)
+            return .done
+        case .cloudRemove(let key):
+            try entitledCloudStore().set(nil, forKey: key)
+            return .done
+        case .cloudDump:
+            let values = try entitledCloudStore().dictionaryRepresentation()
+            return .values(values.keys.sorted().map { (key: $0, value: values[$0]!, domain: "icloud") })
+        case .cloudSynchronize:
+            return .boolean(try entitledCloudStore().synchronize())
         case .info:
             return .info(info)
         case .ping:
@@ -110,6 +146,18 @@ public final class AppSession: @unchecked Sendable {
         case .exit:
             return .done
         }
+    }
+
+    /// The target's key-value store; without the entitlement the request is
+    /// refused, as `NSUbiquitousKeyValueStore` is unusable without it.
+    private func entitledCloudStore() throws -> UbiquitousStore {
+        guard let cloudStore else {
+            let message = "\(target.bundleIdentifier) has no iCloud key-value store entitlement "
+                + "(com.apple.developer.ubiquity-kvstore-identifier): add icloud-kvs to its target in the manifest"
+            events.emit(.warning(kind: Diagnostic.Kind.missingEntitlement.rawValue, message: message))
+            throw AppRequestError(message)
+        }
+        return cloudStore
     }
 
     /// Commits what is pending and says goodbye; used on every way out.

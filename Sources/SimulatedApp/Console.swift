@@ -56,6 +56,8 @@ final class ConsoleEventSink: AppEventSink, @unchecked Sendable {
                 + style.dim("[\(origin)\(change.valueDomain.map { ", \($0)" } ?? "")]"))
         case .notification:
             break  // the change line already says it
+        case .cloudChange(let reason, let keys):
+            say("\(style.dim("☁")) iCloud \(style.bold(reason)): \(keys.isEmpty ? "(no keys)" : keys.joined(separator: ", "))")
         case .render(let card, let reason):
             render(card, reason: reason)
         case .warning(let kind, let message):
@@ -123,6 +125,8 @@ enum ConsoleLoop {
         reload                          widget: reload the timeline (re-render)
         reload-widgets                  app: ask WidgetCenter to reload every widget
         watch on|off                    live change lines
+        kvs get KEY | kvs set KEY [-TYPE] VALUE | kvs remove KEY | kvs dump | kvs sync
+                                        the iCloud key-value store (NSUbiquitousKeyValueStore)
         info                            identity, entitlements, search list
         quit [STATUS]
         """
@@ -172,6 +176,7 @@ enum ConsoleLoop {
         case "reload": return .reloadTimeline
         case "reload-widgets": return .reloadWidgets
         case "info": return .info
+        case "kvs": return try parseCloud(rest)
         case "add-suite": return .addSuite(name: try one("add-suite NAME"))
         case "remove-suite": return .removeSuite(name: try one("remove-suite NAME"))
         case "set", "register":
@@ -192,6 +197,24 @@ enum ConsoleLoop {
         }
     }
 
+    /// `kvs get KEY`, `kvs set KEY [-TYPE] VALUE`, `kvs remove KEY`, `kvs dump`, `kvs sync`.
+    static func parseCloud(_ words: [String]) throws -> AppRequest {
+        let usage = "usage: kvs get KEY | kvs set KEY [-TYPE] VALUE | kvs remove KEY | kvs dump | kvs sync"
+        switch (words.first, words.count) {
+        case ("get"?, 2): return .cloudGet(key: words[1])
+        case ("remove"?, 2): return .cloudRemove(key: words[1])
+        case ("dump"?, 1): return .cloudDump
+        case ("sync"?, 1): return .cloudSynchronize
+        case ("set"?, 3...):
+            let request: DefaultsWriteRequest
+            do { request = try DefaultsWriteRequest.parse(Array(words.dropFirst())) } catch { throw AppRequestError("\(error)") }
+            guard case .set(let key, let value) = request else { throw AppRequestError(usage) }
+            return .cloudSet(key: key, value: value)
+        default:
+            throw AppRequestError(usage)
+        }
+    }
+
     static func print(_ result: AppResponse, sink: ConsoleEventSink) {
         switch result {
         case .done: break
@@ -204,6 +227,7 @@ enum ConsoleLoop {
                     + ConsoleEventSink.show(entry.value) + sink.style.dim("  (\(entry.domain))"))
             }
         case .integer(let value): sink.output.write("\(value)")
+        case .boolean(let value): sink.output.write(value ? "true" : "false")
         case .info(let info):
             for key in info.keys.sorted() { sink.output.write("\(key): \(ConsoleEventSink.show(info[key]))") }
         }
