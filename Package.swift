@@ -70,7 +70,7 @@ let package = Package(
         // It drives the roles only through processes and the protocol: it knows the protocol and the
         // app model, never the simulated processes' code.
         .target(name: "Scenarios", dependencies: [
-            "AppModel", "AppProtocol", "ChildProcess", "GroupDefaults", "PropertyList", "SharedFiles", "SpecFormat", "Terminal",
+            "AppModel", "AppProtocol", "CloudDevice", "CloudModel", "CloudService", "ChildProcess", "GroupDefaults", "PropertyList", "SharedFiles", "SpecFormat", "Terminal",
             .product(name: "Yams", package: "Yams"),
         ]),
         // The `groupsim` command tree; the executable only calls into it.

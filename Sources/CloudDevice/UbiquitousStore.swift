@@ -19,12 +19,23 @@ public final class UbiquitousStore: @unchecked Sendable {
     private var nextObserver = 0
     private var listener: Int?
 
-    public init(cloud: DeviceCloud, identifier: String) throws {
+    /// `observer`: called for every external change from the start (before the
+    /// agent can know of the store, so its first download is never missed).
+    public init(cloud: DeviceCloud, identifier: String, observer: (@Sendable (ExternalChange) -> Void)? = nil) throws {
         self.cloud = cloud
         self.identifier = identifier
+        if let observer {
+            nextObserver = 1
+            observers[1] = observer
+        }
         settings = try cloud.settingsDomain()
         domain = try cloud.storeDomain(identifier)
         lastSerial = try StoreCopy(domain.snapshot(), path: domain.file.path).lastNoticeSerial
+        // Listening before the store is registered, so the first download's notice is never missed.
+        listener = domain.addListener { [weak self] change in
+            guard change.changes.contains(where: { $0.key == "lastNoticeSerial" }) else { return }
+            self?.deliverNotices()
+        }
         // The agent syncs the stores the device's apps have opened.
         if try !DeviceCloudSettings(settings.snapshot(), path: settings.file.path).stores.contains(identifier) {
             try settings.transaction { fields in
@@ -32,10 +43,6 @@ public final class UbiquitousStore: @unchecked Sendable {
                 if !current.stores.contains(identifier) { current.stores.append(identifier) }
                 fields = current.plist
             }
-        }
-        listener = domain.addListener { [weak self] change in
-            guard change.changes.contains(where: { $0.key == "lastNoticeSerial" }) else { return }
-            self?.deliverNotices()
         }
     }
 

@@ -209,8 +209,7 @@ struct CloudCommand: ParsableCommand {
 
         func run() throws {
             let place = try location.simulationRoot
-            let watched = try UbiquitousStore(cloud: DeviceCloud(root: place.root, device: place.device), identifier: store)
-            watched.observeExternalChanges { change in
+            let watched = try UbiquitousStore(cloud: DeviceCloud(root: place.root, device: place.device), identifier: store) { change in
                 CloudCommand.emit("external-change", [
                     "reason": .string(change.reason.rawValue), "keys": .array(change.keys.map { .string($0) }),
                 ])

@@ -13,10 +13,18 @@ public struct Scenario: Sendable {
     /// How the processes get the app: the built-in example, a manifest file, or inline YAML.
     public let appSource: AppSource
     public let devices: [String]
+    /// The devices with their cloud settings (account, clock, network).
+    public let deviceSpecs: [DeviceSpec]
     public let processes: [String: ProcessSpec]
     public let steps: [Step]
 
     public var defaultDevice: String { devices.first ?? "iPhone" }
+
+    /// Whether a run starts the cloud and a sync agent per device: when a
+    /// device has an account or a step or check speaks of the cloud.
+    public var usesCloud: Bool {
+        deviceSpecs.contains { $0.account != nil } || steps.contains { $0.usesCloud }
+    }
 }
 
 public enum AppSource: Sendable {
@@ -60,6 +68,21 @@ public struct Step: Sendable {
         case burst(Burst)
         case parallel([Step])
         case expect([Check])
+        case cloud(CloudAction)
+    }
+
+    var usesCloud: Bool {
+        switch action {
+        case .cloud: true
+        case .command(_, let request):
+            switch request {
+            case .cloudSet, .cloudRemove, .cloudGet, .cloudDump, .cloudSynchronize: true
+            default: false
+            }
+        case .parallel(let steps): steps.contains { $0.usesCloud }
+        case .expect(let checks): checks.contains { if case .cloud = $0 { true } else { false } }
+        default: false
+        }
     }
 }
 
@@ -88,8 +111,10 @@ public struct EventMatcher: Sendable, CustomStringConvertible {
     public var card: [String: PlistValue?]?
     public var kind: String?
     public var status: Int?
+    /// cloud-change: exactly these keys (in any order).
+    public var keys: [String]?
 
-    public static let events = ["change", "render", "notification", "warning", "exit", "ready", "intent-result", "error"]
+    public static let events = ["change", "render", "notification", "cloud-change", "warning", "exit", "ready", "intent-result", "error"]
 
     public var description: String {
         var parts = [event]
@@ -100,6 +125,7 @@ public struct EventMatcher: Sendable, CustomStringConvertible {
         if let card { parts.append("card \(card.keys.sorted().map { "\($0)=\(card[$0]!.map { PlistJSON.encode($0) } ?? "absent")" }.joined(separator: ","))") }
         if let kind { parts.append("kind \(kind)") }
         if let status { parts.append("status \(status)") }
+        if let keys { parts.append("keys [\(keys.joined(separator: ", "))]") }
         return parts.joined(separator: ", ")
     }
 }
@@ -114,6 +140,9 @@ public enum Check: Sendable {
     case file(FileCheck)
     case acknowledged(process: String)
     case exit(process: String, status: Int32)
+    /// What a process's `NSUbiquitousKeyValueStore` returns for a key (Some(nil): absent).
+    case cloudValueIn(process: String, key: String, value: PlistValue?)
+    case cloud(CloudCheck)
 }
 
 public struct FileCheck: Sendable {

@@ -66,7 +66,13 @@ extension EventMatcher {
         if let value, event.change?.new != value { return false }
         if let origin, event.change?.origin != origin { return false }
         if let reason {
-            guard case .render(_, let found) = appEvent, found == reason else { return false }
+            switch appEvent {
+            case .render(_, let found), .cloudChange(let found, _): if found != reason { return false }
+            default: return false
+            }
+        }
+        if let keys {
+            guard case .cloudChange(_, let found) = appEvent, found.sorted() == keys.sorted() else { return false }
         }
         if let kind {
             guard case .warning(let found, _) = appEvent, found == kind else { return false }

@@ -28,17 +28,12 @@ public enum ScenarioParser {
 
     public static func parse(_ root: SpecNode) throws -> Scenario {
         let fields = try root.fields(
-            allowed: ["name", "summary", "tags", "app", "devices", "processes", "steps", "accounts", "network"],
+            allowed: ["name", "summary", "tags", "app", "devices", "processes", "steps"],
             required: ["summary", "steps"])
-        for reserved in ["accounts", "network"] where fields[reserved] != nil {
-            throw fields[reserved]!.error("'\(reserved)' is reserved for cloud-sync scenarios, which this version does not run yet")
-        }
         let fileName = ((root.file as NSString).lastPathComponent as NSString).deletingPathExtension
         let (app, appSource) = try parseApp(fields["app"], file: root.file)
-        let devices = try fields["devices"]?.strings() ?? [SimulationRoot.defaultDevice]
-        for (index, device) in devices.enumerated() {
-            do { try DomainName.validate(device, what: "device name") } catch { throw try fields["devices"]!.listOrSingle()[index].error("\(error)") }
-        }
+        let deviceSpecs = try parseDevices(fields["devices"])
+        let devices = deviceSpecs.map(\.name)
         var processes: [String: ProcessSpec] = [:]
         for (name, node) in try fields["processes"]?.entries() ?? [] {
             let spec = try node.fields(allowed: ["role", "device", "args"], required: ["role"])
@@ -56,7 +51,8 @@ public enum ScenarioParser {
         steps = markBurstsCutShort(steps)
         return Scenario(
             name: try fields["name"]?.string() ?? fileName, summary: try fields["summary"]!.string(), file: root.file,
-            tags: try fields["tags"]?.strings() ?? [], app: app, appSource: appSource, devices: devices, processes: processes, steps: steps)
+            tags: try fields["tags"]?.strings() ?? [], app: app, appSource: appSource, devices: devices, deviceSpecs: deviceSpecs,
+            processes: processes, steps: steps)
     }
 
     struct Context {
@@ -96,7 +92,7 @@ public enum ScenarioParser {
         "launch", "restart", "quit", "set", "remove", "register", "add-suite", "increment", "append", "merge", "clear",
         "synchronize", "reload", "reload-widgets", "intent", "defaults", "wait", "kill", "suspend", "resume", "corrupt",
         "delete-file", "erase-device", "burst", "parallel", "expect",
-    ]
+    ] + cloudStepKeywords
 
     static func parseStep(_ node: SpecNode, _ context: Context) throws -> Step {
         let entries = try node.entries()
@@ -220,7 +216,7 @@ public enum ScenarioParser {
             let checks = try body.listOrSingle().map { try parseCheck($0, context) }
             return (.expect(checks), "expect")
         default:
-            throw body.error("unknown step '\(keyword)'")
+            return try parseCloudAction(keyword, body, context)
         }
     }
 
@@ -230,7 +226,7 @@ public enum ScenarioParser {
         return result
     }
 
-    static let matcherKeys = ["key", "value", "absent", "origin", "reason", "card", "kind", "status"]
+    static let matcherKeys = ["key", "value", "absent", "origin", "reason", "card", "kind", "status", "keys"]
 
     static func parseMatcher(_ fields: [String: SpecNode], eventNode: SpecNode) throws -> EventMatcher {
         let event = try eventNode.string()
@@ -249,6 +245,14 @@ public enum ScenarioParser {
         matcher.card = try fields["card"].map(parseCard)
         matcher.kind = try fields["kind"]?.string()
         matcher.status = try fields["status"]?.int(in: statusRange)
+        matcher.keys = try fields["keys"].map { node in
+            if case .sequence = node.node { return try node.list().map { try $0.string() } }
+            return try node.strings()
+        }
+        if matcher.keys != nil && event != "cloud-change" { throw fields["keys"]!.error("'keys' goes with the cloud-change event") }
+        if let reason = matcher.reason, event == "cloud-change", !CloudReasons.all.contains(reason) {
+            throw fields["reason"]!.error("a cloud-change reason is one of \(CloudReasons.all.joined(separator: ", ")), found '\(reason)'")
+        }
         return matcher
     }
 
@@ -264,7 +268,9 @@ public enum ScenarioParser {
         let fields = try node.fields(allowed: [
             "in", "key", "value", "absent", "domain", "saw", "not-saw", "card", "file", "device", "app", "count", "length",
             "intact", "moved-aside", "acknowledged", "exit", "status", "origin", "reason", "kind", "times",
+            "cloud", "account", "copy", "by", "uploads", "kvs", "keys",
         ])
+        if let check = try parseCloudCheck(fields, node, context) { return check }
         if let file = fields["file"] {
             let domain = try file.string()
             let device = try context.device(fields["device"])
@@ -303,6 +309,11 @@ public enum ScenarioParser {
             if fields["times"] != nil && fields["saw"] == nil { throw fields["times"]!.error("'times' goes with 'saw'") }
             let times = try fields["times"]?.int(in: 0...maximumCount)
             return fields["saw"] != nil ? .saw(process: process, matcher, times: times) : .notSaw(process: process, matcher)
+        }
+        if let kvsKey = fields["kvs"] {
+            if let value = fields["value"] { return .cloudValueIn(process: process, key: try kvsKey.string(), value: try value.plistValue()) }
+            guard try fields["absent"]?.bool() == true else { throw node.error("a kvs check needs 'value' or 'absent: true'") }
+            return .cloudValueIn(process: process, key: try kvsKey.string(), value: nil)
         }
         if let card = fields["card"] {
             guard context.processes[process]!.role == .widget else { throw card.error("\(process) is not a widget: it has no card") }

@@ -92,6 +92,8 @@ final class Execution: @unchecked Sendable {
     private var everStarted: [String: ProcessDriver] = [:]
     private var laneOrder: [String] = []
     private var manifestPath: String?
+    /// The cloud's processes, when the scenario uses the cloud.
+    private var cloud: CloudRig?
 
     init(scenario: Scenario, binaries: String) {
         self.scenario = scenario
@@ -113,6 +115,17 @@ final class Execution: @unchecked Sendable {
             manifestPath = path
         }
         for device in scenario.devices { try DeviceManager(root: SimulationRoot(path: root)).create(device) }
+        if scenario.usesCloud {
+            let rig = CloudRig(root: SimulationRoot(path: root), groupsim: binaries + "/groupsim", log: log)
+            lock.withLock { cloud = rig }
+            for lane in [CloudRig.serverLane] + scenario.devices.map(CloudRig.agentLane) { self.lane(lane) }
+            try rig.start(devices: scenario.deviceSpecs)
+        }
+    }
+
+    private func cloudRig() throws -> CloudRig {
+        guard let rig = lock.withLock({ cloud }) else { throw CheckFailed("this scenario has no cloud") }
+        return rig
     }
 
     private func lane(_ name: String) {
@@ -162,6 +175,7 @@ final class Execution: @unchecked Sendable {
     func endAll() {
         let all = lock.withLock { Array(drivers.values) }
         for driver in all { driver.end() }
+        lock.withLock { cloud }?.endAll()
     }
 
     // MARK: Steps
@@ -249,12 +263,16 @@ final class Execution: @unchecked Sendable {
             if let first = failures.first { throw first }
         case .expect(let checks):
             for check in checks { try verify(check) }
+        case .cloud(let cloudAction):
+            action(CloudRig.serverLane, step)
+            try cloudRig().perform(cloudAction)
         }
     }
 
     static func key(of command: AppRequest) -> String? {
         switch command {
         case .set(let key, _), .remove(let key), .increment(let key, _), .append(let key, _), .mergeDictionary(let key, _), .get(let key): key
+        case .cloudSet(let key, _), .cloudRemove(let key), .cloudGet(let key): key
         default: nil
         }
     }
@@ -357,6 +375,13 @@ final class Execution: @unchecked Sendable {
                 }()
                 if !fine { throw CheckFailed("\(key) = \(Self.show(value)) was acknowledged (synchronize returned) but the file holds \(Self.show(stored))") }
             }
+        case .cloudValueIn(let process, let key, let value):
+            let found = try driver(process).request(.cloudGet(key: key)).response?.value
+            guard found == value else {
+                throw CheckFailed("\(process)'s iCloud store: \(key) should be \(Self.show(value)), found \(Self.show(found))")
+            }
+        case .cloud(let cloudCheck):
+            try cloudRig().verify(cloudCheck)
         case .exit(let process, let status):
             let target = try lastDriver(process)
             guard let found = target.waitForExit(timeout: 10) else { throw CheckFailed("\(process) is still running; expected it to have exited with \(status)") }

@@ -21,7 +21,6 @@ public final class AppSession: @unchecked Sendable {
     public let cloudStore: UbiquitousStore?
     /// Mirrors prefixed keys between `store` and `cloudStore` (manifest `icloud-bridge`).
     public let cloudBridge: CloudDefaultsBridge?
-    private var cloudObserver: Int?
     private var observation: DefaultsObservation?
     private var notificationToken: NSObjectProtocol?
     private(set) var widget: WidgetTimeline?
@@ -43,11 +42,10 @@ public final class AppSession: @unchecked Sendable {
             forName: GroupDefaults.didChangeNotification, object: store, queue: nil
         ) { [events] _ in events.emit(.notification(name: "didChange")) }
         if let identifier = target.keyValueStore {
-            let cloudStore = try UbiquitousStore(cloud: DeviceCloud(root: root, device: device), identifier: identifier)
-            self.cloudStore = cloudStore
-            cloudObserver = cloudStore.observeExternalChanges { [events] change in
+            let cloudStore = try UbiquitousStore(cloud: DeviceCloud(root: root, device: device), identifier: identifier) { [events] change in
                 events.emit(.cloudChange(reason: change.reason.rawValue, keys: change.keys))
             }
+            self.cloudStore = cloudStore
             let defaults: GroupDefaults = store
             cloudBridge = target.cloudBridge.map { spec in
                 CloudDefaultsBridge(defaults: defaults, store: cloudStore, prefix: spec.prefix, mode: CloudDefaultsBridge.Mode(rawValue: spec.mode) ?? .fixed)

@@ -1,0 +1,243 @@
+import ChildProcess
+import CloudDevice
+import CloudModel
+import CloudService
+import Foundation
+import GroupDefaults
+import PropertyList
+
+/// A cloud process of a run (the server, or one device's sync agent): its
+/// JSON lines are recorded in the scenario log as they arrive, on a reader
+/// thread it owns, so the timeline shows uploads and downloads.
+final class CloudProcess: @unchecked Sendable {
+    let lane: String
+    let process: RunningProcess
+    private let log: ScenarioLog
+    private let condition = NSCondition()
+    private var seen: [String] = []
+    private var finished = false
+
+    init(lane: String, executable: String, arguments: [String], log: ScenarioLog) throws {
+        self.lane = lane
+        self.log = log
+        process = try RunningProcess(executable, arguments)
+        LiveProcesses.shared.add(process.pid)
+        Thread { [self] in readLoop() }.start()
+    }
+
+    private func readLoop() {
+        while let line = try? process.nextLine(timeout: 365 * 86_400) {
+            guard let json = try? PlistJSON.parse(line), let fields = try? PlistJSON.decode(json, droppingNulls: true).dictionaryValue,
+                  let name = fields["event"]?.stringValue else {
+                log.record(process: lane, kind: .stderr, name: "output", text: line)
+                continue
+            }
+            log.record(process: lane, kind: .event, name: name, fields: fields, text: Self.describe(name, fields))
+            condition.withLock { seen.append(name) }
+            condition.broadcast()
+        }
+        let status = try? process.waitForExit(timeout: 30)
+        LiveProcesses.shared.remove(process.pid)
+        log.record(process: lane, kind: .exit, name: "exit", fields: ["status": .integer(Int64(status ?? -1))],
+                   text: "exited" + (process.process.terminationReason == .uncaughtSignal ? " (killed)" : ""))
+        condition.withLock { finished = true }
+        condition.broadcast()
+    }
+
+    static func describe(_ name: String, _ fields: [String: PlistValue]) -> String {
+        let keys = (fields["keys"]?.arrayValue ?? []).compactMap(\.stringValue)
+        switch name {
+        case "upload": return "↑ upload \(keys.joined(separator: ", "))"
+        case "applied":
+            return "↓ applied revision \(fields["revision"].map { PlistJSON.encode($0) } ?? "?")"
+                + (fields["initial"] == .bool(true) ? " (first download)" : "") + (keys.isEmpty ? "" : ": " + keys.joined(separator: ", "))
+        case "listening": return "listening on \(fields["url"]?.stringValue ?? "?")"
+        default:
+            let rest = fields.filter { !["event", "time"].contains($0.key) }
+            return rest.isEmpty ? name : "\(name) \(PlistJSON.encode(.dictionary(rest)))"
+        }
+    }
+
+    /// Waits for the first line naming `event`; throws if the process ends first.
+    func waitFor(_ event: String, timeout: Double) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while !seen.contains(event) {
+            if finished { throw CheckFailed("\(lane) exited before it said \(event): \(process.stderr)") }
+            guard condition.wait(until: deadline) else { throw CheckFailed("\(lane) did not say \(event) within \(timeout) s") }
+        }
+    }
+
+    var isRunning: Bool { condition.withLock { !finished } }
+
+    func kill() {
+        Foundation.kill(process.pid, SIGKILL)
+        condition.lock()
+        defer { condition.unlock() }
+        let deadline = Date().addingTimeInterval(10)
+        while !finished { if !condition.wait(until: deadline) { break } }
+    }
+}
+
+/// The cloud of one scenario run: the server and an agent per device, as
+/// real processes started before the first step and ended with the run,
+/// and the runner's cloud steps and checks.
+final class CloudRig: @unchecked Sendable {
+    let root: SimulationRoot
+    let groupsim: String
+    let log: ScenarioLog
+    private let lock = NSLock()
+    private var server: CloudProcess?
+    private var agents: [String: CloudProcess] = [:]
+
+    init(root: SimulationRoot, groupsim: String, log: ScenarioLog) {
+        self.root = root
+        self.groupsim = groupsim
+        self.log = log
+    }
+
+    static let serverLane = "cloud"
+    static func agentLane(_ device: String) -> String { "sync \(device)" }
+
+    func start(devices: [DeviceSpec]) throws {
+        for device in devices {
+            try DeviceCloud(root: root, device: device.name).updateSettings {
+                $0.account = device.account
+                $0.clockSkewMilliseconds = device.clockSkewMilliseconds
+                $0.online = device.online
+            }
+        }
+        try startServer()
+        for device in devices { try startAgent(device.name) }
+    }
+
+    private func startServer() throws {
+        let process = try CloudProcess(lane: Self.serverLane, executable: groupsim, arguments: ["cloud", "serve", "--root", root.path], log: log)
+        lock.withLock { server = process }
+        try process.waitFor("listening", timeout: 20)
+    }
+
+    private func startAgent(_ device: String) throws {
+        let process = try CloudProcess(
+            lane: Self.agentLane(device), executable: groupsim, arguments: ["cloud", "agent", "--root", root.path, "--device", device], log: log)
+        lock.withLock { agents[device] = process }
+        try process.waitFor("ready", timeout: 20)
+    }
+
+    func endAll() {
+        let all = lock.withLock { Array(agents.values) + (server.map { [$0] } ?? []) }
+        for process in all where process.isRunning { process.kill() }
+    }
+
+    var lanes: [String] { [Self.serverLane] + lock.withLock { agents.keys.sorted() }.map(Self.agentLane) }
+
+    // MARK: Steps
+
+    func perform(_ action: CloudAction) throws {
+        switch action {
+        case .signIn(let device, let account): try DeviceCloud(root: root, device: device).updateSettings { $0.account = account }
+        case .signOut(let device): try DeviceCloud(root: root, device: device).updateSettings { $0.account = nil }
+        case .network(let device, let change): try CloudControl(root: root).apply(change, device: device)
+        case .killCloud:
+            guard let running = lock.withLock({ server }), running.isRunning else { throw CheckFailed("the cloud is not running") }
+            running.kill()
+        case .restartCloud:
+            if let running = lock.withLock({ server }), running.isRunning { running.kill() }
+            try startServer()
+        case .killAgent(let device):
+            guard let running = lock.withLock({ agents[device] }), running.isRunning else { throw CheckFailed("\(device)'s agent is not running") }
+            running.kill()
+        case .restartAgent(let device):
+            if let running = lock.withLock({ agents[device] }), running.isRunning { running.kill() }
+            try startAgent(device)
+        case .waitForQuiescence(let timeout):
+            try waitForQuiescence(timeout: timeout)
+        }
+    }
+
+    /// Polls, every 20 ms, until every signed-in, online device with a running
+    /// agent has uploaded all it can, has had its first download, and is at
+    /// the cloud's revision of each of its stores.
+    private func waitForQuiescence(timeout: Double) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        var disagreement = "nothing checked yet"
+        while Date() < deadline {
+            do {
+                guard let found = try firstDisagreement() else { return }
+                disagreement = found
+            } catch {
+                disagreement = "\(error)"
+            }
+            usleep(20_000)
+        }
+        throw CheckFailed("the devices and the cloud did not agree within \(timeout) s: \(disagreement)")
+    }
+
+    private func firstDisagreement() throws -> String? {
+        guard let location = try ServerLocation.read(root: root), lock.withLock({ server?.isRunning }) == true else {
+            return "the cloud is not running"
+        }
+        let devices = lock.withLock { agents.filter { $0.value.isRunning }.keys.sorted() }
+        for device in devices {
+            let cloud = DeviceCloud(root: root, device: device)
+            let settings = try cloud.readSettings()
+            guard settings.online, let account = settings.account else { continue }
+            for store in settings.stores {
+                guard let copy = try cloud.readStore(store) else { continue }
+                if copy.account != account { return "\(device) has not switched \(store) to \(account) yet" }
+                if !copy.uploads.isEmpty { return "\(device) still has \(copy.uploads.count) change(s) of \(store) to upload" }
+                if !copy.initialSyncDone { return "\(device) has not had its first download of \(store)" }
+                let revision = try cloudStore(store, account: account, at: location)["revision"]
+                if revision != .integer(copy.revision) {
+                    return "\(device) is at revision \(copy.revision) of \(store), the cloud at \(revision.map { PlistJSON.encode($0) } ?? "none")"
+                }
+            }
+        }
+        return nil
+    }
+
+    private func cloudStore(_ store: String, account: String, at location: ServerLocation) throws -> [String: PlistValue] {
+        let path = "/v1/accounts/\(Self.encode(account))/stores/\(Self.encode(store))"
+        return try CloudClient.blocking { try await CloudClient.request(location, path: path) }.dictionaryValue ?? [:]
+    }
+
+    static func encode(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? text
+    }
+
+    // MARK: Checks
+
+    func verify(_ check: CloudCheck) throws {
+        switch check {
+        case .cloudValue(let store, let account, let key, let value, let writtenBy):
+            guard let location = try ServerLocation.read(root: root) else { throw CheckFailed("the cloud has never started") }
+            let record = try cloudStore(store, account: account, at: location)["records"]?.dictionaryValue?[key]?.dictionaryValue
+            let found = record?["value"]
+            let shown = ScenarioRunnerShow.show(found) + (record.map { " (written by \($0["device"]?.stringValue ?? "?") at \($0["time"].map { PlistJSON.encode($0) } ?? "?") ms)" } ?? "")
+            if let value, found != value {
+                throw CheckFailed("the cloud's \(key) in \(store) for \(account) should be \(ScenarioRunnerShow.show(value)), found \(shown)")
+            }
+            if let writtenBy, record?["device"]?.stringValue != writtenBy {
+                throw CheckFailed("the cloud's \(key) in \(store) for \(account) should be \(writtenBy)'s write, found \(shown)")
+            }
+        case .copyValue(let device, let store, let key, let value):
+            let found = try DeviceCloud(root: root, device: device).readStore(store)?.values[key]
+            guard found == value else {
+                throw CheckFailed("\(device)'s copy of \(store): \(key) should be \(ScenarioRunnerShow.show(value)), found \(ScenarioRunnerShow.show(found))")
+            }
+        case .uploads(let device, let count):
+            guard let location = try ServerLocation.read(root: root) else { throw CheckFailed("the cloud has never started") }
+            let status = try CloudClient.blocking { try await CloudClient.request(location, path: "/v1/status") }
+            let traffic = status.dictionaryValue?["traffic"]?.dictionaryValue?[device]?.dictionaryValue
+            let found = traffic?["uploadedChanges"].flatMap { if case .integer(let n) = $0 { Int(n) } else { nil } } ?? 0
+            guard found == count else {
+                throw CheckFailed("\(device)'s agent should have uploaded \(count) change(s) since the cloud started, it uploaded \(found)")
+            }
+        }
+    }
+}
+
+enum ScenarioRunnerShow {
+    static func show(_ value: PlistValue?) -> String { value.map { PlistJSON.encode($0) } ?? "absent" }
+}
