@@ -54,7 +54,9 @@ public struct StoreCopy: Sendable, Equatable {
         values[key] = value
         let stamp = ChangeStamp(time: time, device: device, sequence: nextSequence)
         nextSequence += 1
-        let violation = value == nil ? nil : CloudLimits.violation(of: values, writing: key)
+        // Measured against what can go up: values already over quota stay on the device and do not count.
+        let counted = values.filter { $0.key == key || pending[$0.key]?.overQuota != true }
+        let violation = value == nil ? nil : CloudLimits.violation(of: counted, writing: key)
         pending[key] = Pending(value: value, stamp: stamp, overQuota: violation != nil)
         if violation != nil { post(ExternalChange(reason: .quotaViolationChange, keys: [key])) }
         return violation
@@ -96,20 +98,8 @@ public struct StoreCopy: Sendable, Equatable {
     /// whose value this device did not already have. Returns those keys.
     @discardableResult
     public mutating func apply(_ records: [CloudRecord], revision newRevision: Int64, initial: Bool) -> [String] {
-        var changed: [String] = []
-        for record in records {
-            if let local = pending[record.key] {
-                if record.stamp < local.stamp { continue }
-                if record.stamp != local.stamp { pending[record.key] = nil }
-                else { pending[record.key] = nil; continue }
-            }
-            if values[record.key] != record.value {
-                values[record.key] = record.value
-                changed.append(record.key)
-            }
-        }
+        let changed = merge(records)
         revision = max(revision, newRevision)
-        changed.sort()
         if initial && !initialSyncDone {
             initialSyncDone = true
             // Posted even when the download is empty: it is how an app learns
@@ -119,6 +109,34 @@ public struct StoreCopy: Sendable, Equatable {
             post(ExternalChange(reason: .serverChange, keys: changed))
         }
         return changed
+    }
+
+    /// The records that won over this device's own uploads (the cloud had a
+    /// newer write): shown here at once, announced as a server change.
+    @discardableResult
+    public mutating func correct(_ records: [CloudRecord]) -> [String] {
+        let changed = merge(records)
+        if !changed.isEmpty { post(ExternalChange(reason: .serverChange, keys: changed)) }
+        return changed
+    }
+
+    /// Takes each record unless a newer local write of its key is pending
+    /// (an older pending write lost, and goes); returns the keys whose value changed, sorted.
+    private mutating func merge(_ records: [CloudRecord]) -> [String] {
+        var changed: [String] = []
+        for record in records {
+            if let local = pending[record.key] {
+                if record.stamp < local.stamp { continue }
+                pending[record.key] = nil
+                // The cloud echoing this device's own write: nothing new to show.
+                if record.stamp == local.stamp { continue }
+            }
+            if values[record.key] != record.value {
+                values[record.key] = record.value
+                changed.append(record.key)
+            }
+        }
+        return changed.sorted()
     }
 
     /// Signs the copy into `newAccount` (nil: out). Leaving an account takes

@@ -45,8 +45,10 @@ public enum CloudMessage: Sendable, Equatable {
     /// Records changed after `base` up to `revision`. `initial`: the first
     /// download of this store for this account on this device.
     case changes(store: String, base: Int64, revision: Int64, initial: Bool, records: [CloudRecord])
-    /// Changes now durable in the cloud (applied, or older than what it had), and changes refused.
-    case ack(store: String, accepted: [Int64], refused: [RefusedChange])
+    /// Changes now durable in the cloud (applied, or older than what it had),
+    /// changes refused, and, for each accepted change that lost to a newer
+    /// write, the record that won (so the device shows the winner).
+    case ack(store: String, accepted: [Int64], refused: [RefusedChange], superseded: [CloudRecord])
     case error(String)
 }
 
@@ -79,8 +81,9 @@ public enum SyncCodec {
         case .changes(let store, let base, let revision, let initial, let records):
             fields = ["type": "changes", "store": .string(store), "base": .integer(base), "revision": .integer(revision),
                       "initial": .bool(initial), "records": .array(records.map(\.plist))]
-        case .ack(let store, let accepted, let refused):
+        case .ack(let store, let accepted, let refused, let superseded):
             fields = ["type": "ack", "store": .string(store), "accepted": .array(accepted.map { .integer($0) }),
+                      "superseded": .array(superseded.map(\.plist)),
                       "refused": .array(refused.map {
                           .dictionary(["key": .string($0.key), "sequence": .integer($0.sequence), "reason": .string($0.reason)])
                       })]
@@ -142,7 +145,11 @@ public enum SyncCodec {
                     key: try entry.string("key", at: path), sequence: try entry.integer("sequence", at: path),
                     reason: try entry.string("reason", at: path)))
             }
-            return .ack(store: try fields.string("store", at: "ack"), accepted: accepted, refused: refused)
+            var superseded: [CloudRecord] = []
+            for (index, item) in try fields.array("superseded", at: "ack").enumerated() {
+                superseded.append(try CloudRecord(item, at: "ack.superseded[\(index)]"))
+            }
+            return .ack(store: try fields.string("store", at: "ack"), accepted: accepted, refused: refused, superseded: superseded)
         case "error":
             return .error(try fields.string("message", at: "error"))
         case let other:

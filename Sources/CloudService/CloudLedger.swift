@@ -71,6 +71,8 @@ struct CloudLedger {
     struct UploadOutcome {
         var accepted: [Int64] = []
         var refused: [RefusedChange] = []
+        /// For accepted changes older than what the store had: the record that won.
+        var superseded: [CloudRecord] = []
         /// The records that changed, with the revision before and after; nil if none did.
         var push: (base: Int64, revision: Int64, records: [CloudRecord])?
     }
@@ -94,6 +96,8 @@ struct CloudLedger {
             }
             if let current = state.records[change.key], change.stamp <= current.stamp {
                 outcome.accepted.append(change.stamp.sequence)
+                // The same change again changes nothing; an older one lost, and its writer must show the winner.
+                if change.stamp != current.stamp { outcome.superseded.append(current) }
                 continue
             }
             var values = state.values

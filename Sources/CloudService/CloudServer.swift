@@ -132,7 +132,7 @@ public actor CloudServer {
             try DomainName.validate(store, what: "store identifier")
             traffic[session.device, default: DeviceTraffic()].uploadedChanges += changes.count
             let outcome = try ledger.upload(changes, to: store, of: session.account, from: session.device)
-            send(.ack(store: store, accepted: outcome.accepted, refused: outcome.refused), to: id, isPush: false)
+            send(.ack(store: store, accepted: outcome.accepted, refused: outcome.refused, superseded: outcome.superseded), to: id, isPush: false)
             if let push = outcome.push {
                 traffic[session.device, default: DeviceTraffic()].appliedChanges += push.records.count
                 let message = CloudMessage.changes(store: store, base: push.base, revision: push.revision, initial: false, records: push.records)

@@ -197,15 +197,18 @@ public actor SyncAgent {
             break
         case .error(let problem):
             events("cloud-error", ["message": .string(problem)])
-        case .ack(let store, let accepted, let refused):
+        case .ack(let store, let accepted, let refused, let superseded):
             guard let domain = stores[store] else { return }
-            try domain.transaction { fields in
+            let corrected = try domain.transaction { fields -> [String] in
                 var copy = try StoreCopy(fields, path: domain.file.path)
-                guard copy.account == account else { return }
+                guard copy.account == account else { return [] }
                 copy.acknowledge(accepted)
                 copy.refuse(refused)
+                let corrected = copy.correct(superseded)
                 fields = copy.plist
+                return corrected
             }
+            if !corrected.isEmpty { events("superseded", ["store": .string(store), "keys": .array(corrected.map { .string($0) })]) }
             for sequence in accepted + refused.map(\.sequence) { inFlight[store]?[sequence] = nil }
             if !refused.isEmpty { events("refused", ["store": .string(store), "keys": .array(refused.map { .string($0.key) })]) }
         case .changes(let store, let base, let revision, let initial, let records):
@@ -215,9 +218,11 @@ public actor SyncAgent {
                 guard copy.account == account else { return (nil, nil) }
                 // A push that starts after what this copy has: one was lost; ask again from here.
                 if base > copy.revision { return (copy.revision, nil) }
-                guard revision > copy.revision || (initial && !copy.initialSyncDone) else { return (nil, nil) }
+                // Everything since revision 0 is a whole first download, whatever the cloud called it.
+                let first = !copy.initialSyncDone && (initial || base == 0)
+                guard revision > copy.revision || first else { return (nil, nil) }
                 let fresh = records.filter { $0.revision > copy.revision }
-                let changed = copy.apply(fresh, revision: revision, initial: initial)
+                let changed = copy.apply(fresh, revision: revision, initial: first)
                 fields = copy.plist
                 return (nil, changed)
             }

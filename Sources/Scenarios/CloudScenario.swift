@@ -81,11 +81,20 @@ extension ScenarioParser {
         }
         switch keyword {
         case "kvs-set", "kvs-remove":
-            let fields = try body.fields(allowed: ["in", "key", "value"], required: keyword == "kvs-set" ? ["in", "key", "value"] : ["in", "key"])
+            let fields = try body.fields(allowed: keyword == "kvs-set" ? ["in", "key", "value", "bytes"] : ["in", "key"], required: ["in", "key"])
             let process = try context.process(fields["in"]!)
             let key = try fields["key"]!.string()
             if keyword == "kvs-set" {
-                let value = try fields["value"]!.plistValue()
+                // `bytes: N`: a string of N "x" (N bytes in the store), for limits a file could not spell out.
+                let value: PlistValue
+                switch (fields["value"], fields["bytes"]) {
+                case (let node?, nil): value = try node.plistValue()
+                case (nil, let node?): value = .string(String(repeating: "x", count: try node.int(in: 1...16 << 20)))
+                default: throw body.error("kvs-set takes 'value' or 'bytes' (a generated string of that many bytes)")
+                }
+                if case .string(let text) = value, fields["bytes"] != nil {
+                    return (.command(process: process, .cloudSet(key: key, value: value)), "kvs-set \(key)=<\(text.utf8.count) bytes> in \(process)")
+                }
                 return (.command(process: process, .cloudSet(key: key, value: value)), "kvs-set \(key)=\(PlistJSON.encode(value)) in \(process)")
             }
             return (.command(process: process, .cloudRemove(key: key)), "kvs-remove \(key) in \(process)")

@@ -163,7 +163,7 @@ final class ProcessDriver: @unchecked Sendable {
         var lastID = 0
         for index in 0..<burst.count {
             let key = burst.key(index), value = burst.value(index)
-            lastID = send(.set(key: key, value: value))
+            lastID = send(burst.cloud ? .cloudSet(key: key, value: value) : .set(key: key, value: value))
             covered.append((key, value))
             if let every = burst.syncEvery, (index + 1) % every == 0 || index == burst.count - 1 {
                 let id = condition.withLock { () -> Int in

@@ -95,6 +95,8 @@ public struct Burst: Sendable {
     public let syncEvery: Int?
     /// False when a later `kill` of the same process cuts the burst short.
     public let waitForResponses: Bool
+    /// Writes go to the iCloud key-value store instead of the defaults suite.
+    public var cloud = false
 
     public func key(_ index: Int) -> String { keyTemplate.replacingOccurrences(of: "{i}", with: String(index)) }
     public func value(_ index: Int) -> PlistValue { value ?? .integer(Int64(index)) }

@@ -201,14 +201,16 @@ public enum ScenarioParser {
             guard let device = try context.device(body) else { throw body.error("name a device") }
             return (.eraseDevice(device), "erase \(device)")
         case "burst":
-            let fields = try body.fields(allowed: ["in", "count", "key", "value", "sync-every"], required: ["in", "count", "key"])
+            let fields = try body.fields(allowed: ["in", "count", "key", "value", "sync-every", "kvs"], required: ["in", "count", "key"])
             let process = try context.process(fields["in"]!)
             let count = try fields["count"]!.int(in: 1...maximumCount)
             var value: PlistValue? = nil
             if let node = fields["value"], (try? node.string()) != "{i}" { value = try node.plistValue() }
             let syncEvery = try fields["sync-every"]?.int(in: 1...maximumCount)
-            let burst = Burst(process: process, count: count, keyTemplate: try fields["key"]!.string(), value: value, syncEvery: syncEvery, waitForResponses: true)
-            return (.burst(burst), "burst of \(count) sets in \(process)")
+            var burst = Burst(process: process, count: count, keyTemplate: try fields["key"]!.string(), value: value, syncEvery: syncEvery, waitForResponses: true)
+            burst.cloud = try fields["kvs"]?.bool() ?? false
+            if burst.cloud && syncEvery != nil { throw fields["sync-every"]!.error("sync-every goes with defaults bursts; an iCloud write is on the device when it returns") }
+            return (.burst(burst), "burst of \(count) \(burst.cloud ? "iCloud " : "")sets in \(process)")
         case "parallel":
             let steps = try body.list().map { try parseStep($0, context) }
             return (.parallel(steps), "parallel: " + steps.map(\.summary).joined(separator: " | "))
@@ -369,7 +371,8 @@ public enum ScenarioParser {
                 return false
             }
             guard killed else { return step }
-            let cut = Burst(process: burst.process, count: burst.count, keyTemplate: burst.keyTemplate, value: burst.value, syncEvery: burst.syncEvery, waitForResponses: false)
+            var cut = Burst(process: burst.process, count: burst.count, keyTemplate: burst.keyTemplate, value: burst.value, syncEvery: burst.syncEvery, waitForResponses: false)
+            cut.cloud = burst.cloud
             return Step(action: .burst(cut), line: step.line, keyword: step.keyword, summary: step.summary)
         }
     }
