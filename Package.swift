@@ -116,7 +116,7 @@ let package = Package(
             // Sources that the tests compile with swiftc to show how `UserDefaults` resolves.
             exclude: ["ImportFixtures"]),
         .testTarget(name: "IntegrationTests", dependencies: [
-            "GroupDefaults", "PropertyList", "SharedFiles", "TestSupport",
+            "CloudService", "GroupDefaults", "PropertyList", "SharedFiles", "TestSupport",
             "groupsim", "groupsim-stress", "main-app", "widget", "intent-extension",
         ]),
     ]

@@ -89,39 +89,8 @@ public actor SyncAgent {
 
     // MARK: The connection
 
-    private enum Upgrade: Sendable {
-        case websocket(NIOAsyncChannel<WebSocketFrame, WebSocketFrame>)
-        case refused
-    }
-
     private func connect(_ location: ServerLocation) async throws -> NIOAsyncChannel<WebSocketFrame, WebSocketFrame> {
-        let upgrade: EventLoopFuture<Upgrade> = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
-            .connectTimeout(.seconds(2))
-            .connect(host: location.host, port: location.port) { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    let upgrader = NIOTypedWebSocketClientUpgrader<Upgrade>(
-                        maxFrameSize: CloudListener.maximumFrameBytes,
-                        upgradePipelineHandler: { channel, _ in
-                            channel.eventLoop.makeCompletedFuture {
-                                .websocket(try NIOAsyncChannel<WebSocketFrame, WebSocketFrame>(wrappingChannelSynchronously: channel))
-                            }
-                        })
-                    var headers = HTTPHeaders()
-                    headers.add(name: "Host", value: "\(location.host):\(location.port)")
-                    headers.add(name: "Content-Length", value: "0")
-                    let configuration = NIOTypedHTTPClientUpgradeConfiguration<Upgrade>(
-                        upgradeRequestHead: HTTPRequestHead(version: .http1_1, method: .GET, uri: "/v1/sync", headers: headers),
-                        upgraders: [upgrader],
-                        notUpgradingCompletionHandler: { channel in channel.eventLoop.makeCompletedFuture { .refused } })
-                    return try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(
-                        configuration: .init(upgradeConfiguration: configuration))
-                }
-            }
-        switch try await upgrade.get() {
-        case .websocket(let channel): return channel
-        case .refused: throw CloudFormatError("the server at \(location.url) refused the WebSocket upgrade of /v1/sync")
-        }
+        try await SyncConnection.open(location)
     }
 
     private func session(_ channel: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>, account: String) async throws {
@@ -210,6 +179,7 @@ public actor SyncAgent {
             }
             if !corrected.isEmpty { events("superseded", ["store": .string(store), "keys": .array(corrected.map { .string($0) })]) }
             for sequence in accepted + refused.map(\.sequence) { inFlight[store]?[sequence] = nil }
+            events("acknowledged", ["store": .string(store), "sequences": .array(accepted.map { .integer($0) })])
             if !refused.isEmpty { events("refused", ["store": .string(store), "keys": .array(refused.map { .string($0.key) })]) }
         case .changes(let store, let base, let revision, let initial, let records):
             guard let domain = stores[store] else { return }

@@ -1,0 +1,133 @@
+import CloudService
+import Foundation
+import GroupDefaults
+import PropertyList
+import Testing
+import TestSupport
+
+/// The cloud and the sync agents as real processes over real sockets: what
+/// the cloud acknowledged survives kill -9, and no message a peer can send
+/// stops it.
+@Suite(.serialized) struct CloudProcessTests {
+    let root = TemporaryRoot()
+    var simulation: SimulationRoot { SimulationRoot(path: root.path) }
+
+    /// A long-lived `groupsim cloud …` process, killed when the test ends.
+    final class CloudChild {
+        let process: RunningProcess
+        init(_ arguments: [String], root: TemporaryRoot) throws {
+            process = try RunningProcess(BuiltExecutable.path("groupsim"), ["cloud"] + arguments + ["--root", root.path])
+        }
+        deinit { kill(process.pid, SIGKILL) }
+
+        /// The next line whose "event" is `event` (the lines are JSON objects).
+        @discardableResult
+        func waitFor(_ event: String, where extra: (String) -> Bool = { _ in true }, timeout: TimeInterval = 20) throws -> String {
+            try process.waitForLine(timeout: timeout) { $0.contains("\"event\":\"\(event)\"") && extra($0) }
+        }
+
+        func killHard() throws {
+            kill(process.pid, SIGKILL)
+            _ = try process.waitForExit(timeout: 10)
+        }
+    }
+
+    func startCloud() throws -> CloudChild {
+        let server = try CloudChild(["serve"], root: root)
+        try server.waitFor("listening")
+        return server
+    }
+
+    func location() throws -> ServerLocation {
+        guard let location = try ServerLocation.read(root: simulation) else { throw TestFailure("no server.plist after the cloud said it listens") }
+        return location
+    }
+
+    struct TestFailure: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    func cloudStore(_ store: String, account: String) throws -> [String: PlistValue] {
+        let location = try location()
+        return try CloudClient.blocking {
+            try await CloudClient.request(location, path: "/v1/accounts/\(account)/stores/\(store)")
+        }.dictionaryValue?["records"]?.dictionaryValue ?? [:]
+    }
+
+    @Test func everyAcknowledgedChangeSurvivesKillingTheCloud() throws {
+        #expect(try groupsim(["cloud", "account", "sign-in", "alice"], root: root).status == 0)
+        var server = try startCloud()
+        let agent = try CloudChild(["agent", "--device", "iPhone"], root: root)
+        try agent.waitFor("ready")
+        let count = 20
+        for index in 0..<count {
+            let result = try groupsim(["cloud", "write", "com.example.kvs", "k\(index)", "\(index)"], root: root)
+            #expect(result.status == 0, "\(result.stderr)")
+        }
+        // The agent says which sequences the cloud acknowledged; wait until all have been.
+        var acknowledged = Set<Int64>()
+        while acknowledged.count < count {
+            let line = try agent.waitFor("acknowledged")
+            let fields = try PlistJSON.decode(PlistJSON.parse(line)).dictionaryValue ?? [:]
+            for case .integer(let sequence) in fields["sequences"]?.arrayValue ?? [] { acknowledged.insert(sequence) }
+        }
+        try server.killHard()
+        server = try startCloud()
+        let records = try cloudStore("com.example.kvs", account: "alice")
+        for index in 0..<count {
+            #expect(records["k\(index)"]?.dictionaryValue?["value"] == .integer(Int64(index)), "k\(index) was acknowledged, then lost")
+        }
+        // The agent finds the restarted cloud (same port) and goes on.
+        #expect(try groupsim(["cloud", "write", "com.example.kvs", "after", "true"], root: root).status == 0)
+        try agent.waitFor("acknowledged")
+        #expect(try cloudStore("com.example.kvs", account: "alice")["after"]?.dictionaryValue?["value"] == .bool(true))
+        withExtendedLifetime(server) {}
+    }
+
+    @Test func hostileMessagesGetAnErrorAndTheCloudKeepsServing() throws {
+        let server = try startCloud()
+        let location = try location()
+        let deep = String(repeating: "[", count: 600) + String(repeating: "]", count: 600)
+        let frames = [
+            "not json at all",
+            "[1, 2, 3]",
+            #"{"type":"upload","store":"s","changes":[]}"#,
+            #"{"type":"hello","device":"../escape","account":"alice","stores":{}}"#,
+            #"{"type":"hello","device":"iPhone","account":"alice","stores":{"s":-1}}"#,
+            #"{"type":"hello","device":"iPhone","account":"alice","stores":{"s":\#(deep)}}"#,
+            #"{"type":"hello","device":"iPhone","account":"alice","stores":{"s":99999999999999999999}}"#,
+            #"{"type":"subscribe","store":"s","since":0}"#,
+        ]
+        let replies = try CloudClient.blocking { try await RawSyncClient.exchange(location, send: frames, replies: frames.count) }
+        #expect(replies.count == frames.count, "\(replies)")
+        for (frame, reply) in zip(frames, replies) {
+            #expect(reply.contains("\"type\":\"error\""), "\(frame.prefix(60)) → \(reply.prefix(200))")
+        }
+        #expect(replies.joined().contains("the first message of a connection must be hello"))
+        #expect(replies.joined().contains("device name"))
+        // A well-formed hello on a new connection still works.
+        let hello = #"{"type":"hello","device":"iPhone","account":"alice","stores":{"s":0}}"#
+        let answer = try CloudClient.blocking { try await RawSyncClient.exchange(location, send: [hello], replies: 2) }
+        #expect(answer.first?.contains("\"type\":\"welcome\"") == true, "\(answer)")
+        #expect(answer.last?.contains("\"initial\":true") == true, "\(answer)")
+        // The HTTP face answers bad requests with a reason and keeps serving.
+        let badFault = Result { try CloudClient.blocking { try await CloudClient.request(location, path: "/v1/faults/iPhone", body: ["latencyMs": -5]) } }
+        #expect("\(badFault)".contains("latencyMs"), "\(badFault)")
+        let unknown = Result { try CloudClient.blocking { try await CloudClient.request(location, path: "/v1/nothing") } }
+        #expect("\(unknown)".contains("404"), "\(unknown)")
+        let status = try CloudClient.blocking { try await CloudClient.request(location, path: "/v1/status") }
+        #expect(status.dictionaryValue?["server"] != nil)
+        withExtendedLifetime(server) {}
+    }
+
+    @Test func networkFaultsWithoutACloudAreRefusedWithTheWayOut() throws {
+        let result = try groupsim(["cloud", "network", "partition"], root: root)
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("the cloud is not started in \(root.path)"), "\(result.stderr)")
+        #expect(result.stderr.contains("groupsim cloud serve"), "\(result.stderr)")
+        let typo = try groupsim(["cloud", "network", "latency"], root: root)
+        #expect(typo.status != 0)
+        #expect(typo.stderr.contains("latency MS"), "\(typo.stderr)")
+    }
+}
