@@ -6,7 +6,7 @@ public struct BenchCommand: ParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "groupsim-bench",
         abstract: "Measure propagation latency, bursts and process start-up (build with -c release).",
-        subcommands: [PropagationBenchmark.self, BurstBenchmark.self, StartupBenchmark.self, ObserverProcess.self]
+        subcommands: [PropagationBenchmark.self, BurstBenchmark.self, StartupBenchmark.self, CloudBenchmark.self, ObserverProcess.self, CloudObserverProcess.self]
     )
 
     public init() {}

@@ -19,11 +19,16 @@ public final class UbiquitousStore: @unchecked Sendable {
     private var nextObserver = 0
     private var listener: Int?
 
+    /// Whether the device's agent syncs this store (false: a process without
+    /// the entitlement, whose store stays on the device).
+    public let syncs: Bool
+
     /// `observer`: called for every external change from the start (before the
     /// agent can know of the store, so its first download is never missed).
-    public init(cloud: DeviceCloud, identifier: String, observer: (@Sendable (ExternalChange) -> Void)? = nil) throws {
+    public init(cloud: DeviceCloud, identifier: String, syncs: Bool = true, observer: (@Sendable (ExternalChange) -> Void)? = nil) throws {
         self.cloud = cloud
         self.identifier = identifier
+        self.syncs = syncs
         if let observer {
             nextObserver = 1
             observers[1] = observer
@@ -37,7 +42,7 @@ public final class UbiquitousStore: @unchecked Sendable {
             self?.deliverNotices()
         }
         // The agent syncs the stores the device's apps have opened.
-        if try !DeviceCloudSettings(settings.snapshot(), path: settings.file.path).stores.contains(identifier) {
+        if syncs, try !DeviceCloudSettings(settings.snapshot(), path: settings.file.path).stores.contains(identifier) {
             try settings.transaction { fields in
                 var current = try DeviceCloudSettings(fields, path: settings.file.path)
                 if !current.stores.contains(identifier) { current.stores.append(identifier) }
@@ -64,6 +69,41 @@ public final class UbiquitousStore: @unchecked Sendable {
 
     public func dictionaryRepresentation() -> [String: PlistValue] {
         domain.value(forKey: "values")?.dictionaryValue ?? [:]
+    }
+
+    // Typed reads, as NSUbiquitousKeyValueStore converts: numbers and
+    // booleans into one another, anything else of the wrong type to nil (0, false).
+
+    public func string(forKey key: String) -> String? { object(forKey: key)?.stringValue }
+    public func data(forKey key: String) -> Data? { object(forKey: key)?.dataValue }
+    public func array(forKey key: String) -> [PlistValue]? { object(forKey: key)?.arrayValue }
+    public func dictionary(forKey key: String) -> [String: PlistValue]? { object(forKey: key)?.dictionaryValue }
+
+    public func longLong(forKey key: String) -> Int64 {
+        switch object(forKey: key) {
+        case .integer(let number)?: number
+        case .real(let number)? where number.isFinite: Int64(exactly: number.rounded(.towardZero)) ?? (number < 0 ? .min : .max)
+        case .bool(let flag)?: flag ? 1 : 0
+        default: 0
+        }
+    }
+
+    public func double(forKey key: String) -> Double {
+        switch object(forKey: key) {
+        case .integer(let number)?: Double(number)
+        case .real(let number)?: number
+        case .bool(let flag)?: flag ? 1 : 0
+        default: 0
+        }
+    }
+
+    public func bool(forKey key: String) -> Bool {
+        switch object(forKey: key) {
+        case .integer(let number)?: number != 0
+        case .real(let number)?: number != 0
+        case .bool(let flag)?: flag
+        default: false
+        }
     }
 
     /// The account signed in on the device, as this copy knows it.
@@ -94,6 +134,7 @@ public final class UbiquitousStore: @unchecked Sendable {
     /// answers when it is not available.
     public func synchronize() -> Bool {
         do { try domain.synchronize() } catch { return false }
+        guard syncs else { return false }
         return (try? DeviceCloudSettings(settings.snapshot(), path: settings.file.path).account) != nil
     }
 

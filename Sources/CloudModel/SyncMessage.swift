@@ -27,6 +27,17 @@ public struct RefusedChange: Sendable, Equatable {
     }
 }
 
+/// A store's revision moving from `base` to `revision`.
+public struct Advance: Sendable, Equatable {
+    public var base: Int64
+    public var revision: Int64
+
+    public init(base: Int64, revision: Int64) {
+        self.base = base
+        self.revision = revision
+    }
+}
+
 /// What a device's sync agent sends the cloud, one JSON object per WebSocket
 /// text frame. The wire format is in docs/cloud.md.
 public enum AgentMessage: Sendable, Equatable {
@@ -47,8 +58,10 @@ public enum CloudMessage: Sendable, Equatable {
     case changes(store: String, base: Int64, revision: Int64, initial: Bool, records: [CloudRecord])
     /// Changes now durable in the cloud (applied, or older than what it had),
     /// changes refused, and, for each accepted change that lost to a newer
-    /// write, the record that won (so the device shows the winner).
-    case ack(store: String, accepted: [Int64], refused: [RefusedChange], superseded: [CloudRecord])
+    /// write, the record that won (so the device shows the winner). When the
+    /// upload changed the store, `advanced` is the revision before and after:
+    /// the writer is not pushed its own records, it moves its revision on here.
+    case ack(store: String, accepted: [Int64], refused: [RefusedChange], superseded: [CloudRecord], advanced: Advance?)
     case error(String)
 }
 
@@ -81,12 +94,16 @@ public enum SyncCodec {
         case .changes(let store, let base, let revision, let initial, let records):
             fields = ["type": "changes", "store": .string(store), "base": .integer(base), "revision": .integer(revision),
                       "initial": .bool(initial), "records": .array(records.map(\.plist))]
-        case .ack(let store, let accepted, let refused, let superseded):
+        case .ack(let store, let accepted, let refused, let superseded, let advanced):
             fields = ["type": "ack", "store": .string(store), "accepted": .array(accepted.map { .integer($0) }),
                       "superseded": .array(superseded.map(\.plist)),
                       "refused": .array(refused.map {
                           .dictionary(["key": .string($0.key), "sequence": .integer($0.sequence), "reason": .string($0.reason)])
                       })]
+            if let advanced {
+                fields["base"] = .integer(advanced.base)
+                fields["revision"] = .integer(advanced.revision)
+            }
         case .error(let text):
             fields = ["type": "error", "message": .string(text)]
         }
@@ -149,7 +166,11 @@ public enum SyncCodec {
             for (index, item) in try fields.array("superseded", at: "ack").enumerated() {
                 superseded.append(try CloudRecord(item, at: "ack.superseded[\(index)]"))
             }
-            return .ack(store: try fields.string("store", at: "ack"), accepted: accepted, refused: refused, superseded: superseded)
+            var advanced: Advance? = nil
+            if fields["base"] != nil || fields["revision"] != nil {
+                advanced = Advance(base: try fields.integer("base", at: "ack"), revision: try fields.integer("revision", at: "ack"))
+            }
+            return .ack(store: try fields.string("store", at: "ack"), accepted: accepted, refused: refused, superseded: superseded, advanced: advanced)
         case "error":
             return .error(try fields.string("message", at: "error"))
         case let other:

@@ -132,11 +132,14 @@ public actor CloudServer {
             try DomainName.validate(store, what: "store identifier")
             traffic[session.device, default: DeviceTraffic()].uploadedChanges += changes.count
             let outcome = try ledger.upload(changes, to: store, of: session.account, from: session.device)
-            send(.ack(store: store, accepted: outcome.accepted, refused: outcome.refused, superseded: outcome.superseded), to: id, isPush: false)
+            let advanced = outcome.push.map { Advance(base: $0.base, revision: $0.revision) }
+            send(.ack(store: store, accepted: outcome.accepted, refused: outcome.refused, superseded: outcome.superseded, advanced: advanced),
+                 to: id, isPush: false)
             if let push = outcome.push {
                 traffic[session.device, default: DeviceTraffic()].appliedChanges += push.records.count
                 let message = CloudMessage.changes(store: store, base: push.base, revision: push.revision, initial: false, records: push.records)
-                for (other, target) in sessions where target.account == session.account { send(message, to: other, isPush: true) }
+                // The writer has these records already: its ack moves its revision on.
+                for (other, target) in sessions where other != id && target.account == session.account { send(message, to: other, isPush: true) }
             }
         }
     }

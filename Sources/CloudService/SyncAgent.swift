@@ -166,7 +166,7 @@ public actor SyncAgent {
             break
         case .error(let problem):
             events("cloud-error", ["message": .string(problem)])
-        case .ack(let store, let accepted, let refused, let superseded):
+        case .ack(let store, let accepted, let refused, let superseded, let advanced):
             guard let domain = stores[store] else { return }
             let corrected = try domain.transaction { fields -> [String] in
                 var copy = try StoreCopy(fields, path: domain.file.path)
@@ -174,6 +174,8 @@ public actor SyncAgent {
                 copy.acknowledge(accepted)
                 copy.refuse(refused)
                 let corrected = copy.correct(superseded)
+                // Only this device's upload lies between: its records are here already.
+                if let advanced, advanced.base == copy.revision { copy.revision = advanced.revision }
                 fields = copy.plist
                 return corrected
             }

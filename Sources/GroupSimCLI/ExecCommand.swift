@@ -16,7 +16,8 @@ struct ExecCommand: ParsableCommand {
         discussion: """
             The executable finds out who it is from the environment: \(ProcessIdentity.Variable.root), \
             \(ProcessIdentity.Variable.device), \(ProcessIdentity.Variable.bundleIdentifier) and \
-            \(ProcessIdentity.Variable.appGroups) (the target's app-group entitlement), set from the app's manifest. \
+            \(ProcessIdentity.Variable.appGroups) (the target's app-group entitlement) and \
+            \(ExecIdentity.keyValueStoreVariable) (its iCloud key-value store, if it has one), set from the app's manifest. \
             Launch arguments are the executable's own arguments: groupsim exec --app com.example.notes -- ./tool -theme dark
             """)
 
@@ -54,9 +55,11 @@ struct ExecCommand: ParsableCommand {
 
     func run() throws {
         let place = try location.simulationRoot
-        let identity = try ExecIdentity.resolve(
+        let (identity, keyValueStore) = try ExecIdentity.resolve(
             root: place.root, device: place.device, app: app, role: target.role, manifestPath: manifest)
         for (name, value) in identity.environment { setenv(name, value, 1) }
+        // The iCloud key-value store entitlement, for NSUbiquitousKeyValueStore.default.
+        if let keyValueStore { setenv(ExecIdentity.keyValueStoreVariable, keyValueStore, 1) } else { unsetenv(ExecIdentity.keyValueStoreVariable) }
         fflush(nil)
         let status = ExecIdentity.replaceProcess(with: command)
         throw ExitCode(status)
@@ -72,7 +75,11 @@ enum ExecIdentity {
     /// The identity of `role` of the app `app` on `device`: from `manifestPath`,
     /// else from the manifest installed on the device. Unknown devices, apps
     /// and targets are refused with what exists instead.
-    static func resolve(root: SimulationRoot, device: String, app: String, role: Role, manifestPath: String?) throws -> ProcessIdentity {
+    /// Read by SimulatedFoundation's `NSUbiquitousKeyValueStore.default`.
+    static let keyValueStoreVariable = "GROUPSIM_KVS_IDENTIFIER"
+
+    static func resolve(root: SimulationRoot, device: String, app: String, role: Role, manifestPath: String?) throws
+        -> (identity: ProcessIdentity, keyValueStore: String?) {
         let devicePath = try root.devicePath(device)
         guard FileManager.default.fileExists(atPath: devicePath) else {
             let known = (try? DeviceManager(root: root).list().map(\.name)) ?? []
@@ -100,7 +107,8 @@ enum ExecIdentity {
             let roles = manifest.targets.keys.map(\.rawValue).sorted().joined(separator: ", ")
             throw Failure(description: "the app \(app) (\(manifest.name)) has no \(role.rawValue) target; it has: \(roles)")
         }
-        return ProcessIdentity(root: root, device: device, bundleIdentifier: target.bundleIdentifier, appGroups: Set(target.appGroups))
+        return (ProcessIdentity(root: root, device: device, bundleIdentifier: target.bundleIdentifier, appGroups: Set(target.appGroups)),
+                target.keyValueStore)
     }
 
     /// Replaces this process with `command` (looked up on PATH unless it has a

@@ -30,7 +30,8 @@ public enum TimelineReport {
                               ("ready / notification / result", color(for: "ready"))] {
             html += "<span><i class=\"dot\" style=\"background:\(color)\"></i>\(name)</span>"
         }
-        html += "<span>→ write to where it was seen, with latency</span></div>\n"
+        html += "<span>→ write to where it was seen, with latency</span>"
+        html += "<span style=\"color:#0550ae\">→ iCloud: app write → upload → other device's agent → its app</span></div>\n"
         for (index, result) in results.enumerated() {
             html += "<h2 id=\"s\(index)\"><span class=\"\(result.passed ? "pass" : "fail")\">\(result.passed ? "✔" : "✘")</span> \(escape(result.scenario.name)) "
             html += "<small>(\(String(format: "%.2f", result.duration)) s)</small></h2>\n"
@@ -51,6 +52,7 @@ public enum TimelineReport {
         case "render": "#8250df"
         case "warning", "error", "failure": "#cf222e"
         case "exit": "#6e7781"
+        case "upload", "applied", "cloud-change": "#0550ae"
         default: "#9a6700"
         }
     }
@@ -63,7 +65,8 @@ public enum TimelineReport {
         func x(_ time: UInt64) -> Double { left + Double(time) / end * (width - left - 20) }
         func y(_ lane: String) -> Double { Double(lanes.firstIndex(of: lane) ?? 0) * laneHeight + laneHeight / 2 + 4 }
         var out = "<svg width=\"\(Int(width))\" height=\"\(Int(height))\" xmlns=\"http://www.w3.org/2000/svg\">\n"
-        out += "<defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#1a7f37\"/></marker></defs>\n"
+        out += "<defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#1a7f37\"/></marker>"
+            + "<marker id=\"cloud-arrow\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#0550ae\"/></marker></defs>\n"
         for (index, lane) in lanes.enumerated() {
             let top = Double(index) * laneHeight + 4
             out += "<rect class=\"lane\" x=\"0\" y=\"\(top)\" width=\"\(width)\" height=\"\(laneHeight - 6)\" rx=\"4\"/>"
@@ -97,6 +100,12 @@ public enum TimelineReport {
             out += "<line x1=\"\(x1)\" y1=\"\(y1)\" x2=\"\(x2)\" y2=\"\(y2)\" stroke=\"#1a7f37\" stroke-opacity=\"0.55\" marker-end=\"url(#arrow)\"/>"
             out += "<text x=\"\((x1 + x2) / 2 + 3)\" y=\"\((y1 + y2) / 2 - 3)\" fill=\"#1a7f37\">\(latency)</text>\n"
         }
+        for (from, to) in cloudArrows(events, scenario: result.scenario) {
+            let latency = String(format: "%.1f ms", Double(to.time - from.time) / 1e6)
+            let (x1, y1, x2, y2) = (x(from.time), y(from.process), x(to.time), y(to.process))
+            out += "<line x1=\"\(x1)\" y1=\"\(y1)\" x2=\"\(x2)\" y2=\"\(y2)\" stroke=\"#0550ae\" stroke-opacity=\"0.55\" marker-end=\"url(#cloud-arrow)\"/>"
+            out += "<text x=\"\((x1 + x2) / 2 + 3)\" y=\"\((y1 + y2) / 2 - 3)\" fill=\"#0550ae\">\(latency)</text>\n"
+        }
         for event in events {
             let name = event.kind == .action ? (event.name == "failure" ? "failure" : "action") : event.name
             let radius = event.kind == .action ? 5.0 : 4.0
@@ -107,6 +116,48 @@ public enum TimelineReport {
     }
 
     static func distance(_ a: UInt64, _ b: UInt64) -> UInt64 { a > b ? a - b : b - a }
+
+    /// The trip of an iCloud write, hop by hop: the write in an app (or its
+    /// bridge's defaults change) → its device's agent uploading the key → the
+    /// other devices' agents applying it → their apps' notification naming it.
+    /// Each arrow goes from the latest earlier event of the previous hop that
+    /// names the same key on the right device.
+    static func cloudArrows(_ events: [RecordedEvent], scenario: Scenario) -> [(RecordedEvent, RecordedEvent)] {
+        func device(of lane: String) -> String? {
+            lane.hasPrefix("sync ") ? String(lane.dropFirst(5)) : scenario.processes[lane]?.device
+        }
+        func keys(_ event: RecordedEvent) -> [String] {
+            if case .cloudChange(_, let keys)? = event.appEvent { return keys }
+            return (event.fields["keys"]?.arrayValue ?? []).compactMap(\.stringValue)
+        }
+        func latest(before event: RecordedEvent, key: String, where accept: (RecordedEvent) -> Bool) -> RecordedEvent? {
+            events.last { $0.time <= event.time && accept($0) && ($0.key == key || keys($0).contains(key)) }
+        }
+        var arrows: [(RecordedEvent, RecordedEvent)] = []
+        for event in events where event.kind == .event {
+            let lane = event.process
+            switch event.name {
+            case "upload":
+                guard lane.hasPrefix("sync "), let key = keys(event).first else { continue }
+                let source = latest(before: event, key: key) { candidate in
+                    device(of: candidate.process) == device(of: lane) && !candidate.process.hasPrefix("sync ")
+                        && (candidate.kind == .action || candidate.change?.origin == "this-process")
+                }
+                if let source { arrows.append((source, event)) }
+            case "applied":
+                guard lane.hasPrefix("sync "), let key = keys(event).first else { continue }
+                let source = latest(before: event, key: key) { $0.name == "upload" && $0.process != lane && $0.process.hasPrefix("sync ") }
+                if let source { arrows.append((source, event)) }
+            case "cloud-change":
+                guard let key = keys(event).first else { continue }
+                let source = latest(before: event, key: key) { $0.name == "applied" && device(of: $0.process) == device(of: lane) }
+                if let source { arrows.append((source, event)) }
+            default:
+                continue
+            }
+        }
+        return arrows
+    }
 
     static func escape(_ text: String) -> String {
         text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")

@@ -1,0 +1,112 @@
+import CloudDevice
+import CloudModel
+import Foundation
+import GroupDefaults
+import PropertyList
+
+public let NSUbiquitousKeyValueStoreChangeReasonKey = "NSUbiquitousKeyValueStoreChangeReasonKey"
+public let NSUbiquitousKeyValueStoreChangedKeysKey = "NSUbiquitousKeyValueStoreChangedKeysKey"
+public let NSUbiquitousKeyValueStoreServerChange = 0
+public let NSUbiquitousKeyValueStoreInitialSyncChange = 1
+public let NSUbiquitousKeyValueStoreQuotaViolationChange = 2
+public let NSUbiquitousKeyValueStoreAccountChange = 3
+
+/// Foundation's `NSUbiquitousKeyValueStore` over the simulated iCloud
+/// key-value store (`docs/cloud.md`): the device's copy of the store named
+/// by the process's entitlement (`GROUPSIM_KVS_IDENTIFIER`, which `groupsim
+/// exec` sets from the manifest's `icloud-kvs`). Values arriving from other
+/// devices post `didChangeExternallyNotification` with Apple's `userInfo`.
+open class NSUbiquitousKeyValueStore: NSObject, @unchecked Sendable {
+    public static let didChangeExternallyNotification = Notification.Name("NSUbiquitousKeyValueStoreDidChangeExternallyNotification")
+
+    /// The variable naming the process's `com.apple.developer.ubiquity-kvstore-identifier`.
+    public static let identifierVariable = "GROUPSIM_KVS_IDENTIFIER"
+
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var shared: NSUbiquitousKeyValueStore?
+
+    open class var `default`: NSUbiquitousKeyValueStore {
+        lock.withLock {
+            if let shared { return shared }
+            let store = NSUbiquitousKeyValueStore(process: .current)
+            shared = store
+            return store
+        }
+    }
+
+    /// nil only when the device's copy could not be opened (reported): every read is then empty.
+    public private(set) var store: UbiquitousStore?
+
+    /// The store of `process`'s entitlement. Without one (no
+    /// `GROUPSIM_KVS_IDENTIFIER`) it is reported loudly, as on a device, and
+    /// the store stays on the device: never synced, `synchronize()` false.
+    /// `report`: where the missing entitlement is said (Diagnostics by default).
+    public init(process: SimulatedProcess, environment: [String: String] = ProcessInfo.processInfo.environment,
+                report: (Diagnostic) -> Void = Diagnostics.report) {
+        super.init()
+        let identity = process.identity
+        var identifier = environment[Self.identifierVariable] ?? ""
+        let entitled = !identifier.isEmpty
+        if !entitled {
+            identifier = identity.bundleIdentifier
+            report(Diagnostic(
+                kind: .missingEntitlement,
+                message: "\(identity.bundleIdentifier) has no com.apple.developer.ubiquity-kvstore-identifier entitlement "
+                    + "(\(Self.identifierVariable) is not set; groupsim exec sets it from the manifest's icloud-kvs): "
+                    + "NSUbiquitousKeyValueStore stays on this device and synchronize() returns false"))
+        }
+        do {
+            store = try UbiquitousStore(
+                cloud: DeviceCloud(root: identity.root, device: identity.device), identifier: identifier, syncs: entitled
+            ) { [weak self] change in
+                guard let self else { return }
+                NotificationCenter.default.post(name: Self.didChangeExternallyNotification, object: self, userInfo: [
+                    NSUbiquitousKeyValueStoreChangeReasonKey: NSNumber(value: change.reason.appleValue),
+                    NSUbiquitousKeyValueStoreChangedKeysKey: change.keys,
+                ])
+            }
+        } catch {
+            report(Diagnostic(kind: .reloadFailed, message: "NSUbiquitousKeyValueStore \(identifier) could not be opened: \(error)"))
+        }
+    }
+
+    // MARK: Reading
+
+    open func object(forKey aKey: String) -> Any? { store?.object(forKey: aKey).map(FoundationBridge.object) }
+    open func string(forKey aKey: String) -> String? { store?.string(forKey: aKey) }
+    open func array(forKey aKey: String) -> [Any]? { store?.array(forKey: aKey)?.map(FoundationBridge.object) }
+    open func dictionary(forKey aKey: String) -> [String: Any]? { store?.dictionary(forKey: aKey).map(FoundationBridge.dictionary) }
+    open func data(forKey aKey: String) -> Data? { store?.data(forKey: aKey) }
+    open func longLong(forKey aKey: String) -> Int64 { store?.longLong(forKey: aKey) ?? 0 }
+    open func double(forKey aKey: String) -> Double { store?.double(forKey: aKey) ?? 0 }
+    open func bool(forKey aKey: String) -> Bool { store?.bool(forKey: aKey) ?? false }
+    open var dictionaryRepresentation: [String: Any] { FoundationBridge.dictionary(store?.dictionaryRepresentation() ?? [:]) }
+
+    // MARK: Writing
+
+    open func set(_ anObject: Any?, forKey aKey: String) {
+        guard let anObject else { return removeObject(forKey: aKey) }
+        guard let value = FoundationBridge.propertyList(anObject, call: "NSUbiquitousKeyValueStore.set(_:forKey: \"\(aKey)\")", path: aKey) else { return }
+        write(value, forKey: aKey)
+    }
+
+    open func set(_ aString: String?, forKey aKey: String) { write(aString.map { .string($0) }, forKey: aKey) }
+    open func set(_ aData: Data?, forKey aKey: String) { write(aData.map { .data($0) }, forKey: aKey) }
+    open func set(_ anArray: [Any]?, forKey aKey: String) { set(anArray as Any?, forKey: aKey) }
+    open func set(_ aDictionary: [String: Any]?, forKey aKey: String) { set(aDictionary as Any?, forKey: aKey) }
+    open func set(_ value: Int64, forKey aKey: String) { write(.integer(value), forKey: aKey) }
+    open func set(_ value: Double, forKey aKey: String) { write(.real(value), forKey: aKey) }
+    open func set(_ value: Bool, forKey aKey: String) { write(.bool(value), forKey: aKey) }
+    open func removeObject(forKey aKey: String) { write(nil, forKey: aKey) }
+
+    open func synchronize() -> Bool { store?.synchronize() ?? false }
+
+    private func write(_ value: PlistValue?, forKey key: String) {
+        guard let store else { return }
+        do { try store.set(value, forKey: key) } catch {
+            Diagnostics.report(Diagnostic(
+                kind: .commitFailed,
+                message: "NSUbiquitousKeyValueStore could not store \"\(key)\" in \(store.identifier): \(error). The value is unchanged."))
+        }
+    }
+}
