@@ -12,7 +12,7 @@ struct CloudCommand: ParsableCommand {
         commandName: "cloud",
         abstract: "Run and inspect the simulated iCloud key-value store: the cloud, the devices' sync agents, accounts and network faults.",
         discussion: "docs/cloud.md describes the model, the wire protocol and the files.",
-        subcommands: [Serve.self, Agent.self, Status.self, Account.self, Network.self, Read.self, Write.self, Watch.self])
+        subcommands: [Start.self, Stop.self, Serve.self, Agent.self, Status.self, Account.self, Network.self, Read.self, Write.self, Watch.self])
 
     /// Prints one JSON object per line, flushed at once (drivers read it as it comes).
     static func emit(_ event: String, _ fields: [String: PlistValue]) {
@@ -21,6 +21,40 @@ struct CloudCommand: ParsableCommand {
         line["time"] = .string(PlistJSON.timestamp(Date()))
         print(PlistJSON.encode(.dictionary(line)))
         fflush(nil)
+    }
+
+    struct Start: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Start the cloud and a sync agent for each device (or the given ones) in the background, if not running.",
+            discussion: "They run until `groupsim cloud stop`; their output goes to <root>/cloud/logs/. An app whose device is signed in starts them itself.")
+        @Option(help: "Simulation root.") var root: String?
+        @Option(name: .customLong("device"), help: "Only these devices' agents (repeatable; default: every device).") var devices: [String] = []
+
+        func run() throws {
+            let root = SimulationRoot.resolve(explicit: root)
+            let daemons = CloudDaemons(root: root, groupsim: try CloudCommand.groupsimExecutable())
+            let started = try daemons.start(devices: devices.isEmpty ? daemons.devices : devices)
+            print(started.isEmpty ? "already running" : "started " + started.joined(separator: ", "))
+        }
+    }
+
+    struct Stop: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "End the cloud and every agent of the root.")
+        @Option(help: "Simulation root.") var root: String?
+
+        func run() throws {
+            let root = SimulationRoot.resolve(explicit: root)
+            let ended = CloudDaemons(root: root, groupsim: "").stop()
+            print(ended.isEmpty ? "nothing was running" : "ended " + ended.joined(separator: ", "))
+        }
+    }
+
+    /// This executable, to start more of itself.
+    static func groupsimExecutable() throws -> String {
+        guard let me = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else {
+            throw ValidationError("cannot tell where groupsim's own executable is (/proc/self/exe is unreadable)")
+        }
+        return me
     }
 
     struct Serve: ParsableCommand {
@@ -35,7 +69,9 @@ struct CloudCommand: ParsableCommand {
             guard (0...65_535).contains(port) else { throw ValidationError("--port must be from 0 to 65535, found \(port)") }
             let root = SimulationRoot.resolve(explicit: root)
             let port = port
+            let lock = try CloudDaemons.holdServerLock(root: root)
             Task {
+                defer { withExtendedLifetime(lock) {} }
                 do {
                     try await CloudListener.serve(root: root, port: port) { location in
                         CloudCommand.emit("listening", ["url": .string(location.url), "data": .string(ServerLocation.dataFolder(root: root))])
@@ -57,12 +93,14 @@ struct CloudCommand: ParsableCommand {
 
         func run() throws {
             let place = try location.simulationRoot
+            let lock = try CloudDaemons.holdAgentLock(root: place.root, device: place.device)
             let agent = try SyncAgent(cloud: DeviceCloud(root: place.root, device: place.device)) { event, fields in
                 CloudCommand.emit(event, fields)
             }
             CloudCommand.emit("ready", ["device": .string(place.device)])
             Task {
                 await agent.run()
+                withExtendedLifetime(lock) {}
                 Foundation.exit(0)
             }
             dispatchMain()
@@ -75,21 +113,22 @@ struct CloudCommand: ParsableCommand {
 
         func run() throws {
             let root = SimulationRoot.resolve(explicit: root)
-            if let location = try ServerLocation.read(root: root) {
+            let daemons = CloudDaemons(root: root, groupsim: "")
+            if let holder = daemons.server, let location = try ServerLocation.read(root: root) {
                 do {
                     let status = try CloudClient.blocking { try await CloudClient.request(location, path: "/v1/status") }
-                    print("cloud  \(location.url)  \(PlistJSON.encode(status))")
+                    print("cloud  \(location.url)  \(holder)  \(PlistJSON.encode(status))")
                 } catch {
-                    print("cloud  \(location.url)  not answering (\(error)); start it with `groupsim cloud serve`")
+                    print("cloud  \(location.url)  \(holder) is not answering: \(error)")
                 }
             } else {
-                print("cloud  not started in \(root.path) (groupsim cloud serve)")
+                print("cloud  not running in \(root.path) (groupsim cloud start)")
             }
-            let devices = (try? FileManager.default.contentsOfDirectory(atPath: root.devicesPath))?.sorted() ?? []
-            for device in devices where !device.hasPrefix(".") {
+            for device in daemons.devices {
                 let cloud = DeviceCloud(root: root, device: device)
                 let settings = try cloud.readSettings()
-                print("\(device)  account \(settings.account ?? "none")  \(settings.online ? "online" : "offline")  clock skew \(settings.clockSkewMilliseconds) ms")
+                print("\(device)  account \(settings.account ?? "none")  \(settings.online ? "online" : "offline")  clock skew \(settings.clockSkewMilliseconds) ms  "
+                    + "agent \(daemons.agent(device).map { "running (\($0))" } ?? "not running")")
                 for store in settings.stores {
                     guard let copy = try cloud.readStore(store) else { continue }
                     print("  \(store)  \(copy.values.count) keys, \(copy.pending.count) pending, revision \(copy.revision)"

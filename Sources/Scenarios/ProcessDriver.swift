@@ -42,7 +42,8 @@ final class ProcessDriver: @unchecked Sendable {
     init(name: String, executable: String, arguments: [String], log: ScenarioLog) throws {
         self.name = name
         self.log = log
-        process = try RunningProcess(executable, arguments)
+        // The run starts and ends its own cloud: an app must not start another.
+        process = try RunningProcess(executable, arguments, environment: ["GROUPSIM_CLOUD_AUTOSTART": "0"])
         LiveProcesses.shared.add(process.pid)
         Thread { [self] in readLoop() }.start()
     }

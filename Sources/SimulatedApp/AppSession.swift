@@ -61,6 +61,7 @@ public final class AppSession: @unchecked Sendable {
 
     /// Starts what runs by itself (the widget's first render and its timeline).
     public func start() {
+        if cloudStore != nil { startCloudIfNeeded() }
         cloudBridge?.start()
         widget?.start()
     }
@@ -143,6 +144,28 @@ public final class AppSession: @unchecked Sendable {
             return .done
         case .exit:
             return .done
+        }
+    }
+
+    /// `GROUPSIM_CLOUD_AUTOSTART=0`: never start the cloud (the scenario runner
+    /// starts and ends its own).
+    public static let cloudAutostartVariable = "GROUPSIM_CLOUD_AUTOSTART"
+
+    /// An app whose device is signed in needs the cloud and its device's
+    /// agent: if they are not running, they are started in the background
+    /// (as `groupsim cloud start` does) and run until `groupsim cloud stop`.
+    private func startCloudIfNeeded() {
+        guard ProcessInfo.processInfo.environment[Self.cloudAutostartVariable] != "0",
+              (try? DeviceCloud(root: context.root, device: context.device).readSettings().account) != nil else { return }
+        let folder = ((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) as NSString?)?.deletingLastPathComponent ?? ""
+        let daemons = CloudDaemons(root: context.root, groupsim: folder + "/groupsim")
+        guard daemons.server == nil || daemons.agent(context.device) == nil else { return }
+        guard FileManager.default.isExecutableFile(atPath: daemons.groupsim) else {
+            events.emit(.warning(kind: "cloud-not-started", message: "the device is signed in to iCloud but the cloud is not running, and there is no groupsim beside \(role.rawValue) to start it; run `groupsim cloud start`"))
+            return
+        }
+        do { try daemons.start(devices: [context.device]) } catch {
+            events.emit(.warning(kind: "cloud-not-started", message: "could not start the cloud: \(error); run `groupsim cloud start`"))
         }
     }
 

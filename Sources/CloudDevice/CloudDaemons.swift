@@ -1,0 +1,145 @@
+import Foundation
+import GroupDefaults
+import SharedFiles
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The cloud and the devices' agents as background processes of a root, for
+/// use by hand: `groupsim cloud start` and `stop`, and an app that needs the
+/// cloud starting it. Each holds a `LifetimeLock` while it runs, which is
+/// how a second one is refused and how `start`, `stop` and `status` find them.
+public struct CloudDaemons: Sendable {
+    public let root: SimulationRoot
+    /// The `groupsim` executable that runs them.
+    public let groupsim: String
+
+    public init(root: SimulationRoot, groupsim: String) {
+        self.root = root
+        self.groupsim = groupsim
+    }
+
+    public static func serverLockPath(root: SimulationRoot) -> String { root.path + "/cloud/.server.lock" }
+    public static func agentLockPath(root: SimulationRoot, device: String) throws -> String {
+        try DeviceCloud(root: root, device: device).folder() + "/.agent.lock"
+    }
+    public static func logFolder(root: SimulationRoot) -> String { root.path + "/cloud/logs" }
+
+    public struct AlreadyRunning: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// Held by `groupsim cloud serve` for its life.
+    public static func holdServerLock(root: SimulationRoot) throws -> LifetimeLock {
+        let path = serverLockPath(root: root)
+        guard let lock = try LifetimeLock.acquire(path, root: root.path) else {
+            throw AlreadyRunning(description: "a cloud already serves \(root.path) (\(LifetimeLock.holder(of: path, root: root.path)?.description ?? "a process")); "
+                + "`groupsim cloud status` shows it, `groupsim cloud stop` ends it")
+        }
+        return lock
+    }
+
+    /// Held by `groupsim cloud agent` for its life.
+    public static func holdAgentLock(root: SimulationRoot, device: String) throws -> LifetimeLock {
+        let path = try agentLockPath(root: root, device: device)
+        guard let lock = try LifetimeLock.acquire(path, root: root.path) else {
+            throw AlreadyRunning(description: "an agent already syncs \(device) (\(LifetimeLock.holder(of: path, root: root.path)?.description ?? "a process")); "
+                + "`groupsim cloud stop` ends it")
+        }
+        return lock
+    }
+
+    public var server: LockHolder? { LifetimeLock.holder(of: Self.serverLockPath(root: root), root: root.path) }
+
+    public func agent(_ device: String) -> LockHolder? {
+        guard let path = try? Self.agentLockPath(root: root, device: device) else { return nil }
+        return LifetimeLock.holder(of: path, root: root.path)
+    }
+
+    /// Every device of the root (by its folder).
+    public var devices: [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: root.devicesPath)) ?? []).filter { !$0.hasPrefix(".") }.sorted()
+    }
+
+    /// Starts the cloud if it is not running, and an agent for each device
+    /// that has none; returns what it started, once each holds its lock.
+    @discardableResult
+    public func start(devices: [String]) throws -> [String] {
+        var started: [String] = []
+        if server == nil {
+            let pid = try spawn(["cloud", "serve", "--root", root.path], log: "server.log")
+            try waitUntilHolding(Self.serverLockPath(root: root), pid: pid, what: "the cloud", log: "server.log")
+            started.append("cloud (pid \(pid))")
+        }
+        for device in devices where agent(device) == nil {
+            let log = "agent-\(device).log"
+            let pid = try spawn(["cloud", "agent", "--root", root.path, "--device", device], log: log)
+            try waitUntilHolding(try Self.agentLockPath(root: root, device: device), pid: pid, what: "\(device)'s agent", log: log)
+            started.append("\(device)'s agent (pid \(pid))")
+        }
+        return started
+    }
+
+    /// Ends the cloud and every agent of the root (SIGTERM, then SIGKILL after 5 s); returns what it ended.
+    @discardableResult
+    public func stop() -> [String] {
+        var running: [(String, String, LockHolder)] = []
+        if let holder = server { running.append(("cloud", Self.serverLockPath(root: root), holder)) }
+        for device in devices {
+            if let holder = agent(device), let path = try? Self.agentLockPath(root: root, device: device) {
+                running.append(("\(device)'s agent", path, holder))
+            }
+        }
+        for (_, _, holder) in running { kill(holder.pid, SIGTERM) }
+        let deadline = Date().addingTimeInterval(5)
+        for (_, path, holder) in running {
+            while LifetimeLock.holder(of: path, root: root.path) == holder, Date() < deadline { usleep(20_000) }
+            if LifetimeLock.holder(of: path, root: root.path) == holder { kill(holder.pid, SIGKILL) }
+        }
+        return running.map { "\($0.0) (pid \($0.2.pid))" }
+    }
+
+    /// Starts `groupsim ARGUMENTS` in a session of its own (it outlives the
+    /// caller and its terminal), input from /dev/null, output appended to a log.
+    private func spawn(_ arguments: [String], log: String) throws -> pid_t {
+        let folder = Self.logFolder(root: root)
+        try root.prepareConfinedDirectory(folder)
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, folder + "/" + log, O_WRONLY | O_CREAT | O_APPEND, 0o600)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var nothingBlocked = sigset_t()
+        sigemptyset(&nothingBlocked)
+        posix_spawnattr_setsigmask(&attributes, &nothingBlocked)
+        // POSIX_SPAWN_SETSID (glibc's 0x80, not exported to Swift) | POSIX_SPAWN_SETSIGMASK.
+        posix_spawnattr_setflags(&attributes, Int16(0x80 | POSIX_SPAWN_SETSIGMASK))
+        let argv = ([groupsim] + arguments).map { strdup($0) } + [nil]
+        defer { for argument in argv { free(argument) } }
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, groupsim, &actions, &attributes, argv, environ)
+        guard result == 0 else { throw FileSystemError(operation: "start", path: groupsim, errno: result) }
+        return pid
+    }
+
+    /// Waits (10 s at most) until `pid` holds the lock at `path`; if it exits
+    /// first, the error carries the end of its log.
+    private func waitUntilHolding(_ path: String, pid: pid_t, what: String, log: String) throws {
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            if LifetimeLock.holder(of: path, root: root.path)?.pid == pid { return }
+            var status: Int32 = 0
+            if waitpid(pid, &status, WNOHANG) == pid {
+                let text = (try? String(contentsOfFile: Self.logFolder(root: root) + "/" + log, encoding: .utf8)) ?? ""
+                let tail = text.split(separator: "\n").suffix(3).joined(separator: "\n")
+                throw AlreadyRunning(description: "\(what) did not start: \(tail.isEmpty ? "it exited" : tail)")
+            }
+            usleep(20_000)
+        }
+        throw AlreadyRunning(description: "\(what) (pid \(pid)) did not start within 10 s; see \(Self.logFolder(root: root))/\(log)")
+    }
+}
