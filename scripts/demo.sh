@@ -5,8 +5,17 @@
 #   main-app (the app's prompt)             | widget (its card, redrawn on change)
 #   groupsim defaults watch (the app group) | a shell for intent-extension one-shots
 #
-# Usage: scripts/demo.sh [--no-attach]
+# With --cloud, two devices signed in to one iCloud account instead, running
+# the Notes app whose settings sync (scenarios/cloud/apps/synced-notes.yaml):
+#
+#   main-app on iPhone                      | widget on iPad
+#   main-app on iPad                        | a shell (groupsim cloud status, network …)
+#
+# The apps start the cloud and each device's sync agent themselves.
+#
+# Usage: scripts/demo.sh [--no-attach] [--cloud]
 #   --no-attach   create the session detached and print how to attach
+#   --cloud       the two-device iCloud demo
 # GROUPSIM_ROOT is used if set, else a new temporary folder. The session is
 # called groupsim-demo; an existing one is killed first. docs/demo.md walks
 # through it.
@@ -14,11 +23,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 attach=1
+cloud=0
 for argument in "$@"; do
   case "$argument" in
     --no-attach) attach=0 ;;
-    -h|--help) sed -n '2,12s/^# \{0,1\}//p' "$0"; exit 0 ;;
-    *) echo "usage: scripts/demo.sh [--no-attach]" >&2; exit 2 ;;
+    --cloud) cloud=1 ;;
+    -h|--help) sed -n '2,23s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    *) echo "usage: scripts/demo.sh [--no-attach] [--cloud]" >&2; exit 2 ;;
   esac
 done
 
@@ -60,6 +71,25 @@ tips=(
   "  $bin/groupsim defaults read $group"
   "In the main-app pane: set theme dark, get theme, dump, help, quit."
 )
+if [ "$cloud" = 1 ]; then
+  manifest=$repo/scenarios/cloud/apps/synced-notes.yaml
+  for device in iPhone iPad; do
+    "$bin/groupsim" device create "$device" 2>/dev/null || true
+    "$bin/groupsim" cloud account sign-in alice --device "$device"
+  done
+  tips=(
+    "Simulation root: $GROUPSIM_ROOT; iPhone and iPad are signed in to the iCloud account alice"
+    ""
+    "Things to try:"
+    "  iPhone app pane: set sync-theme dark       (the bridge uploads it; the iPad widget shows it)"
+    "  iPhone app pane: kvs set note hello        (the iPad app prints the iCloud server-change)"
+    "  $bin/groupsim cloud status"
+    "  $bin/groupsim cloud network --device iPad offline   (then write on the iPhone, then: online)"
+    "  $bin/groupsim cloud network --device iPad latency 500"
+    "  $bin/groupsim cloud account sign-out --device iPad"
+    "When done: $bin/groupsim cloud stop   (the apps started the cloud and the agents)"
+  )
+fi
 tip_command="printf '%s\\n'"
 for line in "${tips[@]}"; do tip_command+=" $(quote "$line")"; done
 
@@ -76,7 +106,13 @@ console=$(tmux split-window -v -t "$widget" -c "$repo" -P -F '#{pane_id}' "$tip_
 tmux set-environment -t "$session" GROUPSIM_ROOT "$GROUPSIM_ROOT"   # for windows opened later
 
 # Pane titles on the borders, where this tmux supports them (2.6 and later).
-if tmux select-pane -t "$app" -T main-app 2>/dev/null; then
+if [ "$cloud" = 1 ] && tmux select-pane -t "$app" -T "main-app on iPhone" 2>/dev/null; then
+  tmux select-pane -t "$widget" -T "widget on iPad"
+  tmux select-pane -t "$watch" -T "main-app on iPad"
+  tmux select-pane -t "$console" -T "shell: groupsim cloud"
+  tmux set-option -w -t "$session" pane-border-status top 2>/dev/null || true
+  tmux set-option -w -t "$session" pane-border-format ' #{pane_title} ' 2>/dev/null || true
+elif tmux select-pane -t "$app" -T main-app 2>/dev/null; then
   tmux select-pane -t "$widget" -T widget
   tmux select-pane -t "$watch" -T "defaults watch $group"
   tmux select-pane -t "$console" -T "shell: intent-extension"
@@ -94,9 +130,17 @@ wait_for() {
 }
 # Typed into each pane's shell, so a program can be quit and started again.
 for pane in "$widget" "$watch" "$app"; do wait_for "$pane"; done
-tmux send-keys -t "$widget" "$bin/widget" Enter
-tmux send-keys -t "$watch" "$bin/groupsim defaults watch $group" Enter
-tmux send-keys -t "$app" "$bin/main-app" Enter
+if [ "$cloud" = 1 ]; then
+  tmux send-keys -t "$app" "$bin/main-app --device iPhone --manifest $(quote "$manifest")" Enter
+  wait_for "$app" "type 'help'"
+  tmux send-keys -t "$watch" "$bin/main-app --device iPad --manifest $(quote "$manifest")" Enter
+  wait_for "$watch" "type 'help'"
+  tmux send-keys -t "$widget" "$bin/widget --device iPad --manifest $(quote "$manifest")" Enter
+else
+  tmux send-keys -t "$widget" "$bin/widget" Enter
+  tmux send-keys -t "$watch" "$bin/groupsim defaults watch $group" Enter
+  tmux send-keys -t "$app" "$bin/main-app" Enter
+fi
 tmux select-pane -t "$console"
 
 printf '%s\n' "${tips[@]}"
