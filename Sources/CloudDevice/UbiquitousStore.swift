@@ -35,18 +35,32 @@ public final class UbiquitousStore: @unchecked Sendable {
         }
         settings = try cloud.settingsDomain()
         domain = try cloud.storeDomain(identifier)
-        lastSerial = try StoreCopy(domain.snapshot(), path: domain.file.path).lastNoticeSerial
+        // A copy another tool left malformed does not stop the app: it is
+        // reported here, and every write names the file and field until fixed.
+        do {
+            lastSerial = try StoreCopy(domain.snapshot(), path: domain.file.path).lastNoticeSerial
+        } catch {
+            lastSerial = 0
+            Diagnostics.report(Diagnostic(kind: .reloadFailed, message: "\(error); writes to this store fail until the file is fixed or removed", path: domain.file.path))
+        }
         // Listening before the store is registered, so the first download's notice is never missed.
         listener = domain.addListener { [weak self] change in
             guard change.changes.contains(where: { $0.key == "lastNoticeSerial" }) else { return }
             self?.deliverNotices()
         }
         // The agent syncs the stores the device's apps have opened.
-        if syncs, try !DeviceCloudSettings(settings.snapshot(), path: settings.file.path).stores.contains(identifier) {
-            try settings.transaction { fields in
-                var current = try DeviceCloudSettings(fields, path: settings.file.path)
-                if !current.stores.contains(identifier) { current.stores.append(identifier) }
-                fields = current.plist
+        if syncs {
+            do {
+                if try !DeviceCloudSettings(settings.snapshot(), path: settings.file.path).stores.contains(identifier) {
+                    try settings.transaction { fields in
+                        var current = try DeviceCloudSettings(fields, path: settings.file.path)
+                        if !current.stores.contains(identifier) { current.stores.append(identifier) }
+                        fields = current.plist
+                    }
+                }
+            } catch {
+                Diagnostics.report(Diagnostic(
+                    kind: .reloadFailed, message: "\(error); the store \(identifier) is not synced until the file is fixed or removed", path: settings.file.path))
             }
         }
     }
@@ -119,8 +133,9 @@ public final class UbiquitousStore: @unchecked Sendable {
     /// device but never uploaded, and QuotaViolationChange is posted.
     @discardableResult
     public func set(_ value: PlistValue?, forKey key: String) throws -> String? {
-        if let value { try value.checkNesting(what: "the value for key \"\(key)\"", limit: PlistLimits.maximumValueDepth) }
-        let now = try DeviceCloudSettings(settings.snapshot(), path: settings.file.path).now()
+        if let value { try value.checkNesting(what: "the value for key \"\(key)\"", limit: CloudLimits.maximumValueNesting) }
+        // With unreadable settings the clock has no skew: the write is not lost for it.
+        let now = ((try? DeviceCloudSettings(settings.snapshot(), path: settings.file.path)) ?? DeviceCloudSettings()).now()
         return try domain.transaction { fields in
             var copy = try StoreCopy(fields, path: domain.file.path)
             let violation = copy.write(value, forKey: key, device: cloud.device, time: now)

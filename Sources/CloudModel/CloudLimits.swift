@@ -12,6 +12,10 @@ public enum CloudLimits {
     public static let maximumStoreBytes = 1_048_576
     public static let maximumKeyBytes = 64
     public static let maximumValueBytes = 1_048_576
+    /// How deep a value may nest: a device's copy and the cloud's account file
+    /// hold a value four levels below their top, and a file holds at most
+    /// `PlistLimits.maximumDepth` (512) levels. Ours, not Apple's.
+    public static let maximumValueNesting = 500
 
     public static func size(ofKey key: String) -> Int { key.utf8.count }
 
@@ -24,6 +28,9 @@ public enum CloudLimits {
     public static func violation(of values: [String: PlistValue], writing key: String) -> String? {
         if size(ofKey: key) > maximumKeyBytes {
             return "key \"\(key)\" is \(size(ofKey: key)) bytes of UTF-8; a key may have at most \(maximumKeyBytes)"
+        }
+        if let value = values[key], value.nestingDepth(upTo: maximumValueNesting) > maximumValueNesting {
+            return "the value of key \"\(key)\" nests arrays and dictionaries more than \(maximumValueNesting) deep"
         }
         if let value = values[key], size(of: value) > maximumValueBytes {
             return "the value of key \"\(key)\" is \(size(of: value)) bytes; a value may have at most \(maximumValueBytes)"

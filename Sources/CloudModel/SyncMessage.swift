@@ -180,7 +180,8 @@ public enum SyncCodec {
 
     private static func object(_ text: String) throws(CloudFormatError) -> [String: PlistValue] {
         do {
-            let json = try PlistJSON.parse(text)
+            // A value sits four levels below the message's top (message, list, change, value).
+            let json = try PlistJSON.parse(text, maximumDepth: PlistLimits.maximumDepth + 4)
             return try PlistJSON.decode(json, path: "message").fields(at: "message")
         } catch let error as CloudFormatError {
             throw error

@@ -121,6 +121,24 @@ import TestSupport
         withExtendedLifetime(server) {}
     }
 
+    @Test func aMalformedDeviceFileStopsNoProcessAndIsNamed() throws {
+        let folder = root.path + "/devices/iPhone/cloud"
+        try FileManager.default.createDirectory(atPath: folder + "/stores", withIntermediateDirectories: true)
+        // Settings of the wrong shape: the write still happens on the device, and the file is named.
+        try Data(BinaryPropertyList.encode(.dictionary(["account": .integer(5)]))).write(to: URL(fileURLWithPath: folder + "/device.plist"))
+        let settings = try groupsim(["cloud", "write", "com.example.kvs", "k", "1"], root: root)
+        #expect(settings.status == 0, "\(settings.stderr)")
+        #expect(settings.stderr.contains(folder + "/device.plist") && settings.stderr.contains("account must be a non-empty string"), "\(settings.stderr)")
+        // A store copy of the wrong shape: writes are refused naming the file and field; the file is left as it was.
+        let store = folder + "/stores/com.example.other.plist"
+        let malformed = BinaryPropertyList.encode(.dictionary(["values": .string("not a dictionary")]))
+        try Data(malformed).write(to: URL(fileURLWithPath: store))
+        let write = try groupsim(["cloud", "write", "com.example.other", "k", "1"], root: root)
+        #expect(write.status != 0)
+        #expect(write.stderr.contains(store) && write.stderr.contains("values must be an object"), "\(write.stderr)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == Data(malformed))
+    }
+
     @Test func networkFaultsWithoutACloudAreRefusedWithTheWayOut() throws {
         let result = try groupsim(["cloud", "network", "partition"], root: root)
         #expect(result.status != 0)
