@@ -67,6 +67,8 @@ public final class UbiquitousStore: @unchecked Sendable {
 
     deinit {
         if let listener { domain.removeListener(listener) }
+        // Writes not saved yet are saved by whoever released the store last.
+        if !unsaved.isEmpty { _ = try? commitUnsaved() }
     }
 
     private func copy() -> StoreCopy {
@@ -78,11 +80,14 @@ public final class UbiquitousStore: @unchecked Sendable {
     // MARK: Reading
 
     public func object(forKey key: String) -> PlistValue? {
-        domain.value(forKey: "values")?.dictionaryValue?[key]
+        if let unsavedValue = lock.withLock({ overlay[key] }) { return unsavedValue }
+        return domain.value(forKey: "values")?.dictionaryValue?[key]
     }
 
     public func dictionaryRepresentation() -> [String: PlistValue] {
-        domain.value(forKey: "values")?.dictionaryValue ?? [:]
+        var values = domain.value(forKey: "values")?.dictionaryValue ?? [:]
+        for (key, value) in lock.withLock({ overlay }) { values[key] = value }
+        return values
     }
 
     // Typed reads, as NSUbiquitousKeyValueStore converts: numbers and
@@ -128,29 +133,101 @@ public final class UbiquitousStore: @unchecked Sendable {
 
     // MARK: Writing
 
-    /// Sets (nil: removes) `key` on this device now; the agent uploads it.
-    /// Returns the limit the write breaks, if any: the value is kept on the
-    /// device but never uploaded, and QuotaViolationChange is posted.
-    @discardableResult
-    public func set(_ value: PlistValue?, forKey key: String) throws -> String? {
+    /// Writes made in this process and not yet in the device's copy, oldest
+    /// first, each stamped when it was made (guarded by `lock`).
+    private var unsaved: [(key: String, value: PlistValue?, time: Int64)] = []
+    /// The newest unsaved value of each key, for reads (nil inside: removed).
+    private var overlay: [String: PlistValue?] = [:]
+    private var commitScheduled = false
+    /// Commits unsaved writes, one transaction per batch: a burst of writes
+    /// costs one rewrite of the copy, not one each.
+    private let commitQueue = DispatchQueue(label: "groupsim.cloud.commit")
+
+    /// Sets (nil: removes) `key`: visible in this process at once, in the
+    /// device's copy (and so to its other processes and its agent) moments
+    /// later, as Apple's store keeps writes in memory and saves them soon
+    /// after. `flush` (and `synchronize`) wait for it. A value that nests too
+    /// deep is refused here; one over a limit is kept on the device, never
+    /// uploaded, and QuotaViolationChange is posted.
+    public func set(_ value: PlistValue?, forKey key: String) throws {
         if let value { try value.checkNesting(what: "the value for key \"\(key)\"", limit: CloudLimits.maximumValueNesting) }
         // With unreadable settings the clock has no skew: the write is not lost for it.
         let now = ((try? DeviceCloudSettings(settings.snapshot(), path: settings.file.path)) ?? DeviceCloudSettings()).now()
-        return try domain.transaction { fields in
-            var copy = try StoreCopy(fields, path: domain.file.path)
-            let violation = copy.write(value, forKey: key, device: cloud.device, time: now)
-            fields = copy.plist
-            return violation
+        let schedule = lock.withLock { () -> Bool in
+            unsaved.append((key, value, now))
+            overlay[key] = .some(value)
+            defer { commitScheduled = true }
+            return !commitScheduled
+        }
+        if schedule {
+            Self.track(self)
+            commitQueue.async { [weak self] in _ = try? self?.commitUnsaved() }
         }
     }
 
-    /// Apple's `synchronize()`: true when the in-memory and on-disk copies
-    /// agree and the device has an account; false with no account, as iCloud
-    /// answers when it is not available.
+    /// Returns once every write made so far is in the device's copy; returns
+    /// the limits they broke (kept on the device), or throws what kept them
+    /// out (they stay unsaved, to be tried again).
+    @discardableResult
+    public func flush() throws -> [String] {
+        try commitQueue.sync { try commitUnsaved() }
+    }
+
+    private func commitUnsaved() throws -> [String] {
+        let writes = lock.withLock { () -> [(key: String, value: PlistValue?, time: Int64)] in
+            commitScheduled = false
+            defer { unsaved = [] }
+            return unsaved
+        }
+        guard !writes.isEmpty else { return [] }
+        do {
+            let violations = try domain.transaction { fields -> [String] in
+                var copy = try StoreCopy(fields, path: domain.file.path)
+                let found = writes.compactMap { copy.write($0.value, forKey: $0.key, device: cloud.device, time: $0.time) }
+                fields = copy.plist
+                return found
+            }
+            // The copy now answers for these keys, unless written again since.
+            lock.withLock { overlay = Dictionary(unsaved.map { ($0.key, $0.value) }, uniquingKeysWith: { _, newer in newer }) }
+            return violations
+        } catch {
+            lock.withLock { unsaved = writes + unsaved }
+            Diagnostics.report(Diagnostic(
+                kind: .commitFailed,
+                message: "could not save \(writes.count) write(s) to the iCloud store \(identifier): \(error). They stay in this process and are tried again on the next write or synchronize().",
+                path: domain.file.path))
+            throw error
+        }
+    }
+
+    /// Apple's `synchronize()`: true once this process's writes are in the
+    /// device's copy and the device has an account; false with no account,
+    /// as iCloud answers when it is not available.
     public func synchronize() -> Bool {
-        do { try domain.synchronize() } catch { return false }
+        do {
+            try flush()
+            try domain.synchronize()
+        } catch { return false }
         guard syncs else { return false }
         return (try? DeviceCloudSettings(settings.snapshot(), path: settings.file.path).account) != nil
+    }
+
+    /// Stores with unsaved writes; saved at exit, as the domains are.
+    private static let liveLock = NSLock()
+    nonisolated(unsafe) private static var live: [ObjectIdentifier: WeakStore] = [:]
+    private static let flushAtExit: Void = { atexit { UbiquitousStore.flushAll() } }()
+
+    private final class WeakStore { weak var store: UbiquitousStore?; init(_ store: UbiquitousStore) { self.store = store } }
+
+    private static func track(_ store: UbiquitousStore) {
+        flushAtExit
+        liveLock.withLock { live[ObjectIdentifier(store)] = WeakStore(store) }
+    }
+
+    /// Saves every store's unsaved writes (at exit; the simulated apps call it before saying goodbye).
+    public static func flushAll() {
+        let stores = liveLock.withLock { live.values.compactMap(\.store) }
+        for store in stores { _ = try? store.flush() }
     }
 
     // MARK: External changes

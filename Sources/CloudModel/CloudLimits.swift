@@ -3,10 +3,12 @@ import PropertyList
 /// The limits Apple documents for one app's iCloud key-value store, and how
 /// this simulator measures them.
 ///
-/// A key's size is its UTF-8 length; a value's size is the length of its
-/// binary property-list encoding (the form it is kept in); the store's size
-/// is the sum over its keys of both. Apple does not say how it counts bytes,
-/// so this is the one simplification here (docs/cloud.md).
+/// A key's size is its UTF-8 length; a value's size is the bytes of its
+/// content: the UTF-8 of strings (and of dictionary keys), the bytes of data,
+/// 8 for a number or a date, 1 for a boolean, summed through arrays and
+/// dictionaries; the store's size is the sum over its keys of both. Apple
+/// does not say how it counts bytes, so this measure is ours (docs/cloud.md);
+/// it costs no encoding, so every write can check the whole store.
 public enum CloudLimits {
     public static let maximumKeys = 1024
     public static let maximumStoreBytes = 1_048_576
@@ -19,7 +21,16 @@ public enum CloudLimits {
 
     public static func size(ofKey key: String) -> Int { key.utf8.count }
 
-    public static func size(of value: PlistValue) -> Int { BinaryPropertyList.encode(value).count }
+    public static func size(of value: PlistValue) -> Int {
+        switch value {
+        case .string(let text): text.utf8.count
+        case .data(let bytes): bytes.count
+        case .integer, .real, .date: 8
+        case .bool: 1
+        case .array(let items): items.reduce(0) { $0 + size(of: $1) }
+        case .dictionary(let entries): entries.reduce(0) { $0 + $1.key.utf8.count + size(of: $1.value) }
+        }
+    }
 
     public static func size(ofEntry key: String, _ value: PlistValue) -> Int { size(ofKey: key) + size(of: value) }
 

@@ -51,8 +51,11 @@ public enum CloudListener {
 
     /// Binds, writes the location file, and serves until the task is cancelled.
     /// `port` 0: the port of the last run if it is free, else any.
-    public static func serve(root: SimulationRoot, host: String = "127.0.0.1", port requested: Int, ready: @Sendable (ServerLocation) -> Void) async throws {
-        let server = try CloudServer(dataFolder: ServerLocation.dataFolder(root: root))
+    public static func serve(
+        root: SimulationRoot, host: String = "127.0.0.1", port requested: Int,
+        events: @escaping @Sendable (String, [String: PlistValue]) -> Void = { _, _ in }, ready: @Sendable (ServerLocation) -> Void
+    ) async throws {
+        let server = try CloudServer(dataFolder: ServerLocation.dataFolder(root: root), events: events)
         var candidates = [requested]
         if requested == 0, let previous = try? ServerLocation.read(root: root)?.port { candidates = [previous, 0] }
         var bound: NIOAsyncChannel<EventLoopFuture<Connection>, Never>? = nil

@@ -87,8 +87,12 @@ public actor CloudServer {
     private var faults: [String: DeviceFaults] = [:]
     private var traffic: [String: DeviceTraffic] = [:]
 
-    public init(dataFolder: String) throws {
+    /// What the cloud does, as it does it (the CLI prints them as JSON lines).
+    private let events: @Sendable (String, [String: PlistValue]) -> Void
+
+    public init(dataFolder: String, events: @escaping @Sendable (String, [String: PlistValue]) -> Void = { _, _ in }) throws {
         ledger = try CloudLedger(dataFolder: dataFolder)
+        self.events = events
         serverID = "groupsim-cloud-\(getpid())-\(Int(Date().timeIntervalSince1970))"
     }
 
@@ -99,6 +103,7 @@ public actor CloudServer {
         try DomainName.validate(account, what: "account name")
         _ = try ledger.stores(of: account)
         nextSession += 1
+        events("connected", ["device": .string(device), "account": .string(account)])
         // A device has one agent: a newer connection replaces an older one.
         for (id, session) in sessions where session.device == device {
             session.outbox.finish()
@@ -136,6 +141,10 @@ public actor CloudServer {
             send(.ack(store: store, accepted: outcome.accepted, refused: outcome.refused, superseded: outcome.superseded, advanced: advanced),
                  to: id, isPush: false)
             if let push = outcome.push {
+                events("stored", [
+                    "device": .string(session.device), "account": .string(session.account), "store": .string(store),
+                    "revision": .integer(push.revision), "keys": .array(push.records.map { .string($0.key) }),
+                ])
                 traffic[session.device, default: DeviceTraffic()].appliedChanges += push.records.count
                 let message = CloudMessage.changes(store: store, base: push.base, revision: push.revision, initial: false, records: push.records)
                 // The writer has these records already: its ack moves its revision on.

@@ -154,7 +154,8 @@ public actor SyncAgent {
             let sending = copy.uploads.filter { inFlight[identifier]?[$0.stamp.sequence] == nil }
             guard !sending.isEmpty else { continue }
             for change in sending { inFlight[identifier, default: [:]][change.stamp.sequence] = .now }
-            events("upload", ["store": .string(identifier), "keys": .array(sending.map { .string($0.key) })])
+            events("upload", ["store": .string(identifier), "keys": .array(sending.map { .string($0.key) }),
+                              "stamps": .array(sending.map { .string($0.stamp.description) })])
             try await writer.send(.upload(store: identifier, changes: sending))
         }
     }

@@ -60,7 +60,7 @@ struct CloudCommand: ParsableCommand {
     struct Serve: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Run the cloud: every account's stores, durable on disk, served over HTTP and WebSocket.",
-            discussion: "Prints {\"event\":\"listening\",\"url\":…} once bound, and writes <root>/cloud/server.plist so agents find it.")
+            discussion: "Prints {\"event\":\"listening\",\"url\":…} once bound (and writes <root>/cloud/server.plist so agents find it), then one JSON line per device connected and per upload stored.")
         @Option(help: "Simulation root (default: $GROUPSIM_ROOT, else $XDG_DATA_HOME/groupsim, else ~/.local/share/groupsim).")
         var root: String?
         @Option(help: "Port on 127.0.0.1 (0: the last run's if free, else any).") var port = 0
@@ -73,7 +73,7 @@ struct CloudCommand: ParsableCommand {
             Task {
                 defer { withExtendedLifetime(lock) {} }
                 do {
-                    try await CloudListener.serve(root: root, port: port) { location in
+                    try await CloudListener.serve(root: root, port: port, events: { CloudCommand.emit($0, $1) }) { location in
                         CloudCommand.emit("listening", ["url": .string(location.url), "data": .string(ServerLocation.dataFolder(root: root))])
                     }
                 } catch {
@@ -234,9 +234,8 @@ struct CloudCommand: ParsableCommand {
             default: throw ValidationError("give a VALUE (JSON) or --remove, not both")
             }
             let target = try UbiquitousStore(cloud: DeviceCloud(root: place.root, device: place.device), identifier: store)
-            if let violation = try target.set(newValue, forKey: key) {
-                print("kept on \(place.device) only, never uploaded: \(violation)")
-            }
+            try target.set(newValue, forKey: key)
+            for violation in try target.flush() { print("kept on \(place.device) only, never uploaded: \(violation)") }
         }
     }
 

@@ -52,6 +52,8 @@ final class CloudProcess: @unchecked Sendable {
             return "↓ applied revision \(fields["revision"].map { PlistJSON.encode($0) } ?? "?")"
                 + (fields["initial"] == .bool(true) ? " (first download)" : "") + (keys.isEmpty ? "" : ": " + keys.joined(separator: ", "))
         case "listening": return "listening on \(fields["url"]?.stringValue ?? "?")"
+        case "stored":
+            return "stored \(fields["device"]?.stringValue ?? "?")'s \(keys.joined(separator: ", ")) (revision \(fields["revision"].map { PlistJSON.encode($0) } ?? "?"))"
         default:
             let rest = fields.filter { !["event", "time"].contains($0.key) }
             return rest.isEmpty ? name : "\(name) \(PlistJSON.encode(.dictionary(rest)))"
@@ -210,7 +212,7 @@ final class CloudRig: @unchecked Sendable {
 
     func verify(_ check: CloudCheck) throws {
         switch check {
-        case .cloudValue(let store, let account, let key, let value, let writtenBy):
+        case .cloudValue(let store, let account, let key, let value, let writtenBy, let aheadMs):
             guard let location = try ServerLocation.read(root: root) else { throw CheckFailed("the cloud has never started") }
             let record = try cloudStore(store, account: account, at: location)["records"]?.dictionaryValue?[key]?.dictionaryValue
             let found = record?["value"]
@@ -220,6 +222,13 @@ final class CloudRig: @unchecked Sendable {
             }
             if let writtenBy, record?["device"]?.stringValue != writtenBy {
                 throw CheckFailed("the cloud's \(key) in \(store) for \(account) should be \(writtenBy)'s write, found \(shown)")
+            }
+            if let aheadMs {
+                let now = Int64((Date().timeIntervalSince1970 * 1000).rounded())
+                guard case .integer(let time)? = record?["time"], aheadMs >= 0 ? time - now >= Int64(aheadMs) : now - time >= Int64(-aheadMs) else {
+                    throw CheckFailed("the cloud's \(key) in \(store) for \(account) should be stamped \(aheadMs >= 0 ? "at least \(aheadMs) ms ahead of" : "at least \(-aheadMs) ms behind") "
+                        + "the real time (\(now) ms), found \(shown)")
+                }
             }
         case .copyValue(let device, let store, let key, let value):
             let found = try DeviceCloud(root: root, device: device).readStore(store)?.values[key]

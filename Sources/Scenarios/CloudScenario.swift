@@ -29,7 +29,9 @@ public enum CloudAction: Sendable {
 /// A check on the cloud's side of the state.
 public enum CloudCheck: Sendable {
     /// The cloud's value of a key (Some(nil): absent), and optionally which device's write it is.
-    case cloudValue(store: String, account: String, key: String, value: PlistValue??, writtenBy: String?)
+    /// `aheadMs`: the winning write's timestamp is at least that far ahead of the real time now
+    /// (negative: at least that far behind), as a skewed clock leaves it.
+    case cloudValue(store: String, account: String, key: String, value: PlistValue??, writtenBy: String?, aheadMs: Int?)
     /// A device's copy of a store.
     case copyValue(device: String, store: String, key: String, value: PlistValue?)
     /// How many changes a device's agent uploaded (the echo test counts them).
@@ -158,7 +160,7 @@ extension ScenarioParser {
         }
     }
 
-    /// `{cloud: STORE, account: A, key: K, value: V | absent: true, by: DEVICE}`,
+    /// `{cloud: STORE, account: A, key: K, value: V | absent: true, by: DEVICE, ahead-ms: N}`,
     /// `{copy: STORE, device: D, key: K, value: V | absent: true}`, `{uploads: DEVICE, count: N}`.
     static func parseCloudCheck(_ fields: [String: SpecNode], _ node: SpecNode, _ context: Context) throws -> Check? {
         if let uploads = fields["uploads"] {
@@ -174,7 +176,9 @@ extension ScenarioParser {
         if let store = fields["cloud"] {
             guard let account = fields["account"] else { throw node.error("a cloud check needs 'account' (whose copy in the cloud)") }
             let (key, value) = try keyAndValue()
-            return .cloud(.cloudValue(store: try store.string(), account: try account.string(), key: key, value: value, writtenBy: try context.device(fields["by"])))
+            return .cloud(.cloudValue(store: try store.string(), account: try account.string(), key: key, value: value,
+                                      writtenBy: try context.device(fields["by"]),
+                                      aheadMs: try fields["ahead-ms"]?.int(in: -maximumSkewMilliseconds...maximumSkewMilliseconds)))
         }
         if let store = fields["copy"] {
             guard let device = try context.device(fields["device"]) else { throw node.error("a copy check needs 'device'") }

@@ -113,7 +113,7 @@ public struct EventMatcher: Sendable, CustomStringConvertible {
     public var card: [String: PlistValue?]?
     public var kind: String?
     public var status: Int?
-    /// cloud-change: exactly these keys (in any order).
+    /// cloud-change: a notification naming at least these keys.
     public var keys: [String]?
 
     public static let events = ["change", "render", "notification", "cloud-change", "warning", "exit", "ready", "intent-result", "error"]

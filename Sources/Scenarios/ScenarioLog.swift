@@ -72,7 +72,7 @@ extension EventMatcher {
             }
         }
         if let keys {
-            guard case .cloudChange(_, let found) = appEvent, found.sorted() == keys.sorted() else { return false }
+            guard case .cloudChange(_, let found) = appEvent, Set(keys).isSubset(of: found) else { return false }
         }
         if let kind {
             guard case .warning(let found, _) = appEvent, found == kind else { return false }

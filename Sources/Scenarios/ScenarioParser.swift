@@ -270,7 +270,7 @@ public enum ScenarioParser {
         let fields = try node.fields(allowed: [
             "in", "key", "value", "absent", "domain", "saw", "not-saw", "card", "file", "device", "app", "count", "length",
             "intact", "moved-aside", "acknowledged", "exit", "status", "origin", "reason", "kind", "times",
-            "cloud", "account", "copy", "by", "uploads", "kvs", "keys",
+            "cloud", "account", "copy", "by", "ahead-ms", "uploads", "kvs", "keys",
         ])
         if let check = try parseCloudCheck(fields, node, context) { return check }
         if let file = fields["file"] {

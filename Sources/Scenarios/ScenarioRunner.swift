@@ -265,6 +265,13 @@ final class Execution: @unchecked Sendable {
             for check in checks { try verify(check) }
         case .cloud(let cloudAction):
             action(CloudRig.serverLane, step)
+            if case .waitForQuiescence = cloudAction {
+                // Writes an app made are in its device's copy only once saved: save them first.
+                let running = lock.withLock { drivers.values.filter(\.isRunning) }
+                for driver in running where scenario.app.targets[scenario.processes[driver.name]?.role ?? .mainApp]?.keyValueStore != nil {
+                    if !driver.suspended { try driver.request(.synchronize, timeout: 20) }
+                }
+            }
             try cloudRig().perform(cloudAction)
         }
     }

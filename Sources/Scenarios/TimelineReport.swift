@@ -52,7 +52,7 @@ public enum TimelineReport {
         case "render": "#8250df"
         case "warning", "error", "failure": "#cf222e"
         case "exit": "#6e7781"
-        case "upload", "applied", "cloud-change": "#0550ae"
+        case "upload", "stored", "applied", "cloud-change": "#0550ae"
         default: "#9a6700"
         }
     }
@@ -119,7 +119,8 @@ public enum TimelineReport {
 
     /// The trip of an iCloud write, hop by hop: the write in an app (or its
     /// bridge's defaults change) → its device's agent uploading the key → the
-    /// other devices' agents applying it → their apps' notification naming it.
+    /// cloud storing it → the other devices' agents applying it → their apps'
+    /// notification naming it.
     /// Each arrow goes from the latest earlier event of the previous hop that
     /// names the same key on the right device.
     static func cloudArrows(_ events: [RecordedEvent], scenario: Scenario) -> [(RecordedEvent, RecordedEvent)] {
@@ -144,9 +145,13 @@ public enum TimelineReport {
                         && (candidate.kind == .action || candidate.change?.origin == "this-process")
                 }
                 if let source { arrows.append((source, event)) }
+            case "stored":
+                guard let key = keys(event).first, let writer = event.fields["device"]?.stringValue else { continue }
+                let source = latest(before: event, key: key) { $0.name == "upload" && $0.process == "sync \(writer)" }
+                if let source { arrows.append((source, event)) }
             case "applied":
                 guard lane.hasPrefix("sync "), let key = keys(event).first else { continue }
-                let source = latest(before: event, key: key) { $0.name == "upload" && $0.process != lane && $0.process.hasPrefix("sync ") }
+                let source = latest(before: event, key: key) { $0.name == "stored" && $0.fields["device"]?.stringValue != device(of: lane) }
                 if let source { arrows.append((source, event)) }
             case "cloud-change":
                 guard let key = keys(event).first else { continue }

@@ -106,6 +106,7 @@ public final class AppSession: @unchecked Sendable {
             return .done
         case .synchronize:
             try store.flush()
+            try cloudStore?.flush()
             return .done
         case .clear:
             try store.removePersistentDomain(forName: store.domainName)
@@ -185,7 +186,7 @@ public final class AppSession: @unchecked Sendable {
     /// Returns the status to exit with: 74 (EX_IOERR) instead of 0 when a
     /// change could not be saved, so the failure is not mistaken for success.
     public func finish(status: Int32) -> Int32 {
-        let saved = store.synchronize()
+        let saved = store.synchronize() && ((try? cloudStore?.flush()) != nil || cloudStore == nil)
         let final = saved || status != 0 ? status : 74
         // Changes are announced on the notification queue: let them all out before saying goodbye.
         PersistentDomain.deliverPendingNotifications()
