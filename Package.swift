@@ -115,6 +115,11 @@ let package = Package(
             dependencies: ["SettingsExamples", "SimulatedFoundation", "GroupDefaults", "TestSupport", "groupsim", "settings-examples"],
             // Sources that the tests compile with swiftc to show how `UserDefaults` resolves.
             exclude: ["ImportFixtures"]),
+        // The iCloud key-value store's rules, codec, device copy and ledger (pure or on files; no server).
+        .testTarget(name: "CloudTests", dependencies: [
+            "CloudModel", "CloudDevice", "CloudService", "PropertyList", "TestSupport",
+            .product(name: "PropertyBased", package: "swift-property-based"),
+        ]),
         .testTarget(name: "IntegrationTests", dependencies: [
             "GroupDefaults", "PropertyList", "SharedFiles", "TestSupport",
             "groupsim", "groupsim-stress", "main-app", "widget", "intent-extension",
