@@ -115,6 +115,11 @@ let package = Package(
             dependencies: ["SettingsExamples", "SimulatedFoundation", "GroupDefaults", "TestSupport", "groupsim", "settings-examples"],
             // Sources that the tests compile with swiftc to show how `UserDefaults` resolves.
             exclude: ["ImportFixtures"]),
+        // The iCloud key-value store's rules, codec, device copy and ledger (pure or on files; no server).
+        .testTarget(name: "CloudTests", dependencies: [
+            "CloudModel", "CloudDevice", "CloudService", "PropertyList", "TestSupport",
+            .product(name: "PropertyBased", package: "swift-property-based"),
+        ]),
         .testTarget(name: "IntegrationTests", dependencies: [
             "CloudService", "GroupDefaults", "PropertyList", "SharedFiles", "TestSupport",
             "groupsim", "groupsim-stress", "main-app", "widget", "intent-extension",
@@ -129,7 +134,7 @@ let package = Package(
 if Context.environment["GROUPSIM_FUZZ"] == "1" {
     package.targets.append(.executableTarget(
         name: "groupsim-fuzz",
-        dependencies: ["AppProtocol", "GroupDefaults", "PropertyList", "Scenarios", "SpecFormat"],
+        dependencies: ["AppProtocol", "CloudModel", "GroupDefaults", "PropertyList", "Scenarios", "SpecFormat"],
         path: "Fuzz/Sources",
         swiftSettings: [.unsafeFlags(["-parse-as-library"])]
     ))

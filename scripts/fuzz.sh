@@ -6,7 +6,7 @@
 #   scripts/fuzz.sh --seconds 120 xml     # some targets only
 #   scripts/fuzz.sh --reproduce xml FILE  # run one input through a target
 #
-# Targets: binary, xml, old-style, launch-arguments, control-protocol, scenario.
+# Targets: binary, xml, old-style, launch-arguments, control-protocol, scenario, sync-message.
 # Each starts from its seed corpus (Fuzz/corpus/<target>, kept in the
 # repository) plus what earlier runs found (.build-fuzz/corpus/<target>).
 # Exits non-zero if any target crashed, hung or broke a property, and prints
@@ -14,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-all_targets=(binary xml old-style launch-arguments control-protocol scenario)
+all_targets=(binary xml old-style launch-arguments control-protocol scenario sync-message)
 total_seconds=60
 targets=()
 reproduce=()

@@ -10,6 +10,7 @@ let fuzzTargets: [String: @Sendable (Data) -> Void] = [
     "launch-arguments": InputFuzzTargets.launchArguments,
     "control-protocol": InputFuzzTargets.controlProtocol,
     "scenario": InputFuzzTargets.scenario,
+    "sync-message": SyncFuzzTargets.syncMessage,
 ]
 
 /// The target this process runs, chosen once.
