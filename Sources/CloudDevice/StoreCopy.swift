@@ -29,6 +29,10 @@ public struct StoreCopy: Sendable, Equatable {
     /// The account whose values these are; nil when none is signed in.
     public var account: String?
     public var values: [String: PlistValue] = [:]
+    /// The write each value (or removal) came from, so an older record that
+    /// arrives after a newer one never wins: the copy ends the same whatever
+    /// order records come in.
+    public var stamps: [String: ChangeStamp] = [:]
     public var pending: [String: Pending] = [:]
     public var revision: Int64 = 0
     /// Whether the first download for `account` has arrived (InitialSyncChange posted).
@@ -54,6 +58,12 @@ public struct StoreCopy: Sendable, Equatable {
         values[key] = value
         let stamp = ChangeStamp(time: time, device: device, sequence: nextSequence)
         nextSequence += 1
+        stamps[key] = stamp
+        // A key too long for any store never reached the cloud: its removal stays here.
+        if value == nil && CloudLimits.size(ofKey: key) > CloudLimits.maximumKeyBytes {
+            pending[key] = nil
+            return nil
+        }
         // Measured against what can go up: values already over quota stay on the device and do not count.
         let counted = values.filter { $0.key == key || pending[$0.key]?.overQuota != true }
         let violation = value == nil ? nil : CloudLimits.violation(of: counted, writing: key)
@@ -131,6 +141,8 @@ public struct StoreCopy: Sendable, Equatable {
                 // The cloud echoing this device's own write: nothing new to show.
                 if record.stamp == local.stamp { continue }
             }
+            if let known = stamps[record.key], record.stamp <= known { continue }
+            stamps[record.key] = record.stamp
             if values[record.key] != record.value {
                 values[record.key] = record.value
                 changed.append(record.key)
@@ -149,6 +161,7 @@ public struct StoreCopy: Sendable, Equatable {
         if leaving {
             removed = values.keys.sorted()
             values = [:]
+            stamps = [:]
             pending = [:]
         }
         account = newAccount
@@ -167,7 +180,8 @@ public struct StoreCopy: Sendable, Equatable {
 
     public var plist: [String: PlistValue] {
         var fields: [String: PlistValue] = [
-            "values": .dictionary(values), "revision": .integer(revision), "initialSyncDone": .bool(initialSyncDone),
+            "values": .dictionary(values), "revision": .integer(revision),
+            "stamps": .dictionary(stamps.mapValues { .dictionary($0.fields) }), "initialSyncDone": .bool(initialSyncDone),
             "nextSequence": .integer(nextSequence), "lastNoticeSerial": .integer(lastNoticeSerial),
             "pending": .dictionary(pending.mapValues { entry in
                 var fields: [String: PlistValue] = [
@@ -196,6 +210,9 @@ public struct StoreCopy: Sendable, Equatable {
             self.account = name
         }
         values = try fields.dictionary("values", at: path)
+        for (key, entry) in try fields.dictionary("stamps", at: path) {
+            stamps[key] = try ChangeStamp(fields: try entry.fields(at: "\(path) stamps.\(key)"), at: "\(path) stamps.\(key)")
+        }
         revision = fields["revision"] == nil ? 0 : try fields.integer("revision", at: path)
         initialSyncDone = try fields.bool("initialSyncDone", at: path, default: false)
         nextSequence = fields["nextSequence"] == nil ? 1 : try fields.integer("nextSequence", at: path)
@@ -212,7 +229,10 @@ public struct StoreCopy: Sendable, Equatable {
             guard let reason = ExternalChangeReason(rawValue: try item.string("reason", at: where_)) else {
                 throw CloudFormatError("\(where_).reason is not one of \(ExternalChangeReason.allCases.map(\.rawValue).joined(separator: ", "))")
             }
-            let keys = try item.array("keys", at: where_).compactMap(\.stringValue)
+            let keys = try item.array("keys", at: where_).enumerated().map { index, key throws(CloudFormatError) in
+                guard case .string(let name) = key else { throw CloudFormatError("\(where_).keys[\(index)] must be a string") }
+                return name
+            }
             notices.append(Notice(serial: try item.integer("serial", at: where_), change: ExternalChange(reason: reason, keys: keys)))
         }
     }

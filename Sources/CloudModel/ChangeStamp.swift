@@ -19,9 +19,24 @@ public struct ChangeStamp: Sendable, Hashable, Comparable, CustomStringConvertib
         self.sequence = sequence
     }
 
+    /// Device names compare as bytes, as the order does: "Café" composed and
+    /// decomposed are two devices (String's == would call them one).
+    public static func == (a: ChangeStamp, b: ChangeStamp) -> Bool {
+        a.time == b.time && a.sequence == b.sequence && a.device.utf8.elementsEqual(b.device.utf8)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(time)
+        hasher.combine(sequence)
+        for byte in device.utf8 { hasher.combine(byte) }
+    }
+
+    /// Whether `device` is this stamp's device, byte for byte.
+    public func isFrom(_ device: String) -> Bool { self.device.utf8.elementsEqual(device.utf8) }
+
     public static func < (a: ChangeStamp, b: ChangeStamp) -> Bool {
         if a.time != b.time { return a.time < b.time }
-        if a.device != b.device { return a.device.utf8.lexicographicallyPrecedes(b.device.utf8) }
+        if !a.device.utf8.elementsEqual(b.device.utf8) { return a.device.utf8.lexicographicallyPrecedes(b.device.utf8) }
         return a.sequence < b.sequence
     }
 
@@ -67,7 +82,7 @@ public struct CloudRecord: Sendable, Equatable {
         key = try fields.string("key", at: path)
         value = fields["value"]
         stamp = try ChangeStamp(fields: fields, at: path)
-        revision = try fields.integer("revision", at: path)
+        revision = try fields.revision("revision", at: path)
     }
 }
 
@@ -75,6 +90,19 @@ public struct CloudRecord: Sendable, Equatable {
 public struct CloudFormatError: Error, CustomStringConvertible {
     public let description: String
     public init(_ description: String) { self.description = description }
+
+    /// Text from outside, quoted for a message: escaped, and cut at 80
+    /// characters, so one hostile field cannot make a huge or broken message.
+    public static func brief(_ text: String) -> String {
+        let cut = text.count > 80 ? String(text.prefix(80)) + "…" : text
+        return PlistJSON.quote(cut) + (text.count > 80 ? " (\(text.utf8.count) bytes)" : "")
+    }
+
+    /// A name in a field path: as it is when short and plain, else `brief`.
+    public static func name(_ text: String) -> String {
+        let plain = text.count <= 80 && text.unicodeScalars.allSatisfy { $0.value >= 0x20 && $0 != "\"" && $0 != "\\" && $0.value != 0x7F }
+        return plain ? text : brief(text)
+    }
 }
 
 extension PlistValue {
@@ -99,6 +127,19 @@ extension Dictionary where Key == String, Value == PlistValue {
         guard let field = self[name] else { return fallback }
         guard case .bool(let flag) = field else { throw CloudFormatError("\(path).\(name) must be true or false") }
         return flag
+    }
+
+    /// A list that must be there (an empty one is written `[]`).
+    package func requiredArray(_ name: String, at path: String) throws(CloudFormatError) -> [PlistValue] {
+        guard self[name] != nil else { throw CloudFormatError("\(path).\(name) is missing (a list, [] when empty)") }
+        return try array(name, at: path)
+    }
+
+    /// A revision: a whole number of at least 0.
+    package func revision(_ name: String, at path: String) throws(CloudFormatError) -> Int64 {
+        let number = try integer(name, at: path)
+        guard number >= 0 else { throw CloudFormatError("\(path).\(name) must be a revision (at least 0), found \(number)") }
+        return number
     }
 
     package func array(_ name: String, at path: String) throws(CloudFormatError) -> [PlistValue] {

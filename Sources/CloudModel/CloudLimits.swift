@@ -38,13 +38,13 @@ public enum CloudLimits {
     /// write is being checked; nil when it is within every limit.
     public static func violation(of values: [String: PlistValue], writing key: String) -> String? {
         if size(ofKey: key) > maximumKeyBytes {
-            return "key \"\(key)\" is \(size(ofKey: key)) bytes of UTF-8; a key may have at most \(maximumKeyBytes)"
+            return "key \(CloudFormatError.brief(key)) is \(size(ofKey: key)) bytes of UTF-8; a key may have at most \(maximumKeyBytes)"
         }
         if let value = values[key], value.nestingDepth(upTo: maximumValueNesting) > maximumValueNesting {
-            return "the value of key \"\(key)\" nests arrays and dictionaries more than \(maximumValueNesting) deep"
+            return "the value of key \(CloudFormatError.brief(key)) nests arrays and dictionaries more than \(maximumValueNesting) deep"
         }
         if let value = values[key], size(of: value) > maximumValueBytes {
-            return "the value of key \"\(key)\" is \(size(of: value)) bytes; a value may have at most \(maximumValueBytes)"
+            return "the value of key \(CloudFormatError.brief(key)) is \(size(of: value)) bytes; a value may have at most \(maximumValueBytes)"
         }
         if values.count > maximumKeys {
             return "the store would hold \(values.count) keys; it may hold at most \(maximumKeys)"

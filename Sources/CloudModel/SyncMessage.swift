@@ -117,10 +117,10 @@ public enum SyncCodec {
             return .hello(device: try fields.string("device", at: "hello"), account: try fields.string("account", at: "hello"),
                           stores: try revisions(fields, at: "hello"))
         case "subscribe":
-            return .subscribe(store: try fields.string("store", at: "subscribe"), since: try fields.integer("since", at: "subscribe"))
+            return .subscribe(store: try fields.string("store", at: "subscribe"), since: try fields.revision("since", at: "subscribe"))
         case "upload":
             var changes: [UploadedChange] = []
-            for (index, item) in try fields.array("changes", at: "upload").enumerated() {
+            for (index, item) in try fields.requiredArray("changes", at: "upload").enumerated() {
                 let path = "upload.changes[\(index)]"
                 let entry = try item.fields(at: path)
                 changes.append(UploadedChange(
@@ -130,7 +130,7 @@ public enum SyncCodec {
         case "poll":
             return .poll(stores: try revisions(fields, at: "poll"))
         case let other:
-            throw CloudFormatError("unknown message type \"\(other)\" (expected hello, subscribe, upload or poll)")
+            throw CloudFormatError("unknown message type \(CloudFormatError.brief(other)) (expected hello, subscribe, upload or poll)")
         }
     }
 
@@ -141,16 +141,16 @@ public enum SyncCodec {
             return .welcome(server: try fields.string("server", at: "welcome"))
         case "changes":
             var records: [CloudRecord] = []
-            for (index, item) in try fields.array("records", at: "changes").enumerated() {
+            for (index, item) in try fields.requiredArray("records", at: "changes").enumerated() {
                 records.append(try CloudRecord(item, at: "changes.records[\(index)]"))
             }
             return .changes(
-                store: try fields.string("store", at: "changes"), base: try fields.integer("base", at: "changes"),
-                revision: try fields.integer("revision", at: "changes"), initial: try fields.bool("initial", at: "changes", default: false),
+                store: try fields.string("store", at: "changes"), base: try fields.revision("base", at: "changes"),
+                revision: try fields.revision("revision", at: "changes"), initial: try fields.bool("initial", at: "changes", default: false),
                 records: records)
         case "ack":
             var accepted: [Int64] = []
-            for item in try fields.array("accepted", at: "ack") {
+            for item in try fields.requiredArray("accepted", at: "ack") {
                 guard case .integer(let sequence) = item else { throw CloudFormatError("ack.accepted holds sequence numbers") }
                 accepted.append(sequence)
             }
@@ -168,13 +168,13 @@ public enum SyncCodec {
             }
             var advanced: Advance? = nil
             if fields["base"] != nil || fields["revision"] != nil {
-                advanced = Advance(base: try fields.integer("base", at: "ack"), revision: try fields.integer("revision", at: "ack"))
+                advanced = Advance(base: try fields.revision("base", at: "ack"), revision: try fields.revision("revision", at: "ack"))
             }
             return .ack(store: try fields.string("store", at: "ack"), accepted: accepted, refused: refused, superseded: superseded, advanced: advanced)
         case "error":
             return .error(try fields.string("message", at: "error"))
         case let other:
-            throw CloudFormatError("unknown message type \"\(other)\" (expected welcome, changes, ack or error)")
+            throw CloudFormatError("unknown message type \(CloudFormatError.brief(other)) (expected welcome, changes, ack or error)")
         }
     }
 
@@ -196,9 +196,10 @@ public enum SyncCodec {
 
     private static func revisions(_ fields: [String: PlistValue], at path: String) throws(CloudFormatError) -> [String: Int64] {
         var result: [String: Int64] = [:]
+        guard fields["stores"] != nil else { throw CloudFormatError("\(path).stores is missing (an object, {} when empty)") }
         for (store, value) in try fields.dictionary("stores", at: path) {
             guard case .integer(let revision) = value, revision >= 0 else {
-                throw CloudFormatError("\(path).stores.\(store) must be a revision (an integer of at least 0)")
+                throw CloudFormatError("\(path).stores.\(CloudFormatError.name(store)) must be a revision (an integer of at least 0)")
             }
             result[store] = revision
         }

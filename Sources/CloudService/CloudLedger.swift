@@ -89,7 +89,7 @@ struct CloudLedger {
         var changed: [String: CloudRecord] = [:]
         let next = state.revision + 1
         for change in changes {
-            guard change.stamp.device == device else {
+            guard change.stamp.isFrom(device) else {
                 outcome.refused.append(RefusedChange(key: change.key, sequence: change.stamp.sequence,
                                                      reason: "the change is stamped by device \(change.stamp.device), not \(device)"))
                 continue
@@ -102,7 +102,10 @@ struct CloudLedger {
             }
             var values = state.values
             values[change.key] = change.value
-            if change.value != nil, let violation = CloudLimits.violation(of: values, writing: change.key) {
+            // A removal of a key no store may hold is refused too: no record is kept for it.
+            let violation = change.value != nil ? CloudLimits.violation(of: values, writing: change.key)
+                : CloudLimits.size(ofKey: change.key) > CloudLimits.maximumKeyBytes ? CloudLimits.violation(of: [:], writing: change.key) : nil
+            if let violation {
                 outcome.refused.append(RefusedChange(key: change.key, sequence: change.stamp.sequence, reason: violation))
                 continue
             }

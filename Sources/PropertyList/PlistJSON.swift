@@ -12,7 +12,7 @@ public enum PlistJSON {
         case .string(let s): return quote(s)
         case .integer(let i): return String(i)
         case .real(let d):
-            if !d.isFinite { return quote(XMLPropertyList.formatReal(d)) }
+            if !d.isFinite { return "{\"$real\":\(quote(XMLPropertyList.formatReal(d)))}" }
             let text = "\(d)"
             return text.contains(".") || text.contains("e") ? text : text + ".0"
         case .bool(let b): return b ? "true" : "false"
@@ -20,9 +20,15 @@ public enum PlistJSON {
         case .data(let d): return "{\"$data\":\(quote(d.base64EncodedString()))}"
         case .array(let a): return "[" + a.map { encode($0) }.joined(separator: ",") + "]"
         case .dictionary(let d):
-            return "{" + d.keys.sorted().map { quote($0) + ":" + encode(d[$0]) }.joined(separator: ",") + "}"
+            let body = "{" + d.keys.sorted().map { quote($0) + ":" + encode(d[$0]) }.joined(separator: ",") + "}"
+            // A dictionary that would read back as one of the forms above is wrapped, so it stays a dictionary.
+            if d.count == 1, let key = d.keys.first, specialForms.contains(key) { return "{\"$dict\":" + body + "}" }
+            return body
         }
     }
+
+    /// The one-key objects that stand for a value JSON has no form for.
+    static let specialForms: Set<String> = ["$date", "$data", "$real", "$dict"]
 
     public static func quote(_ s: String) -> String {
         var out = "\""
@@ -80,7 +86,7 @@ public enum PlistJSON {
         case .object(let members):
             if members.count == 1, case .string(let text)? = members["$date"] {
                 guard let date = date(iso8601: text) else {
-                    throw DecodeFailure(reason: ": $date \(quote(text)) is not an ISO 8601 date and time (e.g. 2024-05-01T12:00:00.000Z)")
+                    throw DecodeFailure(reason: ": $date \(quote(text)) is not an ISO 8601 date and time within ±285,000 years of 2001 (e.g. 2024-05-01T12:00:00.000Z)")
                 }
                 return .date(date)
             }
@@ -88,17 +94,32 @@ public enum PlistJSON {
                 guard let data = Data(base64Encoded: text) else { throw DecodeFailure(reason: ": $data is not base64") }
                 return .data(data)
             }
-            var out: [String: PlistValue] = [:]
-            for (key, member) in members {
-                if droppingNulls && member == .null { continue }
-                do { out[key] = try decodeValue(member, droppingNulls: droppingNulls) } catch {
-                    var failure = error
-                    failure.reversedPath.append(".\(key)")
-                    throw failure
+            if members.count == 1, case .string(let text)? = members["$real"] {
+                switch text {
+                case "nan": return .real(.nan)
+                case "+infinity": return .real(.infinity)
+                case "-infinity": return .real(-.infinity)
+                default: throw DecodeFailure(reason: ": $real \(quote(String(text.prefix(40)))) is not nan, +infinity or -infinity (a finite real is a JSON number)")
                 }
             }
-            return .dictionary(out)
+            if members.count == 1, case .object(let literal)? = members["$dict"] {
+                return try decodeMembers(literal, droppingNulls: droppingNulls)
+            }
+            return try decodeMembers(members, droppingNulls: droppingNulls)
         }
+    }
+
+    private static func decodeMembers(_ members: [String: JSONValue], droppingNulls: Bool) throws(DecodeFailure) -> PlistValue {
+        var out: [String: PlistValue] = [:]
+        for (key, member) in members {
+            if droppingNulls && member == .null { continue }
+            do { out[key] = try decodeValue(member, droppingNulls: droppingNulls) } catch {
+                var failure = error
+                failure.reversedPath.append(".\(key)")
+                throw failure
+            }
+        }
+        return .dictionary(out)
     }
 
     /// JSON text for a value read by `parse` (an id echoed in a response).
@@ -126,7 +147,7 @@ extension PlistJSON {
     /// text that no reader accepts as a date.
     public static func timestamp(_ date: Date) -> String {
         let milliseconds = (date.timeIntervalSinceReferenceDate * 1000).rounded()
-        guard milliseconds.isFinite, abs(milliseconds) <= 9_007_199_254_740_992 else {
+        guard milliseconds.isFinite, abs(milliseconds) <= maximumMilliseconds else {
             return "unrepresentable date (\(date.timeIntervalSinceReferenceDate) s from 2001-01-01T00:00:00Z)"
         }
         let sinceEpoch = Int64(milliseconds) + millisecondsFrom1970To2001
@@ -149,11 +170,19 @@ extension PlistJSON {
     /// `.f` to `.fffffffff` seconds, and `Z`, `±hh:mm`, `±hhmm` or no zone
     /// (UTC). The value is the double nearest to the exact time written, so
     /// `timestamp` gives back the milliseconds that were written. Nil for
-    /// anything else, including dates that do not exist (2024-02-30).
+    /// anything else, including dates that do not exist (2024-02-30), and
+    /// dates too far out for `timestamp` to write back (about ±285,000
+    /// years: what is read is always what can be written).
     public static func date(iso8601 text: String) -> Date? {
         var scanner = DateScanner(bytes: Array(text.utf8))
-        return scanner.date()
+        guard let date = scanner.date() else { return nil }
+        let milliseconds = (date.timeIntervalSinceReferenceDate * 1000).rounded()
+        guard milliseconds.isFinite, abs(milliseconds) <= maximumMilliseconds else { return nil }
+        return date
     }
+
+    /// The farthest a date may be from 2001 in milliseconds: 2^53, where doubles stop counting every millisecond.
+    static let maximumMilliseconds = 9_007_199_254_740_992.0
 
     static let millisecondsFrom1970To2001: Int64 = 978_307_200_000
 

@@ -98,7 +98,8 @@ enum CloudGen {
                             refused: (0..<Int.random(in: 0...2, using: &rng)).map { _ in
                                 RefusedChange(key: text(using: &rng), sequence: Int64.random(in: .min ... .max, using: &rng), reason: text(using: &rng))
                             },
-                            superseded: (0..<Int.random(in: 0...2, using: &rng)).map { _ in record(using: &rng) })
+                            superseded: (0..<Int.random(in: 0...2, using: &rng)).map { _ in record(using: &rng) },
+                            advanced: Bool.random(using: &rng) ? Advance(base: Int64.random(in: 0...1000, using: &rng), revision: Int64.random(in: 0...1000, using: &rng)) : nil)
             default: return .error(text(using: &rng))
             }
         }, shrink: { _ in [] })
