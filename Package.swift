@@ -74,7 +74,7 @@ let package = Package(
         .target(name: "ChildProcess"),
         // Benchmarks with their own executable; results are kept in benchmarks/.
         .target(name: "Benchmarks", dependencies: [
-            "GroupDefaults", "ChildProcess",
+            "GroupDefaults", "ChildProcess", "SimulatedFoundation",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Histogram", package: "hdrhistogram-swift"),
         ]),

@@ -5,8 +5,8 @@ import Foundation
 public struct BenchCommand: ParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "groupsim-bench",
-        abstract: "Measure propagation latency, bursts and process start-up (build with -c release).",
-        subcommands: [PropagationBenchmark.self, BurstBenchmark.self, StartupBenchmark.self, ObserverProcess.self]
+        abstract: "Measure propagation latency, bursts, process start-up and the in-process API against Foundation (build with -c release).",
+        subcommands: [PropagationBenchmark.self, BurstBenchmark.self, StartupBenchmark.self, FoundationBenchmark.self, ObserverProcess.self]
     )
 
     public init() {}
