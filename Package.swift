@@ -87,7 +87,7 @@ let package = Package(
             swiftSettings: [.swiftLanguageMode(.v5)]),
         .executableTarget(name: "settings-examples", dependencies: ["SettingsExamples"], path: "Examples/settings-examples"),
 
-        .target(name: "TestSupport", dependencies: ["PropertyList", "ChildProcess"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["AppProtocol", "PropertyList", "ChildProcess"], path: "Tests/TestSupport"),
         .testTarget(name: "PropertyListTests", dependencies: [
             "PropertyList", .product(name: "PropertyBased", package: "swift-property-based"),
         ]),
@@ -101,7 +101,7 @@ let package = Package(
             // Sources that the tests compile with swiftc to show how `UserDefaults` resolves.
             exclude: ["ImportFixtures"]),
         .testTarget(name: "IntegrationTests", dependencies: [
-            "GroupDefaults", "PropertyList", "SharedFiles", "TestSupport",
+            "AppProtocol", "GroupDefaults", "PropertyList", "SharedFiles", "TestSupport",
             "groupsim", "groupsim-stress", "main-app", "widget", "intent-extension",
         ]),
     ]
