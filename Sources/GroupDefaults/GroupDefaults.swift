@@ -29,6 +29,7 @@ public final class GroupDefaults: @unchecked Sendable {
     private let searchListVersion = ContentVersion()
     /// What reads are answered from; replaced by the first read after a source changed.
     private let cachedSnapshot = Mutex<SearchListSnapshot?>(nil)
+    private let snapshotBuilds = Atomic<Int>(0)
     /// Observer plumbing (see GroupDefaults+Observing.swift).
     let observation = ObservationState()
 
@@ -103,9 +104,13 @@ public final class GroupDefaults: @unchecked Sendable {
         }
         let built = SearchListSnapshot(
             searchListVersion: listVersion, processDomains: processDomains, own: own, suites: addedSuites, global: global)
+        snapshotBuilds.add(1, ordering: .relaxed)
         cachedSnapshot.withLock { $0 = built }
         return built
     }
+
+    /// How many times this instance built its snapshot (for tests and diagnostics).
+    package var snapshotBuildCount: Int { snapshotBuilds.load(ordering: .relaxed) }
 
     /// The effective value and the domain it comes from.
     public func lookup(_ key: String) -> (value: PlistValue, domain: String)? {
@@ -134,8 +139,25 @@ public final class GroupDefaults: @unchecked Sendable {
     /// `postingDidChange` false: for a face that posts its own notification
     /// for the call (each costs about half a microsecond, even unobserved).
     package func set(_ value: PlistValue?, forKey key: String, postingDidChange: Bool) {
-        own.set(value, forKey: key)
+        if let version = own.set(value, forKey: key) { patchSnapshot(value, forKey: key, ownVersion: version) }
         if postingDidChange { postDidChange() }
+    }
+
+    /// Carries the cached snapshot through this instance's own set, so a read
+    /// right after a set is a look-up, not a rebuild. Only when nothing else
+    /// changed meanwhile (else the next read rebuilds), and on a copy if a
+    /// reader on another thread still holds the cached one.
+    private func patchSnapshot(_ value: PlistValue?, forKey key: String, ownVersion: UInt64) {
+        let listVersion = searchListVersion.current
+        cachedSnapshot.withLock { cached in
+            guard var snapshot = cached else { return }
+            cached = nil
+            guard own.version.current == ownVersion,
+                  snapshot.isCurrent(searchListVersion: listVersion, processDomains: processDomains, exceptOwn: true)
+            else { return }
+            if !isKnownUniquelyReferenced(&snapshot) { snapshot = snapshot.copy() }
+            if snapshot.applyOwnSet(value, forKey: key, version: ownVersion) { cached = snapshot }
+        }
     }
 
     /// Sets a Foundation value (String, Int, Double, Bool, Date, Data, URL,

@@ -149,20 +149,23 @@ package final class PersistentDomain: @unchecked Sendable {
     // MARK: Writing
 
     /// Sets (or, with nil, removes) a key. The change is visible in this
-    /// process at once and committed to disk right after.
-    package func set(_ value: PlistValue?, forKey key: String) {
-        if let value, !acceptable(value, what: "the value for key \"\(key)\"", limit: PlistLimits.maximumValueDepth) { return }
+    /// process at once and committed to disk right after. Returns the
+    /// domain's version this set made (nil if the value was refused).
+    @discardableResult
+    package func set(_ value: PlistValue?, forKey key: String) -> UInt64? {
+        if let value, !acceptable(value, what: "the value for key \"\(key)\"", limit: PlistLimits.maximumValueDepth) { return nil }
         state.lock()
         // The old value is looked up only for someone to tell.
         let old = listeners.isEmpty ? nil : currentValue(forKey: key)
         pending.edits.updateValue(value, forKey: key)
-        version.bump()
+        let madeVersion = version.bump()
         let inline = listeners.isEmpty || old == value
             ? InlineDelivery() : announce([KeyChange(key: key, old: old, new: value)], origin: .thisProcess)
         let schedule = scheduleCommitLocked()
         state.unlock()
         if schedule { commitQueue.async { [weak self] in self?.commitInBackground() } }
         inline.run()
+        return madeVersion
     }
 
     /// Replaces the whole domain (nil or empty removes every key).

@@ -56,6 +56,56 @@ import PropertyList
         #expect(defaults.dictionaryRepresentation()["k"] == "disk")
     }
 
+    /// The instance's own set carries its snapshot along: a read right after
+    /// it is a look-up, not a rebuild, and still sees what the search list says.
+    @Test func aReadAfterTheInstancesOwnSetNeedsNoRebuild() throws {
+        let f = Fixture()
+        let defaults = try f.standard()
+        f.process.register(["k": "registered"])
+        f.process.setLaunchArguments(["-hidden", "argument"])
+        #expect(defaults.value(forKey: "k") == "registered")
+        let builds = defaults.snapshotBuildCount
+
+        defaults.set("own", forKey: "k")
+        #expect(defaults.lookup("k")! == (.string("own"), "com.example.app"))
+        defaults.removeObject(forKey: "k")
+        #expect(defaults.lookup("k")! == (.string("registered"), "NSRegistrationDomain"))
+        defaults.set("mine", forKey: "hidden")
+        #expect(defaults.lookup("hidden")! == (.string("argument"), "NSArgumentDomain"))
+        defaults.set(url: URL(fileURLWithPath: "/tmp/x"), forKey: "fresh")
+        #expect(defaults.dictionaryRepresentation()["fresh"] == "/tmp/x")
+        defaults.removeObject(forKey: "never-set")
+        #expect(defaults.value(forKey: "never-set") == nil)
+        #expect(defaults.snapshotBuildCount == builds)
+
+        // Another instance's set of the same domain is seen, through a rebuild.
+        try f.standard().set("other", forKey: "k")
+        #expect(defaults.value(forKey: "k") == "other")
+        #expect(defaults.snapshotBuildCount == builds + 1)
+    }
+
+    /// Sets carried into the snapshot while other threads read it: a reader
+    /// never sees a value go back, and the last set is what everyone reads.
+    @Test func readersOnOtherThreadsSeeSetsInOrder() throws {
+        let defaults = try Fixture().standard()
+        let wentBack = NSLock()
+        nonisolated(unsafe) var regressions: [String] = []
+        DispatchQueue.concurrentPerform(iterations: 3) { worker in
+            var last: Int64 = -1
+            for round in 0..<3000 {
+                if worker == 0 {
+                    defaults.set(.integer(Int64(round)), forKey: "n")
+                    continue
+                }
+                guard case .integer(let seen)? = worker == 1 ? defaults.value(forKey: "n") : defaults.dictionaryRepresentation()["n"] else { continue }
+                if seen < last { wentBack.withLock { regressions.append("worker \(worker): \(last) then \(seen)") } }
+                last = seen
+            }
+        }
+        #expect(regressions.isEmpty, "\(regressions.prefix(5))")
+        #expect(defaults.integer(forKey: "n") == 2999)
+    }
+
     /// A change nobody observes is not dispatched anywhere: an instance
     /// listens to its domains only while it has an observer.
     @Test func anInstanceListensOnlyWhileObserved() throws {
