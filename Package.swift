@@ -89,7 +89,7 @@ let package = Package(
         .target(name: "ChildProcess"),
         // Benchmarks with their own executable; results are kept in benchmarks/.
         .target(name: "Benchmarks", dependencies: [
-            "ChildProcess", "CloudDevice", "CloudModel", "GroupDefaults", "PropertyList", "SharedFiles",
+            "ChildProcess", "CloudDevice", "CloudModel", "GroupDefaults", "PropertyList", "SharedFiles", "SimulatedFoundation",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Histogram", package: "hdrhistogram-swift"),
         ]),
@@ -102,7 +102,7 @@ let package = Package(
             swiftSettings: [.swiftLanguageMode(.v5)]),
         .executableTarget(name: "settings-examples", dependencies: ["SettingsExamples"], path: "Examples/settings-examples"),
 
-        .target(name: "TestSupport", dependencies: ["PropertyList", "ChildProcess"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["AppProtocol", "PropertyList", "ChildProcess"], path: "Tests/TestSupport"),
         .testTarget(name: "PropertyListTests", dependencies: [
             "PropertyList", .product(name: "PropertyBased", package: "swift-property-based"),
         ]),
@@ -121,7 +121,7 @@ let package = Package(
             .product(name: "PropertyBased", package: "swift-property-based"),
         ]),
         .testTarget(name: "IntegrationTests", dependencies: [
-            "CloudService", "GroupDefaults", "PropertyList", "SharedFiles", "TestSupport",
+            "AppProtocol", "CloudService", "GroupDefaults", "PropertyList", "SharedFiles", "TestSupport",
             "groupsim", "groupsim-stress", "main-app", "widget", "intent-extension",
         ]),
     ]

@@ -5,8 +5,11 @@ import Foundation
 public struct BenchCommand: ParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "groupsim-bench",
-        abstract: "Measure propagation latency, bursts and process start-up (build with -c release).",
-        subcommands: [PropagationBenchmark.self, BurstBenchmark.self, StartupBenchmark.self, CloudBenchmark.self, ObserverProcess.self, CloudObserverProcess.self]
+        abstract: "Measure propagation latency, bursts, process start-up, the cloud's device-to-device latency and the in-process API against Foundation (build with -c release).",
+        subcommands: [
+            PropagationBenchmark.self, BurstBenchmark.self, StartupBenchmark.self, CloudBenchmark.self, FoundationBenchmark.self,
+            ObserverProcess.self, CloudObserverProcess.self,
+        ]
     )
 
     public init() {}

@@ -43,17 +43,23 @@ final class ObservationState: @unchecked Sendable {
     }
 
     let lock = NSLock()
-    /// Each domain's queued and inline listener ids.
+    /// Each domain's queued and inline listener ids, while anyone observes.
     var domainListeners: [ObjectIdentifier: (PersistentDomain, [Int])] = [:]
     var processListeners: [Int] = []
-    var observers: [Int: Observer] = [:]
+    /// In the order they were added (ids only grow), so delivery needs no sorting.
+    var observers: [(id: Int, observer: Observer)] = []
     var nextObserverID = 0
+    /// Whether this instance listens to its domains. Only while it has an
+    /// observer: a change nobody observes then costs no dispatch.
+    var listening = false
 }
 
 extension GroupDefaults {
     /// Posted synchronously on the writing thread for changes this process
     /// makes through this instance, as `UserDefaults.didChangeNotification`.
     /// Changes from other processes never post it: observe them instead.
+    /// A key set or removed through `SimulatedFoundation.UserDefaults` posts
+    /// that face's own notification instead of this one (one post per call).
     public static let didChangeNotification = Notification.Name("GroupDefaultsDidChangeNotification")
 
     /// Calls `handler` whenever the effective value of `key` (or, with nil,
@@ -77,12 +83,16 @@ extension GroupDefaults {
     private func addObserver(_ observer: ObservationState.Observer) -> DefaultsObservation {
         let id = observation.lock.withLock { () -> Int in
             observation.nextObserverID += 1
-            observation.observers[observation.nextObserverID] = observer
+            observation.observers.append((observation.nextObserverID, observer))
+            if !observation.listening { startListeningLocked() }
             return observation.nextObserverID
         }
         return DefaultsObservation { [weak self] in
             guard let self else { return }
-            _ = self.observation.lock.withLock { self.observation.observers.removeValue(forKey: id) }
+            self.observation.lock.withLock {
+                self.observation.observers.removeAll { $0.id == id }
+                if self.observation.observers.isEmpty { self.stopListeningLocked() }
+            }
         }
     }
 
@@ -98,30 +108,42 @@ extension GroupDefaults {
         NotificationCenter.default.post(name: Self.didChangeNotification, object: self)
     }
 
-    func startObserving() {
-        observe(own)
-        observe(global)
-        let ids = [
+    /// Listens to every domain of the search list (observation lock held;
+    /// the domains' locks are taken inside it, never the other way round).
+    private func startListeningLocked() {
+        observation.listening = true
+        for domain in [own, global] + addedSuites { listenLocked(to: domain) }
+        observation.processListeners = [
             processDomains.addListener { [weak self] change in self?.deliver(change, inline: false) },
             processDomains.addListener(inline: true) { [weak self] change in self?.deliver(change, inline: true) },
         ]
-        observation.lock.withLock { observation.processListeners = ids }
     }
 
-    func stopObserving() {
-        let (listeners, processIDs) = observation.lock.withLock {
-            (observation.domainListeners.values, observation.processListeners)
-        }
-        for (domain, ids) in listeners { for id in ids { domain.removeListener(id) } }
-        for id in processIDs { processDomains.removeListener(id) }
+    private func stopListeningLocked() {
+        guard observation.listening else { return }
+        observation.listening = false
+        for (domain, ids) in observation.domainListeners.values { for id in ids { domain.removeListener(id) } }
+        observation.domainListeners = [:]
+        for id in observation.processListeners { processDomains.removeListener(id) }
+        observation.processListeners = []
     }
 
-    func observe(_ domain: PersistentDomain) {
+    private func listenLocked(to domain: PersistentDomain) {
+        guard observation.domainListeners[ObjectIdentifier(domain)] == nil else { return }
         let ids = [
             domain.addListener { [weak self] change in self?.deliver(change, inline: false) },
             domain.addListener(inline: true) { [weak self] change in self?.deliver(change, inline: true) },
         ]
-        observation.lock.withLock { observation.domainListeners[ObjectIdentifier(domain)] = (domain, ids) }
+        observation.domainListeners[ObjectIdentifier(domain)] = (domain, ids)
+    }
+
+    func stopObserving() {
+        observation.lock.withLock { stopListeningLocked() }
+    }
+
+    /// A suite just added is listened to if this instance has observers.
+    func observeIfObserved(_ domain: PersistentDomain) {
+        observation.lock.withLock { if observation.listening { listenLocked(to: domain) } }
     }
 
     func unobserve(_ domain: PersistentDomain) {
@@ -138,8 +160,9 @@ extension GroupDefaults {
     /// processes' changes, so none hears a change twice).
     func deliver(_ change: DomainChange, inline: Bool) {
         let observers = observation.lock.withLock {
-            observation.observers.sorted { $0.key < $1.key }.map(\.value).filter { observer in
-                inline ? observer.synchronous : !observer.synchronous || change.origin == .otherProcess
+            observation.observers.compactMap { entry -> ObservationState.Observer? in
+                let observer = entry.observer
+                return (inline ? observer.synchronous : !observer.synchronous || change.origin == .otherProcess) ? observer : nil
             }
         }
         guard !observers.isEmpty else { return }

@@ -29,8 +29,11 @@ extension GroupDefaults {
     /// (`~` for the home folder), any other whole (scheme, query, fragment)
     /// as keyed-archive data.
     public func set(url: URL?, forKey key: String) {
-        guard let url else { return set(nil, forKey: key) }
-        set(Conversions.storedForm(of: url), forKey: key)
+        set(url: url, forKey: key, postingDidChange: true)
+    }
+
+    package func set(url: URL?, forKey key: String, postingDidChange: Bool) {
+        set(url.map(Conversions.storedForm(of:)), forKey: key, postingDidChange: postingDidChange)
     }
 }
 

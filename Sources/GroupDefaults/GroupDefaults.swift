@@ -1,6 +1,7 @@
 import Foundation
 import PropertyList
 import SharedFiles
+import Synchronization
 
 /// UserDefaults over the simulation root: the same search list, domains and
 /// rules, with persistent domains shared between processes.
@@ -24,6 +25,11 @@ public final class GroupDefaults: @unchecked Sendable {
     let global: PersistentDomain
     private let lock = NSLock()
     private var suites: [PersistentDomain] = []
+    /// Moves when a suite is added or removed.
+    private let searchListVersion = ContentVersion()
+    /// What reads are answered from; replaced by the first read after a source changed.
+    private let cachedSnapshot = Mutex<SearchListSnapshot?>(nil)
+    private let snapshotBuilds = Atomic<Int>(0)
     /// Observer plumbing (see GroupDefaults+Observing.swift).
     let observation = ObservationState()
 
@@ -51,7 +57,6 @@ public final class GroupDefaults: @unchecked Sendable {
         self.processDomains = processDomains
         own = try context.open(domain)
         global = try context.open(DomainName.global)
-        startObserving()
     }
 
     deinit { stopObserving() }
@@ -90,41 +95,69 @@ public final class GroupDefaults: @unchecked Sendable {
         }
     }
 
+    /// The snapshot of the whole search list as it is now: the cached one,
+    /// unless a source changed since it was built.
+    func currentSnapshot() -> SearchListSnapshot {
+        let listVersion = searchListVersion.current
+        if let cached = cachedSnapshot.withLock({ $0 }), cached.isCurrent(searchListVersion: listVersion, processDomains: processDomains) {
+            return cached
+        }
+        let built = SearchListSnapshot(
+            searchListVersion: listVersion, processDomains: processDomains, own: own, suites: addedSuites, global: global)
+        snapshotBuilds.add(1, ordering: .relaxed)
+        cachedSnapshot.withLock { $0 = built }
+        return built
+    }
+
+    /// How many times this instance built its snapshot (for tests and diagnostics).
+    package var snapshotBuildCount: Int { snapshotBuilds.load(ordering: .relaxed) }
+
     /// The effective value and the domain it comes from.
     public func lookup(_ key: String) -> (value: PlistValue, domain: String)? {
-        for source in sources {
-            if let value = value(in: source, forKey: key) { return (value, source.name) }
-        }
-        return nil
+        currentSnapshot().lookup(key)
     }
 
     /// The effective value, or nil when no domain has the key (unlike
     /// `bool(forKey:)`, this tells "absent" from "false").
-    public func value(forKey key: String) -> PlistValue? { lookup(key)?.value }
+    public func value(forKey key: String) -> PlistValue? { currentSnapshot().entries[key]?.value }
 
     /// The effective value in Foundation form, as `UserDefaults.object(forKey:)`.
     public func object(forKey key: String) -> Any? { value(forKey: key)?.foundationValue }
 
     /// Every effective key and value, lower domains overridden by higher ones.
     public func dictionaryRepresentation() -> [String: PlistValue] {
-        var result: [String: PlistValue] = [:]
-        for source in sources.reversed() {
-            let contents: [String: PlistValue] =
-                switch source {
-                case .volatile(let name): processDomains.volatileDomain(named: name)
-                case .persistent(let domain): domain.snapshot()
-                }
-            result.merge(contents) { _, higher in higher }
-        }
-        return result
+        currentSnapshot().entries.mapValues(\.value)
     }
 
     // MARK: Writing
 
     /// Sets a key in this instance's own domain; nil removes it.
     public func set(_ value: PlistValue?, forKey key: String) {
-        own.set(value, forKey: key)
-        postDidChange()
+        set(value, forKey: key, postingDidChange: true)
+    }
+
+    /// `postingDidChange` false: for a face that posts its own notification
+    /// for the call (each costs about half a microsecond, even unobserved).
+    package func set(_ value: PlistValue?, forKey key: String, postingDidChange: Bool) {
+        if let version = own.set(value, forKey: key) { patchSnapshot(value, forKey: key, ownVersion: version) }
+        if postingDidChange { postDidChange() }
+    }
+
+    /// Carries the cached snapshot through this instance's own set, so a read
+    /// right after a set is a look-up, not a rebuild. Only when nothing else
+    /// changed meanwhile (else the next read rebuilds), and on a copy if a
+    /// reader on another thread still holds the cached one.
+    private func patchSnapshot(_ value: PlistValue?, forKey key: String, ownVersion: UInt64) {
+        let listVersion = searchListVersion.current
+        cachedSnapshot.withLock { cached in
+            guard var snapshot = cached else { return }
+            cached = nil
+            guard own.version.current == ownVersion,
+                  snapshot.isCurrent(searchListVersion: listVersion, processDomains: processDomains, exceptOwn: true)
+            else { return }
+            if !isKnownUniquelyReferenced(&snapshot) { snapshot = snapshot.copy() }
+            if snapshot.applyOwnSet(value, forKey: key, version: ownVersion) { cached = snapshot }
+        }
     }
 
     /// Sets a Foundation value (String, Int, Double, Bool, Date, Data, URL,
@@ -190,17 +223,22 @@ public final class GroupDefaults: @unchecked Sendable {
         let added = lock.withLock { () -> Bool in
             if suites.contains(where: { $0 === domain }) { return false }
             suites.insert(domain, at: 0)
+            searchListVersion.bump()
             return true
         }
-        if added { observe(domain) }
+        if added { observeIfObserved(domain) }
     }
 
     public func removeSuite(named name: String) {
         let removed = lock.withLock { () -> PersistentDomain? in
             guard let index = suites.firstIndex(where: { $0.name == name }) else { return nil }
+            searchListVersion.bump()
             return suites.remove(at: index)
         }
-        if let removed { unobserve(removed) }
+        guard let removed else { return }
+        // The old snapshot must not keep the removed suite's domain alive.
+        cachedSnapshot.withLock { $0 = nil }
+        unobserve(removed)
     }
 
     // MARK: Domains

@@ -6,36 +6,40 @@
 /// them, before the call that made them returns, as KVO delivers). Inline
 /// calls are handed back to the owner, which makes them once it has released
 /// its lock, so a listener may read or write defaults itself.
+///
+/// Each kind is kept as a ready list in the order listeners were added, so a
+/// change costs nothing when nobody listens and no sorting when someone does.
 struct ListenerList {
-    private struct Listener {
-        let inline: Bool
-        let call: @Sendable (DomainChange) -> Void
-    }
+    private typealias Call = @Sendable (DomainChange) -> Void
 
-    private var listeners: [Int: Listener] = [:]
+    private var queued: [(id: Int, call: Call)] = []
+    private var inline: [(id: Int, call: Call)] = []
     private var nextID = 0
 
-    var isEmpty: Bool { listeners.isEmpty }
+    var isEmpty: Bool { queued.isEmpty && inline.isEmpty }
+    var count: Int { queued.count + inline.count }
 
-    mutating func add(inline: Bool = false, _ listener: @escaping @Sendable (DomainChange) -> Void) -> Int {
+    mutating func add(inline isInline: Bool = false, _ listener: @escaping @Sendable (DomainChange) -> Void) -> Int {
         nextID += 1
-        listeners[nextID] = Listener(inline: inline, call: listener)
+        // Ids only grow, so appending keeps each list in the order listeners were added.
+        if isInline { inline.append((nextID, listener)) } else { queued.append((nextID, listener)) }
         return nextID
     }
 
-    mutating func remove(_ id: Int) { listeners.removeValue(forKey: id) }
+    mutating func remove(_ id: Int) {
+        queued.removeAll { $0.id == id }
+        inline.removeAll { $0.id == id }
+    }
 
     /// Queues the change for the queued listeners and returns what the inline
     /// ones are owed (nothing for another process's change).
     func deliver(_ change: DomainChange) -> InlineDelivery {
-        guard !listeners.isEmpty else { return InlineDelivery() }
-        let ordered = listeners.sorted { $0.key < $1.key }.map(\.value)
-        let queued = ordered.filter { !$0.inline }.map(\.call)
         if !queued.isEmpty {
-            PersistentDomain.notificationQueue.async { for target in queued { target(change) } }
+            let targets = queued.map(\.call)
+            PersistentDomain.notificationQueue.async { for target in targets { target(change) } }
         }
-        guard change.origin == .thisProcess else { return InlineDelivery() }
-        return InlineDelivery(change: change, targets: ordered.filter(\.inline).map(\.call))
+        guard change.origin == .thisProcess, !inline.isEmpty else { return InlineDelivery() }
+        return InlineDelivery(change: change, targets: inline.map(\.call))
     }
 }
 

@@ -51,6 +51,8 @@ package final class PersistentDomain: @unchecked Sendable {
     private var commitScheduled = false
     private var reloadScheduled = false
     private var listeners = ListenerList()
+    /// Moves whenever this process's view of the domain changes (see `SearchListSnapshot`).
+    let version = ContentVersion()
     /// Counters for benchmarks and diagnostics.
     package struct Statistics: Sendable {
         package var commits = 0
@@ -147,18 +149,23 @@ package final class PersistentDomain: @unchecked Sendable {
     // MARK: Writing
 
     /// Sets (or, with nil, removes) a key. The change is visible in this
-    /// process at once and committed to disk right after.
-    package func set(_ value: PlistValue?, forKey key: String) {
-        if let value, !acceptable(value, what: "the value for key \"\(key)\"", limit: PlistLimits.maximumValueDepth) { return }
+    /// process at once and committed to disk right after. Returns the
+    /// domain's version this set made (nil if the value was refused).
+    @discardableResult
+    package func set(_ value: PlistValue?, forKey key: String) -> UInt64? {
+        if let value, !acceptable(value, what: "the value for key \"\(key)\"", limit: PlistLimits.maximumValueDepth) { return nil }
         state.lock()
-        let old = currentValue(forKey: key)
+        // The old value is looked up only for someone to tell.
+        let old = listeners.isEmpty ? nil : currentValue(forKey: key)
         pending.edits.updateValue(value, forKey: key)
-        let change = old == value ? [] : [KeyChange(key: key, old: old, new: value)]
-        let inline = announce(change, origin: .thisProcess)
+        let madeVersion = version.bump()
+        let inline = listeners.isEmpty || old == value
+            ? InlineDelivery() : announce([KeyChange(key: key, old: old, new: value)], origin: .thisProcess)
         let schedule = scheduleCommitLocked()
         state.unlock()
         if schedule { commitQueue.async { [weak self] in self?.commitInBackground() } }
         inline.run()
+        return madeVersion
     }
 
     /// Replaces the whole domain (nil or empty removes every key).
@@ -167,6 +174,7 @@ package final class PersistentDomain: @unchecked Sendable {
         state.lock()
         let old = currentView()
         pending = Overlay(replace: true, edits: (contents ?? [:]).mapValues { Optional($0) })
+        version.bump()
         let inline = announce(differences(from: old, to: currentView()), origin: .thisProcess)
         let schedule = scheduleCommitLocked()
         state.unlock()
@@ -176,9 +184,14 @@ package final class PersistentDomain: @unchecked Sendable {
 
     /// Whether every reader could read `value` back; if not, it is reported
     /// (as UserDefaults refuses a non-property-list value) and not stored.
-    private func acceptable(_ value: PlistValue, what: String, limit: Int) -> Bool {
+    private func acceptable(_ value: PlistValue, what: @autoclosure () -> String, limit: Int) -> Bool {
+        // Only a container can nest too deep; the description is made only for a report.
+        switch value {
+        case .array, .dictionary: break
+        default: return true
+        }
         do {
-            try value.checkNesting(what: what, limit: limit)
+            try value.checkNesting(what: what(), limit: limit)
             return true
         } catch {
             Diagnostics.report(Diagnostic(kind: .valueRefused, message: "\(error); domain \(name) is unchanged", path: file.path))
@@ -235,8 +248,15 @@ package final class PersistentDomain: @unchecked Sendable {
     }
 
     /// Reads the file and announces what differs as changes from other processes.
+    /// Skipped when a commit is already queued behind it: that commit reads
+    /// the file under its lock and announces the same changes, so the reload
+    /// (often of this process's own last write) would only delay it.
     package func reloadNow() {
-        state.withLock { reloadScheduled = false }
+        let commitQueued = state.withLock { () -> Bool in
+            reloadScheduled = false
+            return commitScheduled
+        }
+        if commitQueued { return }
         do {
             let start = MonotonicClock.now()
             let contents = try file.read()
@@ -270,6 +290,9 @@ package final class PersistentDomain: @unchecked Sendable {
         state.withLock { listeners.remove(id) }
     }
 
+    /// How many listeners are registered (an instance without observers adds none).
+    package var listenerCount: Int { state.withLock { listeners.count } }
+
     // MARK: Internals (state lock held where the name says Locked)
 
     /// `GROUPSIM_DEFER_COMMITS=1`: no background commits; edits reach the
@@ -295,6 +318,8 @@ package final class PersistentDomain: @unchecked Sendable {
         do {
             _ = try commitPending(transaction: nil)
         } catch {
+            // A reload skipped for this commit must still happen.
+            scheduleReload()
             Diagnostics.report(Diagnostic(
                 kind: .commitFailed,
                 message: "could not save domain \(name) to '\(file.path)': \(error). The change stays in memory and is retried on the next write or synchronize().",
@@ -354,6 +379,7 @@ package final class PersistentDomain: @unchecked Sendable {
         committed = contents
         inFlight = Overlay()
         let changes = differences(from: old, to: currentView())
+        if !changes.isEmpty { version.bump() }
         _ = announce(changes.filter { !localKeys.contains($0.key) }, origin: .otherProcess)
         return announce(changes.filter { localKeys.contains($0.key) }, origin: .thisProcess)
     }

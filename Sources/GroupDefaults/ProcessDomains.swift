@@ -14,6 +14,8 @@ public final class ProcessDomains: @unchecked Sendable {
     private var languages: [String: PlistValue] = ["AppleLanguages": ["en"], "AppleLocale": "en_US"]
     private var named: [String: [String: PlistValue]] = [:]
     private var listeners = ListenerList()
+    /// Moves whenever a domain of the search list (argument, languages, registration) changes.
+    let version = ContentVersion()
 
     public init() {}
 
@@ -39,6 +41,11 @@ public final class ProcessDomains: @unchecked Sendable {
             default: named[name] ?? [:]
             }
         }
+    }
+
+    /// The search list's volatile domains, read together, with the version they are at.
+    func searchListLayers() -> (argument: [String: PlistValue], languages: [String: PlistValue], registration: [String: PlistValue], version: UInt64) {
+        lock.withLock { (arguments, languages, registration, version.current) }
     }
 
     public func setVolatileDomain(_ contents: [String: PlistValue], named name: String) {
@@ -88,6 +95,7 @@ public final class ProcessDomains: @unchecked Sendable {
         }
         let changes = differences(from: old, to: contents)
         guard !changes.isEmpty else { return InlineDelivery() }
+        version.bump()
         return listeners.deliver(DomainChange(domain: name, changes: changes, origin: .thisProcess))
     }
 }

@@ -68,25 +68,36 @@ enum AppLauncher {
     }
 }
 
-public struct MainAppCommand: ParsableCommand {
-    public static let configuration = CommandConfiguration(
-        commandName: "main-app", abstract: "The simulated main app: long-lived, reads and writes its suite.")
-    @OptionGroup var options: AppProcessOptions
-    @Argument(parsing: .postTerminator, help: "Launch arguments after --, e.g. -- -theme dark (this process's argument domain).")
-    var launchArguments: [String] = []
-    public init() {}
-    public func run() throws { AppLauncher.runInteractive(options, launchArguments: launchArguments, role: .mainApp) }
+/// What sets the long-lived roles apart: the role, and how its command describes it.
+public protocol LongLivedRole {
+    static var role: Role { get }
+    static var abstract: String { get }
 }
 
-public struct WidgetCommand: ParsableCommand {
-    public static let configuration = CommandConfiguration(
-        commandName: "widget", abstract: "The simulated widget: renders a card of its keys, again only when its timeline reloads.")
+public enum MainAppRole: LongLivedRole {
+    public static let role = Role.mainApp
+    public static let abstract = "The simulated main app: long-lived, reads and writes its suite."
+}
+
+public enum WidgetRole: LongLivedRole {
+    public static let role = Role.widget
+    public static let abstract = "The simulated widget: renders a card of its keys, again only when its timeline reloads."
+}
+
+/// The command of a long-lived role (main app, widget): named after the role.
+public struct LongLivedAppCommand<Kind: LongLivedRole>: ParsableCommand {
+    public static var configuration: CommandConfiguration {
+        CommandConfiguration(commandName: Kind.role.rawValue, abstract: Kind.abstract)
+    }
     @OptionGroup var options: AppProcessOptions
     @Argument(parsing: .postTerminator, help: "Launch arguments after --, e.g. -- -theme dark (this process's argument domain).")
     var launchArguments: [String] = []
     public init() {}
-    public func run() throws { AppLauncher.runInteractive(options, launchArguments: launchArguments, role: .widget) }
+    public func run() throws { AppLauncher.runInteractive(options, launchArguments: launchArguments, role: Kind.role) }
 }
+
+public typealias MainAppCommand = LongLivedAppCommand<MainAppRole>
+public typealias WidgetCommand = LongLivedAppCommand<WidgetRole>
 
 public struct IntentExtensionCommand: ParsableCommand {
     public static let configuration = CommandConfiguration(

@@ -27,11 +27,13 @@ enum FoundationBridge {
     /// A caller's value as a property list; a value Foundation would raise
     /// NSInvalidArgumentException for is reported (naming the call and key
     /// path) and gives nil, so the call changes nothing.
-    static func propertyList(_ value: Any, call: String, path: String) -> PlistValue? {
+    static func propertyList(_ value: Any, call: @autoclosure () -> String, path: String) -> PlistValue? {
+        // The commonest value, without the general conversion's reflection.
+        if type(of: value) == String.self, let string = value as? String { return .string(string) }
         do {
             return try PlistValue(any: value, path: path)
         } catch {
-            refuse(call, because: "\(error)")
+            refuse(call(), because: "\(error)")
             return nil
         }
     }

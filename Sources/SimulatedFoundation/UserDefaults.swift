@@ -163,13 +163,13 @@ open class UserDefaults: NSObject, @unchecked Sendable {
     /// A file URL is stored as its path (`~` for the home folder), any other
     /// URL whole as keyed-archive data, as Apple stores them; nil removes the key.
     open func set(_ url: URL?, forKey defaultName: String) {
-        groupDefaults.set(url: url, forKey: defaultName)
+        groupDefaults.set(url: url, forKey: defaultName, postingDidChange: false)
         postDidChange()
     }
 
     /// Removing a key that a lower domain also holds makes the lower value visible.
     open func removeObject(forKey defaultName: String) {
-        groupDefaults.removeObject(forKey: defaultName)
+        groupDefaults.set(nil, forKey: defaultName, postingDidChange: false)
         postDidChange()
     }
 
@@ -179,8 +179,10 @@ open class UserDefaults: NSObject, @unchecked Sendable {
     /// Key-value coding's spelling of `object(forKey:)`.
     open func value(forKey key: String) -> Any? { object(forKey: key) }
 
+    /// Posts this face's notification only: a second, `GroupDefaults`' own,
+    /// would double the cost of a set that nobody observes.
     private func write(_ value: PlistValue, forKey key: String) {
-        groupDefaults.set(value, forKey: key)
+        groupDefaults.set(value, forKey: key, postingDidChange: false)
         postDidChange()
     }
 

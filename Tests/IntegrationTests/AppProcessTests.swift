@@ -1,3 +1,4 @@
+import AppProtocol
 import Foundation
 import Testing
 import TestSupport
@@ -40,25 +41,24 @@ import PropertyList
 
     @Test func startsReadyAnswersCommandsEmitsEventsAndExits() throws {
         let main = try AppProcess("main-app", root: root, manifest: try app())
-        let info = try #require(main.ready["info"] as? [String: Any])
-        #expect(info["bundleId"] as? String == "com.example.test")
-        #expect(main.ready["protocol"] as? Int == 1)
+        #expect(main.ready["bundleId"] == "com.example.test")
+        #expect(main.readyLine?.fields["protocol"] == .integer(Int64(ControlProtocol.version)))
 
         try main.set("theme", "dark")
         try main.change("theme") { $0 == "dark" }
-        try main.event { $0["event"] as? String == "notification" }
+        try main.event { if case .notification = $0 { true } else { false } }
         #expect(try main.get("theme") == ("dark", "group.com.example.test"))
         #expect(try main.get("fontSize") == (14, "NSRegistrationDomain"))
-        let count = try main.request("increment", ["key": "count", "by": 2])
-        #expect(count["value"] as? Int == 2)
-        let dump = try main.request("dump")
-        let values = try #require(dump["values"] as? [String: [String: Any]])
-        #expect(values["theme"]?["domain"] as? String == "group.com.example.test")
-        #expect(values["fontSize"]?["domain"] as? String == "NSRegistrationDomain")
+        let count = try main.request(.increment(key: "count", by: 2))
+        #expect(count.value == 2)
+        let dump = try main.request(.dump)
+        let values = try #require(dump.fields["values"]?.dictionaryValue)
+        #expect(values["theme"]?.dictionaryValue?["domain"] == "group.com.example.test")
+        #expect(values["fontSize"]?.dictionaryValue?["domain"] == "NSRegistrationDomain")
 
-        let bye = try main.request("exit", ["status": 3])
-        #expect(bye["ok"] as? Bool == true)
-        try main.event { $0["event"] as? String == "exit" }
+        let bye = try main.request(.exit(status: 3))
+        #expect(bye.ok)
+        #expect(try main.exitEvent() == 3)
         #expect(try main.waitForExit() == 3)
     }
 
@@ -68,7 +68,7 @@ import PropertyList
         try main.set("last", "words")
         #expect(!FileManager.default.fileExists(atPath: root.groupSuitePath("group.com.example.test")))
         main.closeInput()
-        try main.event { $0["event"] as? String == "exit" && $0["status"] as? Int == 0 }
+        #expect(try main.exitEvent() == 0)
         #expect(try main.waitForExit() == 0)
         let file = try PropertyListFormat.decodeDictionary(Data(contentsOf: URL(fileURLWithPath: root.groupSuitePath("group.com.example.test"))))
         #expect(file["last"] == "words")
@@ -82,12 +82,12 @@ import PropertyList
                      "{\"id\": 14, \"cmd\": \"increment\", \"key\": \"n\", \"by\": 1.9}",
                      "{\"id\": 15, \"cmd\": \"exit\", \"status\": true}"] {
             let response = try main.send(raw: line)
-            #expect(response["ok"] as? Bool == false, "\(line)")
-            #expect((response["error"] as? String)?.isEmpty == false)
+            #expect(!response.ok, "\(line)")
+            #expect(response.error?.isEmpty == false)
         }
-        let wrongType = try main.request("set", ["key": "d", "value": ["$date": "yesterday"]])
-        #expect((wrongType["error"] as? String)?.contains("$date") == true)
-        #expect(try main.request("ping")["ok"] as? Bool == true)
+        let wrongType = try main.send(raw: #"{"id": 16, "cmd": "set", "key": "d", "value": {"$date": "yesterday"}}"#)
+        #expect(wrongType.error?.contains("$date") == true)
+        #expect(try main.request(.ping).ok)
     }
 
     @Test func aProcessWithoutTheGroupEntitlementDoesNotShare() throws {
@@ -99,14 +99,14 @@ import PropertyList
             """)
         let main = try AppProcess("main-app", root: root, manifest: path)
         let widget = try AppProcess("widget", root: root, manifest: path)
-        let warning = try widget.event { $0["event"] as? String == "warning" && $0["kind"] as? String == "missing-entitlement" }
-        #expect((warning["message"] as? String)?.contains("not entitled to app group group.com.example.mis") == true)
+        let warning = try widget.warning(kind: "missing-entitlement")
+        #expect(warning.message.contains("not entitled to app group group.com.example.mis"))
 
         try main.set("theme", "dark")
-        try main.request("synchronize")
+        try main.request(.synchronize)
         #expect(try widget.get("theme").value == nil)
         try widget.set("theme", "from-widget")
-        try widget.request("synchronize")
+        try widget.request(.synchronize)
         #expect(try main.get("theme").value == "dark")
         // What is on disk decides what each can ever see: the group file has
         // only the app's value, the widget's private copy only its own.
@@ -125,7 +125,7 @@ import PropertyList
         let main = try AppProcess("main-app", root: root, manifest: path)
         let widget = try AppProcess("widget", root: root, manifest: path)
         try main.set("theme", "dark")
-        try main.request("synchronize")
+        try main.request(.synchronize)
         #expect(try main.get("theme") == ("dark", "com.example.std"))
         #expect(try widget.get("theme").value == nil)
         // On disk: the app's own domain has it, the group suite does not exist.
@@ -139,7 +139,7 @@ import PropertyList
         let widget = try AppProcess("widget", root: root, manifest: path)
         try widget.set("theme", "light")
         try widget.set("marker", "after-theme")
-        try widget.request("synchronize")
+        try widget.request(.synchronize)
         // Once the app has the widget's later write, it has the theme too;
         // its launch argument still wins in its own process.
         try main.change("marker") { $0 == "after-theme" }
@@ -155,7 +155,7 @@ import PropertyList
         let widget = try AppProcess("widget", root: root, manifest: path)
         #expect(try main.get("fontSize") == (14, "NSRegistrationDomain"))
         #expect(try widget.get("fontSize").value == nil)
-        try main.request("register", ["defaults": ["extra": true]])
+        try main.request(.register(defaults: ["extra": true]))
         #expect(try main.get("extra").value == true)
         #expect(try widget.get("extra").value == nil)
     }
@@ -171,13 +171,13 @@ import PropertyList
         try widget.change("theme") { $0 == "dark" }
         try main.set("unshown", "marker")
         try widget.change("unshown") { $0 == "marker" }
-        #expect(!widget.unconsumed.contains { $0["event"] as? String == "render" })
-        try widget.request("reload")
+        #expect(!widget.unconsumed.contains { if case .event(.render, _) = $0 { true } else { false } })
+        try widget.request(.reloadTimeline)
         #expect(try widget.render(reason: "request")["theme"] == "dark")
         // The app asking WidgetCenter reloads it too.
         try main.set("theme", "black")
         try widget.change("theme") { $0 == "black" }
-        try main.request("reload-widgets")
+        try main.request(.reloadWidgets)
         #expect(try widget.render(reason: "reload-request")["theme"] == "black")
     }
 
@@ -187,8 +187,8 @@ import PropertyList
         let widget = try AppProcess("widget", root: root, manifest: path)
         _ = try widget.render(reason: "initial")
         let intent = try AppProcess("intent-extension", root: root, manifest: path, arguments: ["Count"])
-        let result = try intent.event { $0["event"] as? String == "intent-result" }
-        #expect(result["value"] as? Int == 1)
+        let result = try intent.event { if case .intentResult = $0 { true } else { false } }
+        #expect(result == .intentResult(intent: "Count", key: "count", value: 1))
         #expect(try intent.waitForExit() == 0)
         try main.change("count") { $0 == 1 }
         #expect(try widget.render(reason: "change")["count"] == 1)
@@ -197,8 +197,9 @@ import PropertyList
     @Test func aFailingIntentSaysWhyAndExitsWithStatusOne() throws {
         let path = try app()
         let unknown = try AppProcess("intent-extension", root: root, manifest: path, arguments: ["Fly"])
-        let error = try unknown.event { $0["event"] as? String == "error" }
-        #expect((error["message"] as? String)?.contains("unknown intent 'Fly'") == true)
+        let error = try unknown.event { if case .error = $0 { true } else { false } }
+        guard case .error(let message) = error else { return }
+        #expect(message.contains("unknown intent 'Fly'"))
         #expect(try unknown.waitForExit() == 1)
         let missing = try AppProcess("intent-extension", root: root, manifest: path, arguments: ["SetTheme"])
         #expect(try missing.waitForExit() == 1)
@@ -226,12 +227,11 @@ import PropertyList
         for round in 0..<5 {
             // Background commits held: the value is only pending when the signal comes.
             let main = try AppProcess("main-app", root: root, environment: ["GROUPSIM_DEFER_COMMITS": "1"])
-            main.process.write("{\"id\":1,\"cmd\":\"set\",\"key\":\"round\",\"value\":\(round)}")
-            try main.event { $0["id"] as? Int == 1 }
+            try main.set("round", .integer(Int64(round)))
             let before = try? PropertyListFormat.decodeDictionary(Data(contentsOf: URL(fileURLWithPath: root.groupSuitePath("group.com.example.notes"))))
             #expect(before?["round"] != .integer(Int64(round)))
             main.process.kill(SIGTERM)
-            try main.event { $0["event"] as? String == "exit" && $0["status"] as? Int == 143 }
+            #expect(try main.exitEvent() == 143)
             #expect(try main.waitForExit() == 143)
             let file = try PropertyListFormat.decodeDictionary(Data(contentsOf: URL(fileURLWithPath: root.groupSuitePath("group.com.example.notes"))))
             #expect(file["round"] == .integer(Int64(round)))
@@ -247,8 +247,8 @@ import PropertyList
         try FileManager.default.removeItem(atPath: preferences)
         #expect(FileManager.default.createFile(atPath: preferences, contents: Data("not a folder".utf8)))
         main.closeInput()
-        try main.event { $0["event"] as? String == "warning" && ($0["message"] as? String ?? "").contains("group.com.example.notes") }
-        try main.event { $0["event"] as? String == "exit" && $0["status"] as? Int == 74 }
+        try main.event { if case .warning(_, let message) = $0 { message.contains("group.com.example.notes") } else { false } }
+        #expect(try main.exitEvent() == 74)
         #expect(try main.waitForExit() == 74)
     }
 

@@ -1,3 +1,4 @@
+import AppProtocol
 import Foundation
 import Testing
 import TestSupport
@@ -12,25 +13,25 @@ import PropertyList
     @Test func aPreferencesFolderSwappedForALinkWhileTheAppRunsReceivesNothing() throws {
         let main = try AppProcess("main-app", root: root)
         try main.set("theme", "dark")
-        #expect(try main.request("synchronize")["ok"] as? Bool == true)
+        #expect(try main.request(.synchronize).ok)
         let preferences = (root.groupSuitePath(group) as NSString).deletingLastPathComponent
         let outside = TemporaryRoot()
         #expect(rename(preferences, preferences + ".moved") == 0)
         #expect(symlink(outside.path, preferences) == 0)
 
         try main.set("theme", "light")
-        let warning = try main.event { $0["event"] as? String == "warning" && $0["kind"] as? String == "commit-failed" }
+        let warning = try main.warning(kind: "commit-failed")
         let refusal = "'\(preferences)' is a symbolic link; the simulation root must contain real folders"
-        #expect((warning["message"] as? String)?.contains(refusal) == true)
-        let synchronize = try main.request("synchronize")
-        #expect(synchronize["ok"] as? Bool == false)
-        #expect((synchronize["error"] as? String)?.contains(refusal) == true)
+        #expect(warning.message.contains(refusal))
+        let synchronize = try main.request(.synchronize)
+        #expect(!synchronize.ok)
+        #expect(synchronize.error?.contains(refusal) == true)
         #expect(try FileManager.default.contentsOfDirectory(atPath: outside.path).isEmpty)
 
         // The change stayed pending: with the real folder back, it is saved.
         #expect(unlink(preferences) == 0)
         #expect(rename(preferences + ".moved", preferences) == 0)
-        #expect(try main.request("synchronize")["ok"] as? Bool == true)
+        #expect(try main.request(.synchronize).ok)
         let file = try PropertyListFormat.decodeDictionary(Data(contentsOf: URL(fileURLWithPath: root.groupSuitePath(group))))
         #expect(file["theme"] == "light")
         #expect(try FileManager.default.contentsOfDirectory(atPath: outside.path).isEmpty)

@@ -1,3 +1,4 @@
+import AppProtocol
 import Foundation
 import Testing
 import TestSupport
@@ -105,7 +106,7 @@ import PropertyList
         // A writer that has committed before, as a long-running app has.
         let main = try AppProcess("main-app", root: root)
         try main.set("k", 0)
-        #expect(try main.request("synchronize")["ok"] as? Bool == true)
+        #expect(try main.request(.synchronize).ok)
         // Writers killed in a tight commit loop until one dies between creating its temporary and renaming it.
         var left: [String] = []
         for _ in 0..<200 where left.isEmpty {
@@ -119,7 +120,7 @@ import PropertyList
         }
         try #require(!left.isEmpty, "no writer died mid-write in 200 kills")
         try main.set("k", 1)
-        #expect(try main.request("synchronize")["ok"] as? Bool == true)
+        #expect(try main.request(.synchronize).ok)
         #expect(try temporaries() == [])
         main.closeInput()
         #expect(try main.waitForExit() == 0)

@@ -1,3 +1,4 @@
+import AppProtocol
 import Foundation
 import PropertyList
 import Testing
@@ -11,9 +12,9 @@ import TestSupport
         let main = try AppProcess(
             "main-app", root: root,
             launchArguments: ["-theme", "(oops", "-verbose", "-fontSize", " <integer>20</integer>\n", "-neg", "-7"])
-        let warning = try main.event { $0["event"] as? String == "warning" }
-        #expect(warning["kind"] as? String == "launch-argument")
-        #expect((warning["message"] as? String)?.contains("launch argument -theme") == true)
+        let warning = try main.warning()
+        #expect(warning.kind == "launch-argument")
+        #expect(warning.message.contains("launch argument -theme"))
         #expect(try main.get("theme") == (.string("(oops"), "NSArgumentDomain"))
         #expect(try main.get("fontSize") == (.integer(20), "NSArgumentDomain"))
         #expect(try main.get("verbose").value == nil)

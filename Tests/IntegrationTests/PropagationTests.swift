@@ -1,3 +1,4 @@
+import AppProtocol
 import Foundation
 import Testing
 import TestSupport
@@ -124,8 +125,8 @@ import PropertyList
         #expect(file.count == 900 + 2 + 1)
         for observer in observers {
             var view: [String: PlistValue] = [:]
-            for event in try observer.waitForChange("marker", to: "done") where event.kind == "change" {
-                view[event.key!] = event.new
+            for change in try observer.waitForChange("marker", to: "done") {
+                view[change.key] = change.new
             }
             #expect(view == file)
             try observer.stop()
@@ -158,9 +159,9 @@ import PropertyList
         watcher.process.write("resume")
         // The overflow notice and the final value may come in either order.
         var sawOverflow = false, sawFinal = false
-        try watcher.nextEvent { event in
-            if event.kind == "overflow" { sawOverflow = true }
-            if event.key == "n" && event.new == .integer(Int64(commits)) { sawFinal = true }
+        try watcher.nextLine { line in
+            if line.isOverflow { sawOverflow = true }
+            if let change = line.change, change.key == "n", change.new == .integer(Int64(commits)) { sawFinal = true }
             return sawOverflow && sawFinal
         }
         try watcher.stop()
@@ -172,8 +173,8 @@ import PropertyList
         try watcher.waitForChange("k", to: "before")
         let path = root.groupSuitePath(group)
         try Data("not a plist".utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
-        let warning = try watcher.nextEvent { $0.kind == "warning" }
-        #expect(warning.raw.contains("not a valid property-list dictionary"))
+        let warning = try watcher.warning()
+        #expect(warning.message.contains("not a valid property-list dictionary"))
         try write(["k", "after"])
         try watcher.waitForChange("k", to: "after")
         try watcher.stop()

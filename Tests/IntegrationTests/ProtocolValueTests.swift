@@ -1,3 +1,4 @@
+import AppProtocol
 import Foundation
 import Testing
 import TestSupport
@@ -100,6 +101,6 @@ import TestSupport
         #expect(append.hasPrefix(#"{"id":4,"ok":false,"error":"append: value nests arrays and objects more than 511 deep"#), "\(append.prefix(300))")
         let huge = try app.rawResponse(to: #"{"id":3,"cmd":"set","key":"deep","value":\#(nested(100_000))}"#)
         #expect(huge.contains("more than 512 deep"), "\(huge.prefix(300))")
-        #expect(try app.request("ping")["ok"] as? Bool == true)
+        #expect(try app.request(.ping).ok)
     }
 }

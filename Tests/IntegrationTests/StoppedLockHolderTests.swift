@@ -1,3 +1,4 @@
+import AppProtocol
 import Foundation
 import Testing
 import TestSupport
@@ -55,14 +56,14 @@ import PropertyList
         let main = try AppProcess("main-app", root: root, environment: ["GROUPSIM_LOCK_TIMEOUT": "60", "GROUPSIM_DEFER_COMMITS": "1"])
         let holder = try StoppedHolder(root: root, domain: group)
         try main.set("theme", "dark")
-        main.process.write("{\"id\":\"sync\",\"cmd\":\"synchronize\"}")
-        main.process.write("{\"id\":\"alive\",\"cmd\":\"ping\"}")
-        let pong = try main.event(timeout: 20) { $0["id"] as? String == "alive" }
-        #expect(pong["ok"] as? Bool == true)
-        #expect(!main.unconsumed.contains { $0["id"] as? String == "sync" })
+        let sync = main.send(.synchronize)
+        let alive = main.send(.ping)
+        let pong = try main.response(id: alive)
+        #expect(pong.ok)
+        #expect(!main.unconsumed.contains { if case .response(let response) = $0 { response.fields["id"] == sync } else { false } })
         try holder.end()
-        let synchronized = try main.event(timeout: 20) { $0["id"] as? String == "sync" }
-        #expect(synchronized["ok"] as? Bool == true)
+        let synchronized = try main.response(id: sync)
+        #expect(synchronized.ok)
         #expect(try onDisk()["theme"] == "dark")
         main.closeInput()
         #expect(try main.waitForExit() == 0)
@@ -72,17 +73,17 @@ import PropertyList
         let main = try AppProcess("main-app", root: root, environment: ["GROUPSIM_LOCK_TIMEOUT": "0.5", "GROUPSIM_DEFER_COMMITS": "1"])
         let holder = try StoppedHolder(root: root, domain: group)
         try main.set("theme", "dark")
-        let synchronize = try main.request("synchronize")
-        #expect(synchronize["ok"] as? Bool == false)
-        #expect((synchronize["error"] as? String)?.contains("process \(holder.pid) (groupsim-stress) holds it") == true)
-        let increment = try main.request("increment", ["key": "count"])
-        #expect(increment["ok"] as? Bool == false)
-        #expect((increment["error"] as? String)?.contains("process \(holder.pid) (groupsim-stress) holds it") == true)
+        let synchronize = try main.request(.synchronize)
+        #expect(!synchronize.ok)
+        #expect(synchronize.error?.contains("process \(holder.pid) (groupsim-stress) holds it") == true)
+        let increment = try main.request(.increment(key: "count", by: 1))
+        #expect(!increment.ok)
+        #expect(increment.error?.contains("process \(holder.pid) (groupsim-stress) holds it") == true)
         #expect(try main.get("theme").value == "dark")
         try holder.end()
-        #expect(try main.request("synchronize")["ok"] as? Bool == true)
+        #expect(try main.request(.synchronize).ok)
         #expect(try onDisk()["theme"] == "dark")
-        #expect(try main.request("increment", ["key": "count"])["value"] as? Int == 1)
+        #expect(try main.request(.increment(key: "count", by: 1)).value == 1)
         main.closeInput()
         #expect(try main.waitForExit() == 0)
     }
@@ -93,9 +94,9 @@ import PropertyList
         // Its own change event: the value is set and pending, its commit waiting for the lock.
         try intent.change("lastNote") { $0 == "hello" }
         intent.process.kill(SIGTERM)
-        let warning = try intent.event(timeout: 20) { $0["event"] as? String == "warning" && $0["kind"] as? String == "commit-failed" }
-        #expect((warning["message"] as? String)?.contains("without saving domain \(group)") == true)
-        try intent.event { $0["event"] as? String == "exit" && $0["status"] as? Int == 143 }
+        let warning = try intent.warning(kind: "commit-failed")
+        #expect(warning.message.contains("without saving domain \(group)"))
+        #expect(try intent.exitEvent() == 143)
         #expect(try intent.waitForExit() == 143)
         #expect(try onDisk()["lastNote"] == nil)
         try holder.end()

@@ -198,6 +198,33 @@ final class Counter: @unchecked Sendable {
         #expect(posted.allOnWritingThread)
     }
 
+    /// A key set through the face posts the face's notification once, not
+    /// also `GroupDefaults`' own (each post costs about as much as the set).
+    @Test func aSetThroughTheFacePostsOneNotification() throws {
+        let f = FaceFixture()
+        let defaults = UserDefaults(process: f.process())
+        let facePosts = Counter(), groupPosts = Counter()
+        let tokens = [
+            NotificationCenter.default.addObserver(forName: UserDefaults.didChangeNotification, object: defaults, queue: nil) { _ in
+                facePosts.add(onWritingThread: true)
+            },
+            NotificationCenter.default.addObserver(forName: GroupDefaults.didChangeNotification, object: defaults.groupDefaults, queue: nil) { _ in
+                groupPosts.add(onWritingThread: true)
+            },
+        ]
+        defer { for token in tokens { NotificationCenter.default.removeObserver(token) } }
+        defaults.set("v", forKey: "k")
+        defaults.set(3, forKey: "n")
+        defaults.set(URL(fileURLWithPath: "/tmp/x"), forKey: "u")
+        defaults.removeObject(forKey: "k")
+        #expect(facePosts.count == 4)
+        #expect(groupPosts.count == 0)
+        // Through GroupDefaults itself, its own notification is posted.
+        defaults.groupDefaults.set("w", forKey: "k")
+        #expect(groupPosts.count == 1)
+        #expect(facePosts.count == 4)
+    }
+
     @Test func observersHearThisProcessBeforeSetReturnsAndOnlyAfterTheyStart() throws {
         let f = FaceFixture()
         let process = f.process(arguments: ["-hidden", "argument"])

@@ -1,13 +1,21 @@
+import AppProtocol
 import Foundation
 import PropertyList
 
 /// A simulated app process (main-app, widget, intent-extension) driven
-/// through its JSON control protocol, as the scenario runner drives it.
+/// through its JSON control protocol, as the scenario runner drives it:
+/// requests are written and lines read by `ControlProtocol`, the protocol's
+/// one encoder and decoder, so the tests know no field names of their own.
 public final class AppProcess: @unchecked Sendable {
     public let process: RunningProcess
-    public private(set) var ready: [String: Any] = [:]
+    /// The process's ready line, decoded (nil for the intent extension, which is not waited for).
+    public private(set) var readyLine: DecodedLine?
+    /// The `info` of the ready event.
+    public var ready: [String: PlistValue] {
+        if case .event(.ready(let info), _)? = readyLine?.message { info } else { [:] }
+    }
     /// Lines read while waiting for something else, for later waits.
-    private var backlog: [[String: Any]] = []
+    private var backlog: [DecodedLine] = []
     private var nextID = 0
 
     public init(_ role: String, root: TemporaryRoot, manifest: String? = nil, device: String = "iPhone", arguments: [String] = [],
@@ -17,140 +25,145 @@ public final class AppProcess: @unchecked Sendable {
         process = try RunningProcess(
             BuiltExecutable.path(role), all,
             environment: ["GROUPSIM_ROOT": root.path, "GROUPSIM_DEVICE": device].merging(environment) { _, new in new })
-        if role != "intent-extension" { ready = try event { $0["event"] as? String == "ready" } }
+        if role != "intent-extension" {
+            readyLine = try line(timeout: 20) { if case .event(.ready, _) = $0 { true } else { false } }
+        }
     }
 
-    /// One output line, read by the same strict reader as the processes and
-    /// the runner use; its values in Foundation form for the predicates.
-    static func parse(_ line: String) -> [String: Any]? {
-        guard let object = try? PlistJSON.parseObject(line, maximumFieldDepth: ProtocolLine.maximumFieldDepth) else { return nil }
-        return object.mapValues(\.foundationValue)
-    }
-
-    /// The next event or response satisfying `predicate` (earlier non-matching lines are kept).
-    @discardableResult
-    public func event(timeout: TimeInterval = 20, _ predicate: ([String: Any]) -> Bool) throws -> [String: Any] {
-        if let index = backlog.firstIndex(where: predicate) { return backlog.remove(at: index) }
-        var found: [String: Any]? = nil
-        try process.waitForLine(timeout: timeout) { line in
-            guard let object = Self.parse(line) else { return false }
-            if predicate(object) { found = object; return true }
-            backlog.append(object)
+    /// The next message satisfying `predicate` (earlier non-matching ones are
+    /// kept for later waits; lines that are not protocol lines are skipped).
+    private func line(timeout: TimeInterval, _ predicate: (ProtocolMessage) -> Bool) throws -> DecodedLine {
+        if let index = backlog.firstIndex(where: { predicate($0.message) }) { return backlog.remove(at: index) }
+        var found: DecodedLine? = nil
+        try process.waitForLine(timeout: timeout) { text in
+            guard let line = try? ControlProtocol.decode(text) else { return false }
+            if predicate(line.message) { found = line; return true }
+            backlog.append(line)
             return false
         }
-        return found!
+        guard let found else { throw RunningProcess.Timeout(description: "no matching line") }
+        return found
+    }
+
+    private func message(timeout: TimeInterval, _ predicate: (ProtocolMessage) -> Bool) throws -> ProtocolMessage {
+        try line(timeout: timeout, predicate).message
+    }
+
+    /// The next event satisfying `predicate`.
+    @discardableResult
+    public func event(timeout: TimeInterval = 20, _ predicate: (AppEvent) -> Bool) throws -> AppEvent {
+        let found = try message(timeout: timeout) { message in
+            if case .event(let event, _) = message { predicate(event) } else { false }
+        }
+        guard case .event(let event, _) = found else { throw RunningProcess.Timeout(description: "not an event: \(found)") }
+        return event
+    }
+
+    /// The response whose id is `id` (as the request sent it: a number or a string).
+    @discardableResult
+    public func response(id: PlistValue, timeout: TimeInterval = 20) throws -> ProtocolResponse {
+        try nextResponse(timeout: timeout) { $0.fields["id"] == id }
+    }
+
+    private func nextResponse(timeout: TimeInterval = 20, _ predicate: (ProtocolResponse) -> Bool = { _ in true }) throws -> ProtocolResponse {
+        let found = try message(timeout: timeout) { message in
+            if case .response(let response) = message { predicate(response) } else { false }
+        }
+        guard case .response(let response) = found else { throw RunningProcess.Timeout(description: "not a response: \(found)") }
+        return response
+    }
+
+    /// Sends a request without waiting; returns the id its response will carry.
+    public func send(_ request: AppRequest) -> PlistValue {
+        nextID += 1
+        process.write(ControlProtocol.requestLine(id: nextID, request))
+        return .integer(Int64(nextID))
     }
 
     /// Sends a request and returns its response.
     @discardableResult
-    public func request(_ command: String, _ fields: [String: Any] = [:], timeout: TimeInterval = 20) throws -> [String: Any] {
-        nextID += 1
-        let id = nextID
-        var object = fields
-        object["id"] = id
-        object["cmd"] = command
-        let data = try JSONSerialization.data(withJSONObject: object)
-        process.write(String(decoding: data, as: UTF8.self))
-        return try event(timeout: timeout) { ($0["id"] as? Int) == id }
+    public func request(_ request: AppRequest, timeout: TimeInterval = 20) throws -> ProtocolResponse {
+        try response(id: send(request), timeout: timeout)
     }
 
     /// Sends a raw line (for malformed-input tests) and returns the next response.
-    public func send(raw line: String) throws -> [String: Any] {
+    public func send(raw line: String) throws -> ProtocolResponse {
         process.write(line)
-        return try event { $0["ok"] != nil }
+        return try nextResponse()
     }
 
     /// Sends a raw line and returns the raw text of the response to it (the
-    /// next line with "ok"), for checks on exactly what crossed the protocol.
+    /// next response line), for checks on exactly what crossed the protocol.
     public func rawResponse(to line: String, timeout: TimeInterval = 20) throws -> String {
         process.write(line)
         var found: String? = nil
         try process.waitForLine(timeout: timeout) { text in
-            guard let object = Self.parse(text) else { return false }
-            if object["ok"] != nil { found = text; return true }
-            backlog.append(object)
+            guard let line = try? ControlProtocol.decode(text) else { return false }
+            if case .response = line.message { found = text; return true }
+            backlog.append(line)
             return false
         }
         guard let found else { throw RunningProcess.Timeout(description: "no response to \(line)") }
         return found
     }
 
-    /// The value a `get` returns.
+    /// The value a `get` returns, and the domain it comes from.
     public func get(_ key: String) throws -> (value: PlistValue?, domain: String?) {
-        let response = try request("get", ["key": key])
-        return (try ProtocolLine.plistValue(response["value"]), response["domain"] as? String)
+        let response = try request(.get(key: key))
+        return (response.value, response.domain)
     }
 
-    public func set(_ key: String, _ value: Any) throws {
-        let response = try request("set", ["key": key, "value": value])
-        guard response["ok"] as? Bool == true else { throw RunningProcess.Timeout(description: "set failed: \(response)") }
+    public func set(_ key: String, _ value: PlistValue) throws {
+        let response = try request(.set(key: key, value: value))
+        guard response.ok else { throw RunningProcess.Timeout(description: "set failed: \(response.fields)") }
     }
 
     /// Waits for a change event of `key` whose new value satisfies `matches`.
     @discardableResult
-    public func change(_ key: String, timeout: TimeInterval = 20, where matches: (PlistValue?) -> Bool) throws -> [String: Any] {
-        try event(timeout: timeout) { object in
-            guard object["event"] as? String == "change", object["key"] as? String == key else { return false }
-            return matches(try? ProtocolLine.plistValue(object["new"]))
+    public func change(_ key: String, timeout: TimeInterval = 20, where matches: (PlistValue?) -> Bool) throws -> ValueChange {
+        let event = try event(timeout: timeout) { event in
+            guard case .change(let change) = event, change.key == key else { return false }
+            return matches(change.new)
         }
+        guard case .change(let change) = event else { throw RunningProcess.Timeout(description: "not a change: \(event)") }
+        return change
     }
 
-    /// Waits for a widget render; returns its card as key → value.
-    public func render(timeout: TimeInterval = 20, reason: String? = nil) throws -> [String: PlistValue?] {
-        let object = try event(timeout: timeout) { $0["event"] as? String == "render" && (reason == nil || $0["reason"] as? String == reason) }
-        var card: [String: PlistValue?] = [:]
-        for line in object["card"] as? [[String: Any]] ?? [] {
-            guard let key = line["key"] as? String else { continue }
-            card.updateValue(try? ProtocolLine.plistValue(line["value"]), forKey: key)  // absent stays a nil entry
+    /// Waits for a warning (of `kind`, if given); returns its kind and message.
+    @discardableResult
+    public func warning(kind wanted: String? = nil, timeout: TimeInterval = 20) throws -> (kind: String, message: String) {
+        let event = try event(timeout: timeout) { event in
+            guard case .warning(let kind, _) = event else { return false }
+            return wanted == nil || kind == wanted
         }
+        guard case .warning(let kind, let message) = event else { throw RunningProcess.Timeout(description: "not a warning: \(event)") }
+        return (kind, message)
+    }
+
+    /// Waits for the exit event; returns the status it announces.
+    @discardableResult
+    public func exitEvent(timeout: TimeInterval = 20) throws -> Int32 {
+        let event = try event(timeout: timeout) { if case .exit = $0 { true } else { false } }
+        guard case .exit(let status) = event else { throw RunningProcess.Timeout(description: "not an exit: \(event)") }
+        return status
+    }
+
+    /// Waits for a widget render (for `reason`, if given); returns its card as key → value.
+    public func render(timeout: TimeInterval = 20, reason wanted: String? = nil) throws -> [String: PlistValue?] {
+        let event = try event(timeout: timeout) { event in
+            guard case .render(_, let reason) = event else { return false }
+            return wanted == nil || reason == wanted
+        }
+        guard case .render(let lines, _) = event else { throw RunningProcess.Timeout(description: "not a render: \(event)") }
+        var card: [String: PlistValue?] = [:]
+        for line in lines { card.updateValue(line.value, forKey: line.key) }  // absent stays a nil entry
         return card
     }
 
-    /// Lines seen so far that were not consumed by a wait.
-    public var unconsumed: [[String: Any]] { backlog }
+    /// Messages seen so far that were not consumed by a wait.
+    public var unconsumed: [ProtocolMessage] { backlog.map(\.message) }
 
     public func closeInput() { process.closeStdin() }
 
     public func waitForExit() throws -> Int32 { try process.waitForExit() }
-}
-
-/// Protocol lines as the tests see them.
-enum ProtocolLine {
-    /// A render's card wraps its values two levels below the field.
-    static let maximumFieldDepth = PlistLimits.maximumDepth + 2
-
-    /// A field's value as a property-list value; nil for null or a missing field.
-    static func plistValue(_ field: Any?) throws -> PlistValue? {
-        guard let field, !(field is NSNull) else { return nil }
-        return try PlistJSON.decode(JSONValue(foundation: field))
-    }
-}
-
-extension JSONValue {
-    /// Foundation form: Int, Double, Bool, String, NSNull, [Any], [String: Any].
-    var foundationValue: Any {
-        switch self {
-        case .null: NSNull()
-        case .bool(let b): b
-        case .integer(let i): Int(i)
-        case .real(let d): d
-        case .string(let s): s
-        case .array(let elements): elements.map(\.foundationValue)
-        case .object(let members): members.mapValues(\.foundationValue)
-        }
-    }
-
-    /// Back from `foundationValue` (exact for everything it makes).
-    init(foundation value: Any) throws {
-        switch value {
-        case is NSNull: self = .null
-        case let b as Bool where type(of: value) == Bool.self: self = .bool(b)
-        case let i as Int where type(of: value) == Int.self: self = .integer(Int64(i))
-        case let d as Double where type(of: value) == Double.self: self = .real(d)
-        case let s as String: self = .string(s)
-        case let elements as [Any]: self = .array(try elements.map(JSONValue.init(foundation:)))
-        case let members as [String: Any]: self = .object(try members.mapValues(JSONValue.init(foundation:)))
-        default: throw RunningProcess.Timeout(description: "not a JSON value: \(value)")
-        }
-    }
 }

@@ -1,21 +1,34 @@
+import AppProtocol
 import Foundation
 @_exported import ChildProcess
 import PropertyList
 
-/// `groupsim defaults watch --json DOMAIN` as a real observer process.
+/// `groupsim defaults watch --json DOMAIN` as a real observer process. Its
+/// lines are read by `ControlProtocol.decode`, the protocol's one decoder.
 public final class WatchProcess: @unchecked Sendable {
     public let process: RunningProcess
 
     /// One line of the watch output.
-    public struct Event: Sendable, CustomStringConvertible {
-        public let kind: String
-        public let key: String?
-        public let new: PlistValue?
-        public let old: PlistValue?
-        public let origin: String?
-        public let valueDomain: String?
-        public let raw: String
-        public var description: String { raw }
+    public enum Line: Sendable, CustomStringConvertible {
+        /// A protocol event (ready, change, warning …).
+        case event(AppEvent, raw: String)
+        /// A line the protocol's decoder does not know: the watch's own
+        /// `overflow` notice (the event queue overflowed and every value was
+        /// reloaded), with the decoder's reason.
+        case unknown(reason: String, raw: String)
+
+        public var event: AppEvent? { if case .event(let event, _) = self { event } else { nil } }
+        public var change: ValueChange? { if case .change(let change)? = event { change } else { nil } }
+        /// The watch's overflow notice: the one line it writes that is not an `AppEvent`.
+        public var isOverflow: Bool {
+            guard case .unknown(_, let raw) = self, let object = try? PlistJSON.parseObject(raw, maximumFieldDepth: 2) else { return false }
+            return object["event"]?.stringValue == "overflow"
+        }
+        public var description: String {
+            switch self {
+            case .event(_, let raw), .unknown(_, let raw): raw
+            }
+        }
     }
 
     /// `groupsim defaults watch --json DOMAIN`; with `heldUntilInput`, the test
@@ -25,40 +38,47 @@ public final class WatchProcess: @unchecked Sendable {
             heldUntilInput ? BuiltExecutable.path("groupsim-stress") : BuiltExecutable.path("groupsim"),
             (heldUntilInput ? ["watch-held", "--json"] : ["defaults", "watch", "--json"]) + [domain],
             environment: ["GROUPSIM_ROOT": root.path, "GROUPSIM_DEVICE": "iPhone"])
-        _ = try nextEvent(where: { $0.kind == "ready" })
+        _ = try nextLine { if case .ready? = $0.event { true } else { false } }
     }
 
-    public static func parse(_ line: String) throws -> Event {
-        let object = try PlistJSON.parseObject(line, maximumFieldDepth: ProtocolLine.maximumFieldDepth)
-        func value(_ name: String) throws -> PlistValue? {
-            guard let field = object[name], field != .null else { return nil }
-            return try PlistJSON.decode(field)
+    public static func parse(_ line: String) -> Line {
+        do {
+            if case .event(let event, _) = try ControlProtocol.decode(line).message { return .event(event, raw: line) }
+            return .unknown(reason: "a response, not an event", raw: line)
+        } catch {
+            return .unknown(reason: "\(error)", raw: line)
         }
-        return Event(
-            kind: object["event"]?.stringValue ?? "?", key: object["key"]?.stringValue, new: try value("new"), old: try value("old"),
-            origin: object["origin"]?.stringValue, valueDomain: object["valueDomain"]?.stringValue, raw: line)
     }
 
-    /// Waits for (and consumes events up to) the first event satisfying `predicate`.
+    /// Waits for (and consumes lines up to) the first line satisfying `predicate`.
     @discardableResult
-    public func nextEvent(timeout: TimeInterval = 20, where predicate: (Event) -> Bool) throws -> Event {
-        var matched: Event? = nil
-        try process.waitForLine(timeout: timeout) { line in
-            guard let event = try? Self.parse(line), predicate(event) else { return false }
-            matched = event
+    public func nextLine(timeout: TimeInterval = 20, where predicate: (Line) -> Bool) throws -> Line {
+        var matched: Line? = nil
+        try process.waitForLine(timeout: timeout) { text in
+            let line = Self.parse(text)
+            guard predicate(line) else { return false }
+            matched = line
             return true
         }
-        return matched!
+        guard let matched else { throw RunningProcess.Timeout(description: "no matching line") }
+        return matched
+    }
+
+    /// Waits for a warning; returns its kind and message.
+    public func warning(timeout: TimeInterval = 20) throws -> (kind: String, message: String) {
+        let line = try nextLine(timeout: timeout) { if case .warning? = $0.event { true } else { false } }
+        guard case .warning(let kind, let message)? = line.event else { throw RunningProcess.Timeout(description: "not a warning: \(line)") }
+        return (kind, message)
     }
 
     /// Waits for the change that sets `key` to `value`; returns every change consumed on the way.
     @discardableResult
-    public func waitForChange(_ key: String, to value: PlistValue?, timeout: TimeInterval = 20) throws -> [Event] {
-        var seen: [Event] = []
-        try process.waitForLine(timeout: timeout) { line in
-            guard let event = try? Self.parse(line) else { return false }
-            seen.append(event)
-            return event.kind == "change" && event.key == key && event.new == value
+    public func waitForChange(_ key: String, to value: PlistValue?, timeout: TimeInterval = 20) throws -> [ValueChange] {
+        var seen: [ValueChange] = []
+        try process.waitForLine(timeout: timeout) { text in
+            guard let change = Self.parse(text).change else { return false }
+            seen.append(change)
+            return change.key == key && change.new == value
         }
         return seen
     }

@@ -1,0 +1,180 @@
+import ArgumentParser
+import Foundation
+import GroupDefaults
+import PropertyList
+import SharedFiles
+import SimulatedFoundation
+
+/// Foundation's `UserDefaults` and the simulated one (`SimulatedFoundation`,
+/// over `GroupDefaults`) side by side, in this one process, on a suite of
+/// the same 100 keys: the in-process cost of each call an app makes.
+struct FoundationBenchmark: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "foundation",
+        abstract: "Foundation's UserDefaults and the simulated one, side by side in one process, on a 100-key suite.")
+
+    @OptionGroup var options: BenchOptions
+    @Option(help: "Keys in the suite.") var keys = 100
+    @Option(help: "Rounds per operation; the median round is reported.") var rounds = 7
+    @Option(help: "Calls per round for the in-memory operations.") var calls = 200_000
+    @Option(help: "Calls per round for set + synchronize() (each one writes the file).") var syncCalls = 200
+
+    func run() throws {
+        let (root, temporary) = try options.makeRoot()
+        defer { if temporary { try? FileManager.default.removeItem(atPath: root) } }
+        // Foundation keeps the suite in the home folder's .config (read once, at start-up: run with HOME set
+        // to keep it elsewhere); cleanUp removes it.
+        guard let foundation = Foundation.UserDefaults(suiteName: options.domain) else {
+            throw ValidationError("Foundation refused the suite \(options.domain)")
+        }
+        let process = SimulatedProcess(identity: ProcessIdentity(
+            root: SimulationRoot(path: root), bundleIdentifier: "com.example.bench", appGroups: [options.domain]))
+        guard let simulated = SimulatedFoundation.UserDefaults(suiteName: options.domain, process: process) else {
+            throw ValidationError("the simulation refused the suite \(options.domain)")
+        }
+        let foundationSide = DefaultsUnderTest(defaults: foundation, suite: options.domain)
+        let simulatedSide = DefaultsUnderTest(defaults: simulated, suite: options.domain)
+        foundationSide.prepare(keys: keys)
+        simulatedSide.prepare(keys: keys)
+
+        var rows: [(operation: String, goal: String, foundation: Double, simulated: Double)] = []
+        /// Each side in turn; `settle` runs after each round, untimed.
+        func measure(
+            _ operation: String, goal: String, calls: Int,
+            _ foundationBody: (Int) -> Int, _ simulatedBody: (Int) -> Int, settle: () -> Void = {}
+        ) {
+            let foundationTime = median(rounds: rounds, calls: calls, foundationBody, settle: settle)
+            let simulatedTime = median(rounds: rounds, calls: calls, simulatedBody, settle: settle)
+            rows.append((operation, goal, foundationTime, simulatedTime))
+        }
+        let hit = "key-\(keys / 2)"
+        measure("string(forKey:) hit", goal: "≤ 0.1 µs", calls: calls,
+                { foundationSide.readStrings(hit, $0) }, { simulatedSide.readStrings(hit, $0) })
+        measure("integer(forKey:) from registration", goal: "≤ 0.1 µs", calls: calls,
+                foundationSide.readRegisteredIntegers, simulatedSide.readRegisteredIntegers)
+        measure("object(forKey:) miss", goal: "≤ 0.1 µs", calls: calls,
+                foundationSide.readMisses, simulatedSide.readMisses)
+        // The commits a burst of sets started are finished between rounds, untimed.
+        measure("set (no sync)", goal: "≤ 1 µs", calls: calls / 10,
+                { foundationSide.set($0, synchronizing: false) }, { simulatedSide.set($0, synchronizing: false) },
+                settle: { foundation.synchronize(); simulated.synchronize() })
+        measure("set + synchronize()", goal: "≤ 0.8 ms", calls: syncCalls,
+                { foundationSide.set($0, synchronizing: true) }, { simulatedSide.set($0, synchronizing: true) })
+        // A read right after a set: the simulated side rebuilds its snapshot of the search list once per set.
+        measure("set, then string(forKey:)", goal: "—", calls: calls / 10,
+                { foundationSide.setThenRead(hit, $0) }, { simulatedSide.setThenRead(hit, $0) },
+                settle: { foundation.synchronize(); simulated.synchronize() })
+        measure("dictionaryRepresentation()", goal: "≤ 10 µs", calls: calls / 100,
+                foundationSide.dictionaryRepresentations, simulatedSide.dictionaryRepresentations)
+        foundationSide.cleanUp()
+        simulatedSide.cleanUp()
+
+        print("foundation: \(keys)-key suite \(options.domain), one process, median of \(rounds) rounds")
+        print("| operation | Foundation | groupsim | Foundation ÷ groupsim | goal (groupsim) |")
+        print("|---|---:|---:|---:|---:|")
+        for row in rows {
+            print("| `\(row.operation)` | \(duration(row.foundation)) | \(duration(row.simulated)) | "
+                + String(format: "%.1f×", row.foundation / max(row.simulated, 1)) + " | \(row.goal) |")
+        }
+    }
+
+    /// The median, over `rounds`, of one call's time in a round of `calls` calls.
+    func median(rounds: Int, calls: Int, _ round: (Int) -> Int, settle: () -> Void) -> Double {
+        var times: [Double] = []
+        var sink = 0
+        for _ in 0..<max(rounds, 1) {
+            let start = MonotonicClock.now()
+            sink &+= round(calls)
+            times.append(Double(MonotonicClock.now() - start) / Double(calls))
+            settle()
+        }
+        // Keeps the reads from being optimised away.
+        if sink == .min { print(sink) }
+        return times.sorted()[times.count / 2]
+    }
+
+    func duration(_ nanoseconds: Double) -> String {
+        if nanoseconds >= 100_000 { return String(format: "%.2f ms", nanoseconds / 1e6) }
+        if nanoseconds >= 10_000 { return String(format: "%.1f µs", nanoseconds / 1e3) }
+        return String(format: "%.2f µs", nanoseconds / 1e3)
+    }
+}
+
+/// What both `UserDefaults` classes answer; the calls measured are written
+/// once, over this, and specialised for each class.
+protocol MeasuredDefaults {
+    func string(forKey defaultName: String) -> String?
+    func integer(forKey defaultName: String) -> Int
+    func object(forKey defaultName: String) -> Any?
+    func set(_ value: Any?, forKey defaultName: String)
+    @discardableResult func synchronize() -> Bool
+    func dictionaryRepresentation() -> [String: Any]
+    func register(defaults registrationDictionary: [String: Any])
+    func removePersistentDomain(forName domainName: String)
+}
+
+extension Foundation.UserDefaults: MeasuredDefaults {}
+extension SimulatedFoundation.UserDefaults: MeasuredDefaults {}
+
+/// The calls measured. Each returns a count that depends on what the calls
+/// returned, so none can be optimised away.
+struct DefaultsUnderTest<Defaults: MeasuredDefaults> {
+    let defaults: Defaults
+    let suite: String
+
+    static var registered: String { "registered-integer" }
+    static var absent: String { "absent-key" }
+    static var written: String { "written-key" }
+
+    /// Two values, so every set changes the key.
+    let written = ["value-a-" + String(repeating: "x", count: 16), "value-b-" + String(repeating: "x", count: 16)]
+
+    func prepare(keys: Int) {
+        for index in 0..<keys { defaults.set("value-\(index)-" + String(repeating: "x", count: 16), forKey: "key-\(index)") }
+        defaults.register(defaults: [Self.registered: 42])
+        defaults.synchronize()
+    }
+
+    func readStrings(_ key: String, _ calls: Int) -> Int {
+        var count = 0
+        for _ in 0..<calls { count &+= defaults.string(forKey: key)?.utf8.count ?? 0 }
+        return count
+    }
+
+    func readRegisteredIntegers(_ calls: Int) -> Int {
+        var sum = 0
+        for _ in 0..<calls { sum &+= defaults.integer(forKey: Self.registered) }
+        return sum
+    }
+
+    func readMisses(_ calls: Int) -> Int {
+        var count = 0
+        for _ in 0..<calls where defaults.object(forKey: Self.absent) == nil { count += 1 }
+        return count
+    }
+
+    func set(_ calls: Int, synchronizing: Bool) -> Int {
+        for index in 0..<calls {
+            defaults.set(written[index & 1], forKey: Self.written)
+            if synchronizing { defaults.synchronize() }
+        }
+        return calls
+    }
+
+    func setThenRead(_ key: String, _ calls: Int) -> Int {
+        var count = 0
+        for index in 0..<calls {
+            defaults.set(written[index & 1], forKey: Self.written)
+            count &+= defaults.string(forKey: key)?.utf8.count ?? 0
+        }
+        return count
+    }
+
+    func dictionaryRepresentations(_ calls: Int) -> Int {
+        var count = 0
+        for _ in 0..<calls { count &+= defaults.dictionaryRepresentation().count }
+        return count
+    }
+
+    func cleanUp() { defaults.removePersistentDomain(forName: suite); defaults.synchronize() }
+}

@@ -1,0 +1,120 @@
+import PropertyList
+import Synchronization
+
+/// A counter that moves on every change of what it guards, so a copy taken
+/// earlier can tell it is out of date with one atomic load. The owner bumps
+/// it after the change is in place (and before anyone is told of it): a
+/// reader that sees the old number may have copied the new contents, which
+/// costs one extra rebuild, never a stale read.
+final class ContentVersion: Sendable {
+    private let counter = Atomic<UInt64>(0)
+
+    var current: UInt64 { counter.load(ordering: .acquiring) }
+
+    /// Returns the new version.
+    @discardableResult
+    func bump() -> UInt64 { counter.add(1, ordering: .releasing).newValue }
+}
+
+/// One instance's whole search list merged into a single dictionary: each
+/// key with its effective value and the domain that gives it. Reads look it
+/// up under one uncontended lock, and the first read after any of its
+/// sources changed builds a new one. It is immutable while shared: only the
+/// instance's own `set` changes it (`applyOwnSet`), and only a copy no reader
+/// holds (see `GroupDefaults.patchSnapshot`).
+final class SearchListSnapshot: @unchecked Sendable {
+    struct Entry: Sendable {
+        let value: PlistValue
+        /// Index into `layerNames`.
+        let layer: Int
+    }
+
+    // Unchecked: only `applyOwnSet` writes, on a snapshot no reader holds, so
+    // the dynamic exclusivity check (a call on every read) guards nothing.
+    @exclusivity(unchecked) private(set) var entries: [String: Entry]
+    /// The search list's domain names, in search order.
+    let layerNames: [String]
+    /// Each layer's contents as read, in search order: what a removal reveals.
+    /// The own domain's (index `ownLayer`) is not consulted once a set was applied.
+    private let layers: [[String: PlistValue]]
+    /// The persistent domains read (the own domain first), with the version each had before it was read.
+    @exclusivity(unchecked) private var domains: [(domain: PersistentDomain, version: UInt64)]
+    private let processVersion: UInt64
+    private let searchListVersion: UInt64
+
+    /// Where the instance's own domain is in the search list: right after the argument domain.
+    private static let ownLayer = 1
+
+    /// Reads every source. Each version is taken before its source is read,
+    /// so a change that lands during the build makes this snapshot out of date.
+    init(searchListVersion: UInt64, processDomains: ProcessDomains, own: PersistentDomain, suites: [PersistentDomain], global: PersistentDomain) {
+        self.searchListVersion = searchListVersion
+        let volatile = processDomains.searchListLayers()
+        processVersion = volatile.version
+        let persistent = [own] + suites + [global]
+        domains = persistent.map { ($0, $0.version.current) }
+        let persistentLayers = persistent.map { (name: $0.name, contents: $0.snapshot()) }
+
+        let layers = [(name: DomainName.argument, contents: volatile.argument)] + persistentLayers + [
+            (name: DomainName.languages, contents: volatile.languages),
+            (name: DomainName.registration, contents: volatile.registration),
+        ]
+        layerNames = layers.map(\.name)
+        self.layers = layers.map(\.contents)
+        var entries: [String: Entry] = [:]
+        entries.reserveCapacity(layers.reduce(0) { $0 + $1.contents.count })
+        // Lowest first, so each higher domain overwrites what it hides.
+        for (index, layer) in layers.enumerated().reversed() {
+            for (key, value) in layer.contents { entries[key] = Entry(value: value, layer: index) }
+        }
+        self.entries = entries
+    }
+
+    private init(copying other: SearchListSnapshot) {
+        entries = other.entries
+        layerNames = other.layerNames
+        layers = other.layers
+        domains = other.domains
+        processVersion = other.processVersion
+        searchListVersion = other.searchListVersion
+    }
+
+    func copy() -> SearchListSnapshot { SearchListSnapshot(copying: self) }
+
+    /// Whether no source changed since this snapshot read it (`exceptOwn`: but the own domain).
+    func isCurrent(searchListVersion: UInt64, processDomains: ProcessDomains, exceptOwn: Bool = false) -> Bool {
+        guard searchListVersion == self.searchListVersion, processDomains.version.current == processVersion else { return false }
+        if !exceptOwn, domains[0].domain.version.current != domains[0].version { return false }
+        for index in 1..<domains.count where domains[index].domain.version.current != domains[index].version { return false }
+        return true
+    }
+
+    /// Brings the snapshot up to the own domain's `version`, made by a set of
+    /// `key` to `value` (nil: removed), if the snapshot was at the version just
+    /// before it; false (nothing changed) otherwise. One key's look-up in the
+    /// other layers, instead of a rebuild. The caller holds the only reference.
+    func applyOwnSet(_ value: PlistValue?, forKey key: String, version: UInt64) -> Bool {
+        guard domains[0].version == version &- 1 else { return false }
+        domains[0].version = version
+        // A launch argument hides the key whatever the own domain holds.
+        if layers[0][key] != nil { return true }
+        if let value {
+            entries[key] = Entry(value: value, layer: Self.ownLayer)
+            return true
+        }
+        // Removed: the next lower domain's value shows through.
+        for index in (Self.ownLayer + 1)..<layers.count {
+            if let lower = layers[index][key] {
+                entries[key] = Entry(value: lower, layer: index)
+                return true
+            }
+        }
+        entries[key] = nil
+        return true
+    }
+
+    func lookup(_ key: String) -> (value: PlistValue, domain: String)? {
+        guard let entry = entries[key] else { return nil }
+        return (entry.value, layerNames[entry.layer])
+    }
+}
