@@ -108,7 +108,8 @@ public struct CloudDaemons: Sendable {
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, folder + "/" + log, O_WRONLY | O_CREAT | O_APPEND, 0o600)
+        // Not through a link someone put there: the log stays inside the root.
+        posix_spawn_file_actions_addopen(&actions, 1, folder + "/" + log, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0o600)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)

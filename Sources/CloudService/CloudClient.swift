@@ -12,8 +12,26 @@ public enum CloudClient {
         public let description: String
     }
 
-    /// `GET` (body nil) or `POST` a JSON body; returns the decoded reply, or throws the cloud's error text.
-    public static func request(_ location: ServerLocation, path: String, body: PlistValue? = nil) async throws -> PlistValue {
+    /// `GET` (body nil) or `POST` a JSON body; returns the decoded reply, or
+    /// throws the cloud's error text, or that it did not answer within
+    /// `timeout` (a stopped cloud must not hang the CLI or the runner).
+    public static func request(_ location: ServerLocation, path: String, body: PlistValue? = nil, timeout: Duration = .seconds(10)) async throws -> PlistValue {
+        try await withThrowingTaskGroup(of: PlistValue?.self) { group in
+            group.addTask { try await exchange(location, path: path, body: body) }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                return nil
+            }
+            let first = try await group.next() ?? nil
+            group.cancelAll()
+            guard let reply = first else {
+                throw Failure(description: "the cloud at \(location.url) did not answer \(path) within \(timeout) (is it stopped? `groupsim cloud status`)")
+            }
+            return reply
+        }
+    }
+
+    private static func exchange(_ location: ServerLocation, path: String, body: PlistValue?) async throws -> PlistValue {
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .connectTimeout(.seconds(2))
             .connect(host: location.host, port: location.port) { channel in

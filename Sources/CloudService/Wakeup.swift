@@ -7,6 +7,8 @@ final class Wakeup: @unchecked Sendable {
     private let lock = NSLock()
     private var signalled = false
     private var waiter: (id: Int, continuation: CheckedContinuation<Void, Never>)?
+    /// The current wait's timeout, cancelled when a signal ends the wait first.
+    private var timer: Task<Void, Never>?
     private var nextWaiter = 0
 
     func signal() {
@@ -16,6 +18,8 @@ final class Wakeup: @unchecked Sendable {
                 return nil
             }
             self.waiter = nil
+            timer?.cancel()
+            timer = nil
             return waiter.continuation
         }
         waiting?.resume()
@@ -33,9 +37,12 @@ final class Wakeup: @unchecked Sendable {
                 return nextWaiter
             }
             guard let id else { return continuation.resume() }
-            Task {
-                try? await Task.sleep(for: timeout)
+            let timer = Task {
+                guard (try? await Task.sleep(for: timeout)) != nil else { return }
                 self.expire(id)
+            }
+            lock.withLock {
+                if waiter?.id == id { self.timer = timer } else { timer.cancel() }
             }
         }
     }
@@ -44,6 +51,7 @@ final class Wakeup: @unchecked Sendable {
         let waiting = lock.withLock { () -> CheckedContinuation<Void, Never>? in
             guard let waiter, waiter.id == id else { return nil }
             self.waiter = nil
+            timer = nil
             return waiter.continuation
         }
         waiting?.resume()

@@ -139,6 +139,15 @@ import TestSupport
         #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == Data(malformed))
     }
 
+    @Test func aStoppedCloudMakesRequestsFailInsteadOfHanging() throws {
+        let server = try startCloud()
+        let location = try location()
+        kill(server.process.pid, SIGSTOP)
+        defer { kill(server.process.pid, SIGCONT) }
+        let outcome = Result { try CloudClient.blocking { try await CloudClient.request(location, path: "/v1/status", timeout: .seconds(1)) } }
+        #expect("\(outcome)".contains("did not answer /v1/status within"), "\(outcome)")
+    }
+
     @Test func networkFaultsWithoutACloudAreRefusedWithTheWayOut() throws {
         let result = try groupsim(["cloud", "network", "partition"], root: root)
         #expect(result.status != 0)
