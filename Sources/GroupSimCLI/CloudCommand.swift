@@ -202,7 +202,10 @@ struct CloudCommand: ParsableCommand {
                 let reply = try CloudClient.blocking { try await CloudClient.request(location, path: path) }
                 values = (reply.dictionaryValue?["records"]?.dictionaryValue ?? [:]).compactMapValues { $0.dictionaryValue?["value"] }
             case (nil, let device?):
-                values = try DeviceCloud(root: root, device: device).readStore(store)?.values ?? [:]
+                guard let copy = try DeviceCloud(root: root, device: device).readStore(store) else {
+                    throw ValidationError("\(device) has no copy of \(store): no app there has opened it (its copy is made when one does)")
+                }
+                values = copy.values
             default:
                 throw ValidationError("give exactly one of --account (the cloud's copy) and --device (a device's copy)")
             }
