@@ -26,6 +26,8 @@ public actor SyncAgent {
     /// Uploads sent and not yet acknowledged: store → sequence → when sent.
     private var inFlight: [String: [Int64: ContinuousClock.Instant]] = [:]
     private let events: @Sendable (String, [String: PlistValue]) -> Void
+    /// The last problem reported for each store's copy, so a copy that stays malformed is reported once.
+    private var reportedProblems: [String: String] = [:]
 
     /// How long an unacknowledged upload waits before it is sent again, and how often the agent polls.
     static let retryInterval = Duration.seconds(1)
@@ -75,8 +77,7 @@ public actor SyncAgent {
             stores[identifier] = domain
         }
         for (identifier, domain) in stores {
-            let copy = try StoreCopy(domain.snapshot(), path: domain.file.path)
-            guard copy.account != current.account else { continue }
+            guard let copy = readable(identifier), copy.account != current.account else { continue }
             try domain.transaction { fields in
                 var copy = try StoreCopy(fields, path: domain.file.path)
                 copy.switchAccount(to: current.account)
@@ -116,8 +117,27 @@ public actor SyncAgent {
         }
     }
 
-    private func revisions() throws -> [String: Int64] {
-        try stores.mapValues { try StoreCopy($0.snapshot(), path: $0.file.path).revision }
+    /// The revision of every copy that can be read (a malformed one is left out, and reported).
+    private func revisions() -> [String: Int64] {
+        var result: [String: Int64] = [:]
+        for identifier in stores.keys { result[identifier] = readable(identifier)?.revision }
+        return result
+    }
+
+    /// A store's copy as it is now; nil, reported once, while it is malformed
+    /// (another tool's doing), so one bad copy never stops the others syncing.
+    private func readable(_ identifier: String) -> StoreCopy? {
+        guard let domain = stores[identifier] else { return nil }
+        do {
+            let copy = try StoreCopy(domain.snapshot(), path: domain.file.path)
+            reportedProblems[identifier] = nil
+            return copy
+        } catch {
+            let problem = "\(error); the store \(identifier) is not synced until the file is fixed or removed"
+            if reportedProblems[identifier] != problem { events("problem", ["store": .string(identifier), "message": .string(problem)]) }
+            reportedProblems[identifier] = problem
+            return nil
+        }
     }
 
     /// Uploads what is pending, re-sends what was not acknowledged, polls;
@@ -130,7 +150,8 @@ public actor SyncAgent {
             let known = Set(stores.keys)
             try prepareStores(current)
             for identifier in Set(stores.keys).subtracting(known) {
-                try await writer.send(.subscribe(store: identifier, since: try copy(of: identifier).revision))
+                guard let copy = readable(identifier) else { continue }
+                try await writer.send(.subscribe(store: identifier, since: copy.revision))
             }
             if ContinuousClock.now - lastPoll >= Self.retryInterval {
                 lastPoll = .now
@@ -142,15 +163,9 @@ public actor SyncAgent {
         }
     }
 
-    private func copy(of identifier: String) throws -> StoreCopy {
-        guard let domain = stores[identifier] else { return StoreCopy() }
-        return try StoreCopy(domain.snapshot(), path: domain.file.path)
-    }
-
     private func uploadPending(account: String, writer: MessageWriter) async throws {
         for identifier in stores.keys.sorted() {
-            let copy = try copy(of: identifier)
-            guard copy.account == account else { continue }
+            guard let copy = readable(identifier), copy.account == account else { continue }
             let sending = copy.uploads.filter { inFlight[identifier]?[$0.stamp.sequence] == nil }
             guard !sending.isEmpty else { continue }
             for change in sending { inFlight[identifier, default: [:]][change.stamp.sequence] = .now }
@@ -168,7 +183,7 @@ public actor SyncAgent {
         case .error(let problem):
             events("cloud-error", ["message": .string(problem)])
         case .ack(let store, let accepted, let refused, let superseded, let advanced):
-            guard let domain = stores[store] else { return }
+            guard let domain = stores[store], readable(store) != nil else { return }
             let corrected = try domain.transaction { fields -> [String] in
                 var copy = try StoreCopy(fields, path: domain.file.path)
                 guard copy.account == account else { return [] }
@@ -185,7 +200,7 @@ public actor SyncAgent {
             events("acknowledged", ["store": .string(store), "sequences": .array(accepted.map { .integer($0) })])
             if !refused.isEmpty { events("refused", ["store": .string(store), "keys": .array(refused.map { .string($0.key) })]) }
         case .changes(let store, let base, let revision, let initial, let records):
-            guard let domain = stores[store] else { return }
+            guard let domain = stores[store], readable(store) != nil else { return }
             let outcome = try domain.transaction { fields -> (gap: Int64?, changed: [String]?) in
                 var copy = try StoreCopy(fields, path: domain.file.path)
                 guard copy.account == account else { return (nil, nil) }

@@ -139,6 +139,20 @@ import TestSupport
         #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == Data(malformed))
     }
 
+    @Test func aMalformedCopyDoesNotStopTheDevicesOtherStoresSyncing() throws {
+        #expect(try groupsim(["cloud", "account", "sign-in", "alice"], root: root).status == 0)
+        #expect(try groupsim(["cloud", "write", "com.example.bad", "k", "1"], root: root).status == 0)
+        let bad = root.path + "/devices/iPhone/cloud/stores/com.example.bad.plist"
+        try Data(BinaryPropertyList.encode(.dictionary(["values": .integer(3)]))).write(to: URL(fileURLWithPath: bad))
+        let server = try startCloud()
+        let agent = try CloudChild(["agent", "--device", "iPhone"], root: root)
+        try agent.waitFor("problem") { $0.contains("com.example.bad") && $0.contains("values must be an object") }
+        #expect(try groupsim(["cloud", "write", "com.example.good", "k", "2"], root: root).status == 0)
+        try agent.waitFor("acknowledged") { $0.contains("com.example.good") }
+        #expect(try cloudStore("com.example.good", account: "alice")["k"]?.dictionaryValue?["value"] == .integer(2))
+        withExtendedLifetime(server) {}
+    }
+
     @Test func aStoppedCloudMakesRequestsFailInsteadOfHanging() throws {
         let server = try startCloud()
         let location = try location()
