@@ -266,6 +266,6 @@ open class UserDefaults: NSObject, @unchecked Sendable {
     }
 
     private func postDidChange() {
-        NotificationCenter.default.post(name: Self.didChangeNotification, object: self)
+        GroupDefaults.notificationCenter.post(name: Self.didChangeNotification, object: self)
     }
 }
