@@ -56,7 +56,7 @@ public enum ExampleCommands {
             UserDefaults.standard.set("not mirrored", forKey: "local-only")
             // Values arriving from the cloud are applied without being sent back.
             CloudDefaults.shared.updateLocal(from: ["sync-theme": "dark"])
-            let mirrored = CloudStoreStandIn.default.dictionaryRepresentation
+            let mirrored = NSUbiquitousKeyValueStore.default.dictionaryRepresentation
             show("mirrored", mirrored.keys.sorted().map { "\($0):\(mirrored[$0]!)" }.joined(separator: ","))
             show("sync-theme", UserDefaults.standard.string(forKey: "sync-theme"))
         case "theme-show":

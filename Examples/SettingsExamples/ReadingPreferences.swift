@@ -78,17 +78,6 @@ extension UserDefaults {
     }
 }
 
-/// A key-value store to mirror "sync-" settings into. The original mirrors
-/// them into iCloud's NSUbiquitousKeyValueStore, which Foundation on Linux
-/// does not have (docs/api.md); this stand-in keeps them in memory with the
-/// same two calls.
-final class CloudStoreStandIn {
-    static let `default` = CloudStoreStandIn()
-    private(set) var dictionaryRepresentation: [String: Any] = [:]
-
-    func set(_ value: Any?, forKey key: String) { dictionaryRepresentation[key] = value }
-}
-
 /// Mirrors every "sync-" setting to the cloud store whenever this process
 /// changes its defaults, and suppresses its own echo while applying values
 /// from the store. (Sendable because its handlers run on the main queue
@@ -115,7 +104,7 @@ final class CloudDefaults: @unchecked Sendable {
 
         for (key, value) in UserDefaults.standard.dictionaryRepresentation() {
             guard key.hasPrefix("sync-") else { continue }
-            CloudStoreStandIn.default.set(value, forKey: key)
+            NSUbiquitousKeyValueStore.default.set(value, forKey: key)
         }
     }
 
