@@ -175,6 +175,16 @@ public struct DeviceManager: Sendable {
         _ = try root.confinedFolder(folder).withDescriptor(creating: false) { descriptor in
             try FolderTree.remove("\(bundle).yaml", in: descriptor, path: folder + "/\(bundle).yaml")
         }
+        // An app group's container goes with the last installed app entitled to it, as on iOS.
+        let groups = Set(entry.manifest.targets.values.flatMap(\.appGroups))
+        let stillUsed = Set(try installed(device: device).flatMap { $0.manifest.targets.values.flatMap(\.appGroups) })
+        for group in groups.subtracting(stillUsed).sorted() {
+            let container = try root.groupContainerPath(device: device, groupIdentifier: group)
+            let containers = (container as NSString).deletingLastPathComponent
+            _ = try root.confinedFolder(containers).withDescriptor(creating: false) { folder in
+                try FolderTree.remove(group, in: folder, path: container)
+            }
+        }
     }
 }
 

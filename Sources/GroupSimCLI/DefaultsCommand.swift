@@ -111,7 +111,9 @@ extension DefaultsCommand {
         func run() throws {
             let request: DefaultsWriteRequest
             do { request = try DefaultsWriteRequest.parse(words) } catch let error as DefaultsWriteRequest.ParseError {
-                throw ValidationError(error.description)
+                // The message says what was wrong and how to write it: the general usage would only bury it.
+                FileHandle.standardError.write(Data("Error: \(error.description)\n".utf8))
+                throw ExitCode(64)
             }
             try options.files.update(domain) { contents in try request.apply(to: &contents) }
         }

@@ -115,6 +115,11 @@ public struct IntentExtensionCommand: ParsableCommand {
     public func run() throws {
         let sink = AppLauncher.makeSink(options, role: .intentExtension)
         let split = invocation.firstIndex(of: "--") ?? invocation.endIndex
+        // The intent's words are passed through as they are, so help is looked for here.
+        if invocation[..<split].contains(where: { ["--help", "-h", "-help"].contains($0) }) {
+            print(Self.helpMessage())
+            return
+        }
         guard let intent = invocation[..<split].first else { throw ValidationError("name the intent to perform, e.g. intent-extension AddNote text=hello") }
         let parameters = invocation[..<split].dropFirst()
         let launchArguments = Array(invocation[split...].dropFirst())

@@ -101,7 +101,8 @@ final class ConsoleEventSink: AppEventSink, @unchecked Sendable {
 
     /// Gives the terminal its whole screen back.
     func releaseCardArea() {
-        if lock.withLock({ cardLines }) > 0 { output.writeRaw("\u{1B}[r") }
+        // Resetting the scroll region moves the cursor to the top left: save and restore it around the reset.
+        if lock.withLock({ cardLines }) > 0 { output.writeRaw("\u{1B}7\u{1B}[r\u{1B}8") }
     }
 
     static func show(_ value: PlistValue?) -> String {
@@ -121,7 +122,7 @@ enum ConsoleLoop {
         register KEY [-TYPE] VALUE      adds to this process's registration domain
         add-suite NAME | remove-suite NAME
         sync                            commit to disk now (synchronize)
-        clear                           remove every key of this process's suite (removePersistentDomain)
+        clear                           remove every key of this process's suite for every process (asks first)
         reload                          widget: reload the timeline (re-render)
         reload-widgets                  app: ask WidgetCenter to reload every widget
         watch on|off                    live change lines
@@ -151,6 +152,7 @@ enum ConsoleLoop {
                 case "help", "?": sink.output.write(help)
                 case "quit", "exit": return Int32(rest.first.flatMap { Int32($0) } ?? 0)
                 case "watch": sink.setWatching(rest.first != "off"); sink.output.write("live changes \(rest.first == "off" ? "off" : "on")")
+                case "clear" where rest.isEmpty: try clear(session: session, sink: sink)
                 default:
                     let command = try parse(verb, rest)
                     print(try session.perform(command), sink: sink)
@@ -160,6 +162,21 @@ enum ConsoleLoop {
             }
         }
         return 0
+    }
+
+    /// `clear` removes the shared suite's every key for every process that
+    /// shares it: said first, done only on "yes", and what went is printed.
+    static func clear(session: AppSession, sink: ConsoleEventSink) throws {
+        let domain = session.store.domainName
+        let keys = ((try? session.store.persistentDomain(forName: domain)) ?? nil)?.keys.sorted() ?? []
+        guard !keys.isEmpty else { return sink.output.write("nothing to clear: \(domain) holds no keys") }
+        sink.output.writeRaw("clear removes every key of \(domain) for every process that shares it (\(keys.count): "
+            + keys.prefix(10).joined(separator: ", ") + (keys.count > 10 ? ", …" : "") + "). Type yes to go on: ")
+        guard readLine()?.trimmingCharacters(in: .whitespaces).lowercased() == "yes" else {
+            return sink.output.write("not cleared")
+        }
+        _ = try session.perform(.clear)
+        sink.output.write("removed \(keys.count) key(s) from \(domain): \(keys.joined(separator: ", "))")
     }
 
     static func parse(_ verb: String, _ rest: [String]) throws -> AppRequest {
