@@ -105,12 +105,8 @@ extension GroupDefaults {
     }
 
     func postDidChange() {
-        GroupDefaults.notificationCenter.post(name: Self.didChangeNotification, object: self)
+        NotificationCenter.default.post(name: Self.didChangeNotification, object: self)
     }
-
-    /// `NotificationCenter.default`, looked up once: on Linux the lookup costs
-    /// about half a microsecond, as much as the post itself.
-    package static let notificationCenter = NotificationCenter.default
 
     /// Listens to every domain of the search list (observation lock held;
     /// the domains' locks are taken inside it, never the other way round).

@@ -266,6 +266,6 @@ open class UserDefaults: NSObject, @unchecked Sendable {
     }
 
     private func postDidChange() {
-        GroupDefaults.notificationCenter.post(name: Self.didChangeNotification, object: self)
+        NotificationCenter.default.post(name: Self.didChangeNotification, object: self)
     }
 }
