@@ -20,6 +20,9 @@ public struct AppProcessOptions: ParsableArguments {
     @Flag(help: "Speak the line-delimited JSON control protocol on stdin/stdout (docs/protocol.md) instead of the prompt.")
     var json = false
 
+    @Flag(help: "Read nothing from stdin: print what happens and run until SIGTERM or SIGINT (for running it in the background: widget --no-input &).")
+    var noInput = false
+
     public init() {}
 
     func loadManifest() throws -> AppManifest {
@@ -31,7 +34,7 @@ public struct AppProcessOptions: ParsableArguments {
 /// Starts a simulated process of one role and runs it until it ends.
 enum AppLauncher {
     static func makeSink(_ options: AppProcessOptions, role: Role) -> AppEventSink {
-        options.json ? JSONEventSink(output: .standardOutput) : ConsoleEventSink(output: .standardOutput, role: role)
+        options.json ? JSONEventSink(output: .standardOutput) : ConsoleEventSink(output: .standardOutput, role: role, readsInput: !options.noInput)
     }
 
     /// Everything up to "ready"; on failure the process says why and exits 1.
@@ -61,6 +64,8 @@ enum AppLauncher {
         if let console = sink as? ConsoleEventSink { ConsoleLoop.prepareScreen(for: session, sink: console) }
         sink.emit(.ready(info: session.info))
         session.start()
+        // In the background a process is ended by a signal, which saves what is pending (TerminationFlush).
+        if options.noInput { dispatchMain() }
         let status: Int32 =
             if let console = sink as? ConsoleEventSink { ConsoleLoop.run(session: session, sink: console) }
             else { ControlProtocolLoop.run(session: session, output: .standardOutput) }

@@ -11,6 +11,8 @@ final class ConsoleEventSink: AppEventSink, @unchecked Sendable {
     let output: LineWriter
     let style: TerminalStyle
     let interactive: Bool
+    /// False for a process run with --no-input: it takes no commands.
+    let readsInput: Bool
     let prompt: String
     let role: Role
     private let lock = NSLock()
@@ -18,10 +20,12 @@ final class ConsoleEventSink: AppEventSink, @unchecked Sendable {
     /// Set when the prompt loop starts; before that (and in one-shot processes) no prompt is drawn.
     private var prompting = false
 
-    init(output: LineWriter, role: Role) {
+    /// `readsInput` false: a process run in the background (`--no-input`) draws no prompt and no card area.
+    init(output: LineWriter, role: Role, readsInput: Bool = true) {
         self.output = output
         style = TerminalStyle.forStandardOutput()
-        interactive = isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1
+        self.readsInput = readsInput
+        interactive = readsInput && isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1
         prompt = "\(role.rawValue)> "
         self.role = role
     }
@@ -48,7 +52,7 @@ final class ConsoleEventSink: AppEventSink, @unchecked Sendable {
         switch event {
         case .ready(let info):
             let bundle = info["bundleId"]?.stringValue ?? "?"
-            say("\(style.bold(bundle)) on \(info["device"]?.stringValue ?? "?") · suite \(info["suite"]?.stringValue ?? "?")" + (role == .intentExtension ? "" : " · type 'help' for commands"))
+            say("\(style.bold(bundle)) on \(info["device"]?.stringValue ?? "?") · suite \(info["suite"]?.stringValue ?? "?")" + (role == .intentExtension || !readsInput ? "" : " · type 'help' for commands"))
         case .change(let change):
             guard lock.withLock({ watching }) else { return }
             let origin = change.origin == ChangeOrigin.thisProcess.rawValue ? "this process" : "another process"
