@@ -29,7 +29,13 @@ package struct DomainOptions: ParsableArguments {
     @Option(help: "Resolve the domain inside this app's container (its non-group suites, or its private copy of a group it is not entitled to).")
     var app: String?
 
-    package var files: DomainFiles { get throws { try location.simulationRoot.files(app: app) } }
+    package var files: DomainFiles {
+        get throws {
+            let place = try location.simulationRoot
+            try place.requireKnownDevice()
+            return place.files(app: app)
+        }
+    }
 }
 
 /// A domain or key that does not exist, worded like macOS `defaults`.

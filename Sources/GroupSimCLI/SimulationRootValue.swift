@@ -1,3 +1,4 @@
+import AppModel
 import GroupDefaults
 
 /// The root and device a command acts on, resolved from options and environment.
@@ -11,4 +12,7 @@ package struct SimulationRootValue {
     }
 
     package func files(app: String? = nil) -> DomainFiles { DomainFiles(root: root, device: device, app: app) }
+
+    /// The device named, refused if it does not exist (the default device excepted): see `DeviceManager.requireDevice`.
+    package func requireKnownDevice() throws { try DeviceManager(root: root).requireDevice(device) }
 }

@@ -184,15 +184,28 @@ import PropertyList
         _ = try fails(["defaults", "delete", "--device", "Ghost", "group.com.example.nope"])
         _ = try fails(["defaults", "delete", "--device", "Ghost", "com.example.app", "k"])
         _ = try fails(["defaults", "rename", "--device", "Ghost", "com.example.app", "a", "b"])
-        _ = try ok(["defaults", "domains", "--device", "Ghost"])
+        // A device that does not exist is refused, never made (a typo of a real one is named).
+        #expect(try fails(["defaults", "domains", "--device", "Ghost"]).stderr.contains("no device named Ghost"))
+        #expect(try fails(["defaults", "write", "--device", "Ghost", "group.com.example.nope", "k", "v"]).stderr.contains("groupsim device create Ghost"))
+        _ = try ok(["device", "create", "iPad"])
+        #expect(try fails(["defaults", "write", "--device", "Ipda", "group.com.example.nope", "k", "v"]).stderr.contains("did you mean iPad?"))
+        #expect(try fails(["container", "--device", "NoSuchDevice", "group.com.example.nope"]).stderr.contains("no device named NoSuchDevice"))
         _ = try ok(["device", "list"])
+        #expect(!FileManager.default.fileExists(atPath: root.path + "/devices/Ipda"))
+        #expect(!FileManager.default.fileExists(atPath: root.path + "/devices/NoSuchDevice"))
         #expect(!FileManager.default.fileExists(atPath: root.path + "/devices/Ghost"))
     }
 
     @Test func containerPrintsTheIOSLayout() throws {
+        _ = try ok(["defaults", "write", group, "k", "v"])
         #expect(try ok(["container", group]) == "\(root.path)/devices/iPhone/Containers/Shared/AppGroup/\(group)")
-        #expect(try ok(["container", "--device", "iPad", "com.example.app"])
-            == "\(root.path)/devices/iPad/Containers/Data/Application/com.example.app")
+        _ = try ok(["device", "create", "iPad"])
+        _ = try ok(["app", "install", "--device", "iPad"])
+        #expect(try ok(["container", "--device", "iPad", "com.example.notes.widget"])
+            == "\(root.path)/devices/iPad/Containers/Data/Application/com.example.notes.widget")
+        // An app never installed gets no container: the likely one is named.
+        #expect(try fails(["container", "--device", "iPad", "com.example.note"]).stderr.contains("did you mean com.example.notes?"))
+        #expect(!FileManager.default.fileExists(atPath: root.path + "/devices/iPad/Containers/Data/Application/com.example.note"))
     }
 
     @Test func everyCommandHasHelp() throws {
