@@ -16,11 +16,25 @@ struct RunCommand: ParsableCommand {
     @Option(help: "Write a JUnit XML report here.") var junit: String?
     @Option(help: "Write a JSON report (every event of every run) here.") var json: String?
     @Option(help: "Write a self-contained HTML timeline of the runs here.") var timeline: String?
+    @Option(help: "Run this many scenarios at a time (each has its own root and processes).") var jobs = 1
+    @Option(help: "Run only part I of N of the suite, e.g. 2/3: every Nth scenario in name order, to split it across machines.") var shard: String?
     @Flag(help: "Only check the files and list the scenarios.") var list = false
     @Flag(help: "Keep each scenario's simulation root for inspection.") var keepRoots = false
 
     func validate() throws {
         if `repeat` < 1 { throw ValidationError("--repeat needs a positive count") }
+        if !(1...64).contains(jobs) { throw ValidationError("--jobs must be from 1 to 64, found \(jobs)") }
+        _ = try parsedShard()
+    }
+
+    /// `--shard I/N` as (I, N), 1 ≤ I ≤ N.
+    func parsedShard() throws -> (index: Int, count: Int)? {
+        guard let shard else { return nil }
+        let parts = shard.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2, let index = Int(parts[0]), let count = Int(parts[1]), (1...1000).contains(count), (1...count).contains(index) else {
+            throw ValidationError("--shard takes I/N with 1 ≤ I ≤ N ≤ 1000, e.g. 2/3; found '\(shard)'")
+        }
+        return (index, count)
     }
 
     func run() throws {
@@ -35,7 +49,11 @@ struct RunCommand: ParsableCommand {
             FileHandle.standardError.write(Data("\(errors.count) scenario file(s) have errors; nothing was run.\n".utf8))
             throw ExitCode(2)
         }
-        let selected = filter.isEmpty ? all : all.filter { scenario in filter.contains { ScenarioCatalog.matches(scenario, filter: $0) } }
+        var selected = filter.isEmpty ? all : all.filter { scenario in filter.contains { ScenarioCatalog.matches(scenario, filter: $0) } }
+        if let (index, count) = try parsedShard() {
+            // Name order, so every machine of a CI matrix cuts the same suite the same way.
+            selected = selected.sorted { $0.name < $1.name }.enumerated().filter { $0.offset % count == index - 1 }.map(\.element)
+        }
         if list {
             for scenario in selected { print("\(scenario.name)  \(style.dim(scenario.summary))") }
             return
@@ -50,16 +68,20 @@ struct RunCommand: ParsableCommand {
         LiveProcesses.shared.endAllOnInterrupt()
         let runner = ScenarioRunner(binaries: binaries, keepRoots: keepRoots)
         let report = TextReport(style: style)
-        var results: [ScenarioResult] = []
-        print("Running \(selected.count) scenario(s)" + (`repeat` > 1 ? " × \(`repeat`)" : "") + " from \(files.count) file(s)")
-        for scenario in selected {
-            for run in 1...`repeat` {
-                if style.enabled { output.writeRaw(report.started(scenario, run: run, of: `repeat`) + "\r") }
-                let result = runner.run(scenario)
-                if style.enabled { output.writeRaw("\u{1B}[K") }
-                print(report.finished(result))
-                results.append(result)
+        let work = selected.flatMap { scenario in (1...`repeat`).map { (scenario, $0) } }
+        print("Running \(selected.count) scenario(s)" + (`repeat` > 1 ? " × \(`repeat`)" : "") + " from \(files.count) file(s)"
+            + (jobs > 1 ? ", \(jobs) at a time" : "") + (shard.map { ", shard \($0)" } ?? ""))
+        let started = Date()
+        let results = ParallelRuns.run(work.count, jobs: jobs) { index in
+            let (scenario, run) = work[index]
+            // The one-line progress display only makes sense one scenario at a time.
+            if style.enabled && jobs == 1 { output.writeRaw(report.started(scenario, run: run, of: `repeat`) + "\r") }
+            let result = runner.run(scenario)
+            output.exclusive {
+                if style.enabled && jobs == 1 { FileHandle.standardOutput.write(Data("\u{1B}[K".utf8)) }
+                FileHandle.standardOutput.write(Data((report.finished(result) + "\n").utf8))
             }
+            return result
         }
         for (path, text) in [(junit, JUnitReport.render(results)), (json, JSONReport.render(results)), (timeline, TimelineReport.render(results))] {
             guard let path else { continue }
@@ -74,7 +96,49 @@ struct RunCommand: ParsableCommand {
         print("")
         if !flaky.isEmpty { print(style.warning("flaky (passed and failed across --repeat runs): \(flaky.joined(separator: ", "))")) }
         if !failedScenarios.isEmpty { print(style.error("failed: \(failedScenarios.joined(separator: ", "))")) }
-        print("scenarios: \(passed) passed, \(results.count - passed) failed")
+        print("scenarios: \(passed) passed, \(results.count - passed) failed"
+            + String(format: " in %.1f s", Date().timeIntervalSince(started)) + (jobs > 1 ? " (\(jobs) at a time)" : ""))
         if passed != results.count { throw ExitCode(1) }
+    }
+}
+
+/// Runs `count` items on at most `jobs` threads, each taking the next item
+/// when it is free; the results come back in item order.
+enum ParallelRuns {
+    static func run<T: Sendable>(_ count: Int, jobs: Int, _ body: @escaping @Sendable (Int) -> T) -> [T] {
+        let slots = ResultSlots<T>(count)
+        let next = NextIndex()
+        // Threads of their own, not the dispatch pool: a run mostly waits on
+        // its processes, and the pool would hold the count to the cores.
+        let done = DispatchGroup()
+        for _ in 0..<min(jobs, max(count, 1)) {
+            done.enter()
+            Thread {
+                while let index = next.take(below: count) { slots.set(index, body(index)) }
+                done.leave()
+            }.start()
+        }
+        done.wait()
+        return slots.all
+    }
+
+    private final class NextIndex: @unchecked Sendable {
+        private let lock = NSLock()
+        private var value = 0
+        func take(below limit: Int) -> Int? {
+            lock.withLock {
+                guard value < limit else { return nil }
+                defer { value += 1 }
+                return value
+            }
+        }
+    }
+
+    private final class ResultSlots<T>: @unchecked Sendable {
+        private let lock = NSLock()
+        private var slots: [T?]
+        init(_ count: Int) { slots = Array(repeating: nil, count: count) }
+        func set(_ index: Int, _ value: T) { lock.withLock { slots[index] = value } }
+        var all: [T] { lock.withLock { slots.compactMap { $0 } } }
     }
 }

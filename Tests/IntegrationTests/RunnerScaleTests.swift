@@ -1,0 +1,50 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// The suite split across machines (`--shard`) and run several at a time
+/// (`--jobs`): every scenario runs exactly once either way.
+@Suite struct RunnerScaleTests {
+    let root = TemporaryRoot()
+
+    func run(_ arguments: [String]) throws -> ProcessResult {
+        let tmp = root.path + "/tmp"
+        try FileManager.default.createDirectory(atPath: tmp, withIntermediateDirectories: true)
+        return try runBounded(BuiltExecutable.path("groupsim"), ["run"] + arguments, environment: ["TMPDIR": tmp, "NO_COLOR": "1"], timeout: 300)
+    }
+
+    /// The repository's scenarios folder (the tests run from the package root).
+    var scenarios: String { FileManager.default.currentDirectoryPath + "/scenarios" }
+
+    func names(_ listing: String) -> [String] {
+        listing.split(separator: "\n").map { String($0.split(separator: " ").first ?? "") }.filter { !$0.isEmpty }
+    }
+
+    @Test func shardsCoverTheSuiteOnceBetweenThem() throws {
+        let all = names(try run(["--list", scenarios]).stdout).sorted()
+        #expect(all.count > 10)
+        var seen: [String] = []
+        for index in 1...3 {
+            let result = try run(["--list", "--shard", "\(index)/3", scenarios])
+            #expect(result.status == 0, "\(result.stderr)")
+            seen += names(result.stdout)
+        }
+        #expect(seen.sorted() == all)
+        for wrong in ["0/3", "4/3", "2", "a/b", "1/0"] {
+            let result = try run(["--list", "--shard", wrong, scenarios])
+            #expect(result.status != 0 && result.stderr.contains("--shard takes I/N"), "\(wrong): \(result.stderr)")
+        }
+    }
+
+    @Test func jobsRunEveryScenarioOnceAndReportInOrder() throws {
+        let filters = ["--filter", "launch-argument", "--filter", "atomic-increment", "--filter", "write-reaches"]
+        let result = try run(["--jobs", "3", "--junit", root.path + "/report.xml"] + filters + [scenarios])
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        #expect(result.stdout.contains("scenarios: 3 passed, 0 failed") && result.stdout.contains("(3 at a time)"), "\(result.stdout)")
+        let report = try String(contentsOfFile: root.path + "/report.xml", encoding: .utf8)
+        let listed = names(try run(["--list"] + filters + [scenarios]).stdout)
+        let order = listed.compactMap { report.range(of: "\"\($0)\"")?.lowerBound }
+        #expect(listed.count == 3 && order.count == 3 && order == order.sorted(), "the report keeps the suite's order: \(listed)")
+        #expect(try run(["--jobs", "0", scenarios]).stderr.contains("--jobs must be from 1 to 64"))
+    }
+}
