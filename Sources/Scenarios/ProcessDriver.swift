@@ -158,6 +158,19 @@ final class ProcessDriver: @unchecked Sendable {
 
     func recordedEvents() -> [RecordedEvent] { condition.withLock { events } }
 
+    /// Watches for `seconds`: the first event matching that arrives after the
+    /// call (or the exit, for an exit matcher), or nil if none did.
+    func firstNew(_ matcher: EventMatcher, within seconds: Double) -> RecordedEvent? {
+        let deadline = Date().addingTimeInterval(seconds)
+        condition.lock()
+        defer { condition.unlock() }
+        let seen = events.count
+        while true {
+            if let match = events[seen...].first(where: matcher.matches) { return match }
+            if finished || !condition.wait(until: deadline) { return events[seen...].first(where: matcher.matches) }
+        }
+    }
+
     /// Sends a burst pipelined, with a synchronize every `syncEvery` sets.
     func startBurst(_ burst: Burst) -> Int {
         var covered: [(key: String, value: PlistValue)] = []

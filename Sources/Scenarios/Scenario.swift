@@ -59,6 +59,8 @@ public struct Step: Sendable {
         case intent(name: String, parameters: [String: String], device: String?, status: Int32, arguments: [String], result: PlistValue??)
         case defaults(arguments: [String], status: Int32)
         case wait(process: String, matcher: EventMatcher, timeout: Double)
+        /// No matching event may arrive in the process for `seconds` from now.
+        case quiet(process: String, matcher: EventMatcher, seconds: Double)
         case kill(process: String, signal: Int32, afterAcks: Int?)
         case suspend(String)
         case resume(String)
@@ -115,6 +117,10 @@ public struct EventMatcher: Sendable, CustomStringConvertible {
     public var status: Int?
     /// cloud-change: a notification naming at least these keys.
     public var keys: [String]?
+    /// warning, error: the message contains this text.
+    public var message: String?
+    /// change: the domain the new effective value comes from.
+    public var valueDomain: String?
 
     public static let events = ["change", "render", "notification", "cloud-change", "warning", "exit", "ready", "intent-result", "error"]
 
@@ -128,6 +134,8 @@ public struct EventMatcher: Sendable, CustomStringConvertible {
         if let kind { parts.append("kind \(kind)") }
         if let status { parts.append("status \(status)") }
         if let keys { parts.append("keys [\(keys.joined(separator: ", "))]") }
+        if let message { parts.append("message containing \(PlistJSON.quote(message))") }
+        if let valueDomain { parts.append("value from \(valueDomain)") }
         return parts.joined(separator: ", ")
     }
 }
@@ -144,6 +152,8 @@ public enum Check: Sendable {
     case exit(process: String, status: Int32)
     /// What a process's `NSUbiquitousKeyValueStore` returns for a key (Some(nil): absent).
     case cloudValueIn(process: String, key: String, value: PlistValue?)
+    /// The process's search list, in order.
+    case searchList(process: String, [String])
     case cloud(CloudCheck)
 }
 

@@ -71,6 +71,13 @@ extension EventMatcher {
             default: return false
             }
         }
+        if let message {
+            switch appEvent {
+            case .warning(_, let found), .error(let found): if !found.contains(message) { return false }
+            default: return false
+            }
+        }
+        if let valueDomain, event.change?.valueDomain != valueDomain { return false }
         if let keys {
             guard case .cloudChange(_, let found) = appEvent, Set(keys).isSubset(of: found) else { return false }
         }

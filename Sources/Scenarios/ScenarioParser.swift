@@ -90,7 +90,7 @@ public enum ScenarioParser {
 
     static let stepKeywords = [
         "launch", "restart", "quit", "set", "remove", "register", "add-suite", "increment", "append", "merge", "clear",
-        "synchronize", "reload", "reload-widgets", "intent", "defaults", "wait", "kill", "suspend", "resume", "corrupt",
+        "synchronize", "reload", "reload-widgets", "intent", "defaults", "wait", "quiet", "kill", "suspend", "resume", "corrupt", "remove-suite",
         "delete-file", "erase-device", "burst", "parallel", "expect",
     ] + cloudStepKeywords
 
@@ -132,6 +132,7 @@ public enum ScenarioParser {
         case "remove": return try command(["key"], required: ["key"]) { .remove(key: try $0["key"]!.string()) }
         case "register": return try command(["defaults"], required: ["defaults"]) { .register(defaults: try $0["defaults"]!.plistDictionary()) }
         case "add-suite": return try command(["name"], required: ["name"]) { .addSuite(name: try $0["name"]!.string()) }
+        case "remove-suite": return try command(["name"], required: ["name"]) { .removeSuite(name: try $0["name"]!.string()) }
         case "increment":
             return try command(["key", "by"], required: ["key"]) { .increment(key: try $0["key"]!.string(), by: Int64(try $0["by"]?.int() ?? 1)) }
         case "append":
@@ -181,6 +182,12 @@ public enum ScenarioParser {
             let matcher = try parseMatcher(fields, eventNode: fields["for"]!)
             let timeout = try fields["timeout"]?.seconds(atMost: maximumWait) ?? 10
             return (.wait(process: process, matcher: matcher, timeout: timeout), "wait for \(matcher) in \(process)")
+        case "quiet":
+            let fields = try body.fields(allowed: ["for", "in", "seconds"] + matcherKeys, required: ["for", "in", "seconds"])
+            let process = try context.process(fields["in"]!)
+            let matcher = try parseMatcher(fields, eventNode: fields["for"]!)
+            let seconds = try fields["seconds"]!.seconds(atMost: maximumWait)
+            return (.quiet(process: process, matcher: matcher, seconds: seconds), "no \(matcher) in \(process) for \(seconds) s")
         case "kill":
             if case .scalar = body.node { return try processOnly { .kill(process: $0, signal: SIGKILL, afterAcks: nil) } }
             let fields = try body.fields(allowed: ["process", "signal", "after-acks"], required: ["process"])
@@ -228,7 +235,7 @@ public enum ScenarioParser {
         return result
     }
 
-    static let matcherKeys = ["key", "value", "absent", "origin", "reason", "card", "kind", "status", "keys"]
+    static let matcherKeys = ["key", "value", "absent", "origin", "reason", "card", "kind", "status", "keys", "message", "value-domain"]
 
     static func parseMatcher(_ fields: [String: SpecNode], eventNode: SpecNode) throws -> EventMatcher {
         let event = try eventNode.string()
@@ -252,6 +259,10 @@ public enum ScenarioParser {
             return try node.strings()
         }
         if matcher.keys != nil && event != "cloud-change" { throw fields["keys"]!.error("'keys' goes with the cloud-change event") }
+        matcher.message = try fields["message"]?.string()
+        if matcher.message != nil && !["warning", "error"].contains(event) { throw fields["message"]!.error("'message' goes with warning and error events") }
+        matcher.valueDomain = try fields["value-domain"]?.string()
+        if matcher.valueDomain != nil && event != "change" { throw fields["value-domain"]!.error("'value-domain' goes with the change event") }
         if let reason = matcher.reason, event == "cloud-change", !CloudReasons.all.contains(reason) {
             throw fields["reason"]!.error("a cloud-change reason is one of \(CloudReasons.all.joined(separator: ", ")), found '\(reason)'")
         }
@@ -270,7 +281,7 @@ public enum ScenarioParser {
         let fields = try node.fields(allowed: [
             "in", "key", "value", "absent", "domain", "saw", "not-saw", "card", "file", "device", "app", "count", "length",
             "intact", "moved-aside", "acknowledged", "exit", "status", "origin", "reason", "kind", "times",
-            "cloud", "account", "copy", "by", "ahead-ms", "uploads", "kvs", "keys",
+            "cloud", "account", "copy", "by", "ahead-ms", "uploads", "kvs", "keys", "message", "value-domain", "search-list",
         ])
         if let check = try parseCloudCheck(fields, node, context) { return check }
         if let file = fields["file"] {
@@ -311,6 +322,9 @@ public enum ScenarioParser {
             if fields["times"] != nil && fields["saw"] == nil { throw fields["times"]!.error("'times' goes with 'saw'") }
             let times = try fields["times"]?.int(in: 0...maximumCount)
             return fields["saw"] != nil ? .saw(process: process, matcher, times: times) : .notSaw(process: process, matcher)
+        }
+        if let order = fields["search-list"] {
+            return .searchList(process: process, try order.list().map { try $0.string() })
         }
         if let kvsKey = fields["kvs"] {
             if let value = fields["value"] { return .cloudValueIn(process: process, key: try kvsKey.string(), value: try value.plistValue()) }

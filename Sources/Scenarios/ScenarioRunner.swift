@@ -203,7 +203,11 @@ final class Execution: @unchecked Sendable {
         case .launch(let names):
             for name in names { try launch(name) }
         case .restart(let process, let arguments):
-            try quit(process)
+            // A process that exited or was killed starts again; a running one is quit first.
+            guard lock.withLock({ everStarted[process] }) != nil else {
+                throw CheckFailed("\(process) was never launched: use launch, not restart")
+            }
+            if lock.withLock({ drivers[process] })?.isRunning == true { try quit(process) }
             try launch(process, arguments: arguments)
         case .quit(let process):
             try quit(process)
@@ -223,6 +227,11 @@ final class Execution: @unchecked Sendable {
             }
         case .wait(let process, let matcher, let timeout):
             _ = try lastDriver(process).waitFor(matcher, timeout: timeout)
+        case .quiet(let process, let matcher, let seconds):
+            // The one wait that lasts its whole time by design: "nothing happens within T".
+            if let seen = try lastDriver(process).firstNew(matcher, within: seconds) {
+                throw CheckFailed("\(process) should have had no \(matcher) for \(seconds) s, but had: \(seen.text)")
+            }
         case .kill(let process, let signal, let afterAcks):
             let target = try driver(process)
             if let afterAcks { try target.waitForAcknowledgedSyncs(afterAcks, timeout: 20) }
@@ -389,6 +398,12 @@ final class Execution: @unchecked Sendable {
             }
         case .cloud(let cloudCheck):
             try cloudRig().verify(cloudCheck)
+        case .searchList(let process, let expected):
+            let info = try driver(process).request(.info).response?.fields["info"]?.dictionaryValue
+            let found = (info?["searchList"]?.arrayValue ?? []).compactMap(\.stringValue)
+            guard found == expected else {
+                throw CheckFailed("\(process)'s search list should be \(expected.joined(separator: ", ")), it is \(found.joined(separator: ", "))")
+            }
         case .exit(let process, let status):
             let target = try lastDriver(process)
             guard let found = target.waitForExit(timeout: 10) else { throw CheckFailed("\(process) is still running; expected it to have exited with \(status)") }
