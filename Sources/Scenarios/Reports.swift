@@ -32,9 +32,13 @@ public struct TextReport: Sendable {
             for event in seen { lines.append("        \(Self.stamp(event.time))  \(event.kind == .action ? "» " : "")\(event.text)") }
         }
         let after = result.events.filter { $0.time > failedAt && $0.kind == .event }.prefix(4)
+        let teardown = result.events.first { $0.kind == .action && $0.process == "runner" && $0.name == "teardown" }?.time
         if !after.isEmpty {
             lines.append("    events after the failure:")
-            for event in after { lines.append("      \(Self.stamp(event.time))  \(event.process): \(event.text)") }
+            for event in after {
+                let cause = teardown.map { event.time >= $0 } == true ? "  (the runner's teardown)" : ""
+                lines.append("      \(Self.stamp(event.time))  \(event.process): \(event.text)\(cause)")
+            }
         }
         return lines.joined(separator: "\n")
     }

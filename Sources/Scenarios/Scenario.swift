@@ -57,7 +57,8 @@ public struct Step: Sendable {
         case command(process: String, AppRequest)
         /// `result`: the value the intent must report having stored (Some(nil): absent).
         case intent(name: String, parameters: [String: String], device: String?, status: Int32, arguments: [String], result: PlistValue??)
-        case defaults(arguments: [String], status: Int32)
+        /// `output`: text stdout must contain (what `read`, `read-type` or `export -` printed).
+        case defaults(arguments: [String], status: Int32, output: String?)
         case wait(process: String, matcher: EventMatcher, timeout: Double)
         /// No matching event may arrive in the process for `seconds` from now.
         case quiet(process: String, matcher: EventMatcher, seconds: Double)
@@ -69,7 +70,10 @@ public struct Step: Sendable {
         case eraseDevice(String)
         case burst(Burst)
         case parallel([Step])
-        case expect([Check])
+        /// Each check with the line it is written on (a failure points at it).
+        case expect([LocatedCheck])
+        /// A command run for its verdict (in the scenario file's folder, with GROUPSIM_ROOT set).
+        case run(arguments: [String], status: Int32, output: String?)
         case cloud(CloudAction)
     }
 
@@ -82,7 +86,7 @@ public struct Step: Sendable {
             default: false
             }
         case .parallel(let steps): steps.contains { $0.usesCloud }
-        case .expect(let checks): checks.contains { if case .cloud = $0 { true } else { false } }
+        case .expect(let checks): checks.contains { if case .cloud = $0.check { true } else { false } }
         default: false
         }
     }
@@ -140,6 +144,12 @@ public struct EventMatcher: Sendable, CustomStringConvertible {
     }
 }
 
+/// A check and where it is written.
+public struct LocatedCheck: Sendable {
+    public let check: Check
+    public let line: Int
+}
+
 /// A check on the resulting state.
 public enum Check: Sendable {
     case value(process: String, key: String, value: PlistValue??, domain: String?)
@@ -162,6 +172,8 @@ public struct FileCheck: Sendable {
         case value(key: String, PlistValue)
         case absent(key: String)
         case count(Int)
+        /// How many keys match a pattern (`*` for any text), e.g. every key of a burst.
+        case countMatching(pattern: String, Int)
         case length(key: String, Int)
         case intact
         case movedAside

@@ -91,7 +91,7 @@ public enum ScenarioParser {
     static let stepKeywords = [
         "launch", "restart", "quit", "set", "remove", "register", "add-suite", "increment", "append", "merge", "clear",
         "synchronize", "reload", "reload-widgets", "intent", "defaults", "wait", "quiet", "kill", "suspend", "resume", "corrupt", "remove-suite",
-        "delete-file", "erase-device", "burst", "parallel", "expect",
+        "delete-file", "erase-device", "burst", "parallel", "expect", "run",
     ] + cloudStepKeywords
 
     static func parseStep(_ node: SpecNode, _ context: Context) throws -> Step {
@@ -171,11 +171,12 @@ public enum ScenarioParser {
         case "defaults":
             if case .sequence = body.node {
                 let words = try body.strings()
-                return (.defaults(arguments: words, status: 0), "defaults \(words.joined(separator: " "))")
+                return (.defaults(arguments: words, status: 0, output: nil), "defaults \(words.joined(separator: " "))")
             }
-            let fields = try body.fields(allowed: ["args", "status"], required: ["args"])
+            let fields = try body.fields(allowed: ["args", "status", "output"], required: ["args"])
             let words = try fields["args"]!.strings()
-            return (.defaults(arguments: words, status: Int32(try fields["status"]?.int(in: statusRange) ?? 0)), "defaults \(words.joined(separator: " "))")
+            return (.defaults(arguments: words, status: Int32(try fields["status"]?.int(in: statusRange) ?? 0), output: try fields["output"]?.string()),
+                    "defaults \(words.joined(separator: " "))")
         case "wait":
             let fields = try body.fields(allowed: ["for", "in", "timeout"] + matcherKeys, required: ["for", "in"])
             let process = try context.process(fields["in"]!)
@@ -222,8 +223,19 @@ public enum ScenarioParser {
             let steps = try body.list().map { try parseStep($0, context) }
             return (.parallel(steps), "parallel: " + steps.map(\.summary).joined(separator: " | "))
         case "expect":
-            let checks = try body.listOrSingle().map { try parseCheck($0, context) }
+            let checks = try body.listOrSingle().map { LocatedCheck(check: try parseCheck($0, context), line: $0.line) }
             return (.expect(checks), "expect")
+        case "run":
+            if case .sequence = body.node {
+                let words = try body.strings()
+                guard !words.isEmpty else { throw body.error("run needs a command, e.g. run: [python3, check.py]") }
+                return (.run(arguments: words, status: 0, output: nil), "run \(words.joined(separator: " "))")
+            }
+            let fields = try body.fields(allowed: ["args", "status", "output"], required: ["args"])
+            let words = try fields["args"]!.strings()
+            guard !words.isEmpty else { throw fields["args"]!.error("run needs a command, e.g. args: [python3, check.py]") }
+            return (.run(arguments: words, status: Int32(try fields["status"]?.int(in: statusRange) ?? 0), output: try fields["output"]?.string()),
+                    "run \(words.joined(separator: " "))")
         default:
             return try parseCloudAction(keyword, body, context)
         }
@@ -281,7 +293,7 @@ public enum ScenarioParser {
         let fields = try node.fields(allowed: [
             "in", "key", "value", "absent", "domain", "saw", "not-saw", "card", "file", "device", "app", "count", "length",
             "intact", "moved-aside", "acknowledged", "exit", "status", "origin", "reason", "kind", "times",
-            "cloud", "account", "copy", "by", "ahead-ms", "uploads", "kvs", "keys", "message", "value-domain", "search-list",
+            "cloud", "account", "copy", "by", "ahead-ms", "uploads", "kvs", "keys", "message", "value-domain", "search-list", "matching",
         ])
         if let check = try parseCloudCheck(fields, node, context) { return check }
         if let file = fields["file"] {
@@ -294,6 +306,8 @@ public enum ScenarioParser {
                 condition = .value(key: try key.string(), try value.plistValue())
             } else if let absent = fields["absent"] {
                 condition = .absent(key: try absent.string())
+            } else if let count = fields["count"], let pattern = fields["matching"] {
+                condition = .countMatching(pattern: try pattern.string(), try count.int(in: 0...PlistLimits.maximumValueCount))
             } else if let count = fields["count"] {
                 condition = .count(try count.int(in: 0...PlistLimits.maximumValueCount))
             } else if let length = fields["length"] {

@@ -173,6 +173,8 @@ final class Execution: @unchecked Sendable {
     }
 
     func endAll() {
+        // Marked in the log, so what the processes say from here on reads as the runner ending them.
+        log.record(process: "runner", kind: .action, name: "teardown", text: "the runner ends every process it started")
         let all = lock.withLock { Array(drivers.values) }
         for driver in all { driver.end() }
         lock.withLock { cloud }?.endAll()
@@ -217,14 +219,14 @@ final class Execution: @unchecked Sendable {
         case .intent(let name, let parameters, let device, let status, let arguments, let result):
             try runIntent(name, parameters: parameters, device: device ?? scenario.defaultDevice, expected: status, arguments: arguments,
                           result: result, step: step)
-        case .defaults(let arguments, let status):
+        case .defaults(let arguments, let status, let output):
             action("defaults", step, key: arguments.count > 2 ? arguments[2] : nil)
-            let result = try runTool(binaries + "/groupsim", ["defaults"] + arguments, device: scenario.defaultDevice)
-            log.record(process: "defaults", kind: .exit, name: "exit", fields: ["status": .integer(Int64(result.status))],
-                       text: "exit \(result.status)" + (result.stderr.isEmpty ? "" : ": " + result.stderr.trimmingCharacters(in: .whitespacesAndNewlines)))
-            guard result.status == status else {
-                throw CheckFailed("groupsim defaults exited with status \(result.status), expected \(status): \(result.stderr)")
-            }
+            try runForVerdict(binaries + "/groupsim", ["defaults"] + arguments, lane: "defaults", status: status, output: output)
+        case .run(let arguments, let status, let output):
+            action("run", step)
+            // A bare name is looked up on PATH, as a shell would; a path is taken from the scenario's folder.
+            let executable = arguments[0].contains("/") ? arguments[0] : Self.onPath(arguments[0]) ?? arguments[0]
+            try runForVerdict(executable, Array(arguments.dropFirst()), lane: "run", status: status, output: output)
         case .wait(let process, let matcher, let timeout):
             _ = try lastDriver(process).waitFor(matcher, timeout: timeout)
         case .quiet(let process, let matcher, let seconds):
@@ -271,7 +273,13 @@ final class Execution: @unchecked Sendable {
             }
             if let first = failures.first { throw first }
         case .expect(let checks):
-            for check in checks { try verify(check) }
+            for item in checks {
+                // A failing check is reported at its own line, not the expect's.
+                do { try verify(item.check) } catch let failed as CheckFailed {
+                    log.record(process: "runner", kind: .action, name: "failure", text: failed.description)
+                    throw StepFailure(line: item.line, step: "expect", message: failed.description)
+                }
+            }
         case .cloud(let cloudAction):
             action(CloudRig.serverLane, step)
             if case .waitForQuiescence = cloudAction {
@@ -330,12 +338,37 @@ final class Execution: @unchecked Sendable {
         }
     }
 
-    private func runTool(_ executable: String, _ arguments: [String], device: String) throws -> (status: Int32, stderr: String) {
-        let process = try RunningProcess(executable, arguments, environment: ["GROUPSIM_ROOT": root, "GROUPSIM_DEVICE": device])
+    /// Runs a tool to its end in the scenario file's folder (relative paths
+    /// are the file's), with the root and default device in its environment;
+    /// its status and output go to the log and the report.
+    private func runForVerdict(_ executable: String, _ arguments: [String], lane: String, status expected: Int32, output: String?) throws {
+        let folder = (scenario.file as NSString).deletingLastPathComponent
+        let process = try RunningProcess(
+            executable, arguments, environment: ["GROUPSIM_ROOT": root, "GROUPSIM_DEVICE": scenario.defaultDevice],
+            directory: folder.isEmpty ? nil : folder)
         process.closeStdin()
-        let status = try process.waitForExit(timeout: 30)
+        let status: Int32
+        do { status = try process.waitForExit(timeout: 60) } catch {
+            kill(process.pid, SIGKILL)
+            throw CheckFailed("\(lane) \(executable) did not finish within 60 s")
+        }
         while (try? process.nextLine(timeout: 5)) != nil {}
-        return (status, process.stderr)
+        let stdout = process.allLines.joined(separator: "\n")
+        let stderr = process.stderr.trimmingCharacters(in: .whitespacesAndNewlines)
+        log.record(process: lane, kind: .exit, name: "exit", fields: ["status": .integer(Int64(status)), "stdout": .string(stdout)],
+                   text: "exit \(status)" + (stdout.isEmpty ? "" : "; printed: " + stdout.prefix(300)) + (stderr.isEmpty ? "" : "; stderr: " + stderr.prefix(300)))
+        guard status == expected else {
+            throw CheckFailed("\(lane) \(((executable as NSString).lastPathComponent)) exited with status \(status), expected \(expected)"
+                + (stderr.isEmpty ? "" : ": \(stderr)") + (stdout.isEmpty ? "" : " (printed: \(stdout.prefix(300)))"))
+        }
+        if let output, !stdout.contains(output) {
+            throw CheckFailed("\(lane) \(((executable as NSString).lastPathComponent)) should have printed \(PlistJSON.quote(output)), it printed: \(stdout.isEmpty ? "nothing" : String(stdout.prefix(500)))")
+        }
+    }
+
+    static func onPath(_ name: String) -> String? {
+        let folders = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
+        return folders.map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
     // MARK: Checks
@@ -435,6 +468,11 @@ final class Execution: @unchecked Sendable {
             if let found = contents[key] { throw CheckFailed("\(name): \(key) should be absent, found \(Self.show(found))") }
         case .count(let count):
             guard contents.count == count else { throw CheckFailed("\(name) should hold \(count) keys, holds \(contents.count)") }
+        case .countMatching(let pattern, let count):
+            let matching = contents.keys.filter { fnmatch(pattern, $0, 0) == 0 }
+            guard matching.count == count else {
+                throw CheckFailed("\(name) should hold \(count) keys matching \(pattern), holds \(matching.count)")
+            }
         case .length(let key, let length):
             guard let array = contents[key]?.arrayValue else { throw CheckFailed("\(name): \(key) should be an array, found \(Self.show(contents[key]))") }
             guard array.count == length else { throw CheckFailed("\(name): \(key) should have \(length) elements, has \(array.count)") }

@@ -94,4 +94,61 @@ import TestSupport
               - wait: { for: change, in: widget, key: theme, value-domain: NSArgumentDomain, timeout: 1 }
             """, saying: "no change, key theme, value from NSArgumentDomain event in widget within 1.0 s")
     }
+
+    @Test func aCommandRunForItsVerdict() throws {
+        // A script that checks the files with another tool: its status is the verdict, its output is in the report.
+        try "import plistlib, os, sys\np = os.environ['GROUPSIM_ROOT'] + '/devices/iPhone/Containers/Shared/AppGroup/group.com.example.notes/Library/Preferences/group.com.example.notes.plist'\nd = plistlib.load(open(p, 'rb'))\nprint('theme is', d.get('theme'))\nsys.exit(0 if d.get('theme') == sys.argv[1] else 3)\n"
+            .write(toFile: folder.path + "/check.py", atomically: true, encoding: .utf8)
+        try passes("verdict", "summary: x\n" + Self.processes + """
+              - set: { in: app, key: theme, value: dark }
+              - synchronize: app
+              - run: { args: [python3, check.py, dark], output: "theme is dark" }
+            """)
+        try fails("verdict-mutated", "summary: x\n" + Self.processes + """
+              - set: { in: app, key: theme, value: dark }
+              - synchronize: app
+              - run: [python3, check.py, light]
+            """, saying: "run python3 exited with status 3, expected 0 (printed: theme is dark)")
+    }
+
+    @Test func whatTheDefaultsToolPrintedAndFilesBesideTheScenario() throws {
+        try #"<?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict><key>imported</key><string>yes</string></dict></plist>"#
+            .write(toFile: folder.path + "/import.plist", atomically: true, encoding: .utf8)
+        try passes("defaults-output", "summary: x\n" + Self.processes + """
+              - defaults: [import, group.com.example.notes, import.plist]
+              - defaults: { args: [read, group.com.example.notes, imported], output: "yes" }
+              - defaults: { args: [read-type, group.com.example.notes, imported], output: "Type is string" }
+            """)
+        try fails("defaults-output-mutated", "summary: x\n" + Self.processes + """
+              - defaults: [import, group.com.example.notes, import.plist]
+              - defaults: { args: [read, group.com.example.notes, imported], output: "no" }
+            """, saying: "defaults groupsim should have printed \"no\", it printed: yes")
+    }
+
+    @Test func everyKeyOfABurstOnDisk() throws {
+        try passes("burst-count", "summary: x\n" + Self.processes + """
+              - burst: { in: app, count: 200, key: "burst-{i}" }
+              - synchronize: app
+              - expect: { file: group.com.example.notes, matching: "burst-*", count: 200 }
+            """)
+        try fails("burst-count-mutated", "summary: x\n" + Self.processes + """
+              - burst: { in: app, count: 200, key: "burst-{i}" }
+              - synchronize: app
+              - expect: { file: group.com.example.notes, matching: "burst-*", count: 201 }
+            """, saying: "should hold 201 keys matching burst-*, holds 200")
+    }
+
+    @Test func aFailingCheckIsReportedAtItsOwnLineAndTheTeardownIsNamed() throws {
+        let result = try run("check-line", "summary: x\n" + Self.processes + """
+              - set: { in: app, key: theme, value: dark }
+              - expect:
+                  - { in: app, key: theme, value: dark }
+                  - { in: app, key: theme, value: light }
+            """)
+        #expect(result.status == 1)
+        // The second check is on line 10 of the file (the expect on line 8).
+        #expect(result.stdout.contains("check-line.yaml:10: expect"), "\(result.stdout)")
+        #expect(result.stdout.contains("(the runner's teardown)"), "\(result.stdout)")
+    }
 }
+
