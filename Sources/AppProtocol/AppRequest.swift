@@ -11,6 +11,8 @@ public enum Role: String, Sendable, CaseIterable {
 /// process to do. Both faces turn their input into these.
 public enum AppRequest: Sendable, Equatable {
     case get(key: String)
+    /// What a typed getter returns: `bool(forKey:)`, `integer(forKey:)` …
+    case typedGet(key: String, as: TypedRead)
     case set(key: String, value: PlistValue)
     case remove(key: String)
     /// Every effective value with the domain it comes from.
@@ -38,6 +40,12 @@ public enum AppRequest: Sendable, Equatable {
     case info
     case ping
     case exit(status: Int32)
+}
+
+/// The typed getters of UserDefaults, as the protocol names them.
+public enum TypedRead: String, Sendable, CaseIterable {
+    case bool, integer, double, string, url
+    case stringArray = "string-array"
 }
 
 /// What a request returns.

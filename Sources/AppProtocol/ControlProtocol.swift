@@ -56,7 +56,12 @@ public enum ControlProtocol {
             return entries
         }
         switch name {
-        case "get": return .get(key: try string("key"))
+        case "get":
+            guard let typed = object["as"] else { return .get(key: try string("key")) }
+            guard let name = typed.stringValue, let kind = TypedRead(rawValue: name) else {
+                throw AppRequestError("get: \"as\" must be one of \(TypedRead.allCases.map(\.rawValue).joined(separator: ", ")), found \(PlistJSON.encode(typed))")
+            }
+            return .typedGet(key: try string("key"), as: kind)
         case "set": return .set(key: try string("key"), value: try value("value"))
         case "remove": return .remove(key: try string("key"))
         case "dump": return .dump
@@ -99,6 +104,7 @@ public enum ControlProtocol {
         let body: String
         switch command {
         case .get(let key): body = "\"cmd\":\"get\",\"key\":\(q(key))"
+        case .typedGet(let key, let kind): body = "\"cmd\":\"get\",\"key\":\(q(key)),\"as\":\(q(kind.rawValue))"
         case .set(let key, let value): body = "\"cmd\":\"set\",\"key\":\(q(key)),\"value\":\(PlistJSON.encode(value))"
         case .remove(let key): body = "\"cmd\":\"remove\",\"key\":\(q(key))"
         case .dump: body = "\"cmd\":\"dump\""

@@ -52,6 +52,10 @@ public struct Step: Sendable {
 
     public indirect enum Action: Sendable {
         case launch([String])
+        /// The launch must fail: the process exits with `status` and says `message` (an error event or stderr).
+        case launchFails(process: String, message: String, status: Int32)
+        /// Waits for the answers of a burst started with `background: true`.
+        case waitBurst(String)
         case restart(process: String, arguments: [String]?)
         case quit(String)
         case command(process: String, AppRequest)
@@ -103,6 +107,8 @@ public struct Burst: Sendable {
     public let waitForResponses: Bool
     /// Writes go to the iCloud key-value store instead of the defaults suite.
     public var cloud = false
+    /// The runner goes on with the next steps while the burst runs (`wait-burst` waits for it).
+    public var background = false
 
     public func key(_ index: Int) -> String { keyTemplate.replacingOccurrences(of: "{i}", with: String(index)) }
     public func value(_ index: Int) -> PlistValue { value ?? .integer(Int64(index)) }
@@ -153,6 +159,8 @@ public struct LocatedCheck: Sendable {
 /// A check on the resulting state.
 public enum Check: Sendable {
     case value(process: String, key: String, value: PlistValue??, domain: String?)
+    /// What a typed getter returns in the process (`bool(forKey:)` …; Some(nil): nil).
+    case typedValue(process: String, key: String, as: TypedRead, value: PlistValue?)
     /// `times`: exactly that many matching events (nil: at least one).
     case saw(process: String, EventMatcher, times: Int?)
     case notSaw(process: String, EventMatcher)

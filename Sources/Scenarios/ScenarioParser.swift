@@ -90,7 +90,7 @@ public enum ScenarioParser {
 
     static let stepKeywords = [
         "launch", "restart", "quit", "set", "remove", "register", "add-suite", "increment", "append", "merge", "clear",
-        "synchronize", "reload", "reload-widgets", "intent", "defaults", "wait", "quiet", "kill", "suspend", "resume", "corrupt", "remove-suite",
+        "synchronize", "reload", "reload-widgets", "intent", "defaults", "wait", "wait-burst", "quiet", "kill", "suspend", "resume", "corrupt", "remove-suite",
         "delete-file", "erase-device", "burst", "parallel", "expect", "run",
     ] + cloudStepKeywords
 
@@ -119,6 +119,12 @@ public enum ScenarioParser {
         }
         switch keyword {
         case "launch":
+            if case .mapping = body.node {
+                let fields = try body.fields(allowed: ["process", "fails", "status"], required: ["process", "fails"])
+                let process = try context.process(fields["process"]!)
+                let status = Int32(try fields["status"]?.int(in: 1...255) ?? 1)
+                return (.launchFails(process: process, message: try fields["fails"]!.string(), status: status), "launch \(process), which must fail")
+            }
             let names = try body.listOrSingle().map { try context.process($0) }
             return (.launch(names), "launch \(names.joined(separator: ", "))")
         case "restart":
@@ -183,6 +189,9 @@ public enum ScenarioParser {
             let matcher = try parseMatcher(fields, eventNode: fields["for"]!)
             let timeout = try fields["timeout"]?.seconds(atMost: maximumWait) ?? 10
             return (.wait(process: process, matcher: matcher, timeout: timeout), "wait for \(matcher) in \(process)")
+        case "wait-burst":
+            let process = try context.process(body)
+            return (.waitBurst(process), "wait for \(process)'s burst")
         case "quiet":
             let fields = try body.fields(allowed: ["for", "in", "seconds"] + matcherKeys, required: ["for", "in", "seconds"])
             let process = try context.process(fields["in"]!)
@@ -209,7 +218,7 @@ public enum ScenarioParser {
             guard let device = try context.device(body) else { throw body.error("name a device") }
             return (.eraseDevice(device), "erase \(device)")
         case "burst":
-            let fields = try body.fields(allowed: ["in", "count", "key", "value", "sync-every", "kvs"], required: ["in", "count", "key"])
+            let fields = try body.fields(allowed: ["in", "count", "key", "value", "sync-every", "kvs", "background"], required: ["in", "count", "key"])
             let process = try context.process(fields["in"]!)
             let count = try fields["count"]!.int(in: 1...maximumCount)
             var value: PlistValue? = nil
@@ -217,6 +226,7 @@ public enum ScenarioParser {
             let syncEvery = try fields["sync-every"]?.int(in: 1...maximumCount)
             var burst = Burst(process: process, count: count, keyTemplate: try fields["key"]!.string(), value: value, syncEvery: syncEvery, waitForResponses: true)
             burst.cloud = try fields["kvs"]?.bool() ?? false
+            burst.background = try fields["background"]?.bool() ?? false
             if burst.cloud && syncEvery != nil { throw fields["sync-every"]!.error("sync-every goes with defaults bursts; an iCloud write is on the device when it returns") }
             return (.burst(burst), "burst of \(count) \(burst.cloud ? "iCloud " : "")sets in \(process)")
         case "parallel":
@@ -293,7 +303,7 @@ public enum ScenarioParser {
         let fields = try node.fields(allowed: [
             "in", "key", "value", "absent", "domain", "saw", "not-saw", "card", "file", "device", "app", "count", "length",
             "intact", "moved-aside", "acknowledged", "exit", "status", "origin", "reason", "kind", "times",
-            "cloud", "account", "copy", "by", "ahead-ms", "uploads", "kvs", "keys", "message", "value-domain", "search-list", "matching",
+            "cloud", "account", "copy", "by", "ahead-ms", "uploads", "kvs", "keys", "message", "value-domain", "search-list", "matching", "as",
         ])
         if let check = try parseCloudCheck(fields, node, context) { return check }
         if let file = fields["file"] {
@@ -350,6 +360,15 @@ public enum ScenarioParser {
             return .card(process: process, try parseCard(card))
         }
         guard let key = fields["key"] else { throw node.error("a process check needs 'key' (with value, absent or domain), 'saw', 'not-saw' or 'card'") }
+        if let kindNode = fields["as"] {
+            let name = try kindNode.string()
+            guard let kind = TypedRead(rawValue: name) else {
+                throw kindNode.error("'as' is one of \(TypedRead.allCases.map(\.rawValue).joined(separator: ", ")), found '\(name)'")
+            }
+            if try fields["absent"]?.bool() == true { return .typedValue(process: process, key: try key.string(), as: kind, value: nil) }
+            guard let value = fields["value"] else { throw node.error("a typed check needs 'value' (or absent: true for nil)") }
+            return .typedValue(process: process, key: try key.string(), as: kind, value: try value.plistValue())
+        }
         var value: PlistValue?? = nil
         if let node = fields["value"] { value = .some(try node.plistValue()) }
         if try fields["absent"]?.bool() == true { value = .some(nil) }
@@ -401,6 +420,7 @@ public enum ScenarioParser {
             guard killed else { return step }
             var cut = Burst(process: burst.process, count: burst.count, keyTemplate: burst.keyTemplate, value: burst.value, syncEvery: burst.syncEvery, waitForResponses: false)
             cut.cloud = burst.cloud
+            cut.background = burst.background
             return Step(action: .burst(cut), line: step.line, keyword: step.keyword, summary: step.summary)
         }
     }

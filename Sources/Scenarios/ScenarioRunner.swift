@@ -94,6 +94,8 @@ final class Execution: @unchecked Sendable {
     private var manifestPath: String?
     /// The cloud's processes, when the scenario uses the cloud.
     private var cloud: CloudRig?
+    /// Bursts running in the background: process → the request id of their last write.
+    private var backgroundBursts: [String: Int] = [:]
 
     init(scenario: Scenario, binaries: String) {
         self.scenario = scenario
@@ -172,6 +174,35 @@ final class Execution: @unchecked Sendable {
         try driver.request(.ping, timeout: 20)
     }
 
+    /// Starts a process that must not come up: it exits with `status`, saying `message`.
+    private func launchExpectingFailure(_ name: String, message: String, status expected: Int32) throws {
+        let spec = scenario.processes[name]!
+        lane(name)
+        log.record(process: name, kind: .action, name: "launch", text: "launch \(spec.role.rawValue), which must fail")
+        let driver = try ProcessDriver(
+            name: name, executable: binaries + "/" + spec.role.rawValue,
+            arguments: commonArguments(device: spec.device) + (spec.arguments.isEmpty ? [] : ["--"] + spec.arguments), log: log)
+        lock.withLock { everStarted[name] = driver }
+        // Ready means it came up: no need to wait for an exit that will not come.
+        if (try? driver.waitFor(EventMatcher(event: "ready"), timeout: 20)) != nil {
+            driver.signal(SIGKILL)
+            throw CheckFailed("\(name) started and kept running; it should have failed with \(PlistJSON.quote(message))")
+        }
+        guard let status = driver.waitForExit(timeout: 20) else {
+            driver.signal(SIGKILL)
+            throw CheckFailed("\(name) neither came up nor exited within 20 s; it should have failed with \(PlistJSON.quote(message))")
+        }
+        let errors = driver.recordedEvents().compactMap { event -> String? in
+            if case .error(let text)? = event.appEvent { text } else { nil }
+        } + [driver.process.stderr]
+        guard status == expected else {
+            throw CheckFailed("\(name) exited with status \(status), expected \(expected): \(errors.joined(separator: " "))")
+        }
+        guard errors.contains(where: { $0.contains(message) }) else {
+            throw CheckFailed("\(name) failed as expected, but did not say \(PlistJSON.quote(message)); it said: \(errors.joined(separator: " "))")
+        }
+    }
+
     func endAll() {
         // Marked in the log, so what the processes say from here on reads as the runner ending them.
         log.record(process: "runner", kind: .action, name: "teardown", text: "the runner ends every process it started")
@@ -204,6 +235,13 @@ final class Execution: @unchecked Sendable {
         switch step.action {
         case .launch(let names):
             for name in names { try launch(name) }
+        case .launchFails(let name, let message, let status):
+            try launchExpectingFailure(name, message: message, status: status)
+        case .waitBurst(let process):
+            guard let last = lock.withLock({ backgroundBursts.removeValue(forKey: process) }) else {
+                throw CheckFailed("\(process) has no burst running in the background (burst: { …, background: true })")
+            }
+            _ = try lastDriver(process).waitForResponse(last, timeout: 120)
         case .restart(let process, let arguments):
             // A process that exited or was killed starts again; a running one is quit first.
             guard lock.withLock({ everStarted[process] }) != nil else {
@@ -265,7 +303,11 @@ final class Execution: @unchecked Sendable {
             action(burst.process, step)
             let target = try driver(burst.process)
             let last = target.startBurst(burst)
-            if burst.waitForResponses { _ = try target.waitForResponse(last, timeout: 120) }
+            if burst.background {
+                lock.withLock { backgroundBursts[burst.process] = last }
+            } else if burst.waitForResponses {
+                _ = try target.waitForResponse(last, timeout: 120)
+            }
         case .parallel(let steps):
             let failures = FailureBox()
             DispatchQueue.concurrentPerform(iterations: steps.count) { index in
@@ -295,7 +337,8 @@ final class Execution: @unchecked Sendable {
 
     static func key(of command: AppRequest) -> String? {
         switch command {
-        case .set(let key, _), .remove(let key), .increment(let key, _), .append(let key, _), .mergeDictionary(let key, _), .get(let key): key
+        case .set(let key, _), .remove(let key), .increment(let key, _), .append(let key, _), .mergeDictionary(let key, _), .get(let key),
+             .typedGet(let key, _): key
         case .cloudSet(let key, _), .cloudRemove(let key), .cloudGet(let key): key
         default: nil
         }
@@ -423,6 +466,11 @@ final class Execution: @unchecked Sendable {
                     return false
                 }()
                 if !fine { throw CheckFailed("\(key) = \(Self.show(value)) was acknowledged (synchronize returned) but the file holds \(Self.show(stored))") }
+            }
+        case .typedValue(let process, let key, let kind, let value):
+            let found = try driver(process).request(.typedGet(key: key, as: kind)).response?.value
+            guard found == value else {
+                throw CheckFailed("\(process): \(kind.rawValue)(forKey: \(key)) should return \(Self.show(value)), it returns \(Self.show(found))")
             }
         case .cloudValueIn(let process, let key, let value):
             let found = try driver(process).request(.cloudGet(key: key)).response?.value

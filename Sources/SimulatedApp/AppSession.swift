@@ -84,6 +84,16 @@ public final class AppSession: @unchecked Sendable {
         case .get(let key):
             let found = store.lookup(key)
             return .value(key: key, value: found?.value, domain: found?.domain)
+        case .typedGet(let key, let kind):
+            let value: PlistValue? = switch kind {
+            case .bool: .bool(store.bool(forKey: key))
+            case .integer: .integer(Int64(store.integer(forKey: key)))
+            case .double: .real(store.double(forKey: key))
+            case .string: store.string(forKey: key).map { .string($0) }
+            case .url: store.url(forKey: key).map { .string($0.absoluteString) }
+            case .stringArray: store.stringArray(forKey: key).map { .array($0.map { .string($0) }) }
+            }
+            return .value(key: key, value: value, domain: store.lookup(key)?.domain)
         case .set(let key, let value):
             store.set(value, forKey: key)
             return .done

@@ -150,5 +150,42 @@ import TestSupport
         #expect(result.stdout.contains("check-line.yaml:10: expect"), "\(result.stdout)")
         #expect(result.stdout.contains("(the runner's teardown)"), "\(result.stdout)")
     }
+
+    @Test func whatTheTypedGettersReturn() throws {
+        let launch = "summary: x\nprocesses:\n  app: { role: main-app, args: [-flag, YES, -count, \"7\", -site, \"https://example.com\"] }\nsteps:\n  - launch: app\n"
+        try passes("typed", launch + """
+              - expect:
+                  - { in: app, key: flag, as: bool, value: true }
+                  - { in: app, key: count, as: integer, value: 7 }
+                  - { in: app, key: count, as: double, value: 7.0 }
+                  - { in: app, key: site, as: url, value: "https://example.com" }
+                  - { in: app, key: missing, as: string, absent: true }
+            """)
+        try fails("typed-mutated", launch + """
+              - expect: { in: app, key: flag, as: bool, value: false }
+            """, saying: "app: bool(forKey: flag) should return false, it returns true")
+    }
+
+    @Test func aLaunchThatMustFail() throws {
+        let blocked = #"  - run: [sh, -c, 'mkdir -p "$GROUPSIM_ROOT/devices/iPhone/Containers/Shared" && ln -s /tmp "$GROUPSIM_ROOT/devices/iPhone/Containers/Shared/AppGroup"']"# + "\n"
+        let head = "summary: x\nprocesses:\n  app: { role: main-app }\nsteps:\n"
+        try passes("launch-fails", head + blocked + "  - launch: { process: app, fails: \"symbolic link\" }\n")
+        try fails("launch-fails-mutated", head + "  - launch: { process: app, fails: \"symbolic link\" }\n",
+                  saying: "app started and kept running; it should have failed with \"symbolic link\"")
+    }
+
+    @Test func aBurstInTheBackground() throws {
+        try passes("background-burst", "summary: x\n" + Self.processes + """
+              - burst: { in: app, count: 300, key: "b{i}", background: true }
+              - set: { in: widget, key: meanwhile, value: 1 }
+              - wait-burst: app
+              - synchronize: app
+              - expect: { file: group.com.example.notes, matching: "b*", count: 300 }
+            """)
+        try fails("background-burst-mutated", "summary: x\n" + Self.processes + """
+              - burst: { in: app, count: 300, key: "b{i}", background: true }
+              - wait-burst: widget
+            """, saying: "widget has no burst running in the background")
+    }
 }
 
