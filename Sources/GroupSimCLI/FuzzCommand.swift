@@ -1,0 +1,72 @@
+import ArgumentParser
+import Foundation
+import Scenarios
+import Terminal
+
+/// `groupsim fuzz`: randomized histories against real processes, checked
+/// against a model; a failure is shrunk and written out as a scenario.
+struct FuzzCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fuzz",
+        abstract: "Run randomized histories of the app and the widget against real processes and check them against a model.",
+        discussion: """
+            Each run is a seed: the same seed gives the same history. A failing history is shrunk to the fewest \
+            operations that still fail and written as an ordinary scenario file (random-SEED.yaml) to keep as a regression.
+            """)
+
+    @Option(help: "The first seed (default: a random one, printed).") var seed: UInt64?
+    @Option(help: "How many histories (seeds seed, seed+1, …).") var runs = 10
+    @Option(help: "Operations per history.") var length = 30
+    @Option(help: "Folder for the shrunk scenario of each failure.") var out = "."
+    @Flag(help: "Print the scenario each seed makes instead of running it.") var print = false
+
+    func validate() throws {
+        guard (1...100_000).contains(runs) else { throw ValidationError("--runs must be from 1 to 100000") }
+        guard (1...2000).contains(length) else { throw ValidationError("--length must be from 1 to 2000") }
+    }
+
+    func run() throws {
+        let output = LineWriter.standardOutput
+        let style = TerminalStyle.forStandardOutput()
+        let first = seed ?? UInt64.random(in: 1...UInt64(1) << 48)
+        if print {
+            for index in 0..<runs { output.write(RandomRun.generate(seed: first + UInt64(index), length: length).yaml) }
+            return
+        }
+        output.write("fuzz: \(runs) histories of \(length) operations, seeds \(first)…\(first + UInt64(runs) - 1)")
+        let runner = ScenarioRunner(binaries: try ScenarioRunner.defaultBinaries())
+        LiveProcesses.shared.endAllOnInterrupt()
+        let scratch = NSTemporaryDirectory() + "/groupsim-fuzz-\(getpid())"
+        try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+
+        /// Runs a history as a scenario; what failed, if anything.
+        func failure(of history: RandomRun) -> String? {
+            let path = scratch + "/random-\(history.seed).yaml"
+            do {
+                try history.yaml.write(toFile: path, atomically: true, encoding: .utf8)
+                return runner.run(try ScenarioParser.load(path)).failure?.description
+            } catch {
+                return "the generated scenario is not valid: \(error)"
+            }
+        }
+
+        var failed = 0
+        for index in 0..<runs {
+            let history = RandomRun.generate(seed: first + UInt64(index), length: length)
+            guard let problem = failure(of: history) else {
+                output.write("✔ seed \(history.seed)")
+                continue
+            }
+            failed += 1
+            output.write("\(style.error("✘")) seed \(history.seed): \(problem)")
+            output.write("  shrinking …")
+            let smallest = history.shrunk { failure(of: $0) != nil }
+            let path = (out as NSString).appendingPathComponent("random-\(history.seed).yaml")
+            try smallest.yaml.write(toFile: path, atomically: true, encoding: .utf8)
+            output.write("  \(smallest.operations.count) of \(history.operations.count) operations still fail: \(path) (groupsim run \(path))")
+        }
+        output.write("fuzz: \(runs - failed) passed, \(failed) failed (first seed \(first))")
+        if failed > 0 { throw ExitCode(1) }
+    }
+}

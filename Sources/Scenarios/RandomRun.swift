@@ -1,0 +1,213 @@
+import Foundation
+import PropertyList
+
+/// A randomized run: from a seed, a history of operations by the app and the
+/// widget on one shared suite — writes, removals, atomic increments and
+/// appends, concurrent writes, restarts with launch arguments, kill -9 and
+/// suspension of the widget — written as an ordinary scenario whose checks
+/// are what a model of UserDefaults predicts at the end: every acknowledged
+/// write is on disk, each key holds the value committed last, counters equal
+/// their increments, lists their appends, and each process's effective value
+/// is what its search list says (its launch arguments over the suite). The
+/// same seed gives the same history; a failing history is shrunk to the
+/// smallest that still fails.
+public struct RandomRun: Sendable {
+    public let seed: UInt64
+    public var operations: [Operation]
+
+    /// One operation of the history. Writes are followed by `synchronize`, so
+    /// the commit order is the step order and the model can predict the file.
+    public enum Operation: Sendable, Equatable {
+        case set(process: String, key: String, value: Int)
+        case remove(process: String, key: String)
+        case increment(process: String, counter: String, by: Int)
+        case append(process: String, value: Int)
+        /// The app and the widget write two different keys at the same time.
+        case concurrent(appKey: String, appValue: Int, widgetKey: String, widgetValue: Int)
+        /// Restarted with `-KEY VALUE` launch arguments (none: an empty list).
+        case restart(process: String, arguments: [String: String])
+        /// kill -9, then launched again (with no arguments).
+        case killAndRelaunch(process: String)
+        /// The widget is suspended while the app writes, then resumed.
+        case suspendedWhileAppWrites(key: String, value: Int)
+    }
+
+    static let processes = ["app", "widget"]
+    static let keys = ["k0", "k1", "k2", "k3"]
+    static let counters = ["c0", "c1"]
+    static let list = "l0"
+
+    /// The history a seed gives.
+    public static func generate(seed: UInt64, length: Int) -> RandomRun {
+        var random = SplitMix64(seed: seed)
+        var operations: [Operation] = []
+        for _ in 0..<length {
+            let process = processes[random.next(below: 2)]
+            let key = keys[random.next(below: keys.count)]
+            let value = random.next(below: 1000)
+            switch random.next(below: 100) {
+            case 0..<30: operations.append(.set(process: process, key: key, value: value))
+            case 30..<40: operations.append(.remove(process: process, key: key))
+            case 40..<55: operations.append(.increment(process: process, counter: counters[random.next(below: 2)], by: 1 + random.next(below: 5)))
+            case 55..<65: operations.append(.append(process: process, value: value))
+            case 65..<77:
+                var other = keys[random.next(below: keys.count)]
+                if other == key { other = keys[(keys.firstIndex(of: key)! + 1) % keys.count] }
+                operations.append(.concurrent(appKey: key, appValue: value, widgetKey: other, widgetValue: random.next(below: 1000)))
+            case 77..<85:
+                var arguments: [String: String] = [:]
+                for _ in 0..<random.next(below: 3) { arguments[keys[random.next(below: keys.count)]] = "arg\(random.next(below: 100))" }
+                operations.append(.restart(process: process, arguments: arguments))
+            case 85..<93: operations.append(.killAndRelaunch(process: "widget"))
+            default: operations.append(.suspendedWhileAppWrites(key: key, value: value))
+            }
+        }
+        return RandomRun(seed: seed, operations: operations)
+    }
+
+    // MARK: The model
+
+    /// What the operations leave: the suite's file, and each process's launch arguments.
+    struct Model {
+        var file: [String: PlistValue] = [:]
+        var arguments: [String: [String: String]] = ["app": [:], "widget": [:]]
+
+        mutating func apply(_ operation: Operation) {
+            switch operation {
+            case .set(_, let key, let value): file[key] = .integer(Int64(value))
+            case .remove(_, let key): file[key] = nil
+            case .increment(_, let counter, let by):
+                if case .integer(let now)? = file[counter] { file[counter] = .integer(now + Int64(by)) } else { file[counter] = .integer(Int64(by)) }
+            case .append(_, let value): file[RandomRun.list] = .array((file[RandomRun.list]?.arrayValue ?? []) + [.integer(Int64(value))])
+            case .concurrent(let appKey, let appValue, let widgetKey, let widgetValue):
+                file[appKey] = .integer(Int64(appValue))
+                file[widgetKey] = .integer(Int64(widgetValue))
+            case .restart(let process, let given): arguments[process] = given
+            case .killAndRelaunch(let process): arguments[process] = [:]
+            case .suspendedWhileAppWrites(let key, let value): file[key] = .integer(Int64(value))
+            }
+        }
+
+        /// A process's effective value of a key: its argument, else the suite's.
+        func effective(_ key: String, in process: String) -> PlistValue? {
+            arguments[process]?[key].map { .string($0) } ?? file[key]
+        }
+    }
+
+    // MARK: As a scenario
+
+    /// The history as a scenario file, with the model's checks at the end.
+    public var yaml: String {
+        var model = Model()
+        var lines = [
+            "name: random-\(seed)-\(operations.count)",
+            "summary: A randomized history (seed \(seed), \(operations.count) operations) of the app and the widget on one suite; the checks are the model's.",
+            "tags: [random]",
+            "processes:",
+            "  app: { role: main-app }",
+            "  widget: { role: widget }",
+            "steps:",
+            "  - launch: [app, widget]",
+        ]
+        for operation in operations {
+            model.apply(operation)
+            lines += Self.steps(for: operation)
+        }
+        // Once the widget has seen this marker, it has read everything written before it.
+        lines += [
+            "  - set: { in: app, key: marker, value: \(seed % 1_000_000 + 1) }",
+            "  - synchronize: app",
+            "  - wait: { for: change, in: widget, key: marker }",
+            "  - expect:",
+        ]
+        for key in Self.keys + Self.counters + [Self.list] {
+            if let value = model.file[key] {
+                if case .array(let items) = value {
+                    lines.append("      - { file: group.com.example.notes, length: { key: \(key), is: \(items.count) } }")
+                } else {
+                    lines.append("      - { file: group.com.example.notes, key: \(key), value: \(PlistJSON.encode(value)) }")
+                }
+            } else {
+                lines.append("      - { file: group.com.example.notes, absent: \(key) }")
+            }
+        }
+        for process in Self.processes {
+            for key in Self.keys + Self.counters {
+                if let value = model.effective(key, in: process) {
+                    lines.append("      - { in: \(process), key: \(key), value: \(PlistJSON.encode(value)) }")
+                } else {
+                    lines.append("      - { in: \(process), key: \(key), absent: true }")
+                }
+            }
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    static func steps(for operation: Operation) -> [String] {
+        switch operation {
+        case .set(let process, let key, let value):
+            return ["  - set: { in: \(process), key: \(key), value: \(value) }", "  - synchronize: \(process)"]
+        case .remove(let process, let key):
+            return ["  - remove: { in: \(process), key: \(key) }", "  - synchronize: \(process)"]
+        case .increment(let process, let counter, let by):
+            return ["  - increment: { in: \(process), key: \(counter), by: \(by) }"]
+        case .append(let process, let value):
+            return ["  - append: { in: \(process), key: \(list), value: \(value) }"]
+        case .concurrent(let appKey, let appValue, let widgetKey, let widgetValue):
+            return [
+                "  - parallel:",
+                "      - set: { in: app, key: \(appKey), value: \(appValue) }",
+                "      - set: { in: widget, key: \(widgetKey), value: \(widgetValue) }",
+                "  - parallel: [{ synchronize: app }, { synchronize: widget }]",
+            ]
+        case .restart(let process, let arguments):
+            let words = arguments.keys.sorted().flatMap { ["-\($0)", arguments[$0]!] }
+            return ["  - restart: { process: \(process), args: [\(words.joined(separator: ", "))] }"]
+        case .killAndRelaunch(let process):
+            return ["  - kill: \(process)", "  - launch: \(process)"]
+        case .suspendedWhileAppWrites(let key, let value):
+            return ["  - suspend: widget", "  - set: { in: app, key: \(key), value: \(value) }", "  - synchronize: app", "  - resume: widget"]
+        }
+    }
+
+    // MARK: Shrinking
+
+    /// The smallest history (by removing operations, larger chunks first)
+    /// for which `fails` still holds; `fails` runs it for real.
+    public func shrunk(while fails: (RandomRun) -> Bool) -> RandomRun {
+        var current = self
+        var chunk = max(1, current.operations.count / 2)
+        while chunk >= 1 {
+            var start = 0
+            var removedAny = false
+            while start < current.operations.count {
+                var candidate = current
+                candidate.operations.removeSubrange(start..<min(start + chunk, candidate.operations.count))
+                if fails(candidate) {
+                    current = candidate
+                    removedAny = true
+                } else {
+                    start += chunk
+                }
+            }
+            if !removedAny || chunk == 1 { chunk /= 2 } else { chunk = max(1, chunk / 2) }
+        }
+        return current
+    }
+}
+
+/// A small, fast, seedable generator (SplitMix64): the same seed gives the same history on every machine.
+struct SplitMix64 {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    mutating func next(below bound: Int) -> Int { Int(next() % UInt64(bound)) }
+}
