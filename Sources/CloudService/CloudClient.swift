@@ -46,9 +46,12 @@ public enum CloudClient {
             headers.add(name: "Host", value: "\(location.host):\(location.port)")
             headers.add(name: "Content-Length", value: String(payload?.readableBytes ?? 0))
             if payload != nil { headers.add(name: "Content-Type", value: "application/json") }
-            try await outbound.write(.head(HTTPRequestHead(version: .http1_1, method: body == nil ? .GET : .POST, uri: path, headers: headers)))
-            if let payload { try await outbound.write(.body(.byteBuffer(payload))) }
-            try await outbound.write(.end(nil))
+            // One write: the cloud answers and closes as soon as it has the request, and a
+            // second write could then meet a closed connection.
+            var parts: [HTTPClientRequestPart] = [.head(HTTPRequestHead(version: .http1_1, method: body == nil ? .GET : .POST, uri: path, headers: headers))]
+            if let payload { parts.append(.body(.byteBuffer(payload))) }
+            parts.append(.end(nil))
+            try await outbound.write(contentsOf: parts)
             var status = HTTPResponseStatus.ok
             var reply = ByteBuffer()
             for try await part in inbound {

@@ -20,7 +20,7 @@ public enum TimelineReport {
             .pass { color: #1a7f37; } .fail { color: #cf222e; }
             .summary { color: #57606a; margin: 4px 0 8px; } .failure { background: #ffebe9; padding: 8px; border-radius: 6px; white-space: pre-wrap; font-family: ui-monospace, monospace; font-size: 12px; }
             svg text { font-size: 11px; font-family: ui-monospace, monospace; } .lane { fill: #f6f8fa; } .label { font-size: 12px; font-weight: 600; }
-            .legend span { display: inline-block; margin-right: 14px; } .dot { display: inline-block; width: 10px; height: 10px; border-radius: 5px; margin-right: 4px; vertical-align: middle; }
+            .legend span { display: inline-block; margin-right: 14px; } .scroll { overflow-x: auto; max-width: 100%; border: 1px solid #d0d7de; border-radius: 6px; } .dot { display: inline-block; width: 10px; height: 10px; border-radius: 5px; margin-right: 4px; vertical-align: middle; }
             </style></head><body>
             <h1>groupsim run — \(results.filter(\.passed).count) passed, \(results.filter { !$0.passed }.count) failed</h1>
             <div class="legend">
@@ -32,7 +32,9 @@ public enum TimelineReport {
         }
         html += "<span>→ write to where it was seen, with latency</span>"
         html += "<span style=\"color:#0550ae\">→ iCloud: app write → upload → other device's agent → its app</span></div>\n"
-        for (index, result) in results.enumerated() {
+        // Failures first: they are what a reader came for.
+        let ordered = results.filter { !$0.passed } + results.filter(\.passed)
+        for (index, result) in ordered.enumerated() {
             html += "<h2 id=\"s\(index)\"><span class=\"\(result.passed ? "pass" : "fail")\">\(result.passed ? "✔" : "✘")</span> \(escape(result.scenario.name)) "
             html += "<small>(\(String(format: "%.2f", result.duration)) s)</small></h2>\n"
             html += "<div class=\"summary\">\(escape(result.scenario.summary)) — <code>\(escape(result.scenario.file))</code></div>\n"
@@ -57,62 +59,135 @@ public enum TimelineReport {
         }
     }
 
+    /// One scenario's picture. Time starts at the first step after the
+    /// launches (start-up is squeezed into a narrow band on the left), the
+    /// width grows with what happened (the page scrolls sideways), labels
+    /// that would overprint are moved or left to the hover text, and arrows
+    /// are drawn only where the cause is certain.
     static func svg(_ result: ScenarioResult) -> String {
         let lanes = result.lanes
         let events = result.events.filter { $0.kind != .response && $0.kind != .stderr && lanes.contains($0.process) }
-        let end = max(Double(events.map(\.time).max() ?? 1), 1)
+        let first = events.first { $0.kind == .action && $0.name != "launch" }?.time ?? events.first?.time ?? 0
+        let end = max(events.map(\.time).max() ?? 1, first + 1)
+        let startupWidth = first > 0 ? 70.0 : 0
+        // About 1.5 px per millisecond after start-up, at least the page's width.
+        let span = Double(end - first) / 1e6
+        let plotWidth = max(width - left - 20 - startupWidth, min(span * 1.5, 12_000))
+        let totalWidth = left + startupWidth + plotWidth + 20
         let height = Double(lanes.count) * laneHeight + 30
-        func x(_ time: UInt64) -> Double { left + Double(time) / end * (width - left - 20) }
+        func x(_ time: UInt64) -> Double {
+            if time < first { return left + Double(time) / Double(max(first, 1)) * startupWidth }
+            return left + startupWidth + Double(time - first) / Double(max(end - first, 1)) * plotWidth
+        }
         func y(_ lane: String) -> Double { Double(lanes.firstIndex(of: lane) ?? 0) * laneHeight + laneHeight / 2 + 4 }
-        var out = "<svg width=\"\(Int(width))\" height=\"\(Int(height))\" xmlns=\"http://www.w3.org/2000/svg\">\n"
+        var out = "<div class=\"scroll\"><svg width=\"\(Int(totalWidth))\" height=\"\(Int(height))\" xmlns=\"http://www.w3.org/2000/svg\">\n"
         out += "<defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#1a7f37\"/></marker>"
             + "<marker id=\"cloud-arrow\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#0550ae\"/></marker></defs>\n"
         for (index, lane) in lanes.enumerated() {
             let top = Double(index) * laneHeight + 4
-            out += "<rect class=\"lane\" x=\"0\" y=\"\(top)\" width=\"\(width)\" height=\"\(laneHeight - 6)\" rx=\"4\"/>"
+            out += "<rect class=\"lane\" x=\"0\" y=\"\(top)\" width=\"\(totalWidth)\" height=\"\(laneHeight - 6)\" rx=\"4\"/>"
             out += "<text class=\"label\" x=\"8\" y=\"\(top + laneHeight / 2)\">\(escape(lane))</text>\n"
         }
-        // Time axis.
+        if startupWidth > 0 {
+            out += "<rect x=\"\(left)\" y=\"0\" width=\"\(startupWidth)\" height=\"\(height - 24)\" fill=\"#eaeef2\" opacity=\"0.7\"/>"
+            out += "<text x=\"\(left + 4)\" y=\"\(height - 4)\" fill=\"#57606a\">start-up</text>\n"
+        }
+        // Time axis, from the first step.
         let axis = height - 12
-        for tick in 0...4 {
-            let time = UInt64(end * Double(tick) / 4)
-            let anchor = tick == 0 ? "start" : tick == 4 ? "end" : "middle"
-            out += "<text x=\"\(x(time))\" y=\"\(axis + 8)\" text-anchor=\"\(anchor)\" fill=\"#57606a\">\(String(format: "%.0f ms", Double(time) / 1e6))</text>"
+        let ticks = max(4, Int(plotWidth / 220))
+        for tick in 0...ticks {
+            let time = first + UInt64(Double(end - first) * Double(tick) / Double(ticks))
+            let anchor = tick == 0 ? "start" : tick == ticks ? "end" : "middle"
+            out += "<text x=\"\(x(time))\" y=\"\(axis + 8)\" text-anchor=\"\(anchor)\" fill=\"#57606a\">\(String(format: "%.0f ms", Double(time - first) / 1e6))</text>"
         }
-        // Arrows: each change seen from elsewhere, from the latest earlier write
-        // of that key in another lane: where the writer made the change (its own
-        // this-process change event), else the runner's action (an outside tool).
-        let writes = events.filter {
-            ($0.change?.origin == "this-process")
-                || ($0.kind == .action && $0.key != nil && $0.process == "defaults")
-        }
-        for seen in events where seen.change?.origin == "other-process" {
-            guard let key = seen.key else { continue }
-            // The write of this key (and value, when known) nearest in time. A
-            // transaction's writer reports its own change only after its
-            // commit, so it may reach the runner just after the reader's.
-            let candidates = writes.filter {
-                $0.process != seen.process && $0.key == key && ($0.change == nil || $0.change?.new == seen.change?.new)
-            }
-            guard let write = candidates.min(by: { distance($0.time, seen.time) < distance($1.time, seen.time) }) else { continue }
-            let latency = seen.time >= write.time ? String(format: "%.1f ms", Double(seen.time - write.time) / 1e6) : "≈0 ms"
-            let (x1, y1, x2, y2) = (x(write.time), y(write.process), x(seen.time), y(seen.process))
-            out += "<line x1=\"\(x1)\" y1=\"\(y1)\" x2=\"\(x2)\" y2=\"\(y2)\" stroke=\"#1a7f37\" stroke-opacity=\"0.55\" marker-end=\"url(#arrow)\"/>"
-            out += "<text x=\"\((x1 + x2) / 2 + 3)\" y=\"\((y1 + y2) / 2 - 3)\" fill=\"#1a7f37\">\(latency)</text>\n"
+        var labels = LabelPlacer()
+        for (write, seen) in defaultsArrows(events) {
+            let latency = Double(seen.time - write.time) / 1e6
+            out += arrow(from: (x(write.time), y(write.process)), to: (x(seen.time), y(seen.process)), latency: latency, colour: "#1a7f37",
+                         marker: "arrow", labels: &labels)
         }
         for (from, to) in cloudArrows(events, scenario: result.scenario) {
-            let latency = String(format: "%.1f ms", Double(to.time - from.time) / 1e6)
-            let (x1, y1, x2, y2) = (x(from.time), y(from.process), x(to.time), y(to.process))
-            out += "<line x1=\"\(x1)\" y1=\"\(y1)\" x2=\"\(x2)\" y2=\"\(y2)\" stroke=\"#0550ae\" stroke-opacity=\"0.55\" marker-end=\"url(#cloud-arrow)\"/>"
-            out += "<text x=\"\((x1 + x2) / 2 + 3)\" y=\"\((y1 + y2) / 2 - 3)\" fill=\"#0550ae\">\(latency)</text>\n"
+            out += arrow(from: (x(from.time), y(from.process)), to: (x(to.time), y(to.process)), latency: Double(to.time - from.time) / 1e6,
+                         colour: "#0550ae", marker: "cloud-arrow", labels: &labels)
         }
         for event in events {
             let name = event.kind == .action ? (event.name == "failure" ? "failure" : "action") : event.name
             let radius = event.kind == .action ? 5.0 : 4.0
+            let since = event.time >= first ? String(format: "%.2f ms", Double(event.time - first) / 1e6) : "start-up"
             out += "<circle cx=\"\(x(event.time))\" cy=\"\(y(event.process))\" r=\"\(radius)\" fill=\"\(color(for: name))\">"
-            out += "<title>\(String(format: "%.2f ms", Double(event.time) / 1e6)) \(escape(event.process)): \(escape(event.text))</title></circle>\n"
+            out += "<title>\(since) \(escape(event.process)): \(escape(event.text))</title></circle>\n"
         }
-        return out + "</svg>\n"
+        return out + "</svg></div>\n" + latencySummary(result)
+    }
+
+    /// An arrow with its latency; the label goes where no other label is, or
+    /// stays in the hover text.
+    static func arrow(from: (Double, Double), to: (Double, Double), latency: Double, colour: String, marker: String,
+                      labels: inout LabelPlacer) -> String {
+        let text = String(format: "%.1f ms", latency)
+        var out = "<line x1=\"\(from.0)\" y1=\"\(from.1)\" x2=\"\(to.0)\" y2=\"\(to.1)\" stroke=\"\(colour)\" stroke-opacity=\"0.55\" marker-end=\"url(#\(marker))\">"
+        out += "<title>\(text)</title></line>"
+        if let (lx, ly) = labels.place(near: ((from.0 + to.0) / 2 + 3, (from.1 + to.1) / 2 - 3), width: Double(text.count) * 6.6) {
+            out += "<text x=\"\(lx)\" y=\"\(ly)\" fill=\"\(colour)\">\(text)</text>"
+        }
+        return out + "\n"
+    }
+
+    /// Where labels went, so the next one avoids them.
+    struct LabelPlacer {
+        var taken: [(x: Double, y: Double, width: Double)] = []
+
+        mutating func place(near point: (Double, Double), width: Double) -> (Double, Double)? {
+            for shift in [0.0, -12, 12, -24, 24] {
+                let candidate = (point.0, point.1 + shift)
+                let clear = taken.allSatisfy { abs($0.y - candidate.1) >= 12 || candidate.0 + width < $0.x || $0.x + $0.width < candidate.0 }
+                if clear {
+                    taken.append((candidate.0, candidate.1, width))
+                    return candidate
+                }
+            }
+            return nil
+        }
+    }
+
+    /// Each change seen in another process, with the write that caused it,
+    /// only where the cause is certain: a write that carries the same value
+    /// (the writer's own change event), or a write by an outside tool
+    /// (which carries no value) that came before the change with no other
+    /// write of the key in between.
+    static func defaultsArrows(_ events: [RecordedEvent]) -> [(RecordedEvent, RecordedEvent)] {
+        let ownWrites = events.filter { $0.change?.origin == "this-process" }
+        let toolWrites = events.filter { $0.kind == .action && $0.key != nil && $0.process == "defaults" }
+        var arrows: [(RecordedEvent, RecordedEvent)] = []
+        for seen in events where seen.change?.origin == "other-process" {
+            guard let key = seen.key, let change = seen.change else { continue }
+            // The latest write of this very value before the change was seen. (A transaction's writer
+            // reports its change only after its commit, sometimes after the reader: then no arrow, as
+            // its time says nothing about the latency.)
+            let byValue = ownWrites.filter { $0.process != seen.process && $0.key == key && $0.change?.new == change.new }
+            if let write = byValue.last(where: { $0.time <= seen.time }) {
+                arrows.append((write, seen))
+                continue
+            }
+            if byValue.contains(where: { $0.time > seen.time }) { continue }
+            guard let tool = toolWrites.last(where: { $0.key == key && $0.time <= seen.time }) else { continue }
+            let between = ownWrites.contains { $0.key == key && $0.time > tool.time && $0.time <= seen.time }
+            if !between { arrows.append((tool, seen)) }
+        }
+        return arrows
+    }
+
+    /// The latencies of a scenario's arrows, in a line under its picture.
+    static func latencySummary(_ result: ScenarioResult) -> String {
+        let events = result.events.filter { $0.kind != .response && $0.kind != .stderr && result.lanes.contains($0.process) }
+        func describe(_ name: String, _ pairs: [(RecordedEvent, RecordedEvent)]) -> String? {
+            let latencies = pairs.map { Double($0.1.time - $0.0.time) / 1e6 }.sorted()
+            guard !latencies.isEmpty else { return nil }
+            return String(format: "\(name): %d, median %.1f ms, max %.1f ms", latencies.count, latencies[latencies.count / 2], latencies.last!)
+        }
+        let parts = [describe("changes seen in other processes", defaultsArrows(events)),
+                     describe("iCloud hops", cloudArrows(events, scenario: result.scenario))].compactMap { $0 }
+        return parts.isEmpty ? "" : "<div class=\"summary\">latencies — \(parts.joined(separator: "; "))</div>\n"
     }
 
     static func distance(_ a: UInt64, _ b: UInt64) -> UInt64 { a > b ? a - b : b - a }
