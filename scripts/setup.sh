@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the project needs that Swift packages cannot bring: the
-# libinotifytools headers and library (Debian), and tmux for the demo.
+# libinotifytools headers and library (Debian), tmux for the demo, and
+# chromium for the test that looks at the timeline in a real browser.
 # Safe to run again: it installs only what is missing.
 set -euo pipefail
 
@@ -10,6 +11,9 @@ if ! dpkg -s libinotifytools0-dev >/dev/null 2>&1 && ! dpkg -s libinotifytools-d
 fi
 if [ "${GROUPSIM_NEED_TMUX:-0}" = 1 ] && ! command -v tmux >/dev/null 2>&1; then
   need_apt+=(tmux)
+fi
+if [ "${GROUPSIM_NEED_CHROMIUM:-0}" = 1 ] && ! command -v chromium >/dev/null 2>&1; then
+  need_apt+=(chromium)
 fi
 
 if [ ${#need_apt[@]} -gt 0 ]; then
@@ -23,6 +27,7 @@ if [ ${#need_apt[@]} -gt 0 ]; then
       inotify) $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libinotifytools0-dev \
                  || $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libinotifytools-dev ;;
       tmux) $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux ;;
+      chromium) $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium ;;
     esac
   done
 fi

@@ -3,6 +3,7 @@
 # (unit tests and the multi-process tests, which start the built executables).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export GROUPSIM_NEED_CHROMIUM=1
 source scripts/setup.sh
 echo "==> building"
 swift build --build-tests
