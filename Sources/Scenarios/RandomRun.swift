@@ -30,6 +30,11 @@ public struct RandomRun: Sendable {
         case killAndRelaunch(process: String)
         /// The widget is suspended while the app writes, then resumed.
         case suspendedWhileAppWrites(key: String, value: Int)
+        /// `register(defaults:)` in one process: seen there only, below the suite.
+        case register(process: String, key: String, value: Int)
+        /// The suite's file replaced by bytes that are not a property list;
+        /// the app's next write (which follows) moves it aside and starts afresh.
+        case corruptThenWrite(key: String, value: Int)
     }
 
     static let processes = ["app", "widget"]
@@ -58,8 +63,10 @@ public struct RandomRun: Sendable {
                 var arguments: [String: String] = [:]
                 for _ in 0..<random.next(below: 3) { arguments[keys[random.next(below: keys.count)]] = "arg\(random.next(below: 100))" }
                 operations.append(.restart(process: process, arguments: arguments))
-            case 85..<93: operations.append(.killAndRelaunch(process: "widget"))
-            default: operations.append(.suspendedWhileAppWrites(key: key, value: value))
+            case 85..<90: operations.append(.killAndRelaunch(process: "widget"))
+            case 90..<94: operations.append(.suspendedWhileAppWrites(key: key, value: value))
+            case 94..<98: operations.append(.register(process: process, key: key, value: value))
+            default: operations.append(.corruptThenWrite(key: key, value: value))
             }
         }
         return RandomRun(seed: seed, operations: operations)
@@ -71,6 +78,7 @@ public struct RandomRun: Sendable {
     struct Model {
         var file: [String: PlistValue] = [:]
         var arguments: [String: [String: String]] = ["app": [:], "widget": [:]]
+        var registered: [String: [String: PlistValue]] = ["app": [:], "widget": [:]]
 
         mutating func apply(_ operation: Operation) {
             switch operation {
@@ -82,15 +90,21 @@ public struct RandomRun: Sendable {
             case .concurrent(let appKey, let appValue, let widgetKey, let widgetValue):
                 file[appKey] = .integer(Int64(appValue))
                 file[widgetKey] = .integer(Int64(widgetValue))
-            case .restart(let process, let given): arguments[process] = given
-            case .killAndRelaunch(let process): arguments[process] = [:]
+            case .restart(let process, let given):
+                arguments[process] = given
+                registered[process] = [:]
+            case .killAndRelaunch(let process):
+                arguments[process] = [:]
+                registered[process] = [:]
             case .suspendedWhileAppWrites(let key, let value): file[key] = .integer(Int64(value))
+            case .register(let process, let key, let value): registered[process, default: [:]][key] = .integer(Int64(value))
+            case .corruptThenWrite(let key, let value): file = [key: .integer(Int64(value))]
             }
         }
 
-        /// A process's effective value of a key: its argument, else the suite's.
+        /// A process's effective value of a key: its argument, else the suite's, else its registered default.
         func effective(_ key: String, in process: String) -> PlistValue? {
-            arguments[process]?[key].map { .string($0) } ?? file[key]
+            arguments[process]?[key].map { .string($0) } ?? file[key] ?? registered[process]?[key]
         }
     }
 
@@ -167,6 +181,10 @@ public struct RandomRun: Sendable {
             return ["  - kill: \(process)", "  - launch: \(process)"]
         case .suspendedWhileAppWrites(let key, let value):
             return ["  - suspend: widget", "  - set: { in: app, key: \(key), value: \(value) }", "  - synchronize: app", "  - resume: widget"]
+        case .register(let process, let key, let value):
+            return ["  - register: { in: \(process), defaults: { \(key): \(value) } }"]
+        case .corruptThenWrite(let key, let value):
+            return ["  - corrupt: { domain: group.com.example.notes }", "  - set: { in: app, key: \(key), value: \(value) }", "  - synchronize: app"]
         }
     }
 
