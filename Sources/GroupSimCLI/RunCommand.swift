@@ -14,6 +14,7 @@ struct RunCommand: ParsableCommand {
     @Option(help: "Run only scenarios whose name, file or tags contain this text (repeatable).") var filter: [String] = []
     @Option(help: "Run each scenario this many times and report which were flaky.") var `repeat` = 1
     @Option(help: "Write a JUnit XML report here.") var junit: String?
+    @Option(help: "Instead of running, merge these JUnit reports of `--shard` runs into --junit (repeatable).") var mergeJunit: [String] = []
     @Option(help: "Write a JSON report (every event of every run) here.") var json: String?
     @Option(help: "Write a self-contained HTML timeline of the runs here.") var timeline: String?
     @Option(help: "Run this many scenarios at a time (each has its own root and processes).") var jobs = 1
@@ -41,6 +42,13 @@ struct RunCommand: ParsableCommand {
         // Progress must stream (CI logs, pipes): whole lines, unbuffered.
         let output = LineWriter.standardOutput
         func print(_ line: String) { output.write(line) }
+        if !mergeJunit.isEmpty {
+            guard let junit else { throw ValidationError("--merge-junit needs --junit, the merged report's path") }
+            let reports = try mergeJunit.map { path in (path: path, text: try String(contentsOfFile: path, encoding: .utf8)) }
+            try JUnitReport.merge(reports).write(toFile: junit, atomically: true, encoding: .utf8)
+            print("merged \(mergeJunit.count) report(s) into \(junit)")
+            return
+        }
         let style = TerminalStyle.forStandardOutput()
         let files = try ScenarioCatalog.files(in: paths.isEmpty ? ["scenarios"] : paths)
         let (all, errors) = ScenarioCatalog.load(files)

@@ -71,6 +71,50 @@ public enum JUnitReport {
         text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
             .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
     }
+
+    /// A report that is not one `render` wrote.
+    public struct MergeError: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// One report of the test cases of several (the shards of a CI matrix),
+    /// in the order given. Only reports this type wrote are read.
+    public static func merge(_ reports: [(path: String, text: String)]) throws -> String {
+        var cases: [String] = []
+        for report in reports {
+            guard report.text.contains("<testsuite name=\"groupsim scenarios\"") else {
+                throw MergeError(description: "\(report.path) is not a groupsim run --junit report")
+            }
+            var rest = Substring(report.text)
+            while let start = rest.range(of: "    <testcase ") {
+                let tail = rest[start.lowerBound...]
+                guard let close = tail.range(of: "/>\n"), let open = tail.range(of: ">\n") else {
+                    throw MergeError(description: "\(report.path): a test case is not closed")
+                }
+                // Either `<testcase …/>` or `<testcase …>…</testcase>`, whichever line ends first.
+                let end: String.Index
+                if close.lowerBound <= open.lowerBound {
+                    end = close.upperBound
+                } else if let closing = tail.range(of: "</testcase>\n") {
+                    end = closing.upperBound
+                } else {
+                    throw MergeError(description: "\(report.path): a failed test case has no </testcase>")
+                }
+                cases.append(String(tail[..<end]))
+                rest = tail[end...]
+            }
+        }
+        let failures = cases.filter { $0.contains("<failure ") }.count
+        let total = cases.reduce(0.0) { sum, item in
+            guard let range = item.range(of: #"time="([0-9.]+)""#, options: .regularExpression) else { return sum }
+            return sum + (Double(item[range].dropFirst(6).dropLast()) ?? 0)
+        }
+        var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+        xml += "<testsuites tests=\"\(cases.count)\" failures=\"\(failures)\" time=\"\(String(format: "%.3f", total))\">\n"
+        xml += "  <testsuite name=\"groupsim scenarios\" tests=\"\(cases.count)\" failures=\"\(failures)\" time=\"\(String(format: "%.3f", total))\">\n"
+        xml += cases.joined()
+        return xml + "  </testsuite>\n</testsuites>\n"
+    }
 }
 
 /// Machine-readable results: one object per run, with every recorded event.

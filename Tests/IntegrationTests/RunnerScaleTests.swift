@@ -47,4 +47,21 @@ import TestSupport
         #expect(listed.count == 3 && order.count == 3 && order == order.sorted(), "the report keeps the suite's order: \(listed)")
         #expect(try run(["--jobs", "0", scenarios]).stderr.contains("--jobs must be from 1 to 64"))
     }
+
+    @Test func theShardsReportsMergeIntoOne() throws {
+        let filters = ["--filter", "launch-argument", "--filter", "atomic-increment", "--filter", "global-domain", "--filter", "same-value"]
+        for index in 1...2 {
+            let shard = try run(["--shard", "\(index)/2", "--junit", root.path + "/shard\(index).xml"] + filters + [scenarios])
+            #expect(shard.status == 0, "\(shard.stdout)")
+        }
+        let merged = try run(["--merge-junit", root.path + "/shard1.xml", "--merge-junit", root.path + "/shard2.xml", "--junit", root.path + "/all.xml"])
+        #expect(merged.status == 0, "\(merged.stderr)")
+        let report = try String(contentsOfFile: root.path + "/all.xml", encoding: .utf8)
+        #expect(report.contains("<testsuites tests=\"4\" failures=\"0\""), "\(report)")
+        #expect(report.components(separatedBy: "<testcase ").count - 1 == 4)
+        try "not a report".write(toFile: root.path + "/other.xml", atomically: true, encoding: .utf8)
+        let refused = try run(["--merge-junit", root.path + "/other.xml", "--junit", root.path + "/x.xml"])
+        #expect(refused.status != 0 && refused.stderr.contains("is not a groupsim run --junit report"), "\(refused.stderr)")
+    }
 }
+
