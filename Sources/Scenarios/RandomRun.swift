@@ -2,9 +2,11 @@ import Foundation
 import PropertyList
 
 /// A randomized run: from a seed, a history of operations by the app and the
-/// widget on one shared suite — writes, removals, atomic increments and
-/// appends, concurrent writes, restarts with launch arguments, kill -9 and
-/// suspension of the widget — written as an ordinary scenario whose checks
+/// widget on an iPhone and the app on an iPad, each device with its own
+/// app-group suite — writes, removals, atomic increments and appends,
+/// concurrent writes, the intent extension run once, restarts with launch
+/// arguments, registered defaults, kill -9 and suspension, a corrupted
+/// file — written as an ordinary scenario whose checks
 /// are what a model of UserDefaults predicts at the end: every acknowledged
 /// write is on disk, each key holds the value committed last, counters equal
 /// their increments, lists their appends, and each process's effective value
@@ -35,9 +37,13 @@ public struct RandomRun: Sendable {
         /// The suite's file replaced by bytes that are not a property list;
         /// the app's next write (which follows) moves it aside and starts afresh.
         case corruptThenWrite(key: String, value: Int)
+        /// The intent extension run once on a device: CountNote (noteCount + 1) or AddNote (appends to notes).
+        case intent(device: String, count: Bool, text: Int)
     }
 
-    static let processes = ["app", "widget"]
+    static let processes = ["app", "widget", "pad"]
+    static let devices = ["iPhone", "iPad"]
+    static func device(of process: String) -> String { process == "pad" ? "iPad" : "iPhone" }
     static let keys = ["k0", "k1", "k2", "k3"]
     static let counters = ["c0", "c1"]
     static let list = "l0"
@@ -47,7 +53,7 @@ public struct RandomRun: Sendable {
         var random = SplitMix64(seed: seed)
         var operations: [Operation] = []
         for _ in 0..<length {
-            let process = processes[random.next(below: 2)]
+            let process = processes[random.next(below: processes.count)]
             let key = keys[random.next(below: keys.count)]
             let value = random.next(below: 1000)
             switch random.next(below: 100) {
@@ -63,7 +69,8 @@ public struct RandomRun: Sendable {
                 var arguments: [String: String] = [:]
                 for _ in 0..<random.next(below: 3) { arguments[keys[random.next(below: keys.count)]] = "arg\(random.next(below: 100))" }
                 operations.append(.restart(process: process, arguments: arguments))
-            case 85..<90: operations.append(.killAndRelaunch(process: "widget"))
+            case 85..<88: operations.append(.killAndRelaunch(process: random.next(below: 2) == 0 ? "widget" : "pad"))
+            case 88..<90: operations.append(.intent(device: devices[random.next(below: 2)], count: random.next(below: 2) == 0, text: value))
             case 90..<94: operations.append(.suspendedWhileAppWrites(key: key, value: value))
             case 94..<98: operations.append(.register(process: process, key: key, value: value))
             default: operations.append(.corruptThenWrite(key: key, value: value))
@@ -76,17 +83,33 @@ public struct RandomRun: Sendable {
 
     /// What the operations leave: the suite's file, and each process's launch arguments.
     struct Model {
-        var file: [String: PlistValue] = [:]
-        var arguments: [String: [String: String]] = ["app": [:], "widget": [:]]
-        var registered: [String: [String: PlistValue]] = ["app": [:], "widget": [:]]
+        /// Each device's suite.
+        var files: [String: [String: PlistValue]] = ["iPhone": [:], "iPad": [:]]
+        var arguments: [String: [String: String]] = [:]
+        var registered: [String: [String: PlistValue]] = [:]
+
+        var file: [String: PlistValue] {
+            get { files["iPhone"]! }
+            set { files["iPhone"] = newValue }
+        }
+
+        mutating func increment(_ counter: String, by: Int, on device: String) {
+            if case .integer(let now)? = files[device]![counter] { files[device]![counter] = .integer(now + Int64(by)) }
+            else { files[device]![counter] = .integer(Int64(by)) }
+        }
+
+        mutating func append(_ value: PlistValue, to list: String, on device: String) {
+            files[device]![list] = .array((files[device]![list]?.arrayValue ?? []) + [value])
+        }
 
         mutating func apply(_ operation: Operation) {
             switch operation {
-            case .set(_, let key, let value): file[key] = .integer(Int64(value))
-            case .remove(_, let key): file[key] = nil
-            case .increment(_, let counter, let by):
-                if case .integer(let now)? = file[counter] { file[counter] = .integer(now + Int64(by)) } else { file[counter] = .integer(Int64(by)) }
-            case .append(_, let value): file[RandomRun.list] = .array((file[RandomRun.list]?.arrayValue ?? []) + [.integer(Int64(value))])
+            case .set(let process, let key, let value): files[RandomRun.device(of: process)]![key] = .integer(Int64(value))
+            case .remove(let process, let key): files[RandomRun.device(of: process)]![key] = nil
+            case .increment(let process, let counter, let by): increment(counter, by: by, on: RandomRun.device(of: process))
+            case .append(let process, let value): append(.integer(Int64(value)), to: RandomRun.list, on: RandomRun.device(of: process))
+            case .intent(let device, let count, let text):
+                if count { increment("noteCount", by: 1, on: device) } else { append(.string("note\(text)"), to: "notes", on: device) }
             case .concurrent(let appKey, let appValue, let widgetKey, let widgetValue):
                 file[appKey] = .integer(Int64(appValue))
                 file[widgetKey] = .integer(Int64(widgetValue))
@@ -102,9 +125,9 @@ public struct RandomRun: Sendable {
             }
         }
 
-        /// A process's effective value of a key: its argument, else the suite's, else its registered default.
+        /// A process's effective value of a key: its argument, else its device's suite's, else its registered default.
         func effective(_ key: String, in process: String) -> PlistValue? {
-            arguments[process]?[key].map { .string($0) } ?? file[key] ?? registered[process]?[key]
+            arguments[process]?[key].map { .string($0) } ?? files[RandomRun.device(of: process)]![key] ?? registered[process]?[key]
         }
     }
 
@@ -117,36 +140,47 @@ public struct RandomRun: Sendable {
             "name: random-\(seed)-\(operations.count)",
             "summary: A randomized history (seed \(seed), \(operations.count) operations) of the app and the widget on one suite; the checks are the model's.",
             "tags: [random]",
+            "devices: [iPhone, iPad]",
             "processes:",
             "  app: { role: main-app }",
             "  widget: { role: widget }",
+            "  pad: { role: main-app, device: iPad }",
             "steps:",
-            "  - launch: [app, widget]",
+            "  - launch: [app, widget, pad]",
         ]
         for operation in operations {
             model.apply(operation)
             lines += Self.steps(for: operation)
         }
-        // Once the widget has seen this marker, it has read everything written before it.
+        // Once a process has seen a marker written after everything else on its
+        // device (by another process), it has read everything before it.
+        let marker = seed % 1_000_000 + 1
         lines += [
-            "  - set: { in: app, key: marker, value: \(seed % 1_000_000 + 1) }",
+            "  - set: { in: app, key: marker, value: \(marker) }",
             "  - synchronize: app",
             "  - wait: { for: change, in: widget, key: marker }",
+            "  - defaults: [write, --device, iPad, group.com.example.notes, marker, -int, \"\(marker)\"]",
+            "  - wait: { for: change, in: pad, key: marker }",
             "  - expect:",
         ]
-        for key in Self.keys + Self.counters + [Self.list] {
-            if let value = model.file[key] {
-                if case .array(let items) = value {
-                    lines.append("      - { file: group.com.example.notes, length: { key: \(key), is: \(items.count) } }")
+        let fileKeys = Self.keys + Self.counters + ["noteCount"]
+        for device in Self.devices {
+            let file = model.files[device]!
+            for key in fileKeys + [Self.list, "notes"] {
+                if let value = file[key] {
+                    if case .array(let items) = value {
+                        lines.append("      - { file: group.com.example.notes, device: \(device), length: { key: \(key), is: \(items.count) } }")
+                    } else {
+                        lines.append("      - { file: group.com.example.notes, device: \(device), key: \(key), value: \(PlistJSON.encode(value)) }")
+                    }
                 } else {
-                    lines.append("      - { file: group.com.example.notes, key: \(key), value: \(PlistJSON.encode(value)) }")
+                    // The markers made both files, so a key's absence is checkable.
+                    lines.append("      - { file: group.com.example.notes, device: \(device), absent: \(key) }")
                 }
-            } else {
-                lines.append("      - { file: group.com.example.notes, absent: \(key) }")
             }
         }
         for process in Self.processes {
-            for key in Self.keys + Self.counters {
+            for key in fileKeys {
                 if let value = model.effective(key, in: process) {
                     lines.append("      - { in: \(process), key: \(key), value: \(PlistJSON.encode(value)) }")
                 } else {
@@ -185,6 +219,9 @@ public struct RandomRun: Sendable {
             return ["  - register: { in: \(process), defaults: { \(key): \(value) } }"]
         case .corruptThenWrite(let key, let value):
             return ["  - corrupt: { domain: group.com.example.notes }", "  - set: { in: app, key: \(key), value: \(value) }", "  - synchronize: app"]
+        case .intent(let device, let count, let text):
+            return [count ? "  - intent: { name: CountNote, device: \(device) }"
+                          : "  - intent: { name: AddNote, device: \(device), params: { text: note\(text) } }"]
         }
     }
 
