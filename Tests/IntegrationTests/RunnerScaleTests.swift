@@ -30,6 +30,9 @@ import TestSupport
             seen += names(result.stdout)
         }
         #expect(seen.sorted() == all)
+        // One scenario, two shards: the second has nothing to run, and that is not a failure.
+        let empty = try run(["--shard", "2/2", "--filter", "global-domain", scenarios])
+        #expect(empty.status == 0 && empty.stdout.contains("shard 2/2 has no scenario to run"), "\(empty.stdout)\(empty.stderr)")
         for wrong in ["0/3", "4/3", "2", "a/b", "1/0"] {
             let result = try run(["--list", "--shard", wrong, scenarios])
             #expect(result.status != 0 && result.stderr.contains("--shard takes I/N"), "\(wrong): \(result.stderr)")
