@@ -6,7 +6,7 @@ import PropertyList
 /// app-group suite — writes, removals, atomic increments and appends,
 /// concurrent writes, the intent extension run once, restarts with launch
 /// arguments, registered defaults, kill -9 and suspension, a corrupted
-/// file — written as an ordinary scenario whose checks
+/// file, a device erased — written as an ordinary scenario whose checks
 /// are what a model of UserDefaults predicts at the end: every acknowledged
 /// write is on disk, each key holds the value committed last, counters equal
 /// their increments, lists their appends, and each process's effective value
@@ -39,6 +39,8 @@ public struct RandomRun: Sendable {
         case corruptThenWrite(key: String, value: Int)
         /// The intent extension run once on a device: CountNote (noteCount + 1) or AddNote (appends to notes).
         case intent(device: String, count: Bool, text: Int)
+        /// Every container and preference of a device erased under its running processes.
+        case eraseDevice(String)
     }
 
     static let processes = ["app", "widget", "pad"]
@@ -72,7 +74,8 @@ public struct RandomRun: Sendable {
             case 85..<88: operations.append(.killAndRelaunch(process: random.next(below: 2) == 0 ? "widget" : "pad"))
             case 88..<90: operations.append(.intent(device: devices[random.next(below: 2)], count: random.next(below: 2) == 0, text: value))
             case 90..<94: operations.append(.suspendedWhileAppWrites(key: key, value: value))
-            case 94..<98: operations.append(.register(process: process, key: key, value: value))
+            case 94..<97: operations.append(.register(process: process, key: key, value: value))
+            case 97: operations.append(.eraseDevice(devices[random.next(below: 2)]))
             default: operations.append(.corruptThenWrite(key: key, value: value))
             }
         }
@@ -122,6 +125,7 @@ public struct RandomRun: Sendable {
             case .suspendedWhileAppWrites(let key, let value): file[key] = .integer(Int64(value))
             case .register(let process, let key, let value): registered[process, default: [:]][key] = .integer(Int64(value))
             case .corruptThenWrite(let key, let value): file = [key: .integer(Int64(value))]
+            case .eraseDevice(let device): files[device] = [:]
             }
         }
 
@@ -219,6 +223,8 @@ public struct RandomRun: Sendable {
             return ["  - register: { in: \(process), defaults: { \(key): \(value) } }"]
         case .corruptThenWrite(let key, let value):
             return ["  - corrupt: { domain: group.com.example.notes }", "  - set: { in: app, key: \(key), value: \(value) }", "  - synchronize: app"]
+        case .eraseDevice(let device):
+            return ["  - erase-device: \(device)"]
         case .intent(let device, let count, let text):
             return [count ? "  - intent: { name: CountNote, device: \(device) }"
                           : "  - intent: { name: AddNote, device: \(device), params: { text: note\(text) } }"]
