@@ -69,6 +69,19 @@ public enum CloudClient {
         }
     }
 
+    /// The HTTP face's paths, each name percent-encoded as one path segment.
+    public enum Path {
+        public static let status = "/v1/status"
+        public static func store(_ store: String, of account: String) -> String {
+            "/v1/accounts/\(segment(account))/stores/\(segment(store))"
+        }
+        public static func faults(_ device: String) -> String { "/v1/faults/\(segment(device))" }
+
+        static func segment(_ text: String) -> String {
+            text.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? text
+        }
+    }
+
     /// Runs `body` to completion from synchronous code (the command-line tools).
     public static func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
         let box = ResultBox<T>()

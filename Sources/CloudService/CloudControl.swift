@@ -58,7 +58,7 @@ public struct CloudControl: Sendable {
         guard let location = try ServerLocation.read(root: root) else {
             throw CloudFormatError("the cloud is not started in \(root.path), so it has no faults to set; start it with `groupsim cloud serve`")
         }
-        let path = "/v1/faults/" + (device.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? device)
+        let path = CloudClient.Path.faults(device)
         _ = try CloudClient.blocking { try await CloudClient.request(location, path: path, body: .dictionary(fields)) }
     }
 }

@@ -3,6 +3,7 @@ import CloudDevice
 import CloudModel
 import CloudService
 import Foundation
+import SharedFiles
 import GroupDefaults
 import PropertyList
 
@@ -51,7 +52,7 @@ struct CloudCommand: ParsableCommand {
 
     /// This executable, to start more of itself.
     static func groupsimExecutable() throws -> String {
-        guard let me = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else {
+        guard let me = ownExecutablePath() else {
             throw ValidationError("cannot tell where groupsim's own executable is (/proc/self/exe is unreadable)")
         }
         return me
@@ -116,7 +117,7 @@ struct CloudCommand: ParsableCommand {
             let daemons = CloudDaemons(root: root, groupsim: "")
             if let holder = daemons.server, let location = try ServerLocation.read(root: root) {
                 do {
-                    let status = try CloudClient.blocking { try await CloudClient.request(location, path: "/v1/status") }
+                    let status = try CloudClient.blocking { try await CloudClient.request(location, path: CloudClient.Path.status) }
                     print("cloud  \(location.url)  \(holder)  \(PlistJSON.encode(status))")
                 } catch {
                     print("cloud  \(location.url)  \(holder) is not answering: \(error)")
@@ -198,7 +199,7 @@ struct CloudCommand: ParsableCommand {
                 guard let location = try ServerLocation.read(root: root) else {
                     throw ValidationError("the cloud is not started in \(root.path) (groupsim cloud serve)")
                 }
-                let path = "/v1/accounts/\(percentEncoded(account))/stores/\(percentEncoded(store))"
+                let path = CloudClient.Path.store(store, of: account)
                 let reply = try CloudClient.blocking { try await CloudClient.request(location, path: path) }
                 values = (reply.dictionaryValue?["records"]?.dictionaryValue ?? [:]).compactMapValues { $0.dictionaryValue?["value"] }
             case (nil, let device?):
@@ -260,8 +261,4 @@ struct CloudCommand: ParsableCommand {
             withExtendedLifetime(watched) { dispatchMain() }
         }
     }
-}
-
-func percentEncoded(_ text: String) -> String {
-    text.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? text
 }

@@ -200,12 +200,8 @@ final class CloudRig: @unchecked Sendable {
     }
 
     private func cloudStore(_ store: String, account: String, at location: ServerLocation) throws -> [String: PlistValue] {
-        let path = "/v1/accounts/\(Self.encode(account))/stores/\(Self.encode(store))"
+        let path = CloudClient.Path.store(store, of: account)
         return try CloudClient.blocking { try await CloudClient.request(location, path: path) }.dictionaryValue ?? [:]
-    }
-
-    static func encode(_ text: String) -> String {
-        text.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? text
     }
 
     // MARK: Checks
@@ -216,9 +212,9 @@ final class CloudRig: @unchecked Sendable {
             guard let location = try ServerLocation.read(root: root) else { throw CheckFailed("the cloud has never started") }
             let record = try cloudStore(store, account: account, at: location)["records"]?.dictionaryValue?[key]?.dictionaryValue
             let found = record?["value"]
-            let shown = ScenarioRunnerShow.show(found) + (record.map { " (written by \($0["device"]?.stringValue ?? "?") at \($0["time"].map { PlistJSON.encode($0) } ?? "?") ms)" } ?? "")
+            let shown = Execution.show(found) + (record.map { " (written by \($0["device"]?.stringValue ?? "?") at \($0["time"].map { PlistJSON.encode($0) } ?? "?") ms)" } ?? "")
             if let value, found != value {
-                throw CheckFailed("the cloud's \(key) in \(store) for \(account) should be \(ScenarioRunnerShow.show(value)), found \(shown)")
+                throw CheckFailed("the cloud's \(key) in \(store) for \(account) should be \(Execution.show(value)), found \(shown)")
             }
             if let writtenBy, record?["device"]?.stringValue != writtenBy {
                 throw CheckFailed("the cloud's \(key) in \(store) for \(account) should be \(writtenBy)'s write, found \(shown)")
@@ -233,11 +229,11 @@ final class CloudRig: @unchecked Sendable {
         case .copyValue(let device, let store, let key, let value):
             let found = try DeviceCloud(root: root, device: device).readStore(store)?.values[key]
             guard found == value else {
-                throw CheckFailed("\(device)'s copy of \(store): \(key) should be \(ScenarioRunnerShow.show(value)), found \(ScenarioRunnerShow.show(found))")
+                throw CheckFailed("\(device)'s copy of \(store): \(key) should be \(Execution.show(value)), found \(Execution.show(found))")
             }
         case .uploads(let device, let count):
             guard let location = try ServerLocation.read(root: root) else { throw CheckFailed("the cloud has never started") }
-            let status = try CloudClient.blocking { try await CloudClient.request(location, path: "/v1/status") }
+            let status = try CloudClient.blocking { try await CloudClient.request(location, path: CloudClient.Path.status) }
             let traffic = status.dictionaryValue?["traffic"]?.dictionaryValue?[device]?.dictionaryValue
             let found = traffic?["uploadedChanges"].flatMap { if case .integer(let n) = $0 { Int(n) } else { nil } } ?? 0
             guard found == count else {
@@ -245,8 +241,4 @@ final class CloudRig: @unchecked Sendable {
             }
         }
     }
-}
-
-enum ScenarioRunnerShow {
-    static func show(_ value: PlistValue?) -> String { value.map { PlistJSON.encode($0) } ?? "absent" }
 }

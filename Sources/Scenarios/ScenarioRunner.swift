@@ -1,5 +1,6 @@
 import ChildProcess
 import Foundation
+import SharedFiles
 import GroupDefaults
 import PropertyList
 import AppModel
@@ -47,7 +48,7 @@ public struct ScenarioRunner: Sendable {
         if let override = ProcessInfo.processInfo.environment["GROUPSIM_BIN_DIR"], !override.isEmpty {
             (folder, origin) = (override, "in $GROUPSIM_BIN_DIR (\(override))")
         } else {
-            guard let me = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else {
+            guard let me = ownExecutablePath() else {
                 throw RunnerSetupError("cannot tell where groupsim's own executable is (/proc/self/exe is unreadable); "
                     + "set GROUPSIM_BIN_DIR to the folder that holds main-app, widget and intent-extension")
             }

@@ -1,3 +1,4 @@
+import Foundation
 import PropertyList
 #if canImport(Glibc)
 import Glibc
@@ -136,4 +137,11 @@ public func describeFileType(_ mode: mode_t) -> String {
     case S_IFBLK: "a block device"
     default: "a file of unknown type"
     }
+}
+
+/// The running executable's own path, links resolved (from /proc/self/exe),
+/// so a program found through PATH or a symlink finds its sibling programs.
+/// nil when /proc/self/exe cannot be read.
+public func ownExecutablePath() -> String? {
+    try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
 }

@@ -3,6 +3,7 @@ import AppProtocol
 import CloudDevice
 import CloudModel
 import Foundation
+import SharedFiles
 import GroupDefaults
 import PropertyList
 
@@ -168,7 +169,7 @@ public final class AppSession: @unchecked Sendable {
     private func startCloudIfNeeded() {
         guard ProcessInfo.processInfo.environment[Self.cloudAutostartVariable] != "0",
               (try? DeviceCloud(root: context.root, device: context.device).readSettings().account) != nil else { return }
-        let folder = ((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) as NSString?)?.deletingLastPathComponent ?? ""
+        let folder = (ownExecutablePath() as NSString?)?.deletingLastPathComponent ?? ""
         let daemons = CloudDaemons(root: context.root, groupsim: folder + "/groupsim")
         guard daemons.server == nil || daemons.agent(context.device) == nil else { return }
         guard FileManager.default.isExecutableFile(atPath: daemons.groupsim) else {
