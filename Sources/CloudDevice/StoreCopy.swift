@@ -39,7 +39,8 @@ public struct StoreCopy: Sendable, Equatable {
     public var initialSyncDone = false
     public var nextSequence: Int64 = 1
     public var notices: [Notice] = []
-    public var lastNoticeSerial: Int64 = 0
+    /// The serial of the newest notice (notices are never all dropped, only the oldest).
+    public var lastNoticeSerial: Int64 { notices.last?.serial ?? 0 }
 
     /// Notices kept for processes that were busy when they were posted.
     public static let keptNotices = 32
@@ -171,8 +172,7 @@ public struct StoreCopy: Sendable, Equatable {
     }
 
     mutating func post(_ change: ExternalChange) {
-        lastNoticeSerial += 1
-        notices.append(Notice(serial: lastNoticeSerial, change: change))
+        notices.append(Notice(serial: lastNoticeSerial + 1, change: change))
         if notices.count > Self.keptNotices { notices.removeFirst(notices.count - Self.keptNotices) }
     }
 
@@ -182,7 +182,7 @@ public struct StoreCopy: Sendable, Equatable {
         var fields: [String: PlistValue] = [
             "values": .dictionary(values), "revision": .integer(revision),
             "stamps": .dictionary(stamps.mapValues { .dictionary($0.fields) }), "initialSyncDone": .bool(initialSyncDone),
-            "nextSequence": .integer(nextSequence), "lastNoticeSerial": .integer(lastNoticeSerial),
+            "nextSequence": .integer(nextSequence),
             "pending": .dictionary(pending.mapValues { entry in
                 var fields: [String: PlistValue] = [
                     "time": .integer(entry.stamp.time), "device": .string(entry.stamp.device),
@@ -216,7 +216,6 @@ public struct StoreCopy: Sendable, Equatable {
         revision = fields["revision"] == nil ? 0 : try fields.integer("revision", at: path)
         initialSyncDone = try fields.bool("initialSyncDone", at: path, default: false)
         nextSequence = fields["nextSequence"] == nil ? 1 : try fields.integer("nextSequence", at: path)
-        lastNoticeSerial = fields["lastNoticeSerial"] == nil ? 0 : try fields.integer("lastNoticeSerial", at: path)
         for (key, entry) in try fields.dictionary("pending", at: path) {
             let item = try entry.fields(at: "\(path) pending.\(key)")
             pending[key] = Pending(

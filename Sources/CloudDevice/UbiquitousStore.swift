@@ -45,7 +45,7 @@ public final class UbiquitousStore: @unchecked Sendable {
         }
         // Listening before the store is registered, so the first download's notice is never missed.
         listener = domain.addListener { [weak self] change in
-            guard change.changes.contains(where: { $0.key == "lastNoticeSerial" }) else { return }
+            guard change.changes.contains(where: { $0.key == "notices" }) else { return }
             self?.deliverNotices()
         }
         // The agent syncs the stores the device's apps have opened.

@@ -223,7 +223,6 @@ import Testing
             ("revision must be an integer", { $0["revision"] = "7" }),
             ("initialSyncDone must be true or false", { $0["initialSyncDone"] = 1 }),
             ("nextSequence must be an integer", { $0["nextSequence"] = 1.5 }),
-            ("lastNoticeSerial must be an integer", { $0["lastNoticeSerial"] = true }),
             ("pending must be an object", { $0["pending"] = "x" }),
             ("pending.k must be an object, found an integer", { $0["pending"] = ["k": 1] }),
             ("pending.k.time must be an integer", { $0["pending"] = ["k": ["device": "d", "sequence": 1]] }),
