@@ -186,16 +186,26 @@ final class CloudRig: @unchecked Sendable {
             let settings = try cloud.readSettings()
             guard settings.online, let account = settings.account else { continue }
             for store in settings.stores {
-                guard let copy = try cloud.readStore(store) else { continue }
-                if copy.account != account { return "\(device) has not switched \(store) to \(account) yet" }
-                if !copy.uploads.isEmpty { return "\(device) still has \(copy.uploads.count) change(s) of \(store) to upload" }
-                if !copy.initialSyncDone { return "\(device) has not had its first download of \(store)" }
+                let copy = try cloud.readStore(store)
+                if let found = Self.unsettled(device: device, store: store, account: account, copy: copy) { return found }
                 let revision = try cloudStore(store, account: account, at: location)["revision"]
-                if revision != .integer(copy.revision) {
+                if let copy, revision != .integer(copy.revision) {
                     return "\(device) is at revision \(copy.revision) of \(store), the cloud at \(revision.map { PlistJSON.encode($0) } ?? "none")"
                 }
             }
         }
+        return nil
+    }
+
+    /// What keeps a device's copy of a store from being settled on its own
+    /// side, or nil. A store the device's apps opened but that has no copy
+    /// yet has not had its first download: skipping it would let the next
+    /// step run before the device ever heard from the cloud.
+    static func unsettled(device: String, store: String, account: String, copy: StoreCopy?) -> String? {
+        guard let copy else { return "\(device) has not had its first download of \(store)" }
+        if copy.account != account { return "\(device) has not switched \(store) to \(account) yet" }
+        if !copy.uploads.isEmpty { return "\(device) still has \(copy.uploads.count) change(s) of \(store) to upload" }
+        if !copy.initialSyncDone { return "\(device) has not had its first download of \(store)" }
         return nil
     }
 
