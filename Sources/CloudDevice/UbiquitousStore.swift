@@ -151,8 +151,12 @@ public final class UbiquitousStore: @unchecked Sendable {
     /// uploaded, and QuotaViolationChange is posted.
     public func set(_ value: PlistValue?, forKey key: String) throws {
         if let value { try value.checkNesting(what: "the value for key \"\(key)\"", limit: CloudLimits.maximumValueNesting) }
-        // With unreadable settings the clock has no skew: the write is not lost for it.
-        let now = ((try? DeviceCloudSettings(settings.snapshot(), path: settings.file.path)) ?? DeviceCloudSettings()).now()
+        // The clock is read from the file, not this process's cached view of
+        // it: a clock set a moment ago (another process's write, seen here
+        // only once inotify tells) already stamps this write, as a device's
+        // clock does. With unreadable settings the clock has no skew: the
+        // write is not lost for it.
+        let now = ((try? cloud.readSettings()) ?? DeviceCloudSettings()).now()
         let schedule = lock.withLock { () -> Bool in
             unsaved.append((key, value, now))
             overlay[key] = .some(value)
