@@ -10,6 +10,11 @@ import Glibc
 public enum FolderTree {
     /// Folders nested deeper than this are refused (each level holds a descriptor).
     public static let maximumDepth = 128
+    /// How many times a folder that filled again while it was emptied is
+    /// emptied again before the removal gives up: processes go on running
+    /// through a device's erase, and one may write a file into a folder
+    /// between its last entry's removal and the folder's own.
+    public static let maximumRefills = 100
 
     /// Removes the entry `name` of the folder open at `folder`, and everything
     /// inside it if it is a folder. Returns false if there was no such entry.
@@ -59,6 +64,7 @@ public enum FolderTree {
 
     private static func remove(_ name: [CChar], in folder: Int32, path: String, depth: Int) throws -> Bool {
         // Anything but a folder (a link included) goes with one unlink.
+        var refills = 0
         while true {
             if unlinkat(folder, name, 0) == 0 { return true }
             var code = errno
@@ -80,6 +86,13 @@ public enum FolderTree {
             if unlinkat(folder, name, AT_REMOVEDIR) == 0 { return true }
             code = errno
             if code == ENOENT { return true }
+            if code == ENOTEMPTY && refills < maximumRefills {
+                refills += 1
+                continue
+            }
+            if code == ENOTEMPTY {
+                throw FileSystemError(operation: "delete the folder (a running process kept writing into it; stop it and try again)", path: path, errno: code)
+            }
             throw FileSystemError(operation: "delete the folder", path: path, errno: code)
         }
     }

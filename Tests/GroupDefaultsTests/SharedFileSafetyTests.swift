@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import TestSupport
 @testable import GroupDefaults
@@ -41,6 +42,34 @@ import PropertyList
         #expect(throws: SharedFileError.fileTooLarge(path: root.path + "/file", size: 100, limit: 99)) { try readWholeFile(root.path + "/file", limit: 99) }
         #expect(try readWholeFile(root.path + "/file", limit: 100)?.count == 100)
         #expect(try readWholeFile(root.path + "/absent") == nil)
+    }
+
+    @Test func aFolderThatFillsAgainWhileItIsRemovedIsEmptiedAgain() throws {
+        // A device is erased while its processes run: one of them keeps
+        // writing a file into a folder the erase is removing.
+        let root = TemporaryRoot()
+        let top = open(root.path, O_RDONLY | O_DIRECTORY)
+        try #require(top >= 0)
+        defer { close(top) }
+        let stop = Mutex(false)
+        let stopped = DispatchSemaphore(value: 0)
+        let writer = Thread {
+            while !stop.withLock({ $0 }) {
+                mkdir(root.path + "/stores", 0o700)
+                let file = open(root.path + "/stores/copy.plist", O_CREAT | O_WRONLY, 0o600)
+                if file >= 0 { close(file) }
+            }
+            stopped.signal()
+        }
+        writer.start()
+        defer {
+            stop.withLock { $0 = true }
+            stopped.wait()
+        }
+        for _ in 0..<300 {
+            mkdir(root.path + "/stores", 0o700)
+            try FolderTree.removeContents(of: top, path: root.path)
+        }
     }
 
     @Test func aConfinedFolderRefusesLinksAndNonFoldersOnTheWay() throws {
