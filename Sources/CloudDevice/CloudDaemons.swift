@@ -20,8 +20,13 @@ public struct CloudDaemons: Sendable {
     }
 
     public static func serverLockPath(root: SimulationRoot) -> String { root.path + "/cloud/.server.lock" }
+    /// Beside the cloud's, not in the device's folder: erasing the device
+    /// must not delete it (a second agent could start), nor be held up by
+    /// it (a file held open keeps its deleted folder from being reported
+    /// gone, so the agent would never see the device signed in again).
     public static func agentLockPath(root: SimulationRoot, device: String) throws -> String {
-        try DeviceCloud(root: root, device: device).folder() + "/.agent.lock"
+        _ = try root.devicePath(device)  // the name is checked as a device's
+        return root.path + "/cloud/agents/" + device + ".lock"
     }
     public static func logFolder(root: SimulationRoot) -> String { root.path + "/cloud/logs" }
 

@@ -125,6 +125,26 @@ import TestSupport
         withExtendedLifetime(server) {}
     }
 
+    @Test func anAgentWhoseDeviceIsErasedSyncsAgainOnceItIsSignedIn() throws {
+        #expect(try groupsim(["device", "create", "iPhone"], root: root).status == 0)
+        #expect(try groupsim(["cloud", "account", "sign-in", "alice"], root: root).status == 0)
+        let server = try startCloud()
+        let agent = try CloudChild(["agent", "--device", "iPhone"], root: root)
+        try agent.waitFor("connected")
+        // Erased under its running agent: the account goes with the device's
+        // settings, and the agent must see the settings come back in a new folder.
+        let erase = try groupsim(["device", "erase", "iPhone"], root: root)
+        #expect(erase.status == 0, "\(erase.stderr)")
+        try agent.waitFor("disconnected")
+        #expect(try groupsim(["cloud", "account", "sign-in", "alice"], root: root).status == 0)
+        #expect(try groupsim(["cloud", "write", "com.example.kvs", "after", "2"], root: root).status == 0)
+        try agent.waitFor("connected")
+        try agent.waitFor("acknowledged")
+        let records = try cloudStore("com.example.kvs", account: "alice")
+        #expect(records["after"]?.dictionaryValue?["value"] == .integer(2))
+        withExtendedLifetime(server) {}
+    }
+
     @Test func hostileMessagesGetAnErrorAndTheCloudKeepsServing() throws {
         let server = try startCloud()
         let location = try location()
