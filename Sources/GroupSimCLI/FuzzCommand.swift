@@ -8,7 +8,7 @@ import Terminal
 struct FuzzCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fuzz",
-        abstract: "Run randomized histories of the app and the widget against real processes and check them against a model.",
+        abstract: "Run randomized histories of the app, the widget and the iCloud store on two devices against real processes, and check them against a model.",
         discussion: """
             Each run is a seed: the same seed gives the same history. A failing history is shrunk to the fewest \
             operations that still fail and written as an ordinary scenario file (random-SEED.yaml) to keep as a regression.
@@ -32,6 +32,12 @@ struct FuzzCommand: ParsableCommand {
         if print {
             for index in 0..<runs { output.write(RandomRun.generate(seed: first + UInt64(index), length: length).yaml) }
             return
+        }
+        // Made before anything runs: a failure found after a long shrink must have somewhere to go.
+        do {
+            try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+        } catch {
+            throw ValidationError("--out \(out): cannot make the folder for failing histories: \(error.localizedDescription)")
         }
         output.write("fuzz: \(runs) histories of \(length) operations, seeds \(first)…\(first + UInt64(runs) - 1)")
         let runner = ScenarioRunner(binaries: try ScenarioRunner.defaultBinaries())

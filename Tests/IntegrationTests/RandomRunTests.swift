@@ -1,5 +1,5 @@
 import Foundation
-import Scenarios
+@testable import Scenarios
 import Testing
 import TestSupport
 
@@ -35,6 +35,73 @@ import TestSupport
         try wrong.write(toFile: path, atomically: true, encoding: .utf8)
         let run = try runBounded(BuiltExecutable.path("groupsim"), ["run", path], environment: ["TMPDIR": tmp, "NO_COLOR": "1"], timeout: 120)
         #expect(run.status == 1 && run.stdout.contains("should be 1000"), "\(run.stdout)")
+        // And so must the history with the cloud's winner of a key said to be the other device's write.
+        guard let cloudLine = text.split(separator: "\n").last(where: { $0.contains("{ cloud: com.example.notes") && $0.contains(", by: ") }) else {
+            Issue.record("seed 100 has no check of a cloud value: \(text)")
+            return
+        }
+        let other = cloudLine.hasSuffix("by: iPad }") ? "by: iPhone }" : "by: iPad }"
+        let mutated = String(cloudLine).replacingOccurrences(of: cloudLine.hasSuffix("by: iPad }") ? "by: iPad }" : "by: iPhone }", with: other)
+        try text.replacingOccurrences(of: String(cloudLine), with: mutated).write(toFile: path, atomically: true, encoding: .utf8)
+        let cloudRun = try runBounded(BuiltExecutable.path("groupsim"), ["run", path], environment: ["TMPDIR": tmp, "NO_COLOR": "1"], timeout: 120)
+        #expect(cloudRun.status == 1 && cloudRun.stdout.contains("write, found"), "\(cloudRun.stdout)")
+    }
+
+    // MARK: The model
+
+    func world(_ seed: UInt64, _ operations: [RandomRun.Operation]) -> (RandomWorld, [String]) {
+        let history = RandomRun(seed: seed, operations: operations)
+        var world = RandomWorld(history: history)
+        let steps = operations.flatMap { world.perform($0) }
+        return (world, steps)
+    }
+
+    @Test func cloudWritesAreOrderedByTheDevicesClocksThenByTheOrderADeviceMadeThem() {
+        let writes: [RandomRun.Operation] = [.kvsSet(process: "app", key: "v0", value: 1), .kvsSet(process: "pad", key: "v0", value: 2),
+                                             .kvsSet(process: "app", key: "v0", value: 3), .kvsConcurrent(key: "v1", appValue: 4, padValue: 5)]
+        // An even seed puts the iPad's clock an hour ahead: its writes win whenever they were made.
+        let (ahead, _) = world(2, writes)
+        #expect(ahead.winners["v0"]?.value == .integer(2) && ahead.winners["v0"]?.device == "iPad")
+        #expect(ahead.winners["v1"]?.value == .integer(5))
+        // An odd seed puts it an hour behind: the iPhone's last write wins.
+        let (behind, _) = world(3, writes)
+        #expect(behind.winners["v0"]?.value == .integer(3) && behind.winners["v0"]?.device == "iPhone")
+        #expect(behind.winners["v1"]?.value == .integer(4))
+    }
+
+    @Test func aDeviceRemovesOnlyAKeyItHasWritten() {
+        // The iPad's app never wrote v0: whether the iPhone's write reached it first is timing, so the removal is left out.
+        let (unseen, unseenSteps) = world(2, [.kvsSet(process: "app", key: "v0", value: 1), .kvsRemove(process: "pad", key: "v0")])
+        #expect(!unseenSteps.contains { $0.contains("kvs-remove") })
+        #expect(unseen.winners["v0"]?.value == .integer(1))
+        let (own, ownSteps) = world(3, [.kvsSet(process: "app", key: "v0", value: 1), .kvsRemove(process: "app", key: "v0")])
+        #expect(ownSteps.contains("  - kvs-remove: { in: app, key: v0 }"))
+        #expect(own.winners["v0"] != nil && own.winners["v0"]?.value == nil)
+    }
+
+    @Test func faultsFlipAndThoseThatNeedTheCloudWaitForIt() {
+        let (_, steps) = world(1, [.toggleCloud, .togglePartition(device: "iPad"), .pushFault(device: "iPad", duplicate: true, count: 2),
+                                   .toggleCloud, .togglePartition(device: "iPad"), .toggleAgent(device: "iPhone"), .toggleOnline(device: "iPad")])
+        #expect(steps == ["  - kill-cloud:", "  - restart-cloud:", "  - network: { device: iPad, partition: true }",
+                          "  - kill-agent: iPhone", "  - offline: iPad"])
+        // The end undoes every fault before it waits for agreement.
+        var (left, _) = world(1, [.togglePartition(device: "iPad"), .toggleAgent(device: "iPhone"), .toggleOnline(device: "iPad"), .toggleCloud])
+        let settled = left.settle()
+        #expect(Array(settled.prefix(4)) == ["  - restart-cloud:", "  - online: iPad", "  - restart-agent: iPhone", "  - wait-cloud:"])
+    }
+
+    @Test func addedSuitesAreSearchedBelowTheOwnSuiteTheOneAddedLastFirst() {
+        var (world, _) = world(5, [.toggleSuite(process: "app", suite: "group.com.example.extra1"), .toggleSuite(process: "app", suite: "group.com.example.extra2")])
+        world.addedSuiteFiles["iPhone"] = ["group.com.example.extra1": ["k0": .string("one"), "k1": .string("only-one")],
+                                           "group.com.example.extra2": ["k0": .string("two")]]
+        #expect(world.effective("k0", in: "app")! == (.string("two"), "group.com.example.extra2"))
+        #expect(world.effective("k1", in: "app")! == (.string("only-one"), "group.com.example.extra1"))
+        #expect(world.effective("k0", in: "widget") == nil)
+        world.files["iPhone"]!["k0"] = .integer(7)
+        #expect(world.effective("k0", in: "app")! == (.integer(7), "group.com.example.notes"))
+        _ = world.perform(.toggleSuite(process: "app", suite: "group.com.example.extra2"))
+        world.files["iPhone"]!["k0"] = nil
+        #expect(world.effective("k0", in: "app")! == (.string("one"), "group.com.example.extra1"))
     }
 
     @Test func aFailureShrinksToWhatCausesIt() {
