@@ -157,6 +157,14 @@ public actor SyncAgent {
                 lastPoll = .now
                 for (store, sent) in inFlight { inFlight[store] = sent.filter { ContinuousClock.now - $0.value < Self.retryInterval } }
                 try await writer.send(.poll(stores: revisions()))
+                // A first download that never came (a push lost on the way)
+                // is asked for again: a poll at revision 0 of a store the
+                // cloud has nothing for gets no answer, and the apps would
+                // wait for InitialSyncChange for ever.
+                for identifier in stores.keys.sorted() {
+                    guard let copy = readable(identifier), copy.account == account, !copy.initialSyncDone else { continue }
+                    try await writer.send(.subscribe(store: identifier, since: 0))
+                }
             }
             try await uploadPending(account: account, writer: writer)
             await wakeup.wait(timeout: Self.retryInterval)

@@ -145,6 +145,20 @@ import TestSupport
         withExtendedLifetime(server) {}
     }
 
+    @Test func aLostFirstDownloadIsAskedForAgain() throws {
+        #expect(try groupsim(["cloud", "account", "sign-in", "alice"], root: root).status == 0)
+        let server = try startCloud()
+        // The cloud drops the next push to the device: the reply to the agent's hello, the first download of an empty store.
+        #expect(try groupsim(["cloud", "network", "drop-pushes", "1"], root: root).status == 0)
+        let watch = try CloudChild(["watch", "com.example.kvs"], root: root)
+        try watch.waitFor("ready")
+        let agent = try CloudChild(["agent", "--device", "iPhone"], root: root)
+        try agent.waitFor("connected")
+        // An app learns that its first sync is over only from InitialSyncChange.
+        try watch.waitFor("external-change", where: { $0.contains("initial-sync-change") })
+        withExtendedLifetime((server, agent)) {}
+    }
+
     @Test func hostileMessagesGetAnErrorAndTheCloudKeepsServing() throws {
         let server = try startCloud()
         let location = try location()
