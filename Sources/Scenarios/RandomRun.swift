@@ -64,6 +64,8 @@ public struct RandomRun: Sendable {
         case toggleAgent(device: String)
         /// kill -9 of the cloud, or its restart (same port, same data).
         case toggleCloud
+        /// Every fault ended, then the devices and the cloud must agree with the model.
+        case quiesce
     }
 
     static let processes = ["app", "widget", "pad"]
@@ -95,7 +97,7 @@ public struct RandomRun: Sendable {
             let device = devices[random.next(below: 2)]
             let cloudProcess = cloudApp(on: device)
             let cloudKey = kvsKeys[random.next(below: kvsKeys.count)]
-            switch random.next(below: 140) {
+            switch random.next(below: 142) {
             case 0..<30: operations.append(.set(process: process, key: key, value: value))
             case 30..<40: operations.append(.remove(process: process, key: key))
             case 40..<55: operations.append(.increment(process: process, counter: counters[random.next(below: 2)], by: 1 + random.next(below: 5)))
@@ -122,7 +124,8 @@ public struct RandomRun: Sendable {
             case 129..<132: operations.append(.togglePartition(device: device))
             case 132..<135: operations.append(.pushFault(device: device, duplicate: random.next(below: 2) == 0, count: 1 + random.next(below: 3)))
             case 135..<138: operations.append(.toggleAgent(device: device))
-            default: operations.append(.toggleCloud)
+            case 138..<140: operations.append(.toggleCloud)
+            default: operations.append(.quiesce)
             }
         }
         return RandomRun(seed: seed, operations: operations)

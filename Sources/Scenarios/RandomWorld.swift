@@ -211,6 +211,8 @@ struct RandomWorld {
             cloudRunning = true
             partitioned = []
             return ["  - restart-cloud:"]
+        case .quiesce:
+            return settle()
         }
     }
 
