@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the project needs that Swift packages cannot bring: the
-# libinotifytools headers and library (Debian), tmux for the demo, and
-# chromium for the test that looks at the timeline in a real browser.
+# libinotifytools headers and library (Debian), tmux for the demo and the
+# test that runs the widget in a real terminal, and chromium for the test
+# that looks at the timeline in a real browser.
 # Safe to run again: it installs only what is missing.
 set -euo pipefail
 

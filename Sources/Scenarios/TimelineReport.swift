@@ -4,11 +4,15 @@ import PropertyList
 
 /// A self-contained HTML picture of runs: one lane per process, events in
 /// time, and an arrow from each write to every process where it was seen,
-/// labelled with the latency. Hover a dot for the event's details.
+/// labelled with the latency. Hover a dot for the event's details. Buttons
+/// above each picture (and ctrl + wheel over it) zoom the time axis; without
+/// JavaScript the picture is the same, at its first scale.
 public enum TimelineReport {
     static let laneHeight = 56.0
     static let left = 170.0
     static let width = 1100.0
+    /// Pixels between time-axis labels, at any zoom.
+    static let tickSpacing = 220.0
 
     public static func render(_ results: [ScenarioResult]) -> String {
         var html = """
@@ -21,6 +25,7 @@ public enum TimelineReport {
             .summary { color: #57606a; margin: 4px 0 8px; } .failure { background: #ffebe9; padding: 8px; border-radius: 6px; white-space: pre-wrap; font-family: ui-monospace, monospace; font-size: 12px; }
             svg text { font-size: 11px; font-family: ui-monospace, monospace; } .lane { fill: #f6f8fa; } .label { font-size: 12px; font-weight: 600; }
             .legend span { display: inline-block; margin-right: 14px; } .scroll { overflow-x: auto; max-width: 100%; border: 1px solid #d0d7de; border-radius: 6px; } .dot { display: inline-block; width: 10px; height: 10px; border-radius: 5px; margin-right: 4px; vertical-align: middle; }
+            .zoom { margin: 0 0 4px; color: #57606a; } .zoom button { font: inherit; min-width: 32px; margin-right: 4px; } .zoom span { margin-left: 6px; }
             </style></head><body>
             <h1>groupsim run — \(results.filter(\.passed).count) passed, \(results.filter { !$0.passed }.count) failed</h1>
             <div class="legend">
@@ -43,9 +48,84 @@ public enum TimelineReport {
             }
             html += svg(result)
         }
-        html += "</body></html>\n"
+        html += zoomScript + "</body></html>\n"
         return html
     }
+
+    /// One script for the page: a zoom bar above each picture. Zooming
+    /// scales the x positions after start-up (never the text, which keeps
+    /// its size; start-up keeps its narrow band), lays the time axis out
+    /// again at the new scale, hides latency labels that would overprint when
+    /// zoomed out (their lines keep the hover text), and keeps the time under
+    /// the pointer (or the middle of the view) in place; the lane names stay
+    /// in view when the picture scrolls sideways. `data-axis` on each picture
+    /// holds where the time after start-up begins, its width, and the span it
+    /// shows in ms.
+    static let zoomScript = """
+        <script>
+        (function () {
+          var STEP = 1.5, TICK = \(tickSpacing), MAX_WIDTH = 200000, SVG = "http://www.w3.org/2000/svg";
+          document.querySelectorAll("svg[data-axis]").forEach(function (svg) {
+            var box = svg.parentNode, axis = svg.getAttribute("data-axis").split(" ").map(Number);
+            var start = axis[0], plot = axis[1], span = axis[2];
+            var width = +svg.getAttribute("width"), zoom = 1, ticks = svg.querySelector("g.axis");
+            var moved = [];  // [element, attribute, its value at zoom 1, the element's x at zoom 1]
+            svg.querySelectorAll("circle, line, rect, text.lat").forEach(function (e) {
+              ["x", "cx", "x1", "x2"].forEach(function (name) { if (e.hasAttribute(name)) moved.push([e, name, +e.getAttribute(name)]); });
+              if (e.hasAttribute("width")) moved.push([e, "width", +e.getAttribute("x") + +e.getAttribute("width"), +e.getAttribute("x")]);
+            });
+            function at(x) { return x < start ? x : start + (x - start) * zoom; }
+            function fit() { return Math.max(0.01, (box.clientWidth - start) / (width - start)); }
+            function apply(next, anchor) {
+              var time = (box.scrollLeft + anchor - start) / zoom;
+              zoom = Math.max(Math.min(1, fit()), Math.min(next, Math.max(1, (MAX_WIDTH - start) / (width - start))));
+              svg.setAttribute("width", at(width));
+              moved.forEach(function (m) { m[0].setAttribute(m[1], m[1] === "width" ? at(m[2]) - at(m[3]) : at(m[2])); });
+              while (ticks.firstChild) ticks.removeChild(ticks.firstChild);
+              var count = Math.max(4, Math.floor(plot * zoom / TICK));
+              for (var i = 0; i <= count; i++) {
+                var tick = document.createElementNS(SVG, "text");
+                tick.setAttribute("x", at(start + plot * i / count));
+                tick.setAttribute("text-anchor", i === 0 ? "start" : i === count ? "end" : "middle");
+                tick.textContent = (span * i / count).toFixed(0) + " ms";
+                ticks.appendChild(tick);
+              }
+              var kept = [];  // zoomed in, labels placed clear of each other stay clear
+              svg.querySelectorAll("text.lat").forEach(function (t) {
+                var x = +t.getAttribute("x"), y = +t.getAttribute("y"), w = t.getComputedTextLength();
+                var clear = zoom >= 1 || kept.every(function (k) { return Math.abs(k[1] - y) >= 12 || x + w < k[0] || k[0] + k[2] < x; });
+                t.style.visibility = clear ? "" : "hidden";
+                if (clear) kept.push([x, y, w]);
+              });
+              box.scrollLeft = start + time * zoom - anchor;
+              shown.textContent = Math.round(zoom * 100) + "%";
+            }
+            var bar = document.createElement("div"), shown = document.createElement("span");
+            bar.className = "zoom";
+            [["−", "zoom-out", "zoom out", function () { apply(zoom / STEP, box.clientWidth / 2); }],
+             ["+", "zoom-in", "zoom in", function () { apply(zoom * STEP, box.clientWidth / 2); }],
+             ["fit", "zoom-fit", "the whole run in the page's width", function () { apply(fit(), 0); }]].forEach(function (b) {
+              var button = document.createElement("button");
+              button.type = "button"; button.textContent = b[0]; button.className = b[1]; button.title = b[2];
+              button.addEventListener("click", b[3]);
+              bar.appendChild(button);
+            });
+            shown.textContent = "100%";
+            bar.appendChild(shown);
+            bar.appendChild(document.createTextNode(" · ctrl + wheel over the picture zooms around the pointer"));
+            box.parentNode.insertBefore(bar, box);
+            var names = svg.querySelector("g.names");
+            box.addEventListener("scroll", function () { names.setAttribute("transform", "translate(" + box.scrollLeft + " 0)"); });
+            box.addEventListener("wheel", function (e) {
+              if (!e.ctrlKey) return;  // a plain wheel scrolls; ctrl is also what a trackpad pinch sends
+              e.preventDefault();
+              apply(zoom * Math.exp(-e.deltaY * (e.deltaMode === 1 ? 33 : 1) * 0.003), e.clientX - box.getBoundingClientRect().left);
+            }, { passive: false });
+          });
+        })();
+        </script>
+
+        """
 
     static func color(for name: String) -> String {
         switch name {
@@ -80,26 +160,27 @@ public enum TimelineReport {
             return left + startupWidth + Double(time - first) / Double(max(end - first, 1)) * plotWidth
         }
         func y(_ lane: String) -> Double { Double(lanes.firstIndex(of: lane) ?? 0) * laneHeight + laneHeight / 2 + 4 }
-        var out = "<div class=\"scroll\"><svg width=\"\(Int(totalWidth))\" height=\"\(Int(height))\" xmlns=\"http://www.w3.org/2000/svg\">\n"
+        var out = "<div class=\"scroll\"><svg width=\"\(Int(totalWidth))\" height=\"\(Int(height))\" "
+            + "data-axis=\"\(left + startupWidth) \(plotWidth) \(span)\" xmlns=\"http://www.w3.org/2000/svg\">\n"
         out += "<defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#1a7f37\"/></marker>"
             + "<marker id=\"cloud-arrow\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#0550ae\"/></marker></defs>\n"
-        for (index, lane) in lanes.enumerated() {
+        for index in lanes.indices {
             let top = Double(index) * laneHeight + 4
-            out += "<rect class=\"lane\" x=\"0\" y=\"\(top)\" width=\"\(totalWidth)\" height=\"\(laneHeight - 6)\" rx=\"4\"/>"
-            out += "<text class=\"label\" x=\"8\" y=\"\(top + laneHeight / 2)\">\(escape(lane))</text>\n"
+            out += "<rect class=\"lane\" x=\"0\" y=\"\(top)\" width=\"\(totalWidth)\" height=\"\(laneHeight - 6)\" rx=\"4\"/>\n"
         }
         if startupWidth > 0 {
             out += "<rect x=\"\(left)\" y=\"0\" width=\"\(startupWidth)\" height=\"\(height - 24)\" fill=\"#eaeef2\" opacity=\"0.7\"/>"
             out += "<text x=\"\(left + 4)\" y=\"\(height - 4)\" fill=\"#57606a\">start-up</text>\n"
         }
-        // Time axis, from the first step.
-        let axis = height - 12
-        let ticks = max(4, Int(plotWidth / 220))
+        // Time axis, from the first step (the zoom script lays it out again at each scale).
+        let ticks = max(4, Int(plotWidth / tickSpacing))
+        out += "<g class=\"axis\" fill=\"#57606a\" transform=\"translate(0 \(height - 4))\">"
         for tick in 0...ticks {
             let time = first + UInt64(Double(end - first) * Double(tick) / Double(ticks))
             let anchor = tick == 0 ? "start" : tick == ticks ? "end" : "middle"
-            out += "<text x=\"\(x(time))\" y=\"\(axis + 8)\" text-anchor=\"\(anchor)\" fill=\"#57606a\">\(String(format: "%.0f ms", Double(time - first) / 1e6))</text>"
+            out += "<text x=\"\(x(time))\" text-anchor=\"\(anchor)\">\(String(format: "%.0f ms", Double(time - first) / 1e6))</text>"
         }
+        out += "</g>\n"
         var labels = LabelPlacer()
         for (write, seen) in defaultsArrows(events) {
             let latency = Double(seen.time - write.time) / 1e6
@@ -117,7 +198,14 @@ public enum TimelineReport {
             out += "<circle cx=\"\(x(event.time))\" cy=\"\(y(event.process))\" r=\"\(radius)\" fill=\"\(color(for: name))\">"
             out += "<title>\(since) \(escape(event.process)): \(escape(event.text))</title></circle>\n"
         }
-        return out + "</svg></div>\n" + latencySummary(result)
+        // The lane names last, over everything: the zoom script keeps them in view when the picture scrolls sideways.
+        out += "<g class=\"names\">"
+        for (index, lane) in lanes.enumerated() {
+            let top = Double(index) * laneHeight + 4
+            out += "<rect class=\"lane\" x=\"0\" y=\"\(top)\" width=\"\(left - 4)\" height=\"\(laneHeight - 6)\" rx=\"4\"/>"
+            out += "<text class=\"label\" x=\"8\" y=\"\(top + laneHeight / 2)\">\(escape(lane))</text>"
+        }
+        return out + "</g></svg></div>\n" + latencySummary(result)
     }
 
     /// An arrow with its latency; the label goes where no other label is, or
@@ -128,7 +216,7 @@ public enum TimelineReport {
         var out = "<line x1=\"\(from.0)\" y1=\"\(from.1)\" x2=\"\(to.0)\" y2=\"\(to.1)\" stroke=\"\(colour)\" stroke-opacity=\"0.55\" marker-end=\"url(#\(marker))\">"
         out += "<title>\(text)</title></line>"
         if let (lx, ly) = labels.place(near: ((from.0 + to.0) / 2 + 3, (from.1 + to.1) / 2 - 3), width: Double(text.count) * 6.6) {
-            out += "<text x=\"\(lx)\" y=\"\(ly)\" fill=\"\(colour)\">\(text)</text>"
+            out += "<text class=\"lat\" x=\"\(lx)\" y=\"\(ly)\" fill=\"\(colour)\">\(text)</text>"
         }
         return out + "\n"
     }

@@ -4,15 +4,21 @@ import TestSupport
 
 /// The timeline as a person sees it: rendered by a real browser (Debian's
 /// chromium, headless), the page must draw lanes, dots and arrows, with the
-/// failure first.
+/// failure first, and its zoom buttons must scale the time axis.
 @Suite struct TimelineScreenshotTests {
     let folder = TemporaryRoot()
 
-    @Test func aRealBrowserDrawsTheTimeline() throws {
-        guard let chromium = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+    /// Chromium, or nil (and the test failed) if it is not installed.
+    func chromium() -> String? {
+        guard let path = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
             Issue.record("chromium is not installed (scripts/test.sh installs it with GROUPSIM_NEED_CHROMIUM=1)")
-            return
+            return nil
         }
+        return path
+    }
+
+    /// Runs a passing and a failing scenario with `--timeline`; returns the page's path.
+    func writeTimeline() throws -> String {
         let passing = folder.path + "/passing.yaml", failing = folder.path + "/failing.yaml"
         try """
             summary: the app's write reaches the widget
@@ -35,6 +41,12 @@ import TestSupport
         let run = try runBounded(BuiltExecutable.path("groupsim"), ["run", "--timeline", html, passing, failing],
                                  environment: ["TMPDIR": tmp, "NO_COLOR": "1"], timeout: 120)
         #expect(run.status == 1)
+        return html
+    }
+
+    @Test func aRealBrowserDrawsTheTimeline() throws {
+        guard let chromium = chromium() else { return }
+        let html = try writeTimeline()
         let page = try String(contentsOfFile: html, encoding: .utf8)
         // The failure comes first, then the passing run with its arrow and latency.
         let failure = page.range(of: "failing.yaml"), success = page.range(of: "passing.yaml")
@@ -50,5 +62,100 @@ import TestSupport
         #expect(image.starts(with: [0x89, 0x50, 0x4E, 0x47]), "not a PNG")
         // A blank page compresses to a few kilobytes; lanes, dots and text do not.
         #expect(image.count > 20_000, "the screenshot is \(image.count) bytes: the page drew next to nothing")
+    }
+
+    /// A probe appended to the page presses the first picture's zoom buttons
+    /// (and zooms with ctrl + wheel) in a real browser, and writes what each
+    /// did into the page, which chromium then prints.
+    static let zoomProbe = """
+        <script>
+        (function () {
+          var lines = [];
+          try {
+            var svg = document.querySelector("div.scroll > svg"), box = svg.parentNode, bar = box.previousElementSibling;
+            var dot = svg.querySelector("circle:last-of-type"), name = svg.querySelector("text.label");
+            function note(step) {
+              lines.push(step + " width=" + svg.getAttribute("width") + " dot=" + dot.getAttribute("cx")
+                + " name-x=" + name.getAttribute("x") + " name-offset=" + (name.getBoundingClientRect().left - box.getBoundingClientRect().left).toFixed(1) + " name-px=" + name.getBoundingClientRect().width.toFixed(1)
+                + " ticks=" + svg.querySelectorAll("g.axis text").length + " view=" + box.clientWidth + " content=" + box.scrollWidth);
+            }
+            lines.push("axis start=" + svg.getAttribute("data-axis").split(" ")[0]);
+            note("start");
+            bar.querySelector("button.zoom-in").click(); note("in");
+            bar.querySelector("button.zoom-in").click(); note("in-again");
+            bar.querySelector("button.zoom-out").click(); note("out");
+            bar.querySelector("button.zoom-fit").click(); note("fit");
+            var wheel = new WheelEvent("wheel", { deltaY: -300, ctrlKey: true, bubbles: true, cancelable: true,
+                                                  clientX: box.getBoundingClientRect().left + 400 });
+            dot.dispatchEvent(wheel); note("wheel");
+            lines.push("wheel-default-prevented=" + wheel.defaultPrevented);
+            // Scrolled sideways, the lane names stay at the picture's left edge (after the scroll event).
+            box.addEventListener("scroll", function () {
+              requestAnimationFrame(function () {
+                lines.push("scrolled by=" + box.scrollLeft + " name-offset=" + (name.getBoundingClientRect().left - box.getBoundingClientRect().left).toFixed(1));
+                done();
+              });
+            }, { once: true });
+            box.scrollLeft = 600;
+          } catch (error) {
+            lines.push("error " + error);
+            done();
+          }
+          function done() {
+            var out = document.createElement("pre");
+            out.id = "zoom-probe";
+            out.textContent = lines.join("\\n");
+            document.body.appendChild(out);
+          }
+        })();
+        </script>
+        """
+
+    @Test func theZoomButtonsScaleTheTimeAxisInARealBrowser() throws {
+        guard let chromium = chromium() else { return }
+        let html = try writeTimeline()
+        let page = try String(contentsOfFile: html, encoding: .utf8)
+        // Without JavaScript the picture is as drawn: the buttons come from the page's one script.
+        #expect(!page.contains("<button") && page.components(separatedBy: "<script>").count == 2)
+        let probed = folder.path + "/probed.html"
+        try page.replacingOccurrences(of: "</body>", with: Self.zoomProbe + "</body>").write(toFile: probed, atomically: true, encoding: .utf8)
+        let dump = try runBounded(chromium, ["--headless", "--no-sandbox", "--disable-gpu", "--window-size=1400,1000",
+                                             "--virtual-time-budget=10000", "--dump-dom", "file://\(probed)"],
+                                  environment: ["HOME": folder.path], timeout: 120)
+        #expect(dump.status == 0, "\(dump.stderr)")
+        guard let open = dump.stdout.range(of: "<pre id=\"zoom-probe\">"),
+              let close = dump.stdout.range(of: "</pre>", range: open.upperBound..<dump.stdout.endIndex) else {
+            Issue.record("the probe wrote nothing: \(dump.stdout.suffix(2000)) \(dump.stderr)")
+            return
+        }
+        let report = String(dump.stdout[open.upperBound..<close.lowerBound])
+        var steps: [String: [String: String]] = [:]
+        for line in report.split(separator: "\n") {
+            let words = line.split(separator: " ")
+            steps[String(words[0])] = Dictionary(words.dropFirst().map { word in
+                let pair = word.split(separator: "=", maxSplits: 1)
+                return (String(pair[0]), pair.count > 1 ? String(pair[1]) : "")
+            }, uniquingKeysWith: { _, last in last })
+        }
+        #expect(!report.contains("error"), "\(report)")
+        func number(_ step: String, _ field: String) -> Double { steps[step]?[field].flatMap(Double.init) ?? .nan }
+        let left = number("axis", "start")  // where the time after start-up begins: what lies left of it does not scale
+        #expect(left > 0, "\(report)")
+        // Zooming in scales the time axis after start-up by 1.5 each press.
+        #expect(abs((number("in", "width") - left) - 1.5 * (number("start", "width") - left)) < 1, "\(report)")
+        #expect(abs((number("in-again", "width") - left) - 1.5 * (number("in", "width") - left)) < 1, "\(report)")
+        #expect(abs((number("in-again", "dot") - left) - 2.25 * (number("start", "dot") - left)) < 1, "\(report)")
+        #expect(number("in-again", "ticks") > number("start", "ticks"), "the axis was not laid out again: \(report)")
+        #expect(abs(number("out", "width") - number("in", "width")) < 1, "\(report)")
+        // Text keeps its place and size at every zoom.
+        for step in ["in", "in-again", "out", "fit", "wheel"] {
+            #expect(number(step, "name-x") == number("start", "name-x") && number(step, "name-px") == number("start", "name-px"), "\(report)")
+        }
+        // Fit: the whole run in the page's width, nothing to scroll.
+        #expect(abs(number("fit", "width") - number("fit", "view")) < 1 && number("fit", "content") <= number("fit", "view"), "\(report)")
+        // ctrl + wheel zooms in, instead of zooming the page.
+        #expect(number("wheel", "width") > number("fit", "width") + 100, "\(report)")
+        #expect(report.contains("wheel-default-prevented=true"), "\(report)")
+        #expect(number("scrolled", "by") == 600 && number("scrolled", "name-offset") == number("start", "name-offset"), "\(report)")
     }
 }

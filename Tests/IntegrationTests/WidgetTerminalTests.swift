@@ -1,0 +1,170 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// The widget's card as a person sees it: the real `widget` executable in a
+/// real terminal (a tmux pane running a shell), typed into and read back.
+@Suite struct WidgetTerminalTests {
+    static let tmux = ["/usr/bin/tmux", "/usr/local/bin/tmux"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    /// scripts/test.sh sets it (and installs tmux): there, a missing tmux fails the test instead of skipping it.
+    static let tmuxRequired = ProcessInfo.processInfo.environment["GROUPSIM_NEED_TMUX"] == "1"
+
+    let folder = TemporaryRoot()
+
+    @Test(.enabled(if: tmux != nil || tmuxRequired, "tmux is not installed (scripts/test.sh installs it with GROUPSIM_NEED_TMUX=1)"))
+    func quittingTheWidgetLeavesTheCursorWhereItWasNotAtTheTopLeft() throws {
+        guard let tmux = Self.tmux else {
+            Issue.record("tmux is not installed (scripts/test.sh installs it with GROUPSIM_NEED_TMUX=1)")
+            return
+        }
+        let tmp = folder.path + "/tmp"
+        try FileManager.default.createDirectory(atPath: tmp, withIntermediateDirectories: true)
+        let pane = try TerminalPane(tmux: tmux, socket: folder.path + "/tmux",
+                                    environment: ["GROUPSIM_ROOT": folder.path + "/root", "TMPDIR": tmp, "NO_COLOR": "1"])
+        defer { pane.close() }
+        try pane.waitForScreen("the shell's prompt") { $0.contains("$") }
+
+        try pane.type(TerminalPane.quote(BuiltExecutable.path("widget")))
+        // The card at the top (box and footer), then the prompt below it.
+        try pane.waitForScreen("the widget's card and prompt") { screen in
+            screen.first?.hasPrefix("┌") == true && screen.contains { $0.hasPrefix("rendered (") } && screen.contains("widget>")
+        }
+        // A few commands, so that the cursor is well below the card.
+        for count in 1...3 {
+            try pane.type("watch on")
+            try pane.waitForScreen("answer \(count) to watch on") { screen in
+                screen.filter { $0 == "live changes on" }.count == count && screen.last { !$0.isEmpty } == "widget>"
+            }
+        }
+        let before = try pane.cursor()
+        let cardRows = try pane.screen().firstIndex { $0.hasPrefix("rendered (") } ?? 0
+        #expect(before.row > cardRows + 4, "the cursor is at row \(before.row), not below the card")
+
+        try pane.type("quit")
+        // The widget's last line, then the shell's prompt on the next row (before typing, so the line is not echoed early).
+        try pane.waitForScreen("the widget's exit line and the shell's prompt") { screen in
+            guard let exit = screen.lastIndex(where: { $0.contains("exit 0") }), exit + 1 < screen.count else { return false }
+            return screen[exit + 1].hasPrefix("$")
+        }
+        try pane.type("echo MARK")
+        let screen = try pane.waitForScreen("the shell's echo") { $0.contains { $0.hasPrefix("MARK") } }
+        // The shell goes on under the last line the widget printed, not over its card at the top.
+        let markRow = screen.firstIndex { $0.hasPrefix("MARK") } ?? -1
+        #expect(markRow > before.row, "MARK is at row \(markRow), the cursor was at row \(before.row) before quit:\n\(screen.joined(separator: "\n"))")
+        #expect(screen.first?.hasPrefix("┌") == true, "the card's top was overwritten:\n\(screen.joined(separator: "\n"))")
+    }
+}
+
+/// One 80×24 tmux pane running `sh`, on a tmux server of its own (its own
+/// socket, no configuration file), so no running tmux is touched.
+struct TerminalPane {
+    let tmux: String
+    let socket: String
+
+    init(tmux: String, socket: String, environment: [String: String]) throws {
+        self.tmux = tmux
+        self.socket = socket
+        // The shell's environment is set in its command: the server's own is the test's.
+        let variables = environment.sorted { $0.key < $1.key }.map { "\($0.key)=\(Self.quote($0.value))" }
+        let shell = (["env", "-u", "ENV", "-u", "GROUPSIM_DEVICE", "PS1='$ '"] + variables + ["/bin/sh"]).joined(separator: " ")
+        try startServer(["-f", "/dev/null", "new-session", "-d", "-s", "pane", "-x", "80", "-y", "24", shell], log: socket + ".log")
+    }
+
+    /// Runs the tmux client that starts the server (a daemon, forked from
+    /// it) without Foundation's `Process`, which would hand the server the
+    /// socket by which it learns that its child exited (the wait for the
+    /// client would last as long as the server) and this thread's blocked
+    /// signals (the server would never see its shell exit). Here the client
+    /// gets no descriptor but /dev/null and a log, and no blocked signal.
+    private func startServer(_ arguments: [String], log: String) throws {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        // glibc 2.34 and later (not in Swift's view of spawn.h): closes every other descriptor in the child at once.
+        typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+        guard let closeFrom = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else {
+            throw TerminalError(description: "this C library lacks posix_spawn_file_actions_addclosefrom_np (glibc 2.34 or later)")
+        }
+        _ = unsafeBitCast(closeFrom, to: AddCloseFrom.self)(&actions, 3)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var nothingBlocked = sigset_t()
+        sigemptyset(&nothingBlocked)
+        posix_spawnattr_setsigmask(&attributes, &nothingBlocked)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
+        let argv = ([tmux, "-S", socket] + arguments).map { strdup($0) } + [nil]
+        let environment = ProcessInfo.processInfo.environment.filter { $0.key != "TMUX" }.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { for word in argv + environment { free(word) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, tmux, &actions, &attributes, argv, environment)
+        guard spawned == 0 else { throw TerminalError(description: "cannot start \(tmux): \(String(cString: strerror(spawned)))") }
+        let deadline = Date().addingTimeInterval(20)
+        var status: Int32 = 0
+        while waitpid(pid, &status, WNOHANG) != pid {
+            guard Date() < deadline else {
+                kill(pid, SIGKILL)
+                waitpid(pid, &status, 0)
+                throw TerminalError(description: "tmux new-session did not finish within 20 s")
+            }
+            usleep(20_000)  // a child's exit has no descriptor to wait on here
+        }
+        guard status == 0 else {
+            let said = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            throw TerminalError(description: "tmux new-session failed (wait status \(status)): \(said)")
+        }
+    }
+
+    /// tmux on this pane's server (without TMUX, which would point at a tmux the tests run in).
+    @discardableResult
+    func run(_ arguments: [String]) throws -> ProcessResult {
+        try runBounded("/usr/bin/env", ["-u", "TMUX", tmux, "-S", socket] + arguments, timeout: 20)
+    }
+
+    /// Types a line and Enter.
+    func type(_ line: String) throws {
+        try run(["send-keys", "-t", "pane", "-l", line])
+        try run(["send-keys", "-t", "pane", "Enter"])
+    }
+
+    /// The screen's rows, top to bottom (trailing blanks trimmed by tmux).
+    func screen() throws -> [String] {
+        let captured = try run(["capture-pane", "-p", "-t", "pane"])
+        return captured.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+    }
+
+    func cursor() throws -> (column: Int, row: Int) {
+        let said = try run(["display-message", "-p", "-t", "pane", "#{cursor_x} #{cursor_y}"]).trimmedOutput.split(separator: " ")
+        guard said.count == 2, let column = Int(said[0]), let row = Int(said[1]) else {
+            throw TerminalError(description: "tmux did not say where the cursor is: \(said)")
+        }
+        return (column, row)
+    }
+
+    /// Reads the screen until `done` holds for it; fails with the last screen after `timeout` seconds.
+    @discardableResult
+    func waitForScreen(_ what: String, timeout: TimeInterval = 30, until done: ([String]) -> Bool) throws -> [String] {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            let rows = try screen()
+            if done(rows) { return rows }
+            guard Date() < deadline else {
+                throw TerminalError(description: "no \(what) on the screen within \(timeout) s; it shows:\n\(rows.joined(separator: "\n"))")
+            }
+            usleep(20_000)  // the terminal has no change notification to wait on: read it again shortly
+        }
+    }
+
+    /// Ends the server, its shell and whatever runs in it.
+    func close() { _ = try? run(["kill-server"]) }
+
+    /// A word for sh, in single quotes.
+    static func quote(_ word: String) -> String { "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+}
+
+struct TerminalError: Error, CustomStringConvertible {
+    let description: String
+}
