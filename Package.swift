@@ -40,7 +40,7 @@ let package = Package(
         .target(name: "CloudModel", dependencies: ["PropertyList"]),
         // A device's side of the iCloud key-value store: its copies of the stores and
         // settings, and the store an app process uses (NSUbiquitousKeyValueStore).
-        .target(name: "CloudDevice", dependencies: ["CloudModel", "GroupDefaults", "PropertyList", "SharedFiles"]),
+        .target(name: "CloudDevice", dependencies: ["ChildProcess", "CloudModel", "GroupDefaults", "PropertyList", "SharedFiles"]),
         // The simulated cloud (server) and each device's sync agent, over real sockets.
         .target(name: "CloudService", dependencies: [
             "CloudDevice", "CloudModel", "GroupDefaults", "PropertyList", "SharedFiles",

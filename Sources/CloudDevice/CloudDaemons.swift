@@ -1,3 +1,4 @@
+import ChildProcess
 import Foundation
 import GroupDefaults
 import SharedFiles
@@ -109,27 +110,7 @@ public struct CloudDaemons: Sendable {
     private func spawn(_ arguments: [String], log: String) throws -> pid_t {
         let folder = Self.logFolder(root: root)
         try root.prepareConfinedDirectory(folder)
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        // Not through a link someone put there: the log stays inside the root.
-        posix_spawn_file_actions_addopen(&actions, 1, folder + "/" + log, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0o600)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var nothingBlocked = sigset_t()
-        sigemptyset(&nothingBlocked)
-        posix_spawnattr_setsigmask(&attributes, &nothingBlocked)
-        // POSIX_SPAWN_SETSID (glibc's 0x80, not exported to Swift) | POSIX_SPAWN_SETSIGMASK.
-        posix_spawnattr_setflags(&attributes, Int16(0x80 | POSIX_SPAWN_SETSIGMASK))
-        let argv = ([groupsim] + arguments).map { strdup($0) } + [nil]
-        defer { for argument in argv { free(argument) } }
-        var pid: pid_t = 0
-        let result = posix_spawn(&pid, groupsim, &actions, &attributes, argv, environ)
-        guard result == 0 else { throw FileSystemError(operation: "start", path: groupsim, errno: result) }
-        return pid
+        return try DetachedProcess.start(groupsim, arguments, log: folder + "/" + log, appending: true, newSession: true)
     }
 
     /// Waits (10 s at most) until `pid` holds the lock at `path`; if it exits

@@ -100,8 +100,8 @@ public struct DeviceCloudSettings: Sendable, Equatable {
         return fields
     }
 
-    /// This device's clock now, in milliseconds since 1970.
-    public func now() -> Int64 {
-        Int64((Date().timeIntervalSince1970 * 1000).rounded()) + clockSkewMilliseconds
+    /// The real time, in milliseconds since 1970 (a device's clock adds `clockSkewMilliseconds`).
+    public static func realTime() -> Int64 {
+        Int64((Date().timeIntervalSince1970 * 1000).rounded())
     }
 }

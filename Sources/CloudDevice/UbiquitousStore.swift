@@ -134,7 +134,8 @@ public final class UbiquitousStore: @unchecked Sendable {
     // MARK: Writing
 
     /// Writes made in this process and not yet in the device's copy, oldest
-    /// first, each stamped when it was made (guarded by `lock`).
+    /// first, each with the real time it was made (guarded by `lock`; the
+    /// clock skew is added when saved).
     private var unsaved: [(key: String, value: PlistValue?, time: Int64)] = []
     /// The newest unsaved value of each key, for reads (nil inside: removed).
     private var overlay: [String: PlistValue?] = [:]
@@ -151,12 +152,8 @@ public final class UbiquitousStore: @unchecked Sendable {
     /// uploaded, and QuotaViolationChange is posted.
     public func set(_ value: PlistValue?, forKey key: String) throws {
         if let value { try value.checkNesting(what: "the value for key \"\(key)\"", limit: CloudLimits.maximumValueNesting) }
-        // The clock is read from the file, not this process's cached view of
-        // it: a clock set a moment ago (another process's write, seen here
-        // only once inotify tells) already stamps this write, as a device's
-        // clock does. With unreadable settings the clock has no skew: the
-        // write is not lost for it.
-        let now = ((try? cloud.readSettings()) ?? DeviceCloudSettings()).now()
+        // The real time; the device's clock skew is added when the batch is saved.
+        let now = DeviceCloudSettings.realTime()
         let schedule = lock.withLock { () -> Bool in
             unsaved.append((key, value, now))
             overlay[key] = .some(value)
@@ -184,10 +181,15 @@ public final class UbiquitousStore: @unchecked Sendable {
             return unsaved
         }
         guard !writes.isEmpty else { return [] }
+        // The device's clock, once per batch and from the file, not from this
+        // process's cached view of it: a clock another process set a moment
+        // ago is seen there only once inotify tells. With unreadable
+        // settings the clock has no skew: the writes are not lost for it.
+        let skew = ((try? cloud.readSettings()) ?? DeviceCloudSettings()).clockSkewMilliseconds
         do {
             let violations = try domain.transaction { fields -> [String] in
                 var copy = try StoreCopy(fields, path: domain.file.path)
-                let found = writes.compactMap { copy.write($0.value, forKey: $0.key, device: cloud.device, time: $0.time) }
+                let found = writes.compactMap { copy.write($0.value, forKey: $0.key, device: cloud.device, time: $0.time + skew) }
                 fields = copy.plist
                 return found
             }

@@ -230,7 +230,7 @@ final class CloudRig: @unchecked Sendable {
                 throw CheckFailed("the cloud's \(key) in \(store) for \(account) should be \(writtenBy)'s write, found \(shown)")
             }
             if let aheadMs {
-                let now = Int64((Date().timeIntervalSince1970 * 1000).rounded())
+                let now = DeviceCloudSettings.realTime()
                 guard case .integer(let time)? = record?["time"], aheadMs >= 0 ? time - now >= Int64(aheadMs) : now - time >= Int64(-aheadMs) else {
                     throw CheckFailed("the cloud's \(key) in \(store) for \(account) should be stamped \(aheadMs >= 0 ? "at least \(aheadMs) ms ahead of" : "at least \(-aheadMs) ms behind") "
                         + "the real time (\(now) ms), found \(shown)")

@@ -159,6 +159,20 @@ import TestSupport
         withExtendedLifetime((server, agent)) {}
     }
 
+    @Test func startRunsTheCloudAndAgentsInTheBackgroundAndStopEndsThem() throws {
+        #expect(try groupsim(["device", "create", "iPhone"], root: root).status == 0)
+        #expect(try groupsim(["cloud", "account", "sign-in", "alice"], root: root).status == 0)
+        // Bounded: a daemon that kept a descriptor of its starter's (a pipe, the
+        // socket by which Foundation learns a child exited) would hold this up.
+        let started = try groupsimBounded(["cloud", "start"], root: root, timeout: 30)
+        #expect(started.status == 0 && started.stdout.contains("iPhone's agent"), "\(started.stdout)\(started.stderr)")
+        let running = try groupsimBounded(["cloud", "status"], root: root)
+        #expect(running.stdout.contains("agent running"), "\(running.stdout)")
+        let stopped = try groupsimBounded(["cloud", "stop"], root: root, timeout: 30)
+        #expect(stopped.status == 0 && stopped.stdout.contains("ended cloud"), "\(stopped.stdout)\(stopped.stderr)")
+        #expect(try groupsimBounded(["cloud", "status"], root: root).stdout.contains("agent not running"))
+    }
+
     @Test func hostileMessagesGetAnErrorAndTheCloudKeepsServing() throws {
         let server = try startCloud()
         let location = try location()

@@ -1,3 +1,4 @@
+import ChildProcess
 import Foundation
 import Testing
 import TestSupport
@@ -71,37 +72,13 @@ struct TerminalPane {
     }
 
     /// Runs the tmux client that starts the server (a daemon, forked from
-    /// it) without Foundation's `Process`, which would hand the server the
-    /// socket by which it learns that its child exited (the wait for the
-    /// client would last as long as the server) and this thread's blocked
-    /// signals (the server would never see its shell exit). Here the client
-    /// gets no descriptor but /dev/null and a log, and no blocked signal.
+    /// it) detached, not with Foundation's `Process`: the server would inherit
+    /// the socket by which `Process` learns that its child exited (the wait
+    /// for the client would last as long as the server) and this thread's
+    /// blocked signals (the server would never see its shell exit).
     private func startServer(_ arguments: [String], log: String) throws {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        // glibc 2.34 and later (not in Swift's view of spawn.h): closes every other descriptor in the child at once.
-        typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
-        guard let closeFrom = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else {
-            throw TerminalError(description: "this C library lacks posix_spawn_file_actions_addclosefrom_np (glibc 2.34 or later)")
-        }
-        _ = unsafeBitCast(closeFrom, to: AddCloseFrom.self)(&actions, 3)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var nothingBlocked = sigset_t()
-        sigemptyset(&nothingBlocked)
-        posix_spawnattr_setsigmask(&attributes, &nothingBlocked)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
-        let argv = ([tmux, "-S", socket] + arguments).map { strdup($0) } + [nil]
-        let environment = ProcessInfo.processInfo.environment.filter { $0.key != "TMUX" }.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { for word in argv + environment { free(word) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, tmux, &actions, &attributes, argv, environment)
-        guard spawned == 0 else { throw TerminalError(description: "cannot start \(tmux): \(String(cString: strerror(spawned)))") }
+        let environment = ProcessInfo.processInfo.environment.filter { $0.key != "TMUX" }
+        let pid = try DetachedProcess.start(tmux, ["-S", socket] + arguments, log: log, appending: false, newSession: false, environment: environment)
         let deadline = Date().addingTimeInterval(20)
         var status: Int32 = 0
         while waitpid(pid, &status, WNOHANG) != pid {

@@ -33,12 +33,24 @@ public func runBounded(_ executable: String, _ arguments: [String], environment:
     }
     if finished.wait(timeout: .now() + timeout) == .timedOut {
         kill(process.processIdentifier, SIGKILL)
-        finished.wait()
-        process.waitUntilExit()
+        // A process it left behind may hold its output open: wait for that a
+        // little, never for ever (the test fails instead of hanging).
+        let leftBehind = finished.wait(timeout: .now() + 5) == .timedOut
         let said = String(decoding: outputs.value[1], as: UTF8.self)
-        throw HungProcess(description: "\((executable as NSString).lastPathComponent) \(arguments) did not finish within \(timeout) s (killed); stderr: \(said)")
+        throw HungProcess(description: "\((executable as NSString).lastPathComponent) \(arguments) did not finish within \(timeout) s (killed)"
+            + (leftBehind ? "; a process it started still holds its output open" : "") + "; stderr: \(said)")
     }
-    process.waitUntilExit()
+    // Foundation learns of the exit through a descriptor the child inherits:
+    // a process the child left running with it would hide the exit for ever.
+    let exited = DispatchSemaphore(value: 0)
+    DispatchQueue.global().async {
+        process.waitUntilExit()
+        exited.signal()
+    }
+    if exited.wait(timeout: .now() + timeout) == .timedOut {
+        throw HungProcess(description: "\((executable as NSString).lastPathComponent) \(arguments) closed its output but its exit was not seen within \(timeout) s: "
+            + "a process it started still holds a descriptor it inherited")
+    }
     return ProcessResult(
         status: process.terminationStatus, stdout: String(decoding: outputs.value[0], as: UTF8.self),
         stderr: String(decoding: outputs.value[1], as: UTF8.self))
