@@ -121,7 +121,7 @@ let package = Package(
             .product(name: "PropertyBased", package: "swift-property-based"),
         ]),
         .testTarget(name: "IntegrationTests", dependencies: [
-            "AppProtocol", "CloudService", "GroupDefaults", "PropertyList", "Scenarios", "SharedFiles", "TestSupport",
+            "AppProtocol", "CloudDevice", "CloudService", "GroupDefaults", "PropertyList", "Scenarios", "SharedFiles", "TestSupport",
             "groupsim", "groupsim-stress", "main-app", "widget", "intent-extension",
         ]),
     ]
