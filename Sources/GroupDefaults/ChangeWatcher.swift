@@ -309,6 +309,10 @@ package final class ChangeWatcher: @unchecked Sendable {
         for (directory, descriptor) in watchByDirectory {
             if interests[directory] != nil { continue }
             if missingDirectories.contains(where: { $0.hasPrefix(directory + "/") }) { continue }
+            // A folder already gone lost its watch in the kernel (removing it
+            // again only prints libinotifytools' "Failed to remove watch");
+            // its IN_IGNORED, still queued, restarts inotify.
+            if !stillPresent(descriptor, directory) { continue }
             _ = inotifytools_remove_watch_by_wd(descriptor)
             forget(descriptor)
         }

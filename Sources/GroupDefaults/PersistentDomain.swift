@@ -93,11 +93,15 @@ package final class PersistentDomain: @unchecked Sendable {
         }
     }
 
-    /// Queued work holds the domain weakly, so it goes as soon as its last
-    /// user does. What it had not committed yet is handed to
-    /// `releasedCommits`, not committed here: the releasing thread may be
-    /// anyone's (a UI thread, a notification handler) and must not wait on
-    /// the disk or on another process's lock.
+    /// A queued commit holds the domain, so a domain released with changes
+    /// is saved by its own commit before it goes, and the registry finds it
+    /// open until then (a weak reference reads nil before `deinit` has run,
+    /// so a hand-off from here could be missed by a reader or a reopening in
+    /// that instant). Edits left when it goes anyway (commits deferred, or a
+    /// commit that failed) are handed to `releasedCommits`, not committed
+    /// here: the releasing thread may be anyone's (a UI thread, a
+    /// notification handler) and must not wait on the disk or on another
+    /// process's lock. Queued reloads hold it weakly.
     deinit {
         let leftover = state.withLock { pending }
         if !leftover.isEmpty {
@@ -163,7 +167,7 @@ package final class PersistentDomain: @unchecked Sendable {
             ? InlineDelivery() : announce([KeyChange(key: key, old: old, new: value)], origin: .thisProcess)
         let schedule = scheduleCommitLocked()
         state.unlock()
-        if schedule { commitQueue.async { [weak self] in self?.commitInBackground() } }
+        if schedule { scheduleCommit() }
         inline.run()
         return madeVersion
     }
@@ -178,7 +182,7 @@ package final class PersistentDomain: @unchecked Sendable {
         let inline = announce(differences(from: old, to: currentView()), origin: .thisProcess)
         let schedule = scheduleCommitLocked()
         state.unlock()
-        if schedule { commitQueue.async { [weak self] in self?.commitInBackground() } }
+        if schedule { scheduleCommit() }
         inline.run()
     }
 
@@ -312,6 +316,11 @@ package final class PersistentDomain: @unchecked Sendable {
     private func announce(_ changes: [KeyChange], origin: ChangeOrigin) -> InlineDelivery {
         guard !changes.isEmpty else { return InlineDelivery() }
         return listeners.deliver(DomainChange(domain: name, changes: changes, origin: origin))
+    }
+
+    /// Queues a commit that keeps the domain alive until it has run (see `deinit`).
+    private func scheduleCommit() {
+        commitQueue.async { self.commitInBackground() }
     }
 
     private func commitInBackground() {
