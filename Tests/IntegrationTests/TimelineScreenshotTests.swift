@@ -8,14 +8,7 @@ import TestSupport
 @Suite struct TimelineScreenshotTests {
     let folder = TemporaryRoot()
 
-    /// Chromium, or nil (and the test failed) if it is not installed.
-    func chromium() -> String? {
-        guard let path = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
-            Issue.record("chromium is not installed (scripts/test.sh installs it with GROUPSIM_NEED_CHROMIUM=1)")
-            return nil
-        }
-        return path
-    }
+    static let chromium = ExternalTool("chromium", candidates: ["/usr/bin/chromium", "/usr/bin/chromium-browser"])
 
     /// Runs a passing and a failing scenario with `--timeline`; returns the page's path.
     func writeTimeline() throws -> String {
@@ -44,8 +37,9 @@ import TestSupport
         return html
     }
 
-    @Test func aRealBrowserDrawsTheTimeline() throws {
-        guard let chromium = chromium() else { return }
+    @Test(.enabled(if: chromium.shouldRun, chromium.missing))
+    func aRealBrowserDrawsTheTimeline() throws {
+        guard let chromium = Self.chromium.located() else { return }
         let html = try writeTimeline()
         let page = try String(contentsOfFile: html, encoding: .utf8)
         // The failure comes first, then the passing run with its arrow and latency.
@@ -111,8 +105,9 @@ import TestSupport
         </script>
         """
 
-    @Test func theZoomButtonsScaleTheTimeAxisInARealBrowser() throws {
-        guard let chromium = chromium() else { return }
+    @Test(.enabled(if: chromium.shouldRun, chromium.missing))
+    func theZoomButtonsScaleTheTimeAxisInARealBrowser() throws {
+        guard let chromium = Self.chromium.located() else { return }
         let html = try writeTimeline()
         let page = try String(contentsOfFile: html, encoding: .utf8)
         // Without JavaScript the picture is as drawn: the buttons come from the page's one script.

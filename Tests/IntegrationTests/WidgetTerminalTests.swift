@@ -6,18 +6,13 @@ import TestSupport
 /// The widget's card as a person sees it: the real `widget` executable in a
 /// real terminal (a tmux pane running a shell), typed into and read back.
 @Suite struct WidgetTerminalTests {
-    static let tmux = ["/usr/bin/tmux", "/usr/local/bin/tmux"].first { FileManager.default.isExecutableFile(atPath: $0) }
-    /// scripts/test.sh sets it (and installs tmux): there, a missing tmux fails the test instead of skipping it.
-    static let tmuxRequired = ProcessInfo.processInfo.environment["GROUPSIM_NEED_TMUX"] == "1"
+    static let tmux = ExternalTool("tmux", candidates: ["/usr/bin/tmux", "/usr/local/bin/tmux"])
 
     let folder = TemporaryRoot()
 
-    @Test(.enabled(if: tmux != nil || tmuxRequired, "tmux is not installed (scripts/test.sh installs it with GROUPSIM_NEED_TMUX=1)"))
+    @Test(.enabled(if: tmux.shouldRun, tmux.missing))
     func quittingTheWidgetLeavesTheCursorWhereItWasNotAtTheTopLeft() throws {
-        guard let tmux = Self.tmux else {
-            Issue.record("tmux is not installed (scripts/test.sh installs it with GROUPSIM_NEED_TMUX=1)")
-            return
-        }
+        guard let tmux = Self.tmux.located() else { return }
         let tmp = folder.path + "/tmp"
         try FileManager.default.createDirectory(atPath: tmp, withIntermediateDirectories: true)
         let pane = try TerminalPane(tmux: tmux, socket: folder.path + "/tmux",
