@@ -102,7 +102,7 @@ let package = Package(
             swiftSettings: [.swiftLanguageMode(.v5)]),
         .executableTarget(name: "settings-examples", dependencies: ["SettingsExamples"], path: "Examples/settings-examples"),
 
-        .target(name: "TestSupport", dependencies: ["AppProtocol", "PropertyList", "ChildProcess"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["AppProtocol", "ChildProcess", "GroupDefaults", "PropertyList"], path: "Tests/TestSupport"),
         .testTarget(name: "PropertyListTests", dependencies: [
             "PropertyList", .product(name: "PropertyBased", package: "swift-property-based"),
         ]),

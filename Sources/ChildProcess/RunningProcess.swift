@@ -16,6 +16,8 @@ public final class RunningProcess: @unchecked Sendable {
     /// Index of the next line `nextLine` returns.
     private var cursor = 0
     private var exited = false
+    /// Signalled once at exit, held by the termination handler itself: `deinit` waits on it when `self` can no longer be reached.
+    private let exitSignal = DispatchSemaphore(value: 0)
 
     /// A write to a child that has died must fail, not kill the parent with SIGPIPE.
     private static let ignoreBrokenPipes: Void = { signal(SIGPIPE, SIG_IGN) }()
@@ -30,7 +32,8 @@ public final class RunningProcess: @unchecked Sendable {
         process.standardInput = stdinPipe
         process.standardOutput = stdoutPipe
         process.standardError = stderrPipe
-        process.terminationHandler = { [weak self] _ in
+        process.terminationHandler = { [weak self, exitSignal] _ in
+            exitSignal.signal()
             guard let self else { return }
             self.condition.withLock { self.exited = true }
             self.condition.broadcast()
@@ -150,8 +153,17 @@ public final class RunningProcess: @unchecked Sendable {
         return process.terminationStatus
     }
 
+    /// A child still running when its owner lets go is asked to end
+    /// (SIGTERM: it saves what it has) and given a moment, then killed: it
+    /// must not outlive its owner, nor write into a folder the owner removes next.
     deinit {
-        if process.isRunning { process.terminate() }
         closeStdin()
+        if process.isRunning {
+            process.terminate()
+            if exitSignal.wait(timeout: .now() + 2) == .timedOut {
+                kill(SIGCONT)
+                kill(SIGKILL)
+            }
+        }
     }
 }

@@ -127,7 +127,7 @@ package final class PersistentDomain: @unchecked Sendable {
     static let releasedCommits = DispatchQueue(label: "groupsim.defaults.released-commits")
 
     /// Returns once every change of a released domain is on disk (or reported lost).
-    static func waitForReleasedCommits() { releasedCommits.sync {} }
+    package static func waitForReleasedCommits() { releasedCommits.sync {} }
 
     // MARK: Reading
 

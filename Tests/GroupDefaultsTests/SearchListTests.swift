@@ -24,6 +24,9 @@ struct Fixture {
 }
 
 @Suite struct SearchListTests {
+    /// Lives as long as the test: a `Fixture()` used inline would remove its root at once.
+    let fixture = Fixture()
+
     @Test func theOrderIsArgumentsOwnSuitesGlobalRegistration() throws {
         let f = Fixture()
         let defaults = try f.standard()
@@ -97,7 +100,7 @@ struct Fixture {
     }
 
     @Test func boolOfAMissingKeyIsFalseButObjectTellsAbsent() throws {
-        let defaults = try Fixture().standard()
+        let defaults = try fixture.standard()
         #expect(defaults.bool(forKey: "missing") == false)
         #expect(defaults.object(forKey: "missing") == nil)
         defaults.set(false, forKey: "present")
@@ -116,7 +119,7 @@ struct Fixture {
     }
 
     @Test func typedReads() throws {
-        let defaults = try Fixture().standard()
+        let defaults = try fixture.standard()
         defaults.set(["a", "b"], forKey: "strings")
         defaults.set(["a", 1], forKey: "mixed")
         #expect(defaults.stringArray(forKey: "strings") == ["a", "b"])
@@ -131,6 +134,9 @@ struct Fixture {
 }
 
 @Suite struct RefusalTests {
+    /// Lives as long as the test: a `Fixture()` used inline would remove its root at once.
+    let fixture = Fixture()
+
     @Test func suitesThatAreNotSuites() throws {
         let f = Fixture()
         #expect(throws: DefaultsError.self) { try GroupDefaults(suiteName: "NSGlobalDomain", context: f.context(), processDomains: f.process) }
@@ -141,7 +147,7 @@ struct Fixture {
     }
 
     @Test func volatileDomainsAreNotPersistent() throws {
-        let defaults = try Fixture().standard()
+        let defaults = try fixture.standard()
         #expect(try defaults.persistentDomain(forName: "NSRegistrationDomain") == nil)
         #expect(try defaults.persistentDomain(forName: "NSArgumentDomain") == nil)
         #expect(throws: DefaultsError.self) { try defaults.setPersistentDomain([:], forName: "NSArgumentDomain") }
@@ -231,7 +237,7 @@ struct Fixture {
     }
 
     @Test func customVolatileDomainsAreKept() throws {
-        let defaults = try Fixture().standard()
+        let defaults = try fixture.standard()
         try defaults.setVolatileDomain(["k": "v"], forName: "MyVolatile")
         #expect(defaults.volatileDomain(forName: "MyVolatile") == ["k": "v"])
         #expect(defaults.volatileDomainNames.contains("MyVolatile"))
@@ -242,7 +248,7 @@ struct Fixture {
 
     @Test func notAPropertyListNamesTheKey() throws {
         struct Opaque {}
-        let defaults = try Fixture().standard()
+        let defaults = try fixture.standard()
         do {
             try defaults.set(any: ["inner": Opaque()] as [String: Any], forKey: "bad")
             Issue.record("expected an error")

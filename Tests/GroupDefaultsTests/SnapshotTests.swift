@@ -8,6 +8,9 @@ import PropertyList
 /// between changes: every kind of change must reach the next read, in the
 /// instance that made it and in every other instance of the process.
 @Suite struct SnapshotTests {
+    /// Lives as long as the test: a `Fixture()` used inline would remove its root at once.
+    let fixture = Fixture()
+
     @Test func everyKindOfChangeReachesTheNextRead() throws {
         let f = Fixture()
         let defaults = try f.standard()
@@ -87,7 +90,7 @@ import PropertyList
     /// Sets carried into the snapshot while other threads read it: a reader
     /// never sees a value go back, and the last set is what everyone reads.
     @Test func readersOnOtherThreadsSeeSetsInOrder() throws {
-        let defaults = try Fixture().standard()
+        let defaults = try fixture.standard()
         let wentBack = NSLock()
         nonisolated(unsafe) var regressions: [String] = []
         DispatchQueue.concurrentPerform(iterations: 3) { worker in

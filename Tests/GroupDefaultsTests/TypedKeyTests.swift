@@ -20,8 +20,11 @@ extension DefaultsKeys {
 }
 
 @Suite struct TypedKeyTests {
+    /// Lives as long as the test: a `Fixture()` used inline would remove its root at once.
+    let fixture = Fixture()
+
     @Test func enumsStoreTheirRawValue() throws {
-        let defaults = try Fixture().standard()
+        let defaults = try fixture.standard()
         #expect(defaults[DefaultsKeys.theme] == .light)
         defaults[DefaultsKeys.theme] = .dark
         #expect(defaults[DefaultsKeys.theme] == .dark)
@@ -29,7 +32,7 @@ extension DefaultsKeys {
     }
 
     @Test func aWrongTypeFallsBackToTheDefault() throws {
-        let defaults = try Fixture().standard()
+        let defaults = try fixture.standard()
         defaults.set("purple", forKey: "theme")
         #expect(defaults[DefaultsKeys.theme] == .light)
     }
@@ -58,7 +61,7 @@ extension DefaultsKeys {
     }
 
     @Test func optionalsRemoveOnNil() throws {
-        let defaults = try Fixture().standard()
+        let defaults = try fixture.standard()
         defaults[DefaultsKeys.nickname] = "ace"
         #expect(defaults[DefaultsKeys.nickname] == "ace")
         defaults[DefaultsKeys.nickname] = nil
@@ -123,8 +126,11 @@ extension DefaultsKeys {
 }
 
 @Suite struct ReadModifyWriteTests {
+    /// Lives as long as the test: a `Fixture()` used inline would remove its root at once.
+    let fixture = Fixture()
+
     @Test func incrementRefusesWhatIsNotAWholeNumber() throws {
-        let defaults = try Fixture().suite()
+        let defaults = try fixture.suite()
         for (value, ok) in [(PlistValue.real(1e30), false), (.real(.nan), false), (.string("hello"), false), (.array([]), false),
                             (.real(4.0), true), (.string(" 7"), true), (.bool(true), true)] {
             defaults.set(value, forKey: "n")
@@ -141,7 +147,7 @@ extension DefaultsKeys {
     }
 
     @Test func aNestedTransactionIsRefusedNotADeadlock() throws {
-        let defaults = try Fixture().suite()
+        let defaults = try fixture.suite()
         #expect(throws: DefaultsError.self) {
             try defaults.transaction { _ in try defaults.increment("n") }
         }

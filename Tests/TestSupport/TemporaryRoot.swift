@@ -1,4 +1,5 @@
 import Foundation
+import GroupDefaults
 
 /// A fresh simulation root in a temporary folder, removed when released.
 public final class TemporaryRoot: @unchecked Sendable {
@@ -11,7 +12,13 @@ public final class TemporaryRoot: @unchecked Sendable {
         path = String(cString: template.withUnsafeBufferPointer { $0.baseAddress! })
     }
 
-    deinit { try? FileManager.default.removeItem(atPath: path) }
+    deinit {
+        // A domain of this process still saving into the root would make its
+        // folders again after the removal: let every such save end first.
+        for domain in DomainRegistry.shared.openDomains where domain.file.path.hasPrefix(path + "/") { try? domain.synchronize() }
+        PersistentDomain.waitForReleasedCommits()
+        try? FileManager.default.removeItem(atPath: path)
+    }
 
     /// The path of a group suite's plist on a device (the layout is part of the product).
     public func groupSuitePath(_ group: String, device: String = "iPhone") -> String {
