@@ -86,14 +86,11 @@ public enum FolderTree {
             if unlinkat(folder, name, AT_REMOVEDIR) == 0 { return true }
             code = errno
             if code == ENOENT { return true }
-            if code == ENOTEMPTY && refills < maximumRefills {
-                refills += 1
-                continue
-            }
-            if code == ENOTEMPTY {
+            guard code == ENOTEMPTY else { throw FileSystemError(operation: "delete the folder", path: path, errno: code) }
+            refills += 1
+            if refills > maximumRefills {
                 throw FileSystemError(operation: "delete the folder (a running process kept writing into it; stop it and try again)", path: path, errno: code)
             }
-            throw FileSystemError(operation: "delete the folder", path: path, errno: code)
         }
     }
 
