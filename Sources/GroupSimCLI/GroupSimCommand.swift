@@ -6,6 +6,7 @@ public struct GroupSimCommand: ParsableCommand {
     public static let configuration = CommandConfiguration(
         commandName: "groupsim",
         abstract: "Simulate how an iOS app, its widget and its extensions share settings.",
+        version: GroupSimVersion.current,
         subcommands: [RunCommand.self, DefaultsCommand.self, ContainerCommand.self, DeviceCommand.self, AppManagementCommand.self, ExecCommand.self, CloudCommand.self, FuzzCommand.self]
     )
 
