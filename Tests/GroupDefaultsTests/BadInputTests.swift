@@ -147,7 +147,10 @@ import PropertyList
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == fileBefore)
 
         // One level less is fine, and reads back.
-        guard case .array(let inner) = deep else { return }
+        guard case .array(let inner) = deep else {
+            Issue.record("the nested value is not an array: \(deep)")
+            return
+        }
         defaults.set(inner[0], forKey: "deep")
         try defaults.flush()
         #expect(try SharedPlistFileContents.read(path)["deep"] == inner[0])

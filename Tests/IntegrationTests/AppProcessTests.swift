@@ -198,7 +198,10 @@ import PropertyList
         let path = try app()
         let unknown = try AppProcess("intent-extension", root: root, manifest: path, arguments: ["Fly"])
         let error = try unknown.event { if case .error = $0 { true } else { false } }
-        guard case .error(let message) = error else { return }
+        guard case .error(let message) = error else {
+            Issue.record("expected an error event, got \(error)")
+            return
+        }
         #expect(message.contains("unknown intent 'Fly'"))
         #expect(try unknown.waitForExit() == 1)
         let missing = try AppProcess("intent-extension", root: root, manifest: path, arguments: ["SetTheme"])
