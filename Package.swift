@@ -49,7 +49,9 @@ let package = Package(
             .product(name: "NIOHTTP1", package: "swift-nio"),
             .product(name: "NIOWebSocket", package: "swift-nio"),
         ]),
-        // Strict YAML reading with file:line:column errors (manifests, scenarios).
+        // Strict YAML reading with file:line:column errors (manifests, scenarios). It also imports CYaml,
+        // libyaml under Yams, for its event stream (the bound on alias expansion); Yams does not offer
+        // CYaml as a product, so the Yams product is what brings it.
         .target(name: "SpecFormat", dependencies: ["PropertyList", "SharedFiles", .product(name: "Yams", package: "Yams")]),
         // Terminal styling and line output shared by the command-line faces.
         .target(name: "Terminal"),
@@ -100,15 +102,15 @@ let package = Package(
         .target(
             name: "SettingsExamples", dependencies: ["SimulatedFoundation"], path: "Examples/SettingsExamples",
             swiftSettings: [.swiftLanguageMode(.v5)]),
-        .executableTarget(name: "settings-examples", dependencies: ["SettingsExamples"], path: "Examples/settings-examples"),
+        .executableTarget(name: "settings-examples", dependencies: ["SettingsExamples", "SimulatedFoundation"], path: "Examples/settings-examples"),
 
         .target(name: "TestSupport", dependencies: ["AppProtocol", "ChildProcess", "GroupDefaults", "PropertyList"], path: "Tests/TestSupport"),
         .testTarget(name: "PropertyListTests", dependencies: [
             "PropertyList", .product(name: "PropertyBased", package: "swift-property-based"),
         ]),
-        .testTarget(name: "GroupDefaultsTests", dependencies: ["GroupDefaults", "TestSupport"]),
+        .testTarget(name: "GroupDefaultsTests", dependencies: ["GroupDefaults", "PropertyList", "SharedFiles", "TestSupport"]),
         .testTarget(name: "SimulatedFoundationTests", dependencies: [
-            "SimulatedFoundation", "GroupDefaults", "TestSupport", "groupsim",
+            "SimulatedFoundation", "GroupDefaults", "PropertyList", "TestSupport", "groupsim",
         ]),
         .testTarget(
             name: "ExamplesTests",
@@ -117,11 +119,11 @@ let package = Package(
             exclude: ["ImportFixtures"]),
         // The iCloud key-value store's rules, codec, device copy and ledger (pure or on files; no server).
         .testTarget(name: "CloudTests", dependencies: [
-            "CloudModel", "CloudDevice", "CloudService", "PropertyList", "TestSupport",
+            "CloudModel", "CloudDevice", "CloudService", "GroupDefaults", "PropertyList", "TestSupport",
             .product(name: "PropertyBased", package: "swift-property-based"),
         ]),
         .testTarget(name: "IntegrationTests", dependencies: [
-            "AppProtocol", "CloudDevice", "CloudService", "GroupDefaults", "PropertyList", "Scenarios", "SharedFiles", "TestSupport",
+            "AppProtocol", "ChildProcess", "CloudDevice", "CloudService", "GroupDefaults", "PropertyList", "Scenarios", "SharedFiles", "TestSupport",
             "groupsim", "groupsim-stress", "main-app", "widget", "intent-extension",
         ]),
     ]
