@@ -29,6 +29,16 @@ public final class SimulatedProcess: @unchecked Sendable {
         processDomains.setLaunchArguments(launchArguments)
     }
 
+    private let warningsLock = NSLock()
+    private var warningsSaid: Set<String> = []
+
+    /// True the first time it is asked about `warning` in this process: a
+    /// warning about the process itself (a missing entitlement) is said once,
+    /// not once per instance.
+    func isFirstTime(warning: String) -> Bool {
+        warningsLock.withLock { warningsSaid.insert(warning).inserted }
+    }
+
     private static let lock = NSLock()
     nonisolated(unsafe) private static var chosen: SimulatedProcess?
 
