@@ -109,7 +109,7 @@ open class UserDefaults: NSObject, @unchecked Sendable {
     /// A string, or a number's text (a `Float`'s as a `Float` prints: "12.34").
     open func string(forKey defaultName: String) -> String? {
         KeyReads.note(defaultName)
-        return groupDefaults.string(forKey: defaultName)
+        return FoundationBridge.string(groupDefaults.value(forKey: defaultName))
     }
 
     open func array(forKey defaultName: String) -> [Any]? {
