@@ -49,6 +49,7 @@ public final class SimulatedProcess: @unchecked Sendable {
             let process = SimulatedProcess(
                 environmentIdentity: .fromEnvironment(), launchArguments: Array(CommandLine.arguments.dropFirst()))
             chosen = process
+            FoundationDefaultsCheck.warnIfThisExecutableUsesFoundationDefaults(environment: ProcessInfo.processInfo.environment)
             return process
         }
     }
