@@ -110,14 +110,25 @@ final class KeyValueRegistration: @unchecked Sendable {
     let keyPath: String
     let options: NSKeyValueObservingOptions
     let context: UnsafeMutableRawPointer?
-    /// Set once, right after the registration is made; nil after removal.
-    var observation: UserDefaults.Observation?
+    /// Set right after the registration is made; taken when it ends.
+    private let observation = Mutex<UserDefaults.Observation?>(nil)
 
     init(observer: NSObject, keyPath: String, options: NSKeyValueObservingOptions, context: UnsafeMutableRawPointer?) {
         self.observer = observer
         self.keyPath = keyPath
         self.options = options
         self.context = context
+    }
+
+    func hold(_ observation: UserDefaults.Observation) { self.observation.withLock { $0 = observation } }
+
+    /// Stops delivery (and lets the instance go, if nothing else keeps it).
+    func end() {
+        let ended = observation.withLock { slot in
+            defer { slot = nil }
+            return slot
+        }
+        ended?.invalidate()
     }
 
     /// The change dictionary, as Apple's KVO fills it for a defaults key: NSNull for an absent value.
@@ -165,12 +176,12 @@ extension UserDefaults {
                 forKeyPath: keyPath, of: self, change: registration.change(old: nil, new: object(forKey: keyPath), isPrior: false),
                 context: context)
         }
-        registration.observation = observe(keyPath) { [weak self, weak registration] change in
+        registration.hold(observe(keyPath) { [weak self, weak registration] change in
             guard let self, let registration else { return }
             guard let observer = registration.observer else {
                 // The observer is gone (Apple no longer needs it removed): so is its registration.
                 _ = self.keyValueRegistrations.remove { $0 === registration }
-                registration.observation?.invalidate()
+                registration.end()
                 return
             }
             if registration.options.contains(.prior) {
@@ -181,7 +192,7 @@ extension UserDefaults {
             observer.observeValue(
                 forKeyPath: registration.keyPath, of: self,
                 change: registration.change(old: change.oldValue, new: change.newValue, isPrior: false), context: registration.context)
-        }
+        })
     }
 
     /// Stops the latest `addObserver` of `observer` for `keyPath`. One that
@@ -201,8 +212,7 @@ extension UserDefaults {
         guard let removed = keyValueRegistrations.remove(where: matches) else {
             return FoundationBridge.refuse(call, because: "the observer is not registered for that key path (with that context) on this instance")
         }
-        removed.observation?.invalidate()
-        removed.observation = nil
+        removed.end()
     }
 }
 

@@ -117,19 +117,24 @@ extension UserDefaults {
         #expect(observer.all.count == 3)
     }
 
-    /// As on Apple platforms since iOS 11: an observer that goes away needs no removal.
+    /// As on Apple platforms since iOS 11: an observer that goes away needs
+    /// no removal. Its registration kept the instance it was made on, and
+    /// lets it go at the next change.
     @Test func anObserverThatIsGoneIsNotToldAndNeedsNoRemoval() throws {
         let f = FaceFixture()
-        let defaults = UserDefaults(process: f.process())
+        let process = f.process()
         weak var gone: KeyValueRecorder?
+        weak var instance: UserDefaults?
         do {
             let observer = KeyValueRecorder()
-            gone = observer
+            let defaults = UserDefaults(process: process)
+            (gone, instance) = (observer, defaults)
             defaults.addObserver(observer, forKeyPath: "k", options: [.new], context: nil)
         }
         #expect(gone == nil, "the registration does not keep the observer")
-        defaults.set("a", forKey: "k")
-        defaults.set("b", forKey: "k")
+        #expect(instance != nil, "the registration keeps the instance it was made on")
+        UserDefaults(process: process).set("a", forKey: "k")
+        #expect(instance == nil, "the observer is gone: so is the registration, and the instance with it")
     }
 
     /// Registered through a temporary instance, told of another real process's change.
