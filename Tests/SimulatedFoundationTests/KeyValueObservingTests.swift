@@ -209,4 +209,25 @@ extension UserDefaults {
         #expect(values.all.isEmpty)
         withExtendedLifetime(observation) {}
     }
+
+    /// Where Apple raises (removing what was never added, an observer that
+    /// does not override observeValue), the simulation says so and goes on.
+    @Test func mistakesAreReportedNotFatal() throws {
+        let collected = CollectedDiagnostics()
+        let f = FaceFixture()
+        let defaults = UserDefaults(process: f.process())
+        let observer = KeyValueRecorder()
+        defaults.removeObserver(observer, forKeyPath: "never-added-key")
+        #expect(collected.contains(.callRefused, "removeObserver(_:forKeyPath: \"never-added-key\")"))
+
+        let plain = NSObject()
+        defaults.addObserver(plain, forKeyPath: "unhandled-key", options: [.new], context: nil)
+        defaults.set(1, forKey: "unhandled-key")
+        #expect(collected.contains(.callRefused, "observes 'unhandled-key' but does not override observeValue"))
+        defaults.removeObserver(plain, forKeyPath: "unhandled-key")
+
+        let observation = defaults.observe(\.nothingStored, options: [.new]) { _, _ in }
+        #expect(collected.contains(.callRefused, "observe(_:options:changeHandler:) of a Int property observes nothing"))
+        withExtendedLifetime(observation) {}
+    }
 }
