@@ -28,18 +28,20 @@ func changeEditorSettings(showLineNumbers: Bool, title: String) -> (showLineNumb
 /// process of the app, or the `defaults` tool. Writing the value it already
 /// has reports nothing.
 ///
-/// Apple's version is an NSObject that calls `addObserver(_:forKeyPath:
-/// options:context:)` and overrides `observeValue(forKeyPath:of:change:
-/// context:)`: key-value observing needs the Objective-C runtime, which
-/// Linux has not. The simulated UserDefaults delivers the same changes
-/// through `observe(_:_:)` (docs/api.md).
-class LineNumbersObserver {
-    let defaults = UserDefaults()
-    private var observation: UserDefaults.Observation?
+/// Apple's version, unchanged: an NSObject that calls `addObserver(_:
+/// forKeyPath:options:context:)` (here on an instance it does not keep: the
+/// registration keeps it) and overrides `observeValue(forKeyPath:of:change:
+/// context:)`.
+class LineNumbersObserver: NSObject {
+    private var report: ((String) -> Void)?
 
     func configureObserver(_ report: @escaping (String) -> Void) {
-        observation = defaults.observe("ShowLineNumbers") { change in
-            report("Setting changed: \(change.key) from \(change.oldValue.map { "\($0)" } ?? "nil") to \(change.newValue.map { "\($0)" } ?? "nil")")
-        }
+        self.report = report
+        UserDefaults().addObserver(self, forKeyPath: "ShowLineNumbers", options: [.old, .new], context: nil)
+    }
+
+    override func observeValue(forKeyPath keyPath: String?, of object: Any?, change: [NSKeyValueChangeKey: Any]?, context: UnsafeMutableRawPointer?) {
+        guard keyPath == "ShowLineNumbers", let change else { return }
+        report?("Setting changed: \(keyPath!) from \(change[.oldKey] ?? "nil") to \(change[.newKey] ?? "nil")")
     }
 }

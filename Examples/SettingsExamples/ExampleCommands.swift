@@ -9,6 +9,7 @@ public enum ExampleCommands {
           reading-launch               register defaults, run loadSettings, show what the app sees
           reading-share MODE           store ReadingMode in the app group's suite
           reading-show                 ReadingMode from the group suite, HighScore from the standard defaults
+          reading-watch COUNT          report ReadingMode changes in the group suite until COUNT were seen (60 s at most)
           profile [NAME]               the @UserDefault username (set it to NAME)
           cloud-mirror                 mirror sync- settings into the cloud-store stand-in
           theme-show                   ThemeController over the standard defaults
@@ -41,6 +42,9 @@ public enum ExampleCommands {
         case "reading-show":
             show("ReadingMode", UserDefaults.shared.string(forKey: "ReadingMode"))
             show("HighScore", UserDefaults.standard.object(forKey: "HighScore"))
+        case "reading-watch":
+            guard let text = rest.first, let count = Int(text), count > 0 else { return fail("reading-watch COUNT") }
+            return watchReadingMode(until: count)
         case "profile":
             var profile = Profile()
             if let name = rest.first {
@@ -122,6 +126,19 @@ public enum ExampleCommands {
             return fail("fewer than \(count) changes of ShowLineNumbers within 60 s")
         }
         return withExtendedLifetime(observer) { 0 }
+    }
+
+    static func watchReadingMode(until count: Int) -> Int32 {
+        let seen = DispatchSemaphore(value: 0)
+        let observation = SettingsExamples.watchReadingMode { mode in
+            show("ReadingMode", mode)
+            seen.signal()
+        }
+        show("ready", true)
+        for _ in 0..<count where seen.wait(timeout: .now() + 60) == .timedOut {
+            return fail("fewer than \(count) changes of ReadingMode within 60 s")
+        }
+        return withExtendedLifetime(observation) { 0 }
     }
 
     static func showAudio(_ preferences: AudioPreferences) {

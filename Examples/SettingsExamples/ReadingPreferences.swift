@@ -40,6 +40,22 @@ extension UserDefaults {
     }
 }
 
+/// The reading mode as a property, for key-value observing. On Apple
+/// platforms it is `@objc dynamic` and named as its key; Linux cannot
+/// compile `@objc`, so that is the one change (docs/api.md).
+extension UserDefaults {
+    var ReadingMode: String? { string(forKey: "ReadingMode") }
+}
+
+/// Calls `update` with every new reading mode, from any target, as long as
+/// the returned observation is kept (the `shared` instance it was made
+/// through is a new one at every use).
+func watchReadingMode(_ update: @escaping (String?) -> Void) -> NSKeyValueObservation {
+    UserDefaults.shared.observe(\.ReadingMode, options: [.new]) { _, change in
+        update(change.newValue ?? nil)
+    }
+}
+
 /// Stores whatever the reading mode is in the suite every target reads.
 func shareReadingMode(_ mode: String) {
     guard let defaults = UserDefaults(suiteName: appGroupIdentifier) else { return }

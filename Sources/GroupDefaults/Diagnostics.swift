@@ -20,6 +20,8 @@ public struct Diagnostic: Sendable, CustomStringConvertible {
         case invalidEnvironment = "invalid-environment"
         /// A call refused as Apple refuses it (or raises for it): nothing changed.
         case callRefused = "call-refused"
+        /// The executable also uses Foundation's own UserDefaults, which the simulation never sees.
+        case foundationUserDefaults = "foundation-user-defaults"
     }
 
     public let kind: Kind

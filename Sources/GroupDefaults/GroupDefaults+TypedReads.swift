@@ -61,9 +61,11 @@ public enum Conversions {
     public static func integer(_ value: PlistValue?) -> Int64? {
         switch value {
         case .integer(let i): i
-        case .real(let d): d.isFinite ? Int64(exactly: d.rounded(.towardZero)) ?? (d < 0 ? .min : .max) : 0
+        // Toward zero, saturating, NaN 0: what an iPhone's (arm64) conversion gives. (Foundation on
+        // x86_64 Linux gives Int64.min for every real out of range: C leaves it undefined.)
+        case .real(let d): d.isNaN ? 0 : Int64(exactly: d.rounded(.towardZero)) ?? (d < 0 ? .min : .max)
         case .bool(let b): b ? 1 : 0
-        case .string(let s): leadingNumber(s).flatMap { Int64(exactly: $0.rounded(.towardZero)) } ?? 0
+        case .string(let s): leadingInteger(s)
         default: nil
         }
     }
@@ -78,16 +80,65 @@ public enum Conversions {
         }
     }
 
-    /// NSString's numeric reading: the longest numeric prefix after blanks.
+    /// NSString's `doubleValue`: after blanks, the longest decimal number
+    /// (sign, digits, fraction, exponent); no `inf`, `nan` or hexadecimal.
     static func leadingNumber(_ s: String) -> Double? {
-        let trimmed = s.drop(while: { $0 == " " || $0 == "\t" })
-        var end = trimmed.startIndex
-        var best: Double? = nil
-        while end < trimmed.endIndex {
-            end = trimmed.index(after: end)
-            if let parsed = Double(trimmed[trimmed.startIndex..<end]) { best = parsed }
+        let bytes = Array(s.utf8)
+        var i = 0
+        while i < bytes.count, bytes[i] == UInt8(ascii: " ") || bytes[i] == UInt8(ascii: "\t") { i += 1 }
+        var text = ""
+        func digits() -> String {
+            var run = ""
+            while i < bytes.count, bytes[i] >= UInt8(ascii: "0"), bytes[i] <= UInt8(ascii: "9") {
+                run.append(Character(UnicodeScalar(bytes[i])))
+                i += 1
+            }
+            return run
         }
-        return best
+        if i < bytes.count, bytes[i] == UInt8(ascii: "+") || bytes[i] == UInt8(ascii: "-") {
+            text.append(Character(UnicodeScalar(bytes[i])))
+            i += 1
+        }
+        let whole = digits()
+        var fraction = ""
+        if i < bytes.count, bytes[i] == UInt8(ascii: ".") {
+            i += 1
+            fraction = digits()
+        }
+        guard !whole.isEmpty || !fraction.isEmpty else { return nil }
+        text += (whole.isEmpty ? "0" : whole) + (fraction.isEmpty ? "" : "." + fraction)
+        if i < bytes.count, bytes[i] == UInt8(ascii: "e") || bytes[i] == UInt8(ascii: "E") {
+            i += 1
+            var sign = ""
+            if i < bytes.count, bytes[i] == UInt8(ascii: "+") || bytes[i] == UInt8(ascii: "-") {
+                sign = String(Character(UnicodeScalar(bytes[i])))
+                i += 1
+            }
+            let exponent = digits()
+            if !exponent.isEmpty { text += "e" + sign + exponent }
+        }
+        return Double(text)
+    }
+
+    /// NSString's `integerValue`: after blanks, a sign and decimal digits
+    /// only (no fraction, no exponent: "1e3" is 1), saturating at the ends of Int64.
+    static func leadingInteger(_ s: String) -> Int64 {
+        var rest = Substring(s).utf8.drop(while: { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") })
+        var negative = false
+        if let sign = rest.first, sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") {
+            negative = sign == UInt8(ascii: "-")
+            rest = rest.dropFirst()
+        }
+        var magnitude: UInt64 = 0
+        for byte in rest {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { break }
+            let (times10, overflowA) = magnitude.multipliedReportingOverflow(by: 10)
+            let (sum, overflowB) = times10.addingReportingOverflow(UInt64(byte - UInt8(ascii: "0")))
+            if overflowA || overflowB { return negative ? .min : .max }
+            magnitude = sum
+        }
+        if negative { return magnitude > UInt64(Int64.max) ? .min : -Int64(magnitude) }
+        return magnitude > UInt64(Int64.max) ? .max : Int64(magnitude)
     }
 
     public static func string(_ value: PlistValue?) -> String? {

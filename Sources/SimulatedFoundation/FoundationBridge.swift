@@ -10,7 +10,7 @@ enum FoundationBridge {
     static func object(_ value: PlistValue) -> Any {
         switch value {
         case .integer(let i): NSNumber(value: i)
-        case .real(let d): NSNumber(value: d)
+        case .real(let d): storedFloat(d).map { NSNumber(value: $0) } ?? NSNumber(value: d)
         case .bool(let b): NSNumber(value: b)
         case .string(let s): s
         case .date(let d): d
@@ -18,6 +18,24 @@ enum FoundationBridge {
         case .array(let a): a.map(object)
         case .dictionary(let d): dictionary(d)
         }
+    }
+
+    /// The `Float` a real was stored from, when it reads as one. The file
+    /// keeps 8-byte reals only, so a `Float` is stored widened (12.34 as
+    /// 12.34000015258789); a real that is exactly a `Float`'s value and needs
+    /// more digits than that `Float` does reads back as the `Float`, as an
+    /// `NSNumber` made from a `Float` keeps its kind on Apple platforms: its
+    /// text is "12.34". (A `Double` made from a `Float` reads so too.)
+    static func storedFloat(_ real: Double) -> Float? {
+        let float = Float(real)
+        guard Double(float) == real, Double("\(float)") != real else { return nil }
+        return float
+    }
+
+    /// `string(forKey:)`: a string, or a number's text as `NSNumber.stringValue` gives it.
+    static func string(_ value: PlistValue?) -> String? {
+        if case .real(let real)? = value, let float = storedFloat(real) { return "\(float)" }
+        return Conversions.string(value)
     }
 
     static func dictionary(_ values: [String: PlistValue]) -> [String: Any] {

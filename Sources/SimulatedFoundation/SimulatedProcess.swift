@@ -29,18 +29,32 @@ public final class SimulatedProcess: @unchecked Sendable {
         processDomains.setLaunchArguments(launchArguments)
     }
 
+    private let warningsLock = NSLock()
+    private var warningsSaid: Set<String> = []
+
+    /// True the first time it is asked about `warning` in this process: a
+    /// warning about the process itself (a missing entitlement) is said once,
+    /// not once per instance.
+    func isFirstTime(warning: String) -> Bool {
+        warningsLock.withLock { warningsSaid.insert(warning).inserted }
+    }
+
     private static let lock = NSLock()
     nonisolated(unsafe) private static var chosen: SimulatedProcess?
 
     /// This process, named by the environment; read once, at first use.
+    /// That first use also checks whether the executable uses Foundation's
+    /// own UserDefaults (outside the lock: the warning's handler may use defaults).
     public static var current: SimulatedProcess {
-        lock.withLock {
-            if let chosen { return chosen }
+        let (process, isFirstUse) = lock.withLock { () -> (SimulatedProcess, Bool) in
+            if let chosen { return (chosen, false) }
             let process = SimulatedProcess(
                 environmentIdentity: .fromEnvironment(), launchArguments: Array(CommandLine.arguments.dropFirst()))
             chosen = process
-            return process
+            return (process, true)
         }
+        if isFirstUse { FoundationDefaultsCheck.warnIfThisExecutableUsesFoundationDefaults(environment: ProcessInfo.processInfo.environment) }
+        return process
     }
 
     /// Makes `process` the current one, for a test harness that cannot set

@@ -38,8 +38,9 @@ open class NSUbiquitousKeyValueStore: NSObject, @unchecked Sendable {
     public private(set) var store: UbiquitousStore?
 
     /// The store of `process`'s entitlement. Without one (no
-    /// `GROUPSIM_KVS_IDENTIFIER`) it is reported loudly, as on a device, and
-    /// the store stays on the device: never synced, `synchronize()` false.
+    /// `GROUPSIM_KVS_IDENTIFIER`) it is reported loudly, once per process and
+    /// store, as on a device, and the store stays on the device: never
+    /// synced, `synchronize()` false.
     /// `report`: where the missing entitlement is said (Diagnostics by default).
     public init(process: SimulatedProcess, environment: [String: String] = ProcessInfo.processInfo.environment,
                 report: (Diagnostic) -> Void = Diagnostics.report) {
@@ -47,8 +48,8 @@ open class NSUbiquitousKeyValueStore: NSObject, @unchecked Sendable {
         let identity = process.identity
         var identifier = environment[Self.identifierVariable] ?? ""
         let entitled = !identifier.isEmpty
-        if !entitled {
-            identifier = identity.bundleIdentifier
+        if !entitled { identifier = identity.bundleIdentifier }
+        if !entitled, process.isFirstTime(warning: "no-kvs-entitlement \(identifier)") {
             report(Diagnostic(
                 kind: .missingEntitlement,
                 message: "\(identity.bundleIdentifier) has no com.apple.developer.ubiquity-kvstore-identifier entitlement "
@@ -99,6 +100,7 @@ open class NSUbiquitousKeyValueStore: NSObject, @unchecked Sendable {
     open func set(_ value: Bool, forKey aKey: String) { write(.bool(value), forKey: aKey) }
     open func removeObject(forKey aKey: String) { write(nil, forKey: aKey) }
 
+    @discardableResult
     open func synchronize() -> Bool { store?.synchronize() ?? false }
 
     private func write(_ value: PlistValue?, forKey key: String) {

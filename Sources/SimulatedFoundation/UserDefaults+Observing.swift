@@ -15,10 +15,19 @@ extension UserDefaults {
     }
 
     /// Keeps an observer registered: `invalidate()` (or releasing it) stops delivery.
+    ///
+    /// It keeps the observed instance alive too, as Apple's observation does:
+    /// `UserDefaults(suiteName: group)!.observe(…)`, or a computed `static var`
+    /// that makes a new instance at every use, goes on observing as long as
+    /// the `Observation` is kept.
     public final class Observation: @unchecked Sendable {
         private let token: DefaultsObservation
+        private let observed: UserDefaults
 
-        init(_ token: DefaultsObservation) { self.token = token }
+        init(_ token: DefaultsObservation, observing observed: UserDefaults) {
+            self.token = token
+            self.observed = observed
+        }
 
         public func invalidate() { token.cancel() }
 
@@ -46,7 +55,7 @@ extension UserDefaults {
                 oldValue: change.old.map(FoundationBridge.object),
                 newValue: change.new.map(FoundationBridge.object),
                 isFromAnotherProcess: change.origin == .otherProcess))
-        })
+        }, observing: self)
     }
 }
 

@@ -36,6 +36,8 @@ open class UserDefaults: NSObject, @unchecked Sendable {
     public let groupDefaults: GroupDefaults
     /// The process this instance belongs to.
     public let simulatedProcess: SimulatedProcess
+    /// Its `addObserver(_:forKeyPath:options:context:)` observers.
+    let keyValueRegistrations = KeyValueRegistrations()
 
     // MARK: Creating
 
@@ -100,36 +102,65 @@ open class UserDefaults: NSObject, @unchecked Sendable {
 
     /// The effective value (numbers and booleans as `NSNumber`), or nil when no domain has the key.
     open func object(forKey defaultName: String) -> Any? {
-        groupDefaults.value(forKey: defaultName).map(FoundationBridge.object)
+        KeyReads.note(defaultName)
+        return groupDefaults.value(forKey: defaultName).map(FoundationBridge.object)
     }
 
-    /// A string, or a number's text.
-    open func string(forKey defaultName: String) -> String? { groupDefaults.string(forKey: defaultName) }
+    /// A string, or a number's text (a `Float`'s as a `Float` prints: "12.34").
+    open func string(forKey defaultName: String) -> String? {
+        KeyReads.note(defaultName)
+        return FoundationBridge.string(groupDefaults.value(forKey: defaultName))
+    }
 
     open func array(forKey defaultName: String) -> [Any]? {
-        groupDefaults.array(forKey: defaultName).map { $0.map(FoundationBridge.object) }
+        KeyReads.note(defaultName)
+        return groupDefaults.array(forKey: defaultName).map { $0.map(FoundationBridge.object) }
     }
 
     open func dictionary(forKey defaultName: String) -> [String: Any]? {
-        groupDefaults.dictionary(forKey: defaultName).map(FoundationBridge.dictionary)
+        KeyReads.note(defaultName)
+        return groupDefaults.dictionary(forKey: defaultName).map(FoundationBridge.dictionary)
     }
 
-    open func data(forKey defaultName: String) -> Data? { groupDefaults.data(forKey: defaultName) }
+    open func data(forKey defaultName: String) -> Data? {
+        KeyReads.note(defaultName)
+        return groupDefaults.data(forKey: defaultName)
+    }
 
     /// nil unless the value is an array of strings only.
-    open func stringArray(forKey defaultName: String) -> [String]? { groupDefaults.stringArray(forKey: defaultName) }
+    open func stringArray(forKey defaultName: String) -> [String]? {
+        KeyReads.note(defaultName)
+        return groupDefaults.stringArray(forKey: defaultName)
+    }
 
-    /// 0 when absent; numbers, booleans and numeric strings convert.
-    open func integer(forKey defaultName: String) -> Int { groupDefaults.integer(forKey: defaultName) }
-    open func float(forKey defaultName: String) -> Float { groupDefaults.float(forKey: defaultName) }
-    open func double(forKey defaultName: String) -> Double { groupDefaults.double(forKey: defaultName) }
+    /// 0 when absent; numbers, booleans and numeric strings convert (docs/api.md has the table).
+    open func integer(forKey defaultName: String) -> Int {
+        KeyReads.note(defaultName)
+        return groupDefaults.integer(forKey: defaultName)
+    }
+
+    open func float(forKey defaultName: String) -> Float {
+        KeyReads.note(defaultName)
+        return groupDefaults.float(forKey: defaultName)
+    }
+
+    open func double(forKey defaultName: String) -> Double {
+        KeyReads.note(defaultName)
+        return groupDefaults.double(forKey: defaultName)
+    }
 
     /// false when absent (`object(forKey:)` tells "absent" from "false");
     /// "YES", "true" and non-zero numbers are true.
-    open func bool(forKey defaultName: String) -> Bool { groupDefaults.bool(forKey: defaultName) }
+    open func bool(forKey defaultName: String) -> Bool {
+        KeyReads.note(defaultName)
+        return groupDefaults.bool(forKey: defaultName)
+    }
 
     /// A URL stored by `set(_:forKey:)` with a URL, or a path or URL string.
-    open func url(forKey defaultName: String) -> URL? { groupDefaults.url(forKey: defaultName) }
+    open func url(forKey defaultName: String) -> URL? {
+        KeyReads.note(defaultName)
+        return groupDefaults.url(forKey: defaultName)
+    }
 
     /// Every effective key and value, higher domains over lower ones.
     open func dictionaryRepresentation() -> [String: Any] {

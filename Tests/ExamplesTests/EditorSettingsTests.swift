@@ -13,9 +13,10 @@ import TestSupport
         #expect(run["TitleString"] == "Hello, World!")
     }
 
-    /// The observer (Apple's example uses key-value observing) hears a change
-    /// from another process of the app and one from the defaults tool, and
-    /// nothing for a write of the value the setting already has.
+    /// The observer (Apple's key-value observing, registered through an
+    /// instance it does not keep) hears a change from another process of the
+    /// app and one from the defaults tool, and nothing for a write of the
+    /// value the setting already has.
     @Test func anObserverHearsOtherProcessesButNotSameValueWrites() throws {
         let root = try rootWithExampleApp()
         let watcher = try RunningProcess(

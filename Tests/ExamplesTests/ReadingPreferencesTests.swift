@@ -24,6 +24,22 @@ import TestSupport
         #expect(try ExampleRun(["reading-show"], target: "intent", root: root)["ReadingMode"] == "night")
     }
 
+    /// A key-path observation made through `UserDefaults.shared` (a new
+    /// instance at every use) hears the widget's and the intent's changes.
+    @Test func anObservationThroughTheComputedSharedSuiteHearsOtherTargets() throws {
+        let root = try rootWithExampleApp()
+        let watcher = try RunningProcess(
+            BuiltExecutable.path("groupsim"),
+            ["exec", "--app", "com.example.notes", "--", BuiltExecutable.path("settings-examples"), "reading-watch", "2"],
+            environment: ["GROUPSIM_ROOT": root.path, "GROUPSIM_DEVICE": "iPhone"])
+        try watcher.waitForLine { $0 == "ready=true" }
+        #expect(try ExampleRun(["reading-share", "night"], target: "widget", root: root).status == 0)
+        #expect(try watcher.waitForLine { $0.hasPrefix("ReadingMode=") } == "ReadingMode=night")
+        #expect(try ExampleRun(["reading-share", "sepia"], target: "intent", root: root).status == 0)
+        #expect(try watcher.waitForLine { $0.hasPrefix("ReadingMode=") } == "ReadingMode=sepia")
+        #expect(try watcher.waitForExit(timeout: 20) == 0)
+    }
+
     @Test func thePropertyWrapperAndEnumKeysPersistAcrossLaunches() throws {
         let root = try rootWithExampleApp()
         let first = try ExampleRun(["profile"], root: root)

@@ -6,16 +6,8 @@ import TestSupport
 import PropertyList
 
 @Suite(.serialized) struct BadInputTests {
-    /// Collects diagnostics for one test, and puts back the handler it replaced
-    /// when released; diagnostics are process-wide, so this suite is serialized.
-    final class Collected: @unchecked Sendable {
-        let lock = NSLock()
-        var items: [Diagnostic] = []
-        private var previous: (@Sendable (Diagnostic) -> Void)?
-        init() { previous = Diagnostics.setHandler { [self] d in lock.withLock { items.append(d) } } }
-        deinit { if let previous { Diagnostics.setHandler(previous) } }
-        var all: [Diagnostic] { lock.withLock { items } }
-    }
+    /// Diagnostics said during one test (TestSupport); it looks for its own paths only.
+    typealias Collected = CollectedDiagnostics
 
     func writeFile(_ path: String, _ contents: String) throws {
         try createDirectories((path as NSString).deletingLastPathComponent)
@@ -33,7 +25,7 @@ import PropertyList
 
         defaults.set("fresh", forKey: "k")
         try defaults.flush()
-        let moved = collected.all.first { $0.kind == .corruptFileMovedAside }
+        let moved = collected.all.first { $0.kind == .corruptFileMovedAside && $0.message.contains(path) }
         #expect(moved != nil)
         let aside = try #require(moved?.path)
         #expect(String(decoding: try Data(contentsOf: URL(fileURLWithPath: aside)), as: UTF8.self) == "this is not a plist")
@@ -118,7 +110,7 @@ import PropertyList
         let widget = try f.suite("com.example.app.widget", groups: [])
         widget.set("private", forKey: "k")
         try widget.flush()
-        let report = try #require(collected.all.first { $0.kind == .missingEntitlement })
+        let report = try #require(collected.all.first { $0.kind == .missingEntitlement && $0.message.contains(f.root.path) })
         #expect(report.message.contains("com.example.app.widget is not entitled to app group \(f.group)"))
         #expect(!FileManager.default.fileExists(atPath: f.root.groupSuitePath(f.group)))
         #expect(try SharedPlistFileContents.read(f.root.appDomainPath("com.example.app.widget", domain: f.group)) == ["k": "private"])

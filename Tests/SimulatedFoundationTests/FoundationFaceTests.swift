@@ -39,6 +39,16 @@ final class Received: @unchecked Sendable {
     }
 }
 
+extension Received {
+    /// Lines said (diagnostics), kept in order.
+    final class Lines: @unchecked Sendable {
+        private let lock = NSLock()
+        private var lines: [String] = []
+        func add(_ line: String) { lock.withLock { lines.append(line) } }
+        var all: [String] { lock.withLock { lines } }
+    }
+}
+
 /// Counts notifications, and whether each came on the writing thread.
 final class Counter: @unchecked Sendable {
     private let lock = NSLock()

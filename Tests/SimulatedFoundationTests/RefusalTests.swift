@@ -4,24 +4,6 @@ import SimulatedFoundation
 import Testing
 import TestSupport
 
-/// Collects diagnostics for one test and puts back the handler it replaced;
-/// diagnostics are process-wide, so the suite using it is serialized and
-/// looks only for messages naming its own keys.
-final class CollectedDiagnostics: @unchecked Sendable {
-    private let lock = NSLock()
-    private var items: [Diagnostic] = []
-    private var previous: (@Sendable (Diagnostic) -> Void)?
-
-    init() { previous = Diagnostics.setHandler { [self] diagnostic in lock.withLock { items.append(diagnostic) } } }
-    deinit { if let previous { Diagnostics.setHandler(previous) } }
-
-    var all: [Diagnostic] { lock.withLock { items } }
-
-    func contains(_ kind: Diagnostic.Kind, _ text: String) -> Bool {
-        all.contains { $0.kind == kind && $0.message.contains(text) }
-    }
-}
-
 /// Where Foundation raises an exception, the simulated UserDefaults changes
 /// nothing and says so through Diagnostics.
 @Suite(.serialized) struct RefusedCallTests {

@@ -57,6 +57,23 @@ import TestSupport
         #expect(!settings.stdout.contains("com.example.app  "), "\(settings.stdout)")
     }
 
+    /// The missing entitlement is the process's, not an instance's: said once
+    /// however many stores the process makes, as a device logs it once.
+    @Test func theMissingEntitlementIsSaidOncePerProcess() {
+        let reported = Received.Lines()
+        let process = SimulatedProcess(identity: ProcessIdentity(
+            root: SimulationRoot(path: fixture.root.path), bundleIdentifier: "com.example.app"))
+        for _ in 0..<3 {
+            let kvs = NSUbiquitousKeyValueStore(process: process, environment: [:]) { reported.add($0.message) }
+            kvs.set("x", forKey: "k")
+        }
+        #expect(reported.all.count == 1, "\(reported.all)")
+        // Another process says it again.
+        let other = SimulatedProcess(identity: process.identity)
+        _ = NSUbiquitousKeyValueStore(process: other, environment: [:]) { reported.add($0.message) }
+        #expect(reported.all.count == 2)
+    }
+
     @Test func aWriteOnAnotherDevicePostsTheNotificationWithReasonAndKeys() throws {
         for device in ["iPhone", "iPad"] {
             #expect(try groupsim(["cloud", "account", "sign-in", "alice", "--device", device], root: fixture.root).status == 0)

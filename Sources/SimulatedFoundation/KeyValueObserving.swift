@@ -1,0 +1,318 @@
+import Foundation
+import GroupDefaults
+import Synchronization
+
+// Key-value observing of `UserDefaults` in the shapes Swift on Linux can
+// compile. Foundation on Linux has no key-value observing at all (no
+// Objective-C runtime): none of these types, and no `observeValue` on
+// `NSObject` to override. They are declared here with Apple's names and
+// values, over `observe(_:_:)`'s deliveries, so the same changes arrive at
+// the same moments (this process's on the writing thread before the call
+// returns, another process's on the library's notification queue).
+
+/// What a change notification includes (Apple's values).
+public struct NSKeyValueObservingOptions: OptionSet, Sendable, Hashable {
+    public let rawValue: UInt
+    public init(rawValue: UInt) { self.rawValue = rawValue }
+
+    /// The value after the change, under `newKey`.
+    public static let new = NSKeyValueObservingOptions(rawValue: 0x01)
+    /// The value before the change, under `oldKey`.
+    public static let old = NSKeyValueObservingOptions(rawValue: 0x02)
+    /// One notification at once, while the observer is added.
+    public static let initial = NSKeyValueObservingOptions(rawValue: 0x04)
+    /// One notification just before each change's (see docs/api.md for its timing here).
+    public static let prior = NSKeyValueObservingOptions(rawValue: 0x08)
+}
+
+/// The kind of a change; a `UserDefaults` key only ever changes by `setting`.
+public enum NSKeyValueChange: UInt, Sendable {
+    case setting = 1
+    case insertion = 2
+    case removal = 3
+    case replacement = 4
+}
+
+/// The keys of a change dictionary (Apple's strings).
+public struct NSKeyValueChangeKey: RawRepresentable, Hashable, Sendable {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+
+    public static let kindKey = NSKeyValueChangeKey("kind")
+    public static let newKey = NSKeyValueChangeKey("new")
+    public static let oldKey = NSKeyValueChangeKey("old")
+    public static let indexesKey = NSKeyValueChangeKey("indexes")
+    public static let notificationIsPriorKey = NSKeyValueChangeKey("notificationIsPrior")
+}
+
+/// Foundation's `NSObject`, with key-value observing's receiving end, which
+/// Foundation on Linux lacks: `observeValue(forKeyPath:of:change:context:)`
+/// to override. In a file that imports SimulatedFoundation, `NSObject` is
+/// this class (a subclass of Foundation's), so an Apple observer class,
+/// `class Observer: NSObject { override func observeValue(…) }`, compiles
+/// unchanged. Foundation's own classes (NSNumber, NSString …) are not of
+/// it: test for them with `Foundation.NSObject`.
+open class NSObject: Foundation.NSObject {
+    /// Told of each change of a key path this object observes
+    /// (`UserDefaults.addObserver(_:forKeyPath:options:context:)`).
+    /// Apple's NSObject raises if a subclass does not override it; here it
+    /// is reported, and the change is dropped.
+    open func observeValue(
+        forKeyPath keyPath: String?, of object: Any?, change: [NSKeyValueChangeKey: Any]?, context: UnsafeMutableRawPointer?
+    ) {
+        Diagnostics.report(Diagnostic(
+            kind: .callRefused,
+            message: "\(type(of: self)) observes '\(keyPath ?? "")' but does not override observeValue(forKeyPath:of:change:context:): "
+                + "the change was dropped (Apple platforms raise an exception here)"))
+    }
+}
+
+/// One change, as `observe(_:options:changeHandler:)` with a key path hands it over.
+public struct NSKeyValueObservedChange<Value> {
+    public typealias Kind = NSKeyValueChange
+    public let kind: Kind
+    /// The property's value after the change; with `.new` only.
+    public let newValue: Value?
+    /// The property's value before the change; with `.old` only.
+    public let oldValue: Value?
+    /// Always nil: a defaults key is never an indexed collection.
+    public let indexes: IndexSet?
+    /// Whether this is the `.prior` notification, before the change's own.
+    public let isPrior: Bool
+}
+
+/// Keeps a key-path observation: `invalidate()` (or releasing it) stops delivery.
+/// It keeps the observed instance alive while it is kept, as `UserDefaults.Observation` does.
+public final class NSKeyValueObservation: NSObject, @unchecked Sendable {
+    private let observations: Mutex<[UserDefaults.Observation]>
+
+    init(_ observations: [UserDefaults.Observation]) {
+        self.observations = Mutex(observations)
+    }
+
+    public func invalidate() {
+        let ended = observations.withLock { list in
+            defer { list = [] }
+            return list
+        }
+        for observation in ended { observation.invalidate() }
+    }
+
+    deinit { invalidate() }
+}
+
+// MARK: Observers added with addObserver(_:forKeyPath:options:context:)
+
+/// One `addObserver` call: the observer (weakly, as Apple keeps it) and what it asked for.
+final class KeyValueRegistration: @unchecked Sendable {
+    weak var observer: NSObject?
+    let keyPath: String
+    let options: NSKeyValueObservingOptions
+    let context: UnsafeMutableRawPointer?
+    /// Set right after the registration is made; taken when it ends.
+    private let observation = Mutex<UserDefaults.Observation?>(nil)
+
+    init(observer: NSObject, keyPath: String, options: NSKeyValueObservingOptions, context: UnsafeMutableRawPointer?) {
+        self.observer = observer
+        self.keyPath = keyPath
+        self.options = options
+        self.context = context
+    }
+
+    func hold(_ observation: UserDefaults.Observation) { self.observation.withLock { $0 = observation } }
+
+    /// Stops delivery (and lets the instance go, if nothing else keeps it).
+    func end() {
+        let ended = observation.withLock { slot in
+            defer { slot = nil }
+            return slot
+        }
+        ended?.invalidate()
+    }
+
+    /// The change dictionary, as Apple's KVO fills it for a defaults key: NSNull for an absent value.
+    func change(old: Any?, new: Any?, isPrior: Bool) -> [NSKeyValueChangeKey: Any] {
+        var change: [NSKeyValueChangeKey: Any] = [.kindKey: NSNumber(value: NSKeyValueChange.setting.rawValue)]
+        if isPrior { change[.notificationIsPriorKey] = NSNumber(value: true) }
+        if options.contains(.new), !isPrior { change[.newKey] = new ?? NSNull() }
+        if options.contains(.old) { change[.oldKey] = old ?? NSNull() }
+        return change
+    }
+}
+
+/// An instance's `addObserver` registrations. A registration keeps its
+/// instance alive (through its observation) until it is removed or its
+/// observer is gone, so observing through a temporary instance works as on Apple.
+final class KeyValueRegistrations: @unchecked Sendable {
+    private let lock = NSLock()
+    private var registrations: [KeyValueRegistration] = []
+
+    func add(_ registration: KeyValueRegistration) { lock.withLock { registrations.append(registration) } }
+
+    /// Removes the latest registration matching, if any (Apple removes the latest added).
+    func remove(where matches: (KeyValueRegistration) -> Bool) -> KeyValueRegistration? {
+        lock.withLock {
+            guard let index = registrations.lastIndex(where: matches) else { return nil }
+            return registrations.remove(at: index)
+        }
+    }
+}
+
+extension UserDefaults {
+    /// Tells `observer` of every change of the key `keyPath` (one key: a dot
+    /// is part of the name here, where Apple would follow it as a path), by
+    /// `observeValue(forKeyPath:of:change:context:)`, from this process or
+    /// another, at the moments `observe(_:_:)` delivers. `.initial` calls it
+    /// before this returns. The observer is not kept alive; when it is gone,
+    /// its registration goes at the next change.
+    public func addObserver(
+        _ observer: NSObject, forKeyPath keyPath: String, options: NSKeyValueObservingOptions = [], context: UnsafeMutableRawPointer?
+    ) {
+        let registration = KeyValueRegistration(observer: observer, keyPath: keyPath, options: options, context: context)
+        keyValueRegistrations.add(registration)
+        if options.contains(.initial) {
+            observer.observeValue(
+                forKeyPath: keyPath, of: self, change: registration.change(old: nil, new: object(forKey: keyPath), isPrior: false),
+                context: context)
+        }
+        registration.hold(observe(keyPath) { [weak self, weak registration] change in
+            guard let self, let registration else { return }
+            guard let observer = registration.observer else {
+                // The observer is gone (Apple no longer needs it removed): so is its registration.
+                _ = self.keyValueRegistrations.remove { $0 === registration }
+                registration.end()
+                return
+            }
+            if registration.options.contains(.prior) {
+                observer.observeValue(
+                    forKeyPath: registration.keyPath, of: self,
+                    change: registration.change(old: change.oldValue, new: nil, isPrior: true), context: registration.context)
+            }
+            observer.observeValue(
+                forKeyPath: registration.keyPath, of: self,
+                change: registration.change(old: change.oldValue, new: change.newValue, isPrior: false), context: registration.context)
+        })
+    }
+
+    /// Stops the latest `addObserver` of `observer` for `keyPath`. One that
+    /// was never added is reported (Apple raises).
+    public func removeObserver(_ observer: NSObject, forKeyPath keyPath: String) {
+        removeRegistration(call: "removeObserver(_:forKeyPath: \"\(keyPath)\")") { $0.observer === observer && $0.keyPath == keyPath }
+    }
+
+    /// Stops the latest `addObserver` of `observer` for `keyPath` with `context`.
+    public func removeObserver(_ observer: NSObject, forKeyPath keyPath: String, context: UnsafeMutableRawPointer?) {
+        removeRegistration(call: "removeObserver(_:forKeyPath: \"\(keyPath)\", context:)") {
+            $0.observer === observer && $0.keyPath == keyPath && $0.context == context
+        }
+    }
+
+    private func removeRegistration(call: String, where matches: (KeyValueRegistration) -> Bool) {
+        guard let removed = keyValueRegistrations.remove(where: matches) else {
+            return FoundationBridge.refuse(call, because: "the observer is not registered for that key path (with that context) on this instance")
+        }
+        removed.end()
+    }
+}
+
+// MARK: observe(\.property, options:changeHandler:)
+
+/// The protocol Apple declares `observe(_:options:changeHandler:)` on.
+public protocol _KeyValueCodingAndObserving {}
+
+extension UserDefaults: _KeyValueCodingAndObserving {}
+
+extension _KeyValueCodingAndObserving where Self: UserDefaults {
+    /// Observes a property of `UserDefaults` declared in an extension, such
+    /// as `var theme: String? { string(forKey: "theme") }`: the handler is
+    /// called for every change of the keys the property's getter reads (found
+    /// by reading it once, now), with the property's values. On Apple
+    /// platforms the property must be `@objc dynamic` (which Linux cannot
+    /// compile) and named as its key; name it so, and the same code observes
+    /// the same changes on both. A property that reads no key is reported and
+    /// observes nothing.
+    public func observe<Value>(
+        _ keyPath: KeyPath<Self, Value>, options: NSKeyValueObservingOptions = [],
+        changeHandler: @escaping (Self, NSKeyValueObservedChange<Value>) -> Void
+    ) -> NSKeyValueObservation {
+        let (keys, initial) = KeyReads.recording { self[keyPath: keyPath] }
+        guard !keys.isEmpty else {
+            Diagnostics.report(Diagnostic(
+                kind: .callRefused,
+                message: "UserDefaults.observe(_:options:changeHandler:) of a \(Value.self) property observes nothing: its getter reads no key of this UserDefaults "
+                    + "(observe a property whose getter reads its key, such as `var theme: String? { string(forKey: \"theme\") }`)"))
+            return NSKeyValueObservation([])
+        }
+        let last = PropertyValue(initial)
+        let handler = KeyPathHandler(changeHandler)
+        if options.contains(.initial) {
+            handler.call(self, NSKeyValueObservedChange(
+                kind: .setting, newValue: options.contains(.new) ? initial : nil, oldValue: nil, indexes: nil, isPrior: false))
+        }
+        let observations = keys.map { key in
+            observe(key) { [weak self] _ in
+                guard let self else { return }
+                let (old, new) = last.replace { self[keyPath: keyPath] }
+                if options.contains(.prior) {
+                    handler.call(self, NSKeyValueObservedChange(
+                        kind: .setting, newValue: nil, oldValue: options.contains(.old) ? old : nil, indexes: nil, isPrior: true))
+                }
+                handler.call(self, NSKeyValueObservedChange(
+                    kind: .setting, newValue: options.contains(.new) ? new : nil, oldValue: options.contains(.old) ? old : nil,
+                    indexes: nil, isPrior: false))
+            }
+        }
+        return NSKeyValueObservation(observations)
+    }
+}
+
+/// The caller's handler, called on the threads `observe` names (not required to be Sendable, as KVO's is not).
+private final class KeyPathHandler<Object, Value>: @unchecked Sendable {
+    let call: (Object, NSKeyValueObservedChange<Value>) -> Void
+    init(_ call: @escaping (Object, NSKeyValueObservedChange<Value>) -> Void) { self.call = call }
+}
+
+/// The property's value as last told: the next change's old value.
+private final class PropertyValue<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Value
+
+    init(_ value: Value) { self.value = value }
+
+    /// Reads the property anew (outside the lock: the getter reads defaults) and returns the value it replaces.
+    func replace(reading: () -> Value) -> (old: Value, new: Value) {
+        let new = reading()
+        return lock.withLock {
+            defer { value = new }
+            return (value, new)
+        }
+    }
+}
+
+/// Which keys a piece of code reads through `UserDefaults` on this thread:
+/// how a key path to a computed property is turned into the keys it depends on.
+enum KeyReads {
+    /// How many recordings run (on any thread): while none does, a read costs one atomic load.
+    private static let running = Atomic<Int>(0)
+    @TaskLocal private static var recorder: Recorder?
+
+    final class Recorder: @unchecked Sendable {
+        var keys: [String] = []
+    }
+
+    static func recording<T>(_ body: () -> T) -> (keys: [String], value: T) {
+        let recorder = Recorder()
+        running.add(1, ordering: .relaxed)
+        defer { running.subtract(1, ordering: .relaxed) }
+        let value = $recorder.withValue(recorder) { body() }
+        return (recorder.keys, value)
+    }
+
+    /// Called by every read of the face.
+    @inline(__always)
+    static func note(_ key: String) {
+        guard running.load(ordering: .relaxed) > 0, let recorder else { return }
+        if !recorder.keys.contains(key) { recorder.keys.append(key) }
+    }
+}

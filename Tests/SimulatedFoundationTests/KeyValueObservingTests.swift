@@ -1,0 +1,233 @@
+import GroupDefaults
+import SimulatedFoundation
+import Testing
+import TestSupport
+
+/// An observer written as on Apple platforms: an NSObject subclass that
+/// overrides `observeValue(forKeyPath:of:change:context:)`.
+final class KeyValueRecorder: NSObject, @unchecked Sendable {
+    struct Call {
+        let keyPath: String?
+        let object: Any?
+        let change: [NSKeyValueChangeKey: Any]
+        let context: UnsafeMutableRawPointer?
+
+        var new: Any? { change[.newKey] }
+        var old: Any? { change[.oldKey] }
+        var isPrior: Bool { (change[.notificationIsPriorKey] as? NSNumber)?.boolValue == true }
+    }
+
+    private let lock = NSLock()
+    private var calls: [Call] = []
+    private let arrived = DispatchSemaphore(value: 0)
+
+    override func observeValue(
+        forKeyPath keyPath: String?, of object: Any?, change: [NSKeyValueChangeKey: Any]?, context: UnsafeMutableRawPointer?
+    ) {
+        lock.withLock { calls.append(Call(keyPath: keyPath, object: object, change: change ?? [:], context: context)) }
+        arrived.signal()
+    }
+
+    var all: [Call] { lock.withLock { calls } }
+
+    /// Waits (up to `timeout` seconds) until `count` calls have arrived in total.
+    func wait(for count: Int, timeout: TimeInterval = 10) -> Bool {
+        while all.count < count {
+            if arrived.wait(timeout: .now() + timeout) == .timedOut { return false }
+        }
+        return true
+    }
+}
+
+extension UserDefaults {
+    /// Named as its key, as key-value observing on Apple platforms needs (there with `@objc dynamic`).
+    var theme: String? { string(forKey: "theme") }
+    var fontSize: Int { integer(forKey: "fontSize") }
+    /// Reads two keys: a change of either is a change of it.
+    var title: String { "\(string(forKey: "name") ?? "?") (\(integer(forKey: "count")))" }
+    var nothingStored: Int { 7 }
+}
+
+@Suite struct KeyValueObservingTests {
+    @Test func anObserverHearsNewAndOldBeforeSetReturns() throws {
+        let f = FaceFixture()
+        let process = f.process()
+        let defaults = UserDefaults(process: process)
+        defaults.set("light", forKey: "theme")
+        let observer = KeyValueRecorder()
+        defaults.addObserver(observer, forKeyPath: "theme", options: [.new, .old], context: nil)
+        UserDefaults(process: process).set("dark", forKey: "theme")
+        let calls = observer.all
+        try #require(calls.count == 1, "told before set returned")
+        #expect(calls[0].keyPath == "theme")
+        #expect((calls[0].object as AnyObject?) === defaults)
+        #expect((calls[0].change[.kindKey] as? NSNumber)?.uintValue == NSKeyValueChange.setting.rawValue)
+        #expect(calls[0].new as? String == "dark")
+        #expect(calls[0].old as? String == "light")
+        #expect(!calls[0].isPrior)
+
+        defaults.removeObject(forKey: "theme")
+        #expect(observer.all.count == 2)
+        #expect(observer.all.last?.new is NSNull, "an absent value is NSNull, as in Apple's change dictionary")
+
+        defaults.removeObserver(observer, forKeyPath: "theme")
+        defaults.set("black", forKey: "theme")
+        #expect(observer.all.count == 2, "removed: told nothing more")
+    }
+
+    @Test func initialAndPriorAsApple() throws {
+        let f = FaceFixture()
+        let defaults = UserDefaults(process: f.process())
+        defaults.set(1, forKey: "count")
+        let observer = KeyValueRecorder()
+        defaults.addObserver(observer, forKeyPath: "count", options: [.initial, .new], context: nil)
+        try #require(observer.all.count == 1, ".initial: told while being added")
+        #expect(observer.all[0].new as? Int == 1)
+        #expect(observer.all[0].old == nil)
+
+        let prior = KeyValueRecorder()
+        defaults.addObserver(prior, forKeyPath: "count", options: [.prior, .old, .new], context: nil)
+        defaults.set(2, forKey: "count")
+        let calls = prior.all
+        try #require(calls.count == 2)
+        #expect(calls[0].isPrior && calls[0].old as? Int == 1 && calls[0].new == nil, "the prior one has the old value only")
+        #expect(!calls[1].isPrior && calls[1].old as? Int == 1 && calls[1].new as? Int == 2)
+        // Without .new or .old the dictionary has the kind only.
+        #expect(observer.all.count == 2 && observer.all[1].old == nil)
+        defaults.removeObserver(observer, forKeyPath: "count")
+        defaults.removeObserver(prior, forKeyPath: "count")
+    }
+
+    @Test func theContextIsHandedBackAndChoosesWhatIsRemoved() throws {
+        let f = FaceFixture()
+        let defaults = UserDefaults(process: f.process())
+        let observer = KeyValueRecorder()
+        let first = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
+        let second = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
+        defer { first.deallocate(); second.deallocate() }
+        defaults.addObserver(observer, forKeyPath: "k", options: [], context: first)
+        defaults.addObserver(observer, forKeyPath: "k", options: [], context: second)
+        defaults.set("a", forKey: "k")
+        #expect(observer.all.map(\.context) == [first, second])
+        defaults.removeObserver(observer, forKeyPath: "k", context: first)
+        defaults.set("b", forKey: "k")
+        #expect(observer.all.map(\.context) == [first, second, second])
+        defaults.removeObserver(observer, forKeyPath: "k", context: second)
+        defaults.set("c", forKey: "k")
+        #expect(observer.all.count == 3)
+    }
+
+    /// As on Apple platforms since iOS 11: an observer that goes away needs
+    /// no removal. Its registration kept the instance it was made on, and
+    /// lets it go at the next change.
+    @Test func anObserverThatIsGoneIsNotToldAndNeedsNoRemoval() throws {
+        let f = FaceFixture()
+        let process = f.process()
+        weak var gone: KeyValueRecorder?
+        weak var instance: UserDefaults?
+        do {
+            let observer = KeyValueRecorder()
+            let defaults = UserDefaults(process: process)
+            (gone, instance) = (observer, defaults)
+            defaults.addObserver(observer, forKeyPath: "k", options: [.new], context: nil)
+        }
+        #expect(gone == nil, "the registration does not keep the observer")
+        #expect(instance != nil, "the registration keeps the instance it was made on")
+        UserDefaults(process: process).set("a", forKey: "k")
+        #expect(instance == nil, "the observer is gone: so is the registration, and the instance with it")
+    }
+
+    /// Registered through a temporary instance, told of another real process's change.
+    @Test func aRegistrationThroughATemporaryInstanceHearsAnotherProcess() throws {
+        let f = FaceFixture()
+        let observer = KeyValueRecorder()
+        try #require(UserDefaults(suiteName: f.group, process: f.process())).addObserver(
+            observer, forKeyPath: "theme", options: [.new], context: nil)
+        let write = try groupsim(["defaults", "write", f.group, "theme", "dark"], root: f.root)
+        #expect(write.status == 0, "\(write.stderr)")
+        #expect(observer.wait(for: 1))
+        #expect(observer.all.first?.new as? String == "dark")
+    }
+
+    // MARK: Key paths
+
+    @Test func aKeyPathToAComputedPropertyObservesTheKeyItReads() throws {
+        let f = FaceFixture()
+        let process = f.process()
+        let defaults = UserDefaults(process: process)
+        defaults.set("light", forKey: "theme")
+        let lock = NSLock()
+        var seen: [(old: String??, new: String??, prior: Bool)] = []
+        let observation = defaults.observe(\.theme, options: [.initial, .old, .new]) { observed, change in
+            #expect(observed === defaults)
+            lock.withLock { seen.append((change.oldValue, change.newValue, change.isPrior)) }
+        }
+        UserDefaults(process: process).set("dark", forKey: "theme")
+        var all = lock.withLock { seen }
+        try #require(all.count == 2)
+        #expect(all[0].old == nil && all[0].new == .some("light"), ".initial: the value now, no old one")
+        #expect(all[1].old == .some("light") && all[1].new == .some("dark"))
+        observation.invalidate()
+        defaults.set("black", forKey: "theme")
+        all = lock.withLock { seen }
+        #expect(all.count == 2, "invalidated")
+    }
+
+    @Test func aKeyPathObservationLivesAsLongAsItsTokenAndHearsOtherProcesses() throws {
+        let f = FaceFixture()
+        let arrived = DispatchSemaphore(value: 0)
+        let values = Received.Lines()
+        let observation = try #require(UserDefaults(suiteName: f.group, process: f.process())).observe(\.fontSize, options: [.new]) { _, change in
+            values.add("\(change.newValue.map { "\($0)" } ?? "nil")")
+            arrived.signal()
+        }
+        let write = try groupsim(["defaults", "write", f.group, "fontSize", "-int", "14"], root: f.root)
+        #expect(write.status == 0, "\(write.stderr)")
+        #expect(arrived.wait(timeout: .now() + 10) == .success)
+        #expect(values.all == ["14"])
+        withExtendedLifetime(observation) {}
+    }
+
+    @Test func aPropertyOverSeveralKeysChangesWithEach() throws {
+        let f = FaceFixture()
+        let defaults = UserDefaults(process: f.process())
+        let values = Received.Lines()
+        let observation = defaults.observe(\.title, options: [.new]) { _, change in values.add(change.newValue ?? "nil") }
+        defaults.set("Notes", forKey: "name")
+        defaults.set(3, forKey: "count")
+        defaults.set("other", forKey: "unrelated")
+        #expect(values.all == ["Notes (0)", "Notes (3)"])
+        withExtendedLifetime(observation) {}
+    }
+
+    @Test func aPropertyThatReadsNoKeyObservesNothing() throws {
+        let f = FaceFixture()
+        let defaults = UserDefaults(process: f.process())
+        let values = Received.Lines()
+        let observation = defaults.observe(\.nothingStored, options: [.new]) { _, _ in values.add("called") }
+        defaults.set(1, forKey: "nothingStored")
+        #expect(values.all.isEmpty)
+        withExtendedLifetime(observation) {}
+    }
+
+    /// Where Apple raises (removing what was never added, an observer that
+    /// does not override observeValue), the simulation says so and goes on.
+    @Test func mistakesAreReportedNotFatal() throws {
+        let collected = CollectedDiagnostics()
+        let f = FaceFixture()
+        let defaults = UserDefaults(process: f.process())
+        let observer = KeyValueRecorder()
+        defaults.removeObserver(observer, forKeyPath: "never-added-key")
+        #expect(collected.contains(.callRefused, "removeObserver(_:forKeyPath: \"never-added-key\")"))
+
+        let plain = NSObject()
+        defaults.addObserver(plain, forKeyPath: "unhandled-key", options: [.new], context: nil)
+        defaults.set(1, forKey: "unhandled-key")
+        #expect(collected.contains(.callRefused, "observes 'unhandled-key' but does not override observeValue"))
+        defaults.removeObserver(plain, forKeyPath: "unhandled-key")
+
+        let observation = defaults.observe(\.nothingStored, options: [.new]) { _, _ in }
+        #expect(collected.contains(.callRefused, "observe(_:options:changeHandler:) of a Int property observes nothing"))
+        withExtendedLifetime(observation) {}
+    }
+}
