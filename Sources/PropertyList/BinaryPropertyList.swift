@@ -180,10 +180,11 @@ public enum BinaryPropertyList {
     /// `PlistLimits.maximumDepth` or would hold more than
     /// `PlistLimits.maximumValueCount` values once shared references are
     /// counted each time they are used (the work every later compare or encode does).
-    public static func decode(_ data: Data) throws -> PlistValue {
-        guard data.count <= PlistLimits.maximumFileSize else {
+    /// `maximumSize`: the most bytes accepted (`PlistLimits.maximumFileSize` unless a file says otherwise).
+    public static func decode(_ data: Data, maximumSize: Int = PlistLimits.maximumFileSize) throws -> PlistValue {
+        guard data.count <= maximumSize else {
             throw PropertyListError.corruptBinary(
-                offset: 0, reason: "the data is \(data.count) bytes, more than the \(PlistLimits.maximumFileSize) a property list may have")
+                offset: 0, reason: "the data is \(data.count) bytes, more than the \(maximumSize) a property list may have")
         }
         var reader = try Reader(bytes: [UInt8](data))
         return try reader.value(of: reader.topObject, depth: 0).value

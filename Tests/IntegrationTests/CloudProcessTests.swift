@@ -295,6 +295,40 @@ import TestSupport
         withExtendedLifetime((server, padAgent)) {}
     }
 
+    /// A value over Apple's limits stays in the device's copy, whatever its
+    /// size: 9 MB (which the copy once held twice, over a suite file's 16 MiB)
+    /// and 17 MB (over 16 MiB alone). Each is reported with a quota notice,
+    /// readable by the device's other processes, and never uploaded.
+    @Test func aValueOfManyMegabytesStaysOnTheDevice() throws {
+        #expect(try groupsim(["cloud", "account", "sign-in", "alice"], root: root).status == 0)
+        let server = try startCloud()
+        let agent = try CloudChild(["agent", "--device", "iPhone"], root: root)
+        let app = try AppProcess("main-app", root: root, manifest: Self.scenarios + "/apps/synced-notes.yaml", device: "iPhone",
+                                 environment: ["GROUPSIM_CLOUD_AUTOSTART": "0"])
+        try app.event { if case .cloudChange("initial-sync-change", _) = $0 { true } else { false } }
+        let sizes = ["nine": 9_000_000, "seventeen": 17_000_000]
+        for (key, size) in sizes.sorted(by: { $0.value < $1.value }) {
+            #expect(try app.request(.cloudSet(key: key, value: .string(String(repeating: "x", count: size))), timeout: 60).error == nil)
+            try app.event(timeout: 60) { if case .cloudChange("quota-violation-change", [key]) = $0 { true } else { false } }
+        }
+        // A value within the limits still goes up, after the big ones.
+        #expect(try app.request(.cloudSet(key: "small", value: "syncs")).error == nil)
+        try agent.waitFor("acknowledged", timeout: 60)
+        let device = DeviceCloud(root: simulation, device: "iPhone")
+        let copy = try #require(try device.readStore("com.example.synced"))
+        for (key, size) in sizes {
+            #expect(copy.values[key]?.stringValue?.utf8.count == size, "\(key) is not in the device's copy whole")
+            #expect(copy.pending[key]?.overQuota == true)
+        }
+        // Each value is in the file once.
+        let file = try FileManager.default.attributesOfItem(atPath: try device.storePath("com.example.synced"))[.size] as? Int ?? 0
+        #expect(file < sizes.values.reduce(0, +) + (1 << 20), "the copy is \(file) bytes")
+        let records = try cloudStore("com.example.synced", account: "alice")
+        #expect(records["small"]?.dictionaryValue?["value"] == .string("syncs"))
+        #expect(records["nine"] == nil && records["seventeen"] == nil)
+        withExtendedLifetime(server) {}
+    }
+
     /// Apple gives 1 MB for the store and for one value: one value of 1 MB
     /// (under a key of 64 bytes) fits an empty store and syncs.
     @Test func oneValueOfOneMegabyteFillsTheStore() throws {
