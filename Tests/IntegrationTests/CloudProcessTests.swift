@@ -285,6 +285,10 @@ import TestSupport
         for (index, key) in keys.enumerated() {
             try app.change(key) { $0 == .integer(Int64(index)) }
         }
+        // …and on disk, in the suite the widget reads.
+        #expect(try app.request(.synchronize).error == nil)
+        let suite = try DomainFiles(root: simulation, device: "iPhone").read("group.com.example.synced") ?? [:]
+        #expect(keys.filter { suite[$0] == nil } == [], "missing in the app-group suite")
         var told = Set<String>()
         while !told.isSuperset(of: keys) {
             let line = try watch.waitFor("external-change")
