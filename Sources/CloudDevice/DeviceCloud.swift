@@ -31,9 +31,17 @@ public struct DeviceCloud: Sendable {
         try DomainRegistry.shared.domain(named: "cloud settings of \(device)", at: settingsPath(), root: root.path)
     }
 
+    /// The largest store copy read or written: no bound but the device's
+    /// disk (and memory). A value over Apple's limits stays on the device
+    /// whatever its size (docs/cloud.md), so a copy may be far larger than a
+    /// suite's `PlistLimits.maximumFileSize`; half of `Int.max` leaves the
+    /// readers' arithmetic room.
+    public static let maximumStoreFileSize = Int.max / 2
+
     /// A store's copy on this device, opened and watched in this process.
     package func storeDomain(_ identifier: String) throws -> PersistentDomain {
-        try DomainRegistry.shared.domain(named: "cloud store \(identifier) on \(device)", at: storePath(identifier), root: root.path)
+        try DomainRegistry.shared.domain(
+            named: "cloud store \(identifier) on \(device)", at: storePath(identifier), root: root.path, maximumSize: Self.maximumStoreFileSize)
     }
 
     /// The settings as they are on disk now (defaults when there is no file).
@@ -59,7 +67,7 @@ public struct DeviceCloud: Sendable {
     /// The copy of a store as it is on disk now (nil if this device has none).
     public func readStore(_ identifier: String) throws -> StoreCopy? {
         let path = try storePath(identifier)
-        guard let fields = try SharedPlistFile.read(path: path, root: root.path) else { return nil }
+        guard let fields = try SharedPlistFile.read(path: path, root: root.path, maximumSize: Self.maximumStoreFileSize) else { return nil }
         return try StoreCopy(fields, path: path)
     }
 }

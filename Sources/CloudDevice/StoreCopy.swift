@@ -15,6 +15,8 @@ import PropertyList
 ///   the app on the device to post.
 public struct StoreCopy: Sendable, Equatable {
     public struct Pending: Sendable, Equatable {
+        /// Always the key's entry in `values` (nil: removed); the file keeps
+        /// it there only, so a big value is stored once.
         public var value: PlistValue?
         public var stamp: ChangeStamp
         /// Over a limit: kept on the device, never uploaded.
@@ -184,12 +186,11 @@ public struct StoreCopy: Sendable, Equatable {
             "stamps": .dictionary(stamps.mapValues { .dictionary($0.fields) }), "initialSyncDone": .bool(initialSyncDone),
             "nextSequence": .integer(nextSequence),
             "pending": .dictionary(pending.mapValues { entry in
-                var fields: [String: PlistValue] = [
+                // No value: it is the key's entry in `values`.
+                .dictionary([
                     "time": .integer(entry.stamp.time), "device": .string(entry.stamp.device),
                     "sequence": .integer(entry.stamp.sequence), "overQuota": .bool(entry.overQuota),
-                ]
-                if let value = entry.value { fields["value"] = value }
-                return .dictionary(fields)
+                ])
             }),
             "notices": .array(notices.map { notice in
                 .dictionary([
@@ -218,8 +219,10 @@ public struct StoreCopy: Sendable, Equatable {
         nextSequence = fields["nextSequence"] == nil ? 1 : try fields.integer("nextSequence", at: path)
         for (key, entry) in try fields.dictionary("pending", at: path) {
             let item = try entry.fields(at: "\(path) pending.\(key)")
+            // The pending value is the key's current value (a "value" field
+            // that files written before kept beside it is not read).
             pending[key] = Pending(
-                value: item["value"], stamp: try ChangeStamp(fields: item, at: "\(path) pending.\(key)"),
+                value: values[key], stamp: try ChangeStamp(fields: item, at: "\(path) pending.\(key)"),
                 overQuota: try item.bool("overQuota", at: "\(path) pending.\(key)", default: false))
         }
         for (index, entry) in try fields.array("notices", at: path).enumerated() {

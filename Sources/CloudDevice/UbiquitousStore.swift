@@ -14,7 +14,8 @@ public final class UbiquitousStore: @unchecked Sendable {
     private let domain: PersistentDomain
     private let settings: PersistentDomain
     private let lock = NSLock()
-    private var lastSerial: Int64
+    /// How far this process has posted the copy's notices (guarded by `lock`).
+    private var cursor: NoticeCursor
     private var observers: [Int: @Sendable (ExternalChange) -> Void] = [:]
     private var nextObserver = 0
     private var listener: Int?
@@ -38,9 +39,9 @@ public final class UbiquitousStore: @unchecked Sendable {
         // A copy another tool left malformed does not stop the app: it is
         // reported here, and every write names the file and field until fixed.
         do {
-            lastSerial = try StoreCopy(domain.snapshot(), path: domain.file.path).lastNoticeSerial
+            cursor = NoticeCursor(at: try StoreCopy(domain.snapshot(), path: domain.file.path))
         } catch {
-            lastSerial = 0
+            cursor = NoticeCursor(at: StoreCopy())
             Diagnostics.report(Diagnostic(kind: .reloadFailed, message: "\(error); writes to this store fail until the file is fixed or removed", path: domain.file.path))
         }
         // Listening before the store is registered, so the first download's notice is never missed.
@@ -253,15 +254,19 @@ public final class UbiquitousStore: @unchecked Sendable {
         lock.withLock { _ = observers.removeValue(forKey: id) }
     }
 
+    /// Posts the notices this process has not posted yet; after a pause
+    /// longer than the copy keeps notices for, one per reason for everything
+    /// that changed meanwhile (`NoticeCursor`).
     private func deliverNotices() {
-        let notices = copy().notices
-        let (fresh, handlers) = lock.withLock { () -> ([StoreCopy.Notice], [@Sendable (ExternalChange) -> Void]) in
-            let fresh = notices.filter { $0.serial > lastSerial }
-            if let newest = fresh.last { lastSerial = newest.serial }
-            return (fresh, observers.keys.sorted().compactMap { observers[$0] })
+        let (changes, handlers) = lock.withLock { () -> ([ExternalChange], [@Sendable (ExternalChange) -> Void]) in
+            // Read under the lock, so the cursor only ever moves forward.
+            // An unreadable copy tells nothing: the cursor waits for a
+            // readable one (read as empty, it would announce every value as removed).
+            guard let current = try? StoreCopy(domain.snapshot(), path: domain.file.path) else { return ([], []) }
+            return (cursor.advance(to: current, device: cloud.device), observers.keys.sorted().compactMap { observers[$0] })
         }
-        for notice in fresh {
-            for handler in handlers { handler(notice.change) }
+        for change in changes {
+            for handler in handlers { handler(change) }
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import PropertyList
 import SharedFiles
 
 /// A domain held without keeping it alive.
@@ -29,12 +30,13 @@ package final class DomainRegistry: @unchecked Sendable {
 
     /// The domain stored at `path`, opened if this process does not hold it yet.
     /// `root`: the folder the file must stay in, through real folders only (see `SharedPlistFile`).
-    package func domain(named name: String, at path: String, root: String) throws -> PersistentDomain {
+    /// `maximumSize`: the largest file read and written (see `SharedPlistFile`).
+    package func domain(named name: String, at path: String, root: String, maximumSize: Int = PlistLimits.maximumFileSize) throws -> PersistentDomain {
         // A released domain's last changes land before the file is opened again.
         PersistentDomain.waitForReleasedCommits()
         let (domain, isNew) = try lock.withLock { () throws -> (PersistentDomain, Bool) in
             if let existing = domains[path]?.domain { return (existing, false) }
-            let domain = PersistentDomain(name: name, file: try SharedPlistFile(path: path, root: root))
+            let domain = PersistentDomain(name: name, file: try SharedPlistFile(path: path, root: root, maximumSize: maximumSize))
             domains[path] = WeakDomain(domain)
             return (domain, true)
         }

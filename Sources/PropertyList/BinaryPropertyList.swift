@@ -180,12 +180,20 @@ public enum BinaryPropertyList {
     /// `PlistLimits.maximumDepth` or would hold more than
     /// `PlistLimits.maximumValueCount` values once shared references are
     /// counted each time they are used (the work every later compare or encode does).
-    public static func decode(_ data: Data) throws -> PlistValue {
-        guard data.count <= PlistLimits.maximumFileSize else {
+    /// `maximumSize`: the most bytes accepted (`PlistLimits.maximumFileSize`
+    /// unless a file says otherwise). A file allowed to be larger than that may
+    /// also hold as many values as it has bytes: this writer gives every value
+    /// an object, a reference and an offset of at least a byte each, so only
+    /// shared references can count more values than bytes.
+    public static func decode(_ data: Data, maximumSize: Int = PlistLimits.maximumFileSize) throws -> PlistValue {
+        guard data.count <= maximumSize else {
             throw PropertyListError.corruptBinary(
-                offset: 0, reason: "the data is \(data.count) bytes, more than the \(PlistLimits.maximumFileSize) a property list may have")
+                offset: 0, reason: "the data is \(data.count) bytes, more than the \(maximumSize) a property list may have")
         }
-        var reader = try Reader(bytes: [UInt8](data))
+        // At most Int32.max either way: the reader counts objects in Int32 and values in UInt32.
+        let maximumValueCount = maximumSize > PlistLimits.maximumFileSize
+            ? min(max(PlistLimits.maximumValueCount, data.count), Int(Int32.max)) : PlistLimits.maximumValueCount
+        var reader = try Reader(bytes: [UInt8](data), maximumValueCount: maximumValueCount)
         return try reader.value(of: reader.topObject, depth: 0).value
     }
 
@@ -197,6 +205,8 @@ public enum BinaryPropertyList {
         let topObject: Int
         /// Where the offset table starts, which is also where the objects end.
         let offsetTable: Int
+        /// The most values the top object may expand to.
+        let maximumValueCount: Int
 
         /// An object decoded: its value, how deep it nests (a scalar is 0) and
         /// how many values it expands to, itself included.
@@ -218,8 +228,9 @@ public enum BinaryPropertyList {
         static let notKept: Int32 = -1
         static let inProgress: Int32 = -2
 
-        init(bytes: [UInt8]) throws {
+        init(bytes: [UInt8], maximumValueCount: Int) throws {
             self.bytes = bytes
+            self.maximumValueCount = maximumValueCount
             guard bytes.count >= 8 + 1 + 32, bytes.prefix(8).elementsEqual(BinaryPropertyList.magic) else {
                 throw PropertyListError.corruptBinary(offset: 0, reason: "too short or missing the 'bplist00' header")
             }
@@ -244,9 +255,9 @@ public enum BinaryPropertyList {
                 throw PropertyListError.corruptBinary(
                     offset: trailer + 8, reason: "object count \(count) is more than the data can hold")
             }
-            guard count <= UInt64(PlistLimits.maximumValueCount) else {
+            guard count <= UInt64(maximumValueCount) else {
                 throw PropertyListError.corruptBinary(
-                    offset: trailer + 8, reason: "object count \(count) is more than the \(PlistLimits.maximumValueCount) values a property list may hold")
+                    offset: trailer + 8, reason: "object count \(count) is more than the \(maximumValueCount) values a property list may hold")
             }
             guard top < count else {
                 throw PropertyListError.corruptBinary(
@@ -441,7 +452,7 @@ public enum BinaryPropertyList {
                     elements.append(element.value)
                     height = max(height, Int(element.height))
                     count += Int(element.count)
-                    if count > PlistLimits.maximumValueCount { throw tooManyValues(at: start) }
+                    if count > maximumValueCount { throw tooManyValues(at: start) }
                 }
                 return (Decoded(value: .array(elements), height: UInt16(height + 1), count: UInt32(count)), true)
             }
@@ -459,13 +470,13 @@ public enum BinaryPropertyList {
                 }
                 height = max(height, Int(entry.height))
                 count += Int(entry.count)
-                if count > PlistLimits.maximumValueCount { throw tooManyValues(at: start) }
+                if count > maximumValueCount { throw tooManyValues(at: start) }
             }
             return (Decoded(value: .dictionary(dictionary), height: UInt16(height + 1), count: UInt32(count)), true)
         }
 
         func tooManyValues(at offset: Int) -> PropertyListError {
-            corrupt(offset, "the value holds more than \(PlistLimits.maximumValueCount) values (shared references counted each time they are used)")
+            corrupt(offset, "the value holds more than \(maximumValueCount) values (shared references counted each time they are used)")
         }
     }
 }

@@ -16,10 +16,10 @@ public enum XMLPropertyList {
         return trimmed.hasPrefix("<?xml") || trimmed.hasPrefix("<!DOCTYPE plist") || trimmed.hasPrefix("<plist")
     }
 
-    public static func decode(_ data: Data) throws -> PlistValue {
-        guard data.count <= PlistLimits.maximumFileSize else {
+    public static func decode(_ data: Data, maximumSize: Int = PlistLimits.maximumFileSize) throws -> PlistValue {
+        guard data.count <= maximumSize else {
             throw PropertyListError.invalidXML(
-                line: 1, column: 1, reason: "the data is \(data.count) bytes, more than the \(PlistLimits.maximumFileSize) a property list may have")
+                line: 1, column: 1, reason: "the data is \(data.count) bytes, more than the \(maximumSize) a property list may have")
         }
         let bytes: [UInt8]
         do { bytes = try XMLText.utf8Bytes(of: data, partial: false) } catch let reason as XMLText.EncodingError {
@@ -152,15 +152,15 @@ public enum PropertyListFormat: String, Sendable, CaseIterable {
     }
 
     /// Decodes either format, telling which it was.
-    public static func decode(_ data: Data) throws -> (value: PlistValue, format: PropertyListFormat) {
-        if BinaryPropertyList.isBinary(data) { return (try BinaryPropertyList.decode(data), .binary) }
-        if XMLPropertyList.isXML(data) { return (try XMLPropertyList.decode(data), .xml) }
+    public static func decode(_ data: Data, maximumSize: Int = PlistLimits.maximumFileSize) throws -> (value: PlistValue, format: PropertyListFormat) {
+        if BinaryPropertyList.isBinary(data) { return (try BinaryPropertyList.decode(data, maximumSize: maximumSize), .binary) }
+        if XMLPropertyList.isXML(data) { return (try XMLPropertyList.decode(data, maximumSize: maximumSize), .xml) }
         throw PropertyListError.unrecognizedFormat
     }
 
     /// Decodes a file body whose top level must be a dictionary (a defaults domain).
-    public static func decodeDictionary(_ data: Data) throws -> [String: PlistValue] {
-        let (value, _) = try decode(data)
+    public static func decodeDictionary(_ data: Data, maximumSize: Int = PlistLimits.maximumFileSize) throws -> [String: PlistValue] {
+        let (value, _) = try decode(data, maximumSize: maximumSize)
         guard case .dictionary(let dictionary) = value else {
             throw PropertyListError.rootNotDictionary(found: value.typeName)
         }

@@ -24,6 +24,10 @@ public final class SharedPlistFile: @unchecked Sendable {
     public let format: PropertyListFormat
     /// Whether `update` fsyncs the file and the folder before returning.
     public let durable: Bool
+    /// The largest file this reads and writes: `PlistLimits.maximumFileSize`
+    /// for a suite, which bounds what one hostile file costs its readers;
+    /// larger for a file whose size only its own device's disk should bound.
+    public let maximumSize: Int
     private let folder: ConfinedFolder
     private let lock: FileLock
     /// One temporary name per file: under the lock, one that exists was left
@@ -33,10 +37,12 @@ public final class SharedPlistFile: @unchecked Sendable {
     /// `root`: the folder the file must stay in; every folder between it and
     /// the file must be a real folder (created 0700 when missing). nil: the
     /// file's own folder.
-    public init(path: String, format: PropertyListFormat = .binary, durable: Bool = true, root: String? = nil) throws {
+    public init(path: String, format: PropertyListFormat = .binary, durable: Bool = true, root: String? = nil,
+                maximumSize: Int = PlistLimits.maximumFileSize) throws {
         self.path = path
         self.format = format
         self.durable = durable
+        self.maximumSize = maximumSize
         directory = (path as NSString).deletingLastPathComponent
         fileName = (path as NSString).lastPathComponent
         let top = root ?? directory
@@ -59,23 +65,23 @@ public final class SharedPlistFile: @unchecked Sendable {
     /// Reads a shared plist without opening it for writing: nothing is
     /// created, no folder and no lock file. nil if there is no file. With a
     /// `root`, the folders below it must be real folders, as for writers.
-    public static func read(path: String, root: String? = nil) throws -> [String: PlistValue]? {
+    public static func read(path: String, root: String? = nil, maximumSize: Int = PlistLimits.maximumFileSize) throws -> [String: PlistValue]? {
         let directory = (path as NSString).deletingLastPathComponent
         let folder = try ConfinedFolder(directory, top: root ?? directory)
         let name = (path as NSString).lastPathComponent
         return try folder.withDescriptor(creating: false) { descriptor in
-            try decode(readRegularFile(named: name, in: descriptor, path: path), path: path)
+            try decode(readRegularFile(named: name, in: descriptor, path: path, limit: maximumSize), path: path, maximumSize: maximumSize)
         } ?? nil
     }
 
     private func readContents(in descriptor: Int32) throws -> [String: PlistValue]? {
-        try Self.decode(readRegularFile(named: fileName, in: descriptor, path: path), path: path)
+        try Self.decode(readRegularFile(named: fileName, in: descriptor, path: path, limit: maximumSize), path: path, maximumSize: maximumSize)
     }
 
-    private static func decode(_ bytes: [UInt8]?, path: String) throws -> [String: PlistValue]? {
+    private static func decode(_ bytes: [UInt8]?, path: String, maximumSize: Int) throws -> [String: PlistValue]? {
         guard let bytes else { return nil }
         do {
-            return try PropertyListFormat.decodeDictionary(Data(bytes))
+            return try PropertyListFormat.decodeDictionary(Data(bytes), maximumSize: maximumSize)
         } catch let error as PropertyListError {
             throw SharedFileError.corrupt(path: path, reason: error.description)
         }
@@ -165,8 +171,8 @@ public final class SharedPlistFile: @unchecked Sendable {
             mark = MonotonicClock.now()
             let bytes = format.encode(.dictionary(current))
             timings.encode = MonotonicClock.now() - mark
-            guard bytes.count <= PlistLimits.maximumFileSize else {
-                throw SharedFileError.contentsTooLarge(path: path, size: bytes.count, limit: PlistLimits.maximumFileSize)
+            guard bytes.count <= maximumSize else {
+                throw SharedFileError.contentsTooLarge(path: path, size: bytes.count, limit: maximumSize)
             }
             try replace(in: descriptor, with: bytes, timings: &timings)
         }

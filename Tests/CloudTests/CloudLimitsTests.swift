@@ -49,26 +49,28 @@ import Testing
     @Test func aValueOfAtMost1MB() {
         let atLimit = Self.value(ofSize: CloudLimits.maximumValueBytes)
         #expect(CloudLimits.size(of: atLimit) == 1_048_576)
-        // At the limit the value itself is fine; with its key it fills the
-        // store past 1 MB unless the key is empty.
-        #expect(CloudLimits.violation(of: ["": atLimit], writing: "") == nil)
-        #expect(CloudLimits.violation(of: ["k": atLimit], writing: "k")
+        // One value of 1 MB under one key fills an empty store exactly: keys
+        // are limited on their own, not counted in the 1 MB.
+        #expect(CloudLimits.violation(of: ["k": atLimit], writing: "k") == nil)
+        #expect(CloudLimits.violation(of: [String(repeating: "k", count: 64): atLimit], writing: String(repeating: "k", count: 64)) == nil)
+        // …and leaves no room for any other key, as Apple says.
+        #expect(CloudLimits.violation(of: ["k": atLimit, "other": false], writing: "other")
             == "the store would hold 1048577 bytes; it may hold at most 1048576 (1 MB)")
         let overLimit = Self.value(ofSize: CloudLimits.maximumValueBytes + 1)
-        #expect(CloudLimits.violation(of: ["": overLimit], writing: "")
-            == "the value of key \"\" is 1048577 bytes; a value may have at most 1048576")
+        #expect(CloudLimits.violation(of: ["k": overLimit], writing: "k")
+            == "the value of key \"k\" is 1048577 bytes; a value may have at most 1048576")
         // Only the value being written is measured on its own.
-        #expect(CloudLimits.violation(of: ["": overLimit, "small": 1], writing: "small")?.hasPrefix("the store would hold") == true)
+        #expect(CloudLimits.violation(of: ["k": overLimit, "small": 1], writing: "small")?.hasPrefix("the store would hold") == true)
     }
 
     @Test func atMost1MBInAll() {
-        // Four entries of a key and a value that add up to exactly 1 MB, then one byte more.
+        // Four values that add up to exactly 1 MB, then one byte more; the keys add nothing.
         let quarter = CloudLimits.maximumStoreBytes / 4
         var values: [String: PlistValue] = [:]
-        for key in ["a", "b", "c", "d"] { values[key] = Self.value(ofSize: quarter - 1) }
-        #expect(values.reduce(0) { $0 + CloudLimits.size(ofEntry: $1.key, $1.value) } == 1_048_576)
+        for key in ["a", "b", "c", "d"] { values[key] = Self.value(ofSize: quarter) }
+        #expect(values.values.reduce(0) { $0 + CloudLimits.size(of: $1) } == 1_048_576)
         #expect(CloudLimits.violation(of: values, writing: "d") == nil)
-        values["d"] = Self.value(ofSize: quarter)
+        values["d"] = Self.value(ofSize: quarter + 1)
         #expect(CloudLimits.violation(of: values, writing: "d")
             == "the store would hold 1048577 bytes; it may hold at most 1048576 (1 MB)")
         // Whichever key is being written when the total goes over.

@@ -210,6 +210,27 @@ import Testing
         #expect(try StoreCopy([:], path: "copy.plist") == StoreCopy())
     }
 
+    /// A pending write's value is the key's value: the file holds it once,
+    /// so a big value kept on the device costs its size, not twice that.
+    @Test func aPendingValueIsStoredOnce() throws {
+        var copy = Self.signedIn()
+        let big = PlistValue.data(Data(count: 4 << 20))
+        copy.write(big, forKey: "big", device: "iPhone", time: 10)
+        copy.write(nil, forKey: "gone", device: "iPhone", time: 11)
+        copy.write(.string("gone"), forKey: "gone", device: "iPhone", time: 12)
+        copy.write(nil, forKey: "gone", device: "iPhone", time: 13)
+        #expect(copy.pending["big"]?.value == big && copy.pending["gone"] != nil && copy.pending["gone"]?.value == nil)
+        let fields = copy.plist
+        #expect(fields["pending"]?.dictionaryValue?["big"]?.dictionaryValue?["value"] == nil)
+        #expect(BinaryPropertyList.encode(.dictionary(fields)).count < (4 << 20) + 4096)
+        #expect(try StoreCopy(fields, path: "copy.plist") == copy)
+        // A file written before, with the value beside the pending write too, reads the same.
+        var older = fields
+        older["pending"] = .dictionary(["big": .dictionary((fields["pending"]?.dictionaryValue?["big"]?.dictionaryValue ?? [:]).merging(["value": big]) { $1 }),
+                                        "gone": fields["pending"]?.dictionaryValue?["gone"] ?? .bool(false)])
+        #expect(try StoreCopy(older, path: "copy.plist") == copy)
+    }
+
     @Test func aMalformedFileIsRefusedNamingThePathAndTheField() {
         let path = "/sim/devices/iPhone/cloud/stores/s.plist"
         func refusal(_ change: (inout [String: PlistValue]) -> Void) -> String {

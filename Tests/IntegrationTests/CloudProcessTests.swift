@@ -243,6 +243,102 @@ import TestSupport
         #expect("\(outcome)".contains("did not answer /v1/status within"), "\(outcome)")
     }
 
+    /// The repository's folder of cloud scenarios (the tests run from the package root).
+    static let scenarios = FileManager.default.currentDirectoryPath + "/scenarios/cloud"
+
+    /// Runs one of the repository's cloud scenarios (real apps, cloud and agents) and expects it to pass.
+    func expectScenarioPasses(_ name: String) throws {
+        let tmp = root.path + "/tmp"
+        try FileManager.default.createDirectory(atPath: tmp, withIntermediateDirectories: true)
+        let result = try runBounded(BuiltExecutable.path("groupsim"), ["run", Self.scenarios + "/\(name).yaml"],
+                                    environment: ["TMPDIR": tmp, "NO_COLOR": "1"], timeout: 180)
+        #expect(result.status == 0 && result.stdout.contains("scenarios: 1 passed, 0 failed"), "\(result.stdout)\(result.stderr)")
+    }
+
+    /// A store copy keeps its last 32 notices. An app stopped while more
+    /// arrive is told of every key that changed once it runs again, and its
+    /// bridge copies every one into the app-group suite.
+    @Test func aSuspendedAppIsToldOfEveryKeyThatArrivedMeanwhile() throws {
+        for device in ["iPhone", "iPad"] {
+            #expect(try groupsim(["cloud", "account", "sign-in", "alice", "--device", device], root: root).status == 0)
+        }
+        let server = try startCloud()
+        let phoneAgent = try CloudChild(["agent", "--device", "iPhone"], root: root)
+        let padAgent = try CloudChild(["agent", "--device", "iPad"], root: root)
+        let app = try AppProcess("main-app", root: root, manifest: Self.scenarios + "/apps/synced-notes.yaml", device: "iPhone",
+                                 environment: ["GROUPSIM_CLOUD_AUTOSTART": "0"])
+        try app.event { if case .cloudChange("initial-sync-change", _) = $0 { true } else { false } }
+        let watch = try CloudChild(["watch", "com.example.synced", "--device", "iPhone"], root: root)
+        try watch.waitFor("ready")
+        kill(app.process.pid, SIGSTOP)
+        kill(watch.process.pid, SIGSTOP)
+        // One push, so one notice, per key: more than the copy keeps.
+        let keys = (0..<(StoreCopy.keptNotices + 8)).map { "sync-k\($0)" }
+        for (index, key) in keys.enumerated() {
+            let write = try groupsim(["cloud", "write", "com.example.synced", key, "\(index)", "--device", "iPad"], root: root)
+            #expect(write.status == 0, "\(write.stderr)")
+            try phoneAgent.waitFor("applied") { $0.contains("\"\(key)\"") }
+        }
+        #expect(try DeviceCloud(root: simulation, device: "iPhone").readStore("com.example.synced")?.values.count == keys.count)
+        kill(app.process.pid, SIGCONT)
+        kill(watch.process.pid, SIGCONT)
+        for (index, key) in keys.enumerated() {
+            try app.change(key) { $0 == .integer(Int64(index)) }
+        }
+        // …and on disk, in the suite the widget reads.
+        #expect(try app.request(.synchronize).error == nil)
+        let suite = try DomainFiles(root: simulation, device: "iPhone").read("group.com.example.synced") ?? [:]
+        #expect(keys.filter { suite[$0] == nil } == [], "missing in the app-group suite")
+        var told = Set<String>()
+        while !told.isSuperset(of: keys) {
+            let line = try watch.waitFor("external-change")
+            let fields = try PlistJSON.decode(PlistJSON.parse(line)).dictionaryValue ?? [:]
+            #expect(fields["reason"] == .string("server-change"), "\(line)")
+            told.formUnion((fields["keys"]?.arrayValue ?? []).compactMap(\.stringValue))
+        }
+        withExtendedLifetime((server, padAgent)) {}
+    }
+
+    /// A value over Apple's limits stays in the device's copy, whatever its
+    /// size: 9 MB (which the copy once held twice, over a suite file's 16 MiB)
+    /// and 17 MB (over 16 MiB alone). Each is reported with a quota notice,
+    /// readable by the device's other processes, and never uploaded.
+    @Test func aValueOfManyMegabytesStaysOnTheDevice() throws {
+        #expect(try groupsim(["cloud", "account", "sign-in", "alice"], root: root).status == 0)
+        let server = try startCloud()
+        let agent = try CloudChild(["agent", "--device", "iPhone"], root: root)
+        let app = try AppProcess("main-app", root: root, manifest: Self.scenarios + "/apps/synced-notes.yaml", device: "iPhone",
+                                 environment: ["GROUPSIM_CLOUD_AUTOSTART": "0"])
+        try app.event { if case .cloudChange("initial-sync-change", _) = $0 { true } else { false } }
+        let sizes = ["nine": 9_000_000, "seventeen": 17_000_000]
+        for (key, size) in sizes.sorted(by: { $0.value < $1.value }) {
+            #expect(try app.request(.cloudSet(key: key, value: .string(String(repeating: "x", count: size))), timeout: 60).error == nil)
+            try app.event(timeout: 60) { if case .cloudChange("quota-violation-change", [key]) = $0 { true } else { false } }
+        }
+        // A value within the limits still goes up, after the big ones.
+        #expect(try app.request(.cloudSet(key: "small", value: "syncs")).error == nil)
+        try agent.waitFor("acknowledged", timeout: 60)
+        let device = DeviceCloud(root: simulation, device: "iPhone")
+        let copy = try #require(try device.readStore("com.example.synced"))
+        for (key, size) in sizes {
+            #expect(copy.values[key]?.stringValue?.utf8.count == size, "\(key) is not in the device's copy whole")
+            #expect(copy.pending[key]?.overQuota == true)
+        }
+        // Each value is in the file once.
+        let file = try FileManager.default.attributesOfItem(atPath: try device.storePath("com.example.synced"))[.size] as? Int ?? 0
+        #expect(file < sizes.values.reduce(0, +) + (1 << 20), "the copy is \(file) bytes")
+        let records = try cloudStore("com.example.synced", account: "alice")
+        #expect(records["small"]?.dictionaryValue?["value"] == .string("syncs"))
+        #expect(records["nine"] == nil && records["seventeen"] == nil)
+        withExtendedLifetime(server) {}
+    }
+
+    /// Apple gives 1 MB for the store and for one value: one value of 1 MB
+    /// (under a key of 64 bytes) fits an empty store and syncs.
+    @Test func oneValueOfOneMegabyteFillsTheStore() throws {
+        try expectScenarioPasses("quota-one-value-fills-the-store")
+    }
+
     @Test func networkFaultsWithoutACloudAreRefusedWithTheWayOut() throws {
         let result = try groupsim(["cloud", "network", "partition"], root: root)
         #expect(result.status != 0)

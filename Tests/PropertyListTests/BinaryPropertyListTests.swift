@@ -23,6 +23,17 @@ import Testing
         #expect(decoded == Self.sample)
     }
 
+    /// A file allowed past a suite's 16 MiB (a device's iCloud store copy)
+    /// may hold as many values as it has bytes; a suite's stays at the fixed count.
+    @Test func aLargerFileMayHoldMoreValues() throws {
+        let many = PlistValue.array(Array(repeating: .bool(true), count: PlistLimits.maximumValueCount + 1))
+        let bytes = BinaryPropertyList.encode(many)
+        #expect(throws: PropertyListError.self) { try BinaryPropertyList.decode(bytes) }
+        #expect(bytes.count > PlistLimits.maximumFileSize)
+        #expect(try BinaryPropertyList.decode(bytes, maximumSize: bytes.count) == many)
+        #expect(throws: PropertyListError.self) { try BinaryPropertyList.decode(bytes, maximumSize: bytes.count - 1) }
+    }
+
     @Test func keepsBoolAndIntegerApart() throws {
         let value: PlistValue = ["flag": true, "one": 1, "realOne": 1.0]
         let decoded = try BinaryPropertyList.decode(BinaryPropertyList.encode(value))
