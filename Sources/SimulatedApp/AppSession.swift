@@ -213,8 +213,11 @@ public final class AppSession: @unchecked Sendable {
     /// Commits what is pending and says goodbye; used on every way out.
     /// Returns the status to exit with: 74 (EX_IOERR) instead of 0 when a
     /// change could not be saved, so the failure is not mistaken for success.
+    /// Every open domain is saved (the suite, suites added, the widget
+    /// center), and every failure reported, before the exit event: nothing
+    /// is said after it.
     public func finish(status: Int32) -> Int32 {
-        let saved = store.synchronize() && ((try? cloudStore?.flush()) != nil || cloudStore == nil)
+        let saved = DomainRegistry.shared.saveBeforeExit() && ((try? cloudStore?.flush()) != nil || cloudStore == nil)
         let final = saved || status != 0 ? status : 74
         // Changes are announced on the notification queue: let them all out before saying goodbye.
         PersistentDomain.deliverPendingNotifications()
