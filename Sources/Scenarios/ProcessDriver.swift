@@ -271,9 +271,9 @@ public final class LiveProcesses: @unchecked Sendable {
         signal == SIGINT ? "SIGINT" : signal == SIGTERM ? "SIGTERM" : "signal \(signal)"
     }
 
-    /// On SIGINT/SIGTERM: resume and kill every child, then `then(signal)`
-    /// (by default: exit with 128 + the signal, 130 or 143). A second
-    /// signal exits at once.
+    /// On SIGINT/SIGTERM: resume and kill every child, then call `finish`
+    /// with the signal (by default: exit with 128 + the signal, 130 or 143).
+    /// A second signal exits at once.
     public func endAllOnInterrupt(then finish: @escaping @Sendable (Int32) -> Void = { exit(128 + $0) }) {
         lock.withLock {
             guard sources.isEmpty else { return }
