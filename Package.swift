@@ -65,9 +65,9 @@ let package = Package(
             "AppModel", "AppProtocol", "CloudDevice", "CloudModel", "GroupDefaults", "PropertyList", "SharedFiles", "Terminal",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
-        .executableTarget(name: "main-app", dependencies: ["SimulatedApp"]),
-        .executableTarget(name: "widget", dependencies: ["SimulatedApp"]),
-        .executableTarget(name: "intent-extension", dependencies: ["SimulatedApp"]),
+        .executableTarget(name: "main-app", dependencies: ["ChildProcess", "SimulatedApp"]),
+        .executableTarget(name: "widget", dependencies: ["ChildProcess", "SimulatedApp"]),
+        .executableTarget(name: "intent-extension", dependencies: ["ChildProcess", "SimulatedApp"]),
         // Scenario files: their model, the runner that drives real processes, and the reports.
         // It drives the roles only through processes and the protocol: it knows the protocol and the
         // app model, never the simulated processes' code.
@@ -80,13 +80,13 @@ let package = Package(
             "AppModel", "CloudDevice", "CloudModel", "CloudService", "AppProtocol", "GroupDefaults", "PropertyList", "SharedFiles", "Scenarios", "Terminal",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
-        .executableTarget(name: "groupsim", dependencies: ["GroupSimCLI"]),
+        .executableTarget(name: "groupsim", dependencies: ["ChildProcess", "GroupSimCLI"]),
         // Load generators and watcher probes that the tests start as real processes; not a product.
         .target(name: "StressTool", dependencies: [
             "GroupDefaults", "GroupSimCLI", "PropertyList", "SharedFiles", "Terminal",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
-        .executableTarget(name: "groupsim-stress", dependencies: ["StressTool"]),
+        .executableTarget(name: "groupsim-stress", dependencies: ["ChildProcess", "StressTool"]),
         // A child process driven line by line: tests, benchmarks and the scenario runner.
         .target(name: "ChildProcess"),
         // Benchmarks with their own executable; results are kept in benchmarks/.
@@ -95,7 +95,7 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Histogram", package: "hdrhistogram-swift"),
         ]),
-        .executableTarget(name: "groupsim-bench", dependencies: ["Benchmarks"]),
+        .executableTarget(name: "groupsim-bench", dependencies: ["ChildProcess", "Benchmarks"]),
 
         // Settings code written as apps write it (only `import SimulatedFoundation` in place of `import Foundation`),
         // in Swift 5 mode as such code usually is; run as real processes of a simulated app by ExamplesTests.

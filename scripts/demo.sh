@@ -11,7 +11,8 @@
 #   main-app on iPhone                      | widget on iPad
 #   main-app on iPad                        | a shell (groupsim cloud status, network …)
 #
-# The apps start the cloud and each device's sync agent themselves.
+# The cloud and each device's sync agent run in the session's second
+# window ("cloud", their event lines), tied to it: they end with the session.
 #
 # Usage: scripts/demo.sh [--no-attach] [--cloud]
 #   --no-attach   create the session detached and print how to attach
@@ -58,6 +59,9 @@ quote() { printf "'%s'" "${1//\'/\'\\\'\'}"; }
 # script's environment).
 environment="export GROUPSIM_ROOT=$(quote "$GROUPSIM_ROOT");"
 if [ -n "${GROUPSIM_DEVICE:-}" ]; then environment+=" export GROUPSIM_DEVICE=$(quote "$GROUPSIM_DEVICE");"; fi
+# The session runs the cloud itself (below): the apps must not start one
+# in the background, which would outlive the session.
+if [ "$cloud" = 1 ]; then environment+=" export GROUPSIM_CLOUD_AUTOSTART=0;"; fi
 shell="$environment exec \"\${SHELL:-bash}\""
 
 tips=(
@@ -87,7 +91,8 @@ if [ "$cloud" = 1 ]; then
     "  $bin/groupsim cloud network --device iPad offline   (then write on the iPhone, then: online)"
     "  $bin/groupsim cloud network --device iPad latency 500"
     "  $bin/groupsim cloud account sign-out --device iPad"
-    "When done: $bin/groupsim cloud stop   (the apps started the cloud and the agents)"
+    "The cloud and the agents print what they do in the window 'cloud' (Ctrl-b n)."
+    "When done: tmux kill-session -t $session   (the cloud and the agents end with it)"
   )
 fi
 tip_command="printf '%s\\n'"
@@ -104,6 +109,14 @@ widget=$(tmux split-window -h -t "$app" -c "$repo" -P -F '#{pane_id}' "$shell")
 watch=$(tmux split-window -v -t "$app" -c "$repo" -P -F '#{pane_id}' "$shell")
 console=$(tmux split-window -v -t "$widget" -c "$repo" -P -F '#{pane_id}' "$tip_command; $shell")
 tmux set-environment -t "$session" GROUPSIM_ROOT "$GROUPSIM_ROOT"   # for windows opened later
+if [ "$cloud" = 1 ]; then
+  # The cloud and the agents in the foreground of a window of their own, each
+  # tied to the window's shell (GROUPSIM_OWNER_PID: the kernel ends them when
+  # it ends), so closing the session, however it is closed, ends them too.
+  daemons="$environment export GROUPSIM_OWNER_PID=\$\$; $bin/groupsim cloud serve &"
+  for device in iPhone iPad; do daemons+=" $bin/groupsim cloud agent --device $device &"; done
+  tmux new-window -d -t "$session" -n cloud -c "$repo" "$daemons wait"
+fi
 
 # Pane titles on the borders, where this tmux supports them (2.6 and later).
 if [ "$cloud" = 1 ] && tmux select-pane -t "$app" -T "main-app on iPhone" 2>/dev/null; then

@@ -42,7 +42,10 @@ public enum DetachedProcess {
         // POSIX_SPAWN_SETSID is glibc's 0x80 (not exported to Swift).
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | (newSession ? 0x80 : 0)))
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        let variables = (environment ?? ProcessInfo.processInfo.environment).map { strdup("\($0.key)=\($0.value)") } + [nil]
+        // Detached: never tied to the starter's life (OwnerLifetime), whatever the starter was given.
+        var environment = environment ?? ProcessInfo.processInfo.environment
+        environment[OwnerLifetime.variable] = nil
+        let variables = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { for word in argv + variables { free(word) } }
         var pid: pid_t = 0
         let result = posix_spawn(&pid, executable, &actions, &attributes, argv, variables)

@@ -2,6 +2,8 @@ import Foundation
 
 /// A child process whose stdout is read line by line as it arrives, so the
 /// caller can wait for an event (a line) with a timeout instead of sleeping.
+/// The child is tied to this process: it is killed when this process ends,
+/// however it ends (`OwnerLifetime`).
 public final class RunningProcess: @unchecked Sendable {
     public let process = Process()
     private let stdinPipe = Pipe()
@@ -27,7 +29,10 @@ public final class RunningProcess: @unchecked Sendable {
         Self.ignoreBrokenPipes
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        var variables = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        // The child ends when this process does, however it ends (OwnerLifetime).
+        variables[OwnerLifetime.variable] = String(getpid())
+        process.environment = variables
         if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         process.standardInput = stdinPipe
         process.standardOutput = stdoutPipe
@@ -38,7 +43,7 @@ public final class RunningProcess: @unchecked Sendable {
             self.condition.withLock { self.exited = true }
             self.condition.broadcast()
         }
-        try process.run()
+        try SpawningThread.shared.run { [process] in try process.run() }
         // One reader thread per pipe owns its read end until EOF (and keeps this
         // object alive until then), then closes it: no descriptor is closed while
         // being read, and none outlives its child (a driver that starts

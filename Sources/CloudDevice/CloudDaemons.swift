@@ -69,8 +69,11 @@ public struct CloudDaemons: Sendable {
 
     /// Starts the cloud if it is not running, and an agent for each device
     /// that has none; returns what it started, once each holds its lock.
+    /// Every device name is checked before anything starts: a name refused
+    /// must not leave a cloud running.
     @discardableResult
     public func start(devices: [String]) throws -> [String] {
+        for device in devices { _ = try Self.agentLockPath(root: root, device: device) }
         var started: [String] = []
         if server == nil {
             let pid = try spawn(["cloud", "serve", "--root", root.path], log: "server.log")

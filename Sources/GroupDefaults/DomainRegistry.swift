@@ -21,7 +21,7 @@ package final class DomainRegistry: @unchecked Sendable {
         atexit {
             // A process that exits with a change it could not save must not
             // look successful: the status becomes 74 (EX_IOERR).
-            if !DomainRegistry.shared.synchronizeAll(reason: "at exit") {
+            if !DomainRegistry.shared.synchronizeAll(reason: "at exit", skippingUnchangedSinceLastSave: true) {
                 fflush(nil)
                 _exit(74)
             }
@@ -58,10 +58,14 @@ package final class DomainRegistry: @unchecked Sendable {
 
     /// Commits every domain's pending edits (used at exit and on SIGINT/SIGTERM),
     /// reporting each failure through `Diagnostics`. False if any change is unsaved.
+    /// `skippingUnchangedSinceLastSave`: leaves out the domains that
+    /// `saveBeforeExit` tried and that have not changed since.
     @discardableResult
-    package func synchronizeAll(reason: String = "before the process ends") -> Bool {
+    package func synchronizeAll(reason: String = "before the process ends", skippingUnchangedSinceLastSave: Bool = false) -> Bool {
         var saved = true
+        let settled = skippingUnchangedSinceLastSave ? lock.withLock { lastSave } : []
         for domain in openDomains {
+            if settled.contains(where: { $0.domain === domain && $0.version == domain.version.current }) { continue }
             do { try domain.synchronize() } catch {
                 saved = false
                 Diagnostics.report(Diagnostic(
@@ -71,6 +75,21 @@ package final class DomainRegistry: @unchecked Sendable {
             }
         }
         PersistentDomain.waitForReleasedCommits()
+        return saved
+    }
+
+    /// The domains `saveBeforeExit` tried, with their versions then (held to the end: the process is ending).
+    private var lastSave: [(domain: PersistentDomain, version: UInt64)] = []
+
+    /// The last save of a process that says goodbye before it exits (a
+    /// simulated app's exit event): every failure is reported now, before
+    /// the goodbye, and the save at exit then leaves out every domain not
+    /// changed since, instead of waiting for a stopped lock holder once more
+    /// and reporting its failure after the goodbye. False if any change is unsaved.
+    package func saveBeforeExit() -> Bool {
+        let saved = synchronizeAll(reason: "before the process ends")
+        let tried = openDomains.map { (domain: $0, version: $0.version.current) }
+        lock.withLock { lastSave = tried }
         return saved
     }
 }

@@ -218,21 +218,28 @@ package final class PersistentDomain: @unchecked Sendable {
     }
 
     /// Returns when everything set before the call is durable on disk.
+    /// Gives up one lock wait (`LockWaitLimit`) after the call, not after
+    /// its turn on the commit queue: behind a background commit that waits
+    /// for a lock held by a stopped process, a wait of its own would double
+    /// the time the caller is kept waiting.
     package func synchronize() throws {
         try refuseReentry()
+        let deadline = try LockWaitLimit.deadline(from: MonotonicClock.now())
         // Without a transaction nothing is announced as this process's change.
-        _ = try commitQueue.sync { try commitPending(transaction: nil) }
+        _ = try commitQueue.sync { try commitPending(transaction: nil, deadline: deadline) }
     }
 
     /// An atomic read-modify-write across processes: `body` sees the file's
     /// current contents (with this process's edits) under the lock, and its
     /// changes are committed before anyone else can write.
+    /// Like `synchronize`, it gives up one lock wait after the call.
     package func transaction<T>(_ body: (inout [String: PlistValue]) throws -> T) throws -> T {
         try refuseReentry()
+        let deadline = try LockWaitLimit.deadline(from: MonotonicClock.now())
         let (result, inline) = try commitQueue.sync { () throws -> (T, InlineDelivery) in
             var result: T? = nil
             let inline = try withoutActuallyEscaping(body) { body in
-                try commitPending { contents in result = try body(&contents) }
+                try commitPending(transaction: { contents in result = try body(&contents) }, deadline: deadline)
             }
             return (result!, inline)
         }
@@ -325,7 +332,7 @@ package final class PersistentDomain: @unchecked Sendable {
 
     private func commitInBackground() {
         do {
-            _ = try commitPending(transaction: nil)
+            _ = try commitPending(transaction: nil, deadline: nil)
         } catch {
             // A reload skipped for this commit must still happen.
             scheduleReload()
@@ -337,8 +344,9 @@ package final class PersistentDomain: @unchecked Sendable {
     }
 
     /// Runs on the commit queue. Returns what a transaction's own changes owe
-    /// inline listeners (nothing without a transaction).
-    private func commitPending(transaction: ((inout [String: PlistValue]) throws -> Void)?) throws -> InlineDelivery {
+    /// inline listeners (nothing without a transaction). `deadline`: when to
+    /// give up waiting for the file's lock (nil: one `LockWaitLimit` from now).
+    private func commitPending(transaction: ((inout [String: PlistValue]) throws -> Void)?, deadline: UInt64?) throws -> InlineDelivery {
         state.lock()
         commitScheduled = false
         let edits = pending
@@ -349,7 +357,7 @@ package final class PersistentDomain: @unchecked Sendable {
 
         var transactionKeys = Set<String>()
         do {
-            let update = try file.update { contents in
+            let update = try file.update(deadline: deadline) { contents in
                 contents = edits.applied(to: contents)
                 if let transaction {
                     let before = contents

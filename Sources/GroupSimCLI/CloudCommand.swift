@@ -1,3 +1,4 @@
+import AppModel
 import ArgumentParser
 import CloudDevice
 import CloudModel
@@ -34,6 +35,8 @@ struct CloudCommand: ParsableCommand {
         func run() throws {
             let root = SimulationRoot.resolve(explicit: root)
             let daemons = CloudDaemons(root: root, groupsim: try CloudCommand.groupsimExecutable())
+            // Checked before anything starts: a device refused must not leave a cloud running.
+            for device in devices { try DeviceManager(root: root).requireDevice(device) }
             let started = try daemons.start(devices: devices.isEmpty ? daemons.devices : devices)
             print(started.isEmpty ? "already running" : "started " + started.joined(separator: ", "))
         }

@@ -79,14 +79,22 @@ struct RunCommand: ParsableCommand {
             throw ExitCode(2)
         }
 
-        LiveProcesses.shared.endAllOnInterrupt()
+        // SIGINT or SIGTERM: every process is ended, the scenarios running fail
+        // as interrupted, no other starts, and the reports are written as usual;
+        // the status is then 130 or 143. Runs that do not end in time are left.
+        LiveProcesses.shared.endAllOnInterrupt { signal in
+            DispatchQueue.global().asyncAfter(deadline: .now() + Self.windDownLimit) {
+                FileHandle.standardError.write(Data("the interrupted runs did not end within \(Int(Self.windDownLimit)) s; exiting without reports\n".utf8))
+                Foundation.exit(128 + signal)
+            }
+        }
         let runner = ScenarioRunner(binaries: binaries, keepRoots: keepRoots)
         let report = TextReport(style: style)
         let work = selected.flatMap { scenario in (1...`repeat`).map { (scenario, $0) } }
         print("Running \(selected.count) scenario(s)" + (`repeat` > 1 ? " × \(`repeat`)" : "") + " from \(files.count) file(s)"
             + (jobs > 1 ? ", \(jobs) at a time" : "") + (shard.map { ", shard \($0)" } ?? ""))
         let started = Date()
-        let results = ParallelRuns.run(work.count, jobs: jobs) { index in
+        let results = ParallelRuns.run(work.count, jobs: jobs, while: { LiveProcesses.shared.interruption == nil }) { index in
             let (scenario, run) = work[index]
             // The one-line progress display only makes sense one scenario at a time.
             if style.enabled && jobs == 1 { output.writeRaw(report.started(scenario, run: run, of: `repeat`) + "\r") }
@@ -107,19 +115,30 @@ struct RunCommand: ParsableCommand {
         let flaky = byName.filter { $0.value.contains(where: \.passed) && $0.value.contains { !$0.passed } }.keys.sorted()
         let failedScenarios = byName.filter { $0.value.contains { !$0.passed } }.keys.sorted()
         let passed = results.filter(\.passed).count
+        let interruption = LiveProcesses.shared.interruption
         print("")
+        if let interruption {
+            print(style.error("interrupted by \(LiveProcesses.describe(interruption)): \(results.count) of \(work.count) run(s) started, "
+                + "\(work.count - results.count) not run; the runs in progress failed as interrupted"))
+        }
         if !flaky.isEmpty { print(style.warning("flaky (passed and failed across --repeat runs): \(flaky.joined(separator: ", "))")) }
         if !failedScenarios.isEmpty { print(style.error("failed: \(failedScenarios.joined(separator: ", "))")) }
         print("scenarios: \(passed) passed, \(results.count - passed) failed"
             + String(format: " in %.1f s", Date().timeIntervalSince(started)) + (jobs > 1 ? " (\(jobs) at a time)" : ""))
+        if let interruption { throw ExitCode(128 + interruption) }
         if passed != results.count { throw ExitCode(1) }
     }
+
+    /// How long an interrupted run may take to end its scenarios and write its reports.
+    static let windDownLimit: Double = 20
 }
 
 /// Runs `count` items on at most `jobs` threads, each taking the next item
-/// when it is free; the results come back in item order.
+/// when it is free, while `proceed` says so; the results of the items run
+/// come back in item order.
 enum ParallelRuns {
-    static func run<T: Sendable>(_ count: Int, jobs: Int, _ body: @escaping @Sendable (Int) -> T) -> [T] {
+    static func run<T: Sendable>(_ count: Int, jobs: Int, while proceed: @escaping @Sendable () -> Bool = { true },
+                                 _ body: @escaping @Sendable (Int) -> T) -> [T] {
         let slots = ResultSlots<T>(count)
         let next = NextIndex()
         // Threads of their own, not the dispatch pool: a run mostly waits on
@@ -128,7 +147,7 @@ enum ParallelRuns {
         for _ in 0..<min(jobs, max(count, 1)) {
             done.enter()
             Thread {
-                while let index = next.take(below: count) { slots.set(index, body(index)) }
+                while proceed(), let index = next.take(below: count) { slots.set(index, body(index)) }
                 done.leave()
             }.start()
         }

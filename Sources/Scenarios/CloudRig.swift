@@ -165,6 +165,7 @@ final class CloudRig: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(timeout)
         var disagreement = "nothing checked yet"
         while Date() < deadline {
+            try LiveProcesses.shared.checkNotInterrupted()
             do {
                 guard let found = try firstDisagreement() else { return }
                 disagreement = found

@@ -241,23 +241,54 @@ public final class LiveProcesses: @unchecked Sendable {
     public static let shared = LiveProcesses()
     private let lock = NSLock()
     private var pids = Set<Int32>()
+    private var interruptedBy: Int32?
     nonisolated(unsafe) private var sources: [DispatchSourceSignal] = []
 
-    func add(_ pid: Int32) { _ = lock.withLock { pids.insert(pid) } }
+    /// A process started while the run is being interrupted is killed at once.
+    func add(_ pid: Int32) {
+        let late = lock.withLock { () -> Bool in
+            pids.insert(pid)
+            return interruptedBy != nil
+        }
+        if late { kill(pid, SIGKILL) }
+    }
+
     func remove(_ pid: Int32) { _ = lock.withLock { pids.remove(pid) } }
 
-    /// On SIGINT/SIGTERM: kill (and resume) every child, then exit 130.
-    public func endAllOnInterrupt() {
+    /// The signal (SIGINT, SIGTERM) that interrupted the run, if one did.
+    public var interruption: Int32? { lock.withLock { interruptedBy } }
+
+    /// Throws if the run was interrupted: nothing new starts after a stop request.
+    func checkNotInterrupted() throws {
+        if let signal = interruption { throw CheckFailed("\(Self.interruptedPrefix) by \(Self.describe(signal)) before this step") }
+    }
+
+    /// How the report's failure of an interrupted scenario begins.
+    public static let interruptedPrefix = "interrupted"
+
+    /// The signal's name, for reports.
+    public static func describe(_ signal: Int32) -> String {
+        signal == SIGINT ? "SIGINT" : signal == SIGTERM ? "SIGTERM" : "signal \(signal)"
+    }
+
+    /// On SIGINT/SIGTERM: resume and kill every child, then call `finish`
+    /// with the signal (by default: exit with 128 + the signal, 130 or 143).
+    /// A second signal exits at once.
+    public func endAllOnInterrupt(then finish: @escaping @Sendable (Int32) -> Void = { exit(128 + $0) }) {
         lock.withLock {
             guard sources.isEmpty else { return }
             for number in [SIGINT, SIGTERM] {
                 signal(number, SIG_IGN)
                 let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
                 source.setEventHandler { [self] in
-                    let all = lock.withLock { pids }
+                    let (all, again) = lock.withLock { () -> (Set<Int32>, Bool) in
+                        defer { if interruptedBy == nil { interruptedBy = number } }
+                        return (pids, interruptedBy != nil)
+                    }
                     for pid in all { kill(pid, SIGCONT); kill(pid, SIGKILL) }
-                    FileHandle.standardError.write(Data("\ninterrupted: ended \(all.count) simulated process(es)\n".utf8))
-                    exit(130)
+                    if again { exit(128 + number) }
+                    FileHandle.standardError.write(Data("\ninterrupted (\(Self.describe(number))): ended \(all.count) simulated process(es)\n".utf8))
+                    finish(number)
                 }
                 source.resume()
                 sources.append(source)

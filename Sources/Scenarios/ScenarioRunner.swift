@@ -67,12 +67,19 @@ public struct ScenarioRunner: Sendable {
         let execution = Execution(scenario: scenario, binaries: binaries)
         var failure: StepFailure? = nil
         do {
+            try LiveProcesses.shared.checkNotInterrupted()
             try execution.prepare()
             for step in scenario.steps { try execution.perform(step) }
         } catch let stop as StepFailure {
             failure = stop
         } catch {
             failure = StepFailure(line: 0, step: "setup", message: "\(error)")
+        }
+        // A step in progress when SIGINT or SIGTERM came failed because its processes were killed: say so.
+        if let stop = failure, let signal = LiveProcesses.shared.interruption, !stop.message.hasPrefix(LiveProcesses.interruptedPrefix) {
+            failure = StepFailure(
+                line: stop.line, step: stop.step,
+                message: "\(LiveProcesses.interruptedPrefix) by \(LiveProcesses.describe(signal)), which ended the scenario's processes; then: \(stop.message)")
         }
         execution.endAll()
         if !keepRoots { try? FileManager.default.removeItem(atPath: execution.root) }
@@ -216,6 +223,8 @@ final class Execution: @unchecked Sendable {
 
     func perform(_ step: Step) throws {
         do {
+            // Nothing new starts once the run is stopped.
+            try LiveProcesses.shared.checkNotInterrupted()
             try execute(step)
         } catch let failure as StepFailure {
             throw failure
@@ -390,6 +399,8 @@ final class Execution: @unchecked Sendable {
         let process = try RunningProcess(
             executable, arguments, environment: ["GROUPSIM_ROOT": root, "GROUPSIM_DEVICE": scenario.defaultDevice],
             directory: folder.isEmpty ? nil : folder)
+        LiveProcesses.shared.add(process.pid)
+        defer { LiveProcesses.shared.remove(process.pid) }
         process.closeStdin()
         let status: Int32
         do { status = try process.waitForExit(timeout: 60) } catch {

@@ -104,11 +104,13 @@ public final class SharedPlistFile: @unchecked Sendable {
 
     /// Reads, changes and atomically replaces the file under the lock.
     /// `body` sees the current contents; if it leaves them unchanged, nothing is written.
-    /// The lock is waited for at most `LockWaitLimit.seconds()`.
+    /// The lock is waited for at most `LockWaitLimit.seconds()`, or until
+    /// `deadline` (`MonotonicClock` nanoseconds) when the caller's wait
+    /// began earlier (a deadline already past still tries the lock once).
     @discardableResult
-    public func update(_ body: (inout [String: PlistValue]) throws -> Void) throws -> Update {
+    public func update(deadline given: UInt64? = nil, _ body: (inout [String: PlistValue]) throws -> Void) throws -> Update {
         let requested = MonotonicClock.now()
-        let deadline = try LockWaitLimit.deadline(from: requested)
+        let deadline = try given ?? LockWaitLimit.deadline(from: requested)
         return try startingOverIfRemoved { descriptor in
             try lock.withLock(in: descriptor, path: lockPath, deadline: deadline) {
                 try updateLocked(in: descriptor, requested: requested, body)

@@ -120,12 +120,12 @@ public final class AppSession: @unchecked Sendable {
             try cloudStore?.flush()
             return .done
         case .clear:
-            try store.removePersistentDomain(forName: store.domainName)
+            try clearSuite()
             return .done
         case .increment(let key, let by):
             return .integer(try store.increment(key, by: by))
         case .append(let key, let values):
-            try store.transaction { try DefaultsWriteRequest.arrayAdd(key: key, values: values).apply(to: &$0) }
+            try append(values, to: key)
             return .done
         case .mergeDictionary(let key, let entries):
             try store.transaction { try DefaultsWriteRequest.dictAdd(key: key, entries: entries).apply(to: &$0) }
@@ -157,6 +157,23 @@ public final class AppSession: @unchecked Sendable {
         case .exit:
             return .done
         }
+    }
+
+    // The operations that other code of the process performs too (the
+    // console's `clear`, the intents) are methods of their own, called by
+    // `perform` and by that code alike. That code must not call `perform`
+    // and drop its response: swift-frontend 6.3.1 -O inlined `perform` there
+    // and crashed ("Invalid SIL provided to OSSACompleteLifetime", in
+    // SILCombine, on `ConsoleLoop.clear` and `IntentPerformer.perform`).
+
+    /// Removes every key of the suite, for every process that shares it.
+    func clearSuite() throws {
+        try store.removePersistentDomain(forName: store.domainName)
+    }
+
+    /// Appends to an array value, atomically across processes.
+    func append(_ values: [PlistValue], to key: String) throws {
+        try store.transaction { try DefaultsWriteRequest.arrayAdd(key: key, values: values).apply(to: &$0) }
     }
 
     /// `GROUPSIM_CLOUD_AUTOSTART=0`: never start the cloud (the scenario runner
@@ -196,8 +213,11 @@ public final class AppSession: @unchecked Sendable {
     /// Commits what is pending and says goodbye; used on every way out.
     /// Returns the status to exit with: 74 (EX_IOERR) instead of 0 when a
     /// change could not be saved, so the failure is not mistaken for success.
+    /// Every open domain is saved (the suite, suites added, the widget
+    /// center), and every failure reported, before the exit event: nothing
+    /// is said after it.
     public func finish(status: Int32) -> Int32 {
-        let saved = store.synchronize() && ((try? cloudStore?.flush()) != nil || cloudStore == nil)
+        let saved = DomainRegistry.shared.saveBeforeExit() && ((try? cloudStore?.flush()) != nil || cloudStore == nil)
         let final = saved || status != 0 ? status : 74
         // Changes are announced on the notification queue: let them all out before saying goodbye.
         PersistentDomain.deliverPendingNotifications()

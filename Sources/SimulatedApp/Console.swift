@@ -179,7 +179,7 @@ enum ConsoleLoop {
         guard readLine()?.trimmingCharacters(in: .whitespaces).lowercased() == "yes" else {
             return sink.output.write("not cleared")
         }
-        _ = try session.perform(.clear)
+        try session.clearSuite()
         sink.output.write("removed \(keys.count) key(s) from \(domain): \(keys.joined(separator: ", "))")
     }
 

@@ -26,11 +26,13 @@ enum IntentPerformer {
             return intent.value!
         }
         let store = session.store
+        // The session's operations, not `session.perform` with its response
+        // dropped: see `AppSession.clearSuite` for the compiler crash that caused.
         switch intent.action {
-        case .set: _ = try session.perform(.set(key: intent.key, value: value()))
-        case .remove: _ = try session.perform(.remove(key: intent.key))
-        case .append: _ = try session.perform(.append(key: intent.key, values: [value()]))
-        case .increment: _ = try session.perform(.increment(key: intent.key, by: intent.by))
+        case .set: store.set(try value(), forKey: intent.key)
+        case .remove: store.removeObject(forKey: intent.key)
+        case .append: try session.append([value()], to: intent.key)
+        case .increment: try store.increment(intent.key, by: intent.by)
         case .toggle:
             try store.transaction { contents in contents[intent.key] = .bool(!(Conversions.bool(contents[intent.key]) ?? false)) }
         }

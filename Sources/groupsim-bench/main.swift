@@ -1,2 +1,6 @@
+import ChildProcess
 import Benchmarks
+
+// Ends with whoever started it, if asked to (OwnerLifetime).
+OwnerLifetime.adopt()
 BenchCommand.main()

@@ -1,2 +1,6 @@
+import ChildProcess
 import SimulatedApp
+
+// Ends with whoever started it, if asked to (OwnerLifetime).
+OwnerLifetime.adopt()
 MainAppCommand.main()

@@ -166,6 +166,22 @@ import TestSupport
         #expect(try groupsimBounded(["cloud", "status"], root: root).stdout.contains("agent not running"))
     }
 
+    /// A device refused by `cloud start` (a name that could leave the root,
+    /// a device that does not exist) starts nothing: no cloud is left running.
+    @Test func startChecksEveryDeviceBeforeStartingAnything() throws {
+        #expect(try groupsim(["device", "create", "iPhone"], root: root).status == 0)
+        let daemons = CloudDaemons(root: simulation, groupsim: "")
+        defer { daemons.stop() }
+        for (device, problem) in [("../x", "contains '/'"), ("iPhonee", "no device named iPhonee")] {
+            let refused = try groupsimBounded(["cloud", "start", "--device", "iPhone", "--device", device], root: root, timeout: 30)
+            #expect(refused.status != 0)
+            #expect(refused.stderr.contains(problem), "\(refused.stderr)")
+            #expect(daemons.server == nil, "a cloud was left running after refusing \(device)")
+            #expect(daemons.agent("iPhone") == nil)
+            #expect(daemons.agent("iPhonee") == nil)
+        }
+    }
+
     @Test func hostileMessagesGetAnErrorAndTheCloudKeepsServing() throws {
         let server = try startCloud()
         let location = try location()

@@ -176,7 +176,10 @@ import TestSupport
         _ = a
     }
 
-    @Test func anInterruptedRunEndsEveryProcessItStarted() throws {
+    /// SIGINT and SIGTERM: every process is ended, the run exits 130 or 143,
+    /// and the summary and the JUnit report say it was interrupted.
+    @Test(arguments: [SIGINT, SIGTERM])
+    func anInterruptedRunEndsEveryProcessItStartedAndSaysSo(signal: Int32) throws {
         let path = try scenario("long", """
             summary: waits a long time
             processes:
@@ -189,17 +192,78 @@ import TestSupport
             """)
         let tmp = folder.path + "/tmp"
         try FileManager.default.createDirectory(atPath: tmp, withIntermediateDirectories: true)
-        let runner = try RunningProcess(BuiltExecutable.path("groupsim"), ["run", path], environment: ["TMPDIR": tmp, "NO_COLOR": "1"])
+        let junit = folder.path + "/junit.xml"
+        let runner = try RunningProcess(BuiltExecutable.path("groupsim"), ["run", path, "--junit", junit], environment: ["TMPDIR": tmp, "NO_COLOR": "1"])
+        defer { endLeftovers() }
         try runner.waitForLine { $0.hasPrefix("Running 1 scenario") }
         // Wait until both processes are up (their command lines name the test folder).
         let deadline = Date().addingTimeInterval(20)
         while leftoverProcesses().count < 2 && Date() < deadline { _ = try? runner.nextLine(timeout: 0.05) }
         #expect(leftoverProcesses().count == 2)
-        runner.kill(SIGINT)
-        #expect(try runner.waitForExit() == 130)
+        runner.kill(signal)
+        #expect(try runner.waitForExit(timeout: 30) == 128 + signal)
         let gone = Date().addingTimeInterval(10)
         while !leftoverProcesses().isEmpty && Date() < gone { _ = try? runner.nextLine(timeout: 0.05) }
         #expect(leftoverProcesses().isEmpty, "\(leftoverProcesses())")
+        while try runner.nextLine(timeout: 10) != nil {}
+        let name = signal == SIGINT ? "SIGINT" : "SIGTERM"
+        let output = runner.allLines.joined(separator: "\n")
+        #expect(output.contains("interrupted by \(name)"), "\(output)")
+        #expect(output.contains("scenarios: 0 passed, 1 failed"), "\(output)")
+        let report = try String(contentsOfFile: junit, encoding: .utf8)
+        #expect(report.contains("interrupted by \(name)"), "\(report)")
+    }
+
+    /// kill -9 of the runner, which no handler sees: its cloud, its agent and
+    /// its apps (a suspended one too) end with it, through the kernel.
+    @Test func killingTheRunnerEndsItsCloudAgentsAndApps() throws {
+        let path = try scenario("cloud-long", """
+            summary: waits a long time, with the cloud
+            devices:
+              - iPhone: { account: alice }
+            processes:
+              app: { role: main-app, device: iPhone }
+              widget: { role: widget, device: iPhone }
+            steps:
+              - launch: [app, widget]
+              - suspend: widget
+              - wait: { for: change, in: app, key: never, timeout: 120 }
+            """)
+        let tmp = folder.path + "/tmp"
+        try FileManager.default.createDirectory(atPath: tmp, withIntermediateDirectories: true)
+        let runner = try RunningProcess(BuiltExecutable.path("groupsim"), ["run", path], environment: ["TMPDIR": tmp, "NO_COLOR": "1"])
+        defer { endLeftovers() }
+        try runner.waitForLine { $0.hasPrefix("Running 1 scenario") }
+        // The cloud, the agent, the app and the widget, the widget stopped.
+        let deadline = Date().addingTimeInterval(30)
+        while (leftoverProcesses().count < 4 || !leftoverPIDs().contains(where: { Self.isStopped($0) })) && Date() < deadline {
+            _ = try? runner.nextLine(timeout: 0.05)
+        }
+        #expect(leftoverProcesses().count == 4, "\(leftoverProcesses())")
+        #expect(leftoverProcesses().contains { $0.contains("cloud serve") } && leftoverProcesses().contains { $0.contains("cloud agent") })
+        #expect(leftoverPIDs().contains(where: { Self.isStopped($0) }))
+        runner.kill(SIGKILL)
+        #expect(try runner.waitForExit() == SIGKILL)
+        let gone = Date().addingTimeInterval(10)
+        while !leftoverProcesses().isEmpty && Date() < gone { usleep(20_000) }
+        #expect(leftoverProcesses().isEmpty, "\(leftoverProcesses())")
+    }
+
+    /// The pids of `leftoverProcesses`.
+    func leftoverPIDs() -> [Int32] { leftoverProcesses().compactMap { Int32($0.prefix { $0 != ":" }) } }
+
+    /// Kills whatever a failed test left running.
+    func endLeftovers() {
+        for pid in leftoverPIDs() { kill(pid, SIGKILL) }
+    }
+
+    /// Whether the process is stopped (state T in /proc/PID/stat).
+    static func isStopped(_ pid: Int32) -> Bool {
+        guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/stat") else { return false }
+        let text = String(decoding: data, as: UTF8.self)
+        // The state follows the command name in parentheses, which may itself hold spaces.
+        guard let close = text.lastIndex(of: ")") else { return false }
+        return text[text.index(after: close)...].split(separator: " ").first == "T"
     }
 }
 

@@ -88,6 +88,44 @@ import PropertyList
         #expect(try main.waitForExit() == 0)
     }
 
+    /// The set's own commit already waits for the lock when `synchronize`
+    /// comes: the answer comes one lock wait after the set, not two (the
+    /// synchronize does not start a whole wait of its own behind it). At
+    /// exit, every commit-failed warning comes before the exit event, which
+    /// is the last line: the save at exit is not tried again after it.
+    @Test func synchronizeBehindAWaitingCommitAnswersWithinOneLockWaitAndExitIsSaidLast() throws {
+        let main = try AppProcess("main-app", root: root, environment: ["GROUPSIM_LOCK_TIMEOUT": "1"])
+        let holder = try StoppedHolder(root: root, domain: group)
+        let setAt = Date()
+        try main.set("theme", "dark")
+        let synchronize = try main.request(.synchronize)
+        let waited = Date().timeIntervalSince(setAt)
+        #expect(!synchronize.ok)
+        #expect(synchronize.error?.contains("process \(holder.pid) (groupsim-stress) holds it") == true)
+        // One wait is 1 s; two, as before, 2 s or more.
+        #expect(waited < 1.9, "synchronize answered \(waited) s after the set")
+        main.closeInput()
+        #expect(try main.waitForExit() == 74)
+        while try main.process.nextLine(timeout: 10) != nil {}
+        let messages = main.process.allLines.compactMap { try? ControlProtocol.decode($0).message }
+        let events = messages.compactMap { message -> AppEvent? in if case .event(let event, _) = message { event } else { nil } }
+        guard case .exit(let status)? = events.last else {
+            Issue.record("the last event is not the exit: \(events.suffix(3))")
+            return
+        }
+        #expect(status == 74)
+        let exitCount = events.filter { if case .exit = $0 { true } else { false } }.count
+        #expect(exitCount == 1)
+        let lastFailure = events.dropLast().last { if case .warning(let kind, _) = $0 { kind == "commit-failed" } else { false } }
+        if case .warning(_, let message)? = lastFailure {
+            #expect(message.contains("could not save domain \(group)"), "\(message)")
+        } else {
+            Issue.record("no commit-failed warning before the exit event: \(events)")
+        }
+        #expect(try onDisk()["theme"] == nil)
+        try holder.end()
+    }
+
     @Test func anExtensionStopsPromptlyOnSIGTERMAndSaysWhatWasNotSaved() throws {
         let holder = try StoppedHolder(root: root, domain: group)
         let intent = try AppProcess("intent-extension", root: root, arguments: ["SetLastNote", "text=hello"], environment: ["GROUPSIM_LOCK_TIMEOUT": "60"])
