@@ -11,6 +11,7 @@ cannot drift from the code.
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -28,7 +29,8 @@ IMPORT = re.compile(r"^\s*(?:@[A-Za-z_]+(?:\([^)]*\))?\s+)*import\s+(?:(?:struct
 
 
 def describe():
-    out = subprocess.run(["swift", "package", "describe", "--type", "json"], cwd=ROOT,
+    swift = shutil.which("swift") or "/opt/swift/usr/bin/swift"
+    out = subprocess.run([swift, "package", "describe", "--type", "json"], cwd=ROOT,
                          check=True, capture_output=True, text=True).stdout
     return json.loads(out[out.index("{"):])
 
