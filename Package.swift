@@ -68,16 +68,22 @@ let package = Package(
         .executableTarget(name: "main-app", dependencies: ["ChildProcess", "SimulatedApp"]),
         .executableTarget(name: "widget", dependencies: ["ChildProcess", "SimulatedApp"]),
         .executableTarget(name: "intent-extension", dependencies: ["ChildProcess", "SimulatedApp"]),
-        // Scenario files: their model, the runner that drives real processes, and the reports.
+        // A scenario file as typed steps and checks: its grammar, parsing and validation with
+        // file:line:column errors. No processes, no I/O beyond reading the file; fuzzed on its own.
+        .target(name: "ScenarioModel", dependencies: [
+            "AppModel", "AppProtocol", "CloudModel", "GroupDefaults", "PropertyList", "SpecFormat",
+            .product(name: "Yams", package: "Yams"),
+        ]),
+        // The runner that executes scenarios with real processes, and the reports.
         // It drives the roles only through processes and the protocol: it knows the protocol and the
         // app model, never the simulated processes' code.
         .target(name: "Scenarios", dependencies: [
-            "AppModel", "AppProtocol", "CloudDevice", "CloudModel", "CloudService", "ChildProcess", "GroupDefaults", "PropertyList", "SharedFiles", "SpecFormat", "Terminal",
-            .product(name: "Yams", package: "Yams"),
+            "AppModel", "AppProtocol", "CloudDevice", "CloudModel", "CloudService", "ChildProcess", "GroupDefaults", "PropertyList",
+            "ScenarioModel", "SharedFiles", "Terminal",
         ]),
         // The `groupsim` command tree; the executable only calls into it.
         .target(name: "GroupSimCLI", dependencies: [
-            "AppModel", "CloudDevice", "CloudModel", "CloudService", "AppProtocol", "GroupDefaults", "PropertyList", "SharedFiles", "Scenarios", "Terminal",
+            "AppModel", "CloudDevice", "CloudModel", "CloudService", "AppProtocol", "GroupDefaults", "PropertyList", "SharedFiles", "ScenarioModel", "Scenarios", "Terminal",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .executableTarget(name: "groupsim", dependencies: ["ChildProcess", "GroupSimCLI"]),
@@ -123,7 +129,7 @@ let package = Package(
             .product(name: "PropertyBased", package: "swift-property-based"),
         ]),
         .testTarget(name: "IntegrationTests", dependencies: [
-            "AppProtocol", "ChildProcess", "CloudDevice", "CloudService", "GroupDefaults", "PropertyList", "Scenarios", "SharedFiles", "TestSupport",
+            "AppProtocol", "ChildProcess", "CloudDevice", "CloudService", "GroupDefaults", "PropertyList", "ScenarioModel", "Scenarios", "SharedFiles", "TestSupport",
             "groupsim", "groupsim-stress", "main-app", "widget", "intent-extension",
         ]),
     ]
@@ -136,7 +142,7 @@ let package = Package(
 if Context.environment["GROUPSIM_FUZZ"] == "1" {
     package.targets.append(.executableTarget(
         name: "groupsim-fuzz",
-        dependencies: ["AppProtocol", "CloudModel", "GroupDefaults", "PropertyList", "Scenarios", "SpecFormat"],
+        dependencies: ["AppModel", "AppProtocol", "CloudModel", "GroupDefaults", "PropertyList", "ScenarioModel", "SpecFormat"],
         path: "Fuzz/Sources",
         swiftSettings: [.unsafeFlags(["-parse-as-library"])]
     ))

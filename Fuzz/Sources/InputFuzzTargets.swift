@@ -1,7 +1,7 @@
 import Foundation
 import GroupDefaults
 import PropertyList
-import Scenarios
+import ScenarioModel
 import AppModel
 import AppProtocol
 import SpecFormat

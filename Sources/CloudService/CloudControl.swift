@@ -4,33 +4,6 @@ import Foundation
 import GroupDefaults
 import PropertyList
 
-/// One change to a device's network or clock.
-public enum NetworkAction: Sendable, Equatable {
-    case online, offline, partition, heal
-    case latency(milliseconds: Int64)
-    case dropPushes(Int64)
-    case duplicatePushes(Int64)
-    case skew(milliseconds: Int64)
-
-    public static let words = "online, offline, latency MS, partition, heal, drop-pushes N, duplicate-pushes N, skew MS"
-
-    public init(_ word: String, _ amount: Int64?) throws {
-        switch (word, amount) {
-        case ("online", nil): self = .online
-        case ("offline", nil): self = .offline
-        case ("partition", nil): self = .partition
-        case ("heal", nil): self = .heal
-        case ("latency", let ms?) where (0...600_000).contains(ms): self = .latency(milliseconds: ms)
-        case ("drop-pushes", let n?) where (0...1_000_000).contains(n): self = .dropPushes(n)
-        case ("duplicate-pushes", let n?) where (0...1_000_000).contains(n): self = .duplicatePushes(n)
-        case ("skew", let ms?) where abs(ms) <= 10 * 365 * 86_400_000: self = .skew(milliseconds: ms)
-        default:
-            throw CloudFormatError("'\(word)\(amount.map { " \($0)" } ?? "")' is not a network change; use one of \(Self.words) "
-                + "(latency 0–600000 ms, counts 0–1000000, skew within ±10 years in ms)")
-        }
-    }
-}
-
 /// Applies network and clock changes to a device: its own settings file for
 /// what the device decides (online, clock), the cloud's fault table for what
 /// happens between it and the cloud.

@@ -35,12 +35,13 @@ public struct DeviceFaults: Sendable, Equatable {
         for (name, value) in fields {
             switch (name, value) {
             case ("partitioned", .bool(let flag)): partitioned = flag
-            case ("latencyMs", .integer(let ms)) where (0...600_000).contains(ms): latencyMilliseconds = Int(ms)
-            case ("dropPushes", .integer(let count)) where (0...1_000_000).contains(count): dropPushes = Int(count)
-            case ("duplicatePushes", .integer(let count)) where (0...1_000_000).contains(count): duplicatePushes = Int(count)
+            case ("latencyMs", .integer(let ms)) where NetworkAction.latencyRange.contains(ms): latencyMilliseconds = Int(ms)
+            case ("dropPushes", .integer(let count)) where NetworkAction.pushCountRange.contains(count): dropPushes = Int(count)
+            case ("duplicatePushes", .integer(let count)) where NetworkAction.pushCountRange.contains(count): duplicatePushes = Int(count)
             default:
                 throw CloudFormatError("fault \"\(name)\" = \(PlistJSON.encode(value)) is not one of partitioned (true/false), "
-                    + "latencyMs (0–600000), dropPushes, duplicatePushes (0–1000000)")
+                    + "latencyMs (\(NetworkAction.latencyRange.lowerBound)–\(NetworkAction.latencyRange.upperBound)), "
+                    + "dropPushes, duplicatePushes (\(NetworkAction.pushCountRange.lowerBound)–\(NetworkAction.pushCountRange.upperBound))")
             }
         }
     }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Scenarios
 import Terminal
+import ScenarioModel
 
 /// `groupsim fuzz`: randomized histories against real processes, checked
 /// against a model; a failure is shrunk and written out as a scenario.

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Scenarios
 import Terminal
+import ScenarioModel
 
 /// `groupsim run`: the scenario suite.
 struct RunCommand: ParsableCommand {

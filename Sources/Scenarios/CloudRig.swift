@@ -5,6 +5,7 @@ import CloudService
 import Foundation
 import GroupDefaults
 import PropertyList
+import ScenarioModel
 
 /// A cloud process of a run (the server, or one device's sync agent): its
 /// JSON lines are recorded in the scenario log as they arrive, on a reader

@@ -3,6 +3,7 @@ import Foundation
 import PropertyList
 import AppModel
 import AppProtocol
+import ScenarioModel
 
 /// Why a scenario stopped: the step, what was expected and what was found.
 public struct StepFailure: Error, Sendable, CustomStringConvertible {

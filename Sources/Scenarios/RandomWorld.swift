@@ -1,6 +1,7 @@
 import AppModel
 import Foundation
 import PropertyList
+import ScenarioModel
 
 /// What a randomized history leaves, as UserDefaults and iCloud promise it,
 /// and the history written as scenario steps. Each operation is applied to

@@ -1,6 +1,7 @@
 import Foundation
 import PropertyList
 import Terminal
+import ScenarioModel
 
 /// The human report: progress while running, and for a failure what was
 /// expected, what each process saw, and the events around it.

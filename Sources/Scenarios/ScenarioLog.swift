@@ -2,6 +2,7 @@ import AppProtocol
 import Foundation
 import PropertyList
 import SharedFiles
+import ScenarioModel
 
 /// Something that happened during a run: an event a process emitted, a
 /// response, or an action of the runner itself. Times are nanoseconds since

@@ -5,6 +5,7 @@ import GroupDefaults
 import PropertyList
 import AppModel
 import AppProtocol
+import ScenarioModel
 
 /// The outcome of one run of one scenario.
 public struct ScenarioResult: Sendable {

@@ -1,6 +1,7 @@
 import AppProtocol
 import Foundation
 import PropertyList
+import ScenarioModel
 
 /// A self-contained HTML picture of runs: one lane per process, events in
 /// time, and an arrow from each write to every process where it was seen,

@@ -1,5 +1,4 @@
 import CloudModel
-import CloudService
 import Foundation
 import GroupDefaults
 import PropertyList
@@ -61,7 +60,7 @@ extension ScenarioParser {
                 if let account = spec.account {
                     do { try DomainName.validate(account, what: "account name") } catch { throw fields["account"]!.error("\(error)") }
                 }
-                spec.clockSkewMilliseconds = Int64(try fields["clock-skew-ms"]?.int(in: -maximumSkewMilliseconds...maximumSkewMilliseconds) ?? 0)
+                spec.clockSkewMilliseconds = try fields["clock-skew-ms"]?.int64(in: NetworkAction.skewRange) ?? 0
                 spec.online = try fields["online"]?.bool() ?? true
             } else {
                 spec = DeviceSpec(name: try item.string())
@@ -72,9 +71,6 @@ extension ScenarioParser {
         }
         return devices
     }
-
-    /// A year, in milliseconds: clocks are off by seconds or hours, never more.
-    static let maximumSkewMilliseconds = 365 * 86_400_000
 
     static func parseCloudAction(_ keyword: String, _ body: SpecNode, _ context: Context) throws -> (Step.Action, String) {
         func device(_ node: SpecNode) throws -> String {
@@ -122,21 +118,21 @@ extension ScenarioParser {
             let node = fields[word]!
             let action: NetworkAction
             switch word {
-            case "latency-ms": action = .latency(milliseconds: Int64(try node.int(in: 0...600_000)))
+            case "latency-ms": action = .latency(milliseconds: try node.int64(in: NetworkAction.latencyRange))
             case "partition":
                 guard try node.bool() else { throw node.error("write 'heal: true' to end a partition") }
                 action = .partition
             case "heal":
                 guard try node.bool() else { throw node.error("heal takes true") }
                 action = .heal
-            case "drop-pushes": action = .dropPushes(Int64(try node.int(in: 0...maximumCount)))
-            default: action = .duplicatePushes(Int64(try node.int(in: 0...maximumCount)))
+            case "drop-pushes": action = .dropPushes(try node.int64(in: NetworkAction.pushCountRange))
+            default: action = .duplicatePushes(try node.int64(in: NetworkAction.pushCountRange))
             }
             return (.cloud(.network(device: name, action)), "network \(name): \(word) \((try? node.plistValue()).map { PlistJSON.encode($0) } ?? "")")
         case "clock-skew":
             let fields = try body.fields(allowed: ["device", "ms"], required: ["device", "ms"])
             let name = try device(fields["device"]!)
-            let ms = Int64(try fields["ms"]!.int(in: -maximumSkewMilliseconds...maximumSkewMilliseconds))
+            let ms = try fields["ms"]!.int64(in: NetworkAction.skewRange)
             return (.cloud(.network(device: name, .skew(milliseconds: ms))), "\(name)'s clock set \(ms) ms off")
         case "kill-cloud": return (.cloud(.killCloud), "kill -KILL the cloud")
         case "restart-cloud": return (.cloud(.restartCloud), "restart the cloud")
@@ -178,7 +174,7 @@ extension ScenarioParser {
             let (key, value) = try keyAndValue()
             return .cloud(.cloudValue(store: try store.string(), account: try account.string(), key: key, value: value,
                                       writtenBy: try context.device(fields["by"]),
-                                      aheadMs: try fields["ahead-ms"]?.int(in: -maximumSkewMilliseconds...maximumSkewMilliseconds)))
+                                      aheadMs: try fields["ahead-ms"].map { Int(try $0.int64(in: NetworkAction.skewRange)) }))
         }
         if let store = fields["copy"] {
             guard let device = try context.device(fields["device"]) else { throw node.error("a copy check needs 'device'") }
@@ -191,4 +187,11 @@ extension ScenarioParser {
 
 enum CloudReasons {
     static let all = ExternalChangeReason.allCases.map(\.rawValue)
+}
+
+extension SpecNode {
+    /// A whole number in a range given in 64 bits (the cloud's bounds), with the node's place in errors.
+    func int64(in range: ClosedRange<Int64>) throws -> Int64 {
+        Int64(try int(in: Int(range.lowerBound)...Int(range.upperBound)))
+    }
 }

@@ -132,6 +132,8 @@ public struct EventMatcher: Sendable, CustomStringConvertible {
     /// change: the domain the new effective value comes from.
     public var valueDomain: String?
 
+    public init(event: String) { self.event = event }
+
     public static let events = ["change", "render", "notification", "cloud-change", "warning", "exit", "ready", "intent-result", "error"]
 
     public var description: String {
