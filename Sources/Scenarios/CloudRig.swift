@@ -224,9 +224,9 @@ final class CloudRig: @unchecked Sendable {
             guard let location = try ServerLocation.read(root: root) else { throw CheckFailed("the cloud has never started") }
             let record = try cloudStore(store, account: account, at: location)["records"]?.dictionaryValue?[key]?.dictionaryValue
             let found = record?["value"]
-            let shown = Execution.show(found) + (record.map { " (written by \($0["device"]?.stringValue ?? "?") at \($0["time"].map { PlistJSON.encode($0) } ?? "?") ms)" } ?? "")
+            let shown = showValue(found) + (record.map { " (written by \($0["device"]?.stringValue ?? "?") at \($0["time"].map { PlistJSON.encode($0) } ?? "?") ms)" } ?? "")
             if let value, found != value {
-                throw CheckFailed("the cloud's \(key) in \(store) for \(account) should be \(Execution.show(value)), found \(shown)")
+                throw CheckFailed("the cloud's \(key) in \(store) for \(account) should be \(showValue(value)), found \(shown)")
             }
             if let writtenBy, record?["device"]?.stringValue != writtenBy {
                 throw CheckFailed("the cloud's \(key) in \(store) for \(account) should be \(writtenBy)'s write, found \(shown)")
@@ -241,7 +241,7 @@ final class CloudRig: @unchecked Sendable {
         case .copyValue(let device, let store, let key, let value):
             let found = try DeviceCloud(root: root, device: device).readStore(store)?.values[key]
             guard found == value else {
-                throw CheckFailed("\(device)'s copy of \(store): \(key) should be \(Execution.show(value)), found \(Execution.show(found))")
+                throw CheckFailed("\(device)'s copy of \(store): \(key) should be \(showValue(value)), found \(showValue(found))")
             }
         case .uploads(let device, let count):
             guard let location = try ServerLocation.read(root: root) else { throw CheckFailed("the cloud has never started") }

@@ -40,11 +40,13 @@ public struct RecordedEvent: Sendable {
     public var response: ProtocolResponse? { kind == .response ? ProtocolResponse(fields: fields) : nil }
 }
 
-/// Every recorded event of one scenario run, in order.
+/// Every recorded event of one scenario run, in order, and the lanes
+/// (processes, tools, the cloud) in the order they first appeared.
 public final class ScenarioLog: @unchecked Sendable {
     public let start = MonotonicClock.now()
     private let lock = NSLock()
     private var entries: [RecordedEvent] = []
+    private var laneOrder: [String] = []
 
     public var now: UInt64 { MonotonicClock.now() - start }
 
@@ -57,6 +59,21 @@ public final class ScenarioLog: @unchecked Sendable {
     }
 
     public var all: [RecordedEvent] { lock.withLock { entries } }
+
+    /// The lanes in the order they were opened.
+    var lanes: [String] { lock.withLock { laneOrder } }
+
+    func openLane(_ name: String) {
+        lock.withLock { if !laneOrder.contains(name) { laneOrder.append(name) } }
+    }
+
+    /// Records a step the runner takes on a lane (a process, "files", "defaults", the cloud).
+    func action(_ lane: String, _ step: Step, key: String? = nil) {
+        openLane(lane)
+        var fields: [String: PlistValue] = [:]
+        if let key { fields["key"] = .string(key) }
+        record(process: lane, kind: .action, name: step.keyword, fields: fields, text: step.summary)
+    }
 }
 
 extension EventMatcher {

@@ -1,0 +1,144 @@
+import AppModel
+import Foundation
+import GroupDefaults
+import PropertyList
+import ScenarioModel
+
+/// The `expect` checks of a run: on the processes (through requests and the
+/// events they emitted), on the plists on disk, and, through the rig, on the cloud.
+struct CheckVerifier {
+    let context: RunContext
+    let roster: ProcessRoster
+    let cloud: () throws -> CloudRig
+
+    func verify(_ check: Check) throws {
+        switch check {
+        case .value(let process, let key, let value, let domain):
+            let response = try roster.driver(process).request(.get(key: key))
+            let found = response.response?.value, foundDomain = response.response?.domain
+            if let value, found != value {
+                throw CheckFailed("\(process): \(key) should be \(showValue(value)), found \(showValue(found))" + (foundDomain.map { " (from \($0))" } ?? ""))
+            }
+            if let domain, foundDomain != domain {
+                throw CheckFailed("\(process): \(key) should come from \(domain), found \(foundDomain ?? "no domain") (value \(showValue(found)))")
+            }
+        case .saw(let process, let matcher, let times):
+            try verifySaw(process, matcher, times: times)
+        case .notSaw(let process, let matcher):
+            if let seen = try roster.lastDriver(process).recordedEvents().first(where: matcher.matches) {
+                throw CheckFailed("\(process) should not have seen \(matcher), but saw: \(seen.text)")
+            }
+        case .card(let process, let expected):
+            try verifyCard(process, expected)
+        case .file(let fileCheck):
+            try verifyFile(fileCheck)
+        case .acknowledged(let process):
+            try verifyAcknowledged(process)
+        case .typedValue(let process, let key, let kind, let value):
+            let found = try roster.driver(process).request(.typedGet(key: key, as: kind)).response?.value
+            guard found == value else {
+                throw CheckFailed("\(process): \(kind.rawValue)(forKey: \(key)) should return \(showValue(value)), it returns \(showValue(found))")
+            }
+        case .cloudValueIn(let process, let key, let value):
+            let found = try roster.driver(process).request(.cloudGet(key: key)).response?.value
+            guard found == value else {
+                throw CheckFailed("\(process)'s iCloud store: \(key) should be \(showValue(value)), found \(showValue(found))")
+            }
+        case .cloud(let cloudCheck):
+            try cloud().verify(cloudCheck)
+        case .searchList(let process, let expected):
+            let info = try roster.driver(process).request(.info).response?.fields["info"]?.dictionaryValue
+            let found = (info?["searchList"]?.arrayValue ?? []).compactMap(\.stringValue)
+            guard found == expected else {
+                throw CheckFailed("\(process)'s search list should be \(expected.joined(separator: ", ")), it is \(found.joined(separator: ", "))")
+            }
+        case .exit(let process, let status):
+            let target = try roster.lastDriver(process)
+            guard let found = target.waitForExit(timeout: 10) else { throw CheckFailed("\(process) is still running; expected it to have exited with \(status)") }
+            guard found == status else { throw CheckFailed("\(process) exited with status \(found), expected \(status)") }
+        }
+    }
+
+    private func verifySaw(_ process: String, _ matcher: EventMatcher, times: Int?) throws {
+        let count = try roster.lastDriver(process).recordedEvents().filter(matcher.matches).count
+        if let times, count != times {
+            throw CheckFailed("\(process) should have seen \(matcher) exactly \(times) time(s), saw it \(count) time(s)")
+        }
+        guard count > 0 || times == 0 else {
+            throw CheckFailed("\(process) should have seen \(matcher), and did not")
+        }
+    }
+
+    private func verifyCard(_ process: String, _ expected: [String: PlistValue?]) throws {
+        guard let render = try roster.lastDriver(process).recordedEvents().last(where: { $0.name == "render" }) else {
+            throw CheckFailed("\(process) has not rendered")
+        }
+        let shown = render.appEvent.map(EventMatcher.card(of:)) ?? [:]
+        for key in expected.keys.sorted() where (shown[key] ?? nil) != expected[key]! {
+            throw CheckFailed("\(process)'s card should show \(key) = \(showValue(expected[key]!)), it shows \(showValue(shown[key] ?? nil)) (last render: \(render.text))")
+        }
+    }
+
+    /// Every burst value whose synchronize was acknowledged is on disk (or, for a counter, something later).
+    private func verifyAcknowledged(_ process: String) throws {
+        let writes = try roster.lastDriver(process).acknowledgedWrites()
+        guard !writes.isEmpty else { throw CheckFailed("\(process) had no acknowledged burst writes to check") }
+        let spec = context.scenario.processes[process]!
+        let target = try context.scenario.app.target(spec.role)
+        let files = DomainFiles(root: SimulationRoot(path: context.root), device: spec.device, app: target.usesStandardDefaults ? target.bundleIdentifier : nil)
+        let suite = target.usesStandardDefaults ? target.bundleIdentifier : target.suite
+        let contents = try files.read(suite) ?? [:]
+        var last: [String: PlistValue] = [:]
+        for write in writes { last[write.key] = write.value }
+        for (key, value) in last {
+            let stored = contents[key]
+            let fine = stored == value || {
+                if case .integer(let s)? = stored, case .integer(let v) = value { return s >= v }
+                return false
+            }()
+            if !fine { throw CheckFailed("\(key) = \(showValue(value)) was acknowledged (synchronize returned) but the file holds \(showValue(stored))") }
+        }
+    }
+
+    private func verifyFile(_ check: FileCheck) throws {
+        let root = context.root
+        let files = DomainFiles(root: SimulationRoot(path: root), device: check.device ?? context.scenario.defaultDevice, app: check.app)
+        let path = try files.location(of: check.domain).path
+        let name = "\(check.domain) file (\(path.replacingOccurrences(of: root, with: "<root>")))"
+        if case .movedAside = check.condition {
+            let folder = (path as NSString).deletingLastPathComponent, base = (path as NSString).lastPathComponent
+            let aside = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasPrefix(base + ".corrupt-") }
+            guard !aside.isEmpty else { throw CheckFailed("no corrupt copy was moved aside beside \(name)") }
+            return
+        }
+        let contents: [String: PlistValue]
+        do {
+            guard let read = try files.read(check.domain) else { throw CheckFailed("\(name) does not exist") }
+            contents = read
+        } catch let error as CheckFailed { throw error } catch {
+            throw CheckFailed("\(name) is not intact: \(error)")
+        }
+        try Self.verify(check.condition, contents, name: name)
+    }
+
+    private static func verify(_ condition: FileCheck.Condition, _ contents: [String: PlistValue], name: String) throws {
+        switch condition {
+        case .value(let key, let value):
+            guard contents[key] == value else { throw CheckFailed("\(name): \(key) should be \(showValue(value)), found \(showValue(contents[key]))") }
+        case .absent(let key):
+            if let found = contents[key] { throw CheckFailed("\(name): \(key) should be absent, found \(showValue(found))") }
+        case .count(let count):
+            guard contents.count == count else { throw CheckFailed("\(name) should hold \(count) keys, holds \(contents.count)") }
+        case .countMatching(let pattern, let count):
+            let matching = contents.keys.filter { fnmatch(pattern, $0, 0) == 0 }
+            guard matching.count == count else {
+                throw CheckFailed("\(name) should hold \(count) keys matching \(pattern), holds \(matching.count)")
+            }
+        case .length(let key, let length):
+            guard let array = contents[key]?.arrayValue else { throw CheckFailed("\(name): \(key) should be an array, found \(showValue(contents[key]))") }
+            guard array.count == length else { throw CheckFailed("\(name): \(key) should have \(length) elements, has \(array.count)") }
+        case .intact, .movedAside:
+            break
+        }
+    }
+}

@@ -1,0 +1,164 @@
+import AppModel
+import AppProtocol
+import Foundation
+import GroupDefaults
+import PropertyList
+import ScenarioModel
+
+/// One run of one scenario: it prepares the root (devices, the app's
+/// manifest, the cloud), then hands each step to the part whose job it is —
+/// the roster (processes), the waits, the faults, the one-shot processes,
+/// the checks and the cloud rig — and records what the runner did.
+final class Execution: @unchecked Sendable {
+    let context: RunContext
+    let roster: ProcessRoster
+    private let waits: Waits
+    private let faults: FaultInjector
+    private let oneShots: OneShotProcesses
+    private let lock = NSLock()
+    /// The cloud's processes, when the scenario uses the cloud.
+    private var cloud: CloudRig?
+
+    var log: ScenarioLog { context.log }
+    var root: String { context.root }
+    var lanes: [String] { context.log.lanes }
+
+    init(scenario: Scenario, binaries: String) {
+        var template = Array((NSTemporaryDirectory() as NSString).appendingPathComponent("groupsim-scenario-XXXXXX").utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        let root = made.map { String(cString: $0) } ?? NSTemporaryDirectory() + "/groupsim-scenario-\(getpid())"
+        let manifestPath: String?
+        switch scenario.appSource {
+        case .example: manifestPath = nil
+        case .file(let path): manifestPath = path
+        case .inline: manifestPath = root + "/scenario-app.yaml"
+        }
+        context = RunContext(scenario: scenario, binaries: binaries, root: root, log: ScenarioLog(), manifestPath: manifestPath)
+        roster = ProcessRoster(context: context)
+        waits = Waits(context: context, roster: roster)
+        faults = FaultInjector(context: context, roster: roster)
+        oneShots = OneShotProcesses(context: context)
+    }
+
+    func prepare() throws {
+        let scenario = context.scenario
+        if case .inline(let yaml) = scenario.appSource, let path = context.manifestPath {
+            try yaml.write(toFile: path, atomically: true, encoding: .utf8)
+        }
+        for device in scenario.devices { try DeviceManager(root: SimulationRoot(path: root)).create(device) }
+        if scenario.usesCloud {
+            let rig = CloudRig(root: SimulationRoot(path: root), groupsim: context.binaries + "/groupsim", log: log)
+            lock.withLock { cloud = rig }
+            for lane in [CloudRig.serverLane] + scenario.devices.map(CloudRig.agentLane) { log.openLane(lane) }
+            try rig.start(devices: scenario.deviceSpecs)
+        }
+    }
+
+    private func cloudRig() throws -> CloudRig {
+        guard let rig = lock.withLock({ cloud }) else { throw CheckFailed("this scenario has no cloud") }
+        return rig
+    }
+
+    func endAll() {
+        // Marked in the log, so what the processes say from here on reads as the runner ending them.
+        log.record(process: "runner", kind: .action, name: "teardown", text: "the runner ends every process it started")
+        roster.endAll()
+        lock.withLock { cloud }?.endAll()
+    }
+
+    // MARK: Steps
+
+    func perform(_ step: Step) throws {
+        do {
+            // Nothing new starts once the run is stopped.
+            try LiveProcesses.shared.checkNotInterrupted()
+            try execute(step)
+        } catch let failure as StepFailure {
+            throw failure
+        } catch {
+            log.record(process: "runner", kind: .action, name: "failure", text: "\(error)")
+            throw StepFailure(line: step.line, step: step.summary, message: "\(error)")
+        }
+    }
+
+    private func execute(_ step: Step) throws {
+        switch step.action {
+        case .launch(let names): for name in names { try roster.launch(name) }
+        case .launchFails(let name, let message, let status): try roster.launchExpectingFailure(name, message: message, status: status)
+        case .restart(let process, let arguments): try roster.restart(process, arguments: arguments)
+        case .quit(let process): try roster.quit(process)
+        case .command(let process, let command):
+            log.action(process, step, key: Self.key(of: command))
+            try roster.driver(process).request(command, timeout: 20)
+        case .intent(let name, let parameters, let device, let status, let arguments, let result):
+            try oneShots.runIntent(name, parameters: parameters, device: device ?? context.scenario.defaultDevice, expected: status,
+                                   arguments: arguments, result: result, step: step)
+        case .defaults(let arguments, let status, let output):
+            log.action("defaults", step, key: arguments.count > 2 ? arguments[2] : nil)
+            try oneShots.runDefaults(arguments, status: status, output: output)
+        case .run(let arguments, let status, let output):
+            log.action("run", step)
+            try oneShots.runCommand(arguments, status: status, output: output)
+        case .wait(let process, let matcher, let timeout): try waits.wait(in: process, for: matcher, timeout: timeout)
+        case .quiet(let process, let matcher, let seconds): try waits.quiet(in: process, for: matcher, seconds: seconds)
+        case .burst(let burst): try waits.burst(burst, noting: step)
+        case .waitBurst(let process): try waits.waitForBurst(of: process)
+        case .kill(let process, let signal, let afterAcks): try faults.kill(process, signal: signal, afterAcks: afterAcks, noting: step)
+        case .suspend(let process): try faults.signal(process, SIGSTOP, noting: step)
+        case .resume(let process): try faults.signal(process, SIGCONT, noting: step)
+        case .corrupt(let domain, let device, let content): try faults.corrupt(domain, device: device, content: content, noting: step)
+        case .deleteFile(let domain, let device): try faults.deleteFile(domain, device: device, noting: step)
+        case .eraseDevice(let device): try faults.erase(device, noting: step)
+        case .parallel(let steps): try performTogether(steps)
+        case .expect(let checks): try verify(checks)
+        case .cloud(let cloudAction): try performCloud(cloudAction, step)
+        }
+    }
+
+    private func performTogether(_ steps: [Step]) throws {
+        let failures = FailureBox()
+        DispatchQueue.concurrentPerform(iterations: steps.count) { index in
+            do { try perform(steps[index]) } catch { failures.add(error) }
+        }
+        if let first = failures.first { throw first }
+    }
+
+    private func verify(_ checks: [LocatedCheck]) throws {
+        let verifier = CheckVerifier(context: context, roster: roster, cloud: cloudRig)
+        for item in checks {
+            // A failing check is reported at its own line, not the expect's.
+            do { try verifier.verify(item.check) } catch let failed as CheckFailed {
+                log.record(process: "runner", kind: .action, name: "failure", text: failed.description)
+                throw StepFailure(line: item.line, step: "expect", message: failed.description)
+            }
+        }
+    }
+
+    private func performCloud(_ cloudAction: CloudAction, _ step: Step) throws {
+        log.action(CloudRig.serverLane, step)
+        if case .waitForQuiescence = cloudAction {
+            // Writes an app made are in its device's copy only once saved: save them first.
+            let scenario = context.scenario
+            for driver in roster.running where scenario.app.targets[scenario.processes[driver.name]?.role ?? .mainApp]?.keyValueStore != nil {
+                if !driver.suspended { try driver.request(.synchronize, timeout: 20) }
+            }
+        }
+        try cloudRig().perform(cloudAction)
+    }
+
+    static func key(of command: AppRequest) -> String? {
+        switch command {
+        case .set(let key, _), .remove(let key), .increment(let key, _), .append(let key, _), .mergeDictionary(let key, _), .get(let key),
+             .typedGet(let key, _): key
+        case .cloudSet(let key, _), .cloudRemove(let key), .cloudGet(let key): key
+        default: nil
+        }
+    }
+}
+
+final class FailureBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var errors: [Error] = []
+    func add(_ error: Error) { lock.withLock { errors.append(error) } }
+    var first: Error? { lock.withLock { errors.first } }
+}

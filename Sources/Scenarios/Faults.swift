@@ -1,0 +1,49 @@
+import AppModel
+import Foundation
+import GroupDefaults
+import ScenarioModel
+
+/// The faults a scenario injects on the processes and files of a run:
+/// signals, corrupt and deleted plists, erased devices.
+struct FaultInjector {
+    let context: RunContext
+    let roster: ProcessRoster
+
+    /// Sends a signal (after `afterAcks` acknowledged synchronizes of its burst); waits for the process to end of one that ends it.
+    func kill(_ process: String, signal: Int32, afterAcks: Int?, noting step: Step) throws {
+        let target = try roster.driver(process)
+        if let afterAcks { try target.waitForAcknowledgedSyncs(afterAcks, timeout: 20) }
+        context.log.action(process, step)
+        target.signal(signal)
+        if signal == SIGKILL || signal == SIGTERM || signal == SIGINT {
+            guard target.waitForExit(timeout: 10) != nil else { throw CheckFailed("\(process) did not exit after the signal") }
+        }
+    }
+
+    func signal(_ process: String, _ signal: Int32, noting step: Step) throws {
+        context.log.action(process, step)
+        try roster.driver(process).signal(signal)
+    }
+
+    private func path(of domain: String, device: String?) throws -> String {
+        try DomainFiles(root: SimulationRoot(path: context.root), device: device ?? context.scenario.defaultDevice).location(of: domain).path
+    }
+
+    func corrupt(_ domain: String, device: String?, content: String, noting step: Step) throws {
+        context.log.action("files", step)
+        let path = try path(of: domain, device: device)
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        // Replaced by rename, as a careless tool or a bad sync would.
+        try Data(content.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+    }
+
+    func deleteFile(_ domain: String, device: String?, noting step: Step) throws {
+        context.log.action("files", step)
+        try FileManager.default.removeItem(atPath: try path(of: domain, device: device))
+    }
+
+    func erase(_ device: String, noting step: Step) throws {
+        context.log.action("files", step)
+        try DeviceManager(root: SimulationRoot(path: context.root)).erase(device)
+    }
+}

@@ -1,0 +1,93 @@
+import AppModel
+import AppProtocol
+import ChildProcess
+import Foundation
+import PropertyList
+import ScenarioModel
+
+/// The processes a step runs to their end for a verdict: the intent
+/// extension, `groupsim defaults`, and a scenario's own commands (`run`).
+struct OneShotProcesses {
+    let context: RunContext
+
+    func runIntent(_ name: String, parameters: [String: String], device: String, expected: Int32, arguments: [String],
+                   result: PlistValue??, step: Step) throws {
+        let lane = "intent \(name)"
+        let scenario = context.scenario
+        context.log.openLane(lane)
+        context.log.record(process: lane, kind: .action, name: "intent",
+                           fields: scenario.app.targets[.intentExtension]?.intents[name].map { ["key": .string($0.key)] } ?? [:], text: step.summary)
+        var all = context.commonArguments(device: device) + [name] + parameters.keys.sorted().map { "\($0)=\(parameters[$0]!)" }
+        if !arguments.isEmpty { all += ["--"] + arguments }
+        let driver = try ProcessDriver(name: lane, executable: context.binaries + "/intent-extension", arguments: all, log: context.log)
+        driver.process.closeStdin()
+        guard let status = driver.waitForExit(timeout: 20) else {
+            driver.signal(SIGKILL)
+            throw CheckFailed("the intent extension did not exit within 20 s")
+        }
+        guard status == expected else {
+            let error = driver.recordedEvents().lazy.compactMap { event -> String? in
+                if case .error(let message)? = event.appEvent { message } else { nil }
+            }.first ?? driver.process.stderr
+            throw CheckFailed("the intent extension exited with status \(status), expected \(expected): \(error)")
+        }
+        if let result {
+            let reported = driver.recordedEvents().lazy.compactMap { event -> PlistValue?? in
+                if case .intentResult(_, _, let value)? = event.appEvent { value } else { nil }
+            }.first
+            guard let reported, reported == result else {
+                throw CheckFailed("intent \(name) should have stored \(showValue(result)), it reported \(reported.map { showValue($0) } ?? "no result")")
+            }
+        }
+    }
+
+    func runDefaults(_ arguments: [String], status: Int32, output: String?) throws {
+        try runForVerdict(context.binaries + "/groupsim", ["defaults"] + arguments, lane: "defaults", status: status, output: output)
+    }
+
+    /// A bare name is looked up on PATH, as a shell would; a path is taken from the scenario's folder.
+    func runCommand(_ arguments: [String], status: Int32, output: String?) throws {
+        let executable = arguments[0].contains("/") ? arguments[0] : Self.onPath(arguments[0]) ?? arguments[0]
+        try runForVerdict(executable, Array(arguments.dropFirst()), lane: "run", status: status, output: output)
+    }
+
+    /// Runs a tool to its end in the scenario file's folder (relative paths
+    /// are the file's), with the root and default device in its environment;
+    /// its status and output go to the log and the report.
+    private func runForVerdict(_ executable: String, _ arguments: [String], lane: String, status expected: Int32, output: String?) throws {
+        let folder = (context.scenario.file as NSString).deletingLastPathComponent
+        let process = try RunningProcess(
+            executable, arguments, environment: ["GROUPSIM_ROOT": context.root, "GROUPSIM_DEVICE": context.scenario.defaultDevice],
+            directory: folder.isEmpty ? nil : folder)
+        LiveProcesses.shared.add(process.pid)
+        defer { LiveProcesses.shared.remove(process.pid) }
+        process.closeStdin()
+        let status: Int32
+        do { status = try process.waitForExit(timeout: 60) } catch {
+            kill(process.pid, SIGKILL)
+            throw CheckFailed("\(lane) \(executable) did not finish within 60 s")
+        }
+        while (try? process.nextLine(timeout: 5)) != nil {}
+        let stdout = process.allLines.joined(separator: "\n")
+        let stderr = process.stderr.trimmingCharacters(in: .whitespacesAndNewlines)
+        context.log.record(
+            process: lane, kind: .exit, name: "exit", fields: ["status": .integer(Int64(status)), "stdout": .string(stdout)],
+            text: "exit \(status)" + (stdout.isEmpty ? "" : "; printed: " + stdout.prefix(300)) + (stderr.isEmpty ? "" : "; stderr: " + stderr.prefix(300)))
+        let name = (executable as NSString).lastPathComponent
+        guard status == expected else {
+            throw CheckFailed("\(lane) \(name) exited with status \(status), expected \(expected)"
+                + (stderr.isEmpty ? "" : ": \(stderr)") + (stdout.isEmpty ? "" : " (printed: \(stdout.prefix(300)))"))
+        }
+        if let output, !stdout.contains(output) {
+            throw CheckFailed("\(lane) \(name) should have printed \(PlistJSON.quote(output)), it printed: \(stdout.isEmpty ? "nothing" : String(stdout.prefix(500)))")
+        }
+    }
+
+    static func onPath(_ name: String) -> String? {
+        let folders = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
+        return folders.map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+}
+
+/// A value as reports show it: its JSON, or "absent".
+func showValue(_ value: PlistValue?) -> String { value.map { PlistJSON.encode($0) } ?? "absent" }

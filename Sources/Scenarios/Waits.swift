@@ -1,0 +1,46 @@
+import Foundation
+import ScenarioModel
+
+/// What a run waits for: events (`wait`), their absence (`quiet`), and the
+/// answers of bursts, including those left running in the background.
+final class Waits: @unchecked Sendable {
+    private let context: RunContext
+    private let roster: ProcessRoster
+    private let lock = NSLock()
+    /// Bursts running in the background: process → the request id of their last write.
+    private var backgroundBursts: [String: Int] = [:]
+
+    init(context: RunContext, roster: ProcessRoster) {
+        self.context = context
+        self.roster = roster
+    }
+
+    func wait(in process: String, for matcher: EventMatcher, timeout: Double) throws {
+        _ = try roster.lastDriver(process).waitFor(matcher, timeout: timeout)
+    }
+
+    /// The one wait that lasts its whole time by design: "nothing happens within T".
+    func quiet(in process: String, for matcher: EventMatcher, seconds: Double) throws {
+        if let seen = try roster.lastDriver(process).firstNew(matcher, within: seconds) {
+            throw CheckFailed("\(process) should have had no \(matcher) for \(seconds) s, but had: \(seen.text)")
+        }
+    }
+
+    func burst(_ burst: Burst, noting step: Step) throws {
+        context.log.action(burst.process, step)
+        let target = try roster.driver(burst.process)
+        let last = target.startBurst(burst)
+        if burst.background {
+            lock.withLock { backgroundBursts[burst.process] = last }
+        } else if burst.waitForResponses {
+            _ = try target.waitForResponse(last, timeout: 120)
+        }
+    }
+
+    func waitForBurst(of process: String) throws {
+        guard let last = lock.withLock({ backgroundBursts.removeValue(forKey: process) }) else {
+            throw CheckFailed("\(process) has no burst running in the background (burst: { …, background: true })")
+        }
+        _ = try roster.lastDriver(process).waitForResponse(last, timeout: 120)
+    }
+}
