@@ -38,11 +38,6 @@ public enum CloudCheck: Sendable {
 }
 
 extension ScenarioParser {
-    static let cloudStepKeywords = [
-        "kvs-set", "kvs-remove", "sign-in", "sign-out", "offline", "online", "network", "clock-skew",
-        "kill-cloud", "restart-cloud", "kill-agent", "restart-agent", "wait-cloud",
-    ]
-
     /// The `devices:` list: names, or one-entry mappings with the device's cloud settings.
     static func parseDevices(_ node: SpecNode?) throws -> [DeviceSpec] {
         guard let node else { return [DeviceSpec(name: SimulationRoot.defaultDevice)] }
@@ -70,90 +65,6 @@ extension ScenarioParser {
             devices.append(spec)
         }
         return devices
-    }
-
-    static func parseCloudAction(_ keyword: String, _ body: SpecNode, _ context: Context) throws -> (Step.Action, String) {
-        func device(_ node: SpecNode) throws -> String {
-            guard let name = try context.device(node) else { throw node.error("name a device") }
-            return name
-        }
-        switch keyword {
-        case "kvs-set", "kvs-remove":
-            let fields = try body.fields(allowed: keyword == "kvs-set" ? ["in", "key", "value", "bytes"] : ["in", "key"], required: ["in", "key"])
-            let process = try context.process(fields["in"]!)
-            let key = try fields["key"]!.string()
-            if keyword == "kvs-set" {
-                // `bytes: N`: a string of N "x" (N bytes in the store), for limits a file could not spell out.
-                let value: PlistValue
-                switch (fields["value"], fields["bytes"]) {
-                case (let node?, nil): value = try node.plistValue()
-                case (nil, let node?): value = .string(String(repeating: "x", count: try node.int(in: 1...16 << 20)))
-                default: throw body.error("kvs-set takes 'value' or 'bytes' (a generated string of that many bytes)")
-                }
-                if case .string(let text) = value, fields["bytes"] != nil {
-                    return (.command(process: process, .cloudSet(key: key, value: value)), "kvs-set \(key)=<\(text.utf8.count) bytes> in \(process)")
-                }
-                return (.command(process: process, .cloudSet(key: key, value: value)), "kvs-set \(key)=\(PlistJSON.encode(value)) in \(process)")
-            }
-            return (.command(process: process, .cloudRemove(key: key)), "kvs-remove \(key) in \(process)")
-        case "sign-in":
-            let fields = try body.fields(allowed: ["device", "account"], required: ["device", "account"])
-            let account = try fields["account"]!.string()
-            do { try DomainName.validate(account, what: "account name") } catch { throw fields["account"]!.error("\(error)") }
-            let name = try device(fields["device"]!)
-            return (.cloud(.signIn(device: name, account: account)), "sign \(name) in to \(account)")
-        case "sign-out":
-            let name = try device(body)
-            return (.cloud(.signOut(device: name)), "sign \(name) out")
-        case "offline", "online":
-            let name = try device(body)
-            return (.cloud(.network(device: name, keyword == "offline" ? .offline : .online)), "\(name) \(keyword)")
-        case "network":
-            let fields = try body.fields(allowed: ["device", "latency-ms", "partition", "heal", "drop-pushes", "duplicate-pushes"], required: ["device"])
-            let name = try device(fields["device"]!)
-            let chosen = fields.keys.filter { $0 != "device" }
-            guard chosen.count == 1, let word = chosen.first else {
-                throw body.error("network takes a device and one of latency-ms, partition, heal, drop-pushes, duplicate-pushes")
-            }
-            let node = fields[word]!
-            let action: NetworkAction
-            switch word {
-            case "latency-ms": action = .latency(milliseconds: try node.int64(in: NetworkAction.latencyRange))
-            case "partition":
-                guard try node.bool() else { throw node.error("write 'heal: true' to end a partition") }
-                action = .partition
-            case "heal":
-                guard try node.bool() else { throw node.error("heal takes true") }
-                action = .heal
-            case "drop-pushes": action = .dropPushes(try node.int64(in: NetworkAction.pushCountRange))
-            default: action = .duplicatePushes(try node.int64(in: NetworkAction.pushCountRange))
-            }
-            return (.cloud(.network(device: name, action)), "network \(name): \(word) \((try? node.plistValue()).map { PlistJSON.encode($0) } ?? "")")
-        case "clock-skew":
-            let fields = try body.fields(allowed: ["device", "ms"], required: ["device", "ms"])
-            let name = try device(fields["device"]!)
-            let ms = try fields["ms"]!.int64(in: NetworkAction.skewRange)
-            return (.cloud(.network(device: name, .skew(milliseconds: ms))), "\(name)'s clock set \(ms) ms off")
-        case "kill-cloud": return (.cloud(.killCloud), "kill -KILL the cloud")
-        case "restart-cloud": return (.cloud(.restartCloud), "restart the cloud")
-        case "kill-agent":
-            let name = try device(body)
-            return (.cloud(.killAgent(device: name)), "kill -KILL \(name)'s sync agent")
-        case "restart-agent":
-            let name = try device(body)
-            return (.cloud(.restartAgent(device: name)), "restart \(name)'s sync agent")
-        case "wait-cloud":
-            var timeout = 20.0
-            if case .mapping = body.node {
-                let fields = try body.fields(allowed: ["timeout"])
-                timeout = try fields["timeout"]?.seconds(atMost: maximumWait) ?? timeout
-            } else if body.node.null == nil {
-                throw body.error("wait-cloud takes nothing or {timeout: SECONDS}")
-            }
-            return (.cloud(.waitForQuiescence(timeout: timeout)), "wait until every device and the cloud agree")
-        default:
-            throw body.error("unknown step '\(keyword)'")
-        }
     }
 
     /// `{cloud: STORE, account: A, key: K, value: V | absent: true, by: DEVICE, ahead-ms: N}`,
@@ -193,5 +104,110 @@ extension SpecNode {
     /// A whole number in a range given in 64 bits (the cloud's bounds), with the node's place in errors.
     func int64(in range: ClosedRange<Int64>) throws -> Int64 {
         Int64(try int(in: Int(range.lowerBound)...Int(range.upperBound)))
+    }
+}
+
+extension StepGrammar {
+    /// A step that takes one device: `offline: iPad`.
+    static func deviceStep(_ keyword: String, does: String, _ make: @escaping @Sendable (String) -> (CloudAction, String)) -> StepSpec {
+        StepSpec(keyword, shorthand: "a device", does: does) { input in
+            let (action, summary) = make(try input.device())
+            return (.cloud(action), summary)
+        }
+    }
+
+    /// A step that takes nothing: `kill-cloud:`.
+    static func bareStep(_ keyword: String, does: String, _ action: CloudAction, _ summary: String) -> StepSpec {
+        StepSpec(keyword, shorthand: "nothing", does: does) { _ in (.cloud(action), summary) }
+    }
+
+    static let pushCount = StepField.Kind.number(Int(NetworkAction.pushCountRange.lowerBound)...Int(NetworkAction.pushCountRange.upperBound))
+    static let networkChoices = ["latency-ms", "partition", "heal", "drop-pushes", "duplicate-pushes"]
+
+    static let cloudSteps: [StepSpec] = [
+        StepSpec("kvs-set", fields: [
+            .required("in", .process), .required("key"), .optional("value", .value),
+            .optional("bytes", .number(1...16 << 20), "in place of `value`: a string of that many bytes, for the 1 MB limits"),
+        ], does: "`NSUbiquitousKeyValueStore.set` in that process (the target needs `icloud-kvs`)") { input in
+            let fields = try input.fields()
+            let process = try fields.process("in")
+            let key = try fields.node("key").string()
+            switch (fields["value"], fields["bytes"]) {
+            case (let node?, nil):
+                let value = try node.plistValue()
+                return (.command(process: process, .cloudSet(key: key, value: value)), "kvs-set \(key)=\(PlistJSON.encode(value)) in \(process)")
+            case (nil, _?):
+                // `bytes: N`: a string of N "x" (N bytes in the store), for limits a file could not spell out.
+                let size = try fields.number("bytes")!
+                return (.command(process: process, .cloudSet(key: key, value: .string(String(repeating: "x", count: size)))),
+                        "kvs-set \(key)=<\(size) bytes> in \(process)")
+            default: throw input.body.error("kvs-set takes 'value' or 'bytes' (a generated string of that many bytes)")
+            }
+        },
+        StepSpec("kvs-remove", fields: [.required("in", .process), .required("key")], does: "`removeObject` on the store") { input in
+            let fields = try input.fields()
+            let process = try fields.process("in"), key = try fields.node("key").string()
+            return (.command(process: process, .cloudRemove(key: key)), "kvs-remove \(key) in \(process)")
+        },
+        StepSpec("sign-in", fields: [.required("device", .device), .required("account")],
+                 does: "signs the device in (switching if another account was signed in)") { input in
+            let fields = try input.fields()
+            let account = try fields.node("account").string()
+            do { try DomainName.validate(account, what: "account name") } catch { throw fields.node("account").error("\(error)") }
+            let name = try fields.device("device")!
+            return (.cloud(.signIn(device: name, account: account)), "sign \(name) in to \(account)")
+        },
+        deviceStep("sign-out", does: "signs it out: the account's values leave the device") { (.signOut(device: $0), "sign \($0) out") },
+        deviceStep("offline", does: "its agent disconnects and stays so; its apps go on writing") { (.network(device: $0, .offline), "\($0) offline") },
+        deviceStep("online", does: "its agent reconnects") { (.network(device: $0, .online), "\($0) online") },
+        StepSpec("network", fields: [
+            .required("device", .device), .optional("latency-ms", .milliseconds(NetworkAction.latencyRange)),
+            .optional("partition", .flag), .optional("heal", .flag), .optional("drop-pushes", pushCount), .optional("duplicate-pushes", pushCount),
+        ], does: "faults the cloud applies to that device's traffic; exactly one of the fields besides `device`", read: readNetwork),
+        StepSpec("clock-skew", fields: [.required("device", .device), .required("ms", .milliseconds(NetworkAction.skewRange), "may be negative")],
+                 does: "the device's apps stamp writes that far off the real time") { input in
+            let fields = try input.fields()
+            let name = try fields.device("device")!
+            let ms = try fields.milliseconds("ms")!
+            return (.cloud(.network(device: name, .skew(milliseconds: ms))), "\(name)'s clock set \(ms) ms off")
+        },
+        bareStep("kill-cloud", does: "kill -9 the cloud", .killCloud, "kill -KILL the cloud"),
+        bareStep("restart-cloud", does: "starts it again (same port, same data)", .restartCloud, "restart the cloud"),
+        deviceStep("kill-agent", does: "kill -9 that device's sync agent") { (.killAgent(device: $0), "kill -KILL \($0)'s sync agent") },
+        deviceStep("restart-agent", does: "starts that device's sync agent again") { (.restartAgent(device: $0), "restart \($0)'s sync agent") },
+        StepSpec("wait-cloud", shorthand: "nothing", fields: [.optional("timeout", .seconds, "default 20")],
+                 does: "has every running app with an iCloud store save its writes (`synchronize`), then waits until every signed-in, online "
+                     + "device with a running agent has uploaded what it can, has had its first download, and is at the cloud's revision of each of its stores") { input in
+            var timeout = 20.0
+            if input.isMapping {
+                timeout = try input.fields().seconds("timeout") ?? timeout
+            } else if input.body.node.null == nil {
+                throw input.body.error("wait-cloud takes nothing or {timeout: SECONDS}")
+            }
+            return (.cloud(.waitForQuiescence(timeout: timeout)), "wait until every device and the cloud agree")
+        },
+    ]
+
+    @Sendable static func readNetwork(_ input: StepInput) throws -> (Step.Action, String) {
+        let fields = try input.fields()
+        let name = try fields.device("device")!
+        let chosen = fields.nodes.keys.filter { $0 != "device" }
+        guard chosen.count == 1, let word = chosen.first else {
+            throw input.body.error("network takes a device and one of \(networkChoices.joined(separator: ", "))")
+        }
+        let node = fields.node(word)
+        let action: NetworkAction
+        switch word {
+        case "latency-ms": action = .latency(milliseconds: try fields.milliseconds(word)!)
+        case "partition":
+            guard try node.bool() else { throw node.error("write 'heal: true' to end a partition") }
+            action = .partition
+        case "heal":
+            guard try node.bool() else { throw node.error("heal takes true") }
+            action = .heal
+        case "drop-pushes": action = .dropPushes(Int64(try fields.number(word)!))
+        default: action = .duplicatePushes(Int64(try fields.number(word)!))
+        }
+        return (.cloud(.network(device: name, action)), "network \(name): \(word) \((try? node.plistValue()).map { PlistJSON.encode($0) } ?? "")")
     }
 }
