@@ -155,32 +155,7 @@ public enum ScenarioParser {
             "cloud", "account", "copy", "by", "ahead-ms", "uploads", "kvs", "keys", "message", "value-domain", "search-list", "matching", "as",
         ])
         if let check = try parseCloudCheck(fields, node, context) { return check }
-        if let file = fields["file"] {
-            let domain = try file.string()
-            let device = try context.device(fields["device"])
-            let app = try fields["app"]?.string()
-            let condition: FileCheck.Condition
-            if let key = fields["key"] {
-                guard let value = fields["value"] else { throw node.error("a file check with 'key' needs 'value' (or use absent: KEY)") }
-                condition = .value(key: try key.string(), try value.plistValue())
-            } else if let absent = fields["absent"] {
-                condition = .absent(key: try absent.string())
-            } else if let count = fields["count"], let pattern = fields["matching"] {
-                condition = .countMatching(pattern: try pattern.string(), try count.int(in: 0...PlistLimits.maximumValueCount))
-            } else if let count = fields["count"] {
-                condition = .count(try count.int(in: 0...PlistLimits.maximumValueCount))
-            } else if let length = fields["length"] {
-                let inner = try length.fields(allowed: ["key", "is"], required: ["key", "is"])
-                condition = .length(key: try inner["key"]!.string(), try inner["is"]!.int(in: 0...PlistLimits.maximumValueCount))
-            } else if try fields["intact"]?.bool() == true {
-                condition = .intact
-            } else if try fields["moved-aside"]?.bool() == true {
-                condition = .movedAside
-            } else {
-                throw node.error("a file check needs one of: key+value, absent, count, length, intact: true, moved-aside: true")
-            }
-            return .file(FileCheck(domain: domain, device: device, app: app, condition: condition))
-        }
+        if let file = fields["file"] { return .file(try parseFileCheck(file, fields, node, context)) }
         if let process = fields["acknowledged"] { return .acknowledged(process: try context.process(process)) }
         if let process = fields["exit"] {
             guard let status = fields["status"] else { throw node.error("an exit check needs 'status'") }
@@ -189,7 +164,11 @@ public enum ScenarioParser {
         guard let inNode = fields["in"] else {
             throw node.error("a check needs 'in' (a process), 'file' (a domain), 'acknowledged' or 'exit'")
         }
-        let process = try context.process(inNode)
+        return try parseProcessCheck(try context.process(inNode), fields, node, context)
+    }
+
+    /// A check on a process: `{ in: P, … }` with saw / not-saw, search-list, kvs, card, or a key's value and domain.
+    static func parseProcessCheck(_ process: String, _ fields: [String: SpecNode], _ node: SpecNode, _ context: Context) throws -> Check {
         if let eventNode = fields["saw"] ?? fields["not-saw"] {
             let matcher = try parseMatcher(fields, eventNode: eventNode)
             if fields["times"] != nil && fields["saw"] == nil { throw fields["times"]!.error("'times' goes with 'saw'") }
@@ -224,6 +203,34 @@ public enum ScenarioParser {
         let domain = try fields["domain"]?.string()
         if value == nil && domain == nil { throw node.error("a process check on '\(try key.string())' needs value, absent: true or domain") }
         return .value(process: process, key: try key.string(), value: value, domain: domain)
+    }
+
+    /// `{ file: DOMAIN, device, app, key+value | absent | count | matching+count | length | intact | moved-aside }`.
+    static func parseFileCheck(_ file: SpecNode, _ fields: [String: SpecNode], _ node: SpecNode, _ context: Context) throws -> FileCheck {
+        let domain = try file.string()
+        let device = try context.device(fields["device"])
+        let app = try fields["app"]?.string()
+        let condition: FileCheck.Condition
+        if let key = fields["key"] {
+            guard let value = fields["value"] else { throw node.error("a file check with 'key' needs 'value' (or use absent: KEY)") }
+            condition = .value(key: try key.string(), try value.plistValue())
+        } else if let absent = fields["absent"] {
+            condition = .absent(key: try absent.string())
+        } else if let count = fields["count"], let pattern = fields["matching"] {
+            condition = .countMatching(pattern: try pattern.string(), try count.int(in: 0...PlistLimits.maximumValueCount))
+        } else if let count = fields["count"] {
+            condition = .count(try count.int(in: 0...PlistLimits.maximumValueCount))
+        } else if let length = fields["length"] {
+            let inner = try length.fields(allowed: ["key", "is"], required: ["key", "is"])
+            condition = .length(key: try inner["key"]!.string(), try inner["is"]!.int(in: 0...PlistLimits.maximumValueCount))
+        } else if try fields["intact"]?.bool() == true {
+            condition = .intact
+        } else if try fields["moved-aside"]?.bool() == true {
+            condition = .movedAside
+        } else {
+            throw node.error("a file check needs one of: key+value, absent, count, length, intact: true, moved-aside: true")
+        }
+        return FileCheck(domain: domain, device: device, app: app, condition: condition)
     }
 
     static func parseSignal(_ node: SpecNode?) throws -> Int32 {
