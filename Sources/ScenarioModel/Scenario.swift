@@ -50,6 +50,13 @@ public struct Step: Sendable {
     /// A short text for reports, e.g. "set theme = dark in app".
     public let summary: String
 
+    public init(action: Action, line: Int, keyword: String, summary: String) {
+        self.action = action
+        self.line = line
+        self.keyword = keyword
+        self.summary = summary
+    }
+
     public indirect enum Action: Sendable {
         case launch([String])
         /// The launch must fail: the process exits with `status` and says `message` (an error event or stderr).
@@ -156,6 +163,11 @@ public struct EventMatcher: Sendable, CustomStringConvertible {
 public struct LocatedCheck: Sendable {
     public let check: Check
     public let line: Int
+
+    public init(check: Check, line: Int) {
+        self.check = check
+        self.line = line
+    }
 }
 
 /// A check on the resulting state.
@@ -193,4 +205,11 @@ public struct FileCheck: Sendable {
     /// Read the domain inside this app's container (its private copy).
     public let app: String?
     public let condition: Condition
+
+    public init(domain: String, device: String?, app: String?, condition: Condition) {
+        self.domain = domain
+        self.device = device
+        self.app = app
+        self.condition = condition
+    }
 }

@@ -15,6 +15,8 @@ public enum ScenarioParser {
     public static let maximumCount = 100_000
     /// An exit status, as a shell shows it (128 + the signal for a death by signal).
     public static let statusRange = 0...255
+    /// What `corrupt` writes when the step gives no `content`.
+    public static let notAPropertyList = "this is not a property list"
 
     public static func load(_ path: String) throws -> Scenario {
         try parse(SpecNode.load(path))

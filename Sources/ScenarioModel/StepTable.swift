@@ -202,7 +202,7 @@ public enum StepGrammar {
                  does: "replaces a domain's plist with bytes that are not a property list") { input in
             let fields = try input.fields()
             let domain = try fields.node("domain").string()
-            return (.corrupt(domain: domain, device: try fields.device("device"), content: try fields.text("content") ?? "this is not a property list"),
+            return (.corrupt(domain: domain, device: try fields.device("device"), content: try fields.text("content") ?? ScenarioParser.notAPropertyList),
                     "corrupt \(domain)")
         },
         StepSpec("delete-file", fields: [.required("domain"), .optional("device", .device)], does: "deletes a domain's plist") { input in

@@ -1,4 +1,5 @@
 import AppModel
+import AppProtocol
 import Foundation
 import PropertyList
 import ScenarioModel
@@ -101,151 +102,176 @@ struct RandomWorld {
         writtenBy[device, default: []].insert(key)
     }
 
-    /// Applies one operation; returns its steps (none if it means nothing now).
+    /// Applies one operation; returns its steps as scenario lines (none if it means nothing now).
     mutating func perform(_ operation: RandomRun.Operation) -> [String] {
+        steps(for: operation).flatMap { StepWriter.lines($0) }
+    }
+
+    /// Applies one operation; returns its steps (none if it means nothing now).
+    mutating func steps(for operation: RandomRun.Operation) -> [Step.Action] {
         defer { index += 1 }
+        return defaultsSteps(for: operation) ?? cloudSteps(for: operation)
+    }
+
+    // MARK: Steps
+
+    static func write(_ process: String, _ request: AppRequest) -> Step.Action { .command(process: process, request) }
+    static func synchronize(_ process: String) -> Step.Action { .command(process: process, .synchronize) }
+    static func together(_ actions: [Step.Action]) -> Step.Action {
+        .parallel(actions.map { Step(action: $0, line: 0, keyword: "", summary: "") })
+    }
+
+    /// The steps of an operation on the defaults side; nil for one on the iCloud side.
+    mutating func defaultsSteps(for operation: RandomRun.Operation) -> [Step.Action]? {
+        typealias W = RandomWorld
         switch operation {
         case .set(let process, let key, let value):
             files[RandomRun.device(of: process)]![key] = .integer(Int64(value))
-            return ["  - set: { in: \(process), key: \(key), value: \(value) }", "  - synchronize: \(process)"]
+            return [W.write(process, .set(key: key, value: .integer(Int64(value)))), W.synchronize(process)]
         case .remove(let process, let key):
             files[RandomRun.device(of: process)]![key] = nil
-            return ["  - remove: { in: \(process), key: \(key) }", "  - synchronize: \(process)"]
+            return [W.write(process, .remove(key: key)), W.synchronize(process)]
         case .increment(let process, let counter, let by):
             increment(counter, by: by, on: RandomRun.device(of: process))
-            return ["  - increment: { in: \(process), key: \(counter), by: \(by) }"]
+            return [W.write(process, .increment(key: counter, by: Int64(by)))]
         case .append(let process, let value):
             append(.integer(Int64(value)), to: RandomRun.list, on: RandomRun.device(of: process))
-            return ["  - append: { in: \(process), key: \(RandomRun.list), value: \(value) }"]
+            return [W.write(process, .append(key: RandomRun.list, values: [.integer(Int64(value))]))]
         case .intent(let device, let count, let text):
             if count { increment("noteCount", by: 1, on: device) } else { append(.string("note\(text)"), to: "notes", on: device) }
-            return [count ? "  - intent: { name: CountNote, device: \(device) }"
-                          : "  - intent: { name: AddNote, device: \(device), params: { text: note\(text) } }"]
+            return [.intent(name: count ? "CountNote" : "AddNote", parameters: count ? [:] : ["text": "note\(text)"], device: device,
+                            status: 0, arguments: [], result: nil)]
         case .concurrent(let appKey, let appValue, let widgetKey, let widgetValue):
             file[appKey] = .integer(Int64(appValue))
             file[widgetKey] = .integer(Int64(widgetValue))
-            return [
-                "  - parallel:",
-                "      - set: { in: app, key: \(appKey), value: \(appValue) }",
-                "      - set: { in: widget, key: \(widgetKey), value: \(widgetValue) }",
-                "  - parallel: [{ synchronize: app }, { synchronize: widget }]",
-            ]
+            return [W.together([W.write("app", .set(key: appKey, value: .integer(Int64(appValue)))),
+                                W.write("widget", .set(key: widgetKey, value: .integer(Int64(widgetValue))))]),
+                    W.together([W.synchronize("app"), W.synchronize("widget")])]
         case .restart(let process, let given):
             started(process, arguments: given)
-            let words = given.keys.sorted().flatMap { ["-\($0)", given[$0]!] }
-            return ["  - restart: { process: \(process), args: [\(words.joined(separator: ", "))] }"]
+            return [.restart(process: process, arguments: given.keys.sorted().flatMap { ["-\($0)", given[$0]!] })]
         case .killAndRelaunch(let process):
             started(process)
-            return ["  - kill: \(process)", "  - launch: \(process)"]
+            return [.kill(process: process, signal: SIGKILL, afterAcks: nil), .launch([process])]
         case .suspendedWhileAppWrites(let key, let value):
             file[key] = .integer(Int64(value))
-            return ["  - suspend: widget", "  - set: { in: app, key: \(key), value: \(value) }", "  - synchronize: app", "  - resume: widget"]
+            return [.suspend("widget"), W.write("app", .set(key: key, value: .integer(Int64(value)))), W.synchronize("app"), .resume("widget")]
         case .register(let process, let key, let value):
             registered[process, default: [:]][key] = .integer(Int64(value))
-            return ["  - register: { in: \(process), defaults: { \(key): \(value) } }"]
+            return [W.write(process, .register(defaults: [key: .integer(Int64(value))]))]
         case .corruptThenWrite(let key, let value):
             file = [key: .integer(Int64(value))]
-            return ["  - corrupt: { domain: \(RandomRun.suite) }", "  - set: { in: app, key: \(key), value: \(value) }", "  - synchronize: app"]
+            return [.corrupt(domain: RandomRun.suite, device: nil, content: ScenarioParser.notAPropertyList),
+                    W.write("app", .set(key: key, value: .integer(Int64(value)))), W.synchronize("app")]
         case .toggleSuite(let process, let suite):
             if let place = added[process, default: []].firstIndex(of: suite) {
                 added[process]!.remove(at: place)
-                return ["  - remove-suite: { in: \(process), name: \(suite) }"]
+                return [W.write(process, .removeSuite(name: suite))]
             }
             added[process, default: []].insert(suite, at: 0)
-            return ["  - add-suite: { in: \(process), name: \(suite) }"]
+            return [W.write(process, .addSuite(name: suite))]
         case .eraseDevice(let device):
-            // What the device had not uploaded would be lost, by a timing no
-            // model can know: everything is brought up and in agreement first.
-            var steps = settle()
-            files[device] = [:]
-            addedSuiteFiles[device] = [:]
-            writtenBy[device] = []
-            let app = RandomRun.cloudApp(on: device)
-            started(app)
-            steps += [
-                "  - erase-device: \(device)",
-                "  - sign-in: { device: \(device), account: alice }",
-            ]
-            // The erase took the device's clock setting with it; set it again,
-            // so the two devices' clocks stay hours apart.
-            if clockHours[device] != 0 { steps.append("  - clock-skew: { device: \(device), ms: \(clockHours[device]! * 3_600_000) }") }
-            steps.append("  - restart: { process: \(app), args: [] }")
-            return steps
+            return erase(device)
+        default:
+            return nil
+        }
+    }
+
+    /// What the device had not uploaded would be lost, by a timing no model
+    /// can know: everything is brought up and in agreement first.
+    mutating func erase(_ device: String) -> [Step.Action] {
+        var steps = settleSteps()
+        files[device] = [:]
+        addedSuiteFiles[device] = [:]
+        writtenBy[device] = []
+        let app = RandomRun.cloudApp(on: device)
+        started(app)
+        steps += [.eraseDevice(device), .cloud(.signIn(device: device, account: "alice"))]
+        // The erase took the device's clock setting with it; set it again,
+        // so the two devices' clocks stay hours apart.
+        if clockHours[device] != 0 { steps.append(.cloud(.network(device: device, .skew(milliseconds: Int64(clockHours[device]! * 3_600_000))))) }
+        steps.append(.restart(process: app, arguments: []))
+        return steps
+    }
+
+    /// The steps of an operation on the iCloud side.
+    mutating func cloudSteps(for operation: RandomRun.Operation) -> [Step.Action] {
+        typealias W = RandomWorld
+        switch operation {
         case .kvsSet(let process, let key, let value):
             cloudWrite(.integer(Int64(value)), key: key, by: process)
-            return ["  - kvs-set: { in: \(process), key: \(key), value: \(value) }", "  - synchronize: \(process)"]
+            return [W.write(process, .cloudSet(key: key, value: .integer(Int64(value)))), W.synchronize(process)]
         case .kvsRemove(let process, let key):
             guard writtenBy[RandomRun.device(of: process)]?.contains(key) == true else { return [] }
             cloudWrite(nil, key: key, by: process)
-            return ["  - kvs-remove: { in: \(process), key: \(key) }", "  - synchronize: \(process)"]
+            return [W.write(process, .cloudRemove(key: key)), W.synchronize(process)]
         case .kvsConcurrent(let key, let appValue, let padValue):
             cloudWrite(.integer(Int64(appValue)), key: key, by: "app")
             cloudWrite(.integer(Int64(padValue)), key: key, by: "pad")
-            return [
-                "  - parallel:",
-                "      - kvs-set: { in: app, key: \(key), value: \(appValue) }",
-                "      - kvs-set: { in: pad, key: \(key), value: \(padValue) }",
-                "  - parallel: [{ synchronize: app }, { synchronize: pad }]",
-            ]
+            return [W.together([W.write("app", .cloudSet(key: key, value: .integer(Int64(appValue)))),
+                                W.write("pad", .cloudSet(key: key, value: .integer(Int64(padValue))))]),
+                    W.together([W.synchronize("app"), W.synchronize("pad")])]
         case .toggleOnline(let device):
-            if online.remove(device) != nil { return ["  - offline: \(device)"] }
+            if online.remove(device) != nil { return [.cloud(.network(device: device, .offline))] }
             online.insert(device)
-            return ["  - online: \(device)"]
+            return [.cloud(.network(device: device, .online))]
         case .togglePartition(let device):
             guard cloudRunning else { return [] }
-            if partitioned.remove(device) != nil { return ["  - network: { device: \(device), heal: true }"] }
+            if partitioned.remove(device) != nil { return [.cloud(.network(device: device, .heal))] }
             partitioned.insert(device)
-            return ["  - network: { device: \(device), partition: true }"]
+            return [.cloud(.network(device: device, .partition))]
         case .pushFault(let device, let duplicate, let count):
             guard cloudRunning else { return [] }
-            return ["  - network: { device: \(device), \(duplicate ? "duplicate-pushes" : "drop-pushes"): \(count) }"]
+            return [.cloud(.network(device: device, duplicate ? .duplicatePushes(Int64(count)) : .dropPushes(Int64(count))))]
         case .toggleAgent(let device):
-            if agentRunning.remove(device) != nil { return ["  - kill-agent: \(device)"] }
+            if agentRunning.remove(device) != nil { return [.cloud(.killAgent(device: device))] }
             agentRunning.insert(device)
-            return ["  - restart-agent: \(device)"]
+            return [.cloud(.restartAgent(device: device))]
         case .toggleCloud:
             if cloudRunning {
                 cloudRunning = false
-                return ["  - kill-cloud:"]
+                return [.cloud(.killCloud)]
             }
             // The cloud keeps its faults in memory: a restarted one has none.
             cloudRunning = true
             partitioned = []
-            return ["  - restart-cloud:"]
+            return [.cloud(.restartCloud)]
         case .quiesce:
-            return settle()
+            return settleSteps()
+        default:
+            preconditionFailure("\(operation) is an operation on the defaults side")
         }
     }
 
     /// Ends every fault, then waits until the devices and the cloud agree,
-    /// and checks that they agree on what the model says.
-    mutating func settle() -> [String] {
-        var steps: [String] = []
+    /// and checks that they agree on what the model says (as scenario lines).
+    mutating func settle() -> [String] { settleSteps().flatMap { StepWriter.lines($0) } }
+
+    mutating func settleSteps() -> [Step.Action] {
+        var steps: [Step.Action] = []
         if cloudRunning {
-            steps += partitioned.sorted().map { "  - network: { device: \($0), heal: true }" }
+            steps += partitioned.sorted().map { .cloud(.network(device: $0, .heal)) }
         } else {
-            steps.append("  - restart-cloud:")
+            steps.append(.cloud(.restartCloud))
         }
         cloudRunning = true
         partitioned = []
-        for device in RandomRun.devices.filter({ !online.contains($0) }) { steps.append("  - online: \(device)") }
-        for device in RandomRun.devices.filter({ !agentRunning.contains($0) }) { steps.append("  - restart-agent: \(device)") }
+        for device in RandomRun.devices.filter({ !online.contains($0) }) { steps.append(.cloud(.network(device: device, .online))) }
+        for device in RandomRun.devices.filter({ !agentRunning.contains($0) }) { steps.append(.cloud(.restartAgent(device: device))) }
         online = Set(RandomRun.devices)
         agentRunning = Set(RandomRun.devices)
-        steps.append("  - wait-cloud:")
-        steps.append("  - expect:")
+        steps.append(.cloud(.waitForQuiescence(timeout: 20)))
+        var checks: [Check] = []
         for key in RandomRun.kvsKeys {
             let winner = winners[key]
-            if let value = winner?.value, let device = winner?.device {
-                steps.append("      - { cloud: \(RandomRun.store), account: alice, key: \(key), value: \(PlistJSON.encode(value)), by: \(device) }")
-            } else {
-                steps.append("      - { cloud: \(RandomRun.store), account: alice, key: \(key), absent: true }")
-            }
+            let value: PlistValue?? = .some(winner?.value)
+            checks.append(.cloud(.cloudValue(store: RandomRun.store, account: "alice", key: key, value: value,
+                                             writtenBy: winner?.value == nil ? nil : winner?.device, aheadMs: nil)))
             for device in RandomRun.devices {
-                let expected = winner?.value.map { "value: \(PlistJSON.encode($0))" } ?? "absent: true"
-                steps.append("      - { copy: \(RandomRun.store), device: \(device), key: \(key), \(expected) }")
+                checks.append(.cloud(.copyValue(device: device, store: RandomRun.store, key: key, value: winner?.value)))
             }
         }
+        steps.append(.expect(checks.map { LocatedCheck(check: $0, line: 0) }))
         return steps
     }
 }
@@ -265,7 +291,7 @@ extension RandomRun {
     /// The history as a scenario file, with the model's checks at the end.
     public var yaml: String {
         var world = RandomWorld(history: self)
-        var lines = [
+        let lines = [
             "name: random-\(seed)-\(operations.count)",
             "summary: A randomized history (seed \(seed), \(operations.count) operations) of the app and the widget on an iPhone and the app on an iPad, "
                 + "with their suites and their iCloud store; the checks are the model's.",
@@ -281,26 +307,41 @@ extension RandomRun {
             "  pad: { role: main-app, device: iPad }",
             "steps:",
         ]
+        var steps: [Step.Action] = []
         // The added suites' contents, written before anyone reads them.
         for device in Self.devices {
             for suite in Self.addedSuites {
                 guard let values = world.addedSuiteFiles[device]?[suite], !values.isEmpty else { continue }
                 let text = values.keys.sorted().map { "\($0) = \(values[$0]!.stringValue ?? "");" }.joined(separator: " ")
-                lines.append("  - defaults: [write, --device, \(device), \(suite), \"{ \(text) }\"]")
+                steps.append(.defaults(arguments: ["write", "--device", device, suite, "{ \(text) }"], status: 0, output: nil))
             }
         }
-        lines.append("  - launch: [app, widget, pad]")
-        for operation in operations { lines += world.perform(operation) }
-        lines += world.settle()
-        // Once a process has seen a marker written after everything else on its
-        // device (by another process), it has read everything before it.
-        let marker = seed % 1_000_000 + 1
-        lines += [
-            "  - set: { in: app, key: marker, value: \(marker) }",
-            "  - synchronize: app",
-            "  - wait: { for: change, in: widget, key: marker }",
-            "  - defaults: [write, --device, iPad, \(Self.suite), marker, -int, \"\(marker)\"]",
-            "  - wait: { for: change, in: pad, key: marker }",
+        steps.append(.launch(["app", "widget", "pad"]))
+        for operation in operations { steps += world.steps(for: operation) }
+        steps += world.settleSteps()
+        steps += markerSteps(world)
+        steps.append(.expect(finalChecks(world).map { LocatedCheck(check: $0, line: 0) }))
+        return (lines + steps.flatMap { StepWriter.lines($0) }).joined(separator: "\n") + "\n"
+    }
+
+    /// Once a process has seen a marker written after everything else on its
+    /// device (by another process), it has read everything before it.
+    func markerSteps(_ world: RandomWorld) -> [Step.Action] {
+        let marker = Int64(seed % 1_000_000 + 1)
+        func wait(_ event: String, in process: String, key: String? = nil, keys: [String]? = nil) -> Step.Action {
+            var matcher = EventMatcher(event: event)
+            matcher.key = key
+            matcher.keys = keys
+            if keys != nil { matcher.reason = "server-change" }
+            return .wait(process: process, matcher: matcher, timeout: 10)
+        }
+        func writeMarker(_ device: String, _ suite: String, _ key: String) -> Step.Action {
+            .defaults(arguments: ["write", "--device", device, suite, key, "-int", "\(marker)"], status: 0, output: nil)
+        }
+        var steps: [Step.Action] = [
+            RandomWorld.write("app", .set(key: "marker", value: .integer(marker))), RandomWorld.synchronize("app"),
+            wait("change", in: "widget", key: "marker"),
+            writeMarker("iPad", Self.suite, "marker"), wait("change", in: "pad", key: "marker"),
         ]
         // The same for each added suite a process reads, and for each
         // device's iCloud store: a marker from the other device.
@@ -309,50 +350,46 @@ extension RandomRun {
                 let readers = Self.processes.filter { Self.device(of: $0) == device && world.added[$0]?.contains(suite) == true }
                 guard !readers.isEmpty else { continue }
                 let suiteMarker = "marker-\(suite.split(separator: ".").last!)"
-                lines.append("  - defaults: [write, --device, \(device), \(suite), \(suiteMarker), -int, \"\(marker)\"]")
-                lines += readers.map { "  - wait: { for: change, in: \($0), key: \(suiteMarker) }" }
+                steps.append(writeMarker(device, suite, suiteMarker))
+                steps += readers.map { wait("change", in: $0, key: suiteMarker) }
             }
         }
-        lines += [
-            "  - kvs-set: { in: app, key: marker-iPhone, value: \(marker) }",
-            "  - synchronize: app",
-            "  - wait: { for: cloud-change, in: pad, reason: server-change, keys: [marker-iPhone] }",
-            "  - kvs-set: { in: pad, key: marker-iPad, value: \(marker) }",
-            "  - synchronize: pad",
-            "  - wait: { for: cloud-change, in: app, reason: server-change, keys: [marker-iPad] }",
-            "  - expect:",
+        return steps + [
+            RandomWorld.write("app", .cloudSet(key: "marker-iPhone", value: .integer(marker))), RandomWorld.synchronize("app"),
+            wait("cloud-change", in: "pad", keys: ["marker-iPhone"]),
+            RandomWorld.write("pad", .cloudSet(key: "marker-iPad", value: .integer(marker))), RandomWorld.synchronize("pad"),
+            wait("cloud-change", in: "app", keys: ["marker-iPad"]),
         ]
+    }
+
+    /// What the model says each file, process and iCloud store holds at the end.
+    func finalChecks(_ world: RandomWorld) -> [Check] {
+        var checks: [Check] = []
         let fileKeys = Self.keys + Self.counters + ["noteCount"]
         for device in Self.devices {
             let file = world.files[device]!
             for key in fileKeys + [Self.list, "notes"] {
-                if let value = file[key] {
-                    if case .array(let items) = value {
-                        lines.append("      - { file: \(Self.suite), device: \(device), length: { key: \(key), is: \(items.count) } }")
-                    } else {
-                        lines.append("      - { file: \(Self.suite), device: \(device), key: \(key), value: \(PlistJSON.encode(value)) }")
-                    }
-                } else {
-                    // The markers made both files, so a key's absence is checkable.
-                    lines.append("      - { file: \(Self.suite), device: \(device), absent: \(key) }")
+                // The markers made both files, so a key's absence is checkable.
+                let condition: FileCheck.Condition = switch file[key] {
+                case .array(let items)?: .length(key: key, items.count)
+                case let value?: .value(key: key, value)
+                case nil: .absent(key: key)
                 }
+                checks.append(.file(FileCheck(domain: Self.suite, device: device, app: nil, condition: condition)))
             }
         }
         for process in Self.processes {
             for key in fileKeys {
                 if let (value, domain) = world.effective(key, in: process) {
-                    lines.append("      - { in: \(process), key: \(key), value: \(PlistJSON.encode(value)), domain: \(domain) }")
+                    checks.append(.value(process: process, key: key, value: .some(value), domain: domain))
                 } else {
-                    lines.append("      - { in: \(process), key: \(key), absent: true }")
+                    checks.append(.value(process: process, key: key, value: .some(nil), domain: nil))
                 }
             }
         }
         for process in ["app", "pad"] {
-            for key in Self.kvsKeys {
-                let expected = world.winners[key]?.value.map { "value: \(PlistJSON.encode($0))" } ?? "absent: true"
-                lines.append("      - { in: \(process), kvs: \(key), \(expected) }")
-            }
+            for key in Self.kvsKeys { checks.append(.cloudValueIn(process: process, key: key, value: world.winners[key]?.value)) }
         }
-        return lines.joined(separator: "\n") + "\n"
+        return checks
     }
 }
