@@ -129,7 +129,7 @@ let package = Package(
             .product(name: "PropertyBased", package: "swift-property-based"),
         ]),
         .testTarget(name: "IntegrationTests", dependencies: [
-            "AppProtocol", "ChildProcess", "CloudDevice", "CloudService", "GroupDefaults", "PropertyList", "ScenarioModel", "Scenarios", "SharedFiles", "TestSupport",
+            "AppProtocol", "ChildProcess", "CloudDevice", "CloudModel", "CloudService", "GroupDefaults", "PropertyList", "ScenarioModel", "Scenarios", "SharedFiles", "TestSupport",
             "groupsim", "groupsim-stress", "main-app", "widget", "intent-extension",
         ]),
     ]

@@ -1,0 +1,30 @@
+import CloudModel
+import Foundation
+import ScenarioModel
+import Testing
+
+/// Each bound is defined once (NetworkAction, in CloudModel): the CLI's
+/// `groupsim cloud network` and a scenario's steps accept the same range.
+@Suite struct ScenarioLimitsTests {
+    func parse(_ step: String) throws -> Scenario {
+        try ScenarioParser.parse("summary: x\ndevices: [iPhone, iPad]\nsteps:\n  - \(step)\n", file: "/tmp/limits.yaml")
+    }
+
+    @Test func clockSkewIsAYearEitherWayForTheCLIAndScenarios() throws {
+        let year = Int64(365 * 86_400_000)
+        #expect(NetworkAction.skewRange == -year...year)
+        #expect(try NetworkAction("skew", year) == .skew(milliseconds: year))
+        #expect(throws: CloudFormatError.self) { try NetworkAction("skew", year + 1) }
+        #expect(throws: CloudFormatError.self) { try NetworkAction("skew", -10 * year) }
+        _ = try parse("clock-skew: { device: iPad, ms: \(-year) }")
+        #expect(throws: (any Error).self) { try parse("clock-skew: { device: iPad, ms: \(year + 1) }") }
+    }
+
+    @Test func pushCountsAndLatencyShareTheCloudsBounds() throws {
+        _ = try parse("network: { device: iPad, drop-pushes: \(NetworkAction.pushCountRange.upperBound) }")
+        #expect(throws: (any Error).self) { try parse("network: { device: iPad, duplicate-pushes: \(NetworkAction.pushCountRange.upperBound + 1) }") }
+        _ = try parse("network: { device: iPad, latency-ms: \(NetworkAction.latencyRange.upperBound) }")
+        #expect(throws: (any Error).self) { try parse("network: { device: iPad, latency-ms: \(NetworkAction.latencyRange.upperBound + 1) }") }
+        #expect(throws: CloudFormatError.self) { try NetworkAction("latency", NetworkAction.latencyRange.upperBound + 1) }
+    }
+}
