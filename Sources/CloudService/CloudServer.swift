@@ -91,7 +91,7 @@ public actor CloudServer {
     private let events: @Sendable (String, [String: PlistValue]) -> Void
 
     public init(dataFolder: String, events: @escaping @Sendable (String, [String: PlistValue]) -> Void = { _, _ in }) throws {
-        ledger = try CloudLedger(dataFolder: dataFolder)
+        ledger = try CloudLedger(dataFolder: dataFolder, report: events)
         self.events = events
         serverID = "groupsim-cloud-\(getpid())-\(Int(Date().timeIntervalSince1970))"
     }
@@ -101,7 +101,6 @@ public actor CloudServer {
     func open(device: String, account: String, outbox: AsyncStream<OutgoingFrame>.Continuation) throws -> Int {
         try DomainName.validate(device, what: "device name")
         try DomainName.validate(account, what: "account name")
-        _ = try ledger.stores(of: account)
         nextSession += 1
         events("connected", ["device": .string(device), "account": .string(account)])
         // A device has one agent: a newer connection replaces an older one.
@@ -137,20 +136,43 @@ public actor CloudServer {
             try DomainName.validate(store, what: "store identifier")
             traffic[session.device, default: DeviceTraffic()].uploadedChanges += changes.count
             let outcome = try ledger.upload(changes, to: store, of: session.account, from: session.device)
-            let advanced = outcome.push.map { Advance(base: $0.base, revision: $0.revision) }
-            send(.ack(store: store, accepted: outcome.accepted, refused: outcome.refused, superseded: outcome.superseded, advanced: advanced),
+            send(.ack(store: store, accepted: outcome.accepted, refused: outcome.refused, superseded: outcome.superseded, advanced: advance(outcome)),
                  to: id, isPush: false)
-            if let push = outcome.push {
-                events("stored", [
-                    "device": .string(session.device), "account": .string(session.account), "store": .string(store),
-                    "revision": .integer(push.revision), "keys": .array(push.records.map { .string($0.key) }),
-                ])
-                traffic[session.device, default: DeviceTraffic()].appliedChanges += push.records.count
-                let message = CloudMessage.changes(store: store, base: push.base, revision: push.revision, initial: false, records: push.records)
-                // The writer has these records already: its ack moves its revision on.
-                for (other, target) in sessions where other != id && target.account == session.account { send(message, to: other, isPush: true) }
+            if !outcome.refused.isEmpty {
+                events("refused", ["device": .string(session.device), "account": .string(session.account), "store": .string(store),
+                                   "keys": .array(outcome.refused.map { .string($0.key) }), "reason": .string(outcome.refused[0].reason)])
             }
+            push(outcome, store: store, from: id)
+        case .restore(let store, let records):
+            // A device gives back what it holds after a reset: kept as it was, whoever wrote it.
+            try DomainName.validate(store, what: "store identifier")
+            traffic[session.device, default: DeviceTraffic()].uploadedChanges += records.count
+            let outcome = try ledger.upload(records, to: store, of: session.account, from: session.device, restoring: true)
+            send(.restored(store: store, kept: outcome.kept, refused: outcome.refused, superseded: outcome.superseded, advanced: advance(outcome)),
+                 to: id, isPush: false)
+            events("restored", ["device": .string(session.device), "account": .string(session.account), "store": .string(store),
+                                "given": .integer(Int64(records.count)), "taken": .integer(Int64(outcome.push?.records.count ?? 0)),
+                                "refused": .integer(Int64(outcome.refused.count))])
+            push(outcome, store: store, from: id)
         }
+    }
+
+    private func advance(_ outcome: CloudLedger.UploadOutcome) -> Advance? {
+        outcome.push.map { Advance(base: $0.base, revision: $0.revision, generation: ledger.generation) }
+    }
+
+    /// Sends what an upload changed to the account's other devices.
+    private func push(_ outcome: CloudLedger.UploadOutcome, store: String, from id: Int) {
+        guard let push = outcome.push, let session = sessions[id] else { return }
+        events("stored", [
+            "device": .string(session.device), "account": .string(session.account), "store": .string(store),
+            "revision": .integer(push.revision), "keys": .array(push.records.map { .string($0.key) }),
+        ])
+        traffic[session.device, default: DeviceTraffic()].appliedChanges += push.records.count
+        let message = CloudMessage.changes(store: store, base: push.base, revision: push.revision, initial: false, records: push.records,
+                                           lineage: push.lineage)
+        // The writer has these records already: its ack moves its revision on.
+        for (other, target) in sessions where other != id && target.account == session.account { send(message, to: other, isPush: true) }
     }
 
     func greet(_ id: Int, stores: [String: Int64]) throws {
@@ -166,7 +188,8 @@ public actor CloudServer {
         try DomainName.validate(store, what: "store identifier")
         let state = try ledger.store(store, of: session.account)
         let base = min(since, state.revision)
-        send(.changes(store: store, base: base, revision: state.revision, initial: since == 0, records: state.changes(since: base)),
+        send(.changes(store: store, base: base, revision: state.revision, initial: since == 0, records: state.changes(since: base),
+                      lineage: state.lineage),
              to: id, isPush: true)
     }
 

@@ -25,6 +25,8 @@ public actor SyncAgent {
     private var stores: [String: PersistentDomain] = [:]
     /// Uploads sent and not yet acknowledged: store → sequence → when sent.
     private var inFlight: [String: [Int64: ContinuousClock.Instant]] = [:]
+    /// Restores (what a copy gives back after a reset) sent and not yet answered: store → when sent.
+    private var restoresInFlight: [String: ContinuousClock.Instant] = [:]
     private let events: @Sendable (String, [String: PlistValue]) -> Void
     /// The last problem reported for each store's copy, so a copy that stays malformed is reported once.
     private var reportedProblems: [String: String] = [:]
@@ -96,6 +98,7 @@ public actor SyncAgent {
 
     private func session(_ channel: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>, account: String) async throws {
         inFlight = [:]
+        restoresInFlight = [:]
         try await channel.executeThenClose { inbound, outbound in
             let writer = MessageWriter(outbound: outbound)
             try await writer.send(.hello(device: cloud.device, account: account, stores: revisions()))
@@ -156,6 +159,7 @@ public actor SyncAgent {
             if ContinuousClock.now - lastPoll >= Self.retryInterval {
                 lastPoll = .now
                 for (store, sent) in inFlight { inFlight[store] = sent.filter { ContinuousClock.now - $0.value < Self.retryInterval } }
+                restoresInFlight = restoresInFlight.filter { ContinuousClock.now - $0.value < Self.retryInterval }
                 try await writer.send(.poll(stores: revisions()))
                 // A first download that never came (a push lost on the way)
                 // is asked for again: a poll at revision 0 of a store the
@@ -181,6 +185,14 @@ public actor SyncAgent {
                               "stamps": .array(sending.map { .string($0.stamp.description) })])
             try await writer.send(.upload(store: identifier, changes: sending))
         }
+        for identifier in stores.keys.sorted() where restoresInFlight[identifier] == nil {
+            guard let copy = readable(identifier), copy.account == account else { continue }
+            let giving = copy.restoreUploads
+            guard !giving.isEmpty else { continue }
+            restoresInFlight[identifier] = .now
+            events("restore", ["store": .string(identifier), "keys": .array(giving.map { .string($0.key) })])
+            try await writer.send(.restore(store: identifier, records: giving))
+        }
     }
 
     private func handle(_ text: String, account: String, writer: MessageWriter) async throws {
@@ -198,8 +210,7 @@ public actor SyncAgent {
                 copy.acknowledge(accepted)
                 copy.refuse(refused)
                 let corrected = copy.correct(superseded)
-                // Only this device's upload lies between: its records are here already.
-                if let advanced, advanced.base == copy.revision { copy.revision = advanced.revision }
+                copy.advance(advanced)
                 fields = copy.plist
                 return corrected
             }
@@ -207,11 +218,40 @@ public actor SyncAgent {
             for sequence in accepted + refused.map(\.sequence) { inFlight[store]?[sequence] = nil }
             events("acknowledged", ["store": .string(store), "sequences": .array(accepted.map { .integer($0) })])
             if !refused.isEmpty { events("refused", ["store": .string(store), "keys": .array(refused.map { .string($0.key) })]) }
-        case .changes(let store, let base, let revision, let initial, let records):
+        case .restored(let store, let kept, let refused, let superseded, let advanced):
+            guard let domain = stores[store], readable(store) != nil else { return }
+            let corrected = try domain.transaction { fields -> [String] in
+                var copy = try StoreCopy(fields, path: domain.file.path)
+                guard copy.account == account else { return [] }
+                let corrected = copy.restored(kept: kept, refused: refused, superseded: superseded)
+                copy.advance(advanced)
+                fields = copy.plist
+                return corrected
+            }
+            restoresInFlight[store] = nil
+            events("restored", ["store": .string(store), "keys": .array(kept.map { .string($0) }),
+                                "superseded": .array(corrected.map { .string($0) })])
+            if !refused.isEmpty {
+                events("refused", ["store": .string(store), "keys": .array(refused.map { .string($0.key) }), "reason": .string(refused[0].reason)])
+            }
+        case .changes(let store, let base, let revision, let initial, let records, let lineage):
             guard let domain = stores[store], readable(store) != nil else { return }
             let outcome = try domain.transaction { fields -> (gap: Int64?, changed: [String]?) in
                 var copy = try StoreCopy(fields, path: domain.file.path)
                 guard copy.account == account else { return (nil, nil) }
+                if let lineage, !lineage.continues(revision: copy.revision, generation: copy.generation) {
+                    // The cloud lost the history this copy followed: start over from its whole store.
+                    guard base == 0 else { return (0, nil) }
+                    let had = copy.revision
+                    let reset = copy.reset(to: records, revision: revision, generation: lineage.current)
+                    fields = copy.plist
+                    events("cloud-reset", [
+                        "store": .string(store), "had": .integer(had), "cloud": .integer(revision),
+                        "keys": .array(reset.changed.map { .string($0) }), "givingBack": .integer(Int64(reset.givingBack)),
+                        "message": .string("the cloud no longer has the revisions this device had; its whole store was taken, and what it lacks is given back"),
+                    ])
+                    return (nil, reset.changed)
+                }
                 // A push that starts after what this copy has: one was lost; ask again from here.
                 if base > copy.revision { return (copy.revision, nil) }
                 // Everything since revision 0 is a whole first download, whatever the cloud called it.
@@ -219,6 +259,7 @@ public actor SyncAgent {
                 guard revision > copy.revision || first else { return (nil, nil) }
                 let fresh = records.filter { $0.revision > copy.revision }
                 let changed = copy.apply(fresh, revision: revision, initial: first)
+                if copy.revision == revision, let lineage { copy.generation = lineage.current }
                 fields = copy.plist
                 return (nil, changed)
             }

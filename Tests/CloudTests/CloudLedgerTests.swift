@@ -22,7 +22,7 @@ import TestSupport
                                         to: "com.example.notes", of: "alice@example.com", from: "iPhone")
         #expect(outcome.accepted == [1, 2] && outcome.refused.isEmpty && outcome.superseded.isEmpty)
         #expect(outcome.push?.base == 0 && outcome.push?.revision == 1 && outcome.push?.records.map(\.key) == ["gone", "k"])
-        #expect(FileManager.default.fileExists(atPath: folder + "/accounts/alice@example.com.plist"))
+        #expect(FileManager.default.fileExists(atPath: folder + "/accounts/alice@example.com/com.example.notes.plist"))
         // A new ledger on the same folder (a restarted cloud) reads it back.
         var reopened = try CloudLedger(dataFolder: folder)
         let state = try reopened.store("com.example.notes", of: "alice@example.com")
@@ -137,18 +137,151 @@ import TestSupport
         #expect(throws: (any Error).self) { try reopened.upload([Self.change("k", 1, time: 10)], to: "s", of: "../escape", from: "iPhone") }
     }
 
-    @Test func aMalformedLedgerFileIsRefusedNamingIt() throws {
-        _ = try CloudLedger(dataFolder: folder)
-        let path = folder + "/accounts/alice.plist"
-        func refusal(_ contents: [String: PlistValue]) throws -> String {
-            try BinaryPropertyList.encode(.dictionary(contents)).write(to: URL(fileURLWithPath: path))
+    /// A store file the cloud cannot use at start is moved aside (never
+    /// deleted), the log says which file and why, and the store starts
+    /// empty with a history of its own, so devices see a reset and fill it.
+    @Test func aDamagedStoreFileIsSetAsideNamedAndTheStoreStartsOver() throws {
+        do {
             var ledger = try CloudLedger(dataFolder: folder)
-            do { return "accepted as \(try ledger.stores(of: "alice"))" } catch { return "\(error)" }
+            _ = try ledger.upload([Self.change("k", 1, time: 10)], to: "s", of: "alice", from: "iPhone")
         }
-        #expect(try refusal(["s": 5]) == "\(path) store s must be an object, found an integer")
-        #expect(try refusal(["s": ["records": [:]]]) == "\(path) store s.revision must be an integer")
-        #expect(try refusal(["s": ["revision": 1, "records": ["k": ["key": "k"]]]]) == "\(path) store s record k.time must be an integer")
-        #expect(try refusal(["s": ["revision": 1, "records": ["k": 1]]]) == "\(path) store s record k must be an object, found an integer")
+        let path = folder + "/accounts/alice/s.plist"
+        let reports = Reports()
+        func outcome(_ bytes: Data) throws -> (CloudStoreState, [String]) {
+            try bytes.write(to: URL(fileURLWithPath: path))
+            var ledger = try CloudLedger(dataFolder: folder, report: reports.record)
+            let state = try ledger.store("s", of: "alice")
+            // The next upload goes to a file of its own, not over the damaged one.
+            let next = try ledger.upload([Self.change("j", 2, time: 20, sequence: 2)], to: "s", of: "alice", from: "iPhone")
+            #expect(next.push?.revision == 1)
+            let aside = try FileManager.default.contentsOfDirectory(atPath: folder + "/accounts/alice").filter { $0.hasPrefix("s.plist.corrupt-") }
+            return (state, aside)
+        }
+        let garbage = Data("not a property list".utf8)
+        let (empty, aside) = try outcome(garbage)
+        #expect(empty == CloudStoreState())
+        #expect(aside.count == 1)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: folder + "/accounts/alice/" + aside[0])) == garbage)
+        #expect(reports.lines.count == 1 && reports.lines[0].contains("damaged") && reports.lines[0].contains(path), "\(reports.lines)")
+        // A property list of the wrong shape too, named down to the field.
+        let (alsoEmpty, _) = try outcome(BinaryPropertyList.encode(["revision": 1, "records": ["k": ["key": "k"]]]))
+        #expect(alsoEmpty == CloudStoreState())
+        #expect(reports.lines.last?.contains("record k.time must be an integer") == true, "\(reports.lines)")
+    }
+
+    final class Reports: @unchecked Sendable {
+        private let lock = NSLock()
+        private var collected: [String] = []
+        var lines: [String] { lock.withLock { collected } }
+        var record: @Sendable (String, [String: PlistValue]) -> Void {
+            { [self] event, fields in lock.withLock { collected.append(event + " " + PlistJSON.encode(.dictionary(fields))) } }
+        }
+    }
+
+    /// However many stores an account has, each is a file of its own, so
+    /// none is refused for the account's size (one file per account was
+    /// capped at 16 MiB: the 17th full store was retried for ever).
+    @Test func manyFullStoresOfOneAccountAreAllKept() throws {
+        var ledger = try CloudLedger(dataFolder: folder)
+        let big = PlistValue.data(Data(repeating: 7, count: CloudLimits.maximumStoreBytes - 100))
+        for index in 1...20 {
+            let outcome = try ledger.upload([Self.change("big", big, time: 10, sequence: Int64(index))], to: "s\(index)", of: "alice", from: "iPhone")
+            #expect(outcome.refused.isEmpty && outcome.push?.revision == 1, "store \(index): \(outcome.refused)")
+        }
+        var reopened = try CloudLedger(dataFolder: folder)
+        #expect(try reopened.stores(of: "alice").count == 20)
+        #expect(try reopened.store("s20", of: "alice").values["big"] == big)
+    }
+
+    /// The layout before one file per store: an account file is read,
+    /// each store gets its own file, and the old file is kept aside.
+    @Test func anAccountFileOfTheOldLayoutIsMigrated() throws {
+        try FileManager.default.createDirectory(atPath: folder + "/accounts", withIntermediateDirectories: true)
+        let record = CloudRecord(key: "k", value: "old", stamp: ChangeStamp(time: 5, device: "iPhone", sequence: 3), revision: 2)
+        try BinaryPropertyList.encode(["s": ["revision": 2, "records": ["k": record.plist]]]).write(to: URL(fileURLWithPath: folder + "/accounts/alice.plist"))
+        let reports = Reports()
+        var ledger = try CloudLedger(dataFolder: folder, report: reports.record)
+        let state = try ledger.store("s", of: "alice")
+        #expect(state.revision == 2 && state.records["k"] == record)
+        // A device's copy from before generations, at revision 2, goes on without a reset.
+        #expect(state.lineage.continues(revision: 2, generation: nil))
+        #expect(FileManager.default.fileExists(atPath: folder + "/accounts/alice/s.plist"))
+        #expect(!FileManager.default.fileExists(atPath: folder + "/accounts/alice.plist"))
+        #expect(reports.lines.contains { $0.hasPrefix("migrated") }, "\(reports.lines)")
+        #expect(ledger.knownAccounts == ["alice"])
+    }
+
+    // MARK: The same stamp, two values
+
+    /// Two writes with one stamp (a device restored from a backup writes
+    /// again with a sequence it used, in the same millisecond): the greater
+    /// value by `WriteOrder` is kept whatever the order they come in, and the
+    /// ack of the lower one carries the winner instead of claiming its value.
+    @Test func aTieOfStampsIsBrokenByTheValue() throws {
+        let first = Self.change("k", "apple", time: 10)
+        let second = Self.change("k", "banana", time: 10)
+        var ledger = try CloudLedger(dataFolder: folder + "/one")
+        _ = try ledger.upload([first], to: "s", of: "alice", from: "iPhone")
+        let replaced = try ledger.upload([second], to: "s", of: "alice", from: "iPhone")
+        #expect(replaced.push?.records.map(\.value) == ["banana"] && replaced.superseded.isEmpty)
+        let lower = try ledger.upload([first], to: "s", of: "alice", from: "iPhone")
+        #expect(lower.push == nil && lower.superseded.map(\.value) == ["banana"])
+        var reversed = try CloudLedger(dataFolder: folder + "/two")
+        _ = try reversed.upload([second], to: "s", of: "alice", from: "iPhone")
+        let late = try reversed.upload([first], to: "s", of: "alice", from: "iPhone")
+        #expect(late.push == nil && late.superseded.map(\.value) == ["banana"])
+        #expect(try reversed.store("s", of: "alice").values == ["k": "banana"])
+        // A removal is lower than any value of the same stamp.
+        let removal = try reversed.upload([Self.change("k", nil, time: 10)], to: "s", of: "alice", from: "iPhone")
+        #expect(removal.push == nil && removal.superseded.map(\.value) == ["banana"])
+    }
+
+    // MARK: Removals
+
+    /// 25,000 removals in one upload: the store keeps a bounded number, and
+    /// a write older than a forgotten removal still loses to it.
+    @Test func removalsAreBoundedAndAForgottenOneStillWins() throws {
+        var ledger = try CloudLedger(dataFolder: folder)
+        _ = try ledger.upload([Self.change("k0", "old", time: 1, device: "iPad")], to: "s", of: "alice", from: "iPad")
+        let removals = (0..<25_000).map { Self.change("k\($0)", nil, time: 1_000 + Int64($0), sequence: Int64($0) + 1) }
+        let outcome = try ledger.upload(removals, to: "s", of: "alice", from: "iPhone")
+        #expect(outcome.accepted.count == 25_000 && outcome.refused.isEmpty)
+        let state = try ledger.store("s", of: "alice")
+        #expect(state.removals <= CloudStoreState.keptRemovals && state.records.count <= CloudStoreState.keptRemovals)
+        // Forgotten removals were of revision 2: a device at 1 cannot learn them from changes, and takes the whole store.
+        #expect(state.lineage.forgotten == 2)
+        #expect(!state.lineage.continues(revision: 1, generation: nil) && state.lineage.continues(revision: 2, generation: nil))
+        #expect(state.values.isEmpty)
+        // k0 was removed at 1000: iPad's write of 500 is older, and loses to the forgotten removal.
+        let late = try ledger.upload([Self.change("k0", "late", time: 500, device: "iPad", sequence: 2)], to: "s", of: "alice", from: "iPad")
+        #expect(late.push == nil && late.superseded.map(\.value) == [nil])
+        // A newer write of a forgotten key is kept.
+        let newer = try ledger.upload([Self.change("k1", "new", time: 50_000, device: "iPad", sequence: 3)], to: "s", of: "alice", from: "iPad")
+        #expect(newer.push?.records.map(\.key) == ["k1"])
+        var reopened = try CloudLedger(dataFolder: folder)
+        let again = try reopened.store("s", of: "alice")
+        #expect(again.horizon == state.horizon && again.removals == state.removals && again.values == ["k1": "new"])
+    }
+
+    // MARK: History
+
+    /// Each run of the cloud is a generation; a store lists which revisions
+    /// each wrote, so a device can tell its revision is on the cloud's history.
+    @Test func eachRunOfTheCloudIsAGenerationOfTheStoresHistory() throws {
+        var first = try CloudLedger(dataFolder: folder)
+        _ = try first.upload([Self.change("a", 1, time: 1)], to: "s", of: "alice", from: "iPhone")
+        _ = try first.upload([Self.change("b", 1, time: 2, sequence: 2)], to: "s", of: "alice", from: "iPhone")
+        var second = try CloudLedger(dataFolder: folder)
+        _ = try second.upload([Self.change("c", 1, time: 3, sequence: 3)], to: "s", of: "alice", from: "iPhone")
+        let lineage = try second.store("s", of: "alice").lineage
+        #expect(lineage.generations == [.init(id: first.generation, through: 2), .init(id: second.generation, through: 3)])
+        #expect(lineage.continues(revision: 2, generation: first.generation))
+        #expect(lineage.continues(revision: 3, generation: second.generation))
+        // Revision 3 written by the first run: a history the cloud does not have (restored from a copy taken at 2).
+        #expect(!lineage.continues(revision: 3, generation: first.generation))
+        #expect(!lineage.continues(revision: 1, generation: "gone"))
+        #expect(lineage.continues(revision: 0, generation: nil))
+        #expect(!lineage.continues(revision: 4, generation: nil))
     }
 
     /// A device's copy keeps a value up to 509 levels deep, and the message
