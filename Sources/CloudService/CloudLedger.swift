@@ -140,12 +140,13 @@ struct CloudLedger {
     private var migrated: Set<String> = []
     private let report: @Sendable (String, [String: PlistValue]) -> Void
 
-    /// `report`: what the cloud must tell whoever watches it (a file set aside, a layout migrated).
-    init(dataFolder: String, report: @escaping @Sendable (String, [String: PlistValue]) -> Void = { _, _ in }) throws {
+    /// `generation`: this run's id (a new one when not given). `report`: what
+    /// the cloud must tell whoever watches it (a file set aside, a layout migrated).
+    init(dataFolder: String, generation: String = UUID().uuidString.lowercased(),
+         report: @escaping @Sendable (String, [String: PlistValue]) -> Void = { _, _ in }) {
         self.dataFolder = dataFolder
+        self.generation = generation
         self.report = report
-        generation = UUID().uuidString.lowercased()
-        try createDirectories(dataFolder + "/accounts")
     }
 
     private var accountsFolder: String { dataFolder + "/accounts" }
@@ -205,12 +206,15 @@ struct CloudLedger {
         return result
     }
 
-    var knownAccounts: [String] {
-        let onDisk = (try? FileManager.default.contentsOfDirectory(atPath: accountsFolder)) ?? []
+    var knownAccounts: [String] { Set(Self.accounts(in: dataFolder)).union(loaded.keys).sorted() }
+
+    /// The accounts that have a folder (or a file of the old layout) in `dataFolder`.
+    static func accounts(in dataFolder: String) -> [String] {
+        let onDisk = (try? FileManager.default.contentsOfDirectory(atPath: dataFolder + "/accounts")) ?? []
         let names = onDisk.filter { !$0.hasPrefix(".") && !$0.contains(".corrupt-") }.compactMap { name in
             DomainName.domain(fromFileStem: name.hasSuffix(".plist") ? String(name.dropLast(6)) : name)
         }
-        return Set(names).union(loaded.keys).sorted()
+        return Set(names).sorted()
     }
 
     /// The layout before one file per store kept an account's stores in
@@ -249,7 +253,7 @@ struct CloudLedger {
     }
 
     /// The outcome of one upload.
-    struct UploadOutcome {
+    struct UploadOutcome: Sendable {
         var accepted: [Int64] = []
         var refused: [RefusedChange] = []
         /// For accepted changes that lost to what the store had: the record that won.

@@ -17,14 +17,14 @@ import TestSupport
     }
 
     @Test func anUploadIsOnDiskBeforeUploadReturns() throws {
-        var ledger = try CloudLedger(dataFolder: folder)
+        var ledger = CloudLedger(dataFolder: folder)
         let outcome = try ledger.upload([Self.change("k", ["nested": [1]], time: 10), Self.change("gone", nil, time: 10, sequence: 2)],
                                         to: "com.example.notes", of: "alice@example.com", from: "iPhone")
         #expect(outcome.accepted == [1, 2] && outcome.refused.isEmpty && outcome.superseded.isEmpty)
         #expect(outcome.push?.base == 0 && outcome.push?.revision == 1 && outcome.push?.records.map(\.key) == ["gone", "k"])
         #expect(FileManager.default.fileExists(atPath: folder + "/accounts/alice@example.com/com.example.notes.plist"))
         // A new ledger on the same folder (a restarted cloud) reads it back.
-        var reopened = try CloudLedger(dataFolder: folder)
+        var reopened = CloudLedger(dataFolder: folder)
         let state = try reopened.store("com.example.notes", of: "alice@example.com")
         #expect(state.revision == 1)
         #expect(state.records["k"] == CloudRecord(key: "k", value: ["nested": [1]], stamp: ChangeStamp(time: 10, device: "iPhone", sequence: 1), revision: 1))
@@ -35,18 +35,18 @@ import TestSupport
     }
 
     @Test func theSameChangeAgainChangesNothing() throws {
-        var ledger = try CloudLedger(dataFolder: folder)
+        var ledger = CloudLedger(dataFolder: folder)
         let change = Self.change("k", 1, time: 10)
         _ = try ledger.upload([change], to: "s", of: "alice", from: "iPhone")
         let again = try ledger.upload([change], to: "s", of: "alice", from: "iPhone")
         #expect(again.accepted == [1] && again.refused.isEmpty && again.superseded.isEmpty && again.push == nil)
         #expect(try ledger.store("s", of: "alice").revision == 1)
-        var reopened = try CloudLedger(dataFolder: folder)
+        var reopened = CloudLedger(dataFolder: folder)
         #expect(try reopened.store("s", of: "alice").revision == 1)
     }
 
     @Test func anOlderChangeIsAcceptedAndTheWinnerReturned() throws {
-        var ledger = try CloudLedger(dataFolder: folder)
+        var ledger = CloudLedger(dataFolder: folder)
         _ = try ledger.upload([Self.change("k", "newer", time: 200)], to: "s", of: "alice", from: "iPhone")
         let late = try ledger.upload([Self.change("k", "older", time: 100, device: "iPad", sequence: 7)], to: "s", of: "alice", from: "iPad")
         let winner = CloudRecord(key: "k", value: "newer", stamp: ChangeStamp(time: 200, device: "iPhone", sequence: 1), revision: 1)
@@ -58,7 +58,7 @@ import TestSupport
     }
 
     @Test func aRemovalIsKeptSoALateWriteCannotBringTheKeyBack() throws {
-        var ledger = try CloudLedger(dataFolder: folder)
+        var ledger = CloudLedger(dataFolder: folder)
         _ = try ledger.upload([Self.change("k", 1, time: 10), Self.change("j", 2, time: 10, sequence: 2)], to: "s", of: "alice", from: "iPhone")
         let removal = try ledger.upload([Self.change("k", nil, time: 30, sequence: 3)], to: "s", of: "alice", from: "iPhone")
         #expect(removal.push?.records == [CloudRecord(key: "k", value: nil, stamp: ChangeStamp(time: 30, device: "iPhone", sequence: 3), revision: 2)])
@@ -73,7 +73,7 @@ import TestSupport
     }
 
     @Test func aChangeStampedByAnotherDeviceIsRefused() throws {
-        var ledger = try CloudLedger(dataFolder: folder)
+        var ledger = CloudLedger(dataFolder: folder)
         let outcome = try ledger.upload([Self.change("k", 1, time: 10, device: "iPad", sequence: 4), Self.change("j", 2, time: 10)],
                                         to: "s", of: "alice", from: "iPhone")
         #expect(outcome.refused == [RefusedChange(key: "k", sequence: 4, reason: "the change is stamped by device iPad, not iPhone")])
@@ -86,7 +86,7 @@ import TestSupport
     /// write in the same millisecond with the same sequence, one of them lost
     /// and must be told (else it shows its value for ever).
     @Test func canonicallyEquivalentDeviceNamesAreTwoDevices() throws {
-        var ledger = try CloudLedger(dataFolder: folder)
+        var ledger = CloudLedger(dataFolder: folder)
         let composed = "Caf\u{E9}", decomposed = "Cafe\u{301}"
         _ = try ledger.upload([Self.change("k", "composed", time: 10, device: composed)], to: "s", of: "alice", from: composed)
         let second = try ledger.upload([Self.change("k", "decomposed", time: 10, device: decomposed)], to: "s", of: "alice", from: decomposed)
@@ -99,7 +99,7 @@ import TestSupport
     }
 
     @Test func theKey1025IsRefused() throws {
-        var ledger = try CloudLedger(dataFolder: folder)
+        var ledger = CloudLedger(dataFolder: folder)
         let full = (1...1024).map { Self.change("key\($0)", .integer(Int64($0)), time: 10, sequence: Int64($0)) }
         let first = try ledger.upload(full, to: "s", of: "alice", from: "iPhone")
         #expect(first.accepted.count == 1024 && first.refused.isEmpty)
@@ -112,12 +112,12 @@ import TestSupport
         let room = try ledger.upload([Self.change("key2", nil, time: 13, sequence: 1027), Self.change("key1025", 1025, time: 13, sequence: 1028)],
                                      to: "s", of: "alice", from: "iPhone")
         #expect(room.refused.isEmpty && room.accepted == [1027, 1028])
-        var reopened = try CloudLedger(dataFolder: folder)
+        var reopened = CloudLedger(dataFolder: folder)
         #expect(try reopened.store("s", of: "alice").values.count == 1024)
     }
 
     @Test func aValueOverTheLimitIsRefusedAndNothingElseChanges() throws {
-        var ledger = try CloudLedger(dataFolder: folder)
+        var ledger = CloudLedger(dataFolder: folder)
         let big = CloudLimitsTests.value(ofSize: CloudLimits.maximumValueBytes + 1)
         let outcome = try ledger.upload([Self.change("big", big, time: 10), Self.change("small", 1, time: 10, sequence: 2)],
                                         to: "s", of: "alice", from: "iPhone")
@@ -127,10 +127,10 @@ import TestSupport
     }
 
     @Test func accountsAreSeparateFiles() throws {
-        var ledger = try CloudLedger(dataFolder: folder)
+        var ledger = CloudLedger(dataFolder: folder)
         _ = try ledger.upload([Self.change("k", 1, time: 10)], to: "s", of: "alice", from: "iPhone")
         _ = try ledger.upload([Self.change("k", 2, time: 10)], to: "s", of: "bob", from: "iPhone")
-        var reopened = try CloudLedger(dataFolder: folder)
+        var reopened = CloudLedger(dataFolder: folder)
         #expect(try reopened.store("s", of: "alice").values == ["k": 1])
         #expect(try reopened.store("s", of: "bob").values == ["k": 2])
         #expect(reopened.knownAccounts == ["alice", "bob"])
@@ -142,14 +142,14 @@ import TestSupport
     /// empty with a history of its own, so devices see a reset and fill it.
     @Test func aDamagedStoreFileIsSetAsideNamedAndTheStoreStartsOver() throws {
         do {
-            var ledger = try CloudLedger(dataFolder: folder)
+            var ledger = CloudLedger(dataFolder: folder)
             _ = try ledger.upload([Self.change("k", 1, time: 10)], to: "s", of: "alice", from: "iPhone")
         }
         let path = folder + "/accounts/alice/s.plist"
         let reports = Reports()
         func outcome(_ bytes: Data) throws -> (CloudStoreState, [String]) {
             try bytes.write(to: URL(fileURLWithPath: path))
-            var ledger = try CloudLedger(dataFolder: folder, report: reports.record)
+            var ledger = CloudLedger(dataFolder: folder, report: reports.record)
             let state = try ledger.store("s", of: "alice")
             // The next upload goes to a file of its own, not over the damaged one.
             let next = try ledger.upload([Self.change("j", 2, time: 20, sequence: 2)], to: "s", of: "alice", from: "iPhone")
@@ -182,13 +182,13 @@ import TestSupport
     /// none is refused for the account's size (one file per account was
     /// capped at 16 MiB: the 17th full store was retried for ever).
     @Test func manyFullStoresOfOneAccountAreAllKept() throws {
-        var ledger = try CloudLedger(dataFolder: folder)
+        var ledger = CloudLedger(dataFolder: folder)
         let big = PlistValue.data(Data(repeating: 7, count: CloudLimits.maximumStoreBytes - 100))
         for index in 1...20 {
             let outcome = try ledger.upload([Self.change("big", big, time: 10, sequence: Int64(index))], to: "s\(index)", of: "alice", from: "iPhone")
             #expect(outcome.refused.isEmpty && outcome.push?.revision == 1, "store \(index): \(outcome.refused)")
         }
-        var reopened = try CloudLedger(dataFolder: folder)
+        var reopened = CloudLedger(dataFolder: folder)
         #expect(try reopened.stores(of: "alice").count == 20)
         #expect(try reopened.store("s20", of: "alice").values["big"] == big)
     }
@@ -200,7 +200,7 @@ import TestSupport
         let record = CloudRecord(key: "k", value: "old", stamp: ChangeStamp(time: 5, device: "iPhone", sequence: 3), revision: 2)
         try BinaryPropertyList.encode(["s": ["revision": 2, "records": ["k": record.plist]]]).write(to: URL(fileURLWithPath: folder + "/accounts/alice.plist"))
         let reports = Reports()
-        var ledger = try CloudLedger(dataFolder: folder, report: reports.record)
+        var ledger = CloudLedger(dataFolder: folder, report: reports.record)
         let state = try ledger.store("s", of: "alice")
         #expect(state.revision == 2 && state.records["k"] == record)
         // A device's copy from before generations, at revision 2, goes on without a reset.
@@ -220,13 +220,13 @@ import TestSupport
     @Test func aTieOfStampsIsBrokenByTheValue() throws {
         let first = Self.change("k", "apple", time: 10)
         let second = Self.change("k", "banana", time: 10)
-        var ledger = try CloudLedger(dataFolder: folder + "/one")
+        var ledger = CloudLedger(dataFolder: folder + "/one")
         _ = try ledger.upload([first], to: "s", of: "alice", from: "iPhone")
         let replaced = try ledger.upload([second], to: "s", of: "alice", from: "iPhone")
         #expect(replaced.push?.records.map(\.value) == ["banana"] && replaced.superseded.isEmpty)
         let lower = try ledger.upload([first], to: "s", of: "alice", from: "iPhone")
         #expect(lower.push == nil && lower.superseded.map(\.value) == ["banana"])
-        var reversed = try CloudLedger(dataFolder: folder + "/two")
+        var reversed = CloudLedger(dataFolder: folder + "/two")
         _ = try reversed.upload([second], to: "s", of: "alice", from: "iPhone")
         let late = try reversed.upload([first], to: "s", of: "alice", from: "iPhone")
         #expect(late.push == nil && late.superseded.map(\.value) == ["banana"])
@@ -241,7 +241,7 @@ import TestSupport
     /// 25,000 removals in one upload: the store keeps a bounded number, and
     /// a write older than a forgotten removal still loses to it.
     @Test func removalsAreBoundedAndAForgottenOneStillWins() throws {
-        var ledger = try CloudLedger(dataFolder: folder)
+        var ledger = CloudLedger(dataFolder: folder)
         _ = try ledger.upload([Self.change("k0", "old", time: 1, device: "iPad")], to: "s", of: "alice", from: "iPad")
         let removals = (0..<25_000).map { Self.change("k\($0)", nil, time: 1_000 + Int64($0), sequence: Int64($0) + 1) }
         let outcome = try ledger.upload(removals, to: "s", of: "alice", from: "iPhone")
@@ -258,7 +258,7 @@ import TestSupport
         // A newer write of a forgotten key is kept.
         let newer = try ledger.upload([Self.change("k1", "new", time: 50_000, device: "iPad", sequence: 3)], to: "s", of: "alice", from: "iPad")
         #expect(newer.push?.records.map(\.key) == ["k1"])
-        var reopened = try CloudLedger(dataFolder: folder)
+        var reopened = CloudLedger(dataFolder: folder)
         let again = try reopened.store("s", of: "alice")
         #expect(again.horizon == state.horizon && again.removals == state.removals && again.values == ["k1": "new"])
     }
@@ -268,10 +268,10 @@ import TestSupport
     /// Each run of the cloud is a generation; a store lists which revisions
     /// each wrote, so a device can tell its revision is on the cloud's history.
     @Test func eachRunOfTheCloudIsAGenerationOfTheStoresHistory() throws {
-        var first = try CloudLedger(dataFolder: folder)
+        var first = CloudLedger(dataFolder: folder)
         _ = try first.upload([Self.change("a", 1, time: 1)], to: "s", of: "alice", from: "iPhone")
         _ = try first.upload([Self.change("b", 1, time: 2, sequence: 2)], to: "s", of: "alice", from: "iPhone")
-        var second = try CloudLedger(dataFolder: folder)
+        var second = CloudLedger(dataFolder: folder)
         _ = try second.upload([Self.change("c", 1, time: 3, sequence: 3)], to: "s", of: "alice", from: "iPhone")
         let lineage = try second.store("s", of: "alice").lineage
         #expect(lineage.generations == [.init(id: first.generation, through: 2), .init(id: second.generation, through: 3)])
@@ -288,14 +288,14 @@ import TestSupport
     /// carries it: the cloud must store it where a restarted cloud reads it
     /// back, or refuse the change; never write a file it cannot read.
     @Test func aValueAsDeepAsACopyHoldsIsStoredOrRefused() throws {
-        var ledger = try CloudLedger(dataFolder: folder)
+        var ledger = CloudLedger(dataFolder: folder)
         var deep: PlistValue = 1
         for _ in 0..<509 { deep = .array([deep]) }
         let outcome = try ledger.upload([Self.change("deep", deep, time: 10), Self.change("k", 1, time: 10, sequence: 2)],
                                         to: "s", of: "alice", from: "iPhone")
         #expect(outcome.accepted.contains(2))
         do {
-            var reopened = try CloudLedger(dataFolder: folder)
+            var reopened = CloudLedger(dataFolder: folder)
             let state = try reopened.store("s", of: "alice")
             #expect(state.values["k"] == 1)
             #expect(outcome.refused.map(\.key) == ["deep"] || state.values["deep"] == deep)
@@ -305,7 +305,7 @@ import TestSupport
     /// A removal of a key no store can hold (over 64 bytes) leaves no record
     /// behind: removals are kept for ever and sent to every new device.
     @Test func aRemovalOfAnOverlongKeyLeavesNoRecord() throws {
-        var ledger = try CloudLedger(dataFolder: folder)
+        var ledger = CloudLedger(dataFolder: folder)
         let long = String(repeating: "k", count: 65)
         _ = try ledger.upload([Self.change(long, nil, time: 10)], to: "s", of: "alice", from: "iPhone")
         do {

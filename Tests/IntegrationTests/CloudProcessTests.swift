@@ -208,6 +208,49 @@ import TestSupport
         withExtendedLifetime(server) {}
     }
 
+    /// One account's work never holds up another's: while bob's store file
+    /// is locked by another process (the cloud waits for the lock, up to its
+    /// limit), the cloud answers requests and stores alice's upload.
+    @Test func oneAccountWaitingForItsFileHoldsUpNoOtherAccount() throws {
+        let server = try startCloud()
+        let location = try location()
+        @Sendable func frames(_ account: String, _ device: String, key: String, sequence: Int) -> [String] {
+            [#"{"type":"hello","device":"\#(device)","account":"\#(account)","stores":{}}"#,
+             #"{"type":"upload","store":"s","changes":[{"key":"\#(key)","value":1,"time":1000,"device":"\#(device)","sequence":\#(sequence)}]}"#]
+        }
+        _ = try CloudClient.blocking { try await RawSyncClient.exchange(location, send: frames("bob", "bobsPhone", key: "k0", sequence: 1), replies: 2) }
+        let lockPath = ServerLocation.dataFolder(root: simulation) + "/accounts/bob/.s.plist.lock"
+        let lock = open(lockPath, O_RDWR)
+        #expect(lock >= 0 && flock(lock, LOCK_EX) == 0, "\(lockPath)")
+        var locked = true
+        defer { if locked { close(lock) } }
+        let bob = UnsafeSendableBox<[String]?>(nil)
+        let bobDone = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            let replies = try? CloudClient.blocking {
+                try await RawSyncClient.exchange(location, send: frames("bob", "bobsPhone", key: "k1", sequence: 2), replies: 2, timeout: .seconds(30))
+            }
+            bob.update { $0 = replies }
+            bobDone.signal()
+        }
+        // The cloud has bob's upload in hand once its counter says so; it answers while it waits for the file.
+        var uploaded: Int64 = 0
+        while uploaded < 2 {
+            let status = try CloudClient.blocking { try await CloudClient.request(location, path: "/v1/status", timeout: .seconds(5)) }
+            if case .integer(let count)? = status.dictionaryValue?["traffic"]?.dictionaryValue?["bobsPhone"]?.dictionaryValue?["uploadedChanges"] { uploaded = count }
+        }
+        let alice = try CloudClient.blocking {
+            try await RawSyncClient.exchange(location, send: frames("alice", "alicesPhone", key: "k", sequence: 1), replies: 2, timeout: .seconds(5))
+        }
+        #expect(alice.last?.contains("\"accepted\":[1]") == true, "\(alice)")
+        #expect(bobDone.wait(timeout: .now()) == .timedOut, "bob's upload finished while its file was locked")
+        close(lock)
+        locked = false
+        bobDone.wait()
+        #expect(bob.value?.last?.contains("\"accepted\":[2]") == true, "\(String(describing: bob.value))")
+        withExtendedLifetime(server) {}
+    }
+
     @Test func everyAcknowledgedChangeSurvivesKillingTheCloud() throws {
         #expect(try groupsim(["cloud", "account", "sign-in", "alice"], root: root).status == 0)
         var server = try startCloud()
