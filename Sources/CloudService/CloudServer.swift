@@ -218,15 +218,22 @@ public actor CloudServer {
         for store in stores.keys { try DomainName.validate(store, what: "store identifier") }
         let account = session.account
         let messages = try await book(account).run { ledger in
-            try stores.sorted(by: { $0.key < $1.key }).compactMap { store, since -> CloudMessage? in
-                let state = try ledger.store(store, of: account)
-                if onlyIfBehind && state.revision == since { return nil }
-                let base = min(since, state.revision)
-                return .changes(store: store, base: base, revision: state.revision, initial: since == 0, records: state.changes(since: base),
-                                lineage: state.lineage)
+            stores.sorted(by: { $0.key < $1.key }).compactMap { store, since -> CloudMessage? in
+                do {
+                    let state = try ledger.store(store, of: account)
+                    if onlyIfBehind && state.revision == since { return nil }
+                    let base = min(since, state.revision)
+                    return .changes(store: store, base: base, revision: state.revision, initial: since == 0, records: state.changes(since: base),
+                                    lineage: state.lineage)
+                } catch {
+                    // One store the cloud cannot read stops none of the others.
+                    return .error("the cloud cannot read store \(store): \(error)")
+                }
             }
         }
-        for message in messages { send(message, to: id, isPush: true) }
+        for message in messages {
+            if case .error = message { send(message, to: id, isPush: false) } else { send(message, to: id, isPush: true) }
+        }
     }
 
     private func send(_ message: CloudMessage, to id: Int, isPush: Bool) {

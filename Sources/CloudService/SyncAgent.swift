@@ -25,6 +25,8 @@ public actor SyncAgent {
     private var stores: [String: PersistentDomain] = [:]
     /// Uploads sent and not yet acknowledged: store → sequence → when sent.
     private var inFlight: [String: [Int64: ContinuousClock.Instant]] = [:]
+    /// The cloud's last error message, so one repeated on every retry is reported once.
+    private var lastCloudError: String?
     /// Restores (what a copy gives back after a reset) sent and not yet answered: store → when sent.
     private var restoresInFlight: [String: ContinuousClock.Instant] = [:]
     private let events: @Sendable (String, [String: PlistValue]) -> Void
@@ -201,7 +203,9 @@ public actor SyncAgent {
         case .welcome:
             break
         case .error(let problem):
-            events("cloud-error", ["message": .string(problem)])
+            // The same error again (a retry that meets the same full disk) is said once.
+            if problem != lastCloudError { events("cloud-error", ["message": .string(problem)]) }
+            lastCloudError = problem
         case .ack(let store, let accepted, let refused, let superseded, let advanced):
             guard let domain = stores[store], readable(store) != nil else { return }
             let corrected = try domain.transaction { fields -> [String] in
