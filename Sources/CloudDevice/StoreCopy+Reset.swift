@@ -18,6 +18,7 @@ extension StoreCopy {
         let changed = merge(records)
         revision = newRevision
         generation = newGeneration
+        let first = !initialSyncDone
         initialSyncDone = true
         // Pending writes go up as they are; every other key held here the cloud lacks, or has a lower write of, is given back.
         restoring = Set(stamps.keys.filter { key in
@@ -25,7 +26,12 @@ extension StoreCopy {
             guard let held = cloud[key] else { return true }
             return WriteOrder.precedes(held.stamp, held.value, stamp, values[key])
         })
-        if !changed.isEmpty { post(ExternalChange(reason: .serverChange, keys: changed)) }
+        // A copy that never had its first download (only its own uploads moved it on) announces this one as such.
+        if first {
+            post(ExternalChange(reason: .initialSyncChange, keys: changed))
+        } else if !changed.isEmpty {
+            post(ExternalChange(reason: .serverChange, keys: changed))
+        }
         return (changed, restoring.count)
     }
 

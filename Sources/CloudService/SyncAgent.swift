@@ -240,12 +240,17 @@ public actor SyncAgent {
             }
         case .changes(let store, let base, let revision, let initial, let records, let lineage):
             guard let domain = stores[store], readable(store) != nil else { return }
-            let outcome = try domain.transaction { fields -> (gap: Int64?, changed: [String]?) in
+            // `gap`: ask again from there (a push lost; or 0, the cloud's history lost, `historyLost`).
+            let outcome = try domain.transaction { fields -> (gap: Int64?, changed: [String]?, historyLost: Bool) in
                 var copy = try StoreCopy(fields, path: domain.file.path)
-                guard copy.account == account else { return (nil, nil) }
+                guard copy.account == account else { return (nil, nil, false) }
                 if let lineage, !lineage.continues(revision: copy.revision, generation: copy.generation) {
                     // The cloud lost the history this copy followed: start over from its whole store.
-                    guard base == 0 else { return (0, nil) }
+                    guard base == 0 else {
+                        events("history-lost", ["store": .string(store), "have": .integer(copy.revision), "cloud": .integer(revision),
+                                                "message": .string("the cloud no longer has the revisions this device had; asking for its whole store")])
+                        return (0, nil, true)
+                    }
                     let had = copy.revision
                     let reset = copy.reset(to: records, revision: revision, generation: lineage.current)
                     fields = copy.plist
@@ -254,21 +259,21 @@ public actor SyncAgent {
                         "keys": .array(reset.changed.map { .string($0) }), "givingBack": .integer(Int64(reset.givingBack)),
                         "message": .string("the cloud no longer has the revisions this device had; its whole store was taken, and what it lacks is given back"),
                     ])
-                    return (nil, reset.changed)
+                    return (nil, reset.changed, false)
                 }
                 // A push that starts after what this copy has: one was lost; ask again from here.
-                if base > copy.revision { return (copy.revision, nil) }
+                if base > copy.revision { return (copy.revision, nil, false) }
                 // Everything since revision 0 is a whole first download, whatever the cloud called it.
                 let first = !copy.initialSyncDone && (initial || base == 0)
-                guard revision > copy.revision || first else { return (nil, nil) }
+                guard revision > copy.revision || first else { return (nil, nil, false) }
                 let fresh = records.filter { $0.revision > copy.revision }
                 let changed = copy.apply(fresh, revision: revision, initial: first)
                 if copy.revision == revision, let lineage { copy.generation = lineage.current }
                 fields = copy.plist
-                return (nil, changed)
+                return (nil, changed, false)
             }
             if let since = outcome.gap {
-                events("gap", ["store": .string(store), "have": .integer(since), "got": .integer(base)])
+                if !outcome.historyLost { events("gap", ["store": .string(store), "have": .integer(since), "got": .integer(base)]) }
                 try await writer.send(.subscribe(store: store, since: since))
             } else if let changed = outcome.changed {
                 events("applied", ["store": .string(store), "revision": .integer(revision), "initial": .bool(initial),
