@@ -313,3 +313,27 @@ import TestSupport
         }
     }
 }
+
+extension CloudLedgerTests {
+    /// A write within every limit whose store file would pass the 16 MiB a
+    /// file may have (millions of empty arrays count as nothing): refused
+    /// once, with the reason, so its device keeps it and never retries;
+    /// nothing is written and the store goes on.
+    @Test func aStoreFileTooLargeToWriteIsARefusalNotAFailure() throws {
+        var ledger = CloudLedger(dataFolder: folder)
+        _ = try ledger.upload([Self.change("small", 1, time: 10)], to: "s", of: "alice", from: "iPhone")
+        let huge = PlistValue.array(Array(repeating: .array([]), count: 2_200_000))
+        let outcome = try ledger.upload([Self.change("huge", huge, time: 11, sequence: 2), Self.change("other", 2, time: 11, sequence: 3)],
+                                        to: "s", of: "alice", from: "iPhone")
+        let refusal = outcome.refused.first { $0.key == "huge" }
+        #expect(refusal != nil && !outcome.accepted.contains(2), "\(outcome.refused)")
+        if CloudLimits.violation(of: ["huge": huge], writing: "huge") == nil {
+            // Within the limits as they count: the file is what refuses it, and the whole upload with it.
+            #expect(refusal?.reason.contains("over the 16777216") == true, "\(outcome.refused)")
+            #expect(outcome.push == nil && outcome.refused.map(\.key).sorted() == ["huge", "other"])
+        }
+        #expect(try ledger.store("s", of: "alice").values["huge"] == nil)
+        let next = try ledger.upload([Self.change("after", 3, time: 12, sequence: 4)], to: "s", of: "alice", from: "iPhone")
+        #expect(next.push != nil && next.refused.isEmpty)
+    }
+}
