@@ -271,7 +271,7 @@ public actor CloudServer {
 
     func status() -> PlistValue {
         .dictionary([
-            "server": .string(serverID), "pid": .integer(Int64(getpid())), "started": .date(started),
+            "server": .string(serverID), "pid": .integer(Int64(getpid())), "started": .date(started), "generation": .string(generation),
             "accounts": .array(Set(CloudLedger.accounts(in: dataFolder)).union(books.keys).sorted().map { .string($0) }),
             "connected": .array(sessions.values.sorted { $0.device < $1.device }.map {
                 .dictionary(["device": .string($0.device), "account": .string($0.account)])
@@ -293,7 +293,7 @@ public actor CloudServer {
         try DomainName.validate(account, what: "account name")
         let state = try await book(account).run { try $0.store(identifier, of: account) }
         return .dictionary([
-            "revision": .integer(state.revision),
+            "revision": .integer(state.revision), "lineage": state.lineage.plist,
             "records": .dictionary(state.records.mapValues { record in
                 var fields = record.plist.dictionaryValue ?? [:]
                 fields["key"] = nil

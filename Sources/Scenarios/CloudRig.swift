@@ -205,6 +205,7 @@ final class CloudRig: @unchecked Sendable {
         guard let copy else { return "\(device) has not had its first download of \(store)" }
         if copy.account != account { return "\(device) has not switched \(store) to \(account) yet" }
         if !copy.uploads.isEmpty { return "\(device) still has \(copy.uploads.count) change(s) of \(store) to upload" }
+        if !copy.restoring.isEmpty { return "\(device) still has \(copy.restoring.count) key(s) of \(store) to give back to the cloud after a reset" }
         if !copy.initialSyncDone { return "\(device) has not had its first download of \(store)" }
         return nil
     }
