@@ -157,7 +157,7 @@ public actor CloudServer {
                 events("refused", ["device": .string(device), "account": .string(account), "store": .string(store),
                                    "keys": .array(outcome.refused.map { .string($0.key) }), "reason": .string(outcome.refused[0].reason)])
             }
-            push(outcome, store: store, from: id)
+            push(outcome, store: store, from: id, session: session)
         case .restore(let store, let records):
             // A device gives back what it holds after a reset: kept as it was, whoever wrote it.
             try DomainName.validate(store, what: "store identifier")
@@ -169,7 +169,7 @@ public actor CloudServer {
             events("restored", ["device": .string(device), "account": .string(account), "store": .string(store),
                                 "given": .integer(Int64(records.count)), "taken": .integer(Int64(outcome.push?.records.count ?? 0)),
                                 "refused": .integer(Int64(outcome.refused.count))])
-            push(outcome, store: store, from: id)
+            push(outcome, store: store, from: id, session: session)
         }
     }
 
@@ -191,9 +191,10 @@ public actor CloudServer {
         outcome.push.map { Advance(base: $0.base, revision: $0.revision, generation: generation) }
     }
 
-    /// Sends what an upload changed to the account's other devices.
-    private func push(_ outcome: CloudLedger.UploadOutcome, store: String, from id: Int) {
-        guard let push = outcome.push, let session = sessions[id] else { return }
+    /// Sends what an upload changed to the account's other devices (even if
+    /// the writer's connection ended while its upload was being stored).
+    private func push(_ outcome: CloudLedger.UploadOutcome, store: String, from id: Int, session: Session) {
+        guard let push = outcome.push else { return }
         events("stored", [
             "device": .string(session.device), "account": .string(session.account), "store": .string(store),
             "revision": .integer(push.revision), "keys": .array(push.records.map { .string($0.key) }),
