@@ -218,37 +218,52 @@ struct CloudLedger {
     }
 
     /// The layout before one file per store kept an account's stores in
-    /// `<data>/accounts/<account>.plist`: its stores are written to their own
-    /// files (a store already there is kept), then the old file is removed.
+    /// `<data>/accounts/<account>.plist`: each of its stores is written to a
+    /// file of its own (a store file already there wins: it was written
+    /// since), then the old file is removed, or moved aside if a store in
+    /// it could not be read.
     private mutating func migrateOldFile(of account: String) throws {
         guard !migrated.contains(account) else { return }
-        let old = try SharedPlistFile(path: "\(accountsFolder)/\(try DomainName.fileStem(for: account)).plist", root: dataFolder)
+        let path = "\(accountsFolder)/\(try DomainName.fileStem(for: account)).plist"
         let contents: [String: PlistValue]
         do {
-            contents = try old.read()
+            guard let found = try SharedPlistFile.read(path: path, root: dataFolder) else {
+                migrated.insert(account)
+                return
+            }
+            contents = found
         } catch SharedFileError.corrupt(_, let reason) {
-            let movedTo = try old.setAside()
-            report("damaged", ["account": .string(account), "path": .string(old.path), "reason": .string(reason),
-                               "movedTo": movedTo.map { .string($0) } ?? .string("")])
-            migrated.insert(account)
+            try setAsideOldFile(path, account: account, because: reason)
+            return
+        } catch SharedFileError.fileTooLarge(_, let size, let limit) {
+            try setAsideOldFile(path, account: account, because: "\(size) bytes, over the \(limit) a file may have")
             return
         }
+        var unreadable: [String] = []
         for (identifier, entry) in contents.sorted(by: { $0.key < $1.key }) {
             let file = try storeFile(identifier, of: account)
-            guard try file.read().isEmpty else { continue }
+            if FileManager.default.fileExists(atPath: file.path) { continue }
             do {
-                let state = try CloudStoreState(try entry.fields(at: "\(old.path) store \(identifier)"), path: "\(old.path) store \(identifier)")
+                let state = try CloudStoreState(try entry.fields(at: "\(path) store \(identifier)"), path: "\(path) store \(identifier)")
                 try file.update { $0 = state.plist }
             } catch let error as CloudFormatError {
-                report("damaged", ["account": .string(account), "store": .string(identifier), "path": .string(old.path), "reason": .string(error.description)])
+                unreadable.append(identifier)
+                report("damaged", ["account": .string(account), "store": .string(identifier), "path": .string(path), "reason": .string(error.description),
+                                   "message": .string("this store of the old account file could not be read; it starts empty and the devices give back what they hold")])
             }
         }
-        if !contents.isEmpty {
-            // Moved aside rather than deleted: a store that could not be read from it is still there to inspect.
-            let movedTo = try old.setAside()
-            report("migrated", ["account": .string(account), "from": .string(old.path), "keptAt": movedTo.map { .string($0) } ?? .string(""),
-                                "stores": .array(contents.keys.sorted().map { .string($0) })])
-        }
+        let old = try SharedPlistFile(path: path, root: dataFolder)
+        let keptAt = unreadable.isEmpty ? nil : try old.setAside()
+        if unreadable.isEmpty { try old.remove() }
+        report("migrated", ["account": .string(account), "from": .string(path), "stores": .array(contents.keys.sorted().map { .string($0) }),
+                            "oldFileKeptAt": keptAt.map { .string($0) } ?? .string("")])
+        migrated.insert(account)
+    }
+
+    private mutating func setAsideOldFile(_ path: String, account: String, because reason: String) throws {
+        let movedTo = try SharedPlistFile(path: path, root: dataFolder).setAside()
+        report("damaged", ["account": .string(account), "path": .string(path), "reason": .string(reason), "movedTo": movedTo.map { .string($0) } ?? .string(""),
+                           "message": .string("the account's file could not be read and was moved aside; its stores start empty and the devices give back what they hold")])
         migrated.insert(account)
     }
 

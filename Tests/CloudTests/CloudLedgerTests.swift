@@ -209,6 +209,12 @@ import TestSupport
         #expect(!FileManager.default.fileExists(atPath: folder + "/accounts/alice.plist"))
         #expect(reports.lines.contains { $0.hasPrefix("migrated") }, "\(reports.lines)")
         #expect(ledger.knownAccounts == ["alice"])
+        // A damaged account file of the old layout is moved aside, named, and the account starts empty.
+        try Data("damaged".utf8).write(to: URL(fileURLWithPath: folder + "/accounts/bob.plist"))
+        #expect(try ledger.store("s", of: "bob") == CloudStoreState())
+        #expect(reports.lines.last?.hasPrefix("damaged") == true && reports.lines.last?.contains("accounts/bob.plist") == true, "\(reports.lines)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder + "/accounts").contains { $0.hasPrefix("bob.plist.corrupt-") })
+        #expect(ledger.knownAccounts == ["alice", "bob"])
     }
 
     // MARK: The same stamp, two values
