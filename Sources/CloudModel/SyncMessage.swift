@@ -67,7 +67,8 @@ public struct StoreLineage: Sendable, Equatable {
     /// Oldest first.
     public var generations: [Generation]
     /// Removals at or below this revision are no longer kept: a device behind
-    /// it cannot learn them from a list of changes and must take the whole store.
+    /// it cannot learn them from the records the store keeps, so the cloud
+    /// sends it the whole store (from base 0) instead of the changes.
     public var forgotten: Int64
 
     public init(generations: [Generation] = [], forgotten: Int64 = 0) {
@@ -84,7 +85,6 @@ public struct StoreLineage: Sendable, Equatable {
     /// generations (nil) can if the cloud has its revision.
     public func continues(revision: Int64, generation: String?) -> Bool {
         if revision == 0 { return true }
-        if revision < forgotten { return false }
         guard let generation else { return revision <= (generations.last?.through ?? 0) }
         var start: Int64 = 1
         for entry in generations {
@@ -93,6 +93,10 @@ public struct StoreLineage: Sendable, Equatable {
         }
         return false
     }
+
+    /// Whether a device at `revision` may lack removals the store no longer
+    /// keeps (a push, which carries every record of its upload, never does).
+    public func forgot(since revision: Int64) -> Bool { revision > 0 && revision < forgotten }
 
     package var plist: PlistValue {
         .dictionary([

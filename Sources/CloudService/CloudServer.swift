@@ -223,7 +223,8 @@ public actor CloudServer {
                 do {
                     let state = try ledger.store(store, of: account)
                     if onlyIfBehind && state.revision == since { return nil }
-                    let base = min(since, state.revision)
+                    // Behind forgotten removals, the records kept are not all the changes: the whole store goes.
+                    let base = state.lineage.forgot(since: since) ? 0 : min(since, state.revision)
                     return .changes(store: store, base: base, revision: state.revision, initial: since == 0, records: state.changes(since: base),
                                     lineage: state.lineage)
                 } catch {

@@ -244,7 +244,9 @@ public actor SyncAgent {
             let outcome = try domain.transaction { fields -> (gap: Int64?, changed: [String]?, historyLost: Bool) in
                 var copy = try StoreCopy(fields, path: domain.file.path)
                 guard copy.account == account else { return (nil, nil, false) }
-                if let lineage, !lineage.continues(revision: copy.revision, generation: copy.generation) {
+                // Not on the cloud's history, or sent the whole store because removals it had were forgotten: a reset.
+                if let lineage, !lineage.continues(revision: copy.revision, generation: copy.generation)
+                    || (base == 0 && lineage.forgot(since: copy.revision)) {
                     // The cloud lost the history this copy followed: start over from its whole store.
                     guard base == 0 else {
                         events("history-lost", ["store": .string(store), "have": .integer(copy.revision), "cloud": .integer(revision),

@@ -254,9 +254,9 @@ import TestSupport
         #expect(outcome.accepted.count == 25_000 && outcome.refused.isEmpty)
         let state = try ledger.store("s", of: "alice")
         #expect(state.removals <= CloudStoreState.keptRemovals && state.records.count <= CloudStoreState.keptRemovals)
-        // Forgotten removals were of revision 2: a device at 1 cannot learn them from changes, and takes the whole store.
+        // Forgotten removals were of revision 2: a device at 1 cannot learn them from the records kept, and takes the whole store.
         #expect(state.lineage.forgotten == 2)
-        #expect(!state.lineage.continues(revision: 1, generation: nil) && state.lineage.continues(revision: 2, generation: nil))
+        #expect(state.lineage.forgot(since: 1) && !state.lineage.forgot(since: 2) && !state.lineage.forgot(since: 0))
         #expect(state.values.isEmpty)
         // k0 was removed at 1000: iPad's write of 500 is older, and loses to the forgotten removal.
         let late = try ledger.upload([Self.change("k0", "late", time: 500, device: "iPad", sequence: 2)], to: "s", of: "alice", from: "iPad")

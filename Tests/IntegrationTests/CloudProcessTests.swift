@@ -208,6 +208,36 @@ import TestSupport
         withExtendedLifetime(server) {}
     }
 
+    /// Removals are kept up to a bound. A device offline while the removal
+    /// of a key it holds is forgotten takes the whole store when it comes
+    /// back, gives the key back, and the key stays removed: the give-back is
+    /// older than the newest forgotten removal.
+    @Test func aRemovalForgottenWhileADeviceWasOfflineStillRemovesTheKeyThere() throws {
+        let (server, phone, pad) = try twoDevicesHoldingK1()
+        #expect(try groupsim(["cloud", "network", "--device", "iPad", "offline"], root: root).status == 0)
+        try pad.waitFor("disconnected")
+        #expect(try groupsim(["cloud", "write", "com.example.kvs", "k1", "--remove", "--device", "iPhone"], root: root).status == 0)
+        try until(phone) { try DeviceCloud(root: simulation, device: "iPhone").readStore("com.example.kvs")?.pending.isEmpty == true }
+        // 5,000 later removals by another device push k1's out of what the store keeps.
+        let hello = #"{"type":"hello","device":"Mac","account":"alice","stores":{}}"#
+        let removals = (0..<5_000).map { #"{"key":"x\#($0)","time":\#(4_000_000_000_000 + $0),"device":"Mac","sequence":\#($0 + 1)}"# }
+        let upload = #"{"type":"upload","store":"com.example.kvs","changes":["# + removals.joined(separator: ",") + "]}"
+        let location = try location()
+        let replies = try CloudClient.blocking { try await RawSyncClient.exchange(location, send: [hello, upload], replies: 2, timeout: .seconds(20)) }
+        #expect(replies.last?.contains("\"type\":\"ack\"") == true, "\(replies.last?.prefix(200) ?? "no ack")")
+        #expect(try cloudStore("com.example.kvs", account: "alice")["k1"] == nil, "k1's removal is still kept")
+        #expect(try deviceValue("k1", device: "iPad") == .integer(1))
+        #expect(try groupsim(["cloud", "network", "--device", "iPad", "online"], root: root).status == 0)
+        try pad.waitFor("cloud-reset")
+        // iPad gave k1 back; the cloud answered with the forgotten removal, which iPad took.
+        let restored = try pad.waitFor("restored")
+        #expect(restored.contains(#""superseded":["k1"]"#), "\(restored)")
+        #expect(try deviceValue("k1", device: "iPad") == nil)
+        #expect(try cloudValue("k1") == nil)
+        #expect(try deviceValue("pad", device: "iPad") == .integer(0) && cloudValue("pad") == .integer(0))
+        withExtendedLifetime(server) {}
+    }
+
     /// One account's work never holds up another's: while bob's store file
     /// is locked by another process (the cloud waits for the lock, up to its
     /// limit), the cloud answers requests and stores alice's upload.
