@@ -226,6 +226,11 @@ import TestSupport
         let replies = try CloudClient.blocking { try await RawSyncClient.exchange(location, send: [hello, upload], replies: 2, timeout: .seconds(20)) }
         #expect(replies.last?.contains("\"type\":\"ack\"") == true, "\(replies.last?.prefix(200) ?? "no ack")")
         #expect(try cloudStore("com.example.kvs", account: "alice")["k1"] == nil, "k1's removal is still kept")
+        // iPhone, online, had every removal pushed to it: no reset there.
+        let ack = try PlistJSON.decode(PlistJSON.parse(replies.last ?? "{}")).dictionaryValue ?? [:]
+        guard case .integer(let revision)? = ack["revision"] else { throw TestFailure("no revision in \(replies.last ?? "")") }
+        try until(phone) { (try DeviceCloud(root: simulation, device: "iPhone").readStore("com.example.kvs")?.revision ?? 0) >= revision }
+        #expect(!phone.process.allLines.contains { $0.contains("cloud-reset") || $0.contains("history-lost") }, "\(phone.process.allLines)")
         #expect(try deviceValue("k1", device: "iPad") == .integer(1))
         #expect(try groupsim(["cloud", "network", "--device", "iPad", "online"], root: root).status == 0)
         try pad.waitFor("cloud-reset")
