@@ -52,6 +52,10 @@ final class CloudProcess: @unchecked Sendable {
             return "↓ applied revision \(fields["revision"].map { PlistJSON.encode($0) } ?? "?")"
                 + (fields["initial"] == .bool(true) ? " (first download)" : "") + (keys.isEmpty ? "" : ": " + keys.joined(separator: ", "))
         case "listening": return "listening on \(fields["url"]?.stringValue ?? "?")"
+        case "cloud-reset":
+            return "⟲ reset: had revision \(fields["had"].map { PlistJSON.encode($0) } ?? "?"), the cloud \(fields["cloud"].map { PlistJSON.encode($0) } ?? "?")"
+                + "; giving back \(fields["givingBack"].map { PlistJSON.encode($0) } ?? "?")"
+        case "damaged": return "damaged file set aside: \(fields["path"]?.stringValue ?? "?") (\(fields["reason"]?.stringValue ?? "?"))"
         case "stored":
             return "stored \(fields["device"]?.stringValue ?? "?")'s \(keys.joined(separator: ", ")) (revision \(fields["revision"].map { PlistJSON.encode($0) } ?? "?"))"
         default:
