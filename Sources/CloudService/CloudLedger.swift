@@ -130,7 +130,8 @@ struct CloudStoreState: Sendable, Equatable {
 /// is moved aside and the store starts empty, with a new history: devices
 /// see a reset and give back what they hold (docs/cloud.md).
 ///
-/// Not thread-safe: `CloudServer` owns it and calls it from one actor.
+/// Not thread-safe: the cloud gives each account's one to an `AccountBook`,
+/// which calls it from its own serial queue.
 struct CloudLedger {
     let dataFolder: String
     /// This run's generation: every revision written by it carries this id.
