@@ -37,6 +37,10 @@ public struct StoreCopy: Sendable, Equatable {
     public var stamps: [String: ChangeStamp] = [:]
     public var pending: [String: Pending] = [:]
     public var revision: Int64 = 0
+    /// The cloud's generation that wrote `revision` (`StoreLineage`); nil before the first.
+    public var generation: String?
+    /// Keys this device gives back to the cloud after a reset, as it holds them (`StoreCopy+Reset.swift`).
+    public var restoring: Set<String> = []
     /// Whether the first download for `account` has arrived (InitialSyncChange posted).
     public var initialSyncDone = false
     public var nextSequence: Int64 = 1
@@ -133,18 +137,19 @@ public struct StoreCopy: Sendable, Equatable {
         return changed
     }
 
-    /// Takes each record unless a newer local write of its key is pending
-    /// (an older pending write lost, and goes); returns the keys whose value changed, sorted.
-    private mutating func merge(_ records: [CloudRecord]) -> [String] {
+    /// Takes each record unless a greater local write of its key is pending
+    /// (a lower pending write lost, and goes); returns the keys whose value
+    /// changed, sorted. Writes compare by `WriteOrder`, as in the cloud.
+    mutating func merge(_ records: [CloudRecord]) -> [String] {
         var changed: [String] = []
         for record in records {
             if let local = pending[record.key] {
-                if record.stamp < local.stamp { continue }
+                if WriteOrder.precedes(record.stamp, record.value, local.stamp, local.value) { continue }
                 pending[record.key] = nil
                 // The cloud echoing this device's own write: nothing new to show.
-                if record.stamp == local.stamp { continue }
+                if WriteOrder.same(record.stamp, record.value, local.stamp, local.value) { continue }
             }
-            if let known = stamps[record.key], record.stamp <= known { continue }
+            if let known = stamps[record.key], !WriteOrder.precedes(known, values[record.key], record.stamp, record.value) { continue }
             stamps[record.key] = record.stamp
             if values[record.key] != record.value {
                 values[record.key] = record.value
@@ -169,6 +174,8 @@ public struct StoreCopy: Sendable, Equatable {
         }
         account = newAccount
         revision = 0
+        generation = nil
+        restoring = []
         initialSyncDone = false
         if leaving { post(ExternalChange(reason: .accountChange, keys: removed)) }
     }
@@ -200,6 +207,8 @@ public struct StoreCopy: Sendable, Equatable {
             }),
         ]
         if let account { fields["account"] = .string(account) }
+        if let generation { fields["generation"] = .string(generation) }
+        if !restoring.isEmpty { fields["restoring"] = .array(restoring.sorted().map { .string($0) }) }
         return fields
     }
 
@@ -216,6 +225,11 @@ public struct StoreCopy: Sendable, Equatable {
         }
         revision = fields["revision"] == nil ? 0 : try fields.integer("revision", at: path)
         initialSyncDone = try fields.bool("initialSyncDone", at: path, default: false)
+        if fields["generation"] != nil { generation = try fields.string("generation", at: path) }
+        for (index, key) in try fields.array("restoring", at: path).enumerated() {
+            guard case .string(let name) = key else { throw CloudFormatError("\(path) restoring[\(index)] must be a string") }
+            restoring.insert(name)
+        }
         nextSequence = fields["nextSequence"] == nil ? 1 : try fields.integer("nextSequence", at: path)
         for (key, entry) in try fields.dictionary("pending", at: path) {
             let item = try entry.fields(at: "\(path) pending.\(key)")

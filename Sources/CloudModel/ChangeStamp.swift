@@ -53,6 +53,31 @@ public struct ChangeStamp: Sendable, Hashable, Comparable, CustomStringConvertib
     }
 }
 
+/// The order of two writes of one key, total even when both carry the same
+/// stamp (a device restored from a backup stamps new writes with sequence
+/// numbers it used before, and may do so in the same millisecond): the stamp
+/// first (`ChangeStamp`'s order); for one stamp, a removal before a value,
+/// then values by the UTF-8 bytes of their JSON text (`PlistJSON`, keys
+/// sorted), then by the bytes of their binary property list (a date and a
+/// dictionary `{"$date": …}` have the same JSON text). The cloud and every
+/// device keep the greater write, so they all end with the same value.
+public enum WriteOrder {
+    public static func precedes(_ a: ChangeStamp, _ aValue: PlistValue?, _ b: ChangeStamp, _ bValue: PlistValue?) -> Bool {
+        if a != b { return a < b }
+        guard let bValue else { return false }
+        guard let aValue else { return true }
+        if aValue == bValue { return false }
+        let (aText, bText) = (PlistJSON.encode(aValue), PlistJSON.encode(bValue))
+        if aText != bText { return aText.utf8.lexicographicallyPrecedes(bText.utf8) }
+        return BinaryPropertyList.encode(aValue).lexicographicallyPrecedes(BinaryPropertyList.encode(bValue))
+    }
+
+    /// Whether `record` is the same write as (stamp, value): the same stamp and the same value.
+    public static func same(_ a: ChangeStamp, _ aValue: PlistValue?, _ b: ChangeStamp, _ bValue: PlistValue?) -> Bool {
+        a == b && aValue == bValue
+    }
+}
+
 /// One key's state in the cloud: its value (nil once removed: removals are
 /// kept, so an older write arriving late cannot bring the key back), the
 /// write that set it, and the store revision at which it last changed.

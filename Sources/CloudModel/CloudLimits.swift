@@ -39,21 +39,29 @@ public enum CloudLimits {
     /// Why a store holding `values` breaks a limit, naming the key whose
     /// write is being checked; nil when it is within every limit.
     public static func violation(of values: [String: PlistValue], writing key: String) -> String? {
+        let total = values.values.reduce(0) { $0 + size(of: $1) }
+        return violation(writing: key, values[key], storeKeys: values.count, storeBytes: total)
+    }
+
+    /// Why writing `value` (nil: a removal) for `key` breaks a limit, when
+    /// the store would then hold `storeKeys` keys of `storeBytes` in all; nil
+    /// when it is within every limit. Costs the size of the value only, so
+    /// the cloud checks a long upload in time linear in its size.
+    public static func violation(writing key: String, _ value: PlistValue?, storeKeys: Int, storeBytes: Int) -> String? {
         if size(ofKey: key) > maximumKeyBytes {
             return "key \(CloudFormatError.brief(key)) is \(size(ofKey: key)) bytes of UTF-8; a key may have at most \(maximumKeyBytes)"
         }
-        if let value = values[key], value.nestingDepth(upTo: maximumValueNesting) > maximumValueNesting {
+        if let value, value.nestingDepth(upTo: maximumValueNesting) > maximumValueNesting {
             return "the value of key \(CloudFormatError.brief(key)) nests arrays and dictionaries more than \(maximumValueNesting) deep"
         }
-        if let value = values[key], size(of: value) > maximumValueBytes {
+        if let value, size(of: value) > maximumValueBytes {
             return "the value of key \(CloudFormatError.brief(key)) is \(size(of: value)) bytes; a value may have at most \(maximumValueBytes)"
         }
-        if values.count > maximumKeys {
-            return "the store would hold \(values.count) keys; it may hold at most \(maximumKeys)"
+        if storeKeys > maximumKeys {
+            return "the store would hold \(storeKeys) keys; it may hold at most \(maximumKeys)"
         }
-        let total = values.values.reduce(0) { $0 + size(of: $1) }
-        if total > maximumStoreBytes {
-            return "the store would hold \(total) bytes; it may hold at most \(maximumStoreBytes) (1 MB)"
+        if storeBytes > maximumStoreBytes {
+            return "the store would hold \(storeBytes) bytes; it may hold at most \(maximumStoreBytes) (1 MB)"
         }
         return nil
     }

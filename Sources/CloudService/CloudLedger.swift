@@ -4,11 +4,31 @@ import GroupDefaults
 import PropertyList
 import SharedFiles
 
-/// One store of one account in the cloud: its records (removals included)
-/// and its revision, which grows by one with every upload that changes it.
+/// One store of one account in the cloud: its records (removals included),
+/// its revision, which grows by one with every upload that changes it, and
+/// the history those revisions belong to (`StoreLineage`). The live keys and
+/// bytes are counted as records change, so checking a write against the
+/// store's limits costs the size of the write, not of the store.
 struct CloudStoreState: Sendable, Equatable {
-    var revision: Int64 = 0
-    var records: [String: CloudRecord] = [:]
+    private(set) var revision: Int64 = 0
+    private(set) var records: [String: CloudRecord] = [:]
+    private(set) var lineage = StoreLineage()
+    /// The newest stamp of a removal no longer kept: a write older than it,
+    /// of a key the store has no record of, may be of a key removed since,
+    /// and loses to that removal.
+    private(set) var horizon: ChangeStamp? = nil
+    private(set) var liveKeys = 0
+    private(set) var liveBytes = 0
+    private(set) var removals = 0
+
+    /// The removals a store keeps. A removal is kept so that an older write
+    /// arriving late (a device offline, a re-upload after a reset) cannot
+    /// bring its key back, and so that devices learn of it; four times the
+    /// keys a store may hold, so a store whose keys all churn still remembers
+    /// its recent removals. Beyond it the oldest (by stamp) go: their newest
+    /// stamp becomes `horizon` and their newest revision `lineage.forgotten`
+    /// (a device behind it takes the whole store instead of the changes).
+    static let keptRemovals = 4 * CloudLimits.maximumKeys
 
     /// The values the store holds now (removed keys left out).
     var values: [String: PlistValue] { records.compactMapValues(\.value) }
@@ -16,118 +36,317 @@ struct CloudStoreState: Sendable, Equatable {
     func changes(since: Int64) -> [CloudRecord] {
         records.values.filter { $0.revision > since }.sorted { $0.key < $1.key }
     }
+
+    /// How many keys and bytes the store would hold with `value` (nil: removed) in place of `key`'s record.
+    func counts(writing key: String, _ value: PlistValue?) -> (keys: Int, bytes: Int) {
+        var (keys, bytes) = (liveKeys, liveBytes)
+        if let old = records[key]?.value {
+            keys -= 1
+            bytes -= CloudLimits.size(of: old)
+        }
+        if let value {
+            keys += 1
+            bytes += CloudLimits.size(of: value)
+        }
+        return (keys, bytes)
+    }
+
+    mutating func put(_ record: CloudRecord) {
+        if let old = records[record.key] { count(old, as: -1) }
+        records[record.key] = record
+        count(record, as: 1)
+    }
+
+    private mutating func count(_ record: CloudRecord, as sign: Int) {
+        guard let value = record.value else {
+            removals += sign
+            return
+        }
+        liveKeys += sign
+        liveBytes += sign * CloudLimits.size(of: value)
+    }
+
+    /// The next revision, written by `generation`.
+    mutating func advance(by generation: String) {
+        revision += 1
+        if lineage.generations.last?.id == generation {
+            lineage.generations[lineage.generations.count - 1].through = revision
+        } else {
+            lineage.generations.append(StoreLineage.Generation(id: generation, through: revision))
+            // A device on a generation dropped here takes the whole store again: harmless.
+            if lineage.generations.count > 64 { lineage.generations.removeFirst(lineage.generations.count - 64) }
+        }
+    }
+
+    /// Drops the oldest removals beyond `keptRemovals`, down to three quarters
+    /// of it (so the sorting is paid once per thousand removals, not per upload).
+    mutating func forgetOldRemovals() {
+        guard removals > Self.keptRemovals else { return }
+        let oldest = records.values.filter { $0.value == nil }.sorted { $0.stamp < $1.stamp }.prefix(removals - Self.keptRemovals * 3 / 4)
+        for record in oldest {
+            records[record.key] = nil
+            removals -= 1
+            if horizon.map({ $0 < record.stamp }) ?? true { horizon = record.stamp }
+            lineage.forgotten = max(lineage.forgotten, record.revision)
+        }
+    }
+
+    init() {}
+
+    var plist: [String: PlistValue] {
+        var fields: [String: PlistValue] = [
+            "revision": .integer(revision), "records": .dictionary(records.mapValues(\.plist)),
+            "lineage": lineage.plist,
+        ]
+        if let horizon { fields["horizon"] = .dictionary(horizon.fields) }
+        return fields
+    }
+
+    /// Reads a store's file (or an entry of an account file of the old
+    /// layout, which has no lineage: its history is one generation).
+    init(_ fields: [String: PlistValue], path: String) throws(CloudFormatError) {
+        if fields.isEmpty { return }
+        revision = try fields.revision("revision", at: path)
+        for (key, record) in try fields.dictionary("records", at: path) {
+            put(try CloudRecord(record, at: "\(path) record \(CloudFormatError.name(key))"))
+        }
+        if let entry = fields["lineage"] {
+            lineage = try StoreLineage(entry, at: "\(path) lineage")
+        } else if revision > 0 {
+            lineage.generations = [StoreLineage.Generation(id: "before-generations", through: revision)]
+        }
+        if let entry = fields["horizon"] { horizon = try ChangeStamp(fields: try entry.fields(at: "\(path) horizon"), at: "\(path) horizon") }
+    }
 }
 
-/// The cloud's durable state and its rules: every account's stores, kept in
-/// one file per account (`<data>/accounts/<account>.plist`), replaced
+/// The cloud's durable state and its rules: every account's stores, one
+/// file per store (`<data>/accounts/<account>/<store>.plist`), replaced
 /// atomically and fsync'd before any change is acknowledged, so a kill -9
-/// loses nothing the cloud said it had.
+/// loses nothing the cloud said it had. A store is bounded (1024 live keys,
+/// 1 MB, `CloudStoreState.keptRemovals` removals), so no file reaches the
+/// file size limit through legal use, however many stores an account has.
 ///
-/// Not thread-safe: `CloudServer` owns it and calls it from one actor.
+/// A file that cannot be read at start (damaged, not the shape of a store)
+/// is moved aside and the store starts empty, with a new history: devices
+/// see a reset and give back what they hold (docs/cloud.md).
+///
+/// Not thread-safe: the cloud gives each account's one to an `AccountBook`,
+/// which calls it from its own serial queue.
 struct CloudLedger {
     let dataFolder: String
-    private var accounts: [String: [String: CloudStoreState]] = [:]
+    /// This run's generation: every revision written by it carries this id.
+    let generation: String
+    private var loaded: [String: [String: CloudStoreState]] = [:]
+    /// Accounts whose file of the old layout was looked for.
+    private var migrated: Set<String> = []
+    private let report: @Sendable (String, [String: PlistValue]) -> Void
 
-    init(dataFolder: String) throws {
+    /// `generation`: this run's id (a new one when not given). `report`: what
+    /// the cloud must tell whoever watches it (a file set aside, a layout migrated).
+    init(dataFolder: String, generation: String = UUID().uuidString.lowercased(),
+         report: @escaping @Sendable (String, [String: PlistValue]) -> Void = { _, _ in }) {
         self.dataFolder = dataFolder
-        try createDirectories(dataFolder + "/accounts")
+        self.generation = generation
+        self.report = report
     }
 
-    private func file(for account: String) throws -> SharedPlistFile {
+    private var accountsFolder: String { dataFolder + "/accounts" }
+
+    private func accountFolder(_ account: String) throws -> String {
         try DomainName.validate(account, what: "account name")
-        return try SharedPlistFile(path: "\(dataFolder)/accounts/\(DomainName.fileStem(for: account)).plist", root: dataFolder)
+        return "\(accountsFolder)/\(try DomainName.fileStem(for: account))"
     }
 
-    /// The account's stores, read from disk the first time.
-    mutating func stores(of account: String) throws -> [String: CloudStoreState] {
-        if let known = accounts[account] { return known }
-        let path = try file(for: account).path
-        var stores: [String: CloudStoreState] = [:]
-        for (identifier, entry) in try file(for: account).read() {
-            let fields = try entry.fields(at: "\(path) store \(identifier)")
-            var state = CloudStoreState(revision: try fields.integer("revision", at: "\(path) store \(identifier)"))
-            for (key, record) in try fields.dictionary("records", at: "\(path) store \(identifier)") {
-                state.records[key] = try CloudRecord(record, at: "\(path) store \(identifier) record \(key)")
-            }
-            stores[identifier] = state
-        }
-        accounts[account] = stores
-        return stores
+    private func storeFile(_ identifier: String, of account: String) throws -> SharedPlistFile {
+        try DomainName.validate(identifier, what: "store identifier")
+        return try SharedPlistFile(path: "\(try accountFolder(account))/\(try DomainName.fileStem(for: identifier)).plist", root: dataFolder)
     }
 
+    /// One store, read from disk the first time.
     mutating func store(_ identifier: String, of account: String) throws -> CloudStoreState {
-        try stores(of: account)[identifier] ?? CloudStoreState()
+        if let known = loaded[account]?[identifier] { return known }
+        try migrateOldFile(of: account)
+        let file = try storeFile(identifier, of: account)
+        let state: CloudStoreState
+        do {
+            state = try CloudStoreState(file.read(), path: file.path)
+        } catch let error as CloudFormatError {
+            state = try setAside(file, account: account, store: identifier, because: error.description)
+        } catch SharedFileError.corrupt(_, let reason) {
+            state = try setAside(file, account: account, store: identifier, because: reason)
+        } catch SharedFileError.fileTooLarge(_, let size, let limit) {
+            state = try setAside(file, account: account, store: identifier, because: "\(size) bytes, over the \(limit) a file may have")
+        }
+        loaded[account, default: [:]][identifier] = state
+        return state
     }
 
-    var knownAccounts: [String] {
+    /// A store file the cloud cannot use: kept aside for inspection, named in
+    /// the log; the store starts empty, and the devices fill it again.
+    private func setAside(_ file: SharedPlistFile, account: String, store: String, because reason: String) throws -> CloudStoreState {
+        let movedTo = try file.setAside()
+        report("damaged", [
+            "account": .string(account), "store": .string(store), "path": .string(file.path), "reason": .string(reason),
+            "movedTo": movedTo.map { .string($0) } ?? .string(""),
+            "message": .string("the store's file could not be read and was moved aside; the store starts empty and the devices give back what they hold"),
+        ])
+        return CloudStoreState()
+    }
+
+    /// The stores of an account (the identifiers of its files).
+    mutating func stores(of account: String) throws -> [String: CloudStoreState] {
+        try migrateOldFile(of: account)
+        let folder = try accountFolder(account)
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        var identifiers = Set(names.filter { $0.hasSuffix(".plist") && !$0.hasPrefix(".") }.compactMap {
+            DomainName.domain(fromFileStem: String($0.dropLast(6)))
+        })
+        if let known = loaded[account]?.keys { identifiers.formUnion(known) }
+        var result: [String: CloudStoreState] = [:]
+        for identifier in identifiers { result[identifier] = try store(identifier, of: account) }
+        return result
+    }
+
+    var knownAccounts: [String] { Set(Self.accounts(in: dataFolder)).union(loaded.keys).sorted() }
+
+    /// The accounts that have a folder (or a file of the old layout) in `dataFolder`.
+    static func accounts(in dataFolder: String) -> [String] {
         let onDisk = (try? FileManager.default.contentsOfDirectory(atPath: dataFolder + "/accounts")) ?? []
-        let names = onDisk.filter { $0.hasSuffix(".plist") && !$0.hasPrefix(".") }.compactMap { name in
-            DomainName.domain(fromFileStem: String(name.dropLast(6)))
+        let names = onDisk.filter { !$0.hasPrefix(".") && !$0.contains(".corrupt-") }.compactMap { name in
+            DomainName.domain(fromFileStem: name.hasSuffix(".plist") ? String(name.dropLast(6)) : name)
         }
-        return Set(names).union(accounts.keys).sorted()
+        return Set(names).sorted()
+    }
+
+    /// The layout before one file per store kept an account's stores in
+    /// `<data>/accounts/<account>.plist`: each of its stores is written to a
+    /// file of its own (a store file already there wins: it was written
+    /// since), then the old file is removed, or moved aside if a store in
+    /// it could not be read.
+    private mutating func migrateOldFile(of account: String) throws {
+        guard !migrated.contains(account) else { return }
+        let path = "\(accountsFolder)/\(try DomainName.fileStem(for: account)).plist"
+        let contents: [String: PlistValue]
+        do {
+            guard let found = try SharedPlistFile.read(path: path, root: dataFolder) else {
+                migrated.insert(account)
+                return
+            }
+            contents = found
+        } catch SharedFileError.corrupt(_, let reason) {
+            try setAsideOldFile(path, account: account, because: reason)
+            return
+        } catch SharedFileError.fileTooLarge(_, let size, let limit) {
+            try setAsideOldFile(path, account: account, because: "\(size) bytes, over the \(limit) a file may have")
+            return
+        }
+        var unreadable: [String] = []
+        for (identifier, entry) in contents.sorted(by: { $0.key < $1.key }) {
+            let file = try storeFile(identifier, of: account)
+            if FileManager.default.fileExists(atPath: file.path) { continue }
+            do {
+                let state = try CloudStoreState(try entry.fields(at: "\(path) store \(identifier)"), path: "\(path) store \(identifier)")
+                try file.update { $0 = state.plist }
+            } catch let error as CloudFormatError {
+                unreadable.append(identifier)
+                report("damaged", ["account": .string(account), "store": .string(identifier), "path": .string(path), "reason": .string(error.description),
+                                   "message": .string("this store of the old account file could not be read; it starts empty and the devices give back what they hold")])
+            }
+        }
+        let old = try SharedPlistFile(path: path, root: dataFolder)
+        let keptAt = unreadable.isEmpty ? nil : try old.setAside()
+        if unreadable.isEmpty { try old.remove() }
+        report("migrated", ["account": .string(account), "from": .string(path), "stores": .array(contents.keys.sorted().map { .string($0) }),
+                            "oldFileKeptAt": keptAt.map { .string($0) } ?? .string("")])
+        migrated.insert(account)
+    }
+
+    private mutating func setAsideOldFile(_ path: String, account: String, because reason: String) throws {
+        let movedTo = try SharedPlistFile(path: path, root: dataFolder).setAside()
+        report("damaged", ["account": .string(account), "path": .string(path), "reason": .string(reason), "movedTo": movedTo.map { .string($0) } ?? .string(""),
+                           "message": .string("the account's file could not be read and was moved aside; its stores start empty and the devices give back what they hold")])
+        migrated.insert(account)
     }
 
     /// The outcome of one upload.
-    struct UploadOutcome {
+    struct UploadOutcome: Sendable {
         var accepted: [Int64] = []
         var refused: [RefusedChange] = []
-        /// For accepted changes older than what the store had: the record that won.
+        /// For accepted changes that lost to what the store had: the record that won.
         var superseded: [CloudRecord] = []
+        /// The keys whose change is now kept (applied, or lost to a newer record in `superseded`).
+        var kept: [String] = []
         /// The records that changed, with the revision before and after; nil if none did.
-        var push: (base: Int64, revision: Int64, records: [CloudRecord])?
+        var push: (base: Int64, revision: Int64, records: [CloudRecord], lineage: StoreLineage)?
     }
 
-    /// Applies a device's changes to a store: per key, the change with the
-    /// greater stamp wins (`ChangeStamp`'s order). A change already applied,
-    /// or older than what the store has, is accepted and changes nothing,
-    /// so a repeated or reordered upload is harmless. A change that would
-    /// break a limit is refused. Durable before it returns.
-    mutating func upload(_ changes: [UploadedChange], to identifier: String, of account: String, from device: String) throws -> UploadOutcome {
-        var stores = try stores(of: account)
-        var state = stores[identifier] ?? CloudStoreState()
+    /// Applies a device's changes to a store: per key, the greater write
+    /// wins (`WriteOrder`: the stamp, then the value). A change already
+    /// applied, or lower than what the store has, is accepted and changes
+    /// nothing (the winner is returned in `superseded` when it differs), so
+    /// a repeated or reordered upload is harmless. A change that would break
+    /// a limit, or that the store's file cannot take, is refused. Durable
+    /// before it returns. Costs time linear in the changes' size (plus one
+    /// write of the store's file, which is bounded).
+    ///
+    /// `restoring`: the records a device gives back after a reset, which may
+    /// carry any device's stamp; an upload's must carry the uploader's.
+    mutating func upload(_ changes: [UploadedChange], to identifier: String, of account: String, from device: String, restoring: Bool = false) throws -> UploadOutcome {
+        var state = try store(identifier, of: account)
         var outcome = UploadOutcome()
         var changed: [String: CloudRecord] = [:]
         let next = state.revision + 1
         for change in changes {
-            guard change.stamp.isFrom(device) else {
+            guard restoring || change.stamp.isFrom(device) else {
                 outcome.refused.append(RefusedChange(key: change.key, sequence: change.stamp.sequence,
                                                      reason: "the change is stamped by device \(change.stamp.device), not \(device)"))
                 continue
             }
-            if let current = state.records[change.key], change.stamp <= current.stamp {
+            if let current = state.records[change.key], !WriteOrder.precedes(current.stamp, current.value, change.stamp, change.value) {
                 outcome.accepted.append(change.stamp.sequence)
-                // The same change again changes nothing; an older one lost, and its writer must show the winner.
-                if change.stamp != current.stamp { outcome.superseded.append(current) }
+                outcome.kept.append(change.key)
+                // The same change again changes nothing; a lower one lost, and its writer must show the winner.
+                if !WriteOrder.same(current.stamp, current.value, change.stamp, change.value) { outcome.superseded.append(current) }
                 continue
             }
-            var values = state.values
-            values[change.key] = change.value
-            // A removal of a key no store may hold is refused too: no record is kept for it.
-            let violation = change.value != nil ? CloudLimits.violation(of: values, writing: change.key)
-                : CloudLimits.size(ofKey: change.key) > CloudLimits.maximumKeyBytes ? CloudLimits.violation(of: [:], writing: change.key) : nil
-            if let violation {
+            if state.records[change.key] == nil, let horizon = state.horizon, change.stamp <= horizon {
+                // Older than a removal the store no longer remembers, which may have been of this key.
+                outcome.accepted.append(change.stamp.sequence)
+                outcome.kept.append(change.key)
+                if change.value != nil { outcome.superseded.append(CloudRecord(key: change.key, value: nil, stamp: horizon, revision: state.revision)) }
+                continue
+            }
+            let counts = state.counts(writing: change.key, change.value)
+            if let violation = CloudLimits.violation(writing: change.key, change.value, storeKeys: counts.keys, storeBytes: counts.bytes) {
                 outcome.refused.append(RefusedChange(key: change.key, sequence: change.stamp.sequence, reason: violation))
                 continue
             }
             let record = CloudRecord(key: change.key, value: change.value, stamp: change.stamp, revision: next)
-            state.records[change.key] = record
+            state.put(record)
             changed[change.key] = record
             outcome.accepted.append(change.stamp.sequence)
+            outcome.kept.append(change.key)
         }
         guard !changed.isEmpty else { return outcome }
         let base = state.revision
-        state.revision = next
-        stores[identifier] = state
-        try save(stores, of: account)
-        accounts[account] = stores
-        outcome.push = (base, next, changed.values.sorted { $0.key < $1.key })
-        return outcome
-    }
-
-    private func save(_ stores: [String: CloudStoreState], of account: String) throws {
-        let contents: [String: PlistValue] = stores.mapValues { state in
-            .dictionary(["revision": .integer(state.revision), "records": .dictionary(state.records.mapValues(\.plist))])
+        state.advance(by: generation)
+        state.forgetOldRemovals()
+        do {
+            try storeFile(identifier, of: account).update { $0 = state.plist }
+        } catch SharedFileError.contentsTooLarge(_, let size, let limit) {
+            // Within every limit, yet too large a file (values whose count is
+            // far below their encoding): refused once, with the reason, never retried.
+            let reason = "the store's file would be \(size) bytes, over the \(limit) the cloud writes; the change is not kept"
+            let refusedKeys = Set(changed.keys)
+            let refusedChanges = changes.filter { refusedKeys.contains($0.key) && state.records[$0.key]?.stamp == $0.stamp }
+            outcome.refused += refusedChanges.map { RefusedChange(key: $0.key, sequence: $0.stamp.sequence, reason: reason) }
+            let refusedSequences = Set(refusedChanges.map(\.stamp.sequence))
+            outcome.accepted.removeAll { refusedSequences.contains($0) }
+            outcome.kept.removeAll { refusedKeys.contains($0) }
+            return outcome
         }
-        try file(for: account).update { $0 = contents }
+        loaded[account, default: [:]][identifier] = state
+        outcome.push = (base, next, changed.values.sorted { $0.key < $1.key }, state.lineage)
+        return outcome
     }
 }

@@ -71,10 +71,16 @@ enum OutgoingFrame: Sendable {
 }
 
 /// The simulated iCloud: the ledger of every account's stores, the devices
-/// connected over WebSocket, their faults, and the HTTP face. One actor owns
-/// all of it; each connection is a task that calls into it.
+/// connected over WebSocket, their faults, and the HTTP face. The actor owns
+/// the sessions, faults and counters; each account's stores belong to an
+/// `AccountBook`, whose file work runs on a queue of its own, so one
+/// account's long upload (or a file lock another process holds) never holds
+/// up another account. Each connection is a task that calls into the actor.
 public actor CloudServer {
-    private var ledger: CloudLedger
+    private let dataFolder: String
+    /// This run's generation (`StoreLineage`): every revision written by it carries this id.
+    private let generation = UUID().uuidString.lowercased()
+    private var books: [String: AccountBook] = [:]
     public nonisolated let serverID: String
     private let started = Date()
 
@@ -92,7 +98,8 @@ public actor CloudServer {
     private let events: @Sendable (String, [String: PlistValue]) -> Void
 
     public init(dataFolder: String, events: @escaping @Sendable (String, [String: PlistValue]) -> Void = { _, _ in }) throws {
-        ledger = try CloudLedger(dataFolder: dataFolder)
+        try createDirectories(dataFolder + "/accounts")
+        self.dataFolder = dataFolder
         self.events = events
         serverID = "groupsim-cloud-\(getpid())-\(Int(Date().timeIntervalSince1970))"
     }
@@ -102,7 +109,7 @@ public actor CloudServer {
     func open(device: String, account: String, outbox: AsyncStream<OutgoingFrame>.Continuation) throws -> Int {
         try DomainName.validate(device, what: "device name")
         try DomainName.validate(account, what: "account name")
-        _ = try ledger.stores(of: account)
+        _ = book(account)
         nextSession += 1
         events("connected", ["device": .string(device), "account": .string(account)])
         // A device has one agent: a newer connection replaces an older one.
@@ -121,54 +128,115 @@ public actor CloudServer {
 
     func faults(of device: String) -> DeviceFaults { faults[device] ?? DeviceFaults() }
 
+    /// The account's book, made the first time it is needed.
+    private func book(_ account: String) -> AccountBook {
+        if let known = books[account] { return known }
+        let made = AccountBook(CloudLedger(dataFolder: dataFolder, generation: generation, report: events), account: account)
+        books[account] = made
+        return made
+    }
+
     /// Handles one message of a connected device and answers it.
-    func receive(_ message: AgentMessage, session id: Int) throws {
+    func receive(_ message: AgentMessage, session id: Int) async throws {
         guard let session = sessions[id] else { return }
+        let account = session.account
         switch message {
         case .hello:
             throw CloudFormatError("hello may only be the first message of a connection")
         case .subscribe(let store, let since):
-            try sendChanges(store: store, since: since, to: id)
+            try await sendChanges(of: [store: since], to: id, onlyIfBehind: false)
         case .poll(let stores):
-            for (store, revision) in stores.sorted(by: { $0.key < $1.key })
-            where try ledger.store(store, of: session.account).revision != revision {
-                try sendChanges(store: store, since: revision, to: id)
-            }
+            try await sendChanges(of: stores, to: id, onlyIfBehind: true)
         case .upload(let store, let changes):
             try DomainName.validate(store, what: "store identifier")
             traffic[session.device, default: DeviceTraffic()].uploadedChanges += changes.count
-            let outcome = try ledger.upload(changes, to: store, of: session.account, from: session.device)
-            let advanced = outcome.push.map { Advance(base: $0.base, revision: $0.revision) }
-            send(.ack(store: store, accepted: outcome.accepted, refused: outcome.refused, superseded: outcome.superseded, advanced: advanced),
+            let device = session.device
+            let outcome = try await stored(store, of: session) { try $0.upload(changes, to: store, of: account, from: device) }
+            send(.ack(store: store, accepted: outcome.accepted, refused: outcome.refused, superseded: outcome.superseded, advanced: advance(outcome)),
                  to: id, isPush: false)
-            if let push = outcome.push {
-                events("stored", [
-                    "device": .string(session.device), "account": .string(session.account), "store": .string(store),
-                    "revision": .integer(push.revision), "keys": .array(push.records.map { .string($0.key) }),
-                ])
-                traffic[session.device, default: DeviceTraffic()].appliedChanges += push.records.count
-                let message = CloudMessage.changes(store: store, base: push.base, revision: push.revision, initial: false, records: push.records)
-                // The writer has these records already: its ack moves its revision on.
-                for (other, target) in sessions where other != id && target.account == session.account { send(message, to: other, isPush: true) }
+            if !outcome.refused.isEmpty {
+                events("refused", ["device": .string(device), "account": .string(account), "store": .string(store),
+                                   "keys": .array(outcome.refused.map { .string($0.key) }), "reason": .string(outcome.refused[0].reason)])
+            }
+            push(outcome, store: store, from: id, session: session)
+        case .restore(let store, let records):
+            // A device gives back what it holds after a reset: kept as it was, whoever wrote it.
+            try DomainName.validate(store, what: "store identifier")
+            traffic[session.device, default: DeviceTraffic()].uploadedChanges += records.count
+            let device = session.device
+            let outcome = try await stored(store, of: session) { try $0.upload(records, to: store, of: account, from: device, restoring: true) }
+            send(.restored(store: store, kept: outcome.kept, refused: outcome.refused, superseded: outcome.superseded, advanced: advance(outcome)),
+                 to: id, isPush: false)
+            events("restored", ["device": .string(device), "account": .string(account), "store": .string(store),
+                                "given": .integer(Int64(records.count)), "taken": .integer(Int64(outcome.push?.records.count ?? 0)),
+                                "refused": .integer(Int64(outcome.refused.count))])
+            push(outcome, store: store, from: id, session: session)
+        }
+    }
+
+    /// Runs an upload in the account's book; a store the cloud could not
+    /// write (a full disk) is said in the log, and to the device as an error
+    /// (its writes stay pending there and go up again later).
+    private func stored(_ store: String, of session: Session,
+                        _ body: @escaping @Sendable (inout CloudLedger) throws -> CloudLedger.UploadOutcome) async throws -> CloudLedger.UploadOutcome {
+        do {
+            return try await book(session.account).run(body)
+        } catch {
+            events("write-failed", ["device": .string(session.device), "account": .string(session.account), "store": .string(store),
+                                    "message": .string("\(error)")])
+            throw CloudFormatError("the cloud could not store \(store): \(error); the changes stay pending on the device")
+        }
+    }
+
+    private func advance(_ outcome: CloudLedger.UploadOutcome) -> Advance? {
+        outcome.push.map { Advance(base: $0.base, revision: $0.revision, generation: generation) }
+    }
+
+    /// Sends what an upload changed to the account's other devices (even if
+    /// the writer's connection ended while its upload was being stored).
+    private func push(_ outcome: CloudLedger.UploadOutcome, store: String, from id: Int, session: Session) {
+        guard let push = outcome.push else { return }
+        events("stored", [
+            "device": .string(session.device), "account": .string(session.account), "store": .string(store),
+            "revision": .integer(push.revision), "keys": .array(push.records.map { .string($0.key) }),
+        ])
+        traffic[session.device, default: DeviceTraffic()].appliedChanges += push.records.count
+        let message = CloudMessage.changes(store: store, base: push.base, revision: push.revision, initial: false, records: push.records,
+                                           lineage: push.lineage)
+        // The writer has these records already: its ack moves its revision on.
+        for (other, target) in sessions where other != id && target.account == session.account { send(message, to: other, isPush: true) }
+    }
+
+    func greet(_ id: Int, stores: [String: Int64]) async throws {
+        send(.welcome(server: serverID), to: id, isPush: false)
+        try await sendChanges(of: stores, to: id, onlyIfBehind: false)
+    }
+
+    /// Every change after the given revision of each store (a device at
+    /// revision 0 gets its first download); `onlyIfBehind`: only where the
+    /// cloud's revision differs (a poll).
+    private func sendChanges(of stores: [String: Int64], to id: Int, onlyIfBehind: Bool) async throws {
+        guard let session = sessions[id] else { return }
+        for store in stores.keys { try DomainName.validate(store, what: "store identifier") }
+        let account = session.account
+        let messages = try await book(account).run { ledger in
+            stores.sorted(by: { $0.key < $1.key }).compactMap { store, since -> CloudMessage? in
+                do {
+                    let state = try ledger.store(store, of: account)
+                    if onlyIfBehind && state.revision == since { return nil }
+                    // Behind forgotten removals, the records kept are not all the changes: the whole store goes.
+                    let base = state.lineage.forgot(since: since) ? 0 : min(since, state.revision)
+                    return .changes(store: store, base: base, revision: state.revision, initial: since == 0, records: state.changes(since: base),
+                                    lineage: state.lineage)
+                } catch {
+                    // One store the cloud cannot read stops none of the others.
+                    return .error("the cloud cannot read store \(store): \(error)")
+                }
             }
         }
-    }
-
-    func greet(_ id: Int, stores: [String: Int64]) throws {
-        send(.welcome(server: serverID), to: id, isPush: false)
-        for (store, revision) in stores.sorted(by: { $0.key < $1.key }) {
-            try sendChanges(store: store, since: revision, to: id)
+        for message in messages {
+            if case .error = message { send(message, to: id, isPush: false) } else { send(message, to: id, isPush: true) }
         }
-    }
-
-    /// Every change after `since`; a device at revision 0 gets its first download.
-    private func sendChanges(store: String, since: Int64, to id: Int) throws {
-        guard let session = sessions[id] else { return }
-        try DomainName.validate(store, what: "store identifier")
-        let state = try ledger.store(store, of: session.account)
-        let base = min(since, state.revision)
-        send(.changes(store: store, base: base, revision: state.revision, initial: since == 0, records: state.changes(since: base)),
-             to: id, isPush: true)
     }
 
     private func send(_ message: CloudMessage, to id: Int, isPush: Bool) {
@@ -206,8 +274,8 @@ public actor CloudServer {
 
     func status() -> PlistValue {
         .dictionary([
-            "server": .string(serverID), "pid": .integer(Int64(getpid())), "started": .date(started),
-            "accounts": .array(ledger.knownAccounts.map { .string($0) }),
+            "server": .string(serverID), "pid": .integer(Int64(getpid())), "started": .date(started), "generation": .string(generation),
+            "accounts": .array(Set(CloudLedger.accounts(in: dataFolder)).union(books.keys).sorted().map { .string($0) }),
             "connected": .array(sessions.values.sorted { $0.device < $1.device }.map {
                 .dictionary(["device": .string($0.device), "account": .string($0.account)])
             }),
@@ -216,23 +284,43 @@ public actor CloudServer {
         ])
     }
 
-    func account(_ name: String) throws -> PlistValue {
+    func account(_ name: String) async throws -> PlistValue {
         try DomainName.validate(name, what: "account name")
-        return .dictionary(try ledger.stores(of: name).mapValues { state in
+        let stores = try await book(name).run { try $0.stores(of: name) }
+        return .dictionary(stores.mapValues { state in
             .dictionary(["revision": .integer(state.revision), "values": .dictionary(state.values)])
         })
     }
 
-    func store(_ identifier: String, of account: String) throws -> PlistValue {
+    func store(_ identifier: String, of account: String) async throws -> PlistValue {
         try DomainName.validate(account, what: "account name")
-        let state = try ledger.store(identifier, of: account)
+        let state = try await book(account).run { try $0.store(identifier, of: account) }
         return .dictionary([
-            "revision": .integer(state.revision),
+            "revision": .integer(state.revision), "lineage": state.lineage.plist,
             "records": .dictionary(state.records.mapValues { record in
                 var fields = record.plist.dictionaryValue ?? [:]
                 fields["key"] = nil
                 return .dictionary(fields)
             }),
         ])
+    }
+}
+
+/// One account's stores (its `CloudLedger`), touched only on a serial
+/// queue of the account's own: file reads, fsync'd writes and waits for a
+/// file lock run there, off the threads that serve every connection.
+final class AccountBook: @unchecked Sendable {
+    private var ledger: CloudLedger
+    private let queue: DispatchQueue
+
+    init(_ ledger: CloudLedger, account: String) {
+        self.ledger = ledger
+        queue = DispatchQueue(label: "groupsim.cloud.account.\(account)")
+    }
+
+    func run<T: Sendable>(_ body: @escaping @Sendable (inout CloudLedger) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            queue.async { continuation.resume(with: Result { try body(&self.ledger) }) }
+        }
     }
 }

@@ -25,6 +25,10 @@ public actor SyncAgent {
     private var stores: [String: PersistentDomain] = [:]
     /// Uploads sent and not yet acknowledged: store → sequence → when sent.
     private var inFlight: [String: [Int64: ContinuousClock.Instant]] = [:]
+    /// The cloud's last error message, so one repeated on every retry is reported once.
+    private var lastCloudError: String?
+    /// Restores (what a copy gives back after a reset) sent and not yet answered: store → when sent.
+    private var restoresInFlight: [String: ContinuousClock.Instant] = [:]
     private let events: @Sendable (String, [String: PlistValue]) -> Void
     /// The last problem reported for each store's copy, so a copy that stays malformed is reported once.
     private var reportedProblems: [String: String] = [:]
@@ -96,6 +100,7 @@ public actor SyncAgent {
 
     private func session(_ channel: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>, account: String) async throws {
         inFlight = [:]
+        restoresInFlight = [:]
         try await channel.executeThenClose { inbound, outbound in
             let writer = MessageWriter(outbound: outbound)
             try await writer.send(.hello(device: cloud.device, account: account, stores: revisions()))
@@ -156,6 +161,7 @@ public actor SyncAgent {
             if ContinuousClock.now - lastPoll >= Self.retryInterval {
                 lastPoll = .now
                 for (store, sent) in inFlight { inFlight[store] = sent.filter { ContinuousClock.now - $0.value < Self.retryInterval } }
+                restoresInFlight = restoresInFlight.filter { ContinuousClock.now - $0.value < Self.retryInterval }
                 try await writer.send(.poll(stores: revisions()))
                 // A first download that never came (a push lost on the way)
                 // is asked for again: a poll at revision 0 of a store the
@@ -181,6 +187,14 @@ public actor SyncAgent {
                               "stamps": .array(sending.map { .string($0.stamp.description) })])
             try await writer.send(.upload(store: identifier, changes: sending))
         }
+        for identifier in stores.keys.sorted() where restoresInFlight[identifier] == nil {
+            guard let copy = readable(identifier), copy.account == account else { continue }
+            let giving = copy.restoreUploads
+            guard !giving.isEmpty else { continue }
+            restoresInFlight[identifier] = .now
+            events("restore", ["store": .string(identifier), "keys": .array(giving.map { .string($0.key) })])
+            try await writer.send(.restore(store: identifier, records: giving))
+        }
     }
 
     private func handle(_ text: String, account: String, writer: MessageWriter) async throws {
@@ -189,7 +203,9 @@ public actor SyncAgent {
         case .welcome:
             break
         case .error(let problem):
-            events("cloud-error", ["message": .string(problem)])
+            // The same error again (a retry that meets the same full disk) is said once.
+            if problem != lastCloudError { events("cloud-error", ["message": .string(problem)]) }
+            lastCloudError = problem
         case .ack(let store, let accepted, let refused, let superseded, let advanced):
             guard let domain = stores[store], readable(store) != nil else { return }
             let corrected = try domain.transaction { fields -> [String] in
@@ -198,8 +214,7 @@ public actor SyncAgent {
                 copy.acknowledge(accepted)
                 copy.refuse(refused)
                 let corrected = copy.correct(superseded)
-                // Only this device's upload lies between: its records are here already.
-                if let advanced, advanced.base == copy.revision { copy.revision = advanced.revision }
+                copy.advance(advanced)
                 fields = copy.plist
                 return corrected
             }
@@ -207,23 +222,60 @@ public actor SyncAgent {
             for sequence in accepted + refused.map(\.sequence) { inFlight[store]?[sequence] = nil }
             events("acknowledged", ["store": .string(store), "sequences": .array(accepted.map { .integer($0) })])
             if !refused.isEmpty { events("refused", ["store": .string(store), "keys": .array(refused.map { .string($0.key) })]) }
-        case .changes(let store, let base, let revision, let initial, let records):
+        case .restored(let store, let kept, let refused, let superseded, let advanced):
             guard let domain = stores[store], readable(store) != nil else { return }
-            let outcome = try domain.transaction { fields -> (gap: Int64?, changed: [String]?) in
+            let corrected = try domain.transaction { fields -> [String] in
                 var copy = try StoreCopy(fields, path: domain.file.path)
-                guard copy.account == account else { return (nil, nil) }
+                guard copy.account == account else { return [] }
+                let corrected = copy.restored(kept: kept, refused: refused, superseded: superseded)
+                copy.advance(advanced)
+                fields = copy.plist
+                return corrected
+            }
+            restoresInFlight[store] = nil
+            events("restored", ["store": .string(store), "keys": .array(kept.map { .string($0) }),
+                                "superseded": .array(corrected.map { .string($0) })])
+            if !refused.isEmpty {
+                events("refused", ["store": .string(store), "keys": .array(refused.map { .string($0.key) }), "reason": .string(refused[0].reason)])
+            }
+        case .changes(let store, let base, let revision, let initial, let records, let lineage):
+            guard let domain = stores[store], readable(store) != nil else { return }
+            // `gap`: ask again from there (a push lost; or 0, the cloud's history lost, `historyLost`).
+            let outcome = try domain.transaction { fields -> (gap: Int64?, changed: [String]?, historyLost: Bool) in
+                var copy = try StoreCopy(fields, path: domain.file.path)
+                guard copy.account == account else { return (nil, nil, false) }
+                // Not on the cloud's history, or sent the whole store because removals it had were forgotten: a reset.
+                if let lineage, !lineage.continues(revision: copy.revision, generation: copy.generation)
+                    || (base == 0 && lineage.forgot(since: copy.revision)) {
+                    // The cloud lost the history this copy followed: start over from its whole store.
+                    guard base == 0 else {
+                        events("history-lost", ["store": .string(store), "have": .integer(copy.revision), "cloud": .integer(revision),
+                                                "message": .string("the cloud no longer has the revisions this device had; asking for its whole store")])
+                        return (0, nil, true)
+                    }
+                    let had = copy.revision
+                    let reset = copy.reset(to: records, revision: revision, generation: lineage.current)
+                    fields = copy.plist
+                    events("cloud-reset", [
+                        "store": .string(store), "had": .integer(had), "cloud": .integer(revision),
+                        "keys": .array(reset.changed.map { .string($0) }), "givingBack": .integer(Int64(reset.givingBack)),
+                        "message": .string("the cloud no longer has the revisions this device had; its whole store was taken, and what it lacks is given back"),
+                    ])
+                    return (nil, reset.changed, false)
+                }
                 // A push that starts after what this copy has: one was lost; ask again from here.
-                if base > copy.revision { return (copy.revision, nil) }
+                if base > copy.revision { return (copy.revision, nil, false) }
                 // Everything since revision 0 is a whole first download, whatever the cloud called it.
                 let first = !copy.initialSyncDone && (initial || base == 0)
-                guard revision > copy.revision || first else { return (nil, nil) }
+                guard revision > copy.revision || first else { return (nil, nil, false) }
                 let fresh = records.filter { $0.revision > copy.revision }
                 let changed = copy.apply(fresh, revision: revision, initial: first)
+                if copy.revision == revision, let lineage { copy.generation = lineage.current }
                 fields = copy.plist
-                return (nil, changed)
+                return (nil, changed, false)
             }
             if let since = outcome.gap {
-                events("gap", ["store": .string(store), "have": .integer(since), "got": .integer(base)])
+                if !outcome.historyLost { events("gap", ["store": .string(store), "have": .integer(since), "got": .integer(base)]) }
                 try await writer.send(.subscribe(store: store, since: since))
             } else if let changed = outcome.changed {
                 events("applied", ["store": .string(store), "revision": .integer(revision), "initial": .bool(initial),

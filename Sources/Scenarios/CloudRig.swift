@@ -53,6 +53,10 @@ final class CloudProcess: @unchecked Sendable {
             return "↓ applied revision \(fields["revision"].map { PlistJSON.encode($0) } ?? "?")"
                 + (fields["initial"] == .bool(true) ? " (first download)" : "") + (keys.isEmpty ? "" : ": " + keys.joined(separator: ", "))
         case "listening": return "listening on \(fields["url"]?.stringValue ?? "?")"
+        case "cloud-reset":
+            return "⟲ reset: had revision \(fields["had"].map { PlistJSON.encode($0) } ?? "?"), the cloud \(fields["cloud"].map { PlistJSON.encode($0) } ?? "?")"
+                + "; giving back \(fields["givingBack"].map { PlistJSON.encode($0) } ?? "?")"
+        case "damaged": return "damaged file set aside: \(fields["path"]?.stringValue ?? "?") (\(fields["reason"]?.stringValue ?? "?"))"
         case "stored":
             return "stored \(fields["device"]?.stringValue ?? "?")'s \(keys.joined(separator: ", ")) (revision \(fields["revision"].map { PlistJSON.encode($0) } ?? "?"))"
         default:
@@ -207,6 +211,7 @@ final class CloudRig: @unchecked Sendable {
         guard let copy else { return "\(device) has not had its first download of \(store)" }
         if copy.account != account { return "\(device) has not switched \(store) to \(account) yet" }
         if !copy.uploads.isEmpty { return "\(device) still has \(copy.uploads.count) change(s) of \(store) to upload" }
+        if !copy.restoring.isEmpty { return "\(device) still has \(copy.restoring.count) key(s) of \(store) to give back to the cloud after a reset" }
         if !copy.initialSyncDone { return "\(device) has not had its first download of \(store)" }
         return nil
     }

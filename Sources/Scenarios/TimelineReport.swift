@@ -133,7 +133,7 @@ public enum TimelineReport {
         case "action": "#0969da"
         case "change": "#1a7f37"
         case "render": "#8250df"
-        case "warning", "error", "failure": "#cf222e"
+        case "warning", "error", "failure", "damaged", "cloud-reset", "history-lost", "write-failed": "#cf222e"
         case "exit": "#6e7781"
         case "upload", "stored", "applied", "cloud-change": "#0550ae"
         default: "#9a6700"

@@ -132,6 +132,24 @@ public final class SharedPlistFile: @unchecked Sendable {
         }
     }
 
+    /// Moves the file aside under the lock, to `<name>.corrupt-<timestamp>`
+    /// beside it (never overwritten), for a reader that found it readable
+    /// but not of the shape it needs; returns where it went, nil if there
+    /// was no file.
+    @discardableResult
+    public func setAside() throws -> String? {
+        let deadline = try LockWaitLimit.deadline(from: MonotonicClock.now())
+        return try startingOverIfRemoved { descriptor in
+            try lock.withLock(in: descriptor, path: lockPath, deadline: deadline) {
+                var info = stat()
+                guard fstatat(descriptor, fileName, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return nil }
+                let moved = try moveAside(in: descriptor)
+                if durable { try systemCall("fsync the folder", directory) { fsync(descriptor) } }
+                return moved
+            }
+        }
+    }
+
     /// Runs `operation` in the folder (created if missing); if the folder is
     /// removed during it (a device erased), the lock taken there protects
     /// nothing, so it starts over in the folder made again.

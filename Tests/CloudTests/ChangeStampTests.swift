@@ -80,8 +80,8 @@ import TestSupport
     @Test func theLedgerEndsTheSameWhateverTheOrder() async throws {
         await propertyCheck(count: 40, input: CloudGen.history) { history throws in
             let root = TemporaryRoot()
-            var first = try CloudLedger(dataFolder: root.path + "/first")
-            var second = try CloudLedger(dataFolder: root.path + "/second")
+            var first = CloudLedger(dataFolder: root.path + "/first")
+            var second = CloudLedger(dataFolder: root.path + "/second")
             for change in history.changes { _ = try first.upload([change], to: "store", of: "account", from: change.stamp.device) }
             for change in history.reordered { _ = try second.upload([change], to: "store", of: "account", from: change.stamp.device) }
             let expected = CloudGen.winners(history.changes).mapValues { "\($0.stamp) \($0.value.map { PlistJSON.encode($0) } ?? "removed")" }

@@ -72,7 +72,11 @@ enum CloudGen {
 
     static var agentMessage: Generator<AgentMessage, [AgentMessage]> {
         Generator(run: { rng in
-            switch Int.random(in: 0..<4, using: &rng) {
+            switch Int.random(in: 0..<5, using: &rng) {
+            case 4:
+                return .restore(store: text(using: &rng), records: (0..<Int.random(in: 0...4, using: &rng)).map { _ in
+                    UploadedChange(key: text(using: &rng), value: optionalValue(using: &rng), stamp: stamp(using: &rng))
+                })
             case 0: return .hello(device: text(using: &rng), account: text(using: &rng), stores: revisions(using: &rng))
             case 1: return .subscribe(store: text(using: &rng), since: Int64.random(in: 0 ... .max, using: &rng))
             case 2:
@@ -86,12 +90,20 @@ enum CloudGen {
 
     static var cloudMessage: Generator<CloudMessage, [CloudMessage]> {
         Generator(run: { rng in
-            switch Int.random(in: 0..<4, using: &rng) {
+            switch Int.random(in: 0..<5, using: &rng) {
             case 0: return .welcome(server: text(using: &rng))
+            case 4:
+                return .restored(store: text(using: &rng), kept: (0..<Int.random(in: 0...3, using: &rng)).map { _ in text(using: &rng) },
+                                 refused: [], superseded: (0..<Int.random(in: 0...2, using: &rng)).map { _ in record(using: &rng) },
+                                 advanced: Bool.random(using: &rng) ? Advance(base: 1, revision: 2, generation: text(using: &rng)) : nil)
             case 1:
                 return .changes(store: text(using: &rng), base: Int64.random(in: 0 ... .max, using: &rng),
                                 revision: Int64.random(in: 0 ... .max, using: &rng), initial: Bool.random(using: &rng),
-                                records: (0..<Int.random(in: 0...4, using: &rng)).map { _ in record(using: &rng) })
+                                records: (0..<Int.random(in: 0...4, using: &rng)).map { _ in record(using: &rng) },
+                                lineage: Bool.random(using: &rng) ? nil : StoreLineage(
+                                    generations: (0..<Int.random(in: 0...3, using: &rng)).map { _ in
+                                        StoreLineage.Generation(id: text(using: &rng), through: Int64.random(in: 0 ... .max, using: &rng))
+                                    }, forgotten: Int64.random(in: 0 ... .max, using: &rng)))
             case 2:
                 return .ack(store: text(using: &rng),
                             accepted: (0..<Int.random(in: 0...4, using: &rng)).map { _ in Int64.random(in: .min ... .max, using: &rng) },

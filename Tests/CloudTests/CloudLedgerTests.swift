@@ -17,14 +17,14 @@ import TestSupport
     }
 
     @Test func anUploadIsOnDiskBeforeUploadReturns() throws {
-        var ledger = try CloudLedger(dataFolder: folder)
+        var ledger = CloudLedger(dataFolder: folder)
         let outcome = try ledger.upload([Self.change("k", ["nested": [1]], time: 10), Self.change("gone", nil, time: 10, sequence: 2)],
                                         to: "com.example.notes", of: "alice@example.com", from: "iPhone")
         #expect(outcome.accepted == [1, 2] && outcome.refused.isEmpty && outcome.superseded.isEmpty)
         #expect(outcome.push?.base == 0 && outcome.push?.revision == 1 && outcome.push?.records.map(\.key) == ["gone", "k"])
-        #expect(FileManager.default.fileExists(atPath: folder + "/accounts/alice@example.com.plist"))
+        #expect(FileManager.default.fileExists(atPath: folder + "/accounts/alice@example.com/com.example.notes.plist"))
         // A new ledger on the same folder (a restarted cloud) reads it back.
-        var reopened = try CloudLedger(dataFolder: folder)
+        var reopened = CloudLedger(dataFolder: folder)
         let state = try reopened.store("com.example.notes", of: "alice@example.com")
         #expect(state.revision == 1)
         #expect(state.records["k"] == CloudRecord(key: "k", value: ["nested": [1]], stamp: ChangeStamp(time: 10, device: "iPhone", sequence: 1), revision: 1))
@@ -35,18 +35,18 @@ import TestSupport
     }
 
     @Test func theSameChangeAgainChangesNothing() throws {
-        var ledger = try CloudLedger(dataFolder: folder)
+        var ledger = CloudLedger(dataFolder: folder)
         let change = Self.change("k", 1, time: 10)
         _ = try ledger.upload([change], to: "s", of: "alice", from: "iPhone")
         let again = try ledger.upload([change], to: "s", of: "alice", from: "iPhone")
         #expect(again.accepted == [1] && again.refused.isEmpty && again.superseded.isEmpty && again.push == nil)
         #expect(try ledger.store("s", of: "alice").revision == 1)
-        var reopened = try CloudLedger(dataFolder: folder)
+        var reopened = CloudLedger(dataFolder: folder)
         #expect(try reopened.store("s", of: "alice").revision == 1)
     }
 
     @Test func anOlderChangeIsAcceptedAndTheWinnerReturned() throws {
-        var ledger = try CloudLedger(dataFolder: folder)
+        var ledger = CloudLedger(dataFolder: folder)
         _ = try ledger.upload([Self.change("k", "newer", time: 200)], to: "s", of: "alice", from: "iPhone")
         let late = try ledger.upload([Self.change("k", "older", time: 100, device: "iPad", sequence: 7)], to: "s", of: "alice", from: "iPad")
         let winner = CloudRecord(key: "k", value: "newer", stamp: ChangeStamp(time: 200, device: "iPhone", sequence: 1), revision: 1)
@@ -58,7 +58,7 @@ import TestSupport
     }
 
     @Test func aRemovalIsKeptSoALateWriteCannotBringTheKeyBack() throws {
-        var ledger = try CloudLedger(dataFolder: folder)
+        var ledger = CloudLedger(dataFolder: folder)
         _ = try ledger.upload([Self.change("k", 1, time: 10), Self.change("j", 2, time: 10, sequence: 2)], to: "s", of: "alice", from: "iPhone")
         let removal = try ledger.upload([Self.change("k", nil, time: 30, sequence: 3)], to: "s", of: "alice", from: "iPhone")
         #expect(removal.push?.records == [CloudRecord(key: "k", value: nil, stamp: ChangeStamp(time: 30, device: "iPhone", sequence: 3), revision: 2)])
@@ -73,7 +73,7 @@ import TestSupport
     }
 
     @Test func aChangeStampedByAnotherDeviceIsRefused() throws {
-        var ledger = try CloudLedger(dataFolder: folder)
+        var ledger = CloudLedger(dataFolder: folder)
         let outcome = try ledger.upload([Self.change("k", 1, time: 10, device: "iPad", sequence: 4), Self.change("j", 2, time: 10)],
                                         to: "s", of: "alice", from: "iPhone")
         #expect(outcome.refused == [RefusedChange(key: "k", sequence: 4, reason: "the change is stamped by device iPad, not iPhone")])
@@ -86,7 +86,7 @@ import TestSupport
     /// write in the same millisecond with the same sequence, one of them lost
     /// and must be told (else it shows its value for ever).
     @Test func canonicallyEquivalentDeviceNamesAreTwoDevices() throws {
-        var ledger = try CloudLedger(dataFolder: folder)
+        var ledger = CloudLedger(dataFolder: folder)
         let composed = "Caf\u{E9}", decomposed = "Cafe\u{301}"
         _ = try ledger.upload([Self.change("k", "composed", time: 10, device: composed)], to: "s", of: "alice", from: composed)
         let second = try ledger.upload([Self.change("k", "decomposed", time: 10, device: decomposed)], to: "s", of: "alice", from: decomposed)
@@ -99,7 +99,7 @@ import TestSupport
     }
 
     @Test func theKey1025IsRefused() throws {
-        var ledger = try CloudLedger(dataFolder: folder)
+        var ledger = CloudLedger(dataFolder: folder)
         let full = (1...1024).map { Self.change("key\($0)", .integer(Int64($0)), time: 10, sequence: Int64($0)) }
         let first = try ledger.upload(full, to: "s", of: "alice", from: "iPhone")
         #expect(first.accepted.count == 1024 && first.refused.isEmpty)
@@ -112,12 +112,12 @@ import TestSupport
         let room = try ledger.upload([Self.change("key2", nil, time: 13, sequence: 1027), Self.change("key1025", 1025, time: 13, sequence: 1028)],
                                      to: "s", of: "alice", from: "iPhone")
         #expect(room.refused.isEmpty && room.accepted == [1027, 1028])
-        var reopened = try CloudLedger(dataFolder: folder)
+        var reopened = CloudLedger(dataFolder: folder)
         #expect(try reopened.store("s", of: "alice").values.count == 1024)
     }
 
     @Test func aValueOverTheLimitIsRefusedAndNothingElseChanges() throws {
-        var ledger = try CloudLedger(dataFolder: folder)
+        var ledger = CloudLedger(dataFolder: folder)
         let big = CloudLimitsTests.value(ofSize: CloudLimits.maximumValueBytes + 1)
         let outcome = try ledger.upload([Self.change("big", big, time: 10), Self.change("small", 1, time: 10, sequence: 2)],
                                         to: "s", of: "alice", from: "iPhone")
@@ -127,42 +127,181 @@ import TestSupport
     }
 
     @Test func accountsAreSeparateFiles() throws {
-        var ledger = try CloudLedger(dataFolder: folder)
+        var ledger = CloudLedger(dataFolder: folder)
         _ = try ledger.upload([Self.change("k", 1, time: 10)], to: "s", of: "alice", from: "iPhone")
         _ = try ledger.upload([Self.change("k", 2, time: 10)], to: "s", of: "bob", from: "iPhone")
-        var reopened = try CloudLedger(dataFolder: folder)
+        var reopened = CloudLedger(dataFolder: folder)
         #expect(try reopened.store("s", of: "alice").values == ["k": 1])
         #expect(try reopened.store("s", of: "bob").values == ["k": 2])
         #expect(reopened.knownAccounts == ["alice", "bob"])
         #expect(throws: (any Error).self) { try reopened.upload([Self.change("k", 1, time: 10)], to: "s", of: "../escape", from: "iPhone") }
     }
 
-    @Test func aMalformedLedgerFileIsRefusedNamingIt() throws {
-        _ = try CloudLedger(dataFolder: folder)
-        let path = folder + "/accounts/alice.plist"
-        func refusal(_ contents: [String: PlistValue]) throws -> String {
-            try BinaryPropertyList.encode(.dictionary(contents)).write(to: URL(fileURLWithPath: path))
-            var ledger = try CloudLedger(dataFolder: folder)
-            do { return "accepted as \(try ledger.stores(of: "alice"))" } catch { return "\(error)" }
+    /// A store file the cloud cannot use at start is moved aside (never
+    /// deleted), the log says which file and why, and the store starts
+    /// empty with a history of its own, so devices see a reset and fill it.
+    @Test func aDamagedStoreFileIsSetAsideNamedAndTheStoreStartsOver() throws {
+        do {
+            var ledger = CloudLedger(dataFolder: folder)
+            _ = try ledger.upload([Self.change("k", 1, time: 10)], to: "s", of: "alice", from: "iPhone")
         }
-        #expect(try refusal(["s": 5]) == "\(path) store s must be an object, found an integer")
-        #expect(try refusal(["s": ["records": [:]]]) == "\(path) store s.revision must be an integer")
-        #expect(try refusal(["s": ["revision": 1, "records": ["k": ["key": "k"]]]]) == "\(path) store s record k.time must be an integer")
-        #expect(try refusal(["s": ["revision": 1, "records": ["k": 1]]]) == "\(path) store s record k must be an object, found an integer")
+        let path = folder + "/accounts/alice/s.plist"
+        let reports = Reports()
+        func outcome(_ bytes: Data) throws -> (CloudStoreState, [String]) {
+            try bytes.write(to: URL(fileURLWithPath: path))
+            var ledger = CloudLedger(dataFolder: folder, report: reports.record)
+            let state = try ledger.store("s", of: "alice")
+            // The next upload goes to a file of its own, not over the damaged one.
+            let next = try ledger.upload([Self.change("j", 2, time: 20, sequence: 2)], to: "s", of: "alice", from: "iPhone")
+            #expect(next.push?.revision == 1)
+            let aside = try FileManager.default.contentsOfDirectory(atPath: folder + "/accounts/alice").filter { $0.hasPrefix("s.plist.corrupt-") }
+            return (state, aside)
+        }
+        let garbage = Data("not a property list".utf8)
+        let (empty, aside) = try outcome(garbage)
+        #expect(empty == CloudStoreState())
+        #expect(aside.count == 1)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: folder + "/accounts/alice/" + aside[0])) == garbage)
+        #expect(reports.lines.count == 1 && reports.lines[0].contains("damaged") && reports.lines[0].contains(path), "\(reports.lines)")
+        // A property list of the wrong shape too, named down to the field.
+        let (alsoEmpty, _) = try outcome(BinaryPropertyList.encode(["revision": 1, "records": ["k": ["key": "k"]]]))
+        #expect(alsoEmpty == CloudStoreState())
+        #expect(reports.lines.last?.contains("record k.time must be an integer") == true, "\(reports.lines)")
+    }
+
+    final class Reports: @unchecked Sendable {
+        private let lock = NSLock()
+        private var collected: [String] = []
+        var lines: [String] { lock.withLock { collected } }
+        var record: @Sendable (String, [String: PlistValue]) -> Void {
+            { [self] event, fields in lock.withLock { collected.append(event + " " + PlistJSON.encode(.dictionary(fields))) } }
+        }
+    }
+
+    /// However many stores an account has, each is a file of its own, so
+    /// none is refused for the account's size (one file per account was
+    /// capped at 16 MiB: the 17th full store was retried for ever).
+    @Test func manyFullStoresOfOneAccountAreAllKept() throws {
+        var ledger = CloudLedger(dataFolder: folder)
+        let big = PlistValue.data(Data(repeating: 7, count: CloudLimits.maximumStoreBytes - 100))
+        for index in 1...20 {
+            let outcome = try ledger.upload([Self.change("big", big, time: 10, sequence: Int64(index))], to: "s\(index)", of: "alice", from: "iPhone")
+            #expect(outcome.refused.isEmpty && outcome.push?.revision == 1, "store \(index): \(outcome.refused)")
+        }
+        var reopened = CloudLedger(dataFolder: folder)
+        #expect(try reopened.stores(of: "alice").count == 20)
+        #expect(try reopened.store("s20", of: "alice").values["big"] == big)
+    }
+
+    /// The layout before one file per store: an account file is read,
+    /// each store gets its own file, and the old file is kept aside.
+    @Test func anAccountFileOfTheOldLayoutIsMigrated() throws {
+        try FileManager.default.createDirectory(atPath: folder + "/accounts", withIntermediateDirectories: true)
+        let record = CloudRecord(key: "k", value: "old", stamp: ChangeStamp(time: 5, device: "iPhone", sequence: 3), revision: 2)
+        try BinaryPropertyList.encode(["s": ["revision": 2, "records": ["k": record.plist]]]).write(to: URL(fileURLWithPath: folder + "/accounts/alice.plist"))
+        let reports = Reports()
+        var ledger = CloudLedger(dataFolder: folder, report: reports.record)
+        let state = try ledger.store("s", of: "alice")
+        #expect(state.revision == 2 && state.records["k"] == record)
+        // A device's copy from before generations, at revision 2, goes on without a reset.
+        #expect(state.lineage.continues(revision: 2, generation: nil))
+        #expect(FileManager.default.fileExists(atPath: folder + "/accounts/alice/s.plist"))
+        #expect(!FileManager.default.fileExists(atPath: folder + "/accounts/alice.plist"))
+        #expect(reports.lines.contains { $0.hasPrefix("migrated") }, "\(reports.lines)")
+        #expect(ledger.knownAccounts == ["alice"])
+        // A damaged account file of the old layout is moved aside, named, and the account starts empty.
+        try Data("damaged".utf8).write(to: URL(fileURLWithPath: folder + "/accounts/bob.plist"))
+        #expect(try ledger.store("s", of: "bob") == CloudStoreState())
+        #expect(reports.lines.last?.hasPrefix("damaged") == true && reports.lines.last?.contains("accounts/bob.plist") == true, "\(reports.lines)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder + "/accounts").contains { $0.hasPrefix("bob.plist.corrupt-") })
+        #expect(ledger.knownAccounts == ["alice", "bob"])
+    }
+
+    // MARK: The same stamp, two values
+
+    /// Two writes with one stamp (a device restored from a backup writes
+    /// again with a sequence it used, in the same millisecond): the greater
+    /// value by `WriteOrder` is kept whatever the order they come in, and the
+    /// ack of the lower one carries the winner instead of claiming its value.
+    @Test func aTieOfStampsIsBrokenByTheValue() throws {
+        let first = Self.change("k", "apple", time: 10)
+        let second = Self.change("k", "banana", time: 10)
+        var ledger = CloudLedger(dataFolder: folder + "/one")
+        _ = try ledger.upload([first], to: "s", of: "alice", from: "iPhone")
+        let replaced = try ledger.upload([second], to: "s", of: "alice", from: "iPhone")
+        #expect(replaced.push?.records.map(\.value) == ["banana"] && replaced.superseded.isEmpty)
+        let lower = try ledger.upload([first], to: "s", of: "alice", from: "iPhone")
+        #expect(lower.push == nil && lower.superseded.map(\.value) == ["banana"])
+        var reversed = CloudLedger(dataFolder: folder + "/two")
+        _ = try reversed.upload([second], to: "s", of: "alice", from: "iPhone")
+        let late = try reversed.upload([first], to: "s", of: "alice", from: "iPhone")
+        #expect(late.push == nil && late.superseded.map(\.value) == ["banana"])
+        #expect(try reversed.store("s", of: "alice").values == ["k": "banana"])
+        // A removal is lower than any value of the same stamp.
+        let removal = try reversed.upload([Self.change("k", nil, time: 10)], to: "s", of: "alice", from: "iPhone")
+        #expect(removal.push == nil && removal.superseded.map(\.value) == ["banana"])
+    }
+
+    // MARK: Removals
+
+    /// 25,000 removals in one upload: the store keeps a bounded number, and
+    /// a write older than a forgotten removal still loses to it.
+    @Test func removalsAreBoundedAndAForgottenOneStillWins() throws {
+        var ledger = CloudLedger(dataFolder: folder)
+        _ = try ledger.upload([Self.change("k0", "old", time: 1, device: "iPad")], to: "s", of: "alice", from: "iPad")
+        let removals = (0..<25_000).map { Self.change("k\($0)", nil, time: 1_000 + Int64($0), sequence: Int64($0) + 1) }
+        let outcome = try ledger.upload(removals, to: "s", of: "alice", from: "iPhone")
+        #expect(outcome.accepted.count == 25_000 && outcome.refused.isEmpty)
+        let state = try ledger.store("s", of: "alice")
+        #expect(state.removals <= CloudStoreState.keptRemovals && state.records.count <= CloudStoreState.keptRemovals)
+        // Forgotten removals were of revision 2: a device at 1 cannot learn them from the records kept, and takes the whole store.
+        #expect(state.lineage.forgotten == 2)
+        #expect(state.lineage.forgot(since: 1) && !state.lineage.forgot(since: 2) && !state.lineage.forgot(since: 0))
+        #expect(state.values.isEmpty)
+        // k0 was removed at 1000: iPad's write of 500 is older, and loses to the forgotten removal.
+        let late = try ledger.upload([Self.change("k0", "late", time: 500, device: "iPad", sequence: 2)], to: "s", of: "alice", from: "iPad")
+        #expect(late.push == nil && late.superseded.map(\.value) == [nil])
+        // A newer write of a forgotten key is kept.
+        let newer = try ledger.upload([Self.change("k1", "new", time: 50_000, device: "iPad", sequence: 3)], to: "s", of: "alice", from: "iPad")
+        #expect(newer.push?.records.map(\.key) == ["k1"])
+        var reopened = CloudLedger(dataFolder: folder)
+        let again = try reopened.store("s", of: "alice")
+        #expect(again.horizon == state.horizon && again.removals == state.removals && again.values == ["k1": "new"])
+    }
+
+    // MARK: History
+
+    /// Each run of the cloud is a generation; a store lists which revisions
+    /// each wrote, so a device can tell its revision is on the cloud's history.
+    @Test func eachRunOfTheCloudIsAGenerationOfTheStoresHistory() throws {
+        var first = CloudLedger(dataFolder: folder)
+        _ = try first.upload([Self.change("a", 1, time: 1)], to: "s", of: "alice", from: "iPhone")
+        _ = try first.upload([Self.change("b", 1, time: 2, sequence: 2)], to: "s", of: "alice", from: "iPhone")
+        var second = CloudLedger(dataFolder: folder)
+        _ = try second.upload([Self.change("c", 1, time: 3, sequence: 3)], to: "s", of: "alice", from: "iPhone")
+        let lineage = try second.store("s", of: "alice").lineage
+        #expect(lineage.generations == [.init(id: first.generation, through: 2), .init(id: second.generation, through: 3)])
+        #expect(lineage.continues(revision: 2, generation: first.generation))
+        #expect(lineage.continues(revision: 3, generation: second.generation))
+        // Revision 3 written by the first run: a history the cloud does not have (restored from a copy taken at 2).
+        #expect(!lineage.continues(revision: 3, generation: first.generation))
+        #expect(!lineage.continues(revision: 1, generation: "gone"))
+        #expect(lineage.continues(revision: 0, generation: nil))
+        #expect(!lineage.continues(revision: 4, generation: nil))
     }
 
     /// A device's copy keeps a value up to 509 levels deep, and the message
     /// carries it: the cloud must store it where a restarted cloud reads it
     /// back, or refuse the change; never write a file it cannot read.
     @Test func aValueAsDeepAsACopyHoldsIsStoredOrRefused() throws {
-        var ledger = try CloudLedger(dataFolder: folder)
+        var ledger = CloudLedger(dataFolder: folder)
         var deep: PlistValue = 1
         for _ in 0..<509 { deep = .array([deep]) }
         let outcome = try ledger.upload([Self.change("deep", deep, time: 10), Self.change("k", 1, time: 10, sequence: 2)],
                                         to: "s", of: "alice", from: "iPhone")
         #expect(outcome.accepted.contains(2))
         do {
-            var reopened = try CloudLedger(dataFolder: folder)
+            var reopened = CloudLedger(dataFolder: folder)
             let state = try reopened.store("s", of: "alice")
             #expect(state.values["k"] == 1)
             #expect(outcome.refused.map(\.key) == ["deep"] || state.values["deep"] == deep)
@@ -172,11 +311,35 @@ import TestSupport
     /// A removal of a key no store can hold (over 64 bytes) leaves no record
     /// behind: removals are kept for ever and sent to every new device.
     @Test func aRemovalOfAnOverlongKeyLeavesNoRecord() throws {
-        var ledger = try CloudLedger(dataFolder: folder)
+        var ledger = CloudLedger(dataFolder: folder)
         let long = String(repeating: "k", count: 65)
         _ = try ledger.upload([Self.change(long, nil, time: 10)], to: "s", of: "alice", from: "iPhone")
         do {
             #expect(try ledger.store("s", of: "alice").records[long] == nil)
         }
+    }
+}
+
+extension CloudLedgerTests {
+    /// A write within every limit whose store file would pass the 16 MiB a
+    /// file may have (millions of empty arrays count as nothing): refused
+    /// once, with the reason, so its device keeps it and never retries;
+    /// nothing is written and the store goes on.
+    @Test func aStoreFileTooLargeToWriteIsARefusalNotAFailure() throws {
+        var ledger = CloudLedger(dataFolder: folder)
+        _ = try ledger.upload([Self.change("small", 1, time: 10)], to: "s", of: "alice", from: "iPhone")
+        let huge = PlistValue.array(Array(repeating: .array([]), count: 2_200_000))
+        let outcome = try ledger.upload([Self.change("huge", huge, time: 11, sequence: 2), Self.change("other", 2, time: 11, sequence: 3)],
+                                        to: "s", of: "alice", from: "iPhone")
+        let refusal = outcome.refused.first { $0.key == "huge" }
+        #expect(refusal != nil && !outcome.accepted.contains(2), "\(outcome.refused)")
+        if CloudLimits.violation(of: ["huge": huge], writing: "huge") == nil {
+            // Within the limits as they count: the file is what refuses it, and the whole upload with it.
+            #expect(refusal?.reason.contains("over the 16777216") == true, "\(outcome.refused)")
+            #expect(outcome.push == nil && outcome.refused.map(\.key).sorted() == ["huge", "other"])
+        }
+        #expect(try ledger.store("s", of: "alice").values["huge"] == nil)
+        let next = try ledger.upload([Self.change("after", 3, time: 12, sequence: 4)], to: "s", of: "alice", from: "iPhone")
+        #expect(next.push != nil && next.refused.isEmpty)
     }
 }

@@ -65,6 +65,7 @@ import Testing
             ]),
             .poll(stores: [:]),
             .poll(stores: ["a": 1, "b": 2, "\u{0}": 3]),
+            .restore(store: "s", records: [UploadedChange(key: "k", value: nil, stamp: stamp), UploadedChange(key: "j", value: 1, stamp: stamp)]),
         ]
         for message in messages { #expect(try Self.agentRoundTrip(message) == message) }
     }
@@ -77,6 +78,10 @@ import Testing
             .changes(store: "s", base: 0, revision: 0, initial: true, records: []),
             .changes(store: "s", base: 6, revision: 8, initial: false, records: [record, removal]),
             .ack(store: "s", accepted: [], refused: [], superseded: [], advanced: nil),
+            .changes(store: "s", base: 0, revision: 9, initial: true, records: [record],
+                     lineage: StoreLineage(generations: [.init(id: "g1", through: 4), .init(id: "g2", through: 9)], forgotten: 3)),
+            .restored(store: "s", kept: ["k", "j"], refused: [RefusedChange(key: "x", sequence: 2, reason: "full")], superseded: [removal],
+                      advanced: Advance(base: 9, revision: 10, generation: "g2")),
             .ack(store: "s", accepted: [1, .max, .min], refused: [RefusedChange(key: "k", sequence: 3, reason: "over \"quota\"\n")],
                  superseded: [record, removal], advanced: Advance(base: 4, revision: 5)),
             .error("line one\nline two \u{0}"),
@@ -187,8 +192,8 @@ import Testing
     @Test func anUnknownOrMissingTypeIsRefused() {
         #expect(Self.agentRefusal("{}") == "message.type must be a string")
         #expect(Self.agentRefusal(#"{"type":7}"#) == "message.type must be a string")
-        #expect(Self.agentRefusal(#"{"type":"fly"}"#) == #"unknown message type "fly" (expected hello, subscribe, upload or poll)"#)
-        #expect(Self.cloudRefusal(#"{"type":"fly"}"#) == #"unknown message type "fly" (expected welcome, changes, ack or error)"#)
+        #expect(Self.agentRefusal(#"{"type":"fly"}"#) == #"unknown message type "fly" (expected hello, subscribe, upload, poll or restore)"#)
+        #expect(Self.cloudRefusal(#"{"type":"fly"}"#) == #"unknown message type "fly" (expected welcome, changes, ack, restored or error)"#)
         // Each side refuses the other's messages.
         #expect(Self.agentRefusal(#"{"type":"welcome","server":"x"}"#).hasPrefix("unknown message type \"welcome\""))
         #expect(Self.cloudRefusal(#"{"type":"poll","stores":{}}"#).hasPrefix("unknown message type \"poll\""))

@@ -1,4 +1,5 @@
 import CloudDevice
+import CloudModel
 import Testing
 @testable import Scenarios
 
@@ -33,6 +34,13 @@ import Testing
         pending.write(.string("v"), forKey: "k", device: "iPad", time: 1)
         #expect(CloudRig.unsettled(device: "iPad", store: "s", account: "alice", copy: pending)?.contains("to upload") == true)
         #expect(CloudRig.unsettled(device: "iPad", store: "s", account: "bob", copy: settledCopy()) == "iPad has not switched s to bob yet")
+    }
+
+    @Test func aCopyStillGivingBackAfterAResetIsNotSettled() {
+        var copy = settledCopy()
+        copy.apply([CloudRecord(key: "k", value: 1, stamp: ChangeStamp(time: 1, device: "iPhone", sequence: 1), revision: 1)], revision: 1, initial: false)
+        copy.reset(to: [], revision: 0, generation: "new")
+        #expect(CloudRig.unsettled(device: "iPad", store: "s", account: "alice", copy: copy) == "iPad still has 1 key(s) of s to give back to the cloud after a reset")
     }
 
     @Test func aCopyAfterItsFirstDownloadWithNothingToUploadIsSettled() {

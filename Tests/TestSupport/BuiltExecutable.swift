@@ -61,10 +61,10 @@ public func runConcurrently(_ commands: [[String]], executable: String = "groups
     return results.value.map { $0! }
 }
 
-final class UnsafeSendableBox<T>: @unchecked Sendable {
+public final class UnsafeSendableBox<T>: @unchecked Sendable {
     private let lock = NSLock()
     private var stored: T
-    init(_ value: T) { stored = value }
-    var value: T { lock.withLock { stored } }
-    func update(_ body: (inout T) -> Void) { lock.withLock { body(&stored) } }
+    public init(_ value: T) { stored = value }
+    public var value: T { lock.withLock { stored } }
+    public func update(_ body: (inout T) -> Void) { lock.withLock { body(&stored) } }
 }
