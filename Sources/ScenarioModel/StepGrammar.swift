@@ -122,11 +122,18 @@ struct StepFields {
 
     subscript(name: String) -> SpecNode? { nodes[name] }
 
-    private func declared(_ name: String) -> StepField {
+    /// The declared kind of a field the reader asks for. A reader asking for
+    /// a field its step does not declare, or as another kind, is the grammar's
+    /// mistake: the file is refused at that field, naming it, rather than crashing.
+    private func kind(of name: String, _ node: SpecNode) throws -> StepField.Kind {
         guard let field = spec.fields.first(where: { $0.name == name }) else {
-            preconditionFailure("step '\(spec.keyword)' declares no field '\(name)'")
+            throw node.error("step '\(spec.keyword)' declares no field '\(name)' (a mistake of StepTable.swift)")
         }
-        return field
+        return field.kind
+    }
+
+    private func mismatch(_ name: String, _ node: SpecNode, _ wanted: String) -> SpecError {
+        node.error("field '\(name)' of step '\(spec.keyword)' is not declared as \(wanted) (a mistake of StepTable.swift)")
     }
 
     /// A field the declaration requires (the mapping was checked to have it).
@@ -137,30 +144,26 @@ struct StepFields {
     func text(_ name: String) throws -> String? { try nodes[name]?.string() }
     func words(_ name: String) throws -> [String]? { try nodes[name]?.strings() }
     func flag(_ name: String) throws -> Bool? { try nodes[name]?.bool() }
-    func value(_ name: String, maximumDepth: Int = PlistLimits.maximumDepth) throws -> PlistValue? {
-        try nodes[name]?.plistValue(maximumDepth: maximumDepth)
-    }
-    func mapping(_ name: String) throws -> [String: PlistValue]? { try nodes[name]?.plistDictionary() }
 
     /// A whole number, within the field's declared range.
     func number(_ name: String) throws -> Int? {
         guard let node = nodes[name] else { return nil }
-        switch declared(name).kind {
+        switch try kind(of: name, node) {
         case .number(let range): return try node.int(in: range)
         case .integer: return try node.int()
-        default: preconditionFailure("field '\(name)' of '\(spec.keyword)' is not a number")
+        default: throw mismatch(name, node, "a number")
         }
     }
 
     func milliseconds(_ name: String) throws -> Int64? {
         guard let node = nodes[name] else { return nil }
-        guard case .milliseconds(let range) = declared(name).kind else { preconditionFailure("field '\(name)' is not in milliseconds") }
+        guard case .milliseconds(let range) = try kind(of: name, node) else { throw mismatch(name, node, "milliseconds") }
         return try node.int64(in: range)
     }
 
     func seconds(_ name: String) throws -> Double? {
         guard let node = nodes[name] else { return nil }
-        guard case .seconds = declared(name).kind else { preconditionFailure("field '\(name)' is not in seconds") }
+        guard case .seconds = try kind(of: name, node) else { throw mismatch(name, node, "seconds") }
         return try node.seconds(atMost: ScenarioParser.maximumWait)
     }
 

@@ -37,7 +37,10 @@ public enum StepGrammar {
         StepSpec("restart", shorthand: "a process name", fields: [.required("process", .process), .optional("args", .words)],
                  does: "ends it cleanly (stdin closed) if it runs, and starts it again — also after it exited or was killed: "
                      + "with the declared `args` if none are given, with none for `args: []`") { input in
-            if input.isScalar { return (.restart(process: try input.process(), arguments: nil), "restart \(try input.process())") }
+            if input.isScalar {
+                let process = try input.process()
+                return (.restart(process: process, arguments: nil), "restart \(process)")
+            }
             let fields = try input.fields()
             let process = try fields.process("process")
             let arguments = try fields.words("args")
