@@ -9,27 +9,24 @@ import Testing
     static let docs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("docs/scenarios.md")
 
-    /// The lines of the table under "## Steps": from its header row to the first line that is not a row.
-    static func stepTable(in text: String) -> Range<String.Index>? {
-        guard let section = text.range(of: "\n## Steps\n"),
-              let start = text.range(of: "\n| step |", range: section.upperBound..<text.endIndex) else { return nil }
-        var end = start.lowerBound
-        var lines = text[text.index(after: start.lowerBound)...].split(separator: "\n", omittingEmptySubsequences: false).makeIterator()
-        end = text.index(after: start.lowerBound)
-        while let line = lines.next(), line.hasPrefix("|") { end = text.index(end, offsetBy: line.count + 1) }
-        return text.index(after: start.lowerBound)..<text.index(before: end)
+    /// Where the table under "## Steps" is: the indices of its lines, from its header row to the last row.
+    static func stepTable(in lines: [String]) -> Range<Int>? {
+        guard let section = lines.firstIndex(of: "## Steps"),
+              let start = lines[section...].firstIndex(where: { $0.hasPrefix("| step |") }) else { return nil }
+        let end = lines[start...].firstIndex { !$0.hasPrefix("|") } ?? lines.endIndex
+        return start..<end
     }
 
     @Test func stepTableMatchesTheGrammar() throws {
-        var text = try String(contentsOf: Self.docs, encoding: .utf8)
-        let range = try #require(Self.stepTable(in: text), "docs/scenarios.md has no step table under '## Steps'")
+        var lines = try String(contentsOf: Self.docs, encoding: .utf8).components(separatedBy: "\n")
+        let range = try #require(Self.stepTable(in: lines), "docs/scenarios.md has no step table under '## Steps'")
         let generated = StepSpec.table
         if ProcessInfo.processInfo.environment["GROUPSIM_UPDATE_DOCS"] == "1" {
-            text.replaceSubrange(range, with: generated)
-            try text.write(to: Self.docs, atomically: true, encoding: .utf8)
+            lines.replaceSubrange(range, with: generated.components(separatedBy: "\n"))
+            try lines.joined(separator: "\n").write(to: Self.docs, atomically: true, encoding: .utf8)
             return
         }
-        #expect(String(text[range]) == generated, """
+        #expect(lines[range].joined(separator: "\n") == generated, """
             docs/scenarios.md's step table differs from the step grammar (Sources/ScenarioModel/StepTable.swift); \
             run GROUPSIM_UPDATE_DOCS=1 swift test --filter ScenarioGrammarDocs, or put this table there:
             \(generated)
