@@ -175,10 +175,10 @@ extension StepGrammar {
         bareStep("restart-cloud", does: "starts it again (same port, same data)", .restartCloud, "restart the cloud"),
         deviceStep("kill-agent", does: "kill -9 that device's sync agent") { (.killAgent(device: $0), "kill -KILL \($0)'s sync agent") },
         deviceStep("restart-agent", does: "starts that device's sync agent again") { (.restartAgent(device: $0), "restart \($0)'s sync agent") },
-        StepSpec("wait-cloud", shorthand: "nothing", fields: [.optional("timeout", .seconds, "default 20")],
+        StepSpec("wait-cloud", shorthand: "nothing", fields: [.optional("timeout", .seconds, "default \(Int(ScenarioParser.defaultCloudWait))")],
                  does: "has every running app with an iCloud store save its writes (`synchronize`), then waits until every signed-in, online "
                      + "device with a running agent has uploaded what it can, has had its first download, and is at the cloud's revision of each of its stores") { input in
-            var timeout = 20.0
+            var timeout = ScenarioParser.defaultCloudWait
             if input.isMapping {
                 timeout = try input.fields().seconds("timeout") ?? timeout
             } else if input.body.node.null == nil {

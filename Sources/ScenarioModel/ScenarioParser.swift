@@ -15,6 +15,10 @@ public enum ScenarioParser {
     public static let maximumCount = 100_000
     /// An exit status, as a shell shows it (128 + the signal for a death by signal).
     public static let statusRange = 0...255
+    /// How long a `wait` waits when the step gives no `timeout`, in seconds.
+    public static let defaultWait: Double = 10
+    /// How long `wait-cloud` waits for the devices and the cloud to agree when it gives no `timeout`.
+    public static let defaultCloudWait: Double = 20
     /// What `corrupt` writes when the step gives no `content`.
     public static let notAPropertyList = "this is not a property list"
 

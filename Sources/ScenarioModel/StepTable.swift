@@ -157,12 +157,12 @@ public enum StepGrammar {
     // MARK: Waiting
 
     static let waitSteps: [StepSpec] = [
-        StepSpec("wait", fields: [.required("for", .text, "an event"), .required("in", .process), .optional("timeout", .seconds, "default 10")],
+        StepSpec("wait", fields: [.required("for", .text, "an event"), .required("in", .process), .optional("timeout", .seconds, "default \(Int(ScenarioParser.defaultWait))")],
                  takesFilters: true, does: "waits for an event in that process (see below)") { input in
             let fields = try input.fields()
             let process = try fields.process("in")
             let matcher = try ScenarioParser.parseMatcher(fields.nodes, eventNode: fields.node("for"))
-            let timeout = try fields.seconds("timeout") ?? 10
+            let timeout = try fields.seconds("timeout") ?? ScenarioParser.defaultWait
             return (.wait(process: process, matcher: matcher, timeout: timeout), "wait for \(matcher) in \(process)")
         },
         StepSpec("quiet", fields: [.required("for", .text, "an event"), .required("in", .process), .required("seconds", .seconds)],

@@ -50,7 +50,7 @@ public enum StepWriter {
         case .run(let arguments, let status, let output):
             return ("run", tool(arguments, status: status, output: output))
         case .wait(let process, let matcher, let timeout):
-            return ("wait", mapping([("for", scalar(matcher.event)), ("in", scalar(process))] + (timeout == 10 ? [] : [("timeout", "\(timeout)")]) + filters(matcher)))
+            return ("wait", mapping([("for", scalar(matcher.event)), ("in", scalar(process))] + (timeout == ScenarioParser.defaultWait ? [] : [("timeout", "\(timeout)")]) + filters(matcher)))
         case .quiet(let process, let matcher, let seconds):
             return ("quiet", mapping([("for", scalar(matcher.event)), ("in", scalar(process)), ("seconds", "\(seconds)")] + filters(matcher)))
         case .kill(let process, let signal, let afterAcks):
@@ -114,7 +114,7 @@ public enum StepWriter {
         case .restartCloud: return ("restart-cloud", "")
         case .killAgent(let device): return ("kill-agent", scalar(device))
         case .restartAgent(let device): return ("restart-agent", scalar(device))
-        case .waitForQuiescence(let timeout): return ("wait-cloud", timeout == 20 ? "" : mapping([("timeout", "\(timeout)")]))
+        case .waitForQuiescence(let timeout): return ("wait-cloud", timeout == ScenarioParser.defaultCloudWait ? "" : mapping([("timeout", "\(timeout)")]))
         }
     }
 

@@ -260,7 +260,7 @@ struct RandomWorld {
         for device in RandomRun.devices.filter({ !agentRunning.contains($0) }) { steps.append(.cloud(.restartAgent(device: device))) }
         online = Set(RandomRun.devices)
         agentRunning = Set(RandomRun.devices)
-        steps.append(.cloud(.waitForQuiescence(timeout: 20)))
+        steps.append(.cloud(.waitForQuiescence(timeout: ScenarioParser.defaultCloudWait)))
         var checks: [Check] = []
         for key in RandomRun.kvsKeys {
             let winner = winners[key]
@@ -333,7 +333,7 @@ extension RandomRun {
             matcher.key = key
             matcher.keys = keys
             if keys != nil { matcher.reason = "server-change" }
-            return .wait(process: process, matcher: matcher, timeout: 10)
+            return .wait(process: process, matcher: matcher, timeout: ScenarioParser.defaultWait)
         }
         func writeMarker(_ device: String, _ suite: String, _ key: String) -> Step.Action {
             .defaults(arguments: ["write", "--device", device, suite, key, "-int", "\(marker)"], status: 0, output: nil)
