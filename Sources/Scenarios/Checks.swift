@@ -54,7 +54,7 @@ struct CheckVerifier {
             }
         case .exit(let process, let status):
             let target = try roster.lastDriver(process)
-            guard let found = target.waitForExit(timeout: 10) else { throw CheckFailed("\(process) is still running; expected it to have exited with \(status)") }
+            guard let found = target.waitForExit(timeout: RunnerTimeouts.exit) else { throw CheckFailed("\(process) is still running; expected it to have exited with \(status)") }
             guard found == status else { throw CheckFailed("\(process) exited with status \(found), expected \(status)") }
         }
     }

@@ -89,7 +89,7 @@ final class Execution: @unchecked Sendable {
         case .quit(let process): try roster.quit(process)
         case .command(let process, let command):
             log.action(process, step, key: Self.key(of: command))
-            try roster.driver(process).request(command, timeout: 20)
+            try roster.driver(process).request(command, timeout: RunnerTimeouts.request)
         case .intent(let name, let parameters, let device, let status, let arguments, let result):
             try oneShots.runIntent(name, parameters: parameters, device: device ?? context.scenario.defaultDevice, expected: status,
                                    arguments: arguments, result: result, step: step)
@@ -140,7 +140,7 @@ final class Execution: @unchecked Sendable {
             // Writes an app made are in its device's copy only once saved: save them first.
             let scenario = context.scenario
             for driver in roster.running where scenario.app.targets[scenario.processes[driver.name]?.role ?? .mainApp]?.keyValueStore != nil {
-                if !driver.suspended { try driver.request(.synchronize, timeout: 20) }
+                if !driver.suspended { try driver.request(.synchronize, timeout: RunnerTimeouts.request) }
             }
         }
         try cloudRig().perform(cloudAction)

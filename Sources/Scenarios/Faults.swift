@@ -12,11 +12,11 @@ struct FaultInjector {
     /// Sends a signal (after `afterAcks` acknowledged synchronizes of its burst); waits for the process to end of one that ends it.
     func kill(_ process: String, signal: Int32, afterAcks: Int?, noting step: Step) throws {
         let target = try roster.driver(process)
-        if let afterAcks { try target.waitForAcknowledgedSyncs(afterAcks, timeout: 20) }
+        if let afterAcks { try target.waitForAcknowledgedSyncs(afterAcks, timeout: RunnerTimeouts.acknowledgements) }
         context.log.action(process, step)
         target.signal(signal)
         if signal == SIGKILL || signal == SIGTERM || signal == SIGINT {
-            guard target.waitForExit(timeout: 10) != nil else { throw CheckFailed("\(process) did not exit after the signal") }
+            guard target.waitForExit(timeout: RunnerTimeouts.exit) != nil else { throw CheckFailed("\(process) did not exit after the signal") }
         }
     }
 

@@ -21,9 +21,9 @@ struct OneShotProcesses {
         if !arguments.isEmpty { all += ["--"] + arguments }
         let driver = try ProcessDriver(name: lane, executable: context.binaries + "/intent-extension", arguments: all, log: context.log)
         driver.process.closeStdin()
-        guard let status = driver.waitForExit(timeout: 20) else {
+        guard let status = driver.waitForExit(timeout: RunnerTimeouts.startUp) else {
             driver.signal(SIGKILL)
-            throw CheckFailed("the intent extension did not exit within 20 s")
+            throw CheckFailed("the intent extension did not exit within \(Int(RunnerTimeouts.startUp)) s")
         }
         guard status == expected else {
             let error = driver.recordedEvents().lazy.compactMap { event -> String? in
@@ -63,9 +63,9 @@ struct OneShotProcesses {
         defer { LiveProcesses.shared.remove(process.pid) }
         process.closeStdin()
         let status: Int32
-        do { status = try process.waitForExit(timeout: 60) } catch {
+        do { status = try process.waitForExit(timeout: RunnerTimeouts.tool) } catch {
             kill(process.pid, SIGKILL)
-            throw CheckFailed("\(lane) \(executable) did not finish within 60 s")
+            throw CheckFailed("\(lane) \(executable) did not finish within \(Int(RunnerTimeouts.tool)) s")
         }
         while (try? process.nextLine(timeout: 5)) != nil {}
         let stdout = process.allLines.joined(separator: "\n")

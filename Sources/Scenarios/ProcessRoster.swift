@@ -71,9 +71,9 @@ final class ProcessRoster: @unchecked Sendable {
             drivers[name] = driver
             everStarted[name] = driver
         }
-        _ = try driver.waitFor(EventMatcher(event: "ready"), timeout: 20)
+        _ = try driver.waitFor(EventMatcher(event: "ready"), timeout: RunnerTimeouts.startUp)
         // Answering a request means its start-up (a widget's timeline too) is done.
-        try driver.request(.ping, timeout: 20)
+        try driver.request(.ping, timeout: RunnerTimeouts.request)
     }
 
     /// Starts a process that must not come up: it exits with `status`, saying `message`.
@@ -84,13 +84,13 @@ final class ProcessRoster: @unchecked Sendable {
         let driver = try start(name, arguments: spec.arguments)
         lock.withLock { everStarted[name] = driver }
         // Ready means it came up: no need to wait for an exit that will not come.
-        if (try? driver.waitFor(EventMatcher(event: "ready"), timeout: 20)) != nil {
+        if (try? driver.waitFor(EventMatcher(event: "ready"), timeout: RunnerTimeouts.startUp)) != nil {
             driver.signal(SIGKILL)
             throw CheckFailed("\(name) started and kept running; it should have failed with \(PlistJSON.quote(message))")
         }
-        guard let status = driver.waitForExit(timeout: 20) else {
+        guard let status = driver.waitForExit(timeout: RunnerTimeouts.startUp) else {
             driver.signal(SIGKILL)
-            throw CheckFailed("\(name) neither came up nor exited within 20 s; it should have failed with \(PlistJSON.quote(message))")
+            throw CheckFailed("\(name) neither came up nor exited within \(Int(RunnerTimeouts.startUp)) s; it should have failed with \(PlistJSON.quote(message))")
         }
         let errors = driver.recordedEvents().compactMap { event -> String? in
             if case .error(let text)? = event.appEvent { text } else { nil }
@@ -117,7 +117,9 @@ final class ProcessRoster: @unchecked Sendable {
         context.log.record(process: name, kind: .action, name: "quit", text: "quit (stdin closed)")
         if target.suspended { target.signal(SIGCONT) }
         target.process.closeStdin()
-        guard target.waitForExit(timeout: 10) != nil else { throw CheckFailed("\(name) did not exit within 10 s after its stdin closed") }
+        guard target.waitForExit(timeout: RunnerTimeouts.exit) != nil else {
+            throw CheckFailed("\(name) did not exit within \(Int(RunnerTimeouts.exit)) s after its stdin closed")
+        }
     }
 
     func endAll() {

@@ -89,3 +89,20 @@ public struct ScenarioRunner: Sendable {
             events: execution.log.all, lanes: execution.lanes)
     }
 }
+
+/// How long the runner waits for what a step sets off, in seconds: bounded,
+/// and generous, so that a loaded machine is slow rather than failing.
+enum RunnerTimeouts {
+    /// A process coming up (ready, then answering a request), or an intent extension's whole run.
+    static let startUp: Double = 20
+    /// A request's answer.
+    static let request: Double = 20
+    /// A process ending after its stdin closed or a signal that ends it.
+    static let exit: Double = 10
+    /// Acknowledged synchronizes a `kill: { after-acks }` waits for.
+    static let acknowledgements: Double = 20
+    /// A whole burst's answers.
+    static let burst: Double = 120
+    /// A `defaults` or `run` command's whole run.
+    static let tool: Double = 60
+}

@@ -33,7 +33,7 @@ final class Waits: @unchecked Sendable {
         if burst.background {
             lock.withLock { backgroundBursts[burst.process] = last }
         } else if burst.waitForResponses {
-            _ = try target.waitForResponse(last, timeout: 120)
+            _ = try target.waitForResponse(last, timeout: RunnerTimeouts.burst)
         }
     }
 
@@ -41,6 +41,6 @@ final class Waits: @unchecked Sendable {
         guard let last = lock.withLock({ backgroundBursts.removeValue(forKey: process) }) else {
             throw CheckFailed("\(process) has no burst running in the background (burst: { …, background: true })")
         }
-        _ = try roster.lastDriver(process).waitForResponse(last, timeout: 120)
+        _ = try roster.lastDriver(process).waitForResponse(last, timeout: RunnerTimeouts.burst)
     }
 }
