@@ -1,3 +1,4 @@
+import CloudDevice
 import CloudModel
 import Foundation
 import GroupDefaults
@@ -80,7 +81,7 @@ public actor CloudServer {
     private struct Session {
         var device: String
         var account: String
-        var outbox: AsyncStream<OutgoingFrame>.Continuation
+        var outbox: DeviceOutbox
     }
     private var sessions: [Int: Session] = [:]
     private var nextSession = 0
@@ -98,7 +99,7 @@ public actor CloudServer {
 
     // MARK: Sessions
 
-    func open(device: String, account: String, outbox: AsyncStream<OutgoingFrame>.Continuation) throws -> Int {
+    func open(device: String, account: String, outbox: DeviceOutbox) throws -> Int {
         try DomainName.validate(device, what: "device name")
         try DomainName.validate(account, what: "account name")
         _ = try ledger.stores(of: account)
@@ -136,7 +137,9 @@ public actor CloudServer {
         case .upload(let store, let changes):
             try DomainName.validate(store, what: "store identifier")
             traffic[session.device, default: DeviceTraffic()].uploadedChanges += changes.count
-            let outcome = try ledger.upload(changes, to: store, of: session.account, from: session.device)
+            let (acceptable, tooFarAhead) = CloudTrust.refusingFarFuture(changes, now: DeviceCloudSettings.realTime())
+            var outcome = try ledger.upload(acceptable, to: store, of: session.account, from: session.device)
+            outcome.refused += tooFarAhead
             let advanced = outcome.push.map { Advance(base: $0.base, revision: $0.revision) }
             send(.ack(store: store, accepted: outcome.accepted, refused: outcome.refused, superseded: outcome.superseded, advanced: advanced),
                  to: id, isPush: false)
@@ -199,7 +202,15 @@ public actor CloudServer {
         try DomainName.validate(device, what: "device name")
         var fault = faults[device] ?? DeviceFaults()
         try fault.update(from: fields)
-        faults[device] = fault
+        // A fault set back to none leaves the table, which holds at most so many devices.
+        if fault == DeviceFaults() {
+            faults[device] = nil
+        } else {
+            guard faults[device] != nil || faults.count < CloudTrust.maximumFaultedDevices else {
+                throw CloudFormatError("faults are set for \(faults.count) devices, the most the cloud keeps; heal some first (POST /v1/faults/<device> with their defaults)")
+            }
+            faults[device] = fault
+        }
         return fault
     }
 
@@ -217,6 +228,7 @@ public actor CloudServer {
 
     func account(_ name: String) throws -> PlistValue {
         try DomainName.validate(name, what: "account name")
+        guard ledger.knownAccounts.contains(name) else { throw CloudNotFound(description: "the cloud has no account \(name)") }
         return .dictionary(try ledger.stores(of: name).mapValues { state in
             .dictionary(["revision": .integer(state.revision), "values": .dictionary(state.values)])
         })
@@ -224,7 +236,10 @@ public actor CloudServer {
 
     func store(_ identifier: String, of account: String) throws -> PlistValue {
         try DomainName.validate(account, what: "account name")
-        let state = try ledger.store(identifier, of: account)
+        guard ledger.knownAccounts.contains(account) else { throw CloudNotFound(description: "the cloud has no account \(account)") }
+        guard let state = try ledger.stores(of: account)[identifier] else {
+            throw CloudNotFound(description: "account \(account) has no store \(identifier) in the cloud (nothing was uploaded to it)")
+        }
         return .dictionary([
             "revision": .integer(state.revision),
             "records": .dictionary(state.records.mapValues { record in

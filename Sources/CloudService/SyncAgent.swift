@@ -91,7 +91,9 @@ public actor SyncAgent {
     // MARK: The connection
 
     private func connect(_ location: ServerLocation) async throws -> NIOAsyncChannel<WebSocketFrame, WebSocketFrame> {
-        try await SyncConnection.open(location)
+        // Read (or made) on every attempt: erasing the device makes it a new secret.
+        let secret = try cloud.secretFile().readOrCreate()
+        return try await SyncConnection.open(location, device: cloud.device, secret: secret)
     }
 
     private func session(_ channel: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>, account: String) async throws {

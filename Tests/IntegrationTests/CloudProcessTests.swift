@@ -44,15 +44,26 @@ import TestSupport
         return location
     }
 
+    /// The cloud's address with the root's control secret, as the CLI asks it.
+    func endpoint() throws -> CloudEndpoint {
+        guard let endpoint = try CloudEndpoint.control(root: simulation) else { throw TestFailure("no server.plist after the cloud said it listens") }
+        return endpoint
+    }
+
+    /// A device's secret (made now if the device has none), as its agent shows it.
+    func secret(of device: String) throws -> String {
+        try DeviceCloud(root: simulation, device: device).secretFile().readOrCreate()
+    }
+
     struct TestFailure: Error, CustomStringConvertible {
         let description: String
         init(_ description: String) { self.description = description }
     }
 
     func cloudStore(_ store: String, account: String) throws -> [String: PlistValue] {
-        let location = try location()
+        let endpoint = try endpoint()
         return try CloudClient.blocking {
-            try await CloudClient.request(location, path: "/v1/accounts/\(account)/stores/\(store)")
+            try await CloudClient.request(endpoint, path: "/v1/accounts/\(account)/stores/\(store)")
         }.dictionaryValue?["records"]?.dictionaryValue ?? [:]
     }
 
@@ -168,7 +179,7 @@ import TestSupport
 
     @Test func hostileMessagesGetAnErrorAndTheCloudKeepsServing() throws {
         let server = try startCloud()
-        let location = try location()
+        let location = try location(), endpoint = try endpoint(), secret = try secret(of: "iPhone")
         let deep = String(repeating: "[", count: 600) + String(repeating: "]", count: 600)
         let frames = [
             "not json at all",
@@ -180,24 +191,24 @@ import TestSupport
             #"{"type":"hello","device":"iPhone","account":"alice","stores":{"s":99999999999999999999}}"#,
             #"{"type":"subscribe","store":"s","since":0}"#,
         ]
-        let replies = try CloudClient.blocking { try await RawSyncClient.exchange(location, send: frames, replies: frames.count) }
+        let replies = try CloudClient.blocking { try await RawSyncClient.exchange(location, device: "iPhone", secret: secret, send: frames, replies: frames.count) }
         #expect(replies.count == frames.count, "\(replies)")
         for (frame, reply) in zip(frames, replies) {
             #expect(reply.contains("\"type\":\"error\""), "\(frame.prefix(60)) → \(reply.prefix(200))")
         }
         #expect(replies.joined().contains("the first message of a connection must be hello"))
-        #expect(replies.joined().contains("device name"))
+        #expect(replies.joined().contains("this connection showed the secret of iPhone"))
         // A well-formed hello on a new connection still works.
         let hello = #"{"type":"hello","device":"iPhone","account":"alice","stores":{"s":0}}"#
-        let answer = try CloudClient.blocking { try await RawSyncClient.exchange(location, send: [hello], replies: 2) }
+        let answer = try CloudClient.blocking { try await RawSyncClient.exchange(location, device: "iPhone", secret: secret, send: [hello], replies: 2) }
         #expect(answer.first?.contains("\"type\":\"welcome\"") == true, "\(answer)")
         #expect(answer.last?.contains("\"initial\":true") == true, "\(answer)")
         // The HTTP face answers bad requests with a reason and keeps serving.
-        let badFault = Result { try CloudClient.blocking { try await CloudClient.request(location, path: "/v1/faults/iPhone", body: ["latencyMs": -5]) } }
+        let badFault = Result { try CloudClient.blocking { try await CloudClient.request(endpoint, path: "/v1/faults/iPhone", body: ["latencyMs": -5]) } }
         #expect("\(badFault)".contains("latencyMs"), "\(badFault)")
-        let unknown = Result { try CloudClient.blocking { try await CloudClient.request(location, path: "/v1/nothing") } }
+        let unknown = Result { try CloudClient.blocking { try await CloudClient.request(endpoint, path: "/v1/nothing") } }
         #expect("\(unknown)".contains("404"), "\(unknown)")
-        let status = try CloudClient.blocking { try await CloudClient.request(location, path: "/v1/status") }
+        let status = try CloudClient.blocking { try await CloudClient.request(endpoint, path: "/v1/status") }
         #expect(status.dictionaryValue?["server"] != nil)
         withExtendedLifetime(server) {}
     }
@@ -236,10 +247,10 @@ import TestSupport
 
     @Test func aStoppedCloudMakesRequestsFailInsteadOfHanging() throws {
         let server = try startCloud()
-        let location = try location()
+        let endpoint = try endpoint()
         kill(server.process.pid, SIGSTOP)
         defer { kill(server.process.pid, SIGCONT) }
-        let outcome = Result { try CloudClient.blocking { try await CloudClient.request(location, path: "/v1/status", timeout: .seconds(1)) } }
+        let outcome = Result { try CloudClient.blocking { try await CloudClient.request(endpoint, path: "/v1/status", timeout: .seconds(1)) } }
         #expect("\(outcome)".contains("did not answer /v1/status within"), "\(outcome)")
     }
 
