@@ -124,10 +124,17 @@ public enum CloudListener {
                         maxFrameSize: maximumFrameBytes,
                         shouldUpgrade: { channel, head in
                             guard head.uri == "/v1/sync" else { return channel.eventLoop.makeSucceededFuture(nil) }
-                            // The device's secret is a file: read off the event loop. A refused
-                            // upgrade goes on as plain HTTP, where serveHTTP answers 401 saying why.
-                            return NIOThreadPool.singleton.runIfActive(eventLoop: channel.eventLoop) {
-                                (try? gate.checkDevice(head)) != nil ? HTTPHeaders() : nil
+                            // The device's secret is a file: read off the event loop.
+                            return NIOThreadPool.singleton.runIfActive(eventLoop: channel.eventLoop) { () -> CloudTrust.Refusal? in
+                                refusal(of: head, isSync: true, gate: gate)
+                            }.map { refusal -> HTTPHeaders? in
+                                guard let refusal else { return HTTPHeaders() }
+                                // NIO drops the head of an upgrade it does not make: the refusal is answered here.
+                                logRefusal(refusal, of: head, peer: channel.remoteAddress, events: events)
+                                let parts = response(status: .unauthorized, ["error": .string(refusal.description)], extra: unauthorizedHeaders)
+                                for part in parts.dropLast() { channel.write(part, promise: nil) }
+                                channel.writeAndFlush(parts[parts.count - 1]).whenComplete { _ in channel.close(promise: nil) }
+                                return nil
                             }
                         },
                         upgradePipelineHandler: { channel, head in
@@ -255,7 +262,7 @@ public enum CloudListener {
     private static func serveHTTP(
         _ channel: NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>, server: CloudServer, gate: CloudTrust.Gate, events: @escaping Events
     ) async throws {
-        let peer = channel.channel.remoteAddress.map { "\($0)" } ?? "unknown"
+        let peer = channel.channel.remoteAddress
         try await channel.executeThenClose { inbound, outbound in
             var head: HTTPRequestHead? = nil
             var body = ByteBuffer()
@@ -265,10 +272,8 @@ public enum CloudListener {
                     // Checked before any body is read: a stranger's request costs nothing more.
                     let isSync = path(of: requestHead) == "/v1/sync"
                     if let refusal = refusal(of: requestHead, isSync: isSync, gate: gate) {
-                        events("unauthorized", ["method": .string("\(requestHead.method)"), "path": .string(path(of: requestHead)),
-                                                "peer": .string(peer), "reason": .string(refusal.description)])
-                        try await respond(outbound, status: .unauthorized, ["error": .string(refusal.description)],
-                                          extra: [("WWW-Authenticate", "Bearer realm=\"groupsim cloud\"")])
+                        logRefusal(refusal, of: requestHead, peer: peer, events: events)
+                        try await respond(outbound, status: .unauthorized, ["error": .string(refusal.description)], extra: unauthorizedHeaders)
                         return
                     }
                     if isSync {
@@ -301,6 +306,14 @@ public enum CloudListener {
         } catch {
             return error
         }
+    }
+
+    static let unauthorizedHeaders = [("WWW-Authenticate", "Bearer realm=\"groupsim cloud\"")]
+
+    /// Every refused request is in the cloud's log: who asked for what, and why it was refused.
+    private static func logRefusal(_ refusal: CloudTrust.Refusal, of head: HTTPRequestHead, peer: SocketAddress?, events: Events) {
+        events("unauthorized", ["method": .string("\(head.method)"), "path": .string(path(of: head)),
+                                "peer": .string(peer.map { "\($0)" } ?? "unknown"), "reason": .string(refusal.description)])
     }
 
     private static func path(of request: HTTPRequestHead) -> String {
@@ -340,13 +353,18 @@ public enum CloudListener {
         _ outbound: NIOAsyncChannelOutboundWriter<HTTPServerResponsePart>, status: HTTPResponseStatus, _ reply: PlistValue,
         extra: [(String, String)] = []
     ) async throws {
+        try await outbound.write(contentsOf: response(status: status, reply, extra: extra))
+    }
+
+    /// One JSON answer, after which the connection closes.
+    private static func response(status: HTTPResponseStatus, _ reply: PlistValue, extra: [(String, String)] = []) -> [HTTPServerResponsePart] {
         let body = ByteBuffer(string: PlistJSON.encode(reply) + "\n")
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: "application/json")
         headers.add(name: "Content-Length", value: String(body.readableBytes))
         headers.add(name: "Connection", value: "close")
         headers.add(contentsOf: extra)
-        try await outbound.write(contentsOf: [.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers)), .body(.byteBuffer(body)), .end(nil)])
+        return [.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers)), .body(.byteBuffer(body)), .end(nil)]
     }
 }
 

@@ -19,6 +19,10 @@ import TestSupport
         init(_ arguments: [String], root: TemporaryRoot) throws {
             process = try RunningProcess(BuiltExecutable.path("groupsim"), ["cloud"] + arguments + ["--root", root.path])
         }
+        /// `groupsim` run by a shell script (`$0` is groupsim, `$1` the root): to start it with other limits.
+        init(root: TemporaryRoot, shell script: String) throws {
+            process = try RunningProcess("/bin/sh", ["-c", script, BuiltExecutable.path("groupsim"), root.path])
+        }
         deinit { kill(process.pid, SIGKILL) }
 
         /// The next line whose "event" is `event` (the lines are JSON objects).
