@@ -167,3 +167,25 @@ extension CloudProcessTests {
         #expect((try? answer.get())?.dictionaryValue?["server"] != nil, "\(answer)")
     }
 }
+
+extension CloudProcessTests {
+    @Test func aSecretMissingOrOpenToOthersIsAClearError() throws {
+        #expect(try groupsim(["cloud", "account", "sign-in", "alice"], root: root).status == 0)
+        let server = try startCloud()
+        // The CLI needs the control secret, and says where it is and who makes it.
+        try FileManager.default.removeItem(atPath: root.path + "/cloud/control.secret")
+        let read = try groupsim(["cloud", "read", "com.example.kvs", "--account", "alice"], root: root)
+        #expect(read.status != 0)
+        #expect(read.stderr.contains(root.path + "/cloud/control.secret does not exist") && read.stderr.contains("groupsim cloud serve"), "\(read.stderr)")
+        // A device secret others may read is no secret: its agent says so and does not connect.
+        let secret = root.path + "/devices/iPhone/cloud/device.secret"
+        #expect(chmod(secret, 0o644) == 0)
+        let agent = try CloudChild(["agent", "--device", "iPhone"], root: root)
+        try agent.waitFor("problem") { $0.contains(secret) && $0.contains("must be mode 0600") }
+        // Made private again, it connects.
+        #expect(chmod(secret, 0o600) == 0)
+        #expect(try groupsim(["cloud", "write", "com.example.kvs", "k", "1"], root: root).status == 0)
+        try agent.waitFor("connected")
+        withExtendedLifetime(server) {}
+    }
+}
