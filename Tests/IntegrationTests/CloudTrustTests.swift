@@ -169,6 +169,14 @@ extension CloudProcessTests {
 }
 
 extension CloudProcessTests {
+    @Test func aDeviceIsCreatedWithItsSecret() throws {
+        #expect(try groupsim(["device", "create", "iPad"], root: root).status == 0)
+        var info = stat()
+        #expect(lstat(root.path + "/devices/iPad/cloud/device.secret", &info) == 0 && info.st_mode & S_IFMT == S_IFREG && info.st_mode & 0o777 == 0o600)
+        let secret = try DeviceCloud(root: simulation, device: "iPad").secretFile().read()
+        #expect(secret?.count == 64)
+    }
+
     @Test func aSecretMissingOrOpenToOthersIsAClearError() throws {
         #expect(try groupsim(["cloud", "account", "sign-in", "alice"], root: root).status == 0)
         let server = try startCloud()
