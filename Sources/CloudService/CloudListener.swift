@@ -120,6 +120,7 @@ public enum CloudListener {
                     channel.closeFuture.whenComplete { _ in limiter.release() }
                     // A request sent half, or a byte at a time, is closed when its time is up.
                     let deadline = channel.eventLoop.scheduleTask(in: requestTimeout) { channel.close(promise: nil) }
+                    channel.closeFuture.whenComplete { _ in deadline.cancel() }
                     let upgrader = NIOTypedWebSocketServerUpgrader<Connection>(
                         maxFrameSize: maximumFrameBytes,
                         shouldUpgrade: { channel, head in
