@@ -133,11 +133,18 @@ extension CloudProcessTests {
         withExtendedLifetime(server) {}
     }
 
-    @Test func halfARequestIsClosedWhenItsTimeIsUp() throws {
+    @Test func halfARequestAndASilentWebSocketAreClosedWhenTheirTimeIsUp() throws {
         let server = try startCloud()
-        let socket = try RawSocket(port: try location().port)
-        try socket.send("GET /v1/status HTTP/1.1\r\nHost: 127.0.0.1\r\n")
-        #expect(socket.closedByPeer(within: 30), "a request left half-sent kept its connection open")
+        let port = try location().port
+        let request = try RawSocket(port: port)
+        try request.send("GET /v1/status HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        // A device's WebSocket that says hello, then nothing (a peer gone without closing, a stuck agent).
+        let device = try RawSocket(port: port)
+        try device.send(upgradeRequest(device: "iPhone", secret: try secret(of: "iPhone")))
+        try #require(device.receive(until: "\r\n\r\n", timeout: 10).hasPrefix("HTTP/1.1 101"))
+        try device.send(RawSocket.webSocketTextFrame(#"{"type":"hello","device":"iPhone","account":"alice","stores":{}}"#))
+        #expect(request.closedByPeer(within: 30), "a request left half-sent kept its connection open")
+        #expect(device.closedByPeer(within: 60), "a silent WebSocket was kept open")
         withExtendedLifetime(server) {}
     }
 
