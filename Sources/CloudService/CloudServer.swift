@@ -189,7 +189,7 @@ public actor CloudServer {
                 traffic[session.device, default: DeviceTraffic()].duplicatedPushes += 1
                 copies = 2
             }
-            faults[session.device] = fault
+            faults[session.device] = fault == DeviceFaults() ? nil : fault
         }
         let text = SyncCodec.encode(message)
         let due = ContinuousClock.now + .milliseconds(fault.latencyMilliseconds)
