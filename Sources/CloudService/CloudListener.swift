@@ -124,7 +124,7 @@ public enum CloudListener {
                     let upgrader = NIOTypedWebSocketServerUpgrader<Connection>(
                         maxFrameSize: maximumFrameBytes,
                         shouldUpgrade: { channel, head in
-                            guard head.uri == "/v1/sync" else { return channel.eventLoop.makeSucceededFuture(nil) }
+                            guard path(of: head) == "/v1/sync" else { return channel.eventLoop.makeSucceededFuture(nil) }
                             // The device's secret is a file: read off the event loop.
                             return NIOThreadPool.singleton.runIfActive(eventLoop: channel.eventLoop) { () -> CloudTrust.Refusal? in
                                 refusal(of: head, isSync: true, gate: gate)
@@ -171,6 +171,7 @@ public enum CloudListener {
             // One connection's failure (a peer gone mid-frame) never stops the cloud.
         }
     }
+
     // MARK: A device's agent
 
     private static func serveDevice(
