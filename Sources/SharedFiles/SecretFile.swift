@@ -34,7 +34,8 @@ public struct SecretFile: Sendable {
             if let existing = try read(in: descriptor) { return existing }
             var generator = SystemRandomNumberGenerator()
             let secret = (0..<Self.hexDigits / 2).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
-            let temporary = ".\(name).tmp.\(getpid())"
+            // Unique per attempt: two threads of one process may make it at once too.
+            let temporary = ".\(name).tmp.\(getpid()).\(UInt32.random(in: 0...UInt32.max, using: &generator))"
             try writeTemporaryFile(Data((secret + "\n").utf8), named: temporary, in: descriptor, folderPath: folder.path, durable: true)
             defer { unlinkat(descriptor, temporary, 0) }
             // link, not rename: a secret another process made meanwhile is kept, never replaced.
