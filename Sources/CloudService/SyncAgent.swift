@@ -106,7 +106,14 @@ public actor SyncAgent {
                     for try await frame in inbound {
                         switch frame.opcode {
                         case .text: try await self.handle(String(buffer: frame.unmaskedData), account: account, writer: writer)
-                        case .connectionClose: return
+                        case .connectionClose:
+                            // The cloud says why it closed (a device that fell behind); the agent reconnects and resyncs.
+                            var data = frame.unmaskedData
+                            _ = data.readInteger(as: UInt16.self)
+                            if let reason = data.readString(length: data.readableBytes), !reason.isEmpty {
+                                self.events("closed-by-cloud", ["reason": .string(reason)])
+                            }
+                            return
                         default: continue
                         }
                     }

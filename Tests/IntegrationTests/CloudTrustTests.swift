@@ -204,3 +204,35 @@ extension CloudProcessTests {
         withExtendedLifetime(server) {}
     }
 }
+
+extension CloudProcessTests {
+    @Test func anAgentThatFallsBehindIsToldWhyAndResyncs() throws {
+        #expect(try groupsim(["cloud", "account", "sign-in", "alice"], root: root).status == 0)
+        #expect(try groupsim(["cloud", "write", "com.example.kvs", "k", "1"], root: root).status == 0)
+        let server = try startCloud()
+        let agent = try CloudChild(["agent", "--device", "iPhone"], root: root)
+        try agent.waitFor("acknowledged")
+        // Every message to iPhone waits 3 s in the cloud: what iPad uploads meanwhile piles up for it.
+        #expect(try groupsim(["cloud", "network", "latency", "3000"], root: root).status == 0)
+        let value = String(repeating: "v", count: 200_000)
+        var sequence = 0
+        let uploads = (0..<12).map { _ in
+            let changes = (0..<4).map { key in
+                sequence += 1
+                return #"{"key":"big\#(key)","value":"\#(value)","time":\#(DeviceCloudSettings.realTime()),"device":"iPad","sequence":\#(sequence)}"#
+            }
+            return #"{"type":"upload","store":"com.example.kvs","changes":[\#(changes.joined(separator: ","))]}"#
+        }
+        let location = try location(), secret = try secret(of: "iPad")
+        let hello = #"{"type":"hello","device":"iPad","account":"alice","stores":{}}"#
+        let replies = try CloudClient.blocking {
+            try await RawSyncClient.exchange(location, device: "iPad", secret: secret, send: [hello] + uploads, replies: 1 + uploads.count, timeout: .seconds(60))
+        }
+        #expect(replies.filter { $0.contains("\"type\":\"ack\"") }.count == uploads.count, "\(replies.map { $0.prefix(80) })")
+        try server.waitFor("disconnected") { $0.contains("iPhone") && $0.contains("fell behind") }
+        try agent.waitFor("closed-by-cloud") { $0.contains("fell behind") }
+        // It reconnects at once and is brought up to date: the store's revision 13 (k, then twelve uploads).
+        try agent.waitFor("applied", where: { $0.contains("\"revision\":13") }, timeout: 60)
+        #expect(try DeviceCloud(root: simulation, device: "iPhone").readStore("com.example.kvs")?.values["big3"] == .string(value))
+    }
+}
