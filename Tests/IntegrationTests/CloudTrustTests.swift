@@ -160,8 +160,6 @@ extension CloudProcessTests {
             held.append(socket)
         }
         try server.waitFor("refused-connection") { $0.contains("32 connections are open") }
-        // A connection over the cap is closed at once, not when its request's time (10 s) is up.
-        #expect(held.last?.closedByPeer(within: 5) == true)
         held.removeAll()
         // Once the connections are gone, their places are free again.
         let endpoint = try endpoint()
@@ -212,8 +210,8 @@ extension CloudProcessTests {
         let server = try startCloud()
         let agent = try CloudChild(["agent", "--device", "iPhone"], root: root)
         try agent.waitFor("acknowledged")
-        // Every message to iPhone waits 3 s in the cloud: what iPad uploads meanwhile piles up for it.
-        #expect(try groupsim(["cloud", "network", "latency", "3000"], root: root).status == 0)
+        // Every message to iPhone waits 20 s in the cloud: what iPad uploads meanwhile piles up for it.
+        #expect(try groupsim(["cloud", "network", "latency", "20000"], root: root).status == 0)
         let value = String(repeating: "v", count: 200_000)
         var sequence = 0
         let uploads = (0..<12).map { _ in
@@ -231,7 +229,9 @@ extension CloudProcessTests {
         #expect(replies.filter { $0.contains("\"type\":\"ack\"") }.count == uploads.count, "\(replies.map { $0.prefix(80) })")
         try server.waitFor("disconnected") { $0.contains("iPhone") && $0.contains("fell behind") }
         try agent.waitFor("closed-by-cloud") { $0.contains("fell behind") }
-        // It reconnects at once and is brought up to date: the store's revision 13 (k, then twelve uploads).
+        #expect(try groupsim(["cloud", "network", "heal"], root: root).status == 0)
+        // It reconnects at once and is brought up to date (within the latency, if it said hello before the heal):
+        // the store's revision 13 (k, then twelve uploads).
         try agent.waitFor("applied", where: { $0.contains("\"revision\":13") }, timeout: 60)
         #expect(try DeviceCloud(root: simulation, device: "iPhone").readStore("com.example.kvs")?.values["big3"] == .string(value))
     }
