@@ -59,7 +59,7 @@ let package = Package(
         // events, roles, and their one encoder and one decoder. Pure.
         .target(name: "AppProtocol", dependencies: ["PropertyList"]),
         // What a simulated app is (its manifest) and where it is installed (devices).
-        .target(name: "AppModel", dependencies: ["AppProtocol", "GroupDefaults", "PropertyList", "SharedFiles", "SpecFormat"]),
+        .target(name: "AppModel", dependencies: ["AppProtocol", "CloudDevice", "GroupDefaults", "PropertyList", "SharedFiles", "SpecFormat"]),
         // The simulated app processes: session, widget timeline, intents, the two faces (prompt, JSON protocol).
         .target(name: "SimulatedApp", dependencies: [
             "AppModel", "AppProtocol", "CloudDevice", "CloudModel", "GroupDefaults", "PropertyList", "SharedFiles", "Terminal",
@@ -123,7 +123,7 @@ let package = Package(
             .product(name: "PropertyBased", package: "swift-property-based"),
         ]),
         .testTarget(name: "IntegrationTests", dependencies: [
-            "AppProtocol", "ChildProcess", "CloudDevice", "CloudService", "GroupDefaults", "PropertyList", "Scenarios", "SharedFiles", "TestSupport",
+            "AppProtocol", "ChildProcess", "CloudDevice", "CloudModel", "CloudService", "GroupDefaults", "PropertyList", "Scenarios", "SharedFiles", "TestSupport",
             "groupsim", "groupsim-stress", "main-app", "widget", "intent-extension",
         ]),
     ]

@@ -23,7 +23,7 @@ public enum NetworkAction: Sendable, Equatable {
         case ("latency", let ms?) where (0...600_000).contains(ms): self = .latency(milliseconds: ms)
         case ("drop-pushes", let n?) where (0...1_000_000).contains(n): self = .dropPushes(n)
         case ("duplicate-pushes", let n?) where (0...1_000_000).contains(n): self = .duplicatePushes(n)
-        case ("skew", let ms?) where abs(ms) <= 10 * 365 * 86_400_000: self = .skew(milliseconds: ms)
+        case ("skew", let ms?) where ms >= -CloudTrust.maximumClockSkewMilliseconds && ms <= CloudTrust.maximumClockSkewMilliseconds: self = .skew(milliseconds: ms)
         default:
             throw CloudFormatError("'\(word)\(amount.map { " \($0)" } ?? "")' is not a network change; use one of \(Self.words) "
                 + "(latency 0–600000 ms, counts 0–1000000, skew within ±10 years in ms)")
@@ -55,10 +55,10 @@ public struct CloudControl: Sendable {
 
     private func setFaults(_ fields: [String: PlistValue], device: String) throws {
         try DomainName.validate(device, what: "device name")
-        guard let location = try ServerLocation.read(root: root) else {
+        guard let endpoint = try CloudEndpoint.control(root: root) else {
             throw CloudFormatError("the cloud is not started in \(root.path), so it has no faults to set; start it with `groupsim cloud serve`")
         }
         let path = CloudClient.Path.faults(device)
-        _ = try CloudClient.blocking { try await CloudClient.request(location, path: path, body: .dictionary(fields)) }
+        _ = try CloudClient.blocking { try await CloudClient.request(endpoint, path: path, body: .dictionary(fields)) }
     }
 }
