@@ -58,8 +58,8 @@ final class ConsoleEventSink: AppEventSink, @unchecked Sendable {
             let origin = change.origin == ChangeOrigin.thisProcess.rawValue ? "this process" : "another process"
             say("\(style.dim("←")) \(style.bold(change.key)): \(Self.show(change.old)) → \(style.highlight(Self.show(change.new)))  "
                 + style.dim("[\(origin)\(change.valueDomain.map { ", \($0)" } ?? "")]"))
-        case .notification:
-            break  // the change line already says it
+        case .notification, .delivery:
+            break  // the change line already says it; deliveries are an executable's, never a simulated role's
         case .cloudChange(let reason, let keys):
             say("\(style.dim("☁")) iCloud \(style.bold(reason)): \(keys.isEmpty ? "(no keys)" : keys.joined(separator: ", "))")
         case .render(let card, let reason):
@@ -251,6 +251,7 @@ enum ConsoleLoop {
         case .boolean(let value): sink.output.write(value ? "true" : "false")
         case .info(let info):
             for key in info.keys.sorted() { sink.output.write("\(key): \(ConsoleEventSink.show(info[key]))") }
+        case .searchList(let names): sink.output.write(names.joined(separator: "\n"))
         }
     }
 
