@@ -110,11 +110,11 @@ let package = Package(
         ]),
         .testTarget(name: "GroupDefaultsTests", dependencies: ["GroupDefaults", "PropertyList", "SharedFiles", "TestSupport"]),
         .testTarget(name: "SimulatedFoundationTests", dependencies: [
-            "SimulatedFoundation", "GroupDefaults", "PropertyList", "TestSupport", "groupsim",
+            "AppProtocol", "SimulatedFoundation", "GroupDefaults", "PropertyList", "TestSupport", "groupsim",
         ]),
         .testTarget(
             name: "ExamplesTests",
-            dependencies: ["SettingsExamples", "SimulatedFoundation", "GroupDefaults", "TestSupport", "groupsim", "settings-examples"],
+            dependencies: ["AppProtocol", "SettingsExamples", "SimulatedFoundation", "GroupDefaults", "PropertyList", "TestSupport", "groupsim", "settings-examples"],
             // Sources that the tests compile with swiftc to show how `UserDefaults` resolves.
             exclude: ["ImportFixtures"]),
         // The iCloud key-value store's rules, codec, device copy and ledger (pure or on files; no server).

@@ -92,9 +92,15 @@ struct ExecCommand: ParsableCommand {
         for (name, value) in identity.environment { setenv(name, value, 1) }
         // The iCloud key-value store entitlement, for NSUbiquitousKeyValueStore.default.
         if let keyValueStore { setenv(ExecIdentity.keyValueStoreVariable, keyValueStore, 1) } else { unsetenv(ExecIdentity.keyValueStoreVariable) }
-        // The control channel, read by SimulatedFoundation as the executable loads.
-        if let controlSocket { setenv(ControlProtocol.channelSocketVariable, controlSocket, 1) }
-        if let controlDescriptor { setenv(ControlProtocol.channelDescriptorVariable, String(controlDescriptor), 1) }
+        // The control channel, read by SimulatedFoundation as the executable loads (the option replaces either variable).
+        if let controlSocket {
+            setenv(ControlProtocol.channelSocketVariable, controlSocket, 1)
+            unsetenv(ControlProtocol.channelDescriptorVariable)
+        }
+        if let controlDescriptor {
+            setenv(ControlProtocol.channelDescriptorVariable, String(controlDescriptor), 1)
+            unsetenv(ControlProtocol.channelSocketVariable)
+        }
         fflush(nil)
         let status = ExecIdentity.replaceProcess(with: command)
         throw ExitCode(status)

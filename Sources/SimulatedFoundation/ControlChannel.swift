@@ -284,6 +284,8 @@ package final class ControlChannel: @unchecked Sendable {
         while let newline = incoming[start...].firstIndex(of: 0x0A) {
             if skippingLongLine {
                 skippingLongLine = false
+            } else if newline - start > limits.maximumLineBytes {
+                refuseLongLine()
             } else {
                 var end = newline
                 if end > start, incoming[end - 1] == 0x0D { end -= 1 }
@@ -293,13 +295,16 @@ package final class ControlChannel: @unchecked Sendable {
         }
         incoming.removeFirst(start)
         if incoming.count > limits.maximumLineBytes {
-            if !skippingLongLine {
-                let message = "request line longer than \(limits.maximumLineBytes) bytes: refused, and skipped up to its end"
-                worker.async { self.respond(ControlProtocol.failure(id: "null", message: message)) }
-            }
+            // Not kept while the rest arrives: the line is refused now, its end skipped when it comes.
+            if !skippingLongLine { refuseLongLine() }
             skippingLongLine = true
             incoming.removeAll(keepingCapacity: false)
         }
+    }
+
+    private func refuseLongLine() {
+        let message = "request line longer than \(limits.maximumLineBytes) bytes: refused, and skipped up to its end"
+        worker.async { self.respond(ControlProtocol.failure(id: "null", message: message)) }
     }
 
     private func handle(_ line: String) {

@@ -127,6 +127,14 @@ public final class AppProcess: @unchecked Sendable {
         return try nextResponse()
     }
 
+    /// Sends bytes as they are (a line that is not UTF-8, say) on the control
+    /// channel, and returns the next response.
+    public func send(rawBytes: [UInt8]) throws -> ProtocolResponse {
+        guard let channel else { throw RunningProcess.Timeout(description: "send(rawBytes:) needs a control channel") }
+        channel.writeRaw(rawBytes)
+        return try nextResponse()
+    }
+
     /// Sends a raw line and returns the raw text of the response to it (the
     /// next response line), for checks on exactly what crossed the protocol.
     public func rawResponse(to line: String, timeout: TimeInterval = 20) throws -> String {

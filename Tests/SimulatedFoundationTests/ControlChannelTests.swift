@@ -1,0 +1,99 @@
+import AppProtocol
+import Foundation
+import GroupDefaults
+import PropertyList
+import SimulatedFoundation
+import Testing
+import TestSupport
+
+/// The control channel's own rules, in this process over a socket pair
+/// (ControlChannelProcessTests drives real programs): a peer that does not
+/// read never holds up the program, over-long and malformed lines are
+/// refused and the channel goes on, a peer that closes ends the channel.
+/// Serialized: a process has one channel's tap at a time.
+@Suite(.serialized) struct ControlChannelTests {
+    /// A channel serving `process`'s defaults, and the peer's end, read line by line.
+    private func serve(_ process: SimulatedProcess, limits: ControlChannel.Limits = .init()) throws -> (ControlChannel, LineConnection) {
+        var ends: [Int32] = [0, 0]
+        try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0)
+        let channel = try ControlChannel.serve(descriptor: ends[0], limits: limits, process: process)
+        return (channel, LineConnection(descriptor: ends[1]))
+    }
+
+    private func response(_ peer: LineConnection, id: PlistValue?) throws -> ProtocolResponse {
+        var found: ProtocolResponse?
+        try peer.waitForLine(timeout: 20) { line in
+            guard case .response(let response)? = try? ControlProtocol.decode(line).message, response.fields["id"] == id else { return false }
+            found = response
+            return true
+        }
+        return try #require(found)
+    }
+
+    @Test(.timeLimit(.minutes(2))) func aPeerThatNeverReadsDoesNotHoldUpTheProgram() throws {
+        let f = FaceFixture()
+        var limits = ControlChannel.Limits()
+        limits.maximumOutgoingBytes = 8192
+        let (channel, peer) = try serve(f.process(), limits: limits)
+        let defaults = UserDefaults(process: f.process())
+        let observation = defaults.observe("counter") { _ in }
+        // Each set is two deliveries (the observer, didChangeNotification): far
+        // more than the socket and the outgoing limit hold. Nobody reads.
+        for value in 0..<5000 { defaults.set(value, forKey: "counter") }
+        withExtendedLifetime(observation) {}
+        #expect(channel.eventsDropped > 0)
+
+        // Once the peer reads, it is told what it missed, and info counts it.
+        let warning = try peer.waitForLine(timeout: 20) { $0.contains(#""kind":"events-dropped""#) }
+        #expect(warning.contains("dropped"))
+        peer.write(ControlProtocol.requestLine(id: 1, .info))
+        let info = try response(peer, id: .integer(1))
+        guard case .integer(let dropped)? = info.fields["info"]?.dictionaryValue?["droppedEvents"] else {
+            Issue.record("no droppedEvents in \(info.fields)")
+            return
+        }
+        #expect(dropped >= 1)
+        peer.close()
+        #expect(channel.waitUntilEnded(timeout: 20))
+    }
+
+    @Test func overlongAndMalformedLinesAreRefusedAndTheChannelGoesOn() throws {
+        let f = FaceFixture()
+        var limits = ControlChannel.Limits()
+        limits.maximumLineBytes = 4096
+        let (channel, peer) = try serve(f.process(), limits: limits)
+        try peer.waitForLine(timeout: 20) { $0.hasPrefix(#"{"event":"ready""#) }
+
+        peer.writeRaw(Array(String(repeating: "x", count: 10_000).utf8))
+        peer.write(#"{"id":"still part of the long line","cmd":"ping"}"#)
+        #expect(try response(peer, id: nil).error?.contains("longer than 4096 bytes") == true)
+        peer.write("garbage")
+        #expect(try response(peer, id: nil).error?.contains("invalid JSON") == true)
+        peer.write(#"{"id":2,"cmd":"fly"}"#)
+        #expect(try response(peer, id: .integer(2)).error?.contains("unknown command") == true)
+        peer.write(ControlProtocol.requestLine(id: 3, .set(key: "k", value: .integer(7))))
+        #expect(try response(peer, id: .integer(3)).ok)
+        peer.write(ControlProtocol.requestLine(id: 4, .get(key: "k")))
+        let got = try response(peer, id: .integer(4))
+        #expect(got.value == .integer(7) && got.domain == "com.example.app")
+        peer.close()
+        #expect(channel.waitUntilEnded(timeout: 20))
+    }
+
+    /// The peer closing ends the channel, and nothing of the program's: its
+    /// defaults, observers and notifications go on.
+    @Test func aPeerThatClosesEndsOnlyTheChannel() throws {
+        let f = FaceFixture()
+        let (channel, peer) = try serve(f.process())
+        try peer.waitForLine(timeout: 20) { $0.hasPrefix(#"{"event":"ready""#) }
+        peer.close()
+        #expect(channel.waitUntilEnded(timeout: 20))
+        let defaults = UserDefaults(process: f.process())
+        let received = Received()
+        let observation = defaults.observe("after") { received.add($0) }
+        defaults.set("yes", forKey: "after")
+        #expect(received.all.count == 1)
+        #expect(defaults.string(forKey: "after") == "yes")
+        withExtendedLifetime(observation) {}
+    }
+}
