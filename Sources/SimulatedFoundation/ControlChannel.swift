@@ -165,34 +165,37 @@ package final class ControlChannel: @unchecked Sendable {
     /// enough of what was queued before.
     func emit(_ event: AppEvent) {
         let line = ControlProtocol.event(event)
-        condition.withLock {
-            guard !ended else { return }
+        let wasIdle = condition.withLock { () -> Bool in
+            guard !ended else { return false }
             if !isReady, event.name != "warning" {
                 heldBeforeReady.append(line)
-                return
+                return false
             }
             guard outgoing.count - sentCount + line.utf8.count < limits.maximumOutgoingBytes else {
                 droppedEvents += 1
                 droppedUnreported += 1
-                return
+                return false
             }
-            appendLocked(line)
+            return appendLocked(line)
         }
-        wake()
+        if wasIdle { wake() }
     }
 
     /// Queues a response: never dropped (requests are not read while the output is full).
     private func respond(_ line: String) {
-        condition.withLock {
-            guard !ended else { return }
-            appendLocked(line)
-        }
-        wake()
+        let wasIdle = condition.withLock { !ended && appendLocked(line) }
+        if wasIdle { wake() }
     }
 
-    private func appendLocked(_ line: String) {
+    /// Appends a line; true if nothing was waiting before it (then the
+    /// thread may be waiting for input only, and is woken; otherwise it is
+    /// already waiting to send, and sends everything queued).
+    @discardableResult
+    private func appendLocked(_ line: String) -> Bool {
+        let wasIdle = sentCount == outgoing.count
         outgoing.append(contentsOf: line.utf8)
         outgoing.append(0x0A)
+        return wasIdle
     }
 
     private func wake() {
