@@ -370,7 +370,7 @@ package final class ControlChannel: @unchecked Sendable {
         guard dropped > 0 else { return }
         let message = "\(dropped) event\(dropped == 1 ? " was" : "s were") dropped: the driver did not read the control channel "
             + "and more than \(limits.maximumOutgoingBytes) bytes were waiting (\(eventsDropped) in all; info's droppedEvents counts them)"
-        condition.withLock { appendLocked(ControlProtocol.event(.warning(kind: "events-dropped", message: message))) }
+        condition.withLock { _ = appendLocked(ControlProtocol.event(.warning(kind: "events-dropped", message: message))) }
     }
 
     private func finish() {
