@@ -211,11 +211,12 @@ package final class ControlChannel: @unchecked Sendable {
         emit(.warning(kind: diagnostic.kind.rawValue, message: diagnostic.message))
     }
 
-    /// Waits until everything queued is sent, the channel ends, or `timeout` passes.
+    /// Waits until `ready` and everything queued after it is sent, the
+    /// channel ends, or `timeout` passes (a program that ends at once still says `ready`).
     package func waitUntilSent(timeout: TimeInterval) {
         let deadline = Date().addingTimeInterval(timeout)
         condition.withLock {
-            while !ended, sentCount < outgoing.count, condition.wait(until: deadline) {}
+            while !ended, !isReady || sentCount < outgoing.count, condition.wait(until: deadline) {}
         }
     }
 
@@ -243,6 +244,7 @@ package final class ControlChannel: @unchecked Sendable {
             for line in heldBeforeReady { appendLocked(line) }
             heldBeforeReady = []
             isReady = true
+            condition.broadcast()
         }
         var incoming: [UInt8] = []
         var skippingLongLine = false

@@ -48,6 +48,35 @@ import TestSupport
         program.closeInput()
     }
 
+    /// A program that never uses UserDefaults still answers: who it is, the
+    /// values it would see (its launch arguments), writes through its standard defaults.
+    @Test func aProgramThatNeverUsesDefaultsStillAnswers() throws {
+        let root = try rootWithExampleApp()
+        let program = try AppProcess(controlling: [
+            BuiltExecutable.path("groupsim"), "exec", "--app", "com.example.notes", "--target", "widget", "--",
+            BuiltExecutable.path("settings-examples"), "wait-input", "-theme", "dark",
+        ], root: root)
+        #expect(program.ready["bundleId"] == .string("com.example.notes.widget"))
+        let theme = try program.get("theme")
+        #expect(theme.value == .string("dark") && theme.domain == "NSArgumentDomain")
+        #expect(try program.request(.set(key: "seen", value: .bool(true))).ok)
+        #expect(try program.request(.synchronize).ok)
+        let read = try groupsim(["defaults", "read", "com.example.notes.widget", "seen"], root: root)
+        #expect(read.trimmedOutput == "1", "\(read.stdout) \(read.stderr)")
+        program.process.closeStdin()
+        #expect(try program.process.waitForExit(timeout: 20) == 0)
+        #expect(program.channel?.waitUntilClosed(timeout: 20) == true)
+    }
+
+    /// A program that ends at once still says `ready` before it goes.
+    @Test func aProgramThatEndsAtOnceStillSaysReady() throws {
+        let root = try rootWithExampleApp()
+        let program = try AppProcess(controlling: [BuiltExecutable.path("settings-examples"), "no-such-command"], root: root,
+                                     environment: ["GROUPSIM_BUNDLE_ID": "com.example.notes"])
+        #expect(program.ready["role"] == .string("executable"))
+        #expect(try program.process.waitForExit(timeout: 20) == 64)
+    }
+
     /// Another real process (the defaults tool) changes the key the program
     /// observes: the delivery event names Apple's key-value observer, the
     /// value, and where the change came from; a write of the same value
