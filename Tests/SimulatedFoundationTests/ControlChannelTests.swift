@@ -1,5 +1,4 @@
 import AppProtocol
-import Foundation
 import GroupDefaults
 import PropertyList
 import SimulatedFoundation
@@ -28,6 +27,76 @@ import TestSupport
             return true
         }
         return try #require(found)
+    }
+
+    /// The next `delivery` event on the channel that satisfies `matches`.
+    private func delivery(_ peer: LineConnection, where matches: (Delivery) -> Bool) throws -> Delivery {
+        var found: Delivery?
+        try peer.waitForLine(timeout: 20) { line in
+            guard case .event(.delivery(let delivery), _)? = try? ControlProtocol.decode(line).message, matches(delivery) else { return false }
+            found = delivery
+            return true
+        }
+        return try #require(found)
+    }
+
+    /// Each of the program's observing mechanisms is named, with the key,
+    /// the values and where the change came from.
+    @Test func everyMechanismIsNamedWithItsKeyAndValue() throws {
+        let f = FaceFixture()
+        let process = f.process()
+        let (channel, peer) = try serve(process)
+        let defaults = try #require(UserDefaults(suiteName: f.group, process: process))
+        let observation = defaults.observe("theme") { _ in }
+        let observer = ThemeObserver()
+        defaults.addObserver(observer, forKeyPath: "theme", options: [.new], context: nil)
+        let keyPathObservation = defaults.observe(\.controlTestTheme, options: [.new]) { _, _ in }
+
+        #expect(try groupsim(["defaults", "write", f.group, "theme", "dark"], root: f.root).status == 0)
+        for mechanism in [DeliveryMechanism.observe, .keyValueObserver, .keyPathObservation] {
+            let delivered = try delivery(peer) { $0.mechanism == mechanism && $0.key == "theme" }
+            #expect(delivered.new == .string("dark") && delivered.old == nil, "\(mechanism)")
+            #expect(delivered.origin == "other-process" && delivered.domain == f.group, "\(mechanism)")
+        }
+        defaults.set("light", forKey: "theme")
+        for mechanism in DeliveryMechanism.allCases where mechanism != .didChangeExternally {
+            let delivered = try delivery(peer) { $0.mechanism == mechanism && $0.key == "theme" && $0.new == .string("light") }
+            #expect(delivered.origin == "this-process", "\(mechanism)")
+        }
+        #expect(observer.calls == 2)
+        withExtendedLifetime((observation, keyPathObservation)) {}
+        defaults.removeObserver(observer, forKeyPath: "theme")
+        peer.close()
+        #expect(channel.waitUntilEnded(timeout: 20))
+    }
+
+    /// `didChangeExternallyNotification`, through a real cloud and two devices' agents.
+    @Test func iCloudNotificationsAreNamedWithReasonAndKeys() throws {
+        let f = FaceFixture()
+        for device in ["iPhone", "iPad"] {
+            #expect(try groupsim(["cloud", "account", "sign-in", "alice", "--device", device], root: f.root).status == 0)
+        }
+        let tool = BuiltExecutable.path("groupsim")
+        let server = try RunningProcess(tool, ["cloud", "serve", "--root", f.root.path])
+        defer { kill(server.pid, SIGKILL) }
+        try server.waitForLine(timeout: 20) { $0.contains("\"listening\"") }
+        var agents: [RunningProcess] = []
+        defer { for agent in agents { kill(agent.pid, SIGKILL) } }
+        for device in ["iPhone", "iPad"] {
+            let agent = try RunningProcess(tool, ["cloud", "agent", "--root", f.root.path, "--device", device])
+            try agent.waitForLine(timeout: 20) { $0.contains("\"connected\"") }
+            agents.append(agent)
+        }
+        let pad = SimulatedProcess(identity: ProcessIdentity(
+            root: SimulationRoot(path: f.root.path), device: "iPad", bundleIdentifier: "com.example.app"))
+        let (channel, peer) = try serve(pad)
+        let store = NSUbiquitousKeyValueStore(process: pad, environment: [NSUbiquitousKeyValueStore.identifierVariable: "com.example.kvs"])
+        #expect(try groupsim(["cloud", "write", "--device", "iPhone", "com.example.kvs", "theme", #""dark""#], root: f.root).status == 0)
+        let delivered = try delivery(peer) { $0.mechanism == .didChangeExternally && $0.reason == "server-change" }
+        #expect(delivered.keys == ["theme"] && delivered.domain == "com.example.kvs" && delivered.origin == "other-device")
+        withExtendedLifetime(store) {}
+        peer.close()
+        #expect(channel.waitUntilEnded(timeout: 20))
     }
 
     @Test(.timeLimit(.minutes(2))) func aPeerThatNeverReadsDoesNotHoldUpTheProgram() throws {
@@ -96,4 +165,20 @@ import TestSupport
         #expect(defaults.string(forKey: "after") == "yes")
         withExtendedLifetime(observation) {}
     }
+}
+
+/// An observer in Apple's shape, counting its calls.
+private final class ThemeObserver: NSObject, @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    var calls: Int { lock.withLock { count } }
+
+    override func observeValue(forKeyPath keyPath: String?, of object: Any?, change: [NSKeyValueChangeKey: Any]?, context: UnsafeMutableRawPointer?) {
+        lock.withLock { count += 1 }
+    }
+}
+
+extension UserDefaults {
+    /// A property for `observe(\.controlTestTheme, …)`: it reads the key "theme".
+    var controlTestTheme: String? { string(forKey: "theme") }
 }
