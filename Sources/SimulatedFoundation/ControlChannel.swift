@@ -50,6 +50,8 @@ package final class ControlChannel: @unchecked Sendable {
     private var droppedUnreported = 0
     private var ended = false
     private var recentWarnings: [PlistValue] = []
+    /// Requests read and not yet answered.
+    private var requestsRunning = 0
 
     private init(descriptor: Int32, limits: Limits, wake: (read: Int32, write: Int32), process: SimulatedProcess?) {
         session = ControlSession(process: process)
@@ -251,14 +253,17 @@ package final class ControlChannel: @unchecked Sendable {
         var buffer = [UInt8](repeating: 0, count: 65_536)
         var peerFinished = false
         loop: while true {
-            let (pending, full) = condition.withLock { (sentCount < outgoing.count, outgoing.count - sentCount >= limits.maximumOutgoingBytes) }
-            if peerFinished && !pending { break }
+            let (pending, full, running) = condition.withLock {
+                (sentCount < outgoing.count, outgoing.count - sentCount >= limits.maximumOutgoingBytes, requestsRunning)
+            }
+            if peerFinished && !pending && running == 0 { break }
             var fds = [
                 pollfd(fd: descriptor, events: Int16((peerFinished || full ? 0 : POLLIN) | (pending ? POLLOUT : 0)), revents: 0),
                 pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0),
             ]
-            // After the peer's end of input, what is left is sent for at most the exit's flush time.
-            let ready = poll(&fds, 2, peerFinished ? Int32(limits.exitFlushSeconds * 1000) : -1)
+            // After the peer's end of input, requests still running are waited
+            // for; output the peer does not take within the exit's flush time is given up.
+            let ready = poll(&fds, 2, peerFinished && running == 0 ? Int32(limits.exitFlushSeconds * 1000) : -1)
             if ready < 0 { if errno == EINTR { continue }; break }
             if ready == 0 { break }
             if fds[1].revents != 0 { while read(wakeRead, &buffer, buffer.count) > 0 {} }
@@ -268,7 +273,6 @@ package final class ControlChannel: @unchecked Sendable {
                 if count == 0 || (count < 0 && errno != EAGAIN && errno != EINTR) {
                     // The peer is done sending: answer what it asked, then end.
                     peerFinished = true
-                    worker.sync {}
                     continue
                 }
                 if count > 0 {
@@ -309,7 +313,23 @@ package final class ControlChannel: @unchecked Sendable {
 
     private func refuseLongLine() {
         let message = "request line longer than \(limits.maximumLineBytes) bytes: refused, and skipped up to its end"
-        worker.async { self.respond(ControlProtocol.failure(id: "null", message: message)) }
+        perform { ControlProtocol.failure(id: "null", message: message) }
+    }
+
+    /// Runs `answer` on the worker, in request order, once the output has
+    /// room: a peer that sends requests without reading the responses
+    /// holds up only its own requests, and at most one response past the limit waits.
+    private func perform(_ answer: @escaping @Sendable () -> String) {
+        condition.withLock { requestsRunning += 1 }
+        worker.async {
+            let open = self.condition.withLock { () -> Bool in
+                while !self.ended, self.outgoing.count - self.sentCount >= self.limits.maximumOutgoingBytes { self.condition.wait() }
+                return !self.ended
+            }
+            if open { self.respond(answer()) }
+            self.condition.withLock { self.requestsRunning -= 1 }
+            self.wake()
+        }
     }
 
     private func handle(_ line: String) {
@@ -320,7 +340,7 @@ package final class ControlChannel: @unchecked Sendable {
             respond(ControlProtocol.response(id: id, result: .done))
         case .failure(let error):
             let message = error.description
-            worker.async { self.respond(ControlProtocol.failure(id: id, message: message)) }
+            perform { ControlProtocol.failure(id: id, message: message) }
         case .success(.exit(let status)):
             worker.async {
                 self.respond(ControlProtocol.response(id: id, result: .done))
@@ -328,18 +348,17 @@ package final class ControlChannel: @unchecked Sendable {
                 exit(status)
             }
         case .success(let request):
-            worker.async {
+            perform {
                 do {
-                    let result = try self.session.perform(request, suite: suite)
+                    var result = try self.session.perform(request, suite: suite)
                     if case .info(var info) = result {
                         info["droppedEvents"] = .integer(Int64(self.eventsDropped))
                         info["warnings"] = .array(self.condition.withLock { self.recentWarnings })
-                        self.respond(ControlProtocol.response(id: id, result: .info(info)))
-                    } else {
-                        self.respond(ControlProtocol.response(id: id, result: result))
+                        result = .info(info)
                     }
+                    return ControlProtocol.response(id: id, result: result)
                 } catch {
-                    self.respond(ControlProtocol.failure(id: id, message: "\(error)"))
+                    return ControlProtocol.failure(id: id, message: "\(error)")
                 }
             }
         }

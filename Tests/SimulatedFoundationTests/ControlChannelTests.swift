@@ -126,6 +126,30 @@ import TestSupport
         #expect(channel.waitUntilEnded(timeout: 20))
     }
 
+    /// Requests sent without reading the responses: they wait for room, none
+    /// is lost, and they are answered in order once the peer reads.
+    @Test(.timeLimit(.minutes(2))) func responsesAreNeverDroppedOnlyDelayed() throws {
+        let f = FaceFixture()
+        var limits = ControlChannel.Limits()
+        limits.maximumOutgoingBytes = 4096
+        let process = f.process()
+        let (channel, peer) = try serve(process, limits: limits)
+        let defaults = UserDefaults(process: process)
+        defaults.set(String(repeating: "v", count: 1000), forKey: "big")
+        let requests = (1...2000).map { ControlProtocol.requestLine(id: $0, .get(key: "big")) }.joined(separator: "\n") + "\n"
+        // Written from another thread: the socket fills up while nobody reads.
+        let sender = Thread { peer.writeRaw(Array(requests.utf8)) }
+        sender.start()
+        defaults.set("still running", forKey: "other")
+        #expect(defaults.string(forKey: "other") == "still running")
+        for id in 1...2000 {
+            let answer = try response(peer, id: .integer(Int64(id)))
+            #expect(answer.value?.stringValue?.count == 1000)
+        }
+        peer.close()
+        #expect(channel.waitUntilEnded(timeout: 20))
+    }
+
     @Test func overlongAndMalformedLinesAreRefusedAndTheChannelGoesOn() throws {
         let f = FaceFixture()
         var limits = ControlChannel.Limits()
