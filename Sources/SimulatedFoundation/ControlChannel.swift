@@ -258,7 +258,10 @@ package final class ControlChannel: @unchecked Sendable {
             }
             if peerFinished && !pending && running == 0 { break }
             var fds = [
-                pollfd(fd: descriptor, events: Int16((peerFinished || full ? 0 : POLLIN) | (pending ? POLLOUT : 0)), revents: 0),
+                // Once the peer is done and nothing waits to go, only the wake pipe is watched
+                // (a closed socket reports POLLHUP on every call, whatever was asked).
+                pollfd(fd: peerFinished && !pending ? -1 : descriptor,
+                       events: Int16((peerFinished || full ? 0 : POLLIN) | (pending ? POLLOUT : 0)), revents: 0),
                 pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0),
             ]
             // After the peer's end of input, requests still running are waited

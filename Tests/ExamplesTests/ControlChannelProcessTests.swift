@@ -180,6 +180,43 @@ import TestSupport
         #expect(try program.process.waitForExit(timeout: 20) == 0)
     }
 
+    /// The other way to pass the channel: one end of a socket pair, left
+    /// open as the program's descriptor 3 (`groupsim exec --control-fd 3`).
+    @Test(.timeLimit(.minutes(2))) func anInheritedSocketDescriptorIsAChannelToo() throws {
+        let root = try rootWithExampleApp()
+        var ends: [Int32] = [0, 0]
+        try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0)
+        let output = Pipe()
+        let pid = try spawn([
+            BuiltExecutable.path("groupsim"), "exec", "--app", "com.example.notes", "--control-fd", "3", "--",
+            BuiltExecutable.path("settings-examples"), "editor-watch", "1", "-TitleString", "Passed",
+        ], output: output.fileHandleForWriting.fileDescriptor, giving: ends[1], asDescriptor: 3,
+           environment: ["GROUPSIM_ROOT": root.path, "GROUPSIM_DEVICE": "iPhone"])
+        // The program holds the only other copies: its exit closes the channel and the output.
+        close(ends[1])
+        try output.fileHandleForWriting.close()
+        let channel = LineConnection(descriptor: ends[0])
+        defer { channel.close() }
+        try channel.waitForLine(timeout: 20) { $0.hasPrefix(#"{"event":"ready""#) }
+        channel.write(ControlProtocol.requestLine(id: 1, .get(key: "TitleString")))
+        let answer = try channel.waitForLine(timeout: 20) { $0.hasPrefix(#"{"id":1,"#) }
+        #expect(answer == #"{"id":1,"ok":true,"key":"TitleString","value":"Passed","domain":"NSArgumentDomain"}"#)
+
+        // Once the program says it observes (ready=true on its output), another process changes the key.
+        var printed = ""
+        while !printed.contains("ready=true\n") {
+            let chunk = PipeReading.nextChunk(output.fileHandleForReading)
+            try #require(!chunk.isEmpty, "the program ended before observing: \(printed)")
+            printed += String(decoding: chunk, as: UTF8.self)
+        }
+        #expect(try groupsim(["defaults", "write", "com.example.notes", "ShowLineNumbers", "-bool", "true"], root: root).status == 0)
+        try channel.waitForLine(timeout: 20) { $0.contains(#""mechanism":"key-value-observer""#) && $0.contains(#""new":true"#) }
+        var status: Int32 = 0
+        #expect(waitpid(pid, &status, 0) == pid)
+        #expect(status == 0, "exit status \(status)")
+        #expect(channel.waitUntilClosed(timeout: 20))
+    }
+
     @Test func execRefusesAChannelItCannotPass() throws {
         let root = try rootWithExampleApp()
         let standardStream = try groupsim(["exec", "--app", "com.example.notes", "--control-fd", "1", "--", "/bin/true"], root: root)
@@ -200,4 +237,27 @@ import TestSupport
         #expect(run.stdout.contains("theme="))
         #expect(run.stderr.contains("GROUPSIM_CONTROL_FD=2") && run.stderr.contains("no control channel is served"), "\(run.stderr)")
     }
+}
+
+/// Starts `command` with `descriptor` as its descriptor `number`, `output`
+/// as its standard output, and every other descriptor closed.
+private func spawn(_ command: [String], output: Int32, giving descriptor: Int32, asDescriptor number: Int32,
+                   environment: [String: String]) throws -> pid_t {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_adddup2(&actions, output, 1)
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    posix_spawn_file_actions_adddup2(&actions, descriptor, number)
+    typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+    let closeFrom = try #require(dlsym(nil, "posix_spawn_file_actions_addclosefrom_np"))
+    _ = unsafeBitCast(closeFrom, to: AddCloseFrom.self)(&actions, number + 1)
+    let argv = command.map { strdup($0) } + [nil]
+    let variables = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }.map { strdup("\($0.key)=\($0.value)") } + [nil]
+    defer { for word in argv + variables { free(word) } }
+    var pid: pid_t = 0
+    let result = posix_spawn(&pid, command[0], &actions, nil, argv, variables)
+    try #require(result == 0, "posix_spawn: \(String(cString: strerror(result)))")
+    return pid
 }
