@@ -75,6 +75,11 @@ open class NSUbiquitousKeyValueStore: NSObject, @unchecked Sendable {
                     ControlTap.emit(.delivery(Delivery(
                         mechanism: .didChangeExternally, key: nil, old: nil, new: nil, origin: "other-device", domain: storeIdentifier,
                         reason: change.reason.rawValue, keys: change.keys)))
+                    // Apple says nothing but this notification; a driver is told loudly.
+                    if change.reason == .quotaViolationChange {
+                        ControlTap.emit(.warning(kind: "quota-violation", message: "NSUbiquitousKeyValueStore \(storeIdentifier): "
+                            + "\(change.keys.joined(separator: ", ")) over Apple's limits (docs/cloud.md): kept on this device, never uploaded"))
+                    }
                 }
             }
         } catch {

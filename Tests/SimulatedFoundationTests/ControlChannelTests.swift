@@ -99,6 +99,24 @@ import TestSupport
         #expect(channel.waitUntilEnded(timeout: 20))
     }
 
+    /// A write over the iCloud store's limits: the notification the program
+    /// gets (reason quota-violation-change) and a `quota-violation` warning.
+    @Test func aWriteOverTheICloudQuotaIsDeliveredAndWarned() throws {
+        let f = FaceFixture()
+        let process = f.process()
+        let (channel, peer) = try serve(process)
+        let store = NSUbiquitousKeyValueStore(process: process, environment: [NSUbiquitousKeyValueStore.identifierVariable: "com.example.kvs"])
+        let key = String(repeating: "k", count: 70)  // a key may have at most 64 bytes
+        store.set("value", forKey: key)
+        let delivered = try delivery(peer) { $0.mechanism == .didChangeExternally }
+        #expect(delivered.reason == "quota-violation-change" && delivered.keys == [key] && delivered.domain == "com.example.kvs")
+        let warning = try peer.waitForLine(timeout: 20) { $0.contains(#""kind":"quota-violation""#) }
+        #expect(warning.contains(key))
+        withExtendedLifetime(store) {}
+        peer.close()
+        #expect(channel.waitUntilEnded(timeout: 20))
+    }
+
     @Test(.timeLimit(.minutes(2))) func aPeerThatNeverReadsDoesNotHoldUpTheProgram() throws {
         let f = FaceFixture()
         var limits = ControlChannel.Limits()
