@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 source scripts/setup.sh
 swift build -c release
 bench=.build/release/groupsim-bench
-for name in "${@:-propagation burst start-to-ready foundation cloud}"; do
+for name in "${@:-propagation burst start-to-ready foundation control cloud}"; do
   for one in $name; do
     echo "==> $one"
     "$bench" "$one"
