@@ -35,7 +35,7 @@ let package = Package(
         // UserDefaults semantics over the simulation root's shared files.
         .target(name: "GroupDefaults", dependencies: ["PropertyList", "SharedFiles", "CInotifyTools"]),
         // Foundation's UserDefaults API over GroupDefaults; re-exports Foundation.
-        .target(name: "SimulatedFoundation", dependencies: ["AppProtocol", "CloudDevice", "CloudModel", "GroupDefaults", "PropertyList"]),
+        .target(name: "SimulatedFoundation", dependencies: ["AppProtocol", "ChildProcess", "CloudDevice", "CloudModel", "GroupDefaults", "PropertyList"]),
         // The iCloud key-value store's shared rules: limits, change order, wire messages. Pure.
         .target(name: "CloudModel", dependencies: ["PropertyList"]),
         // A device's side of the iCloud key-value store: its copies of the stores and

@@ -16,20 +16,14 @@ public protocol LineStream: AnyObject {
 
 extension RunningProcess: LineStream {}
 
-/// The driver's end of a program's control channel (docs/protocol.md, "The
-/// control channel of your own executable"): a Unix socket listening at
-/// `path`, which a program started with `GROUPSIM_CONTROL_SOCKET=path` (or
-/// `groupsim exec --control-socket path`) connects to as it loads.
-public final class LineSocketListener: @unchecked Sendable {
-    public let path: String
-    private let descriptor: Int32
-
+/// Unix stream sockets named by a path.
+public enum UnixSocket {
     public struct Failure: Error, CustomStringConvertible {
         public let description: String
     }
 
-    /// Listens at `path` (which must not exist yet; it is removed again when this goes).
-    public init(path: String) throws {
+    /// The address of `path`, which must fit `sun_path`.
+    static func address(_ path: String) throws -> sockaddr_un {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)
@@ -41,8 +35,46 @@ public final class LineSocketListener: @unchecked Sendable {
             raw.copyBytes(from: bytes)
             raw[bytes.count] = 0
         }
+        return address
+    }
+
+    /// A new stream socket, closed on exec.
+    static func make() throws -> Int32 {
         let socket = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard socket >= 0 else { throw Failure(description: "cannot make a socket: \(String(cString: strerror(errno)))") }
+        return socket
+    }
+
+    /// A stream socket (closed on exec) connected to the one listening at `path`.
+    public static func connect(to path: String) throws -> Int32 {
+        var address = try address(path)
+        let socket = try make()
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(socket, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard connected == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(socket)
+            throw Failure(description: "cannot connect to '\(path)': \(reason)")
+        }
+        return socket
+    }
+}
+
+/// The driver's end of a program's control channel (docs/protocol.md, "The
+/// control channel of your own executable"): a Unix socket listening at
+/// `path`, which a program started with `GROUPSIM_CONTROL_SOCKET=path` (or
+/// `groupsim exec --control-socket path`) connects to as it loads.
+public final class LineSocketListener: @unchecked Sendable {
+    public let path: String
+    private let descriptor: Int32
+
+    public typealias Failure = UnixSocket.Failure
+
+    /// Listens at `path` (which must not exist yet; it is removed again when this goes).
+    public init(path: String) throws {
+        var address = try UnixSocket.address(path)
+        let socket = try UnixSocket.make()
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }

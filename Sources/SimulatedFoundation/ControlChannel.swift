@@ -1,4 +1,5 @@
 import AppProtocol
+import ChildProcess
 import Foundation
 import GroupDefaults
 import PropertyList
@@ -136,29 +137,11 @@ package final class ControlChannel: @unchecked Sendable {
     }
 
     private static func connectedSocket(_ path: String) throws -> Int32 {
-        let variable = ControlProtocol.channelSocketVariable
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        guard !bytes.isEmpty, bytes.count < capacity else {
-            throw ControlChannelError("\(variable)='\(path)': a Unix socket path must have 1 to \(capacity - 1) bytes")
+        do {
+            return try UnixSocket.connect(to: path)
+        } catch {
+            throw ControlChannelError("\(ControlProtocol.channelSocketVariable)='\(path)': \(error); the starter must listen there before starting the program")
         }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
-        }
-        let socket = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard socket >= 0 else { throw ControlChannelError("\(variable): cannot make a socket: \(String(cString: strerror(errno)))") }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard connected == 0 else {
-            let reason = String(cString: strerror(errno))
-            close(socket)
-            throw ControlChannelError("\(variable)='\(path)': cannot connect (\(reason)); the starter must listen there before starting the program")
-        }
-        return socket
     }
 
     // MARK: Output (any thread)
