@@ -125,6 +125,7 @@ enum ConsoleLoop {
         dump                            every effective value with its domain
         register KEY [-TYPE] VALUE      adds to this process's registration domain
         add-suite NAME | remove-suite NAME
+        search-list                     the domains a read looks in, in order
         sync                            commit to disk now (synchronize)
         clear                           remove every key of this process's suite for every process (asks first)
         reload                          widget: reload the timeline (re-render)
@@ -197,6 +198,7 @@ enum ConsoleLoop {
         case "reload": return .reloadTimeline
         case "reload-widgets": return .reloadWidgets
         case "info": return .info
+        case "search-list": return .searchList
         case "kvs": return try parseCloud(rest)
         case "add-suite": return .addSuite(name: try one("add-suite NAME"))
         case "remove-suite": return .removeSuite(name: try one("remove-suite NAME"))
