@@ -68,6 +68,20 @@ import TestSupport
         #expect(program.channel?.waitUntilClosed(timeout: 20) == true)
     }
 
+    /// `exit` ends the program with its status, after saving what it holds.
+    @Test func exitEndsTheProgramAndSavesWhatItHolds() throws {
+        let root = try rootWithExampleApp()
+        let program = try AppProcess(controlling: [
+            BuiltExecutable.path("groupsim"), "exec", "--app", "com.example.notes", "--",
+            BuiltExecutable.path("settings-examples"), "wait-input",
+        ], root: root)
+        #expect(try program.request(.set(key: "unsaved", value: .string("kept"))).ok)
+        #expect(try program.request(.exit(status: 3)).ok)
+        #expect(try program.process.waitForExit(timeout: 20) == 3)
+        let read = try groupsim(["defaults", "read", "com.example.notes", "unsaved"], root: root)
+        #expect(read.trimmedOutput == "kept", "\(read.stderr)")
+    }
+
     /// A program that ends at once still says `ready` before it goes.
     @Test func aProgramThatEndsAtOnceStillSaysReady() throws {
         let root = try rootWithExampleApp()
