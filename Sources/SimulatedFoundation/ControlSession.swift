@@ -17,6 +17,8 @@ final class ControlSession: @unchecked Sendable {
     /// A process of its own (a test's), or nil: this process, `SimulatedProcess.current`.
     private let process: SimulatedProcess?
     private lazy var ownStandard: UserDefaults? = process.map { UserDefaults(process: $0) }
+    /// `process`'s iCloud store, once a request used it.
+    private var ownCloud: NSUbiquitousKeyValueStore?
     private var suites: [String: UserDefaults] = [:]
 
     init(process: SimulatedProcess?) { self.process = process }
@@ -93,7 +95,7 @@ final class ControlSession: @unchecked Sendable {
         case .synchronize:
             try defaults(suite).groupDefaults.flush()
             // The iCloud store too, if the program (or a kvs- request) made it; never made just for this.
-            _ = try NSUbiquitousKeyValueStore.defaultIfMade?.store?.flush()
+            _ = try (process == nil ? NSUbiquitousKeyValueStore.defaultIfMade : ownCloud)?.store?.flush()
             return .done
         case .clear:
             let defaults = try defaults(suite)
@@ -142,7 +144,14 @@ final class ControlSession: @unchecked Sendable {
     /// `NSUbiquitousKeyValueStore.default`, as the program sees it (without
     /// the entitlement it stays on the device, and said so once).
     private func cloudStore() throws -> UbiquitousStore {
-        guard let store = NSUbiquitousKeyValueStore.default.store else {
+        let made: NSUbiquitousKeyValueStore
+        if let process {
+            made = ownCloud ?? NSUbiquitousKeyValueStore(process: process)
+            ownCloud = made
+        } else {
+            made = .default
+        }
+        guard let store = made.store else {
             throw AppRequestError("NSUbiquitousKeyValueStore.default could not be opened on this device (a reload-failed warning said why)")
         }
         return store

@@ -99,6 +99,25 @@ import TestSupport
         #expect(channel.waitUntilEnded(timeout: 20))
     }
 
+    /// `kvs-` requests use the program's iCloud store; without the
+    /// entitlement it stays on the device, and the warning reaches the driver.
+    @Test func iCloudRequestsAndTheMissingEntitlementWarning() throws {
+        let f = FaceFixture()
+        let (channel, peer) = try serve(f.process())
+        try peer.waitForLine(timeout: 20) { $0.hasPrefix(#"{"event":"ready""#) }
+        peer.write(ControlProtocol.requestLine(id: 1, .cloudSet(key: "theme", value: .string("dark"))))
+        // Said as the store is made, so before the response.
+        let warning = try peer.waitForLine(timeout: 20) { $0.contains(#""kind":"missing-entitlement""#) }
+        #expect(warning.contains("ubiquity-kvstore-identifier"))
+        #expect(try response(peer, id: .integer(1)).ok)
+        peer.write(ControlProtocol.requestLine(id: 2, .cloudGet(key: "theme")))
+        #expect(try response(peer, id: .integer(2)).value == .string("dark"))
+        peer.write(ControlProtocol.requestLine(id: 3, .cloudSynchronize))
+        #expect(try response(peer, id: .integer(3)).value == .bool(false), "no account, no entitlement")
+        peer.close()
+        #expect(channel.waitUntilEnded(timeout: 20))
+    }
+
     /// A write over the iCloud store's limits: the notification the program
     /// gets (reason quota-violation-change) and a `quota-violation` warning.
     @Test func aWriteOverTheICloudQuotaIsDeliveredAndWarned() throws {
