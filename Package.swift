@@ -35,7 +35,7 @@ let package = Package(
         // UserDefaults semantics over the simulation root's shared files.
         .target(name: "GroupDefaults", dependencies: ["PropertyList", "SharedFiles", "CInotifyTools"]),
         // Foundation's UserDefaults API over GroupDefaults; re-exports Foundation.
-        .target(name: "SimulatedFoundation", dependencies: ["CloudDevice", "CloudModel", "GroupDefaults", "PropertyList"]),
+        .target(name: "SimulatedFoundation", dependencies: ["AppProtocol", "ChildProcess", "CloudDevice", "CloudModel", "GroupDefaults", "PropertyList"]),
         // The iCloud key-value store's shared rules: limits, change order, wire messages. Pure.
         .target(name: "CloudModel", dependencies: ["PropertyList"]),
         // A device's side of the iCloud key-value store: its copies of the stores and
@@ -91,7 +91,7 @@ let package = Package(
         .target(name: "ChildProcess"),
         // Benchmarks with their own executable; results are kept in benchmarks/.
         .target(name: "Benchmarks", dependencies: [
-            "ChildProcess", "CloudDevice", "CloudModel", "GroupDefaults", "PropertyList", "SharedFiles", "SimulatedFoundation",
+            "AppProtocol", "ChildProcess", "CloudDevice", "CloudModel", "GroupDefaults", "PropertyList", "SharedFiles", "SimulatedFoundation",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Histogram", package: "hdrhistogram-swift"),
         ]),
@@ -110,11 +110,11 @@ let package = Package(
         ]),
         .testTarget(name: "GroupDefaultsTests", dependencies: ["GroupDefaults", "PropertyList", "SharedFiles", "TestSupport"]),
         .testTarget(name: "SimulatedFoundationTests", dependencies: [
-            "SimulatedFoundation", "GroupDefaults", "PropertyList", "TestSupport", "groupsim",
+            "AppProtocol", "SimulatedFoundation", "GroupDefaults", "PropertyList", "TestSupport", "groupsim",
         ]),
         .testTarget(
             name: "ExamplesTests",
-            dependencies: ["SettingsExamples", "SimulatedFoundation", "GroupDefaults", "TestSupport", "groupsim", "settings-examples"],
+            dependencies: ["AppProtocol", "SettingsExamples", "SimulatedFoundation", "GroupDefaults", "PropertyList", "TestSupport", "groupsim", "settings-examples"],
             // Sources that the tests compile with swiftc to show how `UserDefaults` resolves.
             exclude: ["ImportFixtures"]),
         // The iCloud key-value store's rules, codec, device copy and ledger (pure or on files; no server).
