@@ -35,7 +35,7 @@ let package = Package(
         // UserDefaults semantics over the simulation root's shared files.
         .target(name: "GroupDefaults", dependencies: ["PropertyList", "SharedFiles", "CInotifyTools"]),
         // Foundation's UserDefaults API over GroupDefaults; re-exports Foundation.
-        .target(name: "SimulatedFoundation", dependencies: ["CloudDevice", "CloudModel", "GroupDefaults", "PropertyList"]),
+        .target(name: "SimulatedFoundation", dependencies: ["AppProtocol", "ChildProcess", "CloudDevice", "CloudModel", "GroupDefaults", "PropertyList"]),
         // The iCloud key-value store's shared rules: limits, change order, wire messages. Pure.
         .target(name: "CloudModel", dependencies: ["PropertyList"]),
         // A device's side of the iCloud key-value store: its copies of the stores and
@@ -59,7 +59,7 @@ let package = Package(
         // events, roles, and their one encoder and one decoder. Pure.
         .target(name: "AppProtocol", dependencies: ["PropertyList"]),
         // What a simulated app is (its manifest) and where it is installed (devices).
-        .target(name: "AppModel", dependencies: ["AppProtocol", "GroupDefaults", "PropertyList", "SharedFiles", "SpecFormat"]),
+        .target(name: "AppModel", dependencies: ["AppProtocol", "CloudDevice", "GroupDefaults", "PropertyList", "SharedFiles", "SpecFormat"]),
         // The simulated app processes: session, widget timeline, intents, the two faces (prompt, JSON protocol).
         .target(name: "SimulatedApp", dependencies: [
             "AppModel", "AppProtocol", "CloudDevice", "CloudModel", "GroupDefaults", "PropertyList", "SharedFiles", "Terminal",
@@ -97,7 +97,7 @@ let package = Package(
         .target(name: "ChildProcess"),
         // Benchmarks with their own executable; results are kept in benchmarks/.
         .target(name: "Benchmarks", dependencies: [
-            "ChildProcess", "CloudDevice", "CloudModel", "GroupDefaults", "PropertyList", "SharedFiles", "SimulatedFoundation",
+            "AppProtocol", "ChildProcess", "CloudDevice", "CloudModel", "GroupDefaults", "PropertyList", "SharedFiles", "SimulatedFoundation",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Histogram", package: "hdrhistogram-swift"),
         ]),
@@ -116,11 +116,11 @@ let package = Package(
         ]),
         .testTarget(name: "GroupDefaultsTests", dependencies: ["GroupDefaults", "PropertyList", "SharedFiles", "TestSupport"]),
         .testTarget(name: "SimulatedFoundationTests", dependencies: [
-            "SimulatedFoundation", "GroupDefaults", "PropertyList", "TestSupport", "groupsim",
+            "AppProtocol", "SimulatedFoundation", "GroupDefaults", "PropertyList", "TestSupport", "groupsim",
         ]),
         .testTarget(
             name: "ExamplesTests",
-            dependencies: ["SettingsExamples", "SimulatedFoundation", "GroupDefaults", "TestSupport", "groupsim", "settings-examples"],
+            dependencies: ["AppProtocol", "SettingsExamples", "SimulatedFoundation", "GroupDefaults", "PropertyList", "TestSupport", "groupsim", "settings-examples"],
             // Sources that the tests compile with swiftc to show how `UserDefaults` resolves.
             exclude: ["ImportFixtures"]),
         // The iCloud key-value store's rules, codec, device copy and ledger (pure or on files; no server).

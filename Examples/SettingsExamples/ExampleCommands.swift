@@ -22,6 +22,7 @@ public enum ExampleCommands {
           audio-load                   load AudioPreferences
           appearance-set NAME=VALUE…   omnibar, report, preference (k:v), username, theme; through the persistors
           appearance-show              what the persistors read from the group suite
+          wait-input                   read standard input until it ends, touching no defaults
         """
 
     /// Runs one command; returns the exit status.
@@ -96,6 +97,10 @@ public enum ExampleCommands {
             return setAppearance(rest)
         case "appearance-show":
             showAppearance()
+        case "wait-input":
+            // A program busy with something else: its control channel still answers.
+            show("ready", true)
+            while readLine() != nil {}
         default:
             return fail(usage)
         }

@@ -1,3 +1,4 @@
+import CloudDevice
 import Foundation
 import GroupDefaults
 import PropertyList
@@ -40,6 +41,8 @@ public struct DeviceManager: Sendable {
         if exists == true { throw DeviceError("device \(name) already exists") }
         try root.prepareConfinedDirectory(try root.devicePath(name))
         try SharedPlistFile(path: path, root: root.path).update { $0 = ["name": .string(name), "created": .date(Date())] }
+        // Its secret for the cloud is made with it (docs/cloud.md, Security).
+        _ = try DeviceCloud(root: root, device: name).secretFile().readOrCreate()
     }
 
     /// Every device folder in the root (made by `create`, or by first use).

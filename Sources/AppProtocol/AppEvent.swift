@@ -16,6 +16,9 @@ public enum AppEvent: Sendable, Equatable {
     case warning(kind: String, message: String)
     /// The intent extension performed its intent.
     case intentResult(intent: String, key: String, value: PlistValue?)
+    /// An executable's own observer was called (the control channel of
+    /// SimulatedFoundation; the simulated roles report `change` instead).
+    case delivery(Delivery)
     /// Something made the process unable to go on (it exits next).
     case error(message: String)
     case exit(status: Int32)
@@ -30,6 +33,7 @@ public enum AppEvent: Sendable, Equatable {
         case .render: "render"
         case .warning: "warning"
         case .intentResult: "intent-result"
+        case .delivery: "delivery"
         case .error: "error"
         case .exit: "exit"
         }

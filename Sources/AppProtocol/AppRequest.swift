@@ -38,6 +38,8 @@ public enum AppRequest: Sendable, Equatable {
     /// `synchronize()`: false without an account.
     case cloudSynchronize
     case info
+    /// The domains a read looks in, in order (`searchList` of the answering instance).
+    case searchList
     case ping
     case exit(status: Int32)
 }
@@ -56,6 +58,7 @@ public enum AppResponse: Sendable {
     case integer(Int64)
     case boolean(Bool)
     case info([String: PlistValue])
+    case searchList([String])
 }
 
 /// A request that could not be done, said to the driver; the process keeps running.

@@ -12,23 +12,45 @@ public enum ControlProtocol {
     /// the project's strict JSON reader: values arrive exactly as written or
     /// the request is refused (with its id when the line is a well-formed object).
     public static func parseRequest(_ line: String) -> (id: String, request: Result<AppRequest, AppRequestError>) {
+        let parsed = parseAddressedRequest(line)
+        return (parsed.id, parsed.request)
+    }
+
+    /// `parseRequest`, with the request's optional `"suite"` field: the
+    /// suite whose `UserDefaults(suiteName:)` an executable's control channel
+    /// answers with (nil: `UserDefaults.standard`). The simulated roles ignore it.
+    public static func parseAddressedRequest(_ line: String) -> (id: String, suite: String?, request: Result<AppRequest, AppRequestError>) {
         let object: [String: JSONValue]
         do {
             // The request object is one level above its fields, whose values may nest as deep as a property list.
             object = try PlistJSON.parseObject(line, maximumFieldDepth: PlistLimits.maximumDepth)
         } catch {
             let id = error.partialObject?["id"].map(encodeID) ?? "null"
-            return (id, .failure(AppRequestError(error.description)))
+            return (id, nil, .failure(AppRequestError(error.description)))
         }
         let id = object["id"].map(encodeID) ?? "null"
+        var suite: String?
+        if let raw = object["suite"], raw != .null {
+            guard let name = raw.stringValue else {
+                return (id, nil, .failure(AppRequestError("\"suite\" must be a string (a suite name), found \(PlistJSON.encode(raw))")))
+            }
+            suite = name
+        }
         do {
-            return (id, .success(try request(from: object)))
+            return (id, suite, .success(try request(from: object)))
         } catch let error as AppRequestError {
-            return (id, .failure(error))
+            return (id, suite, .failure(error))
         } catch {
-            return (id, .failure(AppRequestError("\(error)")))
+            return (id, suite, .failure(AppRequestError("\(error)")))
         }
     }
+
+    /// The variables that hand an executable linking SimulatedFoundation its
+    /// control channel (docs/protocol.md): a connected stream socket it
+    /// inherits, by descriptor number, or the path of a listening Unix socket
+    /// it connects to. Read once, at load, and removed from the environment.
+    public static let channelDescriptorVariable = "GROUPSIM_CONTROL_FD"
+    public static let channelSocketVariable = "GROUPSIM_CONTROL_SOCKET"
 
     /// The id as it was sent (string, number, boolean…), for the response.
     private static func encodeID(_ id: JSONValue) -> String { PlistJSON.encode(id) }
@@ -88,17 +110,25 @@ public enum ControlProtocol {
         case "kvs-dump": return .cloudDump
         case "kvs-sync": return .cloudSynchronize
         case "info": return .info
+        case "search-list": return .searchList
         case "ping": return .ping
         case "exit":
             let status = try integer("status", default: 0)
             guard (0...255).contains(status) else { throw AppRequestError("exit: \"status\" must be 0 to 255, found \(status)") }
             return .exit(status: Int32(status))
         default:
-            throw AppRequestError("unknown command \"\(name)\"; known: get set remove dump register add-suite remove-suite synchronize clear increment append merge reload reload-widgets kvs-get kvs-set kvs-remove kvs-dump kvs-sync info ping exit")
+            throw AppRequestError("unknown command \"\(name)\"; known: get set remove dump register add-suite remove-suite synchronize clear increment append merge reload reload-widgets kvs-get kvs-set kvs-remove kvs-dump kvs-sync info search-list ping exit")
         }
     }
 
     /// The request line for a request (what a driver such as the scenario runner sends).
+    /// With `suite`, an executable's control channel answers with that suite's `UserDefaults(suiteName:)`.
+    public static func requestLine(id: Int, _ command: AppRequest, suite: String?) -> String {
+        let line = requestLine(id: id, command)
+        guard let suite else { return line }
+        return String(line.dropLast()) + ",\"suite\":\(PlistJSON.quote(suite))}"
+    }
+
     public static func requestLine(id: Int, _ command: AppRequest) -> String {
         func q(_ s: String) -> String { PlistJSON.quote(s) }
         let body: String
@@ -124,6 +154,7 @@ public enum ControlProtocol {
         case .cloudDump: body = "\"cmd\":\"kvs-dump\""
         case .cloudSynchronize: body = "\"cmd\":\"kvs-sync\""
         case .info: body = "\"cmd\":\"info\""
+        case .searchList: body = "\"cmd\":\"search-list\""
         case .ping: body = "\"cmd\":\"ping\""
         case .exit(let status): body = "\"cmd\":\"exit\",\"status\":\(status)"
         }
@@ -142,6 +173,7 @@ public enum ControlProtocol {
         case .integer(let value): fields += ",\"value\":\(value)"
         case .boolean(let value): fields += ",\"value\":\(value)"
         case .info(let info): fields += ",\"info\":\(PlistJSON.encode(.dictionary(info)))"
+        case .searchList(let names): fields += ",\"searchList\":\(PlistJSON.encode(.array(names.map { .string($0) })))"
         }
         return "{\(fields)}"
     }
@@ -171,6 +203,15 @@ public enum ControlProtocol {
             return "{\"event\":\"warning\",\"kind\":\(PlistJSON.quote(kind)),\"message\":\(PlistJSON.quote(message)),\(time)}"
         case .intentResult(let intent, let key, let value):
             return "{\"event\":\"intent-result\",\"intent\":\(PlistJSON.quote(intent)),\"key\":\(PlistJSON.quote(key)),\"value\":\(PlistJSON.encode(value)),\(time)}"
+        case .delivery(let delivery):
+            var fields = "{\"event\":\"delivery\",\"mechanism\":\(PlistJSON.quote(delivery.mechanism.rawValue)),"
+                + "\"key\":\(delivery.key.map(PlistJSON.quote) ?? "null"),\"old\":\(PlistJSON.encode(delivery.old)),"
+                + "\"new\":\(PlistJSON.encode(delivery.new)),\"origin\":\(PlistJSON.quote(delivery.origin)),"
+                + "\"domain\":\(PlistJSON.quote(delivery.domain))"
+            if let reason = delivery.reason {
+                fields += ",\"reason\":\(PlistJSON.quote(reason)),\"keys\":\(PlistJSON.encode(.array(delivery.keys.map { .string($0) })))"
+            }
+            return fields + ",\(time)}"
         case .error(let message):
             return "{\"event\":\"error\",\"message\":\(PlistJSON.quote(message)),\(time)}"
         case .exit(let status):
@@ -229,6 +270,15 @@ public enum ControlProtocol {
             return .render(card: card, reason: try string("reason"))
         case "warning": return .warning(kind: try string("kind"), message: try string("message"))
         case "intent-result": return .intentResult(intent: try string("intent"), key: try string("key"), value: fields["value"])
+        case "delivery":
+            let named = try string("mechanism")
+            guard let mechanism = DeliveryMechanism(rawValue: named) else {
+                throw ProtocolDecodingError("delivery event with unknown mechanism \"\(named)\"; known: \(DeliveryMechanism.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            return .delivery(Delivery(
+                mechanism: mechanism, key: fields["key"]?.stringValue, old: fields["old"], new: fields["new"], origin: try string("origin"),
+                domain: try string("domain"), reason: fields["reason"]?.stringValue,
+                keys: (fields["keys"]?.arrayValue ?? []).compactMap(\.stringValue)))
         case "error": return .error(message: try string("message"))
         case "exit":
             let status = try integer("status")

@@ -7,7 +7,7 @@ public struct BenchCommand: ParsableCommand {
         commandName: "groupsim-bench",
         abstract: "Measure propagation latency, bursts, process start-up, the cloud's device-to-device latency and the in-process API against Foundation (build with -c release).",
         subcommands: [
-            PropagationBenchmark.self, BurstBenchmark.self, StartupBenchmark.self, CloudBenchmark.self, FoundationBenchmark.self,
+            PropagationBenchmark.self, BurstBenchmark.self, StartupBenchmark.self, CloudBenchmark.self, FoundationBenchmark.self, ControlChannelBenchmark.self,
             ObserverProcess.self, CloudObserverProcess.self,
         ]
     )

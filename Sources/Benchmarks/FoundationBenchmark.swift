@@ -78,8 +78,12 @@ struct FoundationBenchmark: ParsableCommand {
         }
     }
 
-    /// The median, over `rounds`, of one call's time in a round of `calls` calls.
     func median(rounds: Int, calls: Int, _ round: (Int) -> Int, settle: () -> Void) -> Double {
+        Self.median(rounds: rounds, calls: calls, round, settle: settle)
+    }
+
+    /// The median, over `rounds`, of one call's time in a round of `calls` calls.
+    static func median(rounds: Int, calls: Int, _ round: (Int) -> Int, settle: () -> Void) -> Double {
         var times: [Double] = []
         var sink = 0
         for _ in 0..<max(rounds, 1) {
@@ -93,7 +97,9 @@ struct FoundationBenchmark: ParsableCommand {
         return times.sorted()[times.count / 2]
     }
 
-    func duration(_ nanoseconds: Double) -> String {
+    func duration(_ nanoseconds: Double) -> String { Self.duration(nanoseconds) }
+
+    static func duration(_ nanoseconds: Double) -> String {
         if nanoseconds >= 100_000 { return String(format: "%.2f ms", nanoseconds / 1e6) }
         if nanoseconds >= 10_000 { return String(format: "%.1f µs", nanoseconds / 1e3) }
         return String(format: "%.2f µs", nanoseconds / 1e3)

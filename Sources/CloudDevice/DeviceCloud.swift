@@ -21,6 +21,12 @@ public struct DeviceCloud: Sendable {
 
     public func settingsPath() throws -> String { try folder() + "/device.plist" }
 
+    /// The device's secret (`device.secret`, mode 0600), which its agent shows
+    /// the cloud on every connection; made with the device's cloud settings.
+    public func secretFile() throws -> SecretFile {
+        SecretFile(folder: try root.confinedFolder(folder()), name: "device.secret")
+    }
+
     public func storePath(_ identifier: String) throws -> String {
         try DomainName.validate(identifier, what: "iCloud key-value store identifier")
         return try folder() + "/stores/" + DomainName.fileStem(for: identifier) + ".plist"
@@ -55,6 +61,8 @@ public struct DeviceCloud: Sendable {
     public func updateSettings(_ change: (inout DeviceCloudSettings) throws -> Void) throws -> DeviceCloudSettings {
         let path = try settingsPath()
         var result = DeviceCloudSettings()
+        // A device that has cloud settings can be signed in, so it needs its secret from now on.
+        _ = try secretFile().readOrCreate()
         try SharedPlistFile(path: path, root: root.path).update { fields in
             var settings = try DeviceCloudSettings(fields, path: path)
             try change(&settings)

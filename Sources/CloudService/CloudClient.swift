@@ -10,14 +10,17 @@ import PropertyList
 public enum CloudClient {
     public struct Failure: Error, CustomStringConvertible {
         public let description: String
+        /// The HTTP status the cloud answered with, if it answered.
+        public var status: UInt = 0
     }
 
-    /// `GET` (body nil) or `POST` a JSON body; returns the decoded reply, or
-    /// throws the cloud's error text, or that it did not answer within
-    /// `timeout` (a stopped cloud must not hang the CLI or the runner).
-    public static func request(_ location: ServerLocation, path: String, body: PlistValue? = nil, timeout: Duration = .seconds(10)) async throws -> PlistValue {
-        try await withThrowingTaskGroup(of: PlistValue?.self) { group in
-            group.addTask { try await exchange(location, path: path, body: body) }
+    /// `GET` (body nil) or `POST` a JSON body with the endpoint's secret;
+    /// returns the decoded reply, or throws the cloud's error text, or that it
+    /// did not answer within `timeout` (a stopped cloud must not hang the CLI or the runner).
+    public static func request(_ endpoint: CloudEndpoint, path: String, body: PlistValue? = nil, timeout: Duration = .seconds(10)) async throws -> PlistValue {
+        let location = endpoint.location
+        return try await withThrowingTaskGroup(of: PlistValue?.self) { group in
+            group.addTask { try await exchange(location, secret: endpoint.secret, path: path, body: body) }
             group.addTask {
                 try await Task.sleep(for: timeout)
                 return nil
@@ -31,7 +34,7 @@ public enum CloudClient {
         }
     }
 
-    private static func exchange(_ location: ServerLocation, path: String, body: PlistValue?) async throws -> PlistValue {
+    private static func exchange(_ location: ServerLocation, secret: String, path: String, body: PlistValue?) async throws -> PlistValue {
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .connectTimeout(.seconds(2))
             .connect(host: location.host, port: location.port) { channel in
@@ -45,6 +48,7 @@ public enum CloudClient {
             var headers = HTTPHeaders()
             headers.add(name: "Host", value: "\(location.host):\(location.port)")
             headers.add(name: "Content-Length", value: String(payload?.readableBytes ?? 0))
+            headers.add(name: "Authorization", value: "Bearer \(secret)")
             if payload != nil { headers.add(name: "Content-Type", value: "application/json") }
             // One write: the cloud answers and closes as soon as it has the request, and a
             // second write could then meet a closed connection.
@@ -63,7 +67,8 @@ public enum CloudClient {
             }
             let value = try PlistJSON.decode(PlistJSON.parse(String(buffer: reply)), path: "reply")
             guard status == .ok else {
-                throw Failure(description: "the cloud at \(location.url) answered \(status.code): \(value.dictionaryValue?["error"]?.stringValue ?? String(buffer: reply))")
+                throw Failure(description: "the cloud at \(location.url) answered \(status.code): \(value.dictionaryValue?["error"]?.stringValue ?? String(buffer: reply))",
+                              status: status.code)
             }
             return value
         }
@@ -72,6 +77,7 @@ public enum CloudClient {
     /// The HTTP face's paths, each name percent-encoded as one path segment.
     public enum Path {
         public static let status = "/v1/status"
+        public static func account(_ account: String) -> String { "/v1/accounts/\(segment(account))" }
         public static func store(_ store: String, of account: String) -> String {
             "/v1/accounts/\(segment(account))/stores/\(segment(store))"
         }

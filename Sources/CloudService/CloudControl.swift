@@ -28,10 +28,10 @@ public struct CloudControl: Sendable {
 
     private func setFaults(_ fields: [String: PlistValue], device: String) throws {
         try DomainName.validate(device, what: "device name")
-        guard let location = try ServerLocation.read(root: root) else {
+        guard let endpoint = try CloudEndpoint.control(root: root) else {
             throw CloudFormatError("the cloud is not started in \(root.path), so it has no faults to set; start it with `groupsim cloud serve`")
         }
         let path = CloudClient.Path.faults(device)
-        _ = try CloudClient.blocking { try await CloudClient.request(location, path: path, body: .dictionary(fields)) }
+        _ = try CloudClient.blocking { try await CloudClient.request(endpoint, path: path, body: .dictionary(fields)) }
     }
 }

@@ -7,6 +7,7 @@ import NIOPosix
 import NIOWebSocket
 import PropertyList
 import SharedFiles
+import Synchronization
 
 /// Where a simulation's cloud listens: `<root>/cloud/server.plist`, written
 /// by the server once it is bound, read by agents on every connection attempt
@@ -40,14 +41,29 @@ public struct ServerLocation: Sendable, Equatable {
 
 /// The cloud's network face: HTTP/1.1 on one port, where `/v1/sync` upgrades
 /// to the WebSocket the agents use and every other path is JSON for curl.
+///
+/// No peer can hold more than its share: connections are capped below the
+/// descriptor limit, a request must arrive whole within `requestTimeout`, a
+/// WebSocket silent for `idleTimeout` is closed, and a device that does not
+/// read what it is sent is disconnected once `outboxBytes` wait for it.
 public enum CloudListener {
     /// Largest message either side sends (a full 1 MB store as JSON fits).
     static let maximumFrameBytes = 16 << 20
+    /// From accepting a connection to having its whole request (or its upgrade).
+    static let requestTimeout = TimeAmount.seconds(10)
+    /// A WebSocket with no frame for this long is gone (agents poll every second).
+    static let idleTimeout = TimeAmount.seconds(30)
+    /// What may wait to be sent to one device before it is disconnected.
+    static let outboxBytes = 8 << 20
 
     enum Connection: Sendable {
-        case websocket(NIOAsyncChannel<WebSocketFrame, WebSocketFrame>)
+        case websocket(NIOAsyncChannel<WebSocketFrame, WebSocketFrame>, device: String)
         case http(NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>)
+        /// Over the connection cap: closed at once.
+        case refused
     }
+
+    typealias Events = @Sendable (String, [String: PlistValue]) -> Void
 
     /// Binds, writes the location file, and serves until the task is cancelled.
     /// `port` 0: the port of the last run if it is free, else any.
@@ -55,13 +71,17 @@ public enum CloudListener {
         root: SimulationRoot, host: String = "127.0.0.1", port requested: Int,
         events: @escaping @Sendable (String, [String: PlistValue]) -> Void = { _, _ in }, ready: @Sendable (ServerLocation) -> Void
     ) async throws {
+        // Reached from the root through real folders only, as every path in the root: a link is refused, not followed.
+        try root.prepareConfinedDirectory(ServerLocation.dataFolder(root: root) + "/accounts")
+        let gate = CloudTrust.Gate(root: root, controlSecret: try CloudTrust.controlSecretFile(root: root).readOrCreate())
         let server = try CloudServer(dataFolder: ServerLocation.dataFolder(root: root), events: events)
+        let limiter = ConnectionLimiter(maximum: ConnectionLimiter.maximumForDescriptorLimit())
         var candidates = [requested]
         if requested == 0, let previous = try? ServerLocation.read(root: root)?.port { candidates = [previous, 0] }
         var bound: NIOAsyncChannel<EventLoopFuture<Connection>, Never>? = nil
         var lastError: (any Error)? = nil
         for port in candidates where bound == nil {
-            do { bound = try await bind(host: host, port: port) } catch { lastError = error }
+            do { bound = try await bind(host: host, port: port, gate: gate, limiter: limiter, events: events) } catch { lastError = error }
         }
         guard let channel = bound, let port = channel.channel.localAddress?.port else {
             throw CloudFormatError("cannot listen on \(host):\(requested): \(lastError.map { "\($0)" } ?? "no address")")
@@ -72,26 +92,59 @@ public enum CloudListener {
         try await withThrowingDiscardingTaskGroup { group in
             try await channel.executeThenClose { inbound in
                 for try await connection in inbound {
-                    group.addTask { await handle(connection, server: server) }
+                    group.addTask { await handle(connection, server: server, gate: gate, events: events) }
                 }
             }
         }
     }
 
-    private static func bind(host: String, port: Int) async throws -> NIOAsyncChannel<EventLoopFuture<Connection>, Never> {
+    private static func bind(
+        host: String, port: Int, gate: CloudTrust.Gate, limiter: ConnectionLimiter, events: @escaping Events
+    ) async throws -> NIOAsyncChannel<EventLoopFuture<Connection>, Never> {
         try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .serverChannelOption(.backlog, value: 256)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            // (NIO adds an AcceptBackoffHandler: at EMFILE it waits a second before accepting again.)
             .bind(host: host, port: port) { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    guard limiter.admit() else {
+                        if let open = limiter.refusalToReport() {
+                            events("refused-connection", ["reason": .string("\(open) connections are open, the most this cloud serves at once "
+                                + "(half its descriptor limit, at most \(ConnectionLimiter.ceiling)); each waits at most \(requestTimeout) for its request "
+                                + "and \(idleTimeout) idle")])
+                        }
+                        channel.close(promise: nil)
+                        return channel.eventLoop.makeSucceededFuture(Connection.refused)
+                    }
+                    channel.closeFuture.whenComplete { _ in limiter.release() }
+                    // A request sent half, or a byte at a time, is closed when its time is up.
+                    let deadline = channel.eventLoop.scheduleTask(in: requestTimeout) { channel.close(promise: nil) }
+                    channel.closeFuture.whenComplete { _ in deadline.cancel() }
                     let upgrader = NIOTypedWebSocketServerUpgrader<Connection>(
                         maxFrameSize: maximumFrameBytes,
                         shouldUpgrade: { channel, head in
-                            channel.eventLoop.makeSucceededFuture(head.uri.hasPrefix("/v1/sync") ? HTTPHeaders() : nil)
+                            guard path(of: head) == "/v1/sync" else { return channel.eventLoop.makeSucceededFuture(nil) }
+                            // The device's secret is a file: read off the event loop.
+                            return NIOThreadPool.singleton.runIfActive(eventLoop: channel.eventLoop) { () -> CloudTrust.Refusal? in
+                                refusal(of: head, isSync: true, gate: gate)
+                            }.map { refusal -> HTTPHeaders? in
+                                guard let refusal else { return HTTPHeaders() }
+                                // NIO drops the head of an upgrade it does not make: the refusal is answered here.
+                                logRefusal(refusal, of: head, peer: channel.remoteAddress, events: events)
+                                let parts = response(status: .unauthorized, ["error": .string(refusal.description)], extra: unauthorizedHeaders)
+                                for part in parts.dropLast() { channel.write(part, promise: nil) }
+                                channel.writeAndFlush(parts[parts.count - 1]).whenComplete { _ in channel.close(promise: nil) }
+                                return nil
+                            }
                         },
-                        upgradePipelineHandler: { channel, _ in
-                            channel.eventLoop.makeCompletedFuture {
-                                .websocket(try NIOAsyncChannel<WebSocketFrame, WebSocketFrame>(wrappingChannelSynchronously: channel))
+                        upgradePipelineHandler: { channel, head in
+                            deadline.cancel()
+                            return channel.eventLoop.makeCompletedFuture {
+                                try channel.pipeline.syncOperations.addHandler(IdleStateHandler(readTimeout: idleTimeout))
+                                try channel.pipeline.syncOperations.addHandler(CloseWhenIdle())
+                                return .websocket(try NIOAsyncChannel<WebSocketFrame, WebSocketFrame>(wrappingChannelSynchronously: channel),
+                                                  device: head.headers.first(name: CloudTrust.deviceHeader) ?? "")
                             }
                         })
                     let configuration = NIOTypedHTTPServerUpgradeConfiguration(
@@ -107,11 +160,12 @@ public enum CloudListener {
             }
     }
 
-    private static func handle(_ connection: EventLoopFuture<Connection>, server: CloudServer) async {
+    private static func handle(_ connection: EventLoopFuture<Connection>, server: CloudServer, gate: CloudTrust.Gate, events: @escaping Events) async {
         do {
             switch try await connection.get() {
-            case .websocket(let channel): try await serveDevice(channel, server: server)
-            case .http(let channel): try await serveHTTP(channel, server: server)
+            case .websocket(let channel, let device): try await serveDevice(channel, device: device, server: server, events: events)
+            case .http(let channel): try await serveHTTP(channel, server: server, gate: gate, events: events)
+            case .refused: return
             }
         } catch {
             // One connection's failure (a peer gone mid-frame) never stops the cloud.
@@ -120,8 +174,20 @@ public enum CloudListener {
 
     // MARK: A device's agent
 
-    private static func serveDevice(_ channel: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>, server: CloudServer) async throws {
-        let (outgoing, outbox) = AsyncStream.makeStream(of: OutgoingFrame.self)
+    private static func serveDevice(
+        _ channel: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>, device: String, server: CloudServer, events: @escaping Events
+    ) async throws {
+        let (outgoing, continuation) = AsyncStream.makeStream(of: OutgoingFrame.self)
+        let connection = channel.channel
+        let outbox = DeviceOutbox(continuation, limit: outboxBytes) { reason in
+            events("disconnected", ["device": .string(device), "reason": .string(reason)])
+            // The reason goes in the close frame too, if the device ever reads that far; it reconnects and resyncs.
+            var data = ByteBuffer()
+            data.writeInteger(UInt16(1008))
+            data.writeString(String(reason.utf8.prefix(120)) ?? "")
+            connection.writeAndFlush(WebSocketFrame(fin: true, opcode: .connectionClose, data: data), promise: nil)
+            connection.close(promise: nil)
+        }
         try await channel.executeThenClose { inbound, outbound in
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
@@ -133,9 +199,10 @@ public enum CloudListener {
                         case .pong(let data):
                             try await outbound.write(WebSocketFrame(fin: true, opcode: .pong, data: data))
                         }
+                        outbox.sent(frame)
                     }
                 }
-                group.addTask { await readFrames(inbound, outbox: outbox, server: server) }
+                group.addTask { await readFrames(inbound, device: device, outbox: outbox, server: server) }
                 try await group.next()
                 group.cancelAll()
             }
@@ -145,16 +212,15 @@ public enum CloudListener {
 
     /// Reads a device's messages until it goes; then its session ends.
     private static func readFrames(
-        _ inbound: NIOAsyncChannelInboundStream<WebSocketFrame>, outbox: AsyncStream<OutgoingFrame>.Continuation, server: CloudServer
+        _ inbound: NIOAsyncChannelInboundStream<WebSocketFrame>, device: String, outbox: DeviceOutbox, server: CloudServer
     ) async {
         var sessionID: Int? = nil
         do {
-            var device: String? = nil
             for try await frame in inbound {
                 switch frame.opcode {
                 case .text:
                     let text = String(buffer: frame.unmaskedData)
-                    if let device {
+                    if sessionID != nil {
                         let fault = await server.faults(of: device)
                         if fault.latencyMilliseconds > 0 { try await Task.sleep(for: .milliseconds(fault.latencyMilliseconds)) }
                         if fault.partitioned { continue }
@@ -164,9 +230,11 @@ public enum CloudListener {
                         if let id = sessionID {
                             try await server.receive(message, session: id)
                         } else if case .hello(let name, let account, let stores) = message {
+                            guard name == device else {
+                                throw CloudFormatError("hello names device \(CloudFormatError.brief(name)), but this connection showed the secret of \(device)")
+                            }
                             let id = try await server.open(device: name, account: account, outbox: outbox)
                             sessionID = id
-                            device = name
                             try await server.greet(id, stores: stores)
                         } else {
                             throw CloudFormatError("the first message of a connection must be hello")
@@ -194,14 +262,27 @@ public enum CloudListener {
     // MARK: JSON for people and curl
 
     private static func serveHTTP(
-        _ channel: NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>, server: CloudServer
+        _ channel: NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>, server: CloudServer, gate: CloudTrust.Gate, events: @escaping Events
     ) async throws {
+        let peer = channel.channel.remoteAddress
         try await channel.executeThenClose { inbound, outbound in
             var head: HTTPRequestHead? = nil
             var body = ByteBuffer()
             for try await part in inbound {
                 switch part {
-                case .head(let requestHead): head = requestHead
+                case .head(let requestHead):
+                    // Checked before any body is read: a stranger's request costs nothing more.
+                    let isSync = path(of: requestHead) == "/v1/sync"
+                    if let refusal = refusal(of: requestHead, isSync: isSync, gate: gate) {
+                        logRefusal(refusal, of: requestHead, peer: peer, events: events)
+                        try await respond(outbound, status: .unauthorized, ["error": .string(refusal.description)], extra: unauthorizedHeaders)
+                        return
+                    }
+                    if isSync {
+                        try await respond(outbound, status: .upgradeRequired, ["error": "/v1/sync is a WebSocket: send the upgrade headers"])
+                        return
+                    }
+                    head = requestHead
                 case .body(var chunk):
                     guard body.readableBytes + chunk.readableBytes <= 1 << 20 else {
                         try await respond(outbound, status: .payloadTooLarge, ["error": "a request body may have at most 1 MiB"])
@@ -218,8 +299,31 @@ public enum CloudListener {
         }
     }
 
+    /// Why a request may not be served, or nil: `/v1/sync` needs a device's secret (an upgrade
+    /// refused for its secret arrives here), everything else the control secret.
+    private static func refusal(of head: HTTPRequestHead, isSync: Bool, gate: CloudTrust.Gate) -> CloudTrust.Refusal? {
+        do throws(CloudTrust.Refusal) {
+            if isSync { _ = try gate.checkDevice(head) } else { try gate.checkControl(head) }
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    static let unauthorizedHeaders = [("WWW-Authenticate", "Bearer realm=\"groupsim cloud\"")]
+
+    /// Every refused request is in the cloud's log: who asked for what, and why it was refused.
+    private static func logRefusal(_ refusal: CloudTrust.Refusal, of head: HTTPRequestHead, peer: SocketAddress?, events: Events) {
+        events("unauthorized", ["method": .string("\(head.method)"), "path": .string(path(of: head)),
+                                "peer": .string(peer.map { "\($0)" } ?? "unknown"), "reason": .string(refusal.description)])
+    }
+
+    private static func path(of request: HTTPRequestHead) -> String {
+        request.uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? request.uri
+    }
+
     private static func route(_ request: HTTPRequestHead, body: String, server: CloudServer) async -> (HTTPResponseStatus, PlistValue) {
-        let path = request.uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? request.uri
+        let path = path(of: request)
         let parts = path.split(separator: "/").map { $0.removingPercentEncoding ?? String($0) }
         do {
             let method = request.method
@@ -240,19 +344,138 @@ public enum CloudListener {
             }
             return (.notFound, ["error": .string("no \(method) \(path); try GET /v1/status, /v1/accounts/<account>, "
                 + "/v1/accounts/<account>/stores/<store>, or POST /v1/faults/<device>")])
+        } catch let missing as CloudNotFound {
+            return (.notFound, ["error": .string(missing.description)])
         } catch {
             return (.badRequest, ["error": .string("\(error)")])
         }
     }
 
     private static func respond(
-        _ outbound: NIOAsyncChannelOutboundWriter<HTTPServerResponsePart>, status: HTTPResponseStatus, _ reply: PlistValue
+        _ outbound: NIOAsyncChannelOutboundWriter<HTTPServerResponsePart>, status: HTTPResponseStatus, _ reply: PlistValue,
+        extra: [(String, String)] = []
     ) async throws {
+        try await outbound.write(contentsOf: response(status: status, reply, extra: extra))
+    }
+
+    /// One JSON answer, after which the connection closes.
+    private static func response(status: HTTPResponseStatus, _ reply: PlistValue, extra: [(String, String)] = []) -> [HTTPServerResponsePart] {
         let body = ByteBuffer(string: PlistJSON.encode(reply) + "\n")
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: "application/json")
         headers.add(name: "Content-Length", value: String(body.readableBytes))
         headers.add(name: "Connection", value: "close")
-        try await outbound.write(contentsOf: [.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers)), .body(.byteBuffer(body)), .end(nil)])
+        headers.add(contentsOf: extra)
+        return [.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers)), .body(.byteBuffer(body)), .end(nil)]
+    }
+}
+
+/// What a path names and the cloud does not have (answered 404).
+struct CloudNotFound: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// The frames waiting to go to one device, bounded in bytes: a device that
+/// does not read what it is sent is disconnected (it resyncs when it comes
+/// back) instead of growing the cloud's memory. The cloud's actor adds,
+/// the connection's writer task takes away.
+final class DeviceOutbox: Sendable {
+    private let continuation: AsyncStream<OutgoingFrame>.Continuation
+    private let limit: Int
+    private let disconnect: @Sendable (String) -> Void
+    /// Bytes queued, or nil once the device was disconnected for falling behind.
+    private let queued = Mutex<Int?>(0)
+
+    init(_ continuation: AsyncStream<OutgoingFrame>.Continuation, limit: Int, disconnect: @escaping @Sendable (String) -> Void) {
+        self.continuation = continuation
+        self.limit = limit
+        self.disconnect = disconnect
+    }
+
+    private static func size(_ frame: OutgoingFrame) -> Int {
+        switch frame {
+        case .text(let text, _): text.utf8.count
+        case .pong(let data): data.readableBytes
+        }
+    }
+
+    func yield(_ frame: OutgoingFrame) {
+        let size = Self.size(frame)
+        let admitted = queued.withLock { queued -> Bool? in
+            guard let waiting = queued else { return nil }
+            // One message is always let through, however large: the limit bounds what piles up behind it.
+            guard waiting == 0 || waiting + size <= limit else {
+                queued = nil
+                return false
+            }
+            queued = waiting + size
+            return true
+        }
+        switch admitted {
+        case true?: continuation.yield(frame)
+        case false?:
+            continuation.finish()
+            disconnect("the device fell behind: it had not read \(limit >> 20) MiB sent to it")
+        case nil: break
+        }
+    }
+
+    /// The writer sent `frame`.
+    func sent(_ frame: OutgoingFrame) {
+        let size = Self.size(frame)
+        queued.withLock { queued in queued = queued.map { max(0, $0 - size) } }
+    }
+
+    func finish() { continuation.finish() }
+}
+
+/// Counts open connections against a cap below the descriptor limit, so a
+/// flood of connections is refused before the cloud runs out of descriptors
+/// (where it could neither accept nor open its files).
+final class ConnectionLimiter: Sendable {
+    static let ceiling = 1024
+    let maximum: Int
+    private let state = Mutex<(open: Int, lastReport: ContinuousClock.Instant?)>((0, nil))
+
+    init(maximum: Int) { self.maximum = maximum }
+
+    /// Half the soft descriptor limit (the rest is for the cloud's files), at most `ceiling`.
+    static func maximumForDescriptorLimit() -> Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 128 }
+        return Int(max(1, min(UInt64(ceiling), UInt64(limit.rlim_cur) / 2)))
+    }
+
+    func admit() -> Bool {
+        state.withLock { state in
+            guard state.open < maximum else { return false }
+            state.open += 1
+            return true
+        }
+    }
+
+    func release() { state.withLock { $0.open = max(0, $0.open - 1) } }
+
+    /// The count of open connections, when a refusal should be logged (at most once a second, not once per refused connection).
+    func refusalToReport() -> Int? {
+        state.withLock { state in
+            let now = ContinuousClock.now
+            if let last = state.lastReport, now - last < .seconds(1) { return nil }
+            state.lastReport = now
+            return state.open
+        }
+    }
+}
+
+/// Closes a connection when `IdleStateHandler` says nothing came for its time.
+private final class CloseWhenIdle: ChannelInboundHandler, Sendable {
+    typealias InboundIn = NIOAny
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event is IdleStateHandler.IdleStateEvent {
+            context.close(promise: nil)
+        } else {
+            context.fireUserInboundEventTriggered(event)
+        }
     }
 }

@@ -1,3 +1,4 @@
+import CloudDevice
 import CloudModel
 import Foundation
 import GroupDefaults
@@ -87,7 +88,7 @@ public actor CloudServer {
     private struct Session {
         var device: String
         var account: String
-        var outbox: AsyncStream<OutgoingFrame>.Continuation
+        var outbox: DeviceOutbox
     }
     private var sessions: [Int: Session] = [:]
     private var nextSession = 0
@@ -106,7 +107,7 @@ public actor CloudServer {
 
     // MARK: Sessions
 
-    func open(device: String, account: String, outbox: AsyncStream<OutgoingFrame>.Continuation) throws -> Int {
+    func open(device: String, account: String, outbox: DeviceOutbox) throws -> Int {
         try DomainName.validate(device, what: "device name")
         try DomainName.validate(account, what: "account name")
         _ = book(account)
@@ -151,7 +152,9 @@ public actor CloudServer {
             try DomainName.validate(store, what: "store identifier")
             traffic[session.device, default: DeviceTraffic()].uploadedChanges += changes.count
             let device = session.device
-            let outcome = try await stored(store, of: session) { try $0.upload(changes, to: store, of: account, from: device) }
+            let (acceptable, tooFarAhead) = CloudTrust.refusingFarFuture(changes, now: DeviceCloudSettings.realTime())
+            var outcome = try await stored(store, of: session) { try $0.upload(acceptable, to: store, of: account, from: device) }
+            outcome.refused += tooFarAhead
             send(.ack(store: store, accepted: outcome.accepted, refused: outcome.refused, superseded: outcome.superseded, advanced: advance(outcome)),
                  to: id, isPush: false)
             if !outcome.refused.isEmpty {
@@ -164,7 +167,10 @@ public actor CloudServer {
             try DomainName.validate(store, what: "store identifier")
             traffic[session.device, default: DeviceTraffic()].uploadedChanges += records.count
             let device = session.device
-            let outcome = try await stored(store, of: session) { try $0.upload(records, to: store, of: account, from: device, restoring: true) }
+            // A stamp far in the future pins a key for ever, whoever gives it back.
+            let (acceptable, tooFarAhead) = CloudTrust.refusingFarFuture(records, now: DeviceCloudSettings.realTime())
+            var outcome = try await stored(store, of: session) { try $0.upload(acceptable, to: store, of: account, from: device, restoring: true) }
+            outcome.refused += tooFarAhead
             send(.restored(store: store, kept: outcome.kept, refused: outcome.refused, superseded: outcome.superseded, advanced: advance(outcome)),
                  to: id, isPush: false)
             events("restored", ["device": .string(device), "account": .string(account), "store": .string(store),
@@ -255,7 +261,7 @@ public actor CloudServer {
                 traffic[session.device, default: DeviceTraffic()].duplicatedPushes += 1
                 copies = 2
             }
-            faults[session.device] = fault
+            faults[session.device] = fault == DeviceFaults() ? nil : fault
         }
         let text = SyncCodec.encode(message)
         let due = ContinuousClock.now + .milliseconds(fault.latencyMilliseconds)
@@ -268,7 +274,15 @@ public actor CloudServer {
         try DomainName.validate(device, what: "device name")
         var fault = faults[device] ?? DeviceFaults()
         try fault.update(from: fields)
-        faults[device] = fault
+        // A fault set back to none leaves the table, which holds at most so many devices.
+        if fault == DeviceFaults() {
+            faults[device] = nil
+        } else {
+            guard faults[device] != nil || faults.count < CloudTrust.maximumFaultedDevices else {
+                throw CloudFormatError("faults are set for \(faults.count) devices, the most the cloud keeps; heal some first (POST /v1/faults/<device> with their defaults)")
+            }
+            faults[device] = fault
+        }
         return fault
     }
 
@@ -284,8 +298,14 @@ public actor CloudServer {
         ])
     }
 
+    /// Whether the account has files or a connected device; asking does not make it known.
+    private func isKnown(_ account: String) -> Bool {
+        books[account] != nil || CloudLedger.accounts(in: dataFolder).contains(account)
+    }
+
     func account(_ name: String) async throws -> PlistValue {
         try DomainName.validate(name, what: "account name")
+        guard isKnown(name) else { throw CloudNotFound(description: "the cloud has no account \(name)") }
         let stores = try await book(name).run { try $0.stores(of: name) }
         return .dictionary(stores.mapValues { state in
             .dictionary(["revision": .integer(state.revision), "values": .dictionary(state.values)])
@@ -294,7 +314,11 @@ public actor CloudServer {
 
     func store(_ identifier: String, of account: String) async throws -> PlistValue {
         try DomainName.validate(account, what: "account name")
-        let state = try await book(account).run { try $0.store(identifier, of: account) }
+        guard isKnown(account) else { throw CloudNotFound(description: "the cloud has no account \(account)") }
+        let found = try await book(account).run { try $0.stores(of: account)[identifier] }
+        guard let state = found else {
+            throw CloudNotFound(description: "account \(account) has no store \(identifier) in the cloud (nothing was uploaded to it)")
+        }
         return .dictionary([
             "revision": .integer(state.revision), "lineage": state.lineage.plist,
             "records": .dictionary(state.records.mapValues { record in

@@ -95,7 +95,9 @@ public actor SyncAgent {
     // MARK: The connection
 
     private func connect(_ location: ServerLocation) async throws -> NIOAsyncChannel<WebSocketFrame, WebSocketFrame> {
-        try await SyncConnection.open(location)
+        // Read (or made) on every attempt: erasing the device makes it a new secret.
+        let secret = try cloud.secretFile().readOrCreate()
+        return try await SyncConnection.open(location, device: cloud.device, secret: secret)
     }
 
     private func session(_ channel: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>, account: String) async throws {
@@ -109,7 +111,14 @@ public actor SyncAgent {
                     for try await frame in inbound {
                         switch frame.opcode {
                         case .text: try await self.handle(String(buffer: frame.unmaskedData), account: account, writer: writer)
-                        case .connectionClose: return
+                        case .connectionClose:
+                            // The cloud says why it closed (a device that fell behind); the agent reconnects and resyncs.
+                            var data = frame.unmaskedData
+                            _ = data.readInteger(as: UInt16.self)
+                            if let reason = data.readString(length: data.readableBytes), !reason.isEmpty {
+                                self.events("closed-by-cloud", ["reason": .string(reason)])
+                            }
+                            return
                         default: continue
                         }
                     }

@@ -5,14 +5,15 @@ import NIOHTTP1
 import NIOPosix
 import NIOWebSocket
 
-/// Opens the WebSocket an agent speaks to the cloud on (`GET /v1/sync`, upgraded).
+/// Opens the WebSocket an agent speaks to the cloud on (`GET /v1/sync`,
+/// upgraded), as `device`, showing the device's secret.
 enum SyncConnection {
     private enum Upgrade: Sendable {
         case websocket(NIOAsyncChannel<WebSocketFrame, WebSocketFrame>)
         case refused
     }
 
-    static func open(_ location: ServerLocation) async throws -> NIOAsyncChannel<WebSocketFrame, WebSocketFrame> {
+    static func open(_ location: ServerLocation, device: String, secret: String) async throws -> NIOAsyncChannel<WebSocketFrame, WebSocketFrame> {
         let upgrade: EventLoopFuture<Upgrade> = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .connectTimeout(.seconds(2))
@@ -28,6 +29,8 @@ enum SyncConnection {
                     var headers = HTTPHeaders()
                     headers.add(name: "Host", value: "\(location.host):\(location.port)")
                     headers.add(name: "Content-Length", value: "0")
+                    headers.add(name: CloudTrust.deviceHeader, value: device)
+                    headers.add(name: "Authorization", value: "Bearer \(secret)")
                     let configuration = NIOTypedHTTPClientUpgradeConfiguration<Upgrade>(
                         upgradeRequestHead: HTTPRequestHead(version: .http1_1, method: .GET, uri: "/v1/sync", headers: headers),
                         upgraders: [upgrader],
@@ -38,7 +41,8 @@ enum SyncConnection {
             }
         switch try await upgrade.get() {
         case .websocket(let channel): return channel
-        case .refused: throw CloudFormatError("the server at \(location.url) refused the WebSocket upgrade of /v1/sync")
+        case .refused:
+            throw CloudFormatError("the cloud at \(location.url) refused the WebSocket of \(device) (a wrong or missing device secret? its log says why)")
         }
     }
 }
@@ -49,8 +53,10 @@ package enum RawSyncClient {
     /// Sends `frames` as masked text frames, in order, then returns the first
     /// `replies` text frames the cloud sends back (fewer if it closes first,
     /// or when `timeout` passes).
-    package static func exchange(_ location: ServerLocation, send frames: [String], replies: Int, timeout: Duration = .seconds(10)) async throws -> [String] {
-        let channel = try await SyncConnection.open(location)
+    package static func exchange(
+        _ location: ServerLocation, device: String, secret: String, send frames: [String], replies: Int, timeout: Duration = .seconds(10)
+    ) async throws -> [String] {
+        let channel = try await SyncConnection.open(location, device: device, secret: secret)
         return try await channel.executeThenClose { inbound, outbound in
             for text in frames {
                 try await outbound.write(WebSocketFrame(fin: true, opcode: .text, maskKey: .random(), data: ByteBuffer(string: text)))

@@ -120,7 +120,8 @@ struct CloudCommand: ParsableCommand {
             let daemons = CloudDaemons(root: root, groupsim: "")
             if let holder = daemons.server, let location = try ServerLocation.read(root: root) {
                 do {
-                    let status = try CloudClient.blocking { try await CloudClient.request(location, path: CloudClient.Path.status) }
+                    let endpoint = CloudEndpoint(location: location, secret: try CloudTrust.controlSecret(root: root))
+                    let status = try CloudClient.blocking { try await CloudClient.request(endpoint, path: CloudClient.Path.status) }
                     print("cloud  \(location.url)  \(holder)  \(PlistJSON.encode(status))")
                 } catch {
                     print("cloud  \(location.url)  \(holder) is not answering: \(error)")
@@ -199,11 +200,11 @@ struct CloudCommand: ParsableCommand {
             var values: [String: PlistValue]
             switch (account, device) {
             case (let account?, nil):
-                guard let location = try ServerLocation.read(root: root) else {
+                guard let endpoint = try CloudEndpoint.control(root: root) else {
                     throw ValidationError("the cloud is not started in \(root.path) (groupsim cloud serve)")
                 }
                 let path = CloudClient.Path.store(store, of: account)
-                let reply = try CloudClient.blocking { try await CloudClient.request(location, path: path) }
+                let reply = try CloudClient.blocking { try await CloudClient.request(endpoint, path: path) }
                 values = (reply.dictionaryValue?["records"]?.dictionaryValue ?? [:]).compactMapValues { $0.dictionaryValue?["value"] }
             case (nil, let device?):
                 guard let copy = try DeviceCloud(root: root, device: device).readStore(store) else {

@@ -19,6 +19,10 @@ struct ExecCommand: ParsableCommand {
             \(ProcessIdentity.Variable.appGroups) (the target's app-group entitlement) and \
             \(ExecIdentity.keyValueStoreVariable) (its iCloud key-value store, if it has one), set from the app's manifest. \
             Launch arguments are the executable's own arguments: groupsim exec --app com.example.notes -- ./tool -theme dark
+            With --control-socket or --control-fd, an executable that links SimulatedFoundation serves the control \
+            protocol there (docs/protocol.md): in one terminal `socat UNIX-LISTEN:/tmp/gs.sock,unlink-early -`, \
+            in another `groupsim exec --app com.example.notes --control-socket /tmp/gs.sock -- ./tool`, then type requests \
+            such as {"id":1,"cmd":"get","key":"theme"} in the first.
             """)
 
     enum Target: String, ExpressibleByArgument, CaseIterable {
@@ -44,12 +48,40 @@ struct ExecCommand: ParsableCommand {
     @Option(help: "Take the app from this manifest instead of the one installed on the device.")
     var manifest: String?
 
+    @Option(name: .customLong("control-socket"), help: ArgumentHelp(
+        "Serve the control protocol by connecting to the Unix socket listening at PATH (sets \(ControlProtocol.channelSocketVariable)).",
+        valueName: "PATH"))
+    var controlSocket: String?
+
+    @Option(name: .customLong("control-fd"), help: ArgumentHelp(
+        "Serve the control protocol on descriptor N, a connected stream socket left open for the executable (sets \(ControlProtocol.channelDescriptorVariable)).",
+        valueName: "N"))
+    var controlDescriptor: Int32?
+
     @Argument(parsing: .postTerminator, help: "The executable and its arguments, after --.")
     var command: [String] = []
 
     func validate() throws {
         guard let executable = command.first, !executable.isEmpty else {
             throw ValidationError("name the executable to run after --, e.g. groupsim exec --app \(app) -- ./my-tool -theme dark")
+        }
+        guard controlSocket == nil || controlDescriptor == nil else {
+            throw ValidationError("give --control-socket or --control-fd, not both: the executable serves one control channel")
+        }
+        if let controlDescriptor {
+            guard controlDescriptor >= 3 else {
+                throw ValidationError("--control-fd \(controlDescriptor): 0, 1 and 2 are the executable's own standard streams; pass a socket as descriptor 3 or more")
+            }
+            var status = stat()
+            guard fstat(controlDescriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFSOCK else {
+                throw ValidationError("--control-fd \(controlDescriptor): no socket is open on that descriptor (e.g. 3<>… in the shell is a file, not a socket)")
+            }
+        }
+        if let controlSocket {
+            var status = stat()
+            guard stat(controlSocket, &status) == 0, (status.st_mode & S_IFMT) == S_IFSOCK else {
+                throw ValidationError("--control-socket \(controlSocket): no socket listens there; start the listener first, e.g. socat UNIX-LISTEN:\(controlSocket),unlink-early -")
+            }
         }
     }
 
@@ -60,6 +92,15 @@ struct ExecCommand: ParsableCommand {
         for (name, value) in identity.environment { setenv(name, value, 1) }
         // The iCloud key-value store entitlement, for NSUbiquitousKeyValueStore.default.
         if let keyValueStore { setenv(ExecIdentity.keyValueStoreVariable, keyValueStore, 1) } else { unsetenv(ExecIdentity.keyValueStoreVariable) }
+        // The control channel, read by SimulatedFoundation as the executable loads (the option replaces either variable).
+        if let controlSocket {
+            setenv(ControlProtocol.channelSocketVariable, controlSocket, 1)
+            unsetenv(ControlProtocol.channelDescriptorVariable)
+        }
+        if let controlDescriptor {
+            setenv(ControlProtocol.channelDescriptorVariable, String(controlDescriptor), 1)
+            unsetenv(ControlProtocol.channelSocketVariable)
+        }
         fflush(nil)
         let status = ExecIdentity.replaceProcess(with: command)
         throw ExitCode(status)

@@ -183,7 +183,7 @@ final class CloudRig: @unchecked Sendable {
     }
 
     private func firstDisagreement() throws -> String? {
-        guard let location = try ServerLocation.read(root: root), lock.withLock({ server?.isRunning }) == true else {
+        guard let endpoint = try CloudEndpoint.control(root: root), lock.withLock({ server?.isRunning }) == true else {
             return "the cloud is not running"
         }
         let devices = lock.withLock { agents.filter { $0.value.isRunning }.keys.sorted() }
@@ -194,9 +194,9 @@ final class CloudRig: @unchecked Sendable {
             for store in settings.stores {
                 let copy = try cloud.readStore(store)
                 if let found = Self.unsettled(device: device, store: store, account: account, copy: copy) { return found }
-                let revision = try cloudStore(store, account: account, at: location)["revision"]
+                let revision = try cloudStore(store, account: account, at: endpoint)["revision"] ?? .integer(0)
                 if let copy, revision != .integer(copy.revision) {
-                    return "\(device) is at revision \(copy.revision) of \(store), the cloud at \(revision.map { PlistJSON.encode($0) } ?? "none")"
+                    return "\(device) is at revision \(copy.revision) of \(store), the cloud at \(PlistJSON.encode(revision))"
                 }
             }
         }
@@ -216,9 +216,14 @@ final class CloudRig: @unchecked Sendable {
         return nil
     }
 
-    private func cloudStore(_ store: String, account: String, at location: ServerLocation) throws -> [String: PlistValue] {
+    /// The cloud's store as `GET /v1/accounts/<account>/stores/<store>` shows it; empty when the cloud has none.
+    private func cloudStore(_ store: String, account: String, at endpoint: CloudEndpoint) throws -> [String: PlistValue] {
         let path = CloudClient.Path.store(store, of: account)
-        return try CloudClient.blocking { try await CloudClient.request(location, path: path) }.dictionaryValue ?? [:]
+        do {
+            return try CloudClient.blocking { try await CloudClient.request(endpoint, path: path) }.dictionaryValue ?? [:]
+        } catch let failure as CloudClient.Failure where failure.status == 404 {
+            return [:]
+        }
     }
 
     // MARK: Checks
@@ -226,8 +231,8 @@ final class CloudRig: @unchecked Sendable {
     func verify(_ check: CloudCheck) throws {
         switch check {
         case .cloudValue(let store, let account, let key, let value, let writtenBy, let aheadMs):
-            guard let location = try ServerLocation.read(root: root) else { throw CheckFailed("the cloud has never started") }
-            let record = try cloudStore(store, account: account, at: location)["records"]?.dictionaryValue?[key]?.dictionaryValue
+            guard let endpoint = try CloudEndpoint.control(root: root) else { throw CheckFailed("the cloud has never started") }
+            let record = try cloudStore(store, account: account, at: endpoint)["records"]?.dictionaryValue?[key]?.dictionaryValue
             let found = record?["value"]
             let shown = showValue(found) + (record.map { " (written by \($0["device"]?.stringValue ?? "?") at \($0["time"].map { PlistJSON.encode($0) } ?? "?") ms)" } ?? "")
             if let value, found != value {
@@ -249,8 +254,8 @@ final class CloudRig: @unchecked Sendable {
                 throw CheckFailed("\(device)'s copy of \(store): \(key) should be \(showValue(value)), found \(showValue(found))")
             }
         case .uploads(let device, let count):
-            guard let location = try ServerLocation.read(root: root) else { throw CheckFailed("the cloud has never started") }
-            let status = try CloudClient.blocking { try await CloudClient.request(location, path: CloudClient.Path.status) }
+            guard let endpoint = try CloudEndpoint.control(root: root) else { throw CheckFailed("the cloud has never started") }
+            let status = try CloudClient.blocking { try await CloudClient.request(endpoint, path: CloudClient.Path.status) }
             let traffic = status.dictionaryValue?["traffic"]?.dictionaryValue?[device]?.dictionaryValue
             let found = traffic?["uploadedChanges"].flatMap { if case .integer(let n) = $0 { Int(n) } else { nil } } ?? 0
             guard found == count else {

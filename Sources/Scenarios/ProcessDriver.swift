@@ -100,6 +100,7 @@ final class ProcessDriver: @unchecked Sendable {
         case .intentResult(let intent, let key, let value): return "intent \(intent) → \(key) = \(show(value))"
         case .exit(let status): return "exit \(status)"
         case .cloudChange(let reason, let keys): return "iCloud \(reason): \(keys.isEmpty ? "no keys" : keys.joined(separator: ", "))"
+        case .delivery(let delivery): return delivery.description
         case .ready, .notification: return event.name
         }
     }

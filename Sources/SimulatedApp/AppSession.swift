@@ -152,6 +152,8 @@ public final class AppSession: @unchecked Sendable {
             return .boolean(try entitledCloudStore().synchronize())
         case .info:
             return .info(info)
+        case .searchList:
+            return .searchList(store.searchList)
         case .ping:
             return .done
         case .exit:

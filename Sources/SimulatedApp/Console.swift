@@ -58,8 +58,8 @@ final class ConsoleEventSink: AppEventSink, @unchecked Sendable {
             let origin = change.origin == ChangeOrigin.thisProcess.rawValue ? "this process" : "another process"
             say("\(style.dim("←")) \(style.bold(change.key)): \(Self.show(change.old)) → \(style.highlight(Self.show(change.new)))  "
                 + style.dim("[\(origin)\(change.valueDomain.map { ", \($0)" } ?? "")]"))
-        case .notification:
-            break  // the change line already says it
+        case .notification, .delivery:
+            break  // the change line already says it; deliveries are an executable's, never a simulated role's
         case .cloudChange(let reason, let keys):
             say("\(style.dim("☁")) iCloud \(style.bold(reason)): \(keys.isEmpty ? "(no keys)" : keys.joined(separator: ", "))")
         case .render(let card, let reason):
@@ -125,6 +125,7 @@ enum ConsoleLoop {
         dump                            every effective value with its domain
         register KEY [-TYPE] VALUE      adds to this process's registration domain
         add-suite NAME | remove-suite NAME
+        search-list                     the domains a read looks in, in order
         sync                            commit to disk now (synchronize)
         clear                           remove every key of this process's suite for every process (asks first)
         reload                          widget: reload the timeline (re-render)
@@ -197,6 +198,7 @@ enum ConsoleLoop {
         case "reload": return .reloadTimeline
         case "reload-widgets": return .reloadWidgets
         case "info": return .info
+        case "search-list": return .searchList
         case "kvs": return try parseCloud(rest)
         case "add-suite": return .addSuite(name: try one("add-suite NAME"))
         case "remove-suite": return .removeSuite(name: try one("remove-suite NAME"))
@@ -251,6 +253,7 @@ enum ConsoleLoop {
         case .boolean(let value): sink.output.write(value ? "true" : "false")
         case .info(let info):
             for key in info.keys.sorted() { sink.output.write("\(key): \(ConsoleEventSink.show(info[key]))") }
+        case .searchList(let names): sink.output.write(names.joined(separator: "\n"))
         }
     }
 

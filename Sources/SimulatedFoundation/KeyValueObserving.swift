@@ -1,3 +1,4 @@
+import AppProtocol
 import Foundation
 import GroupDefaults
 import Synchronization
@@ -176,7 +177,7 @@ extension UserDefaults {
                 forKeyPath: keyPath, of: self, change: registration.change(old: nil, new: object(forKey: keyPath), isPrior: false),
                 context: context)
         }
-        registration.hold(observe(keyPath) { [weak self, weak registration] change in
+        registration.hold(observe(keyPath, reportingAs: nil) { [weak self, weak registration] change in
             guard let self, let registration else { return }
             guard let observer = registration.observer else {
                 // The observer is gone (Apple no longer needs it removed): so is its registration.
@@ -192,6 +193,7 @@ extension UserDefaults {
             observer.observeValue(
                 forKeyPath: registration.keyPath, of: self,
                 change: registration.change(old: change.oldValue, new: change.newValue, isPrior: false), context: registration.context)
+            ControlTap.delivered(.keyValueObserver, change, domain: self.groupDefaults.domainName)
         })
     }
 
@@ -251,7 +253,7 @@ extension _KeyValueCodingAndObserving where Self: UserDefaults {
                 kind: .setting, newValue: options.contains(.new) ? initial : nil, oldValue: nil, indexes: nil, isPrior: false))
         }
         let observations = keys.map { key in
-            observe(key) { [weak self] _ in
+            observe(key, reportingAs: nil) { [weak self] change in
                 guard let self else { return }
                 let (old, new) = last.replace { self[keyPath: keyPath] }
                 if options.contains(.prior) {
@@ -261,6 +263,7 @@ extension _KeyValueCodingAndObserving where Self: UserDefaults {
                 handler.call(self, NSKeyValueObservedChange(
                     kind: .setting, newValue: options.contains(.new) ? new : nil, oldValue: options.contains(.old) ? old : nil,
                     indexes: nil, isPrior: false))
+                ControlTap.delivered(.keyPathObservation, change, domain: self.groupDefaults.domainName)
             }
         }
         return NSKeyValueObservation(observations)

@@ -1,3 +1,4 @@
+import AppProtocol
 import CloudDevice
 import CloudModel
 import Foundation
@@ -24,6 +25,10 @@ open class NSUbiquitousKeyValueStore: NSObject, @unchecked Sendable {
 
     private static let lock = NSLock()
     nonisolated(unsafe) private static var shared: NSUbiquitousKeyValueStore?
+
+    /// The default store if something made it already (a control channel's
+    /// `synchronize` saves it without making it, and so without a warning).
+    static var defaultIfMade: NSUbiquitousKeyValueStore? { lock.withLock { shared } }
 
     open class var `default`: NSUbiquitousKeyValueStore {
         lock.withLock {
@@ -56,6 +61,7 @@ open class NSUbiquitousKeyValueStore: NSObject, @unchecked Sendable {
                     + "(\(Self.identifierVariable) is not set; groupsim exec sets it from the manifest's icloud-kvs): "
                     + "NSUbiquitousKeyValueStore stays on this device and synchronize() returns false"))
         }
+        let storeIdentifier = identifier
         do {
             store = try UbiquitousStore(
                 cloud: DeviceCloud(root: identity.root, device: identity.device), identifier: identifier, syncs: entitled
@@ -65,6 +71,16 @@ open class NSUbiquitousKeyValueStore: NSObject, @unchecked Sendable {
                     NSUbiquitousKeyValueStoreChangeReasonKey: NSNumber(value: change.reason.appleValue),
                     NSUbiquitousKeyValueStoreChangedKeysKey: change.keys,
                 ])
+                if ControlTap.isServing {
+                    ControlTap.emit(.delivery(Delivery(
+                        mechanism: .didChangeExternally, key: nil, old: nil, new: nil, origin: "other-device", domain: storeIdentifier,
+                        reason: change.reason.rawValue, keys: change.keys)))
+                    // Apple says nothing but this notification; a driver is told loudly.
+                    if change.reason == .quotaViolationChange {
+                        ControlTap.emit(.warning(kind: "quota-violation", message: "NSUbiquitousKeyValueStore \(storeIdentifier): "
+                            + "\(change.keys.joined(separator: ", ")) over Apple's limits (docs/cloud.md): kept on this device, never uploaded"))
+                    }
+                }
             }
         } catch {
             report(Diagnostic(kind: .reloadFailed, message: "NSUbiquitousKeyValueStore \(identifier) could not be opened: \(error)"))

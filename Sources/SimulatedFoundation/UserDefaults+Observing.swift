@@ -1,3 +1,4 @@
+import AppProtocol
 import Foundation
 import GroupDefaults
 import PropertyList
@@ -12,6 +13,8 @@ extension UserDefaults {
         public let newValue: Any?
         /// Whether another process made the change (through the shared file).
         public let isFromAnotherProcess: Bool
+        /// The change as stored, for a control channel's `delivery` events.
+        let stored: DefaultsChange
     }
 
     /// Keeps an observer registered: `invalidate()` (or releasing it) stops delivery.
@@ -48,13 +51,23 @@ extension UserDefaults {
     ///
     /// Keep the returned `Observation`; delivery stops when it goes.
     public func observe(_ key: String, _ handler: @escaping (KeyChange) -> Void) -> Observation {
+        observe(key, reportingAs: .observe, handler)
+    }
+
+    /// `observe(_:_:)`, saying which mechanism the handler is to a control
+    /// channel, if one serves (nil: the handler reports its own deliveries).
+    func observe(_ key: String, reportingAs mechanism: DeliveryMechanism?, _ handler: @escaping (KeyChange) -> Void) -> Observation {
         let box = HandlerBox(handler)
+        let domain = groupDefaults.domainName
         return Observation(groupDefaults.observeSynchronously(key) { change in
-            box.handler(KeyChange(
+            let keyChange = KeyChange(
                 key: change.key,
                 oldValue: change.old.map(FoundationBridge.object),
                 newValue: change.new.map(FoundationBridge.object),
-                isFromAnotherProcess: change.origin == .otherProcess))
+                isFromAnotherProcess: change.origin == .otherProcess,
+                stored: change)
+            box.handler(keyChange)
+            if let mechanism { ControlTap.delivered(mechanism, keyChange, domain: domain) }
         }, observing: self)
     }
 }

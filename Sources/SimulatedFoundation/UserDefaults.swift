@@ -1,3 +1,4 @@
+import AppProtocol
 import Foundation
 import GroupDefaults
 import PropertyList
@@ -195,13 +196,13 @@ open class UserDefaults: NSObject, @unchecked Sendable {
     /// URL whole as keyed-archive data, as Apple stores them; nil removes the key.
     open func set(_ url: URL?, forKey defaultName: String) {
         groupDefaults.set(url: url, forKey: defaultName, postingDidChange: false)
-        postDidChange()
+        postDidChange(key: defaultName)
     }
 
     /// Removing a key that a lower domain also holds makes the lower value visible.
     open func removeObject(forKey defaultName: String) {
         groupDefaults.set(nil, forKey: defaultName, postingDidChange: false)
-        postDidChange()
+        postDidChange(key: defaultName)
     }
 
     /// Key-value coding's spelling of `set(_:forKey:)`, as `UserDefaults` answers it on Apple platforms.
@@ -212,9 +213,9 @@ open class UserDefaults: NSObject, @unchecked Sendable {
 
     /// Posts this face's notification only: a second, `GroupDefaults`' own,
     /// would double the cost of a set that nobody observes.
-    private func write(_ value: PlistValue, forKey key: String) {
+    func write(_ value: PlistValue, forKey key: String) {
         groupDefaults.set(value, forKey: key, postingDidChange: false)
-        postDidChange()
+        postDidChange(key: key)
     }
 
     /// Registers defaults for this process only (every instance of it sees
@@ -296,7 +297,13 @@ open class UserDefaults: NSObject, @unchecked Sendable {
         postDidChange()
     }
 
-    private func postDidChange() {
+    /// `key`: the one key the call changed, if it changed one (what a control channel reports).
+    func postDidChange(key: String? = nil) {
         NotificationCenter.default.post(name: Self.didChangeNotification, object: self)
+        if ControlTap.isServing {
+            ControlTap.emit(.delivery(Delivery(
+                mechanism: .didChangeNotification, key: key, old: nil, new: key.flatMap(groupDefaults.value(forKey:)),
+                origin: ChangeOrigin.thisProcess.rawValue, domain: groupDefaults.domainName)))
+        }
     }
 }

@@ -90,6 +90,17 @@ import PropertyList
         #expect(try main.request(.ping).ok)
     }
 
+    /// `search-list` answers the list as it is now: a suite added comes just
+    /// below the process's own (the list in `ready` is as it was at start).
+    @Test func searchListAnswersTheCurrentList() throws {
+        let main = try AppProcess("main-app", root: root)
+        #expect(try main.request(.searchList).fields["searchList"] == main.ready["searchList"])
+        #expect(try main.request(.addSuite(name: "group.com.example.extra")).ok)
+        #expect(try main.request(.searchList).fields["searchList"] == .array([
+            "NSArgumentDomain", "group.com.example.notes", "group.com.example.extra", "NSGlobalDomain", "NSLanguagesDomain", "NSRegistrationDomain",
+        ].map { .string($0) }))
+    }
+
     @Test func aProcessWithoutTheGroupEntitlementDoesNotShare() throws {
         let path = try manifest("""
             name: Misconfigured

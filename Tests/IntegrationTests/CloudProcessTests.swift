@@ -19,6 +19,10 @@ import TestSupport
         init(_ arguments: [String], root: TemporaryRoot) throws {
             process = try RunningProcess(BuiltExecutable.path("groupsim"), ["cloud"] + arguments + ["--root", root.path])
         }
+        /// `groupsim` run by a shell script (`$0` is groupsim, `$1` the root): to start it with other limits.
+        init(root: TemporaryRoot, shell script: String) throws {
+            process = try RunningProcess("/bin/sh", ["-c", script, BuiltExecutable.path("groupsim"), root.path])
+        }
         deinit { kill(process.pid, SIGKILL) }
 
         /// The next line whose "event" is `event` (the lines are JSON objects).
@@ -44,15 +48,26 @@ import TestSupport
         return location
     }
 
+    /// The cloud's address with the root's control secret, as the CLI asks it.
+    func endpoint() throws -> CloudEndpoint {
+        guard let endpoint = try CloudEndpoint.control(root: simulation) else { throw TestFailure("no server.plist after the cloud said it listens") }
+        return endpoint
+    }
+
+    /// A device's secret (made now if the device has none), as its agent shows it.
+    func secret(of device: String) throws -> String {
+        try DeviceCloud(root: simulation, device: device).secretFile().readOrCreate()
+    }
+
     struct TestFailure: Error, CustomStringConvertible {
         let description: String
         init(_ description: String) { self.description = description }
     }
 
     func cloudStore(_ store: String, account: String) throws -> [String: PlistValue] {
-        let location = try location()
+        let endpoint = try endpoint()
         return try CloudClient.blocking {
-            try await CloudClient.request(location, path: "/v1/accounts/\(account)/stores/\(store)")
+            try await CloudClient.request(endpoint, path: "/v1/accounts/\(account)/stores/\(store)")
         }.dictionaryValue?["records"]?.dictionaryValue ?? [:]
     }
 
@@ -169,11 +184,11 @@ import TestSupport
         let pad = try CloudChild(["agent", "--device", "iPad"], root: root)
         try write("pad", "0", device: "iPad")
         try until(pad) { try cloudValue("pad") == .integer(0) }
-        let location = try location()
+        let location = try location(), secret = try secret(of: "iPhone")
         let hello = #"{"type":"hello","device":"iPhone","account":"alice","stores":{}}"#
         func upload(_ value: String) throws -> String {
             let frame = #"{"type":"upload","store":"com.example.kvs","changes":[{"key":"k","value":"\#(value)","time":1000,"device":"iPhone","sequence":1}]}"#
-            let replies = try CloudClient.blocking { try await RawSyncClient.exchange(location, send: [hello, frame], replies: 2) }
+            let replies = try CloudClient.blocking { try await RawSyncClient.exchange(location, device: "iPhone", secret: secret, send: [hello, frame], replies: 2) }
             return replies.last ?? ""
         }
         _ = try upload("banana")
@@ -186,7 +201,7 @@ import TestSupport
         #expect(try cloudValue("k") == .string("banana"))
         let frame = #"{"type":"upload","store":"com.example.kvs","changes":[{"key":"j","value":"apple","time":1000,"device":"iPhone","sequence":2}]}"#
         let second = #"{"type":"upload","store":"com.example.kvs","changes":[{"key":"j","value":"banana","time":1000,"device":"iPhone","sequence":2}]}"#
-        let replies = try CloudClient.blocking { try await RawSyncClient.exchange(location, send: [hello, frame, second], replies: 3) }
+        let replies = try CloudClient.blocking { try await RawSyncClient.exchange(location, device: "iPhone", secret: secret, send: [hello, frame, second], replies: 3) }
         #expect(replies.last?.contains("\"superseded\":[]") == true, "\(replies)")
         #expect(try cloudValue("j") == .string("banana"))
         try until(pad) { try deviceValue("j", device: "iPad") == .string("banana") }
@@ -197,11 +212,11 @@ import TestSupport
     /// usual wait (they took 42 s when each removal re-read the whole store).
     @Test func manyRemovalsInOneUploadAreAcknowledgedPromptly() throws {
         let server = try startCloud()
-        let location = try location()
+        let location = try location(), secret = try secret(of: "iPhone")
         let hello = #"{"type":"hello","device":"iPhone","account":"alice","stores":{}}"#
         let changes = (0..<25_000).map { #"{"key":"k\#($0)","time":\#(1000 + $0),"device":"iPhone","sequence":\#($0 + 1)}"# }
         let upload = #"{"type":"upload","store":"s","changes":["# + changes.joined(separator: ",") + "]}"
-        let replies = try CloudClient.blocking { try await RawSyncClient.exchange(location, send: [hello, upload], replies: 2, timeout: .seconds(20)) }
+        let replies = try CloudClient.blocking { try await RawSyncClient.exchange(location, device: "iPhone", secret: secret, send: [hello, upload], replies: 2, timeout: .seconds(20)) }
         #expect(replies.last?.contains("\"type\":\"ack\"") == true && replies.last?.contains("\"sequence\"") == false, "\(replies.last?.prefix(300) ?? "no ack")")
         let records = try cloudStore("s", account: "alice")
         #expect(records.count <= 4096, "\(records.count) removals kept")
@@ -220,15 +235,18 @@ import TestSupport
         try until(phone) { try DeviceCloud(root: simulation, device: "iPhone").readStore("com.example.kvs")?.pending.isEmpty == true }
         // 5,000 later removals by another device push k1's out of what the store keeps.
         let hello = #"{"type":"hello","device":"Mac","account":"alice","stores":{}}"#
-        let removals = (0..<5_000).map { #"{"key":"x\#($0)","time":\#(4_000_000_000_000 + $0),"device":"Mac","sequence":\#($0 + 1)}"# }
+        // Stamped a minute ahead: later than k1's removal, and within the skew the cloud accepts.
+        let later = Int64(Date().timeIntervalSince1970 * 1000) + 60_000
+        let removals = (0..<5_000).map { #"{"key":"x\#($0)","time":\#(later + Int64($0)),"device":"Mac","sequence":\#($0 + 1)}"# }
         let upload = #"{"type":"upload","store":"com.example.kvs","changes":["# + removals.joined(separator: ",") + "]}"
-        let location = try location()
-        let replies = try CloudClient.blocking { try await RawSyncClient.exchange(location, send: [hello, upload], replies: 2, timeout: .seconds(20)) }
-        #expect(replies.last?.contains("\"type\":\"ack\"") == true, "\(replies.last?.prefix(200) ?? "no ack")")
+        let location = try location(), secret = try secret(of: "Mac")
+        let replies = try CloudClient.blocking { try await RawSyncClient.exchange(location, device: "Mac", secret: secret, send: [hello, upload], replies: 2, timeout: .seconds(20)) }
+        #expect(replies.last?.contains("\"type\":\"ack\"") == true && replies.last?.contains("\"refused\":[]") == true,
+                "\(replies.last?.prefix(300) ?? "no ack")")
         #expect(try cloudStore("com.example.kvs", account: "alice")["k1"] == nil, "k1's removal is still kept")
         // iPhone, online, had every removal pushed to it: no reset there.
         let ack = try PlistJSON.decode(PlistJSON.parse(replies.last ?? "{}")).dictionaryValue ?? [:]
-        guard case .integer(let revision)? = ack["revision"] else { throw TestFailure("no revision in \(replies.last ?? "")") }
+        guard case .integer(let revision)? = ack["revision"] else { throw TestFailure("no revision in \(replies.last?.prefix(300) ?? "")") }
         try until(phone) { (try DeviceCloud(root: simulation, device: "iPhone").readStore("com.example.kvs")?.revision ?? 0) >= revision }
         #expect(!phone.process.allLines.contains { $0.contains("cloud-reset") || $0.contains("history-lost") }, "\(phone.process.allLines)")
         #expect(try deviceValue("k1", device: "iPad") == .integer(1))
@@ -249,11 +267,12 @@ import TestSupport
     @Test func oneAccountWaitingForItsFileHoldsUpNoOtherAccount() throws {
         let server = try startCloud()
         let location = try location()
+        let bobsSecret = try secret(of: "bobsPhone"), alicesSecret = try secret(of: "alicesPhone"), endpoint = try endpoint()
         @Sendable func frames(_ account: String, _ device: String, key: String, sequence: Int) -> [String] {
             [#"{"type":"hello","device":"\#(device)","account":"\#(account)","stores":{}}"#,
              #"{"type":"upload","store":"s","changes":[{"key":"\#(key)","value":1,"time":1000,"device":"\#(device)","sequence":\#(sequence)}]}"#]
         }
-        _ = try CloudClient.blocking { try await RawSyncClient.exchange(location, send: frames("bob", "bobsPhone", key: "k0", sequence: 1), replies: 2) }
+        _ = try CloudClient.blocking { try await RawSyncClient.exchange(location, device: "bobsPhone", secret: bobsSecret, send: frames("bob", "bobsPhone", key: "k0", sequence: 1), replies: 2) }
         let lockPath = ServerLocation.dataFolder(root: simulation) + "/accounts/bob/.s.plist.lock"
         let lock = open(lockPath, O_RDWR)
         #expect(lock >= 0 && flock(lock, LOCK_EX) == 0, "\(lockPath)")
@@ -263,7 +282,7 @@ import TestSupport
         let bobDone = DispatchSemaphore(value: 0)
         DispatchQueue.global().async {
             let replies = try? CloudClient.blocking {
-                try await RawSyncClient.exchange(location, send: frames("bob", "bobsPhone", key: "k1", sequence: 2), replies: 2, timeout: .seconds(30))
+                try await RawSyncClient.exchange(location, device: "bobsPhone", secret: bobsSecret, send: frames("bob", "bobsPhone", key: "k1", sequence: 2), replies: 2, timeout: .seconds(30))
             }
             bob.update { $0 = replies }
             bobDone.signal()
@@ -271,11 +290,11 @@ import TestSupport
         // The cloud has bob's upload in hand once its counter says so; it answers while it waits for the file.
         var uploaded: Int64 = 0
         while uploaded < 2 {
-            let status = try CloudClient.blocking { try await CloudClient.request(location, path: "/v1/status", timeout: .seconds(5)) }
+            let status = try CloudClient.blocking { try await CloudClient.request(endpoint, path: "/v1/status", timeout: .seconds(5)) }
             if case .integer(let count)? = status.dictionaryValue?["traffic"]?.dictionaryValue?["bobsPhone"]?.dictionaryValue?["uploadedChanges"] { uploaded = count }
         }
         let alice = try CloudClient.blocking {
-            try await RawSyncClient.exchange(location, send: frames("alice", "alicesPhone", key: "k", sequence: 1), replies: 2, timeout: .seconds(5))
+            try await RawSyncClient.exchange(location, device: "alicesPhone", secret: alicesSecret, send: frames("alice", "alicesPhone", key: "k", sequence: 1), replies: 2, timeout: .seconds(5))
         }
         #expect(alice.last?.contains("\"accepted\":[1]") == true, "\(alice)")
         #expect(bobDone.wait(timeout: .now()) == .timedOut, "bob's upload finished while its file was locked")
@@ -414,7 +433,7 @@ import TestSupport
 
     @Test func hostileMessagesGetAnErrorAndTheCloudKeepsServing() throws {
         let server = try startCloud()
-        let location = try location()
+        let location = try location(), endpoint = try endpoint(), secret = try secret(of: "iPhone")
         let deep = String(repeating: "[", count: 600) + String(repeating: "]", count: 600)
         let frames = [
             "not json at all",
@@ -426,24 +445,24 @@ import TestSupport
             #"{"type":"hello","device":"iPhone","account":"alice","stores":{"s":99999999999999999999}}"#,
             #"{"type":"subscribe","store":"s","since":0}"#,
         ]
-        let replies = try CloudClient.blocking { try await RawSyncClient.exchange(location, send: frames, replies: frames.count) }
+        let replies = try CloudClient.blocking { try await RawSyncClient.exchange(location, device: "iPhone", secret: secret, send: frames, replies: frames.count) }
         #expect(replies.count == frames.count, "\(replies)")
         for (frame, reply) in zip(frames, replies) {
             #expect(reply.contains("\"type\":\"error\""), "\(frame.prefix(60)) → \(reply.prefix(200))")
         }
         #expect(replies.joined().contains("the first message of a connection must be hello"))
-        #expect(replies.joined().contains("device name"))
+        #expect(replies.joined().contains("this connection showed the secret of iPhone"))
         // A well-formed hello on a new connection still works.
         let hello = #"{"type":"hello","device":"iPhone","account":"alice","stores":{"s":0}}"#
-        let answer = try CloudClient.blocking { try await RawSyncClient.exchange(location, send: [hello], replies: 2) }
+        let answer = try CloudClient.blocking { try await RawSyncClient.exchange(location, device: "iPhone", secret: secret, send: [hello], replies: 2) }
         #expect(answer.first?.contains("\"type\":\"welcome\"") == true, "\(answer)")
         #expect(answer.last?.contains("\"initial\":true") == true, "\(answer)")
         // The HTTP face answers bad requests with a reason and keeps serving.
-        let badFault = Result { try CloudClient.blocking { try await CloudClient.request(location, path: "/v1/faults/iPhone", body: ["latencyMs": -5]) } }
+        let badFault = Result { try CloudClient.blocking { try await CloudClient.request(endpoint, path: "/v1/faults/iPhone", body: ["latencyMs": -5]) } }
         #expect("\(badFault)".contains("latencyMs"), "\(badFault)")
-        let unknown = Result { try CloudClient.blocking { try await CloudClient.request(location, path: "/v1/nothing") } }
+        let unknown = Result { try CloudClient.blocking { try await CloudClient.request(endpoint, path: "/v1/nothing") } }
         #expect("\(unknown)".contains("404"), "\(unknown)")
-        let status = try CloudClient.blocking { try await CloudClient.request(location, path: "/v1/status") }
+        let status = try CloudClient.blocking { try await CloudClient.request(endpoint, path: "/v1/status") }
         #expect(status.dictionaryValue?["server"] != nil)
         withExtendedLifetime(server) {}
     }
@@ -482,10 +501,10 @@ import TestSupport
 
     @Test func aStoppedCloudMakesRequestsFailInsteadOfHanging() throws {
         let server = try startCloud()
-        let location = try location()
+        let endpoint = try endpoint()
         kill(server.process.pid, SIGSTOP)
         defer { kill(server.process.pid, SIGCONT) }
-        let outcome = Result { try CloudClient.blocking { try await CloudClient.request(location, path: "/v1/status", timeout: .seconds(1)) } }
+        let outcome = Result { try CloudClient.blocking { try await CloudClient.request(endpoint, path: "/v1/status", timeout: .seconds(1)) } }
         #expect("\(outcome)".contains("did not answer /v1/status within"), "\(outcome)")
     }
 

@@ -6,8 +6,16 @@ import PropertyList
 /// through its JSON control protocol, as the scenario runner drives it:
 /// requests are written and lines read by `ControlProtocol`, the protocol's
 /// one encoder and decoder, so the tests know no field names of their own.
+/// Or any executable that links SimulatedFoundation, driven the same way
+/// over its control channel (`init(controlling:root:)`).
 public final class AppProcess: @unchecked Sendable {
     public let process: RunningProcess
+    /// Where protocol lines travel: the process's stdin and stdout, or its control channel.
+    private let lines: LineStream
+    /// The control channel, for an executable driven through one.
+    public let channel: LineConnection?
+    /// Keeps the channel's socket path until the program has gone.
+    private let listener: LineSocketListener?
     /// The process's ready line, decoded (nil for the intent extension, which is not waited for).
     public private(set) var readyLine: DecodedLine?
     /// The `info` of the ready event.
@@ -25,9 +33,35 @@ public final class AppProcess: @unchecked Sendable {
         process = try RunningProcess(
             BuiltExecutable.path(role), all,
             environment: ["GROUPSIM_ROOT": root.path, "GROUPSIM_DEVICE": device].merging(environment) { _, new in new })
+        lines = process
+        channel = nil
+        listener = nil
         if role != "intent-extension" {
             readyLine = try line(timeout: 20) { if case .event(.ready, _) = $0 { true } else { false } }
         }
+    }
+
+    /// In `command`, this word stands for the control socket's path (then the
+    /// variable is not set: `groupsim exec --control-socket` is what passes it).
+    public static let controlSocketPlaceholder = "{control-socket}"
+
+    /// A program that links SimulatedFoundation, started with a control
+    /// channel (docs/protocol.md): it connects to a socket listening in the
+    /// root, named by GROUPSIM_CONTROL_SOCKET, or by the argument that is
+    /// `controlSocketPlaceholder`. Waits for its `ready` event.
+    public init(controlling command: [String], root: TemporaryRoot, device: String = "iPhone", environment: [String: String] = [:]) throws {
+        let path = root.path + "/control-\(UUID().uuidString.prefix(8)).sock"
+        let listener = try LineSocketListener(path: path)
+        var variables = ["GROUPSIM_ROOT": root.path, "GROUPSIM_DEVICE": device]
+        if !command.contains(Self.controlSocketPlaceholder) { variables[ControlProtocol.channelSocketVariable] = path }
+        process = try RunningProcess(
+            command[0], command.dropFirst().map { $0 == Self.controlSocketPlaceholder ? path : $0 },
+            environment: variables.merging(environment) { _, new in new })
+        let channel = try listener.accept(timeout: 20)
+        lines = channel
+        self.channel = channel
+        self.listener = listener
+        readyLine = try line(timeout: 20) { if case .event(.ready, _) = $0 { true } else { false } }
     }
 
     /// The next message satisfying `predicate` (earlier non-matching ones are
@@ -35,7 +69,7 @@ public final class AppProcess: @unchecked Sendable {
     private func line(timeout: TimeInterval, _ predicate: (ProtocolMessage) -> Bool) throws -> DecodedLine {
         if let index = backlog.firstIndex(where: { predicate($0.message) }) { return backlog.remove(at: index) }
         var found: DecodedLine? = nil
-        try process.waitForLine(timeout: timeout) { text in
+        try lines.waitForLine(timeout: timeout) { text in
             guard let line = try? ControlProtocol.decode(text) else { return false }
             if predicate(line.message) { found = line; return true }
             backlog.append(line)
@@ -74,30 +108,39 @@ public final class AppProcess: @unchecked Sendable {
     }
 
     /// Sends a request without waiting; returns the id its response will carry.
-    public func send(_ request: AppRequest) -> PlistValue {
+    public func send(_ request: AppRequest, suite: String? = nil) -> PlistValue {
         nextID += 1
-        process.write(ControlProtocol.requestLine(id: nextID, request))
+        lines.write(ControlProtocol.requestLine(id: nextID, request, suite: suite))
         return .integer(Int64(nextID))
     }
 
-    /// Sends a request and returns its response.
+    /// Sends a request and returns its response (`suite`: answered by that
+    /// suite's `UserDefaults`, over an executable's control channel).
     @discardableResult
-    public func request(_ request: AppRequest, timeout: TimeInterval = 20) throws -> ProtocolResponse {
-        try response(id: send(request), timeout: timeout)
+    public func request(_ request: AppRequest, suite: String? = nil, timeout: TimeInterval = 20) throws -> ProtocolResponse {
+        try response(id: send(request, suite: suite), timeout: timeout)
     }
 
     /// Sends a raw line (for malformed-input tests) and returns the next response.
     public func send(raw line: String) throws -> ProtocolResponse {
-        process.write(line)
+        lines.write(line)
+        return try nextResponse()
+    }
+
+    /// Sends bytes as they are (a line that is not UTF-8, say) on the control
+    /// channel, and returns the next response.
+    public func send(rawBytes: [UInt8]) throws -> ProtocolResponse {
+        guard let channel else { throw RunningProcess.Timeout(description: "send(rawBytes:) needs a control channel") }
+        channel.writeRaw(rawBytes)
         return try nextResponse()
     }
 
     /// Sends a raw line and returns the raw text of the response to it (the
     /// next response line), for checks on exactly what crossed the protocol.
     public func rawResponse(to line: String, timeout: TimeInterval = 20) throws -> String {
-        process.write(line)
+        lines.write(line)
         var found: String? = nil
-        try process.waitForLine(timeout: timeout) { text in
+        try lines.waitForLine(timeout: timeout) { text in
             guard let line = try? ControlProtocol.decode(text) else { return false }
             if case .response = line.message { found = text; return true }
             backlog.append(line)
@@ -127,6 +170,19 @@ public final class AppProcess: @unchecked Sendable {
         }
         guard case .change(let change) = event else { throw RunningProcess.Timeout(description: "not a change: \(event)") }
         return change
+    }
+
+    /// Waits for a delivery to an executable's own observers (of `mechanism`
+    /// and `key`, if given, and satisfying `matches`).
+    @discardableResult
+    public func delivery(_ mechanism: DeliveryMechanism? = nil, key: String? = nil, timeout: TimeInterval = 20,
+                         where matches: (Delivery) -> Bool = { _ in true }) throws -> Delivery {
+        let event = try event(timeout: timeout) { event in
+            guard case .delivery(let delivery) = event else { return false }
+            return (mechanism == nil || delivery.mechanism == mechanism) && (key == nil || delivery.key == key) && matches(delivery)
+        }
+        guard case .delivery(let delivery) = event else { throw RunningProcess.Timeout(description: "not a delivery: \(event)") }
+        return delivery
     }
 
     /// Waits for a warning (of `kind`, if given); returns its kind and message.
@@ -163,7 +219,10 @@ public final class AppProcess: @unchecked Sendable {
     /// Messages seen so far that were not consumed by a wait.
     public var unconsumed: [ProtocolMessage] { backlog.map(\.message) }
 
-    public func closeInput() { process.closeStdin() }
+    /// Closes stdin, or the control channel of an executable driven through one.
+    public func closeInput() {
+        if let channel { channel.close() } else { process.closeStdin() }
+    }
 
     public func waitForExit() throws -> Int32 { try process.waitForExit() }
 }

@@ -1,0 +1,217 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Lines read from a child, waited for with a timeout: a child's standard
+/// output (`RunningProcess`) or its control channel (`LineConnection`).
+public protocol LineStream: AnyObject {
+    /// Waits for (and consumes up to) the first line satisfying `predicate`.
+    @discardableResult
+    func waitForLine(timeout: TimeInterval, where predicate: (String) -> Bool) throws -> String
+    /// Writes one line; false if the other end is gone.
+    @discardableResult
+    func write(_ line: String) -> Bool
+}
+
+extension RunningProcess: LineStream {}
+
+/// Unix stream sockets named by a path.
+public enum UnixSocket {
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// The address of `path`, which must fit `sun_path`.
+    static func address(_ path: String) throws -> sockaddr_un {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        let capacity = MemoryLayout.size(ofValue: address.sun_path)
+        guard !bytes.isEmpty, bytes.count < capacity else {
+            throw Failure(description: "'\(path)': a Unix socket path must have 1 to \(capacity - 1) bytes; use a shorter folder")
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        return address
+    }
+
+    /// A new stream socket, closed on exec.
+    static func make() throws -> Int32 {
+        let socket = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard socket >= 0 else { throw Failure(description: "cannot make a socket: \(String(cString: strerror(errno)))") }
+        return socket
+    }
+
+    /// A stream socket (closed on exec) connected to the one listening at `path`.
+    public static func connect(to path: String) throws -> Int32 {
+        var address = try address(path)
+        let socket = try make()
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(socket, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard connected == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(socket)
+            throw Failure(description: "cannot connect to '\(path)': \(reason)")
+        }
+        return socket
+    }
+}
+
+/// The driver's end of a program's control channel (docs/protocol.md, "The
+/// control channel of your own executable"): a Unix socket listening at
+/// `path`, which a program started with `GROUPSIM_CONTROL_SOCKET=path` (or
+/// `groupsim exec --control-socket path`) connects to as it loads.
+public final class LineSocketListener: @unchecked Sendable {
+    public let path: String
+    private let descriptor: Int32
+
+    public typealias Failure = UnixSocket.Failure
+
+    /// Listens at `path` (which must not exist yet; it is removed again when this goes).
+    public init(path: String) throws {
+        var address = try UnixSocket.address(path)
+        let socket = try UnixSocket.make()
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard bound == 0, listen(socket, 4) == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(socket)
+            throw Failure(description: "cannot listen at '\(path)': \(reason)")
+        }
+        self.path = path
+        descriptor = socket
+    }
+
+    /// The next program that connects, waiting at most `timeout` seconds.
+    public func accept(timeout: TimeInterval) throws -> LineConnection {
+        var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            let remaining = Int32(max(0, deadline.timeIntervalSinceNow) * 1000)
+            let ready = poll(&poller, 1, remaining)
+            if ready < 0, errno == EINTR { continue }
+            guard ready > 0 else { throw Failure(description: "no program connected to '\(path)' within \(timeout)s") }
+            let connection = Glibc.accept(descriptor, nil, nil)
+            if connection < 0, errno == EINTR || errno == EAGAIN { continue }
+            guard connection >= 0 else { throw Failure(description: "accept on '\(path)': \(String(cString: strerror(errno)))") }
+            // Not inherited by children this process starts later (accept4 is not in Swift's view of glibc).
+            _ = fcntl(connection, F_SETFD, FD_CLOEXEC)
+            return LineConnection(descriptor: connection)
+        }
+    }
+
+    deinit {
+        close(descriptor)
+        unlink(path)
+    }
+}
+
+/// A connected stream socket, read line by line by one thread and written
+/// line by line. The reader keeps this object alive until end of file; the
+/// descriptor is closed when the object goes, so no call here ever meets a
+/// descriptor number that was closed and reused.
+public final class LineConnection: LineStream, @unchecked Sendable {
+    private let descriptor: Int32
+    private let condition = NSCondition()
+    private var lines: [String] = []
+    private var partial: [UInt8] = []
+    private var cursor = 0
+    private var closed = false
+
+    /// Takes `descriptor`, a connected stream socket.
+    public init(descriptor: Int32) {
+        self.descriptor = descriptor
+        Thread { [self] in
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            while true {
+                let count = read(descriptor, &buffer, buffer.count)
+                if count < 0, errno == EINTR { continue }
+                guard count > 0 else { break }
+                receive(buffer[0..<count])
+            }
+            condition.withLock {
+                if !partial.isEmpty { lines.append(String(decoding: partial, as: UTF8.self)) }
+                closed = true
+            }
+            condition.broadcast()
+        }.start()
+    }
+
+    private func receive(_ chunk: ArraySlice<UInt8>) {
+        condition.withLock {
+            partial.append(contentsOf: chunk)
+            var start = 0
+            while let newline = partial[start...].firstIndex(of: 0x0A) {
+                lines.append(String(decoding: partial[start..<newline], as: UTF8.self))
+                start = newline + 1
+            }
+            partial.removeFirst(start)
+        }
+        condition.broadcast()
+    }
+
+    /// The next line not yet returned, waiting up to `timeout`; nil once the other end closed.
+    public func nextLine(timeout: TimeInterval) throws -> String? {
+        let deadline = Date().addingTimeInterval(timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while cursor >= lines.count {
+            if closed { return nil }
+            if !condition.wait(until: deadline) { throw RunningProcess.Timeout(description: "no line on the control channel within \(timeout)s") }
+        }
+        cursor += 1
+        return lines[cursor - 1]
+    }
+
+    @discardableResult
+    public func waitForLine(timeout: TimeInterval, where predicate: (String) -> Bool) throws -> String {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            let remaining = deadline.timeIntervalSinceNow
+            guard remaining > 0, let line = try nextLine(timeout: remaining) else {
+                throw RunningProcess.Timeout(description: "expected line not seen on the control channel within \(timeout)s; seen: \(allLines.suffix(5))")
+            }
+            if predicate(line) { return line }
+        }
+    }
+
+    /// Every line received so far.
+    public var allLines: [String] { condition.withLock { lines } }
+    /// Whether the other end has closed (every line it sent is in `allLines`).
+    public var isClosed: Bool { condition.withLock { closed } }
+
+    /// Waits until the other end closes, at most `timeout` seconds; true if it did.
+    public func waitUntilClosed(timeout: TimeInterval) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while !closed { if !condition.wait(until: deadline) { return closed } }
+        return true
+    }
+
+    /// Writes `line` and a newline, whole (blocking while the socket is full); false if the other end is gone.
+    @discardableResult
+    public func write(_ line: String) -> Bool { writeRaw(Array((line + "\n").utf8)) }
+
+    /// Writes bytes as they are (for malformed-input tests).
+    @discardableResult
+    public func writeRaw(_ bytes: [UInt8]) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let count = bytes[offset...].withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if count < 0 { if errno == EINTR { continue }; return false }
+            offset += count
+        }
+        return true
+    }
+
+    /// Ends both directions: the program sees the channel closed, and the reader thread ends.
+    public func close() { shutdown(descriptor, Int32(SHUT_RDWR)) }
+
+    deinit { Glibc.close(descriptor) }
+}

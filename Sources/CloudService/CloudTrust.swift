@@ -1,0 +1,129 @@
+import CloudDevice
+import CloudModel
+import Foundation
+import GroupDefaults
+import NIOCore
+import NIOHTTP1
+import PropertyList
+import SharedFiles
+
+/// Who may talk to a root's cloud: whoever can read the root. Every HTTP
+/// request carries the root's control secret (`<root>/cloud/control.secret`,
+/// made by the cloud when it starts); a device's WebSocket carries the
+/// device's own secret (`devices/<device>/cloud/device.secret`, made with its
+/// cloud settings) and its name. Both are files of mode 0600 read through the
+/// root's real folders only (docs/cloud.md, "Security").
+public enum CloudTrust {
+    /// The largest clock skew a device may have (`groupsim cloud network skew`, a scenario's
+    /// `clock-skew`), in milliseconds: NetworkAction's rule, a year.
+    public static let maximumClockSkewMilliseconds: Int64 = NetworkAction.skewRange.upperBound
+
+    /// Devices the fault table holds at most.
+    static let maximumFaultedDevices = 1024
+
+    /// Splits off the changes stamped further ahead of `now` than any device's
+    /// clock may be: such a stamp would win every later write of its key for ever.
+    static func refusingFarFuture(_ changes: [UploadedChange], now: Int64) -> (acceptable: [UploadedChange], refused: [RefusedChange]) {
+        let latest = now.addingReportingOverflow(maximumClockSkewMilliseconds)
+        var acceptable: [UploadedChange] = [], refused: [RefusedChange] = []
+        for change in changes {
+            if !latest.overflow && change.stamp.time > latest.partialValue {
+                refused.append(RefusedChange(key: change.key, sequence: change.stamp.sequence,
+                    reason: "the change is stamped \(change.stamp.time) ms, more than \(maximumClockSkewMilliseconds) ms (the largest clock skew) "
+                        + "ahead of the cloud's clock (\(now) ms)"))
+            } else {
+                acceptable.append(change)
+            }
+        }
+        return (acceptable, refused)
+    }
+
+    /// The header that names the device a WebSocket speaks for.
+    public static let deviceHeader = "Groupsim-Device"
+
+    public static func controlSecretFile(root: SimulationRoot) throws -> SecretFile {
+        SecretFile(folder: try root.confinedFolder(root.path + "/cloud"), name: "control.secret")
+    }
+
+    /// The root's control secret; a clear error when the cloud never made one.
+    public static func controlSecret(root: SimulationRoot) throws -> String {
+        let file = try controlSecretFile(root: root)
+        guard let secret = try file.read() else {
+            throw CloudFormatError("\(file.path) does not exist: the cloud makes it when it starts (`groupsim cloud serve` or `groupsim cloud start`)")
+        }
+        return secret
+    }
+
+    /// `Bearer <secret>` of an `Authorization` header, if any.
+    static func bearer(_ headers: HTTPHeaders) -> String? {
+        guard let value = headers.first(name: "Authorization") else { return nil }
+        let parts = value.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        return parts[1].trimmingCharacters(in: .whitespaces)
+    }
+
+    /// Why a request is refused (said in the 401 reply and the cloud's log).
+    struct Refusal: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// The cloud's side: the control secret it made, and each device's read when the device connects.
+    struct Gate: Sendable {
+        let root: SimulationRoot
+        let controlSecret: String
+
+        func checkControl(_ head: HTTPRequestHead) throws(Refusal) {
+            guard let offered = bearer(head.headers) else {
+                throw Refusal(description: "no control secret: send `Authorization: Bearer $(cat \(root.path)/cloud/control.secret)`")
+            }
+            guard SecretFile.matches(offered, controlSecret) else {
+                throw Refusal(description: "wrong control secret (the root's is in \(root.path)/cloud/control.secret)")
+            }
+        }
+
+        /// The device a WebSocket upgrade speaks for, once its secret matches the device's file.
+        /// Reads a file: call it off the event loop.
+        func checkDevice(_ head: HTTPRequestHead) throws(Refusal) -> String {
+            guard let device = head.headers.first(name: deviceHeader), !device.isEmpty else {
+                throw Refusal(description: "a WebSocket must name its device in the \(deviceHeader) header")
+            }
+            guard let offered = bearer(head.headers) else {
+                throw Refusal(description: "device \(CloudFormatError.brief(device)) sent no secret: send `Authorization: Bearer` with its devices/<device>/cloud/device.secret")
+            }
+            let secret: String?
+            do {
+                try DomainName.validate(device, what: "device name")
+                secret = try DeviceCloud(root: root, device: device).secretFile().read()
+            } catch {
+                throw Refusal(description: "device \(CloudFormatError.brief(device)): \(error)")
+            }
+            guard let secret else {
+                throw Refusal(description: "device \(device) has no secret in this root (it is made when the device signs in)")
+            }
+            guard SecretFile.matches(offered, secret) else {
+                throw Refusal(description: "wrong secret for device \(device)")
+            }
+            return device
+        }
+    }
+}
+
+/// Where the cloud listens and the secret that opens its HTTP face: what
+/// the CLI, the scenario runner and tests need to ask it anything.
+public struct CloudEndpoint: Sendable {
+    public let location: ServerLocation
+    public let secret: String
+
+    public init(location: ServerLocation, secret: String) {
+        self.location = location
+        self.secret = secret
+    }
+
+    /// The root's cloud with its control secret; nil when the cloud never started.
+    public static func control(root: SimulationRoot) throws -> CloudEndpoint? {
+        guard let location = try ServerLocation.read(root: root) else { return nil }
+        return CloudEndpoint(location: location, secret: try CloudTrust.controlSecret(root: root))
+    }
+
+    public var url: String { location.url }
+}

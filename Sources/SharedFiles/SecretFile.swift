@@ -1,0 +1,95 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A secret kept in a file inside the simulation root (a device's, the
+/// cloud's control secret): 32 random bytes as 64 hexadecimal digits, in a
+/// regular file of mode 0600 owned by this user, reached from the root
+/// through real folders only. Whoever may read the root may read it; nobody
+/// else, and no link can lead a reader to a secret outside the root.
+public struct SecretFile: Sendable {
+    public let folder: ConfinedFolder
+    public let name: String
+
+    public init(folder: ConfinedFolder, name: String) {
+        self.folder = folder
+        self.name = name
+    }
+
+    public var path: String { folder.path + "/" + name }
+
+    static let hexDigits = 64
+
+    /// The secret, or nil when there is no file (nor folder). A file that is
+    /// not a private regular file of this user, or does not hold a secret, is an error naming it.
+    public func read() throws -> String? {
+        try folder.withDescriptor(creating: false) { try read(in: $0) } ?? nil
+    }
+
+    /// The secret, created (atomically, 0600) when there is none yet. Two
+    /// processes creating it at once agree: the second reads the first's.
+    public func readOrCreate() throws -> String {
+        guard let secret = try folder.withDescriptor(creating: true, { descriptor -> String in
+            if let existing = try read(in: descriptor) { return existing }
+            var generator = SystemRandomNumberGenerator()
+            let secret = (0..<Self.hexDigits / 2).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
+            // Unique per attempt: two threads of one process may make it at once too.
+            let temporary = ".\(name).tmp.\(getpid()).\(UInt32.random(in: 0...UInt32.max, using: &generator))"
+            try writeTemporaryFile(Data((secret + "\n").utf8), named: temporary, in: descriptor, folderPath: folder.path, durable: true)
+            defer { unlinkat(descriptor, temporary, 0) }
+            // link, not rename: a secret another process made meanwhile is kept, never replaced.
+            if linkat(descriptor, temporary, descriptor, name, 0) == -1 {
+                guard errno == EEXIST, let theirs = try read(in: descriptor) else {
+                    throw FileSystemError(operation: "create the secret", path: path, errno: errno)
+                }
+                return theirs
+            }
+            try systemCall("fsync the folder", folder.path) { fsync(descriptor) }
+            return secret
+        }) else {
+            throw FileSystemError(operation: "open the folder of the secret", path: folder.path, errno: ENOENT)
+        }
+        return secret
+    }
+
+    private func read(in descriptor: Int32) throws -> String? {
+        let file = openat(descriptor, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        if file == -1 {
+            if errno == ENOENT { return nil }
+            if errno == ELOOP { throw SharedFileError.symbolicLink(path: path) }
+            throw FileSystemError(operation: "read the secret", path: path, errno: errno)
+        }
+        defer { close(file) }
+        var info = stat()
+        try systemCall("inspect the secret", path) { fstat(file, &info) }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            throw SharedFileError.notARegularFile(path: path, kind: describeFileType(info.st_mode))
+        }
+        guard info.st_uid == geteuid(), info.st_mode & 0o077 == 0 else {
+            throw SecretFileError(path: path, problem: String(format: "has mode %03o and owner %d; a secret must be mode 0600 and this user's (%d): "
+                + "chmod 600 it, or remove it to have a new one made", info.st_mode & 0o777, info.st_uid, geteuid()))
+        }
+        var bytes = [UInt8](repeating: 0, count: Self.hexDigits + 2)
+        let count = try systemCall("read the secret", path) { Int32(Glibc.read(file, &bytes, bytes.count)) }
+        let text = String(decoding: bytes[0..<Int(count)], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard text.utf8.count == Self.hexDigits, text.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else {
+            throw SecretFileError(path: path, problem: "does not hold a secret (\(Self.hexDigits) lowercase hexadecimal digits); remove it to have a new one made")
+        }
+        return text
+    }
+
+    /// Whether `offered` is `secret`, in time that does not depend on where they differ.
+    public static func matches(_ offered: String, _ secret: String) -> Bool {
+        let a = Array(offered.utf8), b = Array(secret.utf8)
+        var difference = UInt8(a.count == b.count ? 0 : 1)
+        for index in 0..<b.count { difference |= (index < a.count ? a[index] : 0) ^ b[index] }
+        return difference == 0
+    }
+}
+
+public struct SecretFileError: Error, CustomStringConvertible, Equatable {
+    public let path: String
+    public let problem: String
+    public var description: String { "'\(path)' \(problem)" }
+}

@@ -1,0 +1,423 @@
+import AppProtocol
+import ChildProcess
+import Foundation
+import GroupDefaults
+import PropertyList
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The control protocol (docs/protocol.md), served by any executable that
+/// links SimulatedFoundation, on a channel of its own: a connected stream
+/// socket it inherits (`GROUPSIM_CONTROL_FD`) or connects to
+/// (`GROUPSIM_CONTROL_SOCKET`), never its standard streams.
+///
+/// One thread owns the socket: it reads requests and writes what is queued
+/// (responses and events), both without blocking, waiting in `poll`.
+/// Requests run one at a time on a serial worker, as in the simulated roles,
+/// so `ping` is answered while a command waits for a file lock. Events are
+/// queued by whichever thread delivered them and never wait for the peer:
+/// past `maximumOutgoingBytes` unsent, events are dropped and counted (an
+/// `events-dropped` warning says how many once the peer catches up), and no
+/// further request is read until the responses have gone. A peer that
+/// closes the channel ends the thread; the program goes on.
+package final class ControlChannel: @unchecked Sendable {
+    package struct Limits: Sendable {
+        /// A request line longer than this is refused (and skipped up to its newline).
+        package var maximumLineBytes = PlistLimits.maximumFileSize * 2
+        /// Unsent output past which events are dropped and requests wait.
+        package var maximumOutgoingBytes = 4 << 20
+        /// How long the process's exit waits for unsent lines to go.
+        package var exitFlushSeconds = 1.0
+
+        package init() {}
+    }
+
+    private let descriptor: Int32
+    private let limits: Limits
+    /// A pipe whose read end wakes the thread's `poll` when output is queued.
+    private let wakeRead: Int32, wakeWrite: Int32
+    private let session: ControlSession
+    private let worker = DispatchQueue(label: "groupsim.control.requests")
+
+    private let condition = NSCondition()
+    private var outgoing: [UInt8] = []
+    private var sentCount = 0
+    private var isReady = false
+    /// Events delivered before `ready` went out, which goes first.
+    private var heldBeforeReady: [String] = []
+    private var droppedEvents = 0
+    private var droppedUnreported = 0
+    private var ended = false
+    private var recentWarnings: [PlistValue] = []
+    /// Requests read and not yet answered.
+    private var requestsRunning = 0
+
+    private init(descriptor: Int32, limits: Limits, wake: (read: Int32, write: Int32), process: SimulatedProcess?) {
+        session = ControlSession(process: process)
+        self.descriptor = descriptor
+        self.limits = limits
+        wakeRead = wake.read
+        wakeWrite = wake.write
+    }
+
+    // MARK: Starting
+
+    /// Serves on `descriptor` (a connected stream socket this object then
+    /// owns) and starts the tap; warnings go to the channel as well as to
+    /// where they went before. `process`: whose defaults answer (nil: this
+    /// process's `UserDefaults.standard`); a test or a benchmark names its own.
+    package static func serve(descriptor: Int32, limits: Limits = Limits(), process: SimulatedProcess? = nil) throws -> ControlChannel {
+        var ends: [Int32] = [0, 0]
+        guard pipe(&ends) == 0 else { throw ControlChannelError("cannot make the channel's wake pipe: \(String(cString: strerror(errno)))") }
+        for end in ends + [descriptor] {
+            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+            _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+        }
+        let channel = ControlChannel(descriptor: descriptor, limits: limits, wake: (ends[0], ends[1]), process: process)
+        ControlTap.start(channel)
+        Diagnostics.tee { [weak channel] diagnostic in channel?.warn(diagnostic) }
+        let thread = Thread { channel.run() }
+        thread.name = "groupsim.control"
+        thread.start()
+        return channel
+    }
+
+    /// At load: serves the channel the environment names, if it names one
+    /// (nothing else happens when neither variable is set). The variables are
+    /// removed and the descriptor closed on exec, so a program this one starts
+    /// does not serve the same channel.
+    static func startFromEnvironment() {
+        let descriptorText = getenv(ControlProtocol.channelDescriptorVariable).map { String(cString: $0) }
+        let socketPath = getenv(ControlProtocol.channelSocketVariable).map { String(cString: $0) }
+        guard descriptorText != nil || socketPath != nil else { return }
+        unsetenv(ControlProtocol.channelDescriptorVariable)
+        unsetenv(ControlProtocol.channelSocketVariable)
+        do {
+            let descriptor: Int32
+            if let descriptorText {
+                descriptor = try inheritedSocket(descriptorText)
+            } else {
+                descriptor = try connectedSocket(socketPath ?? "")
+            }
+            let channel = try serve(descriptor: descriptor)
+            atexit { ControlChannel.flushAtExit() }
+            exitFlushTarget = channel
+        } catch {
+            Diagnostics.report(Diagnostic(kind: .invalidEnvironment, message: "\(error); no control channel is served, the program runs without one"))
+        }
+    }
+
+    nonisolated(unsafe) private static var exitFlushTarget: ControlChannel?
+
+    private static func flushAtExit() {
+        guard let channel = exitFlushTarget else { return }
+        // Deliveries of changes made just before exit are on the notification queue.
+        PersistentDomain.deliverPendingNotifications()
+        channel.waitUntilSent(timeout: channel.limits.exitFlushSeconds)
+    }
+
+    private static func inheritedSocket(_ text: String) throws -> Int32 {
+        let variable = ControlProtocol.channelDescriptorVariable
+        guard let number = Int32(text), number >= 3 else {
+            throw ControlChannelError("\(variable)=\(text) is not a descriptor number of 3 or more (0, 1 and 2 are the program's own standard streams)")
+        }
+        var status = stat()
+        guard fstat(number, &status) == 0 else {
+            throw ControlChannelError("\(variable)=\(text): descriptor \(number) is not open (\(String(cString: strerror(errno)))); the starter must leave it open across exec")
+        }
+        var type: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        guard (status.st_mode & S_IFMT) == S_IFSOCK, getsockopt(number, SOL_SOCKET, SO_TYPE, &type, &length) == 0,
+              type == Int32(SOCK_STREAM.rawValue) else {
+            throw ControlChannelError("\(variable)=\(text): descriptor \(number) is not a stream socket (make one with socketpair(AF_UNIX, SOCK_STREAM))")
+        }
+        return number
+    }
+
+    private static func connectedSocket(_ path: String) throws -> Int32 {
+        do {
+            return try UnixSocket.connect(to: path)
+        } catch {
+            throw ControlChannelError("\(ControlProtocol.channelSocketVariable)='\(path)': \(error); the starter must listen there before starting the program")
+        }
+    }
+
+    // MARK: Output (any thread)
+
+    /// Queues an event; dropped (and counted) when the peer has not read
+    /// enough of what was queued before.
+    func emit(_ event: AppEvent) {
+        let line = ControlProtocol.event(event)
+        let wasIdle = condition.withLock { () -> Bool in
+            guard !ended else { return false }
+            if !isReady, event.name != "warning" {
+                heldBeforeReady.append(line)
+                return false
+            }
+            guard outgoing.count - sentCount + line.utf8.count < limits.maximumOutgoingBytes else {
+                droppedEvents += 1
+                droppedUnreported += 1
+                return false
+            }
+            return appendLocked(line)
+        }
+        if wasIdle { wake() }
+    }
+
+    /// Queues a response: never dropped (requests are not read while the output is full).
+    private func respond(_ line: String) {
+        let wasIdle = condition.withLock { !ended && appendLocked(line) }
+        if wasIdle { wake() }
+    }
+
+    /// Appends a line; true if nothing was waiting before it (then the
+    /// thread may be waiting for input only, and is woken; otherwise it is
+    /// already waiting to send, and sends everything queued).
+    @discardableResult
+    private func appendLocked(_ line: String) -> Bool {
+        let wasIdle = sentCount == outgoing.count
+        outgoing.append(contentsOf: line.utf8)
+        outgoing.append(0x0A)
+        return wasIdle
+    }
+
+    private func wake() {
+        var byte: UInt8 = 1
+        _ = write(wakeWrite, &byte, 1)  // a full pipe already wakes the thread
+    }
+
+    private func warn(_ diagnostic: Diagnostic) {
+        condition.withLock {
+            recentWarnings.append(.dictionary(["kind": .string(diagnostic.kind.rawValue), "message": .string(diagnostic.message)]))
+            if recentWarnings.count > 32 { recentWarnings.removeFirst() }
+        }
+        emit(.warning(kind: diagnostic.kind.rawValue, message: diagnostic.message))
+    }
+
+    /// Waits until `ready` and everything queued after it is sent, the
+    /// channel ends, or `timeout` passes (a program that ends at once still says `ready`).
+    package func waitUntilSent(timeout: TimeInterval) {
+        let deadline = Date().addingTimeInterval(timeout)
+        condition.withLock {
+            while !ended, !isReady || sentCount < outgoing.count, condition.wait(until: deadline) {}
+        }
+    }
+
+    /// Waits until the channel's thread has ended (the peer closed it).
+    package func waitUntilEnded(timeout: TimeInterval) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        return condition.withLock {
+            while !ended { if !condition.wait(until: deadline) { return ended } }
+            return true
+        }
+    }
+
+    /// Events dropped so far because the peer did not read.
+    package var eventsDropped: Int { condition.withLock { droppedEvents } }
+
+    // MARK: The channel's thread
+
+    private func run() {
+        // `ready` first (only warnings before it), then what was delivered meanwhile.
+        var info = session.info()
+        info["warnings"] = .array(condition.withLock { recentWarnings })
+        let ready = ControlProtocol.event(.ready(info: info))
+        condition.withLock {
+            appendLocked(ready)
+            for line in heldBeforeReady { appendLocked(line) }
+            heldBeforeReady = []
+            isReady = true
+            condition.broadcast()
+        }
+        var incoming: [UInt8] = []
+        var skippingLongLine = false
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        var peerFinished = false
+        loop: while true {
+            let (pending, full, running) = condition.withLock {
+                (sentCount < outgoing.count, outgoing.count - sentCount >= limits.maximumOutgoingBytes, requestsRunning)
+            }
+            if peerFinished && !pending && running == 0 { break }
+            var fds = [
+                // Once the peer is done and nothing waits to go, only the wake pipe is watched
+                // (a closed socket reports POLLHUP on every call, whatever was asked).
+                pollfd(fd: peerFinished && !pending ? -1 : descriptor,
+                       events: Int16((peerFinished || full ? 0 : POLLIN) | (pending ? POLLOUT : 0)), revents: 0),
+                pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0),
+            ]
+            // After the peer's end of input, requests still running are waited
+            // for; output the peer does not take within the exit's flush time is given up.
+            let ready = poll(&fds, 2, peerFinished && running == 0 ? Int32(limits.exitFlushSeconds * 1000) : -1)
+            if ready < 0 { if errno == EINTR { continue }; break }
+            if ready == 0 { break }
+            if fds[1].revents != 0 { while read(wakeRead, &buffer, buffer.count) > 0 {} }
+            if fds[0].revents & Int16(POLLNVAL) != 0 { break }
+            if fds[0].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0, !peerFinished, !full {
+                let count = read(descriptor, &buffer, buffer.count)
+                if count == 0 || (count < 0 && errno != EAGAIN && errno != EINTR) {
+                    // The peer is done sending: answer what it asked, then end.
+                    peerFinished = true
+                    continue
+                }
+                if count > 0 {
+                    incoming.append(contentsOf: buffer[0..<count])
+                    handleLines(&incoming, skippingLongLine: &skippingLongLine)
+                }
+            }
+            if fds[0].revents & Int16(POLLOUT | POLLERR | POLLHUP) != 0, pending {
+                guard sendQueued() else { break loop }
+            }
+        }
+        finish()
+    }
+
+    /// Performs every complete line in `incoming`; a line longer than the limit is refused.
+    private func handleLines(_ incoming: inout [UInt8], skippingLongLine: inout Bool) {
+        var start = 0
+        while let newline = incoming[start...].firstIndex(of: 0x0A) {
+            if skippingLongLine {
+                skippingLongLine = false
+            } else if newline - start > limits.maximumLineBytes {
+                refuseLongLine()
+            } else {
+                var end = newline
+                if end > start, incoming[end - 1] == 0x0D { end -= 1 }
+                handle(String(decoding: incoming[start..<end], as: UTF8.self))
+            }
+            start = newline + 1
+        }
+        incoming.removeFirst(start)
+        if incoming.count > limits.maximumLineBytes {
+            // Not kept while the rest arrives: the line is refused now, its end skipped when it comes.
+            if !skippingLongLine { refuseLongLine() }
+            skippingLongLine = true
+            incoming.removeAll(keepingCapacity: false)
+        }
+    }
+
+    private func refuseLongLine() {
+        let message = "request line longer than \(limits.maximumLineBytes) bytes: refused, and skipped up to its end"
+        perform { ControlProtocol.failure(id: "null", message: message) }
+    }
+
+    /// Runs `answer` on the worker, in request order, once the output has
+    /// room: a peer that sends requests without reading the responses
+    /// holds up only its own requests, and at most one response past the limit waits.
+    private func perform(_ answer: @escaping @Sendable () -> String) {
+        condition.withLock { requestsRunning += 1 }
+        worker.async {
+            let open = self.condition.withLock { () -> Bool in
+                while !self.ended, self.outgoing.count - self.sentCount >= self.limits.maximumOutgoingBytes { self.condition.wait() }
+                return !self.ended
+            }
+            if open { self.respond(answer()) }
+            self.condition.withLock { self.requestsRunning -= 1 }
+            self.wake()
+        }
+    }
+
+    private func handle(_ line: String) {
+        if line.allSatisfy({ $0 == " " || $0 == "\t" }) { return }
+        let (id, suite, parsed) = ControlProtocol.parseAddressedRequest(line)
+        switch parsed {
+        case .success(.ping):
+            respond(ControlProtocol.response(id: id, result: .done))
+        case .failure(let error):
+            let message = error.description
+            perform { ControlProtocol.failure(id: id, message: message) }
+        case .success(.exit(let status)):
+            worker.async {
+                self.respond(ControlProtocol.response(id: id, result: .done))
+                // exit() runs the process's exit handlers: pending changes are saved, queued lines sent.
+                exit(status)
+            }
+        case .success(let request):
+            perform {
+                do {
+                    var result = try self.session.perform(request, suite: suite)
+                    if case .info(var info) = result {
+                        info["droppedEvents"] = .integer(Int64(self.eventsDropped))
+                        info["warnings"] = .array(self.condition.withLock { self.recentWarnings })
+                        result = .info(info)
+                    }
+                    return ControlProtocol.response(id: id, result: result)
+                } catch {
+                    return ControlProtocol.failure(id: id, message: "\(error)")
+                }
+            }
+        }
+    }
+
+    /// Sends what the socket takes now; false when the peer is gone.
+    private func sendQueued() -> Bool {
+        let (bytes, from) = condition.withLock { (outgoing, sentCount) }
+        let count = bytes[from...].withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        if count < 0 { return errno == EAGAIN || errno == EINTR }
+        condition.withLock {
+            sentCount += count
+            if sentCount == outgoing.count {
+                outgoing.removeAll(keepingCapacity: outgoing.count < 1 << 20)
+                sentCount = 0
+                condition.broadcast()
+            }
+        }
+        reportDrops()
+        return true
+    }
+
+    /// Once the peer has caught up, says how many events it missed.
+    private func reportDrops() {
+        let dropped = condition.withLock { () -> Int in
+            guard droppedUnreported > 0, sentCount == outgoing.count else { return 0 }
+            defer { droppedUnreported = 0 }
+            return droppedUnreported
+        }
+        guard dropped > 0 else { return }
+        let message = "\(dropped) event\(dropped == 1 ? " was" : "s were") dropped: the driver did not read the control channel "
+            + "and more than \(limits.maximumOutgoingBytes) bytes were waiting (\(eventsDropped) in all; info's droppedEvents counts them)"
+        condition.withLock { _ = appendLocked(ControlProtocol.event(.warning(kind: "events-dropped", message: message))) }
+    }
+
+    private func finish() {
+        ControlTap.stop(self)
+        condition.withLock {
+            ended = true
+            outgoing = []
+            sentCount = 0
+            condition.broadcast()
+        }
+        close(descriptor)
+        close(wakeRead)
+        close(wakeWrite)
+    }
+}
+
+/// Why a control channel could not be served.
+struct ControlChannelError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+extension Diagnostics {
+    /// Adds `also` to where diagnostics go, keeping the handler there was.
+    static func tee(_ also: @escaping @Sendable (Diagnostic) -> Void) {
+        let previous = Mutex<(@Sendable (Diagnostic) -> Void)?>(nil)
+        let replaced = Diagnostics.setHandler { diagnostic in
+            if let handler = previous.withLock({ $0 }) {
+                handler(diagnostic)
+            } else {
+                // Only in the instant between the two calls here: said where diagnostics go by default.
+                FileHandle.standardError.write(Data("groupsim: warning: \(diagnostic.message)\n".utf8))
+            }
+            also(diagnostic)
+        }
+        previous.withLock { $0 = replaced }
+    }
+}
+
+/// Run at load by the dynamic loader: serves the control channel when the
+/// environment names one, and does nothing else otherwise.
+@used @section(".init_array")
+private let startControlChannelAtLoad: @convention(c) () -> Void = { ControlChannel.startFromEnvironment() }

@@ -1,0 +1,159 @@
+import AppProtocol
+import CloudDevice
+import Foundation
+import GroupDefaults
+import PropertyList
+
+/// What a control channel's requests do inside the program, through its
+/// own `UserDefaults` (docs/protocol.md, "The control channel of your own
+/// executable"). A request without `"suite"` is answered by
+/// `UserDefaults.standard`, the instance the program's own
+/// `UserDefaults.standard` calls use (suites it added included); with
+/// `"suite"`, by a `UserDefaults(suiteName:)` the channel keeps for that
+/// name. Either way the process's argument and registration domains are in
+/// the search list, as for every instance of the process. Only the
+/// channel's worker queue calls it (and its thread, for `ready`, before any request).
+final class ControlSession: @unchecked Sendable {
+    /// A process of its own (a test's), or nil: this process, `SimulatedProcess.current`.
+    private let process: SimulatedProcess?
+    private lazy var ownStandard: UserDefaults? = process.map { UserDefaults(process: $0) }
+    /// `process`'s iCloud store, once a request used it.
+    private var ownCloud: NSUbiquitousKeyValueStore?
+    private var suites: [String: UserDefaults] = [:]
+
+    init(process: SimulatedProcess?) { self.process = process }
+
+    private var standard: UserDefaults { ownStandard ?? .standard }
+
+    private func defaults(_ suite: String?) throws -> UserDefaults {
+        guard let suite else { return standard }
+        if let made = suites[suite] { return made }
+        guard let made = UserDefaults(suiteName: suite, process: process ?? .current) else {
+            throw AppRequestError("UserDefaults(suiteName: \(DefaultsError.show(suite))) is nil (Apple refuses NSGlobalDomain and the app's own bundle id; "
+                + "leave out \"suite\" for UserDefaults.standard)")
+        }
+        suites[suite] = made
+        return made
+    }
+
+    /// Who the program is, what it reads (as `UserDefaults.standard` does) and where.
+    func info() -> [String: PlistValue] {
+        let standard = standard
+        let identity = standard.simulatedProcess.identity
+        var info: [String: PlistValue] = [
+            "role": "executable", "executable": .string(CommandLine.arguments.first ?? ""),
+            "bundleId": .string(identity.bundleIdentifier), "device": .string(identity.device), "root": .string(identity.root.path),
+            "suite": .string(standard.groupDefaults.domainName), "path": .string(standard.groupDefaults.path),
+            "appGroups": .array(identity.appGroups.sorted().map { .string($0) }),
+            "searchList": .array(standard.groupDefaults.searchList.map { .string($0) }),
+            "pid": .integer(Int64(getpid())), "protocol": .integer(Int64(ControlProtocol.version)),
+        ]
+        if let store = ProcessInfo.processInfo.environment[NSUbiquitousKeyValueStore.identifierVariable], !store.isEmpty {
+            info["icloudKVS"] = .string(store)
+        }
+        return info
+    }
+
+    func perform(_ request: AppRequest, suite: String?) throws -> AppResponse {
+        switch request {
+        case .get(let key):
+            let found = try defaults(suite).groupDefaults.lookup(key)
+            return .value(key: key, value: found?.value, domain: found?.domain)
+        case .typedGet(let key, let kind):
+            let defaults = try defaults(suite)
+            let value: PlistValue? = switch kind {
+            case .bool: .bool(defaults.bool(forKey: key))
+            case .integer: .integer(Int64(defaults.integer(forKey: key)))
+            case .double: .real(defaults.double(forKey: key))
+            case .string: defaults.string(forKey: key).map { .string($0) }
+            case .url: defaults.url(forKey: key).map { .string($0.absoluteString) }
+            case .stringArray: defaults.stringArray(forKey: key).map { .array($0.map { .string($0) }) }
+            }
+            return .value(key: key, value: value, domain: defaults.groupDefaults.lookup(key)?.domain)
+        case .set(let key, let value):
+            try defaults(suite).write(value, forKey: key)
+            return .done
+        case .remove(let key):
+            try defaults(suite).removeObject(forKey: key)
+            return .done
+        case .dump:
+            let store = try defaults(suite).groupDefaults
+            return .values(store.dictionaryRepresentation().keys.sorted().compactMap { key in
+                store.lookup(key).map { (key: key, value: $0.value, domain: $0.domain) }
+            })
+        case .register(let values):
+            let defaults = try defaults(suite)
+            defaults.groupDefaults.register(defaults: values)
+            defaults.postDidChange()
+            return .done
+        case .addSuite(let name):
+            try defaults(suite).groupDefaults.addSuite(named: name)
+            return .done
+        case .removeSuite(let name):
+            try defaults(suite).groupDefaults.removeSuite(named: name)
+            return .done
+        case .synchronize:
+            try defaults(suite).groupDefaults.flush()
+            // The iCloud store too, if the program (or a kvs- request) made it; never made just for this.
+            _ = try (process == nil ? NSUbiquitousKeyValueStore.defaultIfMade : ownCloud)?.store?.flush()
+            return .done
+        case .clear:
+            let defaults = try defaults(suite)
+            try defaults.groupDefaults.removePersistentDomain(forName: defaults.groupDefaults.domainName)
+            defaults.postDidChange()
+            return .done
+        case .increment(let key, let by):
+            let defaults = try defaults(suite)
+            let sum = try defaults.groupDefaults.increment(key, by: by)
+            defaults.postDidChange(key: key)
+            return .integer(sum)
+        case .append(let key, let values):
+            let defaults = try defaults(suite)
+            try defaults.groupDefaults.transaction { try DefaultsWriteRequest.arrayAdd(key: key, values: values).apply(to: &$0) }
+            defaults.postDidChange(key: key)
+            return .done
+        case .mergeDictionary(let key, let entries):
+            let defaults = try defaults(suite)
+            try defaults.groupDefaults.transaction { try DefaultsWriteRequest.dictAdd(key: key, entries: entries).apply(to: &$0) }
+            defaults.postDidChange(key: key)
+            return .done
+        case .reloadTimeline, .reloadWidgets:
+            throw AppRequestError("reload and reload-widgets belong to the simulated widget and app (main-app, widget); this program is neither")
+        case .cloudGet(let key):
+            return .value(key: key, value: try cloudStore().object(forKey: key), domain: nil)
+        case .cloudSet(let key, let value):
+            try cloudStore().set(value, forKey: key)
+            return .done
+        case .cloudRemove(let key):
+            try cloudStore().set(nil, forKey: key)
+            return .done
+        case .cloudDump:
+            let values = try cloudStore().dictionaryRepresentation()
+            return .values(values.keys.sorted().compactMap { key in values[key].map { (key: key, value: $0, domain: "icloud") } })
+        case .cloudSynchronize:
+            return .boolean(try cloudStore().synchronize())
+        case .info:
+            return .info(info())
+        case .searchList:
+            return .searchList(try defaults(suite).groupDefaults.searchList)
+        case .ping, .exit:
+            return .done  // the channel answers these itself
+        }
+    }
+
+    /// `NSUbiquitousKeyValueStore.default`, as the program sees it (without
+    /// the entitlement it stays on the device, and said so once).
+    private func cloudStore() throws -> UbiquitousStore {
+        let made: NSUbiquitousKeyValueStore
+        if let process {
+            made = ownCloud ?? NSUbiquitousKeyValueStore(process: process)
+            ownCloud = made
+        } else {
+            made = .default
+        }
+        guard let store = made.store else {
+            throw AppRequestError("NSUbiquitousKeyValueStore.default could not be opened on this device (a reload-failed warning said why)")
+        }
+        return store
+    }
+}

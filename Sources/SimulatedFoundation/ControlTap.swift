@@ -1,0 +1,44 @@
+import AppProtocol
+import Foundation
+import GroupDefaults
+import Synchronization
+
+/// Where this process's deliveries and warnings go while a control channel
+/// serves (docs/protocol.md, "The control channel of your own executable"):
+/// to the channel's outgoing lines. With no channel, each delivery and
+/// each `set` pays one atomic load here, and nothing else.
+enum ControlTap {
+    private static let serving = Atomic<Bool>(false)
+    private static let channel = Mutex<ControlChannel?>(nil)
+
+    @inline(__always)
+    static var isServing: Bool { serving.load(ordering: .acquiring) }
+
+    static func start(_ sink: ControlChannel) {
+        channel.withLock { $0 = sink }
+        serving.store(true, ordering: .releasing)
+    }
+
+    /// Stops the tap if `sink` is still the one it feeds (a later channel may have replaced it).
+    static func stop(_ sink: ControlChannel) {
+        channel.withLock { current in
+            guard current === sink else { return }
+            current = nil
+            serving.store(false, ordering: .releasing)
+        }
+    }
+
+    static func emit(_ event: AppEvent) {
+        guard isServing, let sink = channel.withLock({ $0 }) else { return }
+        sink.emit(event)
+    }
+
+    /// An observer of `mechanism` has returned from a change of a `UserDefaults` instance of `domain`.
+    @inline(__always)
+    static func delivered(_ mechanism: DeliveryMechanism, _ change: UserDefaults.KeyChange, domain: String) {
+        guard isServing else { return }
+        emit(.delivery(Delivery(
+            mechanism: mechanism, key: change.key, old: change.stored.old, new: change.stored.new,
+            origin: change.stored.origin.rawValue, domain: domain)))
+    }
+}

@@ -1,0 +1,277 @@
+import AppProtocol
+import Foundation
+import PropertyList
+import Testing
+import TestSupport
+
+/// The examples' own program, `settings-examples`, run as the example app
+/// with a control channel (docs/protocol.md, "The control channel of your
+/// own executable"), driven as the simulated roles are: its effective
+/// values, its observers' deliveries, writes performed inside it, its search
+/// list and its warnings.
+@Suite struct ControlChannelProcessTests {
+    /// `groupsim exec --control-socket`, the program watching ShowLineNumbers
+    /// with Apple's key-value observer, with a launch argument and its own
+    /// `register(defaults:)`.
+    private func startEditorWatch(_ root: TemporaryRoot, changes: Int = 2, launchArguments: [String] = []) throws -> AppProcess {
+        let program = try AppProcess(controlling: [
+            BuiltExecutable.path("groupsim"), "exec", "--app", "com.example.notes", "--control-socket", AppProcess.controlSocketPlaceholder, "--",
+            BuiltExecutable.path("settings-examples"), "editor-watch", String(changes),
+        ] + launchArguments, root: root)
+        // The program has registered its defaults and added its observer.
+        try program.process.waitForLine(timeout: 20) { $0 == "ready=true" }
+        return program
+    }
+
+    @Test func effectiveValuesIncludeLaunchArgumentsAndTheProgramsRegistration() throws {
+        let root = try rootWithExampleApp()
+        let program = try startEditorWatch(root, launchArguments: ["-TitleString", "Launched"])
+        #expect(program.ready["role"] == .string("executable"))
+        #expect(program.ready["bundleId"] == .string("com.example.notes"))
+        #expect(program.ready["appGroups"] == .array([.string("group.com.example.notes")]))
+
+        let title = try program.get("TitleString")
+        #expect(title.value == .string("Launched") && title.domain == "NSArgumentDomain", "the launch argument hides the registered Untitled")
+        let lineNumbers = try program.get("ShowLineNumbers")
+        #expect(lineNumbers.value == .bool(false) && lineNumbers.domain == "NSRegistrationDomain", "registered by the program itself")
+        let typed = try program.request(.typedGet(key: "ShowLineNumbers", as: .integer))
+        #expect(typed.value == .integer(0))
+
+        let searchList = try program.request(.searchList)
+        #expect(searchList.fields["searchList"] == .array(
+            ["NSArgumentDomain", "com.example.notes", "NSGlobalDomain", "NSLanguagesDomain", "NSRegistrationDomain"].map { .string($0) }))
+        #expect(searchList.fields["searchList"] == program.ready["searchList"])
+
+        // A suite named in the request answers as UserDefaults(suiteName:) does in the program.
+        let shared = try program.request(.searchList, suite: "group.com.example.notes")
+        #expect(shared.fields["searchList"]?.arrayValue?.prefix(2) == [.string("NSArgumentDomain"), .string("group.com.example.notes")])
+        program.closeInput()
+    }
+
+    /// A program that never uses UserDefaults still answers: who it is, the
+    /// values it would see (its launch arguments), writes through its standard defaults.
+    @Test func aProgramThatNeverUsesDefaultsStillAnswers() throws {
+        let root = try rootWithExampleApp()
+        let program = try AppProcess(controlling: [
+            BuiltExecutable.path("groupsim"), "exec", "--app", "com.example.notes", "--target", "widget", "--",
+            BuiltExecutable.path("settings-examples"), "wait-input", "-theme", "dark",
+        ], root: root)
+        #expect(program.ready["bundleId"] == .string("com.example.notes.widget"))
+        let theme = try program.get("theme")
+        #expect(theme.value == .string("dark") && theme.domain == "NSArgumentDomain")
+        #expect(try program.request(.set(key: "seen", value: .bool(true))).ok)
+        #expect(try program.request(.synchronize).ok)
+        let read = try groupsim(["defaults", "read", "com.example.notes.widget", "seen"], root: root)
+        #expect(read.trimmedOutput == "1", "\(read.stdout) \(read.stderr)")
+        program.process.closeStdin()
+        #expect(try program.process.waitForExit(timeout: 20) == 0)
+        #expect(program.channel?.waitUntilClosed(timeout: 20) == true)
+    }
+
+    /// `exit` ends the program with its status, after saving what it holds.
+    @Test func exitEndsTheProgramAndSavesWhatItHolds() throws {
+        let root = try rootWithExampleApp()
+        let program = try AppProcess(controlling: [
+            BuiltExecutable.path("groupsim"), "exec", "--app", "com.example.notes", "--",
+            BuiltExecutable.path("settings-examples"), "wait-input",
+        ], root: root)
+        #expect(try program.request(.set(key: "unsaved", value: .string("kept"))).ok)
+        #expect(try program.request(.exit(status: 3)).ok)
+        #expect(try program.process.waitForExit(timeout: 20) == 3)
+        let read = try groupsim(["defaults", "read", "com.example.notes", "unsaved"], root: root)
+        #expect(read.trimmedOutput == "kept", "\(read.stderr)")
+    }
+
+    /// A program that ends at once still says `ready` before it goes.
+    @Test func aProgramThatEndsAtOnceStillSaysReady() throws {
+        let root = try rootWithExampleApp()
+        let program = try AppProcess(controlling: [BuiltExecutable.path("settings-examples"), "no-such-command"], root: root,
+                                     environment: ["GROUPSIM_BUNDLE_ID": "com.example.notes"])
+        #expect(program.ready["role"] == .string("executable"))
+        #expect(try program.process.waitForExit(timeout: 20) == 64)
+    }
+
+    /// Another real process (the defaults tool) changes the key the program
+    /// observes: the delivery event names Apple's key-value observer, the
+    /// value, and where the change came from; a write of the same value
+    /// delivers nothing. A change made through the channel is delivered too,
+    /// on the program's own instance, as this-process.
+    @Test func deliveriesToTheProgramsObserverAreReported() throws {
+        let root = try rootWithExampleApp()
+        let program = try startEditorWatch(root, changes: 3)
+
+        let write = try groupsim(["defaults", "write", "com.example.notes", "ShowLineNumbers", "-bool", "true"], root: root)
+        #expect(write.status == 0, "\(write.stderr)")
+        let delivered = try program.delivery(.keyValueObserver, key: "ShowLineNumbers")
+        #expect(delivered.old == .bool(false) && delivered.new == .bool(true))
+        #expect(delivered.origin == "other-process" && delivered.domain == "com.example.notes")
+        try program.process.waitForLine(timeout: 20) { $0 == "Setting changed: ShowLineNumbers from 0 to 1" }
+
+        // The same value again: the observer is not called, so no delivery;
+        // the next one is of the change written after it (changes are seen in order).
+        for value in ["true", "false"] {
+            let write = try groupsim(["defaults", "write", "com.example.notes", "ShowLineNumbers", "-bool", value], root: root)
+            #expect(write.status == 0, "\(write.stderr)")
+        }
+        let next = try program.delivery(.keyValueObserver, key: "ShowLineNumbers")
+        #expect(next.old == .bool(true) && next.new == .bool(false), "no delivery for the same-value write: \(next)")
+
+        // Through the channel, inside the program: its observer hears it on the writing thread.
+        #expect(try program.request(.set(key: "ShowLineNumbers", value: .bool(true))).ok)
+        let own = try program.delivery(.keyValueObserver, key: "ShowLineNumbers")
+        #expect(own.new == .bool(true) && own.origin == "this-process")
+        #expect(try program.process.waitForExit(timeout: 20) == 0, "the program saw its three changes and ended")
+        #expect(program.channel?.waitUntilClosed(timeout: 20) == true)
+    }
+
+    @Test func writesThroughTheChannelReachTheFile() throws {
+        let root = try rootWithExampleApp()
+        let program = try startEditorWatch(root)
+        #expect(try program.request(.set(key: "Note", value: .string("from the driver"))).ok)
+        let notification = try program.delivery(.didChangeNotification, key: "Note")
+        #expect(notification.new == .string("from the driver") && notification.origin == "this-process")
+        #expect(try program.request(.increment(key: "Count", by: 2)).value == .integer(2))
+        #expect(try program.request(.remove(key: "Gone")).ok)
+        #expect(try program.request(.synchronize).ok)
+
+        let read = try groupsim(["defaults", "read", "com.example.notes", "Note"], root: root)
+        #expect(read.trimmedOutput == "from the driver", "\(read.stderr)")
+        let count = try groupsim(["defaults", "read", "com.example.notes", "Count"], root: root)
+        #expect(count.trimmedOutput == "2")
+
+        // The suite named in a request is the app group's shared file.
+        #expect(try program.request(.set(key: "theme", value: .string("dark")), suite: "group.com.example.notes").ok)
+        #expect(try program.request(.synchronize, suite: "group.com.example.notes").ok)
+        let theme = try groupsim(["defaults", "read", "group.com.example.notes", "theme"], root: root)
+        #expect(theme.trimmedOutput == "dark")
+        program.closeInput()
+    }
+
+    /// The program (not the channel) opens the group suite without the
+    /// entitlement: the warning is an event; then the key-path observation it
+    /// made on that suite is delivered.
+    @Test func theProgramsWarningsAndKeyPathObservationsAreReported() throws {
+        let root = try rootWithExampleApp()
+        // Started without groupsim exec: a bundle id and no app groups.
+        let program = try AppProcess(
+            controlling: [BuiltExecutable.path("settings-examples"), "reading-watch", "1"], root: root,
+            environment: ["GROUPSIM_BUNDLE_ID": "com.example.notes", "GROUPSIM_APP_GROUPS": ""])
+        let warning = try program.warning(kind: "missing-entitlement")
+        #expect(warning.message.contains("group.com.example.notes"))
+        try program.process.waitForLine(timeout: 20) { $0 == "ready=true" }
+        let info = try program.request(.info)
+        let warnings = info.fields["info"]?.dictionaryValue?["warnings"]?.arrayValue ?? []
+        #expect(warnings.contains { $0.dictionaryValue?["kind"] == .string("missing-entitlement") })
+
+        #expect(try program.request(.set(key: "ReadingMode", value: .string("night")), suite: "group.com.example.notes").ok)
+        let delivered = try program.delivery(.keyPathObservation, key: "ReadingMode")
+        #expect(delivered.new == .string("night") && delivered.origin == "this-process")
+        #expect(delivered.domain == "group.com.example.notes")
+        try program.process.waitForLine(timeout: 20) { $0 == "ReadingMode=night" }
+        #expect(try program.process.waitForExit(timeout: 20) == 0)
+    }
+
+    /// Garbage gets error responses and the channel goes on; closing the
+    /// channel ends only the channel: the program goes on and ends as it would.
+    @Test func garbageIsAnsweredAndClosingTheChannelLeavesTheProgramRunning() throws {
+        let root = try rootWithExampleApp()
+        let program = try startEditorWatch(root, changes: 1)
+        let channel = try #require(program.channel)
+
+        #expect(try program.send(raw: "not json").error?.contains("invalid JSON") == true)
+        #expect(try program.send(raw: #"{"id":1}"#).error == #"missing "cmd" (a string)"#)
+        #expect(try program.send(raw: #"{"id":2,"cmd":"get","key":"k","suite":5}"#).error?.contains(#""suite" must be a string"#) == true)
+        #expect(try program.send(raw: #"{"id":3,"cmd":"reload"}"#).ok == false)
+        #expect(try program.send(raw: #"{"id":4,"cmd":"get","key":"k","suite":"NSGlobalDomain"}"#).error?.contains("is nil") == true)
+        #expect(try program.send(rawBytes: [0xFF, 0xFE, 0x7B, 0x0A]).ok == false, "not UTF-8")
+        #expect(try program.request(.ping).ok)
+
+        program.closeInput()
+        #expect(channel.waitUntilClosed(timeout: 20), "the program ended its side")
+        let write = try groupsim(["defaults", "write", "com.example.notes", "ShowLineNumbers", "-bool", "true"], root: root)
+        #expect(write.status == 0, "\(write.stderr)")
+        try program.process.waitForLine(timeout: 20) { $0 == "Setting changed: ShowLineNumbers from 0 to 1" }
+        #expect(try program.process.waitForExit(timeout: 20) == 0)
+    }
+
+    /// The other way to pass the channel: one end of a socket pair, left
+    /// open as the program's descriptor 3 (`groupsim exec --control-fd 3`).
+    @Test(.timeLimit(.minutes(2))) func anInheritedSocketDescriptorIsAChannelToo() throws {
+        let root = try rootWithExampleApp()
+        var ends: [Int32] = [0, 0]
+        try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0)
+        let output = Pipe()
+        let pid = try spawn([
+            BuiltExecutable.path("groupsim"), "exec", "--app", "com.example.notes", "--control-fd", "3", "--",
+            BuiltExecutable.path("settings-examples"), "editor-watch", "1", "-TitleString", "Passed",
+        ], output: output.fileHandleForWriting.fileDescriptor, giving: ends[1], asDescriptor: 3,
+           environment: ["GROUPSIM_ROOT": root.path, "GROUPSIM_DEVICE": "iPhone"])
+        // The program holds the only other copies: its exit closes the channel and the output.
+        close(ends[1])
+        try output.fileHandleForWriting.close()
+        let channel = LineConnection(descriptor: ends[0])
+        defer { channel.close() }
+        try channel.waitForLine(timeout: 20) { $0.hasPrefix(#"{"event":"ready""#) }
+        channel.write(ControlProtocol.requestLine(id: 1, .get(key: "TitleString")))
+        let answer = try channel.waitForLine(timeout: 20) { $0.hasPrefix(#"{"id":1,"#) }
+        #expect(answer == #"{"id":1,"ok":true,"key":"TitleString","value":"Passed","domain":"NSArgumentDomain"}"#)
+
+        // Once the program says it observes (ready=true on its output), another process changes the key.
+        var printed = ""
+        while !printed.contains("ready=true\n") {
+            let chunk = PipeReading.nextChunk(output.fileHandleForReading)
+            try #require(!chunk.isEmpty, "the program ended before observing: \(printed)")
+            printed += String(decoding: chunk, as: UTF8.self)
+        }
+        #expect(try groupsim(["defaults", "write", "com.example.notes", "ShowLineNumbers", "-bool", "true"], root: root).status == 0)
+        try channel.waitForLine(timeout: 20) { $0.contains(#""mechanism":"key-value-observer""#) && $0.contains(#""new":true"#) }
+        var status: Int32 = 0
+        #expect(waitpid(pid, &status, 0) == pid)
+        #expect(status == 0, "exit status \(status)")
+        #expect(channel.waitUntilClosed(timeout: 20))
+    }
+
+    @Test func execRefusesAChannelItCannotPass() throws {
+        let root = try rootWithExampleApp()
+        let standardStream = try groupsim(["exec", "--app", "com.example.notes", "--control-fd", "1", "--", "/bin/true"], root: root)
+        #expect(standardStream.status == 64 && standardStream.stderr.contains("standard streams"), "\(standardStream.stderr)")
+        let closed = try groupsim(["exec", "--app", "com.example.notes", "--control-fd", "77", "--", "/bin/true"], root: root)
+        #expect(closed.status == 64 && closed.stderr.contains("no socket is open"), "\(closed.stderr)")
+        let nobody = try groupsim(["exec", "--app", "com.example.notes", "--control-socket", root.path + "/none.sock", "--", "/bin/true"], root: root)
+        #expect(nobody.status == 64 && nobody.stderr.contains("no socket listens"), "\(nobody.stderr)")
+    }
+
+    /// A program started with a channel variable it cannot use says so and runs without one.
+    @Test func anUnusableChannelIsReportedAndTheProgramRuns() throws {
+        let root = try rootWithExampleApp()
+        let run = try runProcess(
+            BuiltExecutable.path("settings-examples"), ["theme-show"],
+            environment: ["GROUPSIM_ROOT": root.path, "GROUPSIM_BUNDLE_ID": "com.example.notes", "GROUPSIM_CONTROL_FD": "2"])
+        #expect(run.status == 0)
+        #expect(run.stdout.contains("theme="))
+        #expect(run.stderr.contains("GROUPSIM_CONTROL_FD=2") && run.stderr.contains("no control channel is served"), "\(run.stderr)")
+    }
+}
+
+/// Starts `command` with `descriptor` as its descriptor `number`, `output`
+/// as its standard output, and every other descriptor closed.
+private func spawn(_ command: [String], output: Int32, giving descriptor: Int32, asDescriptor number: Int32,
+                   environment: [String: String]) throws -> pid_t {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_adddup2(&actions, output, 1)
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    posix_spawn_file_actions_adddup2(&actions, descriptor, number)
+    typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+    let closeFrom = try #require(dlsym(nil, "posix_spawn_file_actions_addclosefrom_np"))
+    _ = unsafeBitCast(closeFrom, to: AddCloseFrom.self)(&actions, number + 1)
+    let argv = command.map { strdup($0) } + [nil]
+    let variables = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }.map { strdup("\($0.key)=\($0.value)") } + [nil]
+    defer { for word in argv + variables { free(word) } }
+    var pid: pid_t = 0
+    let result = posix_spawn(&pid, command[0], &actions, nil, argv, variables)
+    try #require(result == 0, "posix_spawn: \(String(cString: strerror(result)))")
+    return pid
+}

@@ -1,0 +1,67 @@
+import Foundation
+import Synchronization
+import Testing
+import TestSupport
+import SharedFiles
+
+/// The secrets of the cloud and of each device: private files reached from the root through real folders only.
+@Suite struct SecretFileTests {
+    let root = TemporaryRoot()
+
+    func secret(_ folder: String = "/cloud", name: String = "control.secret") throws -> SecretFile {
+        SecretFile(folder: try ConfinedFolder(root.path + folder, top: root.path), name: name)
+    }
+
+    @Test func aSecretIsMadeOncePrivateAndReadBackTheSame() throws {
+        let file = try secret()
+        #expect(try file.read() == nil)
+        let made = try file.readOrCreate()
+        #expect(made.count == 64 && made.allSatisfy { $0.isHexDigit })
+        #expect(try file.readOrCreate() == made)
+        var info = stat()
+        #expect(lstat(file.path, &info) == 0 && info.st_mode & 0o777 == 0o600)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: root.path + "/cloud") == ["control.secret"])
+    }
+
+    @Test func manyMakersAtOnceAgreeOnOneSecret() throws {
+        let file = try secret()
+        let made = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            let secret = Result { try file.readOrCreate() }
+            made.withLock { $0.append((try? secret.get()) ?? "\(secret)") }
+        }
+        let secrets = made.withLock { $0 }
+        #expect(Set(secrets).count == 1 && secrets[0].count == 64, "\(secrets)")
+    }
+
+    @Test func aLinkAFileOthersMayReadOrAFileWithoutASecretIsRefusedNamingIt() throws {
+        let outside = TemporaryRoot()
+        let theirs = try SecretFile(folder: ConfinedFolder(outside.path, top: outside.path), name: "s").readOrCreate()
+        try FileManager.default.createDirectory(atPath: root.path + "/cloud", withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: root.path + "/cloud/control.secret", withDestinationPath: outside.path + "/s")
+        #expect(throws: SharedFileError.symbolicLink(path: root.path + "/cloud/control.secret")) { try secret().read() }
+        #expect(!theirs.isEmpty)
+        try FileManager.default.removeItem(atPath: root.path + "/cloud/control.secret")
+        let made = try secret().readOrCreate()
+        #expect(chmod(root.path + "/cloud/control.secret", 0o644) == 0)
+        let open = Result { try secret().read() }
+        #expect("\(open)".contains("mode 644") && "\(open)".contains("chmod 600"), "\(open)")
+        #expect(chmod(root.path + "/cloud/control.secret", 0o600) == 0)
+        #expect(try secret().read() == made)
+        try Data("not a secret\n".utf8).write(to: URL(fileURLWithPath: root.path + "/cloud/control.secret"))
+        let garbage = Result { try secret().read() }
+        #expect("\(garbage)".contains(root.path + "/cloud/control.secret") && "\(garbage)".contains("does not hold a secret"), "\(garbage)")
+        // A folder on the way that is a link is refused too.
+        try FileManager.default.createSymbolicLink(atPath: root.path + "/devices", withDestinationPath: outside.path)
+        #expect(throws: SharedFileError.symbolicLink(path: root.path + "/devices")) { try secret("/devices", name: "s").read() }
+    }
+
+    @Test func matchingComparesWholeSecrets() {
+        let secret = String(repeating: "ab", count: 32)
+        #expect(SecretFile.matches(secret, secret))
+        #expect(!SecretFile.matches(String(secret.dropLast()) + "c", secret))
+        #expect(!SecretFile.matches(String(secret.dropLast()), secret))
+        #expect(!SecretFile.matches(secret + "a", secret))
+        #expect(!SecretFile.matches("", secret))
+    }
+}

@@ -1,0 +1,238 @@
+import CloudDevice
+import CloudService
+import Foundation
+import GroupDefaults
+import PropertyList
+import Testing
+import TestSupport
+
+/// Who may talk to the cloud, and what one peer may cost it: real cloud
+/// processes, real sockets, peers that behave as no agent does.
+extension CloudProcessTests {
+    /// An HTTP request written by hand, so the test chooses every header.
+    func rawHTTP(_ request: String, port: Int) throws -> String {
+        let socket = try RawSocket(port: port)
+        try socket.send(request)
+        return socket.receive(until: "\r\n\r\n", timeout: 10)
+    }
+
+    func upgradeRequest(device: String?, secret: String?) -> String {
+        var request = "GET /v1/sync HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+        if let device { request += "Groupsim-Device: \(device)\r\n" }
+        if let secret { request += "Authorization: Bearer \(secret)\r\n" }
+        return request + "\r\n"
+    }
+
+    @Test func theHTTPFaceAnswersOnlyTheRootsControlSecret() throws {
+        let server = try startCloud()
+        let location = try location()
+        // The secret is the cloud's own, private to the root's user.
+        var info = stat()
+        #expect(stat(root.path + "/cloud/control.secret", &info) == 0 && info.st_mode & 0o777 == 0o600)
+        let none = try rawHTTP("GET /v1/accounts/alice HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", port: location.port)
+        #expect(none.hasPrefix("HTTP/1.1 401"), "\(none)")
+        let wrong = try rawHTTP("GET /v1/status HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(String(repeating: "0", count: 64))\r\n\r\n", port: location.port)
+        #expect(wrong.hasPrefix("HTTP/1.1 401"), "\(wrong)")
+        try server.waitFor("unauthorized") { $0.contains("wrong control secret") }
+        let right = try rawHTTP("GET /v1/status HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(try CloudTrust.controlSecret(root: simulation))\r\n\r\n",
+                                port: location.port)
+        #expect(right.hasPrefix("HTTP/1.1 200"), "\(right)")
+        // What the cloud does not have is not found, not an empty answer.
+        let endpoint = try endpoint()
+        let account = Result { try CloudClient.blocking { try await CloudClient.request(endpoint, path: "/v1/accounts/nobody") } }
+        #expect("\(account)".contains("404") && "\(account)".contains("no account nobody"), "\(account)")
+        let store = Result { try CloudClient.blocking { try await CloudClient.request(endpoint, path: "/v1/accounts/nobody/stores/s") } }
+        #expect("\(store)".contains("404"), "\(store)")
+        withExtendedLifetime(server) {}
+    }
+
+    @Test func aWebSocketWithoutItsDevicesSecretIsRefused() throws {
+        let server = try startCloud()
+        let location = try location()
+        let secret = try secret(of: "iPhone")
+        for (device, offered) in [("iPhone", nil), ("iPhone", String(repeating: "a", count: 64)), ("iPad", secret), (nil, secret)] as [(String?, String?)] {
+            let answer = try rawHTTP(upgradeRequest(device: device, secret: offered), port: location.port)
+            #expect(answer.hasPrefix("HTTP/1.1 401"), "\(device ?? "no device") with \(offered == nil ? "no" : "a wrong") secret: \(answer)")
+        }
+        try server.waitFor("unauthorized") { $0.contains("wrong secret for device iPhone") }
+        let refused = Result { try CloudClient.blocking { try await RawSyncClient.exchange(location, device: "iPad", secret: secret, send: [], replies: 0) } }
+        #expect("\(refused)".contains("refused the WebSocket of iPad"), "\(refused)")
+        // The device's own secret opens it, for that device only.
+        let accepted = try rawHTTP(upgradeRequest(device: "iPhone", secret: secret), port: location.port)
+        #expect(accepted.hasPrefix("HTTP/1.1 101"), "\(accepted)")
+        var info = stat()
+        #expect(stat(root.path + "/devices/iPhone/cloud/device.secret", &info) == 0 && info.st_mode & 0o777 == 0o600)
+        withExtendedLifetime(server) {}
+    }
+
+    @Test func aStampFarInTheFutureIsRefused() throws {
+        let server = try startCloud()
+        let location = try location()
+        let hello = #"{"type":"hello","device":"iPhone","account":"alice","stores":{}}"#
+        let upload = #"{"type":"upload","store":"s","changes":[{"key":"pinned","value":1,"time":9223372036854775807,"device":"iPhone","sequence":1}]}"#
+        let replies = try CloudClient.blocking {
+            try await RawSyncClient.exchange(location, device: "iPhone", secret: try secret(of: "iPhone"), send: [hello, upload], replies: 2)
+        }
+        #expect(replies.last?.contains("\"refused\":[{") == true && replies.last?.contains("the largest clock skew") == true, "\(replies)")
+        let records = Result { try cloudStore("s", account: "alice") }
+        #expect((try? records.get())?["pinned"] == nil, "\(records)")
+        withExtendedLifetime(server) {}
+    }
+
+    @Test func theFaultTableIsBounded() throws {
+        let server = try startCloud()
+        let endpoint = try endpoint()
+        let refusal: String? = try CloudClient.blocking {
+            for index in 0...1024 {
+                do {
+                    _ = try await CloudClient.request(endpoint, path: CloudClient.Path.faults("device\(index)"), body: ["latencyMs": 5])
+                } catch {
+                    return "\(index): \(error)"
+                }
+            }
+            return nil
+        }
+        #expect(refusal?.hasPrefix("1024: ") == true && refusal?.contains("the most the cloud keeps") == true, "\(refusal ?? "all 1025 devices got faults")")
+        // Healing one makes room.
+        _ = try CloudClient.blocking { try await CloudClient.request(endpoint, path: CloudClient.Path.faults("device0"), body: ["latencyMs": 0]) }
+        _ = try CloudClient.blocking { try await CloudClient.request(endpoint, path: CloudClient.Path.faults("device1024"), body: ["latencyMs": 5]) }
+        withExtendedLifetime(server) {}
+    }
+
+    @Test func theCloudsDataFolderAsALinkIsRefused() throws {
+        let outside = TemporaryRoot()
+        try FileManager.default.createDirectory(atPath: root.path + "/cloud", withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: root.path + "/cloud/data", withDestinationPath: outside.path)
+        let serve = try runBounded(BuiltExecutable.path("groupsim"), ["cloud", "serve", "--root", root.path], timeout: 20)
+        #expect(serve.status != 0)
+        #expect(serve.stderr.contains(root.path + "/cloud/data") && serve.stderr.contains("symbolic link"), "\(serve.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: outside.path).isEmpty)
+    }
+
+    @Test func aDeviceThatDoesNotReadIsDisconnectedInsteadOfBufferedFor() throws {
+        let server = try startCloud()
+        let location = try location()
+        let socket = try RawSocket(port: location.port, receiveBuffer: 4096)
+        try socket.send(upgradeRequest(device: "iPhone", secret: try secret(of: "iPhone")))
+        let answer = socket.receive(until: "\r\n\r\n", timeout: 10)
+        try #require(answer.hasPrefix("HTTP/1.1 101"), "\(answer)")
+        // A store of 800 KB, then the whole of it asked for forty times, and nothing read.
+        let value = String(repeating: "v", count: 200_000)
+        let changes = (0..<4).map { #"{"key":"k\#($0)","value":"\#(value)","time":1,"device":"iPhone","sequence":\#($0 + 1)}"# }
+        try socket.send(RawSocket.webSocketTextFrame(#"{"type":"hello","device":"iPhone","account":"alice","stores":{}}"#))
+        try socket.send(RawSocket.webSocketTextFrame(#"{"type":"upload","store":"s","changes":[\#(changes.joined(separator: ","))]}"#))
+        for _ in 0..<40 { try socket.send(RawSocket.webSocketTextFrame(#"{"type":"subscribe","store":"s","since":0}"#)) }
+        try server.waitFor("disconnected") { $0.contains("iPhone") && $0.contains("fell behind") }
+        // It comes back and syncs like any device.
+        let again = try CloudClient.blocking {
+            try await RawSyncClient.exchange(location, device: "iPhone", secret: try secret(of: "iPhone"),
+                                             send: [#"{"type":"hello","device":"iPhone","account":"alice","stores":{"s":0}}"#], replies: 2)
+        }
+        #expect(again.last?.contains("\"revision\":1") == true, "\(again.map { $0.prefix(100) })")
+        withExtendedLifetime(server) {}
+    }
+
+    @Test func halfARequestAndASilentWebSocketAreClosedWhenTheirTimeIsUp() throws {
+        let server = try startCloud()
+        let port = try location().port
+        let request = try RawSocket(port: port)
+        try request.send("GET /v1/status HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        // A device's WebSocket that says hello, then nothing (a peer gone without closing, a stuck agent).
+        let device = try RawSocket(port: port)
+        try device.send(upgradeRequest(device: "iPhone", secret: try secret(of: "iPhone")))
+        try #require(device.receive(until: "\r\n\r\n", timeout: 10).hasPrefix("HTTP/1.1 101"))
+        try device.send(RawSocket.webSocketTextFrame(#"{"type":"hello","device":"iPhone","account":"alice","stores":{}}"#))
+        #expect(request.closedByPeer(within: 30), "a request left half-sent kept its connection open")
+        #expect(device.closedByPeer(within: 60), "a silent WebSocket was kept open")
+        withExtendedLifetime(server) {}
+    }
+
+    @Test func connectionsBeyondTheCapAreRefusedAndTheCloudServesAgainAfter() throws {
+        // A descriptor limit of 64: at most 32 connections, the rest of the descriptors stay the cloud's.
+        let server = try CloudChild(root: root, shell: "ulimit -n 64 && exec \"$0\" cloud serve --root \"$1\"")
+        try server.waitFor("listening")
+        let port = try location().port
+        var held: [RawSocket] = []
+        for _ in 0..<40 {
+            let socket = try RawSocket(port: port)
+            try socket.send("GET /v1/status HTTP/1.1\r\n")
+            held.append(socket)
+        }
+        try server.waitFor("refused-connection") { $0.contains("32 connections are open") }
+        held.removeAll()
+        // Once the connections are gone, their places are free again.
+        let endpoint = try endpoint()
+        let deadline = Date().addingTimeInterval(20)
+        var answer = Result<PlistValue, any Error> { try CloudClient.blocking { try await CloudClient.request(endpoint, path: CloudClient.Path.status) } }
+        while (try? answer.get()) == nil && Date() < deadline {
+            usleep(100_000)
+            answer = Result { try CloudClient.blocking { try await CloudClient.request(endpoint, path: CloudClient.Path.status) } }
+        }
+        #expect((try? answer.get())?.dictionaryValue?["server"] != nil, "\(answer)")
+    }
+}
+
+extension CloudProcessTests {
+    @Test func aDeviceIsCreatedWithItsSecret() throws {
+        #expect(try groupsim(["device", "create", "iPad"], root: root).status == 0)
+        var info = stat()
+        #expect(lstat(root.path + "/devices/iPad/cloud/device.secret", &info) == 0 && info.st_mode & S_IFMT == S_IFREG && info.st_mode & 0o777 == 0o600)
+        let secret = try DeviceCloud(root: simulation, device: "iPad").secretFile().read()
+        #expect(secret?.count == 64)
+    }
+
+    @Test func aSecretMissingOrOpenToOthersIsAClearError() throws {
+        #expect(try groupsim(["cloud", "account", "sign-in", "alice"], root: root).status == 0)
+        let server = try startCloud()
+        // The CLI needs the control secret, and says where it is and who makes it.
+        try FileManager.default.removeItem(atPath: root.path + "/cloud/control.secret")
+        let read = try groupsim(["cloud", "read", "com.example.kvs", "--account", "alice"], root: root)
+        #expect(read.status != 0)
+        #expect(read.stderr.contains(root.path + "/cloud/control.secret does not exist") && read.stderr.contains("groupsim cloud serve"), "\(read.stderr)")
+        // A device secret others may read is no secret: its agent says so and does not connect.
+        let secret = root.path + "/devices/iPhone/cloud/device.secret"
+        #expect(chmod(secret, 0o644) == 0)
+        let agent = try CloudChild(["agent", "--device", "iPhone"], root: root)
+        try agent.waitFor("problem") { $0.contains(secret) && $0.contains("must be mode 0600") }
+        // Made private again, it connects.
+        #expect(chmod(secret, 0o600) == 0)
+        #expect(try groupsim(["cloud", "write", "com.example.kvs", "k", "1"], root: root).status == 0)
+        try agent.waitFor("connected")
+        withExtendedLifetime(server) {}
+    }
+}
+
+extension CloudProcessTests {
+    @Test func anAgentThatFallsBehindIsToldWhyAndResyncs() throws {
+        #expect(try groupsim(["cloud", "account", "sign-in", "alice"], root: root).status == 0)
+        #expect(try groupsim(["cloud", "write", "com.example.kvs", "k", "1"], root: root).status == 0)
+        let server = try startCloud()
+        let agent = try CloudChild(["agent", "--device", "iPhone"], root: root)
+        try agent.waitFor("acknowledged")
+        // Every message to iPhone waits 20 s in the cloud: what iPad uploads meanwhile piles up for it.
+        #expect(try groupsim(["cloud", "network", "latency", "20000"], root: root).status == 0)
+        let value = String(repeating: "v", count: 200_000)
+        var sequence = 0
+        let uploads = (0..<12).map { _ in
+            let changes = (0..<4).map { key in
+                sequence += 1
+                return #"{"key":"big\#(key)","value":"\#(value)","time":\#(DeviceCloudSettings.realTime()),"device":"iPad","sequence":\#(sequence)}"#
+            }
+            return #"{"type":"upload","store":"com.example.kvs","changes":[\#(changes.joined(separator: ","))]}"#
+        }
+        let location = try location(), secret = try secret(of: "iPad")
+        let hello = #"{"type":"hello","device":"iPad","account":"alice","stores":{}}"#
+        let replies = try CloudClient.blocking {
+            try await RawSyncClient.exchange(location, device: "iPad", secret: secret, send: [hello] + uploads, replies: 1 + uploads.count, timeout: .seconds(60))
+        }
+        #expect(replies.filter { $0.contains("\"type\":\"ack\"") }.count == uploads.count, "\(replies.map { $0.prefix(80) })")
+        try server.waitFor("disconnected") { $0.contains("iPhone") && $0.contains("fell behind") }
+        try agent.waitFor("closed-by-cloud") { $0.contains("fell behind") }
+        #expect(try groupsim(["cloud", "network", "heal"], root: root).status == 0)
+        // It reconnects at once and is brought up to date (within the latency, if it said hello before the heal):
+        // the store's revision 13 (k, then twelve uploads).
+        try agent.waitFor("applied", where: { $0.contains("\"revision\":13") }, timeout: 60)
+        #expect(try DeviceCloud(root: simulation, device: "iPhone").readStore("com.example.kvs")?.values["big3"] == .string(value))
+    }
+}
