@@ -89,7 +89,7 @@ let package = Package(
         .target(name: "ChildProcess"),
         // Benchmarks with their own executable; results are kept in benchmarks/.
         .target(name: "Benchmarks", dependencies: [
-            "ChildProcess", "CloudDevice", "CloudModel", "GroupDefaults", "PropertyList", "SharedFiles", "SimulatedFoundation",
+            "ChildProcess", "CloudDevice", "CloudModel", "GroupDefaults", "PropertyList", "SharedFiles", "SimulatedFoundation", "Terminal",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Histogram", package: "hdrhistogram-swift"),
         ]),

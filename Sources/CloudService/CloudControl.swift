@@ -15,18 +15,31 @@ public enum NetworkAction: Sendable, Equatable {
     public static let words = "online, offline, latency MS, partition, heal, drop-pushes N, duplicate-pushes N, skew MS"
 
     public init(_ word: String, _ amount: Int64?) throws {
+        let skew = DeviceCloudSettings.maximumClockSkewMilliseconds
+        // What each change that takes a number accepts, in the words that explain it.
+        let ranges: [String: (range: ClosedRange<Int64>, unit: String)] = [
+            "latency": (0...600_000, "ms"), "drop-pushes": (0...1_000_000, "pushes"), "duplicate-pushes": (0...1_000_000, "pushes"),
+            "skew": (-skew...skew, "ms (ten years either way)"),
+        ]
         switch (word, amount) {
         case ("online", nil): self = .online
         case ("offline", nil): self = .offline
         case ("partition", nil): self = .partition
         case ("heal", nil): self = .heal
-        case ("latency", let ms?) where (0...600_000).contains(ms): self = .latency(milliseconds: ms)
-        case ("drop-pushes", let n?) where (0...1_000_000).contains(n): self = .dropPushes(n)
-        case ("duplicate-pushes", let n?) where (0...1_000_000).contains(n): self = .duplicatePushes(n)
-        case ("skew", let ms?) where abs(ms) <= 10 * 365 * 86_400_000: self = .skew(milliseconds: ms)
-        default:
-            throw CloudFormatError("'\(word)\(amount.map { " \($0)" } ?? "")' is not a network change; use one of \(Self.words) "
-                + "(latency 0–600000 ms, counts 0–1000000, skew within ±10 years in ms)")
+        case ("latency", let ms?) where ranges["latency"]!.range.contains(ms): self = .latency(milliseconds: ms)
+        case ("drop-pushes", let n?) where ranges["drop-pushes"]!.range.contains(n): self = .dropPushes(n)
+        case ("duplicate-pushes", let n?) where ranges["duplicate-pushes"]!.range.contains(n): self = .duplicatePushes(n)
+        case ("skew", let ms?) where ranges["skew"]!.range.contains(ms): self = .skew(milliseconds: ms)
+        case (_, let amount):
+            if let (range, unit) = ranges[word] {
+                let allowed = "from \(range.lowerBound) to \(range.upperBound) \(unit)"
+                let usage = "\(word) \(word.hasSuffix("pushes") ? "N" : "MS")"
+                throw CloudFormatError(amount.map { "\(word) takes a number \(allowed), found \($0)" } ?? "\(word) needs a number: \(usage), \(allowed)")
+            }
+            if ["online", "offline", "partition", "heal"].contains(word) {
+                throw CloudFormatError("\(word) takes no number (found \(amount!))")
+            }
+            throw CloudFormatError("'\(word)' is not a network change; use one of \(Self.words)")
         }
     }
 }

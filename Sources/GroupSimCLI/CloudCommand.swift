@@ -1,3 +1,4 @@
+import AppModel
 import ArgumentParser
 import CloudDevice
 import CloudModel
@@ -172,13 +173,30 @@ struct CloudCommand: ParsableCommand {
                 latency, partition, heal, drop-pushes and duplicate-pushes are applied by the cloud to the device's traffic.
                 """)
         @OptionGroup var location: LocationOptions
-        @Argument var action: String
-        @Argument var amount: Int64?
+        @Argument(help: "online, offline, latency, partition, heal, drop-pushes, duplicate-pushes or skew.") var action: String
+        // Taken as words, so a negative one (skew -3600000) is a number, not an unknown option.
+        @Argument(parsing: .allUnrecognized, help: "MS or N, for latency, skew (may be negative), drop-pushes, duplicate-pushes.")
+        var amount: [String] = []
+
+        static let actions = ["online", "offline", "latency", "partition", "heal", "drop-pushes", "duplicate-pushes", "skew"]
 
         func run() throws {
             let place = try location.simulationRoot
-            let control = CloudControl(root: place.root)
-            try control.apply(try NetworkAction(action, amount), device: place.device)
+            try place.requireKnownDevice()
+            guard Self.actions.contains(action) else {
+                var message = "'\(action)' is not a network change"
+                if let guess = DeviceManager.closest(to: action, among: Self.actions) { message += "; did you mean \(guess)?" }
+                throw ValidationError(message + " (one of \(NetworkAction.words))")
+            }
+            let amount = amount.filter { $0 != "--" }
+            guard amount.count <= 1 else { throw ValidationError("\(action) takes at most one number, found \(amount.joined(separator: " "))") }
+            let number = try amount.first.map { text in
+                guard let number = Int64(text) else { throw ValidationError("\(action) takes a whole number, found '\(text)'") }
+                return number
+            }
+            let change: NetworkAction
+            do { change = try NetworkAction(action, number) } catch let error as CloudFormatError { throw ValidationError(error.description) }
+            try CloudControl(root: place.root).apply(change, device: place.device)
         }
     }
 

@@ -3,6 +3,7 @@ import Foundation
 import GroupDefaults
 import PropertyList
 import SharedFiles
+import Terminal
 
 /// `groupsim defaults`: macOS's `defaults` over the simulated devices.
 struct DefaultsCommand: ParsableCommand {
@@ -33,6 +34,12 @@ package struct DomainOptions: ParsableArguments {
         get throws {
             let place = try location.simulationRoot
             try place.requireKnownDevice()
+            if let app {
+                guard !DomainName.isGroup(app) else {
+                    throw ValidationError("--app takes an app's bundle id, found the app group \(app); name the group as the domain instead")
+                }
+                _ = try place.requireKnownContainer(app)
+            }
             return place.files(app: app)
         }
     }
@@ -229,7 +236,7 @@ extension DefaultsCommand {
                 throw NotFound(description: "Domain \(domain) does not exist")
             }
             if path == "-" {
-                FileHandle.standardOutput.write(PropertyListFormat.xml.encode(.dictionary(contents)))
+                StandardOutput.write(PropertyListFormat.xml.encode(.dictionary(contents)))
             } else {
                 try PropertyListFormat.binary.encode(.dictionary(contents)).write(to: URL(fileURLWithPath: path), options: .atomic)
             }

@@ -80,6 +80,7 @@ struct RunCommand: ParsableCommand {
         }
 
         LiveProcesses.shared.endAllOnInterrupt()
+        StandardOutput.beforeEndingOnClosedOutput { LiveProcesses.shared.endAll() }
         let runner = ScenarioRunner(binaries: binaries, keepRoots: keepRoots)
         let report = TextReport(style: style)
         let work = selected.flatMap { scenario in (1...`repeat`).map { (scenario, $0) } }
@@ -92,8 +93,8 @@ struct RunCommand: ParsableCommand {
             if style.enabled && jobs == 1 { output.writeRaw(report.started(scenario, run: run, of: `repeat`) + "\r") }
             let result = runner.run(scenario)
             output.exclusive {
-                if style.enabled && jobs == 1 { FileHandle.standardOutput.write(Data("\u{1B}[K".utf8)) }
-                FileHandle.standardOutput.write(Data((report.finished(result) + "\n").utf8))
+                if style.enabled && jobs == 1 { StandardOutput.write("\u{1B}[K") }
+                StandardOutput.write(report.finished(result) + "\n")
             }
             return result
         }

@@ -246,6 +246,14 @@ public final class LiveProcesses: @unchecked Sendable {
     func add(_ pid: Int32) { _ = lock.withLock { pids.insert(pid) } }
     func remove(_ pid: Int32) { _ = lock.withLock { pids.remove(pid) } }
 
+    /// Kills (and resumes) every child; returns their pids.
+    @discardableResult
+    public func endAll() -> Set<Int32> {
+        let all = lock.withLock { pids }
+        for pid in all { kill(pid, SIGCONT); kill(pid, SIGKILL) }
+        return all
+    }
+
     /// On SIGINT/SIGTERM: kill (and resume) every child, then exit 130.
     public func endAllOnInterrupt() {
         lock.withLock {
@@ -254,8 +262,7 @@ public final class LiveProcesses: @unchecked Sendable {
                 signal(number, SIG_IGN)
                 let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
                 source.setEventHandler { [self] in
-                    let all = lock.withLock { pids }
-                    for pid in all { kill(pid, SIGCONT); kill(pid, SIGKILL) }
+                    let all = endAll()
                     FileHandle.standardError.write(Data("\ninterrupted: ended \(all.count) simulated process(es)\n".utf8))
                     exit(130)
                 }

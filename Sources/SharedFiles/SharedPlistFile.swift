@@ -24,6 +24,10 @@ public final class SharedPlistFile: @unchecked Sendable {
     public let format: PropertyListFormat
     /// Whether `update` fsyncs the file and the folder before returning.
     public let durable: Bool
+    /// Why decoded contents cannot be this file's (nil: they can); contents
+    /// it refuses are corrupt, as undecodable bytes are.
+    public typealias ContentCheck = @Sendable ([String: PlistValue]) -> String?
+    private let contentCheck: ContentCheck?
     private let folder: ConfinedFolder
     private let lock: FileLock
     /// One temporary name per file: under the lock, one that exists was left
@@ -33,8 +37,12 @@ public final class SharedPlistFile: @unchecked Sendable {
     /// `root`: the folder the file must stay in; every folder between it and
     /// the file must be a real folder (created 0700 when missing). nil: the
     /// file's own folder.
-    public init(path: String, format: PropertyListFormat = .binary, durable: Bool = true, root: String? = nil) throws {
+    /// `contentCheck`: what the contents must satisfy, beyond decoding (a
+    /// number no writer can have made, say); a file that fails it is kept
+    /// aside by the next `update` like any corrupt file.
+    public init(path: String, format: PropertyListFormat = .binary, durable: Bool = true, root: String? = nil, contentCheck: ContentCheck? = nil) throws {
         self.path = path
+        self.contentCheck = contentCheck
         self.format = format
         self.durable = durable
         directory = (path as NSString).deletingLastPathComponent
@@ -59,26 +67,29 @@ public final class SharedPlistFile: @unchecked Sendable {
     /// Reads a shared plist without opening it for writing: nothing is
     /// created, no folder and no lock file. nil if there is no file. With a
     /// `root`, the folders below it must be real folders, as for writers.
-    public static func read(path: String, root: String? = nil) throws -> [String: PlistValue]? {
+    public static func read(path: String, root: String? = nil, contentCheck: ContentCheck? = nil) throws -> [String: PlistValue]? {
         let directory = (path as NSString).deletingLastPathComponent
         let folder = try ConfinedFolder(directory, top: root ?? directory)
         let name = (path as NSString).lastPathComponent
         return try folder.withDescriptor(creating: false) { descriptor in
-            try decode(readRegularFile(named: name, in: descriptor, path: path), path: path)
+            try decode(readRegularFile(named: name, in: descriptor, path: path), path: path, check: contentCheck)
         } ?? nil
     }
 
     private func readContents(in descriptor: Int32) throws -> [String: PlistValue]? {
-        try Self.decode(readRegularFile(named: fileName, in: descriptor, path: path), path: path)
+        try Self.decode(readRegularFile(named: fileName, in: descriptor, path: path), path: path, check: contentCheck)
     }
 
-    private static func decode(_ bytes: [UInt8]?, path: String) throws -> [String: PlistValue]? {
+    private static func decode(_ bytes: [UInt8]?, path: String, check: ContentCheck?) throws -> [String: PlistValue]? {
         guard let bytes else { return nil }
+        let contents: [String: PlistValue]
         do {
-            return try PropertyListFormat.decodeDictionary(Data(bytes))
+            contents = try PropertyListFormat.decodeDictionary(Data(bytes))
         } catch let error as PropertyListError {
             throw SharedFileError.corrupt(path: path, reason: error.description)
         }
+        if let problem = check?(contents) { throw SharedFileError.corrupt(path: path, reason: problem) }
+        return contents
     }
 
     /// The result of one `update`.

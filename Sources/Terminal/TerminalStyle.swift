@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// ANSI styling for terminals; plain text when NO_COLOR is set or stdout is not a terminal.
 public struct TerminalStyle: Sendable {
@@ -18,6 +21,46 @@ public struct TerminalStyle: Sendable {
     public func error(_ text: String) -> String { wrap("31", text) }
 }
 
+/// The one way to stdout for every executable. A reader that has gone away
+/// (`groupsim run | head -1`) ends the process quietly, as it ends the shell's
+/// own tools: Foundation's `FileHandle.write` traps on a closed pipe once
+/// SIGPIPE is ignored (a process that starts children ignores it), and
+/// `print` would go on writing into nothing.
+public enum StandardOutput {
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var cleanup: @Sendable () -> Void = {}
+
+    /// What a command with children does before it ends because stdout
+    /// failed (it ends them). Runs once, on the writing thread, and must not write to stdout.
+    public static func beforeEndingOnClosedOutput(_ body: @escaping @Sendable () -> Void) {
+        lock.withLock { cleanup = body }
+    }
+
+    /// Writes all of `bytes`, unbuffered.
+    public static func write(_ bytes: Data) {
+        let failure = bytes.withUnsafeBytes { buffer -> Int32? in
+            var offset = 0
+            while offset < buffer.count {
+                let written = Glibc.write(STDOUT_FILENO, buffer.baseAddress! + offset, buffer.count - offset)
+                if written >= 0 { offset += written; continue }
+                if errno == EINTR { continue }
+                return errno
+            }
+            return nil
+        }
+        guard let failure else { return }
+        lock.withLock { cleanup }()
+        // EPIPE: the reader has all it wanted. Anything else (a full disk
+        // under a redirect) is a failure, said where it can still be seen.
+        if failure == EPIPE { exit(0) }
+        let message = "cannot write to standard output: \(String(cString: strerror(failure)))\n"
+        _ = message.withCString { Glibc.write(STDERR_FILENO, $0, strlen($0)) }
+        exit(74)
+    }
+
+    public static func write(_ text: String) { write(Data(text.utf8)) }
+}
+
 /// Whole lines to stdout from any thread, never interleaved.
 public final class LineWriter: @unchecked Sendable {
     public static let standardOutput = LineWriter()
@@ -26,12 +69,12 @@ public final class LineWriter: @unchecked Sendable {
     public init() {}
 
     public func write(_ line: String) {
-        lock.withLock { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+        lock.withLock { StandardOutput.write(line + "\n") }
     }
 
     /// Writes raw text (no newline added), e.g. a prompt or cursor movements.
     public func writeRaw(_ text: String) {
-        lock.withLock { FileHandle.standardOutput.write(Data(text.utf8)) }
+        lock.withLock { StandardOutput.write(text) }
     }
 
     /// Runs `body` with the writer held, for multi-line redraws.
