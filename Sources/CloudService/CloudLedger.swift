@@ -54,7 +54,8 @@ struct CloudLedger {
             }
             stores[identifier] = state
         }
-        accounts[account] = stores
+        // An account is known once it holds something: looking one up (a typo in `cloud read --account`) makes none.
+        if !stores.isEmpty { accounts[account] = stores }
         return stores
     }
 

@@ -12,7 +12,8 @@ struct DefaultsCommand: ParsableCommand {
         abstract: "Read and write simulated defaults domains, like macOS `defaults`.",
         discussion: """
             A DOMAIN is an app's bundle id (com.example.app), an app-group id (group.com.example.app), \
-            or NSGlobalDomain (-g). Options (--root, --device, --app) go before the domain.
+            or NSGlobalDomain (-g). Options (--root, --device, --app) go after the subcommand and before the domain: \
+            groupsim defaults read --device iPad com.example.app.
             """,
         subcommands: [
             Read.self, ReadType.self, Write.self, Rename.self, Delete.self, Domains.self, Find.self,
