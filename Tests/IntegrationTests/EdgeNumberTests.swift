@@ -107,7 +107,7 @@ import TestSupport
         try agent.waitFor("connected")
         #expect(try groupsim(["cloud", "write", "com.example.kvs", "k", "1"], root: root).status == 0)
         // The upload would have counted past Int64.max: the cloud says why instead, and goes on serving.
-        try agent.waitFor("cloud-error") { $0.contains("revision is 9223372036854775807") }
+        try agent.waitFor("cloud-error") { $0.contains("revision must be a revision (from 0 to 9007199254740992), found 9223372036854775807") }
         let status = try groupsim(["cloud", "status", "--json"], root: root)
         #expect(status.status == 0 && status.stdout.contains("\"server\""), "\(status.stdout)\(status.stderr)")
         withExtendedLifetime(server) {}
