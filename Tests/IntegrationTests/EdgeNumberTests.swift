@@ -21,11 +21,9 @@ import TestSupport
         return server
     }
 
-    func cloudStore(_ store: String, account: String) throws -> [String: PlistValue] {
-        guard let location = try ServerLocation.read(root: simulation) else { throw CloudProcessTests.TestFailure("no server.plist") }
-        return try CloudClient.blocking {
-            try await CloudClient.request(location, path: "/v1/accounts/\(account)/stores/\(store)")
-        }.dictionaryValue?["records"]?.dictionaryValue ?? [:]
+    /// A key of the cloud's copy of a store, as `groupsim cloud read` prints it (JSON).
+    func cloudValue(_ store: String, account: String, key: String) throws -> String {
+        try groupsim(["cloud", "read", "--account", account, store, key], root: root).trimmedOutput
     }
 
     /// Rewrites a plist file of the device through `change`, as a hand or another tool would.
@@ -90,7 +88,7 @@ import TestSupport
         let write = try groupsim(["cloud", "write", "com.example.kvs", "after", "2"], root: root)
         #expect(write.status == 0, "\(write.stderr)")
         try agent.waitFor("acknowledged") { $0.contains("com.example.kvs") }
-        #expect(try cloudStore("com.example.kvs", account: "alice")["after"]?.dictionaryValue?["value"] == .integer(2))
+        #expect(try cloudValue("com.example.kvs", account: "alice", key: "after") == "2")
         let fresh = try #require(try DeviceCloud(root: simulation, device: "iPhone").readStore("com.example.kvs"))
         #expect(fresh.nextSequence < 10 && fresh.lastNoticeSerial < 10, "\(fresh)")
         withExtendedLifetime(server) {}
