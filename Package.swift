@@ -122,7 +122,7 @@ let package = Package(
         ]),
         .testTarget(name: "IntegrationTests", dependencies: [
             "AppProtocol", "CloudDevice", "CloudService", "GroupDefaults", "PropertyList", "Scenarios", "SharedFiles", "TestSupport",
-            "groupsim", "groupsim-stress", "main-app", "widget", "intent-extension",
+            "groupsim", "groupsim-stress", "groupsim-bench", "main-app", "widget", "intent-extension",
         ]),
     ]
 )

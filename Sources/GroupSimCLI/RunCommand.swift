@@ -23,7 +23,7 @@ struct RunCommand: ParsableCommand {
     @Flag(help: "Keep each scenario's simulation root for inspection.") var keepRoots = false
 
     func validate() throws {
-        if `repeat` < 1 { throw ValidationError("--repeat needs a positive count") }
+        if !(1...10_000).contains(`repeat`) { throw ValidationError("--repeat must be from 1 to 10000, found \(`repeat`)") }
         if !(1...64).contains(jobs) { throw ValidationError("--jobs must be from 1 to 64, found \(jobs)") }
         _ = try parsedShard()
     }

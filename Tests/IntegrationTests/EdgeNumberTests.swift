@@ -111,6 +111,24 @@ import TestSupport
         withExtendedLifetime(server) {}
     }
 
+    @Test func countsFromTheCommandLineAreCheckedBeforeAnythingRuns() throws {
+        let scenario = root.path + "/one.yaml"
+        try "summary: x\nprocesses: { app: { role: main-app } }\nsteps: [ { launch: app } ]\n".write(toFile: scenario, atomically: true, encoding: .utf8)
+        let cases: [(tool: String, arguments: [String], message: String)] = [
+            ("groupsim-bench", ["propagation", "--changes", "-1"], "--changes must be from 1 to 1000000, found -1"),
+            ("groupsim-bench", ["burst", "--sets", "-9223372036854775808"], "--sets must be from 1 to 1000000, found -9223372036854775808"),
+            ("groupsim-bench", ["start-to-ready", "--runs", "-3"], "--runs must be from 1 to 10000, found -3"),
+            ("groupsim-bench", ["foundation", "--keys", "-1"], "--keys must be from 1 to 100000, found -1"),
+            ("groupsim-bench", ["cloud", "--warmup", "-1"], "--warmup must be from 0 to 1000000, found -1"),
+            ("groupsim", ["run", "--repeat", "9223372036854775807", scenario], "--repeat must be from 1 to 10000, found 9223372036854775807"),
+        ]
+        for (tool, arguments, message) in cases {
+            let result = try runBounded(BuiltExecutable.path(tool), arguments, environment: ["GROUPSIM_ROOT": root.path], timeout: 60)
+            #expect(result.status == 64, "\(tool) \(arguments): \(result.stderr)")
+            #expect(result.stderr.contains(message), "\(tool) \(arguments): \(result.stderr)")
+        }
+    }
+
     @Test func theLastSeedIsFollowedByZero() throws {
         let result = try groupsimBounded(["fuzz", "--seed", "18446744073709551615", "--runs", "2", "--length", "3", "--print"], root: root)
         #expect(result.status == 0, "\(result.stderr)")
