@@ -115,11 +115,11 @@ import TestSupport
         let scenario = root.path + "/one.yaml"
         try "summary: x\nprocesses: { app: { role: main-app } }\nsteps: [ { launch: app } ]\n".write(toFile: scenario, atomically: true, encoding: .utf8)
         let cases: [(tool: String, arguments: [String], message: String)] = [
-            ("groupsim-bench", ["propagation", "--changes", "-1"], "--changes must be from 1 to 1000000, found -1"),
-            ("groupsim-bench", ["burst", "--sets", "-9223372036854775808"], "--sets must be from 1 to 1000000, found -9223372036854775808"),
-            ("groupsim-bench", ["start-to-ready", "--runs", "-3"], "--runs must be from 1 to 10000, found -3"),
-            ("groupsim-bench", ["foundation", "--keys", "-1"], "--keys must be from 1 to 100000, found -1"),
-            ("groupsim-bench", ["cloud", "--warmup", "-1"], "--warmup must be from 0 to 1000000, found -1"),
+            ("groupsim-bench", ["propagation", "--changes=-1"], "--changes must be from 1 to 1000000, found -1"),
+            ("groupsim-bench", ["burst", "--sets=-9223372036854775808"], "--sets must be from 1 to 1000000, found -9223372036854775808"),
+            ("groupsim-bench", ["start-to-ready", "--runs=-3"], "--runs must be from 1 to 10000, found -3"),
+            ("groupsim-bench", ["foundation", "--keys=-1"], "--keys must be from 1 to 100000, found -1"),
+            ("groupsim-bench", ["cloud", "--warmup=-1"], "--warmup must be from 0 to 1000000, found -1"),
             ("groupsim", ["run", "--repeat", "9223372036854775807", scenario], "--repeat must be from 1 to 10000, found 9223372036854775807"),
         ]
         for (tool, arguments, message) in cases {
