@@ -36,9 +36,14 @@ public enum StandardOutput {
         lock.withLock { cleanup = body }
     }
 
-    /// Writes all of `bytes`, unbuffered.
+    /// Writes all of `bytes`, unbuffered; ends the process if stdout failed.
     public static func write(_ bytes: Data) {
-        let failure = bytes.withUnsafeBytes { buffer -> Int32? in
+        if let failure = attempt(bytes) { end(failure) }
+    }
+
+    /// Writes all of `bytes`; the errno if stdout failed.
+    static func attempt(_ bytes: Data) -> Int32? {
+        bytes.withUnsafeBytes { buffer -> Int32? in
             var offset = 0
             while offset < buffer.count {
                 let written = Glibc.write(STDOUT_FILENO, buffer.baseAddress! + offset, buffer.count - offset)
@@ -48,7 +53,10 @@ public enum StandardOutput {
             }
             return nil
         }
-        guard let failure else { return }
+    }
+
+    /// Ends the process after stdout failed with `failure`.
+    static func end(_ failure: Int32) -> Never {
         lock.withLock { cleanup }()
         // EPIPE: the reader has all it wanted. Anything else (a full disk
         // under a redirect) is a failure, said where it can still be seen.
@@ -68,13 +76,13 @@ public final class LineWriter: @unchecked Sendable {
 
     public init() {}
 
-    public func write(_ line: String) {
-        lock.withLock { StandardOutput.write(line + "\n") }
-    }
+    public func write(_ line: String) { writeRaw(line + "\n") }
 
     /// Writes raw text (no newline added), e.g. a prompt or cursor movements.
+    /// A failed stdout ends the process once the writer is released, so
+    /// nothing the exit runs (the last saves) can wait on it.
     public func writeRaw(_ text: String) {
-        lock.withLock { StandardOutput.write(text) }
+        if let failure = lock.withLock({ StandardOutput.attempt(Data(text.utf8)) }) { StandardOutput.end(failure) }
     }
 
     /// Runs `body` with the writer held, for multi-line redraws.
