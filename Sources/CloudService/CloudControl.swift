@@ -15,31 +15,37 @@ public enum NetworkAction: Sendable, Equatable {
     public static let words = "online, offline, latency MS, partition, heal, drop-pushes N, duplicate-pushes N, skew MS"
 
     public init(_ word: String, _ amount: Int64?) throws {
-        let skew = DeviceCloudSettings.maximumClockSkewMilliseconds
-        // What each change that takes a number accepts, in the words that explain it.
-        let ranges: [String: (range: ClosedRange<Int64>, unit: String)] = [
-            "latency": (0...600_000, "ms"), "drop-pushes": (0...1_000_000, "pushes"), "duplicate-pushes": (0...1_000_000, "pushes"),
-            "skew": (-skew...skew, "ms (ten years either way)"),
-        ]
         switch (word, amount) {
-        case ("online", nil): self = .online
-        case ("offline", nil): self = .offline
-        case ("partition", nil): self = .partition
-        case ("heal", nil): self = .heal
-        case ("latency", let ms?) where ranges["latency"]!.range.contains(ms): self = .latency(milliseconds: ms)
-        case ("drop-pushes", let n?) where ranges["drop-pushes"]!.range.contains(n): self = .dropPushes(n)
-        case ("duplicate-pushes", let n?) where ranges["duplicate-pushes"]!.range.contains(n): self = .duplicatePushes(n)
-        case ("skew", let ms?) where ranges["skew"]!.range.contains(ms): self = .skew(milliseconds: ms)
-        case (_, let amount):
-            if let (range, unit) = ranges[word] {
-                let allowed = "from \(range.lowerBound) to \(range.upperBound) \(unit)"
-                let usage = "\(word) \(word.hasSuffix("pushes") ? "N" : "MS")"
-                throw CloudFormatError(amount.map { "\(word) takes a number \(allowed), found \($0)" } ?? "\(word) needs a number: \(usage), \(allowed)")
-            }
-            if ["online", "offline", "partition", "heal"].contains(word) {
-                throw CloudFormatError("\(word) takes no number (found \(amount!))")
-            }
+        case ("online", nil): self = .online; return
+        case ("offline", nil): self = .offline; return
+        case ("partition", nil): self = .partition; return
+        case ("heal", nil): self = .heal; return
+        case ("online", let amount?), ("offline", let amount?), ("partition", let amount?), ("heal", let amount?):
+            throw CloudFormatError("\(word) takes no number (found \(amount))")
+        default: break
+        }
+        guard let (range, unit) = Self.accepted(by: word) else {
             throw CloudFormatError("'\(word)' is not a network change; use one of \(Self.words)")
+        }
+        let allowed = "from \(range.lowerBound) to \(range.upperBound) \(unit)"
+        guard let amount else { throw CloudFormatError("\(word) needs a number: \(word) \(unit == "pushes" ? "N" : "MS"), \(allowed)") }
+        guard range.contains(amount) else { throw CloudFormatError("\(word) takes a number \(allowed), found \(amount)") }
+        switch word {
+        case "latency": self = .latency(milliseconds: amount)
+        case "drop-pushes": self = .dropPushes(amount)
+        case "duplicate-pushes": self = .duplicatePushes(amount)
+        default: self = .skew(milliseconds: amount)
+        }
+    }
+
+    /// The numbers a change that takes one accepts, and their unit; nil for any other word.
+    static func accepted(by word: String) -> (range: ClosedRange<Int64>, unit: String)? {
+        let skew = DeviceCloudSettings.maximumClockSkewMilliseconds
+        switch word {
+        case "latency": return (0...600_000, "ms")
+        case "drop-pushes", "duplicate-pushes": return (0...1_000_000, "pushes")
+        case "skew": return (-skew...skew, "ms (ten years either way)")
+        default: return nil
         }
     }
 }
