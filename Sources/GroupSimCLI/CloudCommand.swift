@@ -137,11 +137,21 @@ struct CloudCommand: ParsableCommand {
             }
             for device in daemons.devices {
                 let cloud = DeviceCloud(root: root, device: device)
-                let settings = try cloud.readSettings()
+                // One unreadable file is shown where it is; the rest of the table still is.
+                let settings: DeviceCloudSettings
+                do { settings = try cloud.readSettings() } catch {
+                    print("\(device)  settings unreadable: \(error)")
+                    continue
+                }
                 print("\(device)  account \(settings.account ?? "none")  \(settings.online ? "online" : "offline")  clock skew \(settings.clockSkewMilliseconds) ms  "
                     + "agent \(daemons.agent(device).map { "running (\($0))" } ?? "not running")")
                 for store in settings.stores {
-                    guard let copy = try cloud.readStore(store) else { continue }
+                    let copy: StoreCopy?
+                    do { copy = try cloud.readStore(store) } catch {
+                        print("  \(store)  unreadable: \(error)")
+                        continue
+                    }
+                    guard let copy else { continue }
                     print("  \(store)  \(copy.values.count) keys, \(copy.pending.count) pending, revision \(copy.revision)"
                         + (copy.initialSyncDone ? "" : ", first sync not done"))
                 }

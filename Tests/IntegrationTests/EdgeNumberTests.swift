@@ -57,6 +57,11 @@ import TestSupport
         #expect(try groupsim(["cloud", "network", "skew", "1000"], root: root).status == 0)
         let settings = root.path + "/devices/iPhone/cloud/device.plist"
         try edit(settings) { $0["clockSkewMilliseconds"] = .integer(.max) }
+        // Shown where it is, with what to do; the rest of the status still is.
+        let damaged = try groupsim(["cloud", "status"], root: root)
+        #expect(damaged.status == 0 && damaged.stdout.contains("iPhone  settings unreadable:")
+            && damaged.stdout.contains("clockSkewMilliseconds is 9223372036854775807") && damaged.stdout.contains("the next write moves it aside"),
+            "\(damaged.stdout)\(damaged.stderr)")
         // Stamping a write with it would overflow: the file is damaged, and treated as a corrupt one.
         let write = try groupsim(["cloud", "write", "com.example.kvs", "k", "1"], root: root)
         #expect(write.status == 0, "\(write.stderr)")
