@@ -29,6 +29,7 @@ public struct TerminalStyle: Sendable {
 public enum StandardOutput {
     private static let lock = NSLock()
     nonisolated(unsafe) private static var cleanup: @Sendable () -> Void = {}
+    nonisolated(unsafe) private static var ending = false
 
     /// What a command with children does before it ends because stdout
     /// failed (it ends them). Runs once, on the writing thread, and must not write to stdout.
@@ -56,8 +57,14 @@ public enum StandardOutput {
     }
 
     /// Ends the process after stdout failed with `failure`.
+    /// Threads that find it failed too wait for the first one's exit.
     static func end(_ failure: Int32) -> Never {
-        lock.withLock { cleanup }()
+        let (first, beforeEnding) = lock.withLock { () -> (Bool, @Sendable () -> Void) in
+            defer { ending = true }
+            return (!ending, cleanup)
+        }
+        guard first else { while true { pause() } }
+        beforeEnding()
         // EPIPE: the reader has all it wanted. Anything else (a full disk
         // under a redirect) is a failure, said where it can still be seen.
         if failure == EPIPE { exit(0) }
