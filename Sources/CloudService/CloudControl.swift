@@ -16,17 +16,36 @@ public enum NetworkAction: Sendable, Equatable {
 
     public init(_ word: String, _ amount: Int64?) throws {
         switch (word, amount) {
-        case ("online", nil): self = .online
-        case ("offline", nil): self = .offline
-        case ("partition", nil): self = .partition
-        case ("heal", nil): self = .heal
-        case ("latency", let ms?) where (0...600_000).contains(ms): self = .latency(milliseconds: ms)
-        case ("drop-pushes", let n?) where (0...1_000_000).contains(n): self = .dropPushes(n)
-        case ("duplicate-pushes", let n?) where (0...1_000_000).contains(n): self = .duplicatePushes(n)
-        case ("skew", let ms?) where ms >= -CloudTrust.maximumClockSkewMilliseconds && ms <= CloudTrust.maximumClockSkewMilliseconds: self = .skew(milliseconds: ms)
-        default:
-            throw CloudFormatError("'\(word)\(amount.map { " \($0)" } ?? "")' is not a network change; use one of \(Self.words) "
-                + "(latency 0–600000 ms, counts 0–1000000, skew within ±10 years in ms)")
+        case ("online", nil): self = .online; return
+        case ("offline", nil): self = .offline; return
+        case ("partition", nil): self = .partition; return
+        case ("heal", nil): self = .heal; return
+        case ("online", let amount?), ("offline", let amount?), ("partition", let amount?), ("heal", let amount?):
+            throw CloudFormatError("\(word) takes no number (found \(amount))")
+        default: break
+        }
+        guard let (range, unit) = Self.accepted(by: word) else {
+            throw CloudFormatError("'\(word)' is not a network change; use one of \(Self.words)")
+        }
+        let allowed = "from \(range.lowerBound) to \(range.upperBound) \(unit)"
+        guard let amount else { throw CloudFormatError("\(word) needs a number: \(word) \(unit == "pushes" ? "N" : "MS"), \(allowed)") }
+        guard range.contains(amount) else { throw CloudFormatError("\(word) takes a number \(allowed), found \(amount)") }
+        switch word {
+        case "latency": self = .latency(milliseconds: amount)
+        case "drop-pushes": self = .dropPushes(amount)
+        case "duplicate-pushes": self = .duplicatePushes(amount)
+        default: self = .skew(milliseconds: amount)
+        }
+    }
+
+    /// The numbers a change that takes one accepts, and their unit; nil for any other word.
+    static func accepted(by word: String) -> (range: ClosedRange<Int64>, unit: String)? {
+        let skew = DeviceCloudSettings.maximumClockSkewMilliseconds
+        switch word {
+        case "latency": return (0...600_000, "ms")
+        case "drop-pushes", "duplicate-pushes": return (0...1_000_000, "pushes")
+        case "skew": return (-skew...skew, "ms (ten years either way)")
+        default: return nil
         }
     }
 }

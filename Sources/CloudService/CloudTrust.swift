@@ -15,7 +15,7 @@ import SharedFiles
 /// root's real folders only (docs/cloud.md, "Security").
 public enum CloudTrust {
     /// The largest clock skew a device may have (`groupsim cloud network skew`), in milliseconds.
-    public static let maximumClockSkewMilliseconds: Int64 = 10 * 365 * 86_400_000
+    public static var maximumClockSkewMilliseconds: Int64 { DeviceCloudSettings.maximumClockSkewMilliseconds }
 
     /// Devices the fault table holds at most.
     static let maximumFaultedDevices = 1024
