@@ -97,7 +97,7 @@ let package = Package(
         .target(name: "ChildProcess"),
         // Benchmarks with their own executable; results are kept in benchmarks/.
         .target(name: "Benchmarks", dependencies: [
-            "AppProtocol", "ChildProcess", "CloudDevice", "CloudModel", "GroupDefaults", "PropertyList", "SharedFiles", "SimulatedFoundation",
+            "AppProtocol", "ChildProcess", "CloudDevice", "CloudModel", "GroupDefaults", "PropertyList", "SharedFiles", "SimulatedFoundation", "Terminal",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Histogram", package: "hdrhistogram-swift"),
         ]),
@@ -130,7 +130,7 @@ let package = Package(
         ]),
         .testTarget(name: "IntegrationTests", dependencies: [
             "AppProtocol", "ChildProcess", "CloudDevice", "CloudModel", "CloudService", "GroupDefaults", "PropertyList", "ScenarioModel", "Scenarios", "SharedFiles", "TestSupport",
-            "groupsim", "groupsim-stress", "main-app", "widget", "intent-extension",
+            "groupsim", "groupsim-stress", "groupsim-bench", "main-app", "widget", "intent-extension",
         ]),
     ]
 )
@@ -142,7 +142,7 @@ let package = Package(
 if Context.environment["GROUPSIM_FUZZ"] == "1" {
     package.targets.append(.executableTarget(
         name: "groupsim-fuzz",
-        dependencies: ["AppModel", "AppProtocol", "CloudModel", "GroupDefaults", "PropertyList", "ScenarioModel", "SpecFormat"],
+        dependencies: ["AppModel", "AppProtocol", "CloudDevice", "CloudModel", "GroupDefaults", "PropertyList", "ScenarioModel", "SpecFormat"],
         path: "Fuzz/Sources",
         swiftSettings: [.unsafeFlags(["-parse-as-library"])]
     ))

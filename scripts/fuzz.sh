@@ -6,7 +6,7 @@
 #   scripts/fuzz.sh --seconds 120 xml     # some targets only
 #   scripts/fuzz.sh --reproduce xml FILE  # run one input through a target
 #
-# Targets: binary, xml, old-style, launch-arguments, control-protocol, scenario, sync-message.
+# Targets: binary, xml, old-style, launch-arguments, control-protocol, scenario, sync-message, cloud-file.
 # Each starts from its seed corpus (Fuzz/corpus/<target>, kept in the
 # repository) plus what earlier runs found (.build-fuzz/corpus/<target>).
 # Exits non-zero if any target crashed, hung or broke a property, and prints
@@ -14,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-all_targets=(binary xml old-style launch-arguments control-protocol scenario sync-message)
+all_targets=(binary xml old-style launch-arguments control-protocol scenario sync-message cloud-file)
 total_seconds=60
 targets=()
 reproduce=()
@@ -65,8 +65,8 @@ for target in "${targets[@]}"; do
   log="$scratch/logs/$target.log"
   mkdir -p "$corpus" "$crashes" "$(dirname "$log")"
   seeds=("Fuzz/corpus/$target")
-  # The scenario library is the scenario target's best seed.
-  [ "$target" = scenario ] && seeds=(scenarios)
+  # The scenario library is the scenario target's best seed, with the hostile ones beside it.
+  [ "$target" = scenario ] && seeds=(scenarios "Fuzz/corpus/scenario")
   dict=()
   [ -f "Fuzz/dictionaries/$target.dict" ] && dict=("-dict=Fuzz/dictionaries/$target.dict")
   echo "==> fuzzing $target for ${per_target}s"

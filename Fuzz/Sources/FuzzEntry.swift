@@ -11,6 +11,7 @@ let fuzzTargets: [String: @Sendable (Data) -> Void] = [
     "control-protocol": InputFuzzTargets.controlProtocol,
     "scenario": InputFuzzTargets.scenario,
     "sync-message": SyncFuzzTargets.syncMessage,
+    "cloud-file": CloudFileFuzzTargets.cloudFile,
 ]
 
 /// The target this process runs, chosen once.

@@ -15,6 +15,12 @@ public struct BenchCommand: ParsableCommand {
     public init() {}
 }
 
+/// Refuses a count outside `range`, naming the option: a negative count
+/// would make an impossible range, a huge one run for ever.
+func requireCount(_ value: Int, _ option: String, in range: ClosedRange<Int>) throws {
+    guard range.contains(value) else { throw ValidationError("\(option) must be from \(range.lowerBound) to \(range.upperBound), found \(value)") }
+}
+
 /// Options every benchmark shares.
 struct BenchOptions: ParsableArguments {
     @Option(help: "Simulation root (default: a new folder under $TMPDIR, removed afterwards).")

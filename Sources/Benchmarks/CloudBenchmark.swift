@@ -20,6 +20,11 @@ struct CloudBenchmark: ParsableCommand {
 
     @Option(help: "Changes measured.") var changes = 500
     @Option(help: "Changes run first and not measured.") var warmup = 50
+
+    func validate() throws {
+        try requireCount(changes, "--changes", in: 1...1_000_000)
+        try requireCount(warmup, "--warmup", in: 0...1_000_000)
+    }
     @Option(help: "Folder holding groupsim (default: beside this executable).") var binaries: String?
 
     static let store = "com.example.bench.kvs"

@@ -19,6 +19,13 @@ struct FoundationBenchmark: ParsableCommand {
     @Option(help: "Calls per round for the in-memory operations.") var calls = 200_000
     @Option(help: "Calls per round for set + synchronize() (each one writes the file).") var syncCalls = 200
 
+    func validate() throws {
+        try requireCount(keys, "--keys", in: 1...100_000)
+        try requireCount(rounds, "--rounds", in: 1...1000)
+        try requireCount(calls, "--calls", in: 1...100_000_000)
+        try requireCount(syncCalls, "--sync-calls", in: 1...1_000_000)
+    }
+
     func run() throws {
         let (root, temporary) = try options.makeRoot()
         defer { if temporary { try? FileManager.default.removeItem(atPath: root) } }

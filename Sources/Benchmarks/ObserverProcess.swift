@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Terminal
 import GroupDefaults
 import PropertyList
 import SharedFiles
@@ -61,5 +62,5 @@ final class BurstTracker: @unchecked Sendable {
 
 final class LineOutput: @unchecked Sendable {
     private let lock = NSLock()
-    func line(_ text: String) { lock.withLock { FileHandle.standardOutput.write(Data((text + "\n").utf8)) } }
+    func line(_ text: String) { lock.withLock { StandardOutput.write(text + "\n") } }
 }

@@ -18,6 +18,12 @@ struct PropagationBenchmark: ParsableCommand {
     @Option(help: "Keys in the suite besides the probe.") var keys = 100
     @Option(help: "Changes run first and not measured.") var warmup = 100
 
+    func validate() throws {
+        try requireCount(changes, "--changes", in: 1...1_000_000)
+        try requireCount(keys, "--keys", in: 0...100_000)
+        try requireCount(warmup, "--warmup", in: 0...1_000_000)
+    }
+
     func run() throws {
         let pair = try WriterAndObserver(options) { defaults in
             for index in 0..<keys { defaults.set(.string("value-\(index)-" + String(repeating: "x", count: 16)), forKey: "key-\(index)") }
@@ -77,6 +83,8 @@ struct BurstBenchmark: ParsableCommand {
 
     @OptionGroup var options: BenchOptions
     @Option(help: "Sets in the burst (distinct keys).") var sets = 10_000
+
+    func validate() throws { try requireCount(sets, "--sets", in: 1...1_000_000) }
 
     func run() throws {
         let pair = try WriterAndObserver(options, observerArguments: ["--burst-count", "\(sets)"])

@@ -13,6 +13,8 @@ struct StartupBenchmark: ParsableCommand {
     @OptionGroup var options: BenchOptions
     @Option(help: "Starts per executable.") var runs = 50
 
+    func validate() throws { try requireCount(runs, "--runs", in: 1...10_000) }
+
     func run() throws {
         let (root, temporary) = try options.makeRoot()
         defer { if temporary { try? FileManager.default.removeItem(atPath: root) } }

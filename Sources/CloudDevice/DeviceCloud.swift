@@ -32,9 +32,11 @@ public struct DeviceCloud: Sendable {
         return try folder() + "/stores/" + DomainName.fileStem(for: identifier) + ".plist"
     }
 
-    /// The device's settings file, opened and watched in this process.
+    /// The device's settings file, opened and watched in this process. A
+    /// file holding an impossible number reads as corrupt (and is kept aside
+    /// by the next write), as for `storeDomain`.
     package func settingsDomain() throws -> PersistentDomain {
-        try DomainRegistry.shared.domain(named: "cloud settings of \(device)", at: settingsPath(), root: root.path)
+        try DomainRegistry.shared.domain(named: "cloud settings of \(device)", at: settingsPath(), root: root.path, contentCheck: Self.settingsCheck)
     }
 
     /// The largest store copy read or written: no bound but the device's
@@ -44,16 +46,22 @@ public struct DeviceCloud: Sendable {
     /// readers' arithmetic room.
     public static let maximumStoreFileSize = Int.max / 2
 
-    /// A store's copy on this device, opened and watched in this process.
+    /// A store's copy on this device, opened and watched in this process. A
+    /// copy holding a counter no device reaches reads as corrupt: empty,
+    /// kept aside by the next write, and filled again from the cloud.
     package func storeDomain(_ identifier: String) throws -> PersistentDomain {
         try DomainRegistry.shared.domain(
-            named: "cloud store \(identifier) on \(device)", at: storePath(identifier), root: root.path, maximumSize: Self.maximumStoreFileSize)
+            named: "cloud store \(identifier) on \(device)", at: storePath(identifier), root: root.path,
+            maximumSize: Self.maximumStoreFileSize, contentCheck: Self.storeCheck)
     }
+
+    static let settingsCheck: SharedPlistFile.ContentCheck = { DeviceCloudSettings.impossibleNumber(in: $0) }
+    static let storeCheck: SharedPlistFile.ContentCheck = { StoreCopy.impossibleNumber(in: $0) }
 
     /// The settings as they are on disk now (defaults when there is no file).
     public func readSettings() throws -> DeviceCloudSettings {
         let path = try settingsPath()
-        return try DeviceCloudSettings(SharedPlistFile.read(path: path, root: root.path) ?? [:], path: path)
+        return try DeviceCloudSettings(SharedPlistFile.read(path: path, root: root.path, contentCheck: Self.settingsCheck) ?? [:], path: path)
     }
 
     /// Changes the settings atomically (what `groupsim cloud account` and `network` do).
@@ -63,7 +71,7 @@ public struct DeviceCloud: Sendable {
         var result = DeviceCloudSettings()
         // A device that has cloud settings can be signed in, so it needs its secret from now on.
         _ = try secretFile().readOrCreate()
-        try SharedPlistFile(path: path, root: root.path).update { fields in
+        try SharedPlistFile(path: path, root: root.path, contentCheck: Self.settingsCheck).update { fields in
             var settings = try DeviceCloudSettings(fields, path: path)
             try change(&settings)
             fields = settings.plist
@@ -75,7 +83,8 @@ public struct DeviceCloud: Sendable {
     /// The copy of a store as it is on disk now (nil if this device has none).
     public func readStore(_ identifier: String) throws -> StoreCopy? {
         let path = try storePath(identifier)
-        guard let fields = try SharedPlistFile.read(path: path, root: root.path, maximumSize: Self.maximumStoreFileSize) else { return nil }
+        guard let fields = try SharedPlistFile.read(
+            path: path, root: root.path, maximumSize: Self.maximumStoreFileSize, contentCheck: Self.storeCheck) else { return nil }
         return try StoreCopy(fields, path: path)
     }
 }
@@ -89,12 +98,24 @@ public struct DeviceCloudSettings: Sendable, Equatable {
     public var online = true
     /// Added to the real time for every timestamp this device's apps take.
     public var clockSkewMilliseconds: Int64 = 0
+    /// How far a clock may be off, either way: ten years, in milliseconds
+    /// (NetworkAction's rule, shared with the CLI and scenarios). A file
+    /// with more is damaged, and a stamp made with it could overflow.
+    public static let maximumClockSkewMilliseconds: Int64 = NetworkAction.skewRange.upperBound
     /// Stores opened by an app on the device; the agent syncs these.
     public var stores: [String] = []
 
     public init() {}
 
+    /// Why the fields hold a number no device has (nil: they do not).
+    public static func impossibleNumber(in fields: [String: PlistValue]) -> String? {
+        guard case .integer(let skew)? = fields["clockSkewMilliseconds"],
+              !(-maximumClockSkewMilliseconds...maximumClockSkewMilliseconds).contains(skew) else { return nil }
+        return "clockSkewMilliseconds is \(skew); a clock is at most ±\(maximumClockSkewMilliseconds) ms (ten years) off"
+    }
+
     public init(_ fields: [String: PlistValue], path: String) throws(CloudFormatError) {
+        if let problem = Self.impossibleNumber(in: fields) { throw CloudFormatError("\(path): \(problem)") }
         if let account = fields["account"] {
             guard case .string(let name) = account, !name.isEmpty else { throw CloudFormatError("\(path): account must be a non-empty string") }
             self.account = name

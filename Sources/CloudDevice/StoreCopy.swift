@@ -212,9 +212,26 @@ public struct StoreCopy: Sendable, Equatable {
         return fields
     }
 
+    /// Why the file's fields hold a counter this copy can never have reached
+    /// (nil: they do not). Such a file is damaged: it is kept aside like a
+    /// corrupt one and the copy starts again (`DeviceCloud.storeDomain`),
+    /// so counting on from it (`nextSequence`, notice serials) never overflows.
+    public static func impossibleNumber(in fields: [String: PlistValue]) -> String? {
+        var counters: [(String, Int64, lowest: Int64)] = []
+        if case .integer(let number)? = fields["nextSequence"] { counters.append(("nextSequence", number, 1)) }
+        if case .integer(let number)? = fields["revision"] { counters.append(("revision", number, 0)) }
+        if case .array(let notices)? = fields["notices"] {
+            for (index, notice) in notices.enumerated() {
+                if case .integer(let number)? = notice.dictionaryValue?["serial"] { counters.append(("notices[\(index)].serial", number, 1)) }
+            }
+        }
+        return counters.lazy.compactMap { CloudLimits.impossibleCounter($0.0, $0.1, lowest: $0.lowest) }.first
+    }
+
     /// Reads a copy from its file's dictionary (empty: a new copy). `path` names the file in errors.
     public init(_ fields: [String: PlistValue], path: String) throws(CloudFormatError) {
         if fields.isEmpty { return }
+        if let problem = Self.impossibleNumber(in: fields) { throw CloudFormatError("\(path): \(problem)") }
         if let account = fields["account"] {
             guard case .string(let name) = account else { throw CloudFormatError("\(path): account must be a string") }
             self.account = name

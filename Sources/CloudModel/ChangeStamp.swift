@@ -160,10 +160,13 @@ extension Dictionary where Key == String, Value == PlistValue {
         return try array(name, at: path)
     }
 
-    /// A revision: a whole number of at least 0.
+    /// A revision: a whole number from 0 to `CloudLimits.maximumCounter`
+    /// (the cloud counts on from it, one upload at a time).
     package func revision(_ name: String, at path: String) throws(CloudFormatError) -> Int64 {
         let number = try integer(name, at: path)
-        guard number >= 0 else { throw CloudFormatError("\(path).\(name) must be a revision (at least 0), found \(number)") }
+        guard (0...CloudLimits.maximumCounter).contains(number) else {
+            throw CloudFormatError("\(path).\(name) must be a revision (from 0 to \(CloudLimits.maximumCounter)), found \(number)")
+        }
         return number
     }
 

@@ -22,6 +22,19 @@ public enum CloudLimits {
     /// hold a value four levels below their top, and a file holds at most
     /// `PlistLimits.maximumDepth` (512) levels. Ours, not Apple's.
     public static let maximumValueNesting = 500
+    /// The largest sequence number, notice serial or revision a file or a
+    /// message may hold: they count writes one at a time from 1, and 2⁵³
+    /// writes never happen, so a bigger one is damage (a hand-edited or
+    /// hostile file) and counting on from it can never overflow. It is also
+    /// the largest integer every JSON reader keeps exact. Ours, not Apple's.
+    public static let maximumCounter: Int64 = 1 << 53
+
+    /// Why `number`, read as the counter `name`, cannot be one (nil: it can).
+    /// `lowest`: 0 for a revision (none yet), 1 for what counts from 1.
+    public static func impossibleCounter(_ name: String, _ number: Int64, lowest: Int64) -> String? {
+        guard number < lowest || number > maximumCounter else { return nil }
+        return "\(name) is \(number), which no count of writes reaches (it must be from \(lowest) to \(maximumCounter))"
+    }
 
     public static func size(ofKey key: String) -> Int { key.utf8.count }
 

@@ -1,6 +1,7 @@
 /// One change to a device's network or clock, as `groupsim cloud network`
 /// and a scenario's steps make it, with the bounds of each amount: the one
-/// place they are defined (the cloud's fault table checks them too).
+/// place they are defined (the cloud's fault table, a device's settings
+/// file and the cloud's refusal of far-future stamps read them too).
 public enum NetworkAction: Sendable, Equatable {
     case online, offline, partition, heal
     case latency(milliseconds: Int64)
@@ -12,29 +13,44 @@ public enum NetworkAction: Sendable, Equatable {
     public static let latencyRange: ClosedRange<Int64> = 0...600_000
     /// How many of a device's next pushes the cloud drops or sends twice.
     public static let pushCountRange: ClosedRange<Int64> = 0...1_000_000
-    /// How far a device's clock may be off the real time, in milliseconds: a
-    /// year either way. Real clocks are off by seconds or hours; a year keeps
-    /// every skewed stamp (now ± skew) far inside a 64-bit millisecond time.
-    public static let skewRange: ClosedRange<Int64> = -365 * 86_400_000...365 * 86_400_000
+    /// How far a device's clock may be off the real time, in milliseconds:
+    /// ten years either way. A settings file with more is damaged, and a
+    /// stamp made with it (now ± skew) stays far inside 64 bits.
+    public static let skewRange: ClosedRange<Int64> = -10 * 365 * 86_400_000...10 * 365 * 86_400_000
 
     public static let words = "online, offline, latency MS, partition, heal, drop-pushes N, duplicate-pushes N, skew MS"
 
-    /// The ranges as the CLI's and the cloud's errors state them.
-    public static let rangesText = "latency \(latencyRange.lowerBound)–\(latencyRange.upperBound) ms, "
-        + "counts \(pushCountRange.lowerBound)–\(pushCountRange.upperBound), skew within ±\(skewRange.upperBound) ms (a year)"
-
     public init(_ word: String, _ amount: Int64?) throws {
         switch (word, amount) {
-        case ("online", nil): self = .online
-        case ("offline", nil): self = .offline
-        case ("partition", nil): self = .partition
-        case ("heal", nil): self = .heal
-        case ("latency", let ms?) where Self.latencyRange.contains(ms): self = .latency(milliseconds: ms)
-        case ("drop-pushes", let n?) where Self.pushCountRange.contains(n): self = .dropPushes(n)
-        case ("duplicate-pushes", let n?) where Self.pushCountRange.contains(n): self = .duplicatePushes(n)
-        case ("skew", let ms?) where Self.skewRange.contains(ms): self = .skew(milliseconds: ms)
-        default:
-            throw CloudFormatError("'\(word)\(amount.map { " \($0)" } ?? "")' is not a network change; use one of \(Self.words) (\(Self.rangesText))")
+        case ("online", nil): self = .online; return
+        case ("offline", nil): self = .offline; return
+        case ("partition", nil): self = .partition; return
+        case ("heal", nil): self = .heal; return
+        case ("online", let amount?), ("offline", let amount?), ("partition", let amount?), ("heal", let amount?):
+            throw CloudFormatError("\(word) takes no number (found \(amount))")
+        default: break
+        }
+        guard let (range, unit) = Self.accepted(by: word) else {
+            throw CloudFormatError("'\(word)' is not a network change; use one of \(Self.words)")
+        }
+        let allowed = "from \(range.lowerBound) to \(range.upperBound) \(unit)"
+        guard let amount else { throw CloudFormatError("\(word) needs a number: \(word) \(unit == "pushes" ? "N" : "MS"), \(allowed)") }
+        guard range.contains(amount) else { throw CloudFormatError("\(word) takes a number \(allowed), found \(amount)") }
+        switch word {
+        case "latency": self = .latency(milliseconds: amount)
+        case "drop-pushes": self = .dropPushes(amount)
+        case "duplicate-pushes": self = .duplicatePushes(amount)
+        default: self = .skew(milliseconds: amount)
+        }
+    }
+
+    /// The numbers a change that takes one accepts, and their unit; nil for any other word.
+    static func accepted(by word: String) -> (range: ClosedRange<Int64>, unit: String)? {
+        switch word {
+        case "latency": return (latencyRange, "ms")
+        case "drop-pushes", "duplicate-pushes": return (pushCountRange, "pushes")
+        case "skew": return (skewRange, "ms (ten years either way)")
+        default: return nil
         }
     }
 }

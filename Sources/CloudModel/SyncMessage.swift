@@ -325,8 +325,8 @@ public enum SyncCodec {
         var result: [String: Int64] = [:]
         guard fields["stores"] != nil else { throw CloudFormatError("\(path).stores is missing (an object, {} when empty)") }
         for (store, value) in try fields.dictionary("stores", at: path) {
-            guard case .integer(let revision) = value, revision >= 0 else {
-                throw CloudFormatError("\(path).stores.\(CloudFormatError.name(store)) must be a revision (an integer of at least 0)")
+            guard case .integer(let revision) = value, (0...CloudLimits.maximumCounter).contains(revision) else {
+                throw CloudFormatError("\(path).stores.\(CloudFormatError.name(store)) must be a revision (an integer from 0 to \(CloudLimits.maximumCounter))")
             }
             result[store] = revision
         }

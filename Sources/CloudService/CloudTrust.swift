@@ -14,9 +14,8 @@ import SharedFiles
 /// cloud settings) and its name. Both are files of mode 0600 read through the
 /// root's real folders only (docs/cloud.md, "Security").
 public enum CloudTrust {
-    /// The largest clock skew a device may have (`groupsim cloud network skew`, a scenario's
-    /// `clock-skew`), in milliseconds: NetworkAction's rule, a year.
-    public static let maximumClockSkewMilliseconds: Int64 = NetworkAction.skewRange.upperBound
+    /// The largest clock skew a device may have (`groupsim cloud network skew`), in milliseconds.
+    public static var maximumClockSkewMilliseconds: Int64 { DeviceCloudSettings.maximumClockSkewMilliseconds }
 
     /// Devices the fault table holds at most.
     static let maximumFaultedDevices = 1024

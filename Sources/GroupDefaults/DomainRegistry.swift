@@ -31,12 +31,14 @@ package final class DomainRegistry: @unchecked Sendable {
     /// The domain stored at `path`, opened if this process does not hold it yet.
     /// `root`: the folder the file must stay in, through real folders only (see `SharedPlistFile`).
     /// `maximumSize`: the largest file read and written (see `SharedPlistFile`).
-    package func domain(named name: String, at path: String, root: String, maximumSize: Int = PlistLimits.maximumFileSize) throws -> PersistentDomain {
+    /// `contentCheck`: see `SharedPlistFile`; it is the file's from its first opening in the process.
+    package func domain(named name: String, at path: String, root: String, maximumSize: Int = PlistLimits.maximumFileSize,
+                        contentCheck: SharedPlistFile.ContentCheck? = nil) throws -> PersistentDomain {
         // A released domain's last changes land before the file is opened again.
         PersistentDomain.waitForReleasedCommits()
         let (domain, isNew) = try lock.withLock { () throws -> (PersistentDomain, Bool) in
             if let existing = domains[path]?.domain { return (existing, false) }
-            let domain = PersistentDomain(name: name, file: try SharedPlistFile(path: path, root: root, maximumSize: maximumSize))
+            let domain = PersistentDomain(name: name, file: try SharedPlistFile(path: path, root: root, maximumSize: maximumSize, contentCheck: contentCheck))
             domains[path] = WeakDomain(domain)
             return (domain, true)
         }

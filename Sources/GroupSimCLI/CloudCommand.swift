@@ -97,6 +97,7 @@ struct CloudCommand: ParsableCommand {
 
         func run() throws {
             let place = try location.simulationRoot
+            try place.requireKnownDevice()
             let lock = try CloudDaemons.holdAgentLock(root: place.root, device: place.device)
             let agent = try SyncAgent(cloud: DeviceCloud(root: place.root, device: place.device)) { event, fields in
                 CloudCommand.emit(event, fields)
@@ -112,34 +113,85 @@ struct CloudCommand: ParsableCommand {
     }
 
     struct Status: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Show the cloud's state and each device's account, network and stores.")
+        static let configuration = CommandConfiguration(
+            abstract: "Show the cloud's state and each device's account, network and stores.",
+            discussion: "--json prints the cloud's own status (GET /v1/status) as one JSON object instead, for scripts.")
         @Option(help: "Simulation root.") var root: String?
+        @Flag(help: "Print the cloud's status as one JSON object (accounts, connected devices, faults, traffic).") var json = false
 
         func run() throws {
             let root = SimulationRoot.resolve(explicit: root)
             let daemons = CloudDaemons(root: root, groupsim: "")
-            if let holder = daemons.server, let location = try ServerLocation.read(root: root) {
-                do {
-                    let endpoint = CloudEndpoint(location: location, secret: try CloudTrust.controlSecret(root: root))
-                    let status = try CloudClient.blocking { try await CloudClient.request(endpoint, path: CloudClient.Path.status) }
-                    print("cloud  \(location.url)  \(holder)  \(PlistJSON.encode(status))")
-                } catch {
-                    print("cloud  \(location.url)  \(holder) is not answering: \(error)")
+            let location = daemons.server == nil ? nil : try ServerLocation.read(root: root)
+            let status = Result { () throws -> PlistValue in
+                guard let location else { throw ValidationError("the cloud is not running in \(root.path) (groupsim cloud start)") }
+                let endpoint = CloudEndpoint(location: location, secret: try CloudTrust.controlSecret(root: root))
+                return try CloudClient.blocking { try await CloudClient.request(endpoint, path: CloudClient.Path.status) }
+            }
+            if json { return print(PlistJSON.encode(try status.get())) }
+            if let holder = daemons.server, let location {
+                switch status {
+                case .success(let status): print("cloud  \(location.url)  \(holder)\n" + Self.describe(status))
+                case .failure(let error): print("cloud  \(location.url)  \(holder) is not answering: \(error)")
                 }
             } else {
                 print("cloud  not running in \(root.path) (groupsim cloud start)")
             }
             for device in daemons.devices {
                 let cloud = DeviceCloud(root: root, device: device)
-                let settings = try cloud.readSettings()
+                // One unreadable file is shown where it is; the rest of the table still is.
+                let settings: DeviceCloudSettings
+                do { settings = try cloud.readSettings() } catch {
+                    print("\(device)  settings unreadable: \(error)")
+                    continue
+                }
                 print("\(device)  account \(settings.account ?? "none")  \(settings.online ? "online" : "offline")  clock skew \(settings.clockSkewMilliseconds) ms  "
                     + "agent \(daemons.agent(device).map { "running (\($0))" } ?? "not running")")
                 for store in settings.stores {
-                    guard let copy = try cloud.readStore(store) else { continue }
+                    let copy: StoreCopy?
+                    do { copy = try cloud.readStore(store) } catch {
+                        print("  \(store)  unreadable: \(error)")
+                        continue
+                    }
+                    guard let copy else { continue }
                     print("  \(store)  \(copy.values.count) keys, \(copy.pending.count) pending, revision \(copy.revision)"
                         + (copy.initialSyncDone ? "" : ", first sync not done"))
                 }
             }
+        }
+
+        /// The cloud's status (GET /v1/status) as indented lines for people.
+        static func describe(_ status: PlistValue) -> String {
+            let fields = status.dictionaryValue ?? [:]
+            func words(_ value: PlistValue?) -> [String] { value?.arrayValue?.compactMap(\.stringValue) ?? [] }
+            func number(_ fields: [String: PlistValue]?, _ name: String) -> Int64 {
+                if case .integer(let number)? = fields?[name] { return number }
+                return 0
+            }
+            let accounts = words(fields["accounts"])
+            let connected = (fields["connected"]?.arrayValue ?? []).compactMap(\.dictionaryValue).map {
+                "\($0["device"]?.stringValue ?? "?") (\($0["account"]?.stringValue ?? "?"))"
+            }
+            var lines = [
+                "  accounts   " + (accounts.isEmpty ? "none yet" : accounts.joined(separator: ", ")),
+                "  connected  " + (connected.isEmpty ? "none" : connected.joined(separator: ", ")),
+            ]
+            for (device, value) in (fields["faults"]?.dictionaryValue ?? [:]).sorted(by: { $0.key < $1.key }) {
+                let fault = value.dictionaryValue
+                let active = [
+                    fault?["partitioned"] == .bool(true) ? "partitioned" : nil,
+                    number(fault, "latencyMs") > 0 ? "latency \(number(fault, "latencyMs")) ms" : nil,
+                    number(fault, "dropPushes") > 0 ? "drops the next \(number(fault, "dropPushes")) pushes" : nil,
+                    number(fault, "duplicatePushes") > 0 ? "duplicates the next \(number(fault, "duplicatePushes")) pushes" : nil,
+                ].compactMap { $0 }
+                if !active.isEmpty { lines.append("  faults     \(device): " + active.joined(separator: ", ")) }
+            }
+            for (device, value) in (fields["traffic"]?.dictionaryValue ?? [:]).sorted(by: { $0.key < $1.key }) {
+                let traffic = value.dictionaryValue
+                lines.append("  traffic    \(device): \(number(traffic, "uploadedChanges")) changes uploaded, \(number(traffic, "appliedChanges")) applied, "
+                    + "\(number(traffic, "pushes")) pushes (\(number(traffic, "droppedPushes")) dropped, \(number(traffic, "duplicatedPushes")) duplicated)")
+            }
+            return lines.joined(separator: "\n")
         }
     }
 
@@ -153,6 +205,7 @@ struct CloudCommand: ParsableCommand {
 
         func run() throws {
             let place = try location.simulationRoot
+            try place.requireKnownDevice()
             let cloud = DeviceCloud(root: place.root, device: place.device)
             switch (action, account) {
             case ("sign-in", let name?):
@@ -176,13 +229,30 @@ struct CloudCommand: ParsableCommand {
                 latency, partition, heal, drop-pushes and duplicate-pushes are applied by the cloud to the device's traffic.
                 """)
         @OptionGroup var location: LocationOptions
-        @Argument var action: String
-        @Argument var amount: Int64?
+        @Argument(help: "online, offline, latency, partition, heal, drop-pushes, duplicate-pushes or skew.") var action: String
+        // Taken as words, so a negative one (skew -3600000) is a number, not an unknown option.
+        @Argument(parsing: .allUnrecognized, help: "MS or N, for latency, skew (may be negative), drop-pushes, duplicate-pushes.")
+        var amount: [String] = []
+
+        static let actions = ["online", "offline", "latency", "partition", "heal", "drop-pushes", "duplicate-pushes", "skew"]
 
         func run() throws {
             let place = try location.simulationRoot
-            let control = CloudControl(root: place.root)
-            try control.apply(try NetworkAction(action, amount), device: place.device)
+            try place.requireKnownDevice()
+            guard Self.actions.contains(action) else {
+                var message = "'\(action)' is not a network change"
+                if let guess = DeviceManager.closest(to: action, among: Self.actions) { message += "; did you mean \(guess)?" }
+                throw ValidationError(message + " (one of \(NetworkAction.words))")
+            }
+            let amount = amount.filter { $0 != "--" }
+            guard amount.count <= 1 else { throw ValidationError("\(action) takes at most one number, found \(amount.joined(separator: " "))") }
+            let number = try amount.first.map { text in
+                guard let number = Int64(text) else { throw ValidationError("\(action) takes a whole number, found '\(text)'") }
+                return number
+            }
+            let change: NetworkAction
+            do { change = try NetworkAction(action, number) } catch let error as CloudFormatError { throw ValidationError(error.description) }
+            try CloudControl(root: place.root).apply(change, device: place.device)
         }
     }
 
@@ -203,10 +273,18 @@ struct CloudCommand: ParsableCommand {
                 guard let endpoint = try CloudEndpoint.control(root: root) else {
                     throw ValidationError("the cloud is not started in \(root.path) (groupsim cloud serve)")
                 }
+                let status = try CloudClient.blocking { try await CloudClient.request(endpoint, path: CloudClient.Path.status) }
+                let known = status.dictionaryValue?["accounts"]?.arrayValue?.compactMap(\.stringValue) ?? []
+                guard known.contains(account) else {
+                    var message = "the cloud has no account \(account)"
+                    if let guess = DeviceManager.closest(to: account, among: known) { message += "; did you mean \(guess)?" }
+                    throw ValidationError(message + (known.isEmpty ? " (it has none yet: an account is made by a device's first upload)" : " (accounts: \(known.joined(separator: ", ")))"))
+                }
                 let path = CloudClient.Path.store(store, of: account)
                 let reply = try CloudClient.blocking { try await CloudClient.request(endpoint, path: path) }
                 values = (reply.dictionaryValue?["records"]?.dictionaryValue ?? [:]).compactMapValues { $0.dictionaryValue?["value"] }
             case (nil, let device?):
+                try DeviceManager(root: root).requireDevice(device)
                 guard let copy = try DeviceCloud(root: root, device: device).readStore(store) else {
                     throw ValidationError("\(device) has no copy of \(store): no app there has opened it (its copy is made when one does)")
                 }
@@ -237,10 +315,15 @@ struct CloudCommand: ParsableCommand {
             let place = try location.simulationRoot
             let newValue: PlistValue?
             switch (value, remove) {
-            case (let text?, false): newValue = try PlistJSON.decode(PlistJSON.parse(text), path: "VALUE")
+            case (let text?, false):
+                do { newValue = try PlistJSON.decode(PlistJSON.parse(text), path: "VALUE") } catch {
+                    throw ValidationError("VALUE is JSON, and \(CloudFormatError.name(text)) is not: \(error). "
+                        + "A string is written in double quotes, inside single quotes for the shell: groupsim cloud write \(store) \(key) '\"\(text)\"'")
+                }
             case (nil, true): newValue = nil
             default: throw ValidationError("give a VALUE (JSON) or --remove, not both")
             }
+            try place.requireKnownDevice()
             let target = try UbiquitousStore(cloud: DeviceCloud(root: place.root, device: place.device), identifier: store)
             try target.set(newValue, forKey: key)
             for violation in try target.flush() { print("kept on \(place.device) only, never uploaded: \(violation)") }
@@ -255,6 +338,7 @@ struct CloudCommand: ParsableCommand {
 
         func run() throws {
             let place = try location.simulationRoot
+            try place.requireKnownDevice()
             let watched = try UbiquitousStore(cloud: DeviceCloud(root: place.root, device: place.device), identifier: store) { change in
                 CloudCommand.emit("external-change", [
                     "reason": .string(change.reason.rawValue), "keys": .array(change.keys.map { .string($0) }),

@@ -19,20 +19,8 @@ struct ContainerCommand: ParsableCommand {
     func run() throws {
         let place = try location.simulationRoot
         try place.requireKnownDevice()
-        let isGroup = DomainName.isGroup(identifier)
-        let path = isGroup
-            ? try place.root.groupContainerPath(device: place.device, groupIdentifier: identifier)
-            : try place.root.appContainerPath(device: place.device, bundleIdentifier: identifier)
         // A container exists once its app is installed (or a process used it): a typo must not make one.
-        if !FileManager.default.fileExists(atPath: path) {
-            let installed = try DeviceManager(root: place.root).installed(device: place.device).flatMap { $0.manifest.targets.values }
-            let known = isGroup ? Set(installed.flatMap(\.appGroups)) : Set(installed.map(\.bundleIdentifier))
-            guard known.contains(identifier) else {
-                var message = "no \(isGroup ? "app group" : "app") \(identifier) on \(place.device): nothing installed there uses it"
-                if let guess = DeviceManager.closest(to: identifier, among: known.sorted()) { message += "; did you mean \(guess)?" }
-                throw DeviceError(message + " (install its app: groupsim app install --device \(place.device) [--manifest FILE])")
-            }
-        }
+        let path = try place.requireKnownContainer(identifier)
         try place.root.prepareConfinedDirectory(path)
         print(path)
     }

@@ -3,6 +3,7 @@ import Foundation
 import GroupDefaults
 import PropertyList
 import SharedFiles
+import Terminal
 
 /// `groupsim defaults`: macOS's `defaults` over the simulated devices.
 struct DefaultsCommand: ParsableCommand {
@@ -11,7 +12,8 @@ struct DefaultsCommand: ParsableCommand {
         abstract: "Read and write simulated defaults domains, like macOS `defaults`.",
         discussion: """
             A DOMAIN is an app's bundle id (com.example.app), an app-group id (group.com.example.app), \
-            or NSGlobalDomain (-g). Options (--root, --device, --app) go before the domain.
+            or NSGlobalDomain (-g). Options (--root, --device, --app) go after the subcommand and before the domain: \
+            groupsim defaults read --device iPad com.example.app.
             """,
         subcommands: [
             Read.self, ReadType.self, Write.self, Rename.self, Delete.self, Domains.self, Find.self,
@@ -33,6 +35,12 @@ package struct DomainOptions: ParsableArguments {
         get throws {
             let place = try location.simulationRoot
             try place.requireKnownDevice()
+            if let app {
+                guard !DomainName.isGroup(app) else {
+                    throw ValidationError("--app takes an app's bundle id, found the app group \(app); name the group as the domain instead")
+                }
+                _ = try place.requireKnownContainer(app)
+            }
             return place.files(app: app)
         }
     }
@@ -229,7 +237,7 @@ extension DefaultsCommand {
                 throw NotFound(description: "Domain \(domain) does not exist")
             }
             if path == "-" {
-                FileHandle.standardOutput.write(PropertyListFormat.xml.encode(.dictionary(contents)))
+                StandardOutput.write(PropertyListFormat.xml.encode(.dictionary(contents)))
             } else {
                 try PropertyListFormat.binary.encode(.dictionary(contents)).write(to: URL(fileURLWithPath: path), options: .atomic)
             }

@@ -100,7 +100,7 @@ final class ChangePrinter: @unchecked Sendable {
     private func time() -> String { "\"time\":\(PlistJSON.quote(PlistJSON.timestamp(Date())))" }
 
     private func emit(_ line: String) {
-        lock.withLock { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
+        lock.withLock { StandardOutput.write(line + "\n") }
     }
 }
 

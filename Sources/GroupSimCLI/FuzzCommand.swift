@@ -16,7 +16,7 @@ struct FuzzCommand: ParsableCommand {
             """)
 
     @Option(help: "The first seed (default: a random one, printed).") var seed: UInt64?
-    @Option(help: "How many histories (seeds seed, seed+1, …).") var runs = 10
+    @Option(help: "How many histories (seeds seed, seed+1, …, wrapping from 18446744073709551615 to 0).") var runs = 10
     @Option(help: "Operations per history.") var length = 30
     @Option(help: "Folder for the shrunk scenario of each failure.") var out = "."
     @Flag(help: "Print the scenario each seed makes instead of running it.") var print = false
@@ -29,9 +29,11 @@ struct FuzzCommand: ParsableCommand {
     func run() throws {
         let output = LineWriter.standardOutput
         let style = TerminalStyle.forStandardOutput()
-        let first = seed ?? UInt64.random(in: 1...UInt64(1) << 48)
+        let first = self.seed ?? UInt64.random(in: 1...UInt64(1) << 48)
+        /// The seed of run `index`: a seed is a name, so the last one is followed by 0, never by an overflow.
+        func seed(_ index: Int) -> UInt64 { first &+ UInt64(index) }
         if print {
-            for index in 0..<runs { output.write(RandomRun.generate(seed: first + UInt64(index), length: length).yaml) }
+            for index in 0..<runs { output.write(RandomRun.generate(seed: seed(index), length: length).yaml) }
             return
         }
         // Made before anything runs: a failure found after a long shrink must have somewhere to go.
@@ -40,9 +42,10 @@ struct FuzzCommand: ParsableCommand {
         } catch {
             throw ValidationError("--out \(out): cannot make the folder for failing histories: \(error.localizedDescription)")
         }
-        output.write("fuzz: \(runs) histories of \(length) operations, seeds \(first)…\(first + UInt64(runs) - 1)")
+        output.write("fuzz: \(runs) histories of \(length) operations, seeds \(first)…\(seed(runs - 1))")
         let runner = ScenarioRunner(binaries: try ScenarioRunner.defaultBinaries())
         LiveProcesses.shared.endAllOnInterrupt()
+        StandardOutput.beforeEndingOnClosedOutput { LiveProcesses.shared.endAll() }
         let scratch = NSTemporaryDirectory() + "/groupsim-fuzz-\(getpid())"
         try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: scratch) }
@@ -60,7 +63,7 @@ struct FuzzCommand: ParsableCommand {
 
         var failed = 0
         for index in 0..<runs {
-            let history = RandomRun.generate(seed: first + UInt64(index), length: length)
+            let history = RandomRun.generate(seed: seed(index), length: length)
             guard let problem = failure(of: history) else {
                 output.write("✔ seed \(history.seed)")
                 continue

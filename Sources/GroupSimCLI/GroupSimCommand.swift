@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import GroupDefaults
 
 /// `groupsim`: the simulator's command-line front door.
@@ -20,9 +21,15 @@ public struct GroupSimCommand: ParsableCommand {
            arguments[domain] == "-g" || arguments[domain] == "-globalDomain" {
             arguments[domain] = DomainName.global
         }
+        var command: ParsableCommand
+        do { command = try parseAsRoot(arguments) } catch { exit(withError: error) }
         do {
-            var command = try parseAsRoot(arguments)
             try command.run()
+        } catch let error as ValidationError {
+            // Found while running, the message says what to change: the general
+            // usage of `groupsim` (all the parser knows here) would only bury it.
+            FileHandle.standardError.write(Data("Error: \(error.message)\n".utf8))
+            Foundation.exit(ExitCode.validationFailure.rawValue)
         } catch {
             exit(withError: error)
         }

@@ -24,7 +24,7 @@ struct RunCommand: ParsableCommand {
     @Flag(help: "Keep each scenario's simulation root for inspection.") var keepRoots = false
 
     func validate() throws {
-        if `repeat` < 1 { throw ValidationError("--repeat needs a positive count") }
+        if !(1...10_000).contains(`repeat`) { throw ValidationError("--repeat must be from 1 to 10000, found \(`repeat`)") }
         if !(1...64).contains(jobs) { throw ValidationError("--jobs must be from 1 to 64, found \(jobs)") }
         _ = try parsedShard()
     }
@@ -89,6 +89,7 @@ struct RunCommand: ParsableCommand {
                 Foundation.exit(128 + signal)
             }
         }
+        StandardOutput.beforeEndingOnClosedOutput { LiveProcesses.shared.endAll() }
         let runner = ScenarioRunner(binaries: binaries, keepRoots: keepRoots)
         let report = TextReport(style: style)
         let work = selected.flatMap { scenario in (1...`repeat`).map { (scenario, $0) } }
@@ -101,8 +102,8 @@ struct RunCommand: ParsableCommand {
             if style.enabled && jobs == 1 { output.writeRaw(report.started(scenario, run: run, of: `repeat`) + "\r") }
             let result = runner.run(scenario)
             output.exclusive {
-                if style.enabled && jobs == 1 { FileHandle.standardOutput.write(Data("\u{1B}[K".utf8)) }
-                FileHandle.standardOutput.write(Data((report.finished(result) + "\n").utf8))
+                if style.enabled && jobs == 1 { StandardOutput.write("\u{1B}[K") }
+                StandardOutput.write(report.finished(result) + "\n")
             }
             return result
         }

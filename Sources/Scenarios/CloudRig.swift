@@ -243,7 +243,13 @@ final class CloudRig: @unchecked Sendable {
             }
             if let aheadMs {
                 let now = DeviceCloudSettings.realTime()
-                guard case .integer(let time)? = record?["time"], aheadMs >= 0 ? time - now >= Int64(aheadMs) : now - time >= Int64(-aheadMs) else {
+                // The cloud's stamp is whatever a device sent: its distance from now may not fit in 64 bits.
+                var ahead: Int64? = nil
+                if case .integer(let time)? = record?["time"] {
+                    let difference = time.subtractingReportingOverflow(now)
+                    ahead = difference.overflow ? (difference.partialValue < 0 ? .max : .min) : difference.partialValue
+                }
+                guard let ahead, aheadMs >= 0 ? ahead >= Int64(aheadMs) : ahead <= Int64(aheadMs) else {
                     throw CheckFailed("the cloud's \(key) in \(store) for \(account) should be stamped \(aheadMs >= 0 ? "at least \(aheadMs) ms ahead of" : "at least \(-aheadMs) ms behind") "
                         + "the real time (\(now) ms), found \(shown)")
                 }

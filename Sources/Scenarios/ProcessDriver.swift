@@ -257,6 +257,14 @@ public final class LiveProcesses: @unchecked Sendable {
 
     func remove(_ pid: Int32) { _ = lock.withLock { pids.remove(pid) } }
 
+    /// Kills (and resumes) every child; returns their pids.
+    @discardableResult
+    public func endAll() -> Set<Int32> {
+        let all = lock.withLock { pids }
+        for pid in all { kill(pid, SIGCONT); kill(pid, SIGKILL) }
+        return all
+    }
+
     /// The signal (SIGINT, SIGTERM) that interrupted the run, if one did.
     public var interruption: Int32? { lock.withLock { interruptedBy } }
 
@@ -283,11 +291,11 @@ public final class LiveProcesses: @unchecked Sendable {
                 signal(number, SIG_IGN)
                 let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
                 source.setEventHandler { [self] in
-                    let (all, again) = lock.withLock { () -> (Set<Int32>, Bool) in
+                    let again = lock.withLock { () -> Bool in
                         defer { if interruptedBy == nil { interruptedBy = number } }
-                        return (pids, interruptedBy != nil)
+                        return interruptedBy != nil
                     }
-                    for pid in all { kill(pid, SIGCONT); kill(pid, SIGKILL) }
+                    let all = endAll()
                     if again { exit(128 + number) }
                     FileHandle.standardError.write(Data("\ninterrupted (\(Self.describe(number))): ended \(all.count) simulated process(es)\n".utf8))
                     finish(number)

@@ -28,6 +28,10 @@ public final class SharedPlistFile: @unchecked Sendable {
     /// for a suite, which bounds what one hostile file costs its readers;
     /// larger for a file whose size only its own device's disk should bound.
     public let maximumSize: Int
+    /// Why decoded contents cannot be this file's (nil: they can); contents
+    /// it refuses are corrupt, as undecodable bytes are.
+    public typealias ContentCheck = @Sendable ([String: PlistValue]) -> String?
+    private let contentCheck: ContentCheck?
     private let folder: ConfinedFolder
     private let lock: FileLock
     /// One temporary name per file: under the lock, one that exists was left
@@ -37,9 +41,14 @@ public final class SharedPlistFile: @unchecked Sendable {
     /// `root`: the folder the file must stay in; every folder between it and
     /// the file must be a real folder (created 0700 when missing). nil: the
     /// file's own folder.
+    /// `maximumSize`: the largest file read and written.
+    /// `contentCheck`: what the contents must satisfy, beyond decoding (a
+    /// number no writer can have made, say); a file that fails it is kept
+    /// aside by the next `update` like any corrupt file.
     public init(path: String, format: PropertyListFormat = .binary, durable: Bool = true, root: String? = nil,
-                maximumSize: Int = PlistLimits.maximumFileSize) throws {
+                maximumSize: Int = PlistLimits.maximumFileSize, contentCheck: ContentCheck? = nil) throws {
         self.path = path
+        self.contentCheck = contentCheck
         self.format = format
         self.durable = durable
         self.maximumSize = maximumSize
@@ -65,26 +74,30 @@ public final class SharedPlistFile: @unchecked Sendable {
     /// Reads a shared plist without opening it for writing: nothing is
     /// created, no folder and no lock file. nil if there is no file. With a
     /// `root`, the folders below it must be real folders, as for writers.
-    public static func read(path: String, root: String? = nil, maximumSize: Int = PlistLimits.maximumFileSize) throws -> [String: PlistValue]? {
+    public static func read(path: String, root: String? = nil, maximumSize: Int = PlistLimits.maximumFileSize,
+                            contentCheck: ContentCheck? = nil) throws -> [String: PlistValue]? {
         let directory = (path as NSString).deletingLastPathComponent
         let folder = try ConfinedFolder(directory, top: root ?? directory)
         let name = (path as NSString).lastPathComponent
         return try folder.withDescriptor(creating: false) { descriptor in
-            try decode(readRegularFile(named: name, in: descriptor, path: path, limit: maximumSize), path: path, maximumSize: maximumSize)
+            try decode(readRegularFile(named: name, in: descriptor, path: path, limit: maximumSize), path: path, maximumSize: maximumSize, check: contentCheck)
         } ?? nil
     }
 
     private func readContents(in descriptor: Int32) throws -> [String: PlistValue]? {
-        try Self.decode(readRegularFile(named: fileName, in: descriptor, path: path, limit: maximumSize), path: path, maximumSize: maximumSize)
+        try Self.decode(readRegularFile(named: fileName, in: descriptor, path: path, limit: maximumSize), path: path, maximumSize: maximumSize, check: contentCheck)
     }
 
-    private static func decode(_ bytes: [UInt8]?, path: String, maximumSize: Int) throws -> [String: PlistValue]? {
+    private static func decode(_ bytes: [UInt8]?, path: String, maximumSize: Int, check: ContentCheck?) throws -> [String: PlistValue]? {
         guard let bytes else { return nil }
+        let contents: [String: PlistValue]
         do {
-            return try PropertyListFormat.decodeDictionary(Data(bytes), maximumSize: maximumSize)
+            contents = try PropertyListFormat.decodeDictionary(Data(bytes), maximumSize: maximumSize)
         } catch let error as PropertyListError {
             throw SharedFileError.corrupt(path: path, reason: error.description)
         }
+        if let problem = check?(contents) { throw SharedFileError.corrupt(path: path, reason: problem) }
+        return contents
     }
 
     /// The result of one `update`.

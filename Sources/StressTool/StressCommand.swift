@@ -82,7 +82,7 @@ public struct StressCommand: ParsableCommand {
                 defaults.set(.integer(index), forKey: key)
                 defaults.set(.string(String(repeating: "x", count: Int(index % 64))), forKey: "\(key)-padding")
                 try defaults.flush()
-                FileHandle.standardOutput.write(Data("ack \(index)\n".utf8))
+                StandardOutput.write("ack \(index)\n")
             }
         }
     }

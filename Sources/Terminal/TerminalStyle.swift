@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// ANSI styling for terminals; plain text when NO_COLOR is set or stdout is not a terminal.
 public struct TerminalStyle: Sendable {
@@ -18,6 +21,61 @@ public struct TerminalStyle: Sendable {
     public func error(_ text: String) -> String { wrap("31", text) }
 }
 
+/// The one way to stdout for every executable. A reader that has gone away
+/// (`groupsim run | head -1`) ends the process quietly, as it ends the shell's
+/// own tools: Foundation's `FileHandle.write` traps on a closed pipe once
+/// SIGPIPE is ignored (a process that starts children ignores it), and
+/// `print` would go on writing into nothing.
+public enum StandardOutput {
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var cleanup: @Sendable () -> Void = {}
+    nonisolated(unsafe) private static var ending = false
+
+    /// What a command with children does before it ends because stdout
+    /// failed (it ends them). Runs once, on the writing thread, and must not write to stdout.
+    public static func beforeEndingOnClosedOutput(_ body: @escaping @Sendable () -> Void) {
+        lock.withLock { cleanup = body }
+    }
+
+    /// Writes all of `bytes`, unbuffered; ends the process if stdout failed.
+    public static func write(_ bytes: Data) {
+        if let failure = attempt(bytes) { end(failure) }
+    }
+
+    /// Writes all of `bytes`; the errno if stdout failed.
+    static func attempt(_ bytes: Data) -> Int32? {
+        bytes.withUnsafeBytes { buffer -> Int32? in
+            var offset = 0
+            while offset < buffer.count {
+                let written = Glibc.write(STDOUT_FILENO, buffer.baseAddress! + offset, buffer.count - offset)
+                if written >= 0 { offset += written; continue }
+                if errno == EINTR { continue }
+                return errno
+            }
+            return nil
+        }
+    }
+
+    /// Ends the process after stdout failed with `failure`.
+    /// Threads that find it failed too wait for the first one's exit.
+    static func end(_ failure: Int32) -> Never {
+        let (first, beforeEnding) = lock.withLock { () -> (Bool, @Sendable () -> Void) in
+            defer { ending = true }
+            return (!ending, cleanup)
+        }
+        guard first else { while true { pause() } }
+        beforeEnding()
+        // EPIPE: the reader has all it wanted. Anything else (a full disk
+        // under a redirect) is a failure, said where it can still be seen.
+        if failure == EPIPE { exit(0) }
+        let message = "cannot write to standard output: \(String(cString: strerror(failure)))\n"
+        _ = message.withCString { Glibc.write(STDERR_FILENO, $0, strlen($0)) }
+        exit(74)
+    }
+
+    public static func write(_ text: String) { write(Data(text.utf8)) }
+}
+
 /// Whole lines to stdout from any thread, never interleaved.
 public final class LineWriter: @unchecked Sendable {
     public static let standardOutput = LineWriter()
@@ -25,13 +83,13 @@ public final class LineWriter: @unchecked Sendable {
 
     public init() {}
 
-    public func write(_ line: String) {
-        lock.withLock { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
-    }
+    public func write(_ line: String) { writeRaw(line + "\n") }
 
     /// Writes raw text (no newline added), e.g. a prompt or cursor movements.
+    /// A failed stdout ends the process once the writer is released, so
+    /// nothing the exit runs (the last saves) can wait on it.
     public func writeRaw(_ text: String) {
-        lock.withLock { FileHandle.standardOutput.write(Data(text.utf8)) }
+        if let failure = lock.withLock({ StandardOutput.attempt(Data(text.utf8)) }) { StandardOutput.end(failure) }
     }
 
     /// Runs `body` with the writer held, for multi-line redraws.

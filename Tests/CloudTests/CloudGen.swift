@@ -18,6 +18,18 @@ enum CloudGen {
         return ChangeStamp(time: times.randomElement(using: &rng)!, device: device, sequence: sequence)
     }
 
+    /// Any Int64, most often one at an edge: the ends, around 0, and around
+    /// the largest counter a file may hold.
+    static func edgeNumber(using rng: inout any SeededRandomNumberGenerator) -> Int64 {
+        let edges: [Int64] = [.min, .min + 1, -1, 0, 1, 2, CloudLimits.maximumCounter - 1, CloudLimits.maximumCounter,
+                              CloudLimits.maximumCounter + 1, .max - 1, .max]
+        return Bool.random(using: &rng) ? edges.randomElement(using: &rng)! : Int64.random(in: .min ... .max, using: &rng)
+    }
+
+    static var edgeNumbers: Generator<[Int64], [[Int64]]> {
+        Generator(run: { rng in (0..<3).map { _ in edgeNumber(using: &rng) } }, shrink: { _ in [] })
+    }
+
     static var stamps: Generator<[ChangeStamp], [[ChangeStamp]]> {
         Generator(run: { rng in (0..<3).map { _ in stamp(using: &rng) } }, shrink: { _ in [] })
     }

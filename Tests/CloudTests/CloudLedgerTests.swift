@@ -16,6 +16,32 @@ import TestSupport
         UploadedChange(key: key, value: value, stamp: ChangeStamp(time: time, device: device, sequence: sequence))
     }
 
+    /// Reading an account that holds nothing (a typo in `cloud read
+    /// --account`, a curl) makes no account: only an upload does.
+    @Test func lookingUpAnAccountMakesNoAccount() throws {
+        var ledger = try CloudLedger(dataFolder: folder)
+        #expect(try ledger.stores(of: "bob").isEmpty)
+        #expect(try ledger.store("com.example.notes", of: "bob").records.isEmpty)
+        #expect(!ledger.knownAccounts.contains("bob"))
+        _ = try ledger.upload([Self.change("k", 1, time: 10)], to: "com.example.notes", of: "bob", from: "iPhone")
+        #expect(ledger.knownAccounts.contains("bob"))
+    }
+
+    /// A revision no history reaches, in an account's file, is an error that
+    /// names the file and the store: the next upload would count past Int64.max.
+    @Test func anAccountFileWithAnImpossibleRevisionIsRefused() throws {
+        try FileManager.default.createDirectory(atPath: folder + "/accounts", withIntermediateDirectories: true)
+        let store: PlistValue = ["revision": .integer(.max), "records": [:]]
+        try Data(BinaryPropertyList.encode(["s": store])).write(to: URL(fileURLWithPath: folder + "/accounts/alice.plist"))
+        var ledger = try CloudLedger(dataFolder: folder)
+        do {
+            _ = try ledger.upload([Self.change("k", 1, time: 10)], to: "s", of: "alice", from: "iPhone")
+            Issue.record("an upload counted on from Int64.max")
+        } catch {
+            #expect("\(error)".contains("alice.plist store s.revision must be a revision (from 0 to 9007199254740992), found 9223372036854775807"), "\(error)")
+        }
+    }
+
     @Test func anUploadIsOnDiskBeforeUploadReturns() throws {
         var ledger = CloudLedger(dataFolder: folder)
         let outcome = try ledger.upload([Self.change("k", ["nested": [1]], time: 10), Self.change("gone", nil, time: 10, sequence: 2)],

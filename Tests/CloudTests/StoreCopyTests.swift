@@ -1,5 +1,6 @@
 import CloudModel
 import Foundation
+import PropertyBased
 import PropertyList
 import Testing
 @testable import CloudDevice
@@ -229,6 +230,46 @@ import Testing
         older["pending"] = .dictionary(["big": .dictionary((fields["pending"]?.dictionaryValue?["big"]?.dictionaryValue ?? [:]).merging(["value": big]) { $1 }),
                                         "gone": fields["pending"]?.dictionaryValue?["gone"] ?? .bool(false)])
         #expect(try StoreCopy(older, path: "copy.plist") == copy)
+    }
+
+    /// Whatever numbers a file holds, a copy read from it never overflows:
+    /// one that loads can be written to, sent records and notified (each
+    /// counting on), and one that holds a counter no device reaches is
+    /// refused naming it, the same refusal that keeps the file aside.
+    @Test func aCopyFromAnyCountersLoadsWithinTheLimitOrIsRefusedNamingIt() async {
+        await propertyCheck(count: 400, input: CloudGen.edgeNumbers) { numbers in
+            var fields = Self.signedIn().plist
+            fields["nextSequence"] = .integer(numbers[0])
+            fields["revision"] = .integer(numbers[1])
+            fields["notices"] = [["serial": .integer(numbers[2]), "reason": "server-change", "keys": []]]
+            let possible = (1...CloudLimits.maximumCounter).contains(numbers[0]) && (0...CloudLimits.maximumCounter).contains(numbers[1])
+                && (1...CloudLimits.maximumCounter).contains(numbers[2])
+            #expect((StoreCopy.impossibleNumber(in: fields) == nil) == possible, "\(numbers)")
+            do {
+                var copy = try StoreCopy(fields, path: "copy.plist")
+                #expect(possible, "\(numbers) loaded")
+                copy.write(1, forKey: "k", device: "iPhone", time: .max)
+                copy.apply([Self.record("j", 2, time: .min, revision: .max)], revision: CloudLimits.maximumCounter, initial: true)
+                copy.correct([Self.record("k", 3, time: .max, device: "iPad", sequence: .max)])
+                #expect(copy.nextSequence <= CloudLimits.maximumCounter + 1 && copy.lastNoticeSerial <= CloudLimits.maximumCounter + 3)
+            } catch {
+                #expect(!possible, "\(numbers) refused: \(error)")
+                #expect("\(error)".hasPrefix("copy.plist: ") && "\(error)".contains("no count of writes reaches"), "\(error)")
+            }
+        }
+    }
+
+    /// A clock skew from a file loads only within ten years either way, so a
+    /// stamp (the real time plus the skew) never overflows.
+    @Test func aClockSkewFromAnyNumberLoadsOnlyWithinTenYears() async {
+        await propertyCheck(count: 300, input: CloudGen.edgeNumbers) { numbers in
+            let skew = numbers[0]
+            let within = (-DeviceCloudSettings.maximumClockSkewMilliseconds...DeviceCloudSettings.maximumClockSkewMilliseconds).contains(skew)
+            let settings = try? DeviceCloudSettings(["clockSkewMilliseconds": .integer(skew)], path: "device.plist")
+            #expect((settings != nil) == within, "\(skew)")
+            #expect((DeviceCloudSettings.impossibleNumber(in: ["clockSkewMilliseconds": .integer(skew)]) == nil) == within, "\(skew)")
+            if let settings { #expect(DeviceCloudSettings.realTime().addingReportingOverflow(settings.clockSkewMilliseconds).overflow == false) }
+        }
     }
 
     @Test func aMalformedFileIsRefusedNamingThePathAndTheField() {

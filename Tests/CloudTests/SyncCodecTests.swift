@@ -53,10 +53,10 @@ import Testing
 
     @Test func everyAgentMessageComesBack() throws {
         let messages: [AgentMessage] = [
-            .hello(device: "iPhone", account: "alice@example.com", stores: ["com.example.notes": 0, "other": .max]),
+            .hello(device: "iPhone", account: "alice@example.com", stores: ["com.example.notes": 0, "other": CloudLimits.maximumCounter]),
             .hello(device: "é 😀", account: "", stores: [:]),
             .subscribe(store: "com.example.notes", since: 0),
-            .subscribe(store: "s", since: .max),
+            .subscribe(store: "s", since: CloudLimits.maximumCounter),
             .upload(store: "s", changes: []),
             .upload(store: "s", changes: [
                 UploadedChange(key: "all", value: Self.everyKind, stamp: stamp),
@@ -246,11 +246,27 @@ import Testing
         }
     }
 
+    /// A revision from the wire is taken only from 0 to the largest counter,
+    /// whatever Int64 is sent: the cloud counts on from it, the device keeps it.
+    @Test func aRevisionIsTakenOnlyWithinTheCounterRange() async {
+        await propertyCheck(count: 300, input: CloudGen.edgeNumbers) { numbers in
+            let revision = numbers[0]
+            let taken = (0...CloudLimits.maximumCounter).contains(revision)
+            let messages = [
+                Self.cloudRefusal(#"{"type":"changes","store":"s","base":0,"revision":\#(revision),"records":[]}"#),
+                Self.cloudRefusal(#"{"type":"ack","store":"s","accepted":[],"refused":[],"superseded":[],"base":0,"revision":\#(revision)}"#),
+                Self.agentRefusal(#"{"type":"subscribe","store":"s","since":\#(revision)}"#),
+                Self.agentRefusal(#"{"type":"poll","stores":{"s":\#(revision)}}"#),
+            ]
+            for message in messages { #expect(message.hasPrefix("accepted as") == taken, "\(revision): \(message)") }
+        }
+    }
+
     @Test func negativeRevisionsAreRefused() {
         #expect(Self.agentRefusal(#"{"type":"hello","device":"d","account":"a","stores":{"s":-1}}"#)
-            == "hello.stores.s must be a revision (an integer of at least 0)")
+            == "hello.stores.s must be a revision (an integer from 0 to 9007199254740992)")
         #expect(Self.agentRefusal(#"{"type":"poll","stores":{"s":-9223372036854775808}}"#)
-            == "poll.stores.s must be a revision (an integer of at least 0)")
+            == "poll.stores.s must be a revision (an integer from 0 to 9007199254740992)")
         do {
             #expect(Self.agentRefusal(#"{"type":"subscribe","store":"s","since":-1}"#).contains("subscribe.since"))
             #expect(Self.cloudRefusal(#"{"type":"changes","store":"s","base":-1,"revision":1,"records":[]}"#).contains("changes.base"))

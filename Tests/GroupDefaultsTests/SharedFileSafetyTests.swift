@@ -148,3 +148,29 @@ import PropertyList
         #expect(try file.read() == ["k": "v"])
     }
 }
+
+/// A file whose contents decode but fail the file's content check (a number
+/// no writer makes) is a corrupt file: reads refuse it naming why, the next
+/// update keeps it aside and starts from nothing.
+@Suite struct ContentCheckTests {
+    let root = TemporaryRoot()
+
+    @Test func contentsFailingTheCheckAreKeptAsideLikeACorruptFile() throws {
+        let path = root.path + "/counters.plist"
+        let check: SharedPlistFile.ContentCheck = { fields in
+            if case .integer(let next)? = fields["next"], next == .max { return "next is Int64.max" }
+            return nil
+        }
+        try Data(BinaryPropertyList.encode(["next": .integer(.max)])).write(to: URL(fileURLWithPath: path))
+        #expect(throws: SharedFileError.self) { try SharedPlistFile.read(path: path, root: root.path, contentCheck: check) }
+        #expect(try SharedPlistFile.read(path: path, root: root.path)?["next"] == .integer(.max), "without the check it reads as it is")
+        let file = try SharedPlistFile(path: path, root: root.path, contentCheck: check)
+        do { _ = try file.read(); Issue.record("read through the check") } catch {
+            #expect("\(error)".contains("next is Int64.max"), "\(error)")
+        }
+        let update = try file.update { $0["next"] = .integer(1) }
+        #expect(update.before.isEmpty && update.corruptionReason == "next is Int64.max")
+        #expect(update.corruptFileMovedTo.map { FileManager.default.fileExists(atPath: $0) } == true)
+        #expect(try file.read() == ["next": .integer(1)])
+    }
+}

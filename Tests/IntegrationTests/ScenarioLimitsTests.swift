@@ -1,3 +1,4 @@
+import CloudDevice
 import CloudModel
 import Foundation
 import ScenarioModel
@@ -10,14 +11,16 @@ import Testing
         try ScenarioParser.parse("summary: x\ndevices: [iPhone, iPad]\nsteps:\n  - \(step)\n", file: "/tmp/limits.yaml")
     }
 
-    @Test func clockSkewIsAYearEitherWayForTheCLIAndScenarios() throws {
-        let year = Int64(365 * 86_400_000)
-        #expect(NetworkAction.skewRange == -year...year)
-        #expect(try NetworkAction("skew", year) == .skew(milliseconds: year))
-        #expect(throws: CloudFormatError.self) { try NetworkAction("skew", year + 1) }
-        #expect(throws: CloudFormatError.self) { try NetworkAction("skew", -10 * year) }
-        _ = try parse("clock-skew: { device: iPad, ms: \(-year) }")
-        #expect(throws: (any Error).self) { try parse("clock-skew: { device: iPad, ms: \(year + 1) }") }
+    @Test func clockSkewIsTenYearsEitherWayForTheCLIAndScenarios() throws {
+        let tenYears = Int64(10 * 365 * 86_400_000)
+        #expect(NetworkAction.skewRange == -tenYears...tenYears)
+        #expect(DeviceCloudSettings.maximumClockSkewMilliseconds == tenYears)
+        #expect(try NetworkAction("skew", tenYears) == .skew(milliseconds: tenYears))
+        #expect(throws: CloudFormatError.self) { try NetworkAction("skew", tenYears + 1) }
+        #expect(throws: CloudFormatError.self) { try NetworkAction("skew", -tenYears - 1) }
+        _ = try parse("clock-skew: { device: iPad, ms: \(-tenYears) }")
+        _ = try parse("expect: { cloud: s, account: alice, key: k, value: 1, ahead-ms: \(tenYears) }")
+        #expect(throws: (any Error).self) { try parse("clock-skew: { device: iPad, ms: \(tenYears + 1) }") }
     }
 
     @Test func pushCountsAndLatencyShareTheCloudsBounds() throws {

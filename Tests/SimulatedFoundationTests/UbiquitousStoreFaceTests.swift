@@ -75,6 +75,8 @@ import TestSupport
     }
 
     @Test func aWriteOnAnotherDevicePostsTheNotificationWithReasonAndKeys() throws {
+        // A device is made before it is signed in (a name that does not exist is a typo).
+        #expect(try groupsim(["device", "create", "iPad"], root: fixture.root).status == 0)
         for device in ["iPhone", "iPad"] {
             #expect(try groupsim(["cloud", "account", "sign-in", "alice", "--device", device], root: fixture.root).status == 0)
         }

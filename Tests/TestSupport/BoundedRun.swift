@@ -8,8 +8,21 @@ public struct HungProcess: Error, CustomStringConvertible {
 
 /// Runs an executable to completion like `runProcess`, but kills it and
 /// throws `HungProcess` if it has not finished within `timeout` seconds.
+/// `readerGone`: its stdout is a pipe nobody reads (`| head -1` once head
+/// has ended), with SIGPIPE ignored as in a process that started children;
+/// `stdout` is then empty.
 public func runBounded(_ executable: String, _ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil,
-                       timeout: TimeInterval = 20) throws -> ProcessResult {
+                       timeout: TimeInterval = 20, readerGone: Bool = false) throws -> ProcessResult {
+    if readerGone {
+        // A signal ignored stays ignored across exec (Foundation resets the dispositions it starts a child with).
+        return try runBounded("/bin/bash", ["-c", "trap '' PIPE; exec \"$0\" \"$@\"", executable] + arguments,
+                              environment: environment, stdin: stdin, timeout: timeout, closingStdout: true)
+    }
+    return try runBounded(executable, arguments, environment: environment, stdin: stdin, timeout: timeout, closingStdout: false)
+}
+
+private func runBounded(_ executable: String, _ arguments: [String], environment: [String: String], stdin: Data?,
+                        timeout: TimeInterval, closingStdout: Bool) throws -> ProcessResult {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
@@ -18,12 +31,14 @@ public func runBounded(_ executable: String, _ arguments: [String], environment:
     process.standardOutput = out
     process.standardError = err
     process.standardInput = input
+    // Closed before the child starts, so no copy of the read end exists anywhere: its writes fail with EPIPE.
+    if closingStdout { try out.fileHandleForReading.close() }
     try process.run()
     if let stdin { input.fileHandleForWriting.write(stdin) }
     try input.fileHandleForWriting.close()
     let outputs = UnsafeSendableBox([Data(), Data()])
     let finished = DispatchGroup()
-    for (index, pipe) in [out, err].enumerated() {
+    for (index, pipe) in [out, err].enumerated() where !(closingStdout && index == 0) {
         finished.enter()
         DispatchQueue.global().async {
             let data = PipeReading.toEnd(pipe.fileHandleForReading)
@@ -57,8 +72,10 @@ public func runBounded(_ executable: String, _ arguments: [String], environment:
 }
 
 /// `groupsim` with a simulation root, bounded in time (see `runBounded`).
-public func groupsimBounded(_ arguments: [String], root: TemporaryRoot, environment: [String: String] = [:], timeout: TimeInterval = 20) throws -> ProcessResult {
+public func groupsimBounded(_ arguments: [String], root: TemporaryRoot, environment: [String: String] = [:], timeout: TimeInterval = 20,
+                            readerGone: Bool = false) throws -> ProcessResult {
     try runBounded(
         BuiltExecutable.path("groupsim"), arguments,
-        environment: ["GROUPSIM_ROOT": root.path, "GROUPSIM_DEVICE": "iPhone"].merging(environment) { _, new in new }, timeout: timeout)
+        environment: ["GROUPSIM_ROOT": root.path, "GROUPSIM_DEVICE": "iPhone"].merging(environment) { _, new in new }, timeout: timeout,
+        readerGone: readerGone)
 }

@@ -1,0 +1,26 @@
+import CloudDevice
+import CloudModel
+import Foundation
+import PropertyList
+
+/// A device's cloud files (a store's copy, `device.plist`): property lists
+/// any process or tool may have written. Each must load or be refused with
+/// a `CloudFormatError`; a copy that loads must take writes, records and
+/// notices without overflowing, and survive its own file.
+enum CloudFileFuzzTargets {
+    static func cloudFile(_ data: Data) {
+        guard let fields = try? PropertyListFormat.decodeDictionary(data) else { return }
+        if var copy = try? StoreCopy(fields, path: "copy.plist") {
+            require(StoreCopy.impossibleNumber(in: fields) == nil, "a copy with an impossible number loaded")
+            copy.write(.integer(1), forKey: "k", device: "iPhone", time: .max)
+            let record = CloudRecord(key: "j", value: nil, stamp: ChangeStamp(time: .min, device: "iPad", sequence: .max), revision: .max)
+            copy.apply([record], revision: CloudLimits.maximumCounter, initial: true)
+            copy.correct([record])
+            require((try? StoreCopy(copy.plist, path: "copy.plist")) == copy, "a copy changed through its own file")
+        }
+        if let settings = try? DeviceCloudSettings(fields, path: "device.plist") {
+            require(DeviceCloudSettings.impossibleNumber(in: fields) == nil, "settings with an impossible number loaded")
+            require(!DeviceCloudSettings.realTime().addingReportingOverflow(settings.clockSkewMilliseconds).overflow, "the clock skew overflows a stamp")
+        }
+    }
+}
