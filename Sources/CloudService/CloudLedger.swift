@@ -207,15 +207,28 @@ struct CloudLedger {
         return result
     }
 
-    var knownAccounts: [String] { Set(Self.accounts(in: dataFolder)).union(loaded.keys).sorted() }
+    /// The accounts that hold something: looking one up (a typo in `cloud read --account`) makes none.
+    var knownAccounts: [String] {
+        let holding = loaded.filter { $0.value.values.contains { $0.revision > 0 } }.keys
+        return Set(Self.accounts(in: dataFolder)).union(holding).sorted()
+    }
 
     /// The accounts that have a folder (or a file of the old layout) in `dataFolder`.
+    /// A folder counts once it holds a store's file: a look-up may leave an empty one.
     static func accounts(in dataFolder: String) -> [String] {
-        let onDisk = (try? FileManager.default.contentsOfDirectory(atPath: dataFolder + "/accounts")) ?? []
-        let names = onDisk.filter { !$0.hasPrefix(".") && !$0.contains(".corrupt-") }.compactMap { name in
-            DomainName.domain(fromFileStem: name.hasSuffix(".plist") ? String(name.dropLast(6)) : name)
+        let folder = dataFolder + "/accounts"
+        let onDisk = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        let names = onDisk.filter { !$0.hasPrefix(".") && !$0.contains(".corrupt-") }.compactMap { name -> String? in
+            if name.hasSuffix(".plist") { return DomainName.domain(fromFileStem: String(name.dropLast(6))) }
+            guard holdsStoreFile(folder + "/" + name) else { return nil }
+            return DomainName.domain(fromFileStem: name)
         }
         return Set(names).sorted()
+    }
+
+    private static func holdsStoreFile(_ folder: String) -> Bool {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        return names.contains { $0.hasSuffix(".plist") && !$0.hasPrefix(".") }
     }
 
     /// The layout before one file per store kept an account's stores in

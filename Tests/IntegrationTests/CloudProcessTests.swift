@@ -96,6 +96,7 @@ import TestSupport
     /// iPhone and iPad signed in to alice, each with its agent, both
     /// holding k1 (written on iPhone) and the store open.
     func twoDevicesHoldingK1() throws -> (server: CloudChild, phone: CloudChild, pad: CloudChild) {
+        #expect(try groupsim(["device", "create", "iPad"], root: root).status == 0)
         for device in ["iPhone", "iPad"] {
             #expect(try groupsim(["cloud", "account", "sign-in", "alice", "--device", device], root: root).status == 0)
         }
@@ -179,6 +180,7 @@ import TestSupport
     /// keeps the greater value whatever the order, an ack never claims the
     /// lower one was kept, and the other device ends with the same value.
     @Test func twoValuesWithOneStampEndTheSameEverywhere() throws {
+        #expect(try groupsim(["device", "create", "iPad"], root: root).status == 0)
         #expect(try groupsim(["cloud", "account", "sign-in", "alice", "--device", "iPad"], root: root).status == 0)
         let server = try startCloud()
         let pad = try CloudChild(["agent", "--device", "iPad"], root: root)
@@ -524,6 +526,7 @@ import TestSupport
     /// arrive is told of every key that changed once it runs again, and its
     /// bridge copies every one into the app-group suite.
     @Test func aSuspendedAppIsToldOfEveryKeyThatArrivedMeanwhile() throws {
+        #expect(try groupsim(["device", "create", "iPad"], root: root).status == 0)
         for device in ["iPhone", "iPad"] {
             #expect(try groupsim(["cloud", "account", "sign-in", "alice", "--device", device], root: root).status == 0)
         }

@@ -73,6 +73,7 @@ import TestSupport
     /// `didChangeExternallyNotification`, through a real cloud and two devices' agents.
     @Test func iCloudNotificationsAreNamedWithReasonAndKeys() throws {
         let f = FaceFixture()
+        #expect(try groupsim(["device", "create", "iPad"], root: f.root).status == 0)
         for device in ["iPhone", "iPad"] {
             #expect(try groupsim(["cloud", "account", "sign-in", "alice", "--device", device], root: f.root).status == 0)
         }
