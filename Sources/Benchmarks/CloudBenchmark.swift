@@ -34,10 +34,10 @@ struct CloudBenchmark: ParsableCommand {
         for device in ["A", "B"] { try DeviceCloud(root: simulation, device: device).updateSettings { $0.account = "bench" } }
 
         let server = try RunningProcess(groupsim, ["cloud", "serve", "--root", root])
-        defer { kill(server.pid, SIGKILL) }
+        defer { server.kill() }
         try server.waitForLine(timeout: 30) { $0.contains("\"listening\"") }
         var agents: [RunningProcess] = []
-        defer { for agent in agents { kill(agent.pid, SIGKILL) } }
+        defer { for agent in agents { agent.kill() } }
         for device in ["A", "B"] {
             let agent = try RunningProcess(groupsim, ["cloud", "agent", "--root", root, "--device", device])
             try agent.waitForLine(timeout: 30) { $0.contains("\"connected\"") }

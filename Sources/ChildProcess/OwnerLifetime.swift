@@ -89,9 +89,21 @@ final class SpawningThread: @unchecked Sendable {
     }
 
     /// Runs `body` on the spawning thread and returns what it returned (or throws what it threw).
+    /// No signal is blocked while it runs: a child starts with the mask of
+    /// the thread that started it, and this thread inherited its own from
+    /// whoever first used it (a dispatch worker blocks nearly all), which
+    /// would leave the child deaf to SIGTERM and SIGINT.
     func run<T>(_ body: @escaping () throws -> T) throws -> T {
         let outcome = Outcome<T>()
-        condition.withLock { jobs.append { outcome.finish(Result { try body() }) } }
+        condition.withLock {
+            jobs.append {
+                var nothing = sigset_t(), kept = sigset_t()
+                sigemptyset(&nothing)
+                pthread_sigmask(SIG_SETMASK, &nothing, &kept)
+                outcome.finish(Result { try body() })
+                pthread_sigmask(SIG_SETMASK, &kept, nil)
+            }
+        }
         condition.signal()
         return try outcome.wait().get()
     }

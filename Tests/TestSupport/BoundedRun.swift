@@ -10,50 +10,25 @@ public struct HungProcess: Error, CustomStringConvertible {
 /// throws `HungProcess` if it has not finished within `timeout` seconds.
 public func runBounded(_ executable: String, _ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil,
                        timeout: TimeInterval = 20) throws -> ProcessResult {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-    let out = Pipe(), err = Pipe(), input = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    process.standardInput = input
-    try process.run()
-    if let stdin { input.fileHandleForWriting.write(stdin) }
-    try input.fileHandleForWriting.close()
-    let outputs = UnsafeSendableBox([Data(), Data()])
-    let finished = DispatchGroup()
-    for (index, pipe) in [out, err].enumerated() {
-        finished.enter()
-        DispatchQueue.global().async {
-            let data = PipeReading.toEnd(pipe.fileHandleForReading)
-            outputs.update { $0[index] = data }
-            finished.leave()
-        }
-    }
-    if finished.wait(timeout: .now() + timeout) == .timedOut {
-        kill(process.processIdentifier, SIGKILL)
+    let process = try RunningProcess(executable, arguments, environment: environment)
+    if let stdin { process.write(bytes: stdin) }
+    process.closeStdin()
+    let name = (executable as NSString).lastPathComponent
+    guard process.waitForOutputToClose(timeout: timeout) else {
+        process.signal(SIGKILL)
         // A process it left behind may hold its output open: wait for that a
         // little, never for ever (the test fails instead of hanging).
-        let leftBehind = finished.wait(timeout: .now() + 5) == .timedOut
-        let said = String(decoding: outputs.value[1], as: UTF8.self)
-        throw HungProcess(description: "\((executable as NSString).lastPathComponent) \(arguments) did not finish within \(timeout) s (killed)"
-            + (leftBehind ? "; a process it started still holds its output open" : "") + "; stderr: \(said)")
+        let leftBehind = !process.waitForOutputToClose(timeout: 5)
+        throw HungProcess(description: "\(name) \(arguments) did not finish within \(timeout) s (killed)"
+            + (leftBehind ? "; a process it started still holds its output open" : "") + "; stderr: \(process.stderr)")
     }
     // Foundation learns of the exit through a descriptor the child inherits:
     // a process the child left running with it would hide the exit for ever.
-    let exited = DispatchSemaphore(value: 0)
-    DispatchQueue.global().async {
-        process.waitUntilExit()
-        exited.signal()
-    }
-    if exited.wait(timeout: .now() + timeout) == .timedOut {
-        throw HungProcess(description: "\((executable as NSString).lastPathComponent) \(arguments) closed its output but its exit was not seen within \(timeout) s: "
+    guard let status = try? process.waitForExit(timeout: timeout) else {
+        throw HungProcess(description: "\(name) \(arguments) closed its output but its exit was not seen within \(timeout) s: "
             + "a process it started still holds a descriptor it inherited")
     }
-    return ProcessResult(
-        status: process.terminationStatus, stdout: String(decoding: outputs.value[0], as: UTF8.self),
-        stderr: String(decoding: outputs.value[1], as: UTF8.self))
+    return ProcessResult(status: status, stdout: process.standardOutput, stderr: process.stderr)
 }
 
 /// `groupsim` with a simulation root, bounded in time (see `runBounded`).

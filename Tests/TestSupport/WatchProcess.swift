@@ -84,7 +84,7 @@ public final class WatchProcess: @unchecked Sendable {
     }
 
     public func stop() throws {
-        process.kill(SIGTERM)
+        process.signal(SIGTERM)
         try process.waitForExit()
     }
 }
