@@ -3,10 +3,10 @@ import GroupDefaults
 
 /// The root and device a command acts on, resolved from options and environment.
 package struct SimulationRootValue {
-    let root: SimulationRoot
-    let device: String
+    package let root: SimulationRoot
+    package let device: String
 
-    init(root: String?, device: String?) throws {
+    package init(root: String?, device: String?) throws {
         self.root = SimulationRoot.resolve(explicit: root)
         self.device = try SimulationRoot.resolveDevice(explicit: device)
     }
