@@ -7,6 +7,7 @@ import GroupDefaults
 import Histogram
 import PropertyList
 import SharedFiles
+import Synchronization
 
 /// Latency from an app's `set` on one device's iCloud store to the
 /// external-change notification in an app on another device, with the cloud
@@ -74,18 +75,18 @@ struct CloudObserverProcess: ParsableCommand {
 
     func run() throws {
         let output = LineOutput()
-        let box = StoreBox()
+        // Set once the store exists; a change may come before.
+        let box = Mutex<UbiquitousStore?>(nil)
         let store = try UbiquitousStore(cloud: DeviceCloud(root: SimulationRoot(path: root), device: device), identifier: CloudBenchmark.store) { change in
             let now = MonotonicClock.now()
-            guard change.keys.contains("probe"), case .integer(let value)? = box.store?.object(forKey: "probe") else { return }
+            guard change.keys.contains("probe"), case .integer(let value)? = box.withLock { $0 }?.object(forKey: "probe") else { return }
             output.line("seen \(value) \(now)")
         }
-        box.store = store
+        box.withLock { $0 = store }
         ChangeWatcher.shared.waitUntilIdle()
         output.line("ready")
         while readLine() != nil {}
         withExtendedLifetime(store) {}
     }
 
-    final class StoreBox: @unchecked Sendable { var store: UbiquitousStore? }
 }

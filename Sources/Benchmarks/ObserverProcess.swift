@@ -39,6 +39,7 @@ struct ObserverProcess: ParsableCommand {
 }
 
 /// Tracks a burst of keys until every one holds its final value.
+/// Unchecked Sendable: its state is touched only by `record`, which the notification queue (serial) calls.
 final class BurstTracker: @unchecked Sendable {
     let prefix: String
     let expected: Int
@@ -59,7 +60,7 @@ final class BurstTracker: @unchecked Sendable {
     }
 }
 
-final class LineOutput: @unchecked Sendable {
+final class LineOutput: Sendable {
     private let lock = NSLock()
     func line(_ text: String) { lock.withLock { FileHandle.standardOutput.write(Data((text + "\n").utf8)) } }
 }

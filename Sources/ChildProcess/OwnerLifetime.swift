@@ -67,6 +67,7 @@ public enum OwnerLifetime {
 /// of the process (see `OwnerLifetime`: the kernel ties a child's
 /// `PR_SET_PDEATHSIG` to the thread that started it). Callers wait for
 /// their start to be done; starts are quick, so they queue briefly.
+/// Unchecked Sendable: the job queue is read and changed under `condition`'s lock.
 final class SpawningThread: @unchecked Sendable {
     static let shared = SpawningThread()
     private let condition = NSCondition()
@@ -108,6 +109,7 @@ final class SpawningThread: @unchecked Sendable {
         return try outcome.wait().get()
     }
 
+    /// Unchecked Sendable: `result` is written once before `done` is signalled and read only after waiting on it.
     private final class Outcome<T>: @unchecked Sendable {
         private let done = DispatchSemaphore(value: 0)
         private var result: Result<T, Error>?

@@ -26,6 +26,7 @@ package enum DomainWatch {
 }
 
 /// Writes change lines to stdout, one at a time (changes arrive on the notification queue).
+/// Unchecked Sendable: constants, and output written under `lock`.
 final class ChangePrinter: @unchecked Sendable {
     let json: Bool
     let domain: String

@@ -5,6 +5,7 @@ import PropertyList
 /// and named volatile domains. Shared by every `GroupDefaults` instance in
 /// the process and seen by no other process (an extension never sees the
 /// app's registered defaults).
+/// Unchecked Sendable: every domain and the listeners are read and changed under `lock`; `version` is atomic.
 public final class ProcessDomains: @unchecked Sendable {
     public static let shared = ProcessDomains()
 

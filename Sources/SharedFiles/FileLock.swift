@@ -15,6 +15,7 @@ import Glibc
 /// reported gone to inotify watchers. The kernel releases the lock if the
 /// process dies; a holder that is stopped or hung is waited for at most
 /// `LockWaitLimit.seconds`, then named in the error.
+/// Unchecked Sendable: `threadMutex` orders this process's threads; the descriptor exists only inside `withLock`, held by the thread that has the mutex.
 public final class FileLock: @unchecked Sendable {
     /// The lock file's name in its folder.
     public let name: String

@@ -7,7 +7,7 @@ import Glibc
 /// process runs and which pid it is, and keeps a second one from starting
 /// (the cloud of a root, the sync agent of a device). The kernel releases it
 /// when the process ends, however it ends, so it never goes stale.
-public final class LifetimeLock: @unchecked Sendable {
+public final class LifetimeLock: Sendable {
     public let path: String
     /// Open for the life of this object (and so of the process that keeps it).
     private let descriptor: Int32

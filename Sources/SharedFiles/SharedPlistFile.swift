@@ -16,6 +16,7 @@ import Glibc
 ///
 /// Every operation reaches the file's folder afresh from the root through
 /// `ConfinedFolder` (no symbolic link followed) and works relative to it.
+/// Unchecked Sendable: every stored property is a constant; the file on disk is guarded by `lock` (a `FileLock`).
 public final class SharedPlistFile: @unchecked Sendable {
     public let path: String
     public let directory: String

@@ -9,6 +9,7 @@ import PropertyList
 
 /// One running target of a simulated app on one device: its identity and
 /// entitlements, its defaults, and the commands both faces share.
+/// Unchecked Sendable: its variables (observation, notification token, widget) are set only in `init`, before the session is shared; the rest is constant or locks its own state.
 public final class AppSession: @unchecked Sendable {
     public let role: Role
     public let manifest: AppManifest

@@ -19,7 +19,7 @@ public struct TerminalStyle: Sendable {
 }
 
 /// Whole lines to stdout from any thread, never interleaved.
-public final class LineWriter: @unchecked Sendable {
+public final class LineWriter: Sendable {
     public static let standardOutput = LineWriter()
     private let lock = NSLock()
 

@@ -195,6 +195,7 @@ import PropertyList
 }
 
 /// Observer callbacks collected for a test, waited on with a timeout.
+/// Unchecked Sendable: the changes and markers are read and changed under `condition`'s lock.
 final class ChangeLog: @unchecked Sendable {
     private let condition = NSCondition()
     private var changes: [DefaultsChange] = []

@@ -107,6 +107,7 @@ import TestSupport
 }
 
 /// Notifications' userInfo as they arrive, waited on with a timeout.
+/// Unchecked Sendable: the items are read and changed under `condition`'s lock.
 final class NotificationLog: @unchecked Sendable {
     private let condition = NSCondition()
     private var items: [[AnyHashable: Any]] = []

@@ -6,6 +6,7 @@ import PropertyList
 /// through its JSON control protocol, as the scenario runner drives it:
 /// requests are written and lines read by `ControlProtocol`, the protocol's
 /// one encoder and decoder, so the tests know no field names of their own.
+/// Unchecked Sendable: the backlog and request counter belong to the test's thread, which alone sends and waits; `RunningProcess` guards its own state.
 public final class AppProcess: @unchecked Sendable {
     public let process: RunningProcess
     /// The process's ready line, decoded (nil for the intent extension, which is not waited for).
