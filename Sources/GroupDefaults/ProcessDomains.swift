@@ -65,11 +65,11 @@ public final class ProcessDomains: @unchecked Sendable {
     /// `inline`: changes on the changing thread, before the call that made
     /// them returns; otherwise on the notification queue (see `ListenerList`).
     @discardableResult
-    public func addListener(inline: Bool = false, _ listener: @escaping @Sendable (DomainChange) -> Void) -> Int {
+    package func addListener(inline: Bool = false, _ listener: @escaping @Sendable (DomainChange) -> Void) -> Int {
         lock.withLock { listeners.add(inline: inline, listener) }
     }
 
-    public func removeListener(_ id: Int) {
+    package func removeListener(_ id: Int) {
         lock.withLock { listeners.remove(id) }
     }
 

@@ -9,7 +9,7 @@ import Synchronization
 /// stopped or hung process must not keep the process from stopping. Domains
 /// not saved within `flushLimit` are named through `Diagnostics`, and the
 /// process exits anyway.
-public enum TerminationFlush {
+package enum TerminationFlush {
     nonisolated(unsafe) private static var sources: [DispatchSourceSignal] = []
     private static let lock = NSLock()
 
