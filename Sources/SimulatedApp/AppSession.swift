@@ -87,15 +87,7 @@ public final class AppSession: @unchecked Sendable {
             let found = store.lookup(key)
             return .value(key: key, value: found?.value, domain: found?.domain)
         case .typedGet(let key, let kind):
-            let value: PlistValue? = switch kind {
-            case .bool: .bool(store.bool(forKey: key))
-            case .integer: .integer(Int64(store.integer(forKey: key)))
-            case .double: .real(store.double(forKey: key))
-            case .string: store.string(forKey: key).map { .string($0) }
-            case .url: store.url(forKey: key).map { .string($0.absoluteString) }
-            case .stringArray: store.stringArray(forKey: key).map { .array($0.map { .string($0) }) }
-            }
-            return .value(key: key, value: value, domain: store.lookup(key)?.domain)
+            return .value(key: key, value: typedValue(forKey: key, as: kind), domain: store.lookup(key)?.domain)
         case .set(let key, let value):
             store.set(value, forKey: key)
             return .done
@@ -103,10 +95,7 @@ public final class AppSession: @unchecked Sendable {
             store.removeObject(forKey: key)
             return .done
         case .dump:
-            let all = store.dictionaryRepresentation().keys.sorted().compactMap { key in
-                store.lookup(key).map { (key: key, value: $0.value, domain: $0.domain) }
-            }
-            return .values(all)
+            return .values(effectiveValues())
         case .register(let defaults):
             store.register(defaults: defaults)
             return .done
@@ -157,6 +146,25 @@ public final class AppSession: @unchecked Sendable {
             return .done
         case .exit:
             return .done
+        }
+    }
+
+    /// A typed getter's answer, as `UserDefaults` converts (`bool(forKey:)` and the others).
+    private func typedValue(forKey key: String, as kind: TypedRead) -> PlistValue? {
+        switch kind {
+        case .bool: .bool(store.bool(forKey: key))
+        case .integer: .integer(Int64(store.integer(forKey: key)))
+        case .double: .real(store.double(forKey: key))
+        case .string: store.string(forKey: key).map { .string($0) }
+        case .url: store.url(forKey: key).map { .string($0.absoluteString) }
+        case .stringArray: store.stringArray(forKey: key).map { .array($0.map { .string($0) }) }
+        }
+    }
+
+    /// Every effective key, sorted, with its value and the domain it comes from.
+    private func effectiveValues() -> [(key: String, value: PlistValue, domain: String)] {
+        store.dictionaryRepresentation().keys.sorted().compactMap { key in
+            store.lookup(key).map { (key: key, value: $0.value, domain: $0.domain) }
         }
     }
 
