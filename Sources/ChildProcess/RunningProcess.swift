@@ -2,7 +2,6 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
-import Synchronization
 
 /// The one owner of a child process: it starts the child, reads its stdout
 /// and stderr line by line as they arrive (so a caller waits for an event
@@ -141,15 +140,15 @@ public final class RunningProcess: Sendable {
     }
 
     /// Every stdout line so far.
-    public var allLines: [String] { output.state.withLock { $0.lines } }
+    public var allLines: [String] { output.withState { $0.lines } }
     /// Everything written to stdout so far, as written (a last line with no newline has none).
     public var standardOutput: String {
-        output.state.withLock { state in
+        output.withState { state in
             state.lines.joined(separator: "\n") + (state.lines.isEmpty || state.stdoutEndedMidLine ? "" : "\n")
         }
     }
     /// Everything written to stderr so far.
-    public var stderr: String { output.state.withLock { String(decoding: $0.stderrData, as: UTF8.self) } }
+    public var stderr: String { output.withState { String(decoding: $0.stderrData, as: UTF8.self) } }
 
     /// Everything the process wrote to stderr, once it closed its end (up to `timeout`).
     public func completeStandardError(timeout: TimeInterval = 10) throws -> String {
@@ -189,7 +188,7 @@ public final class RunningProcess: Sendable {
     }
 
     /// How the child ended; nil while it runs (or its end is not yet seen).
-    public var termination: Termination? { output.state.withLock { $0.termination } }
+    public var termination: Termination? { output.withState { $0.termination } }
 
     public var isRunning: Bool { termination == nil }
 
@@ -240,7 +239,8 @@ public final class RunningProcess: Sendable {
     }
 
     /// The state shared by the caller, the reader threads and the termination handler.
-    private final class Output: Sendable {
+    /// Unchecked Sendable: `state` is read and changed only under `changed`'s lock.
+    private final class Output: @unchecked Sendable {
         enum Stream: Sendable { case stdout, stderr }
 
         struct State {
@@ -258,14 +258,22 @@ public final class RunningProcess: Sendable {
             var handlers: Handlers?
         }
 
-        let state: Mutex<State>
-        /// Wakes the waiters; every change of `state` is followed by a broadcast.
+        /// Guards `state` and wakes its waiters. An `NSCondition` (a pthread
+        /// mutex) rather than a `Mutex`: Thread Sanitizer sees its ordering.
         private let changed = NSCondition()
+        private var state: State
 
-        init(handlers: Handlers?) { state = Mutex(State(handlers: handlers)) }
+        init(handlers: Handlers?) { state = State(handlers: handlers) }
+
+        /// Runs `body` on the state under the lock.
+        func withState<T>(_ body: (inout State) -> T) -> T {
+            changed.lock()
+            defer { changed.unlock() }
+            return body(&state)
+        }
 
         func receive(_ chunk: Data, from stream: Stream) {
-            let (complete, handlers) = state.withLock { state -> ([String], Handlers?) in
+            let (complete, handlers) = withState { state -> ([String], Handlers?) in
                 var data = state.partial[stream, default: Data()]
                 data.append(chunk)
                 var complete: [String] = []
@@ -293,7 +301,7 @@ public final class RunningProcess: Sendable {
             }
             // Closed only once its last line was handed over, so `ended` comes after it.
             if chunk.isEmpty {
-                state.withLock { state in
+                withState { state in
                     switch stream {
                     case .stdout: state.stdoutClosed = true
                     case .stderr: state.stderrClosed = true
@@ -305,19 +313,19 @@ public final class RunningProcess: Sendable {
         }
 
         func finish(_ termination: Termination) {
-            state.withLock { $0.termination = termination }
+            withState { $0.termination = termination }
             broadcast()
             endIfDone()
         }
 
         /// Calls `ended` once, when both streams are closed and the end is known.
         private func endIfDone() {
-            let handlers = state.withLock { state -> Handlers? in
+            let handlers = withState { state -> Handlers? in
                 guard state.stdoutClosed, state.stderrClosed, state.termination != nil else { return nil }
                 defer { state.handlers = nil }
                 return state.handlers
             }
-            handlers?.ended(state.withLock { $0.termination })
+            handlers?.ended(withState { $0.termination })
         }
 
         func nextLine(timeout: TimeInterval) throws -> String? {
@@ -335,7 +343,7 @@ public final class RunningProcess: Sendable {
             if let line { return line }
             if closed { return nil }
             guard arrived else {
-                throw Timeout(description: "no output line within \(timeout)s; stderr: \(state.withLock { String(decoding: $0.stderrData, as: UTF8.self) })")
+                throw Timeout(description: "no output line within \(timeout)s; stderr: \(withState { String(decoding: $0.stderrData, as: UTF8.self) })")
             }
             return nil
         }
@@ -345,8 +353,8 @@ public final class RunningProcess: Sendable {
             let deadline = Date().addingTimeInterval(timeout)
             changed.lock()
             defer { changed.unlock() }
-            while !state.withLock({ condition(&$0) }) {
-                if !changed.wait(until: deadline) { return state.withLock { condition(&$0) } }
+            while !condition(&state) {
+                if !changed.wait(until: deadline) { return condition(&state) }
             }
             return true
         }
