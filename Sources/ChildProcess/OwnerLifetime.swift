@@ -80,6 +80,15 @@ final class SpawningThread: @unchecked Sendable {
     }
 
     private func serve() {
+        // A child starts with the signal mask of the thread that started it.
+        // Every signal blocked, always, rather than whatever this thread
+        // inherited from its first caller: the package's executables take
+        // SIGINT and SIGTERM through dispatch signal sources, which on Linux
+        // read a signalfd and see a signal only if no thread can take it
+        // (a program that expects them unblocked must unblock them itself).
+        var all = sigset_t()
+        sigfillset(&all)
+        pthread_sigmask(SIG_SETMASK, &all, nil)
         while true {
             condition.lock()
             while jobs.isEmpty { condition.wait() }
@@ -90,21 +99,9 @@ final class SpawningThread: @unchecked Sendable {
     }
 
     /// Runs `body` on the spawning thread and returns what it returned (or throws what it threw).
-    /// No signal is blocked while it runs: a child starts with the mask of
-    /// the thread that started it, and this thread inherited its own from
-    /// whoever first used it (a dispatch worker blocks nearly all), which
-    /// would leave the child deaf to SIGTERM and SIGINT.
     func run<T>(_ body: @escaping () throws -> T) throws -> T {
         let outcome = Outcome<T>()
-        condition.withLock {
-            jobs.append {
-                var nothing = sigset_t(), kept = sigset_t()
-                sigemptyset(&nothing)
-                pthread_sigmask(SIG_SETMASK, &nothing, &kept)
-                outcome.finish(Result { try body() })
-                pthread_sigmask(SIG_SETMASK, &kept, nil)
-            }
-        }
+        condition.withLock { jobs.append { outcome.finish(Result { try body() }) } }
         condition.signal()
         return try outcome.wait().get()
     }

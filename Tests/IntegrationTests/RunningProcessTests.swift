@@ -32,24 +32,26 @@ import TestSupport
     }
 
     @Test func aSignalEndIsToldApartFromAnExit() throws {
-        // A child started from a thread that blocks signals (as test and dispatch threads do) must still hear SIGTERM.
-        let started = DispatchSemaphore(value: 0)
-        nonisolated(unsafe) var made: Result<RunningProcess, Error>?
-        DispatchQueue.global().async {
-            made = Result { try RunningProcess("/bin/sh", ["-c", "echo started; read line"]) }
-            started.signal()
-        }
-        started.wait()
-        let process = try #require(made).get()
+        let process = try RunningProcess("/bin/sh", ["-c", "echo started; read line"])
         try process.waitForLine { $0 == "started" }
         #expect(process.signal(SIGSTOP))
         #expect(process.signal(SIGCONT))
-        #expect(process.signal(SIGTERM))
+        #expect(process.signal(SIGKILL))
         let ended = try process.waitForTermination()
-        #expect(ended == .signalled(SIGTERM))
-        #expect(ended.shellStatus == 143)
+        #expect(ended == .signalled(SIGKILL))
+        #expect(ended.shellStatus == 137)
         // Reaped: its pid may be another process's now, so nothing is sent.
         #expect(!process.signal(SIGKILL))
+    }
+
+    /// A child starts with every signal blocked, whichever thread started it
+    /// (the package's executables take SIGTERM through a signalfd).
+    @Test func aChildStartsWithEverySignalBlocked() throws {
+        let process = try RunningProcess("/bin/sh", ["-c", "grep SigBlk /proc/$$/status"])
+        let line = try #require(try process.nextLine())
+        let mask = try #require(UInt64(line.split(separator: "\t").last ?? "", radix: 16), "\(line)")
+        for blocked in [SIGINT, SIGTERM, SIGHUP, SIGUSR1] { #expect(mask & (1 << UInt64(blocked - 1)) != 0, "signal \(blocked) in \(line)") }
+        #expect(try process.waitForTermination() == .exited(0))
     }
 
     /// The reader threads hold what they share, never the `RunningProcess`:
