@@ -47,7 +47,8 @@ import TestSupport
     /// A child starts with every signal blocked, whichever thread started it
     /// (the package's executables take SIGTERM through a signalfd).
     @Test func aChildStartsWithEverySignalBlocked() throws {
-        let process = try RunningProcess("/bin/sh", ["-c", "grep SigBlk /proc/$$/status"])
+        // grep reads its own mask (the shell, waiting in sigsuspend, would show a passing one).
+        let process = try RunningProcess("/bin/sh", ["-c", "exec grep SigBlk /proc/self/status"])
         let line = try #require(try process.nextLine())
         let mask = try #require(UInt64(line.split(separator: "\t").last ?? "", radix: 16), "\(line)")
         for blocked in [SIGINT, SIGTERM, SIGHUP, SIGUSR1] { #expect(mask & (1 << UInt64(blocked - 1)) != 0, "signal \(blocked) in \(line)") }
