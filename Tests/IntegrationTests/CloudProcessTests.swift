@@ -63,11 +63,16 @@ import TestSupport
         init(_ description: String) { self.description = description }
     }
 
+    /// The store's records in the cloud; none before its first upload (the cloud answers 404 then).
     func cloudStore(_ store: String, account: String) throws -> [String: PlistValue] {
         let endpoint = try endpoint()
-        return try CloudClient.blocking {
-            try await CloudClient.request(endpoint, path: "/v1/accounts/\(account)/stores/\(store)")
-        }.dictionaryValue?["records"]?.dictionaryValue ?? [:]
+        do {
+            return try CloudClient.blocking {
+                try await CloudClient.request(endpoint, path: "/v1/accounts/\(account)/stores/\(store)")
+            }.dictionaryValue?["records"]?.dictionaryValue ?? [:]
+        } catch let failure as CloudClient.Failure where failure.status == 404 {
+            return [:]
+        }
     }
 
     /// Reads `child`'s lines until `condition` holds: it is checked first,
