@@ -81,15 +81,22 @@ let package = Package(
             "AppModel", "AppProtocol", "CloudDevice", "CloudModel", "CloudService", "ChildProcess", "GroupDefaults", "PropertyList",
             "ScenarioModel", "SharedFiles", "Terminal",
         ]),
+        // What the `groupsim defaults` commands share with `groupsim-stress`: the location and domain
+        // options, and the watch loop (the test tool's watcher probes must watch as `defaults watch` does).
+        .target(name: "DefaultsCLI", dependencies: [
+            "AppModel", "AppProtocol", "GroupDefaults", "PropertyList", "Terminal",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
         // The `groupsim` command tree; the executable only calls into it.
         .target(name: "GroupSimCLI", dependencies: [
-            "AppModel", "CloudDevice", "CloudModel", "CloudService", "AppProtocol", "GroupDefaults", "PropertyList", "SharedFiles", "ScenarioModel", "Scenarios", "Terminal",
+            "AppModel", "CloudDevice", "CloudModel", "CloudService", "AppProtocol", "DefaultsCLI", "GroupDefaults", "PropertyList", "SharedFiles",
+            "ScenarioModel", "Scenarios", "Terminal",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .executableTarget(name: "groupsim", dependencies: ["ChildProcess", "GroupSimCLI"]),
         // Load generators and watcher probes that the tests start as real processes; not a product.
         .target(name: "StressTool", dependencies: [
-            "GroupDefaults", "GroupSimCLI", "PropertyList", "SharedFiles", "Terminal",
+            "DefaultsCLI", "GroupDefaults", "PropertyList", "SharedFiles", "Terminal",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .executableTarget(name: "groupsim-stress", dependencies: ["ChildProcess", "StressTool"]),

@@ -57,67 +57,79 @@ public enum ControlProtocol {
 
     private static func request(from object: [String: JSONValue]) throws -> AppRequest {
         guard let name = object["cmd"]?.stringValue else { throw AppRequestError("missing \"cmd\" (a string)") }
-        func string(_ field: String) throws -> String {
-            guard let value = object[field]?.stringValue else { throw AppRequestError("\(name): missing \"\(field)\" (a string)") }
-            return value
-        }
-        func value(_ field: String) throws -> PlistValue {
-            guard let raw = object[field], raw != .null else { throw AppRequestError("\(name): missing \"\(field)\"") }
-            return try PlistJSON.decode(raw, path: field)
-        }
-        /// An optional whole-number field: absent gives the default; anything but an integer is an error.
-        func integer(_ field: String, default fallback: Int64) throws -> Int64 {
-            guard let raw = object[field] else { return fallback }
-            guard case .integer(let value) = raw else {
-                throw AppRequestError("\(name): \"\(field)\" must be a whole number, found \(PlistJSON.encode(raw))")
-            }
-            return value
-        }
-        func dictionary(_ field: String) throws -> [String: PlistValue] {
-            guard case .dictionary(let entries) = try value(field) else { throw AppRequestError("\(name): \"\(field)\" must be an object") }
-            return entries
-        }
+        let fields = RequestFields(command: name, object: object)
         switch name {
         case "get":
-            guard let typed = object["as"] else { return .get(key: try string("key")) }
+            guard let typed = object["as"] else { return .get(key: try fields.string("key")) }
             guard let name = typed.stringValue, let kind = TypedRead(rawValue: name) else {
                 throw AppRequestError("get: \"as\" must be one of \(TypedRead.allCases.map(\.rawValue).joined(separator: ", ")), found \(PlistJSON.encode(typed))")
             }
-            return .typedGet(key: try string("key"), as: kind)
-        case "set": return .set(key: try string("key"), value: try value("value"))
-        case "remove": return .remove(key: try string("key"))
+            return .typedGet(key: try fields.string("key"), as: kind)
+        case "set": return .set(key: try fields.string("key"), value: try fields.value("value"))
+        case "remove": return .remove(key: try fields.string("key"))
         case "dump": return .dump
-        case "register": return .register(defaults: try dictionary("defaults"))
-        case "add-suite": return .addSuite(name: try string("name"))
-        case "remove-suite": return .removeSuite(name: try string("name"))
+        case "register": return .register(defaults: try fields.dictionary("defaults"))
+        case "add-suite": return .addSuite(name: try fields.string("name"))
+        case "remove-suite": return .removeSuite(name: try fields.string("name"))
         case "synchronize": return .synchronize
         case "clear": return .clear
-        case "increment": return .increment(key: try string("key"), by: try integer("by", default: 1))
+        case "increment": return .increment(key: try fields.string("key"), by: try fields.integer("by", default: 1))
         case "append":
-            let raw = try value("value")
+            let raw = try fields.value("value")
             // A single value becomes an item of the array: one level less is left for it.
             if raw.arrayValue == nil, raw.nestingDepth() >= PlistLimits.maximumDepth {
                 throw AppRequestError("append: value nests arrays and objects more than \(PlistLimits.maximumDepth - 1) deep, "
                     + "too deep to become an item of an array; flatten it")
             }
-            return .append(key: try string("key"), values: raw.arrayValue ?? [raw])
-        case "merge": return .mergeDictionary(key: try string("key"), entries: try dictionary("value"))
+            return .append(key: try fields.string("key"), values: raw.arrayValue ?? [raw])
+        case "merge": return .mergeDictionary(key: try fields.string("key"), entries: try fields.dictionary("value"))
         case "reload": return .reloadTimeline
         case "reload-widgets": return .reloadWidgets
-        case "kvs-get": return .cloudGet(key: try string("key"))
-        case "kvs-set": return .cloudSet(key: try string("key"), value: try value("value"))
-        case "kvs-remove": return .cloudRemove(key: try string("key"))
+        case "kvs-get": return .cloudGet(key: try fields.string("key"))
+        case "kvs-set": return .cloudSet(key: try fields.string("key"), value: try fields.value("value"))
+        case "kvs-remove": return .cloudRemove(key: try fields.string("key"))
         case "kvs-dump": return .cloudDump
         case "kvs-sync": return .cloudSynchronize
         case "info": return .info
         case "search-list": return .searchList
         case "ping": return .ping
         case "exit":
-            let status = try integer("status", default: 0)
+            let status = try fields.integer("status", default: 0)
             guard (0...255).contains(status) else { throw AppRequestError("exit: \"status\" must be 0 to 255, found \(status)") }
             return .exit(status: Int32(status))
         default:
             throw AppRequestError("unknown command \"\(name)\"; known: get set remove dump register add-suite remove-suite synchronize clear increment append merge reload reload-widgets kvs-get kvs-set kvs-remove kvs-dump kvs-sync info search-list ping exit")
+        }
+    }
+
+    /// The fields of one request, read strictly: a missing or mistyped field
+    /// is an error naming the command and the field.
+    private struct RequestFields {
+        let command: String
+        let object: [String: JSONValue]
+
+        func string(_ field: String) throws -> String {
+            guard let value = object[field]?.stringValue else { throw AppRequestError("\(command): missing \"\(field)\" (a string)") }
+            return value
+        }
+
+        func value(_ field: String) throws -> PlistValue {
+            guard let raw = object[field], raw != .null else { throw AppRequestError("\(command): missing \"\(field)\"") }
+            return try PlistJSON.decode(raw, path: field)
+        }
+
+        /// An optional whole-number field: absent gives the default; anything but an integer is an error.
+        func integer(_ field: String, default fallback: Int64) throws -> Int64 {
+            guard let raw = object[field] else { return fallback }
+            guard case .integer(let value) = raw else {
+                throw AppRequestError("\(command): \"\(field)\" must be a whole number, found \(PlistJSON.encode(raw))")
+            }
+            return value
+        }
+
+        func dictionary(_ field: String) throws -> [String: PlistValue] {
+            guard case .dictionary(let entries) = try value(field) else { throw AppRequestError("\(command): \"\(field)\" must be an object") }
+            return entries
         }
     }
 

@@ -7,6 +7,7 @@ import GroupDefaults
 import Histogram
 import PropertyList
 import SharedFiles
+import Synchronization
 
 /// Latency from an app's `set` on one device's iCloud store to the
 /// external-change notification in an app on another device, with the cloud
@@ -39,10 +40,10 @@ struct CloudBenchmark: ParsableCommand {
         for device in ["A", "B"] { try DeviceCloud(root: simulation, device: device).updateSettings { $0.account = "bench" } }
 
         let server = try RunningProcess(groupsim, ["cloud", "serve", "--root", root])
-        defer { kill(server.pid, SIGKILL) }
+        defer { server.kill() }
         try server.waitForLine(timeout: 30) { $0.contains("\"listening\"") }
         var agents: [RunningProcess] = []
-        defer { for agent in agents { kill(agent.pid, SIGKILL) } }
+        defer { for agent in agents { agent.kill() } }
         for device in ["A", "B"] {
             let agent = try RunningProcess(groupsim, ["cloud", "agent", "--root", root, "--device", device])
             try agent.waitForLine(timeout: 30) { $0.contains("\"connected\"") }
@@ -79,18 +80,18 @@ struct CloudObserverProcess: ParsableCommand {
 
     func run() throws {
         let output = LineOutput()
-        let box = StoreBox()
+        // Set once the store exists; a change may come before.
+        let box = Mutex<UbiquitousStore?>(nil)
         let store = try UbiquitousStore(cloud: DeviceCloud(root: SimulationRoot(path: root), device: device), identifier: CloudBenchmark.store) { change in
             let now = MonotonicClock.now()
-            guard change.keys.contains("probe"), case .integer(let value)? = box.store?.object(forKey: "probe") else { return }
+            guard change.keys.contains("probe"), case .integer(let value)? = box.withLock { $0 }?.object(forKey: "probe") else { return }
             output.line("seen \(value) \(now)")
         }
-        box.store = store
+        box.withLock { $0 = store }
         ChangeWatcher.shared.waitUntilIdle()
         output.line("ready")
         while readLine() != nil {}
         withExtendedLifetime(store) {}
     }
 
-    final class StoreBox: @unchecked Sendable { var store: UbiquitousStore? }
 }

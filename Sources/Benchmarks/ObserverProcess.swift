@@ -40,6 +40,7 @@ struct ObserverProcess: ParsableCommand {
 }
 
 /// Tracks a burst of keys until every one holds its final value.
+/// Unchecked Sendable: its state is touched only by `record`, which the notification queue (serial) calls.
 final class BurstTracker: @unchecked Sendable {
     let prefix: String
     let expected: Int
@@ -60,7 +61,7 @@ final class BurstTracker: @unchecked Sendable {
     }
 }
 
-final class LineOutput: @unchecked Sendable {
+final class LineOutput: Sendable {
     private let lock = NSLock()
     func line(_ text: String) { lock.withLock { StandardOutput.write(text + "\n") } }
 }

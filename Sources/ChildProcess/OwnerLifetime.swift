@@ -67,6 +67,7 @@ public enum OwnerLifetime {
 /// of the process (see `OwnerLifetime`: the kernel ties a child's
 /// `PR_SET_PDEATHSIG` to the thread that started it). Callers wait for
 /// their start to be done; starts are quick, so they queue briefly.
+/// Unchecked Sendable: the job queue is read and changed under `condition`'s lock.
 final class SpawningThread: @unchecked Sendable {
     static let shared = SpawningThread()
     private let condition = NSCondition()
@@ -79,6 +80,15 @@ final class SpawningThread: @unchecked Sendable {
     }
 
     private func serve() {
+        // A child starts with the signal mask of the thread that started it.
+        // Every signal blocked, always, rather than whatever this thread
+        // inherited from its first caller: the package's executables take
+        // SIGINT and SIGTERM through dispatch signal sources, which on Linux
+        // read a signalfd and see a signal only if no thread can take it
+        // (a program that expects them unblocked must unblock them itself).
+        var all = sigset_t()
+        sigfillset(&all)
+        pthread_sigmask(SIG_SETMASK, &all, nil)
         while true {
             condition.lock()
             while jobs.isEmpty { condition.wait() }
@@ -96,6 +106,7 @@ final class SpawningThread: @unchecked Sendable {
         return try outcome.wait().get()
     }
 
+    /// Unchecked Sendable: `result` is written once before `done` is signalled and read only after waiting on it.
     private final class Outcome<T>: @unchecked Sendable {
         private let done = DispatchSemaphore(value: 0)
         private var result: Result<T, Error>?

@@ -1,90 +1,59 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
-/// A child process whose stdout is read line by line as it arrives, so the
-/// caller can wait for an event (a line) with a timeout instead of sleeping.
-/// The child is tied to this process: it is killed when this process ends,
-/// however it ends (`OwnerLifetime`).
-public final class RunningProcess: @unchecked Sendable {
-    public let process = Process()
-    private let stdinPipe = Pipe()
-    private let stdoutPipe = Pipe()
-    private let stderrPipe = Pipe()
-    private let condition = NSCondition()
-    private var lines: [String] = []
-    private var partial = Data()
-    private var stdoutClosed = false
-    private var stderrData = Data()
-    private var stderrClosed = false
-    /// Index of the next line `nextLine` returns.
-    private var cursor = 0
-    private var exited = false
-    /// Signalled once at exit, held by the termination handler itself: `deinit` waits on it when `self` can no longer be reached.
-    private let exitSignal = DispatchSemaphore(value: 0)
+/// The one owner of a child process: it starts the child, reads its stdout
+/// and stderr line by line as they arrive (so a caller waits for an event
+/// with a timeout instead of sleeping), writes its stdin, signals it, waits
+/// for its end and reaps it. The child is tied to this process: it is killed
+/// when this process ends, however it ends (`OwnerLifetime`), and asked to
+/// end when its `RunningProcess` is let go (see `deinit`).
+///
+/// Lines are kept (`nextLine`, `waitForLine`, `allLines`, `stderr`) and, if
+/// the starter gave `handlers`, also handed to them one at a time on the
+/// reader threads, in the order they were written; `ended` comes once, after
+/// the last line of both streams and the child's end.
+public final class RunningProcess: Sendable {
+    /// How a child ended.
+    public enum Termination: Sendable, Equatable, CustomStringConvertible {
+        /// `exit(status)` or a return from `main`.
+        case exited(Int32)
+        /// Ended by a signal it did not handle.
+        case signalled(Int32)
 
-    /// A write to a child that has died must fail, not kill the parent with SIGPIPE.
-    private static let ignoreBrokenPipes: Void = { signal(SIGPIPE, SIG_IGN) }()
-
-    /// `directory`: the child's working folder (nil: this process's).
-    public init(_ executable: String, _ arguments: [String], environment: [String: String] = [:], directory: String? = nil) throws {
-        Self.ignoreBrokenPipes
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        var variables = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-        // The child ends when this process does, however it ends (OwnerLifetime).
-        variables[OwnerLifetime.variable] = String(getpid())
-        process.environment = variables
-        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
-        process.standardInput = stdinPipe
-        process.standardOutput = stdoutPipe
-        process.standardError = stderrPipe
-        process.terminationHandler = { [weak self, exitSignal] _ in
-            exitSignal.signal()
-            guard let self else { return }
-            self.condition.withLock { self.exited = true }
-            self.condition.broadcast()
+        /// As a shell shows it: the exit status, or 128 + the signal (137 for KILL).
+        public var shellStatus: Int32 {
+            switch self {
+            case .exited(let status): status
+            case .signalled(let signal): 128 + signal
+            }
         }
-        try SpawningThread.shared.run { [process] in try process.run() }
-        // One reader thread per pipe owns its read end until EOF (and keeps this
-        // object alive until then), then closes it: no descriptor is closed while
-        // being read, and none outlives its child (a driver that starts
-        // hundreds of children must not run out of descriptors).
-        let stdoutHandle = stdoutPipe.fileHandleForReading, stderrHandle = stderrPipe.fileHandleForReading
-        Thread { [self] in
-            while true {
-                let chunk = PipeReading.nextChunk(stdoutHandle)
-                receive(chunk)
-                if chunk.isEmpty { break }
+
+        public var description: String {
+            switch self {
+            case .exited(let status): "exited with status \(status)"
+            case .signalled(let signal): "killed by signal \(signal)"
             }
-            try? stdoutHandle.close()
-        }.start()
-        Thread { [self] in
-            while true {
-                let chunk = PipeReading.nextChunk(stderrHandle)
-                condition.withLock {
-                    stderrData.append(chunk)
-                    if chunk.isEmpty { stderrClosed = true }
-                }
-                condition.broadcast()
-                if chunk.isEmpty { break }
-            }
-            try? stderrHandle.close()
-        }.start()
+        }
     }
 
-    public var pid: Int32 { process.processIdentifier }
+    /// What a starter is told as the child speaks and ends, on the reader threads.
+    /// They are let go once `ended` has been called.
+    public struct Handlers: Sendable {
+        public var stdout: @Sendable (String) -> Void
+        public var stderr: @Sendable (String) -> Void
+        /// After the last line of both streams, and the child's end (nil: the
+        /// end was not seen, which Foundation cannot fail to report).
+        public var ended: @Sendable (Termination?) -> Void
 
-    private func receive(_ chunk: Data) {
-        condition.lock()
-        defer { condition.unlock(); condition.broadcast() }
-        if chunk.isEmpty {
-            stdoutClosed = true
-            if !partial.isEmpty { lines.append(String(decoding: partial, as: UTF8.self)); partial = Data() }
-            return
-        }
-        partial.append(chunk)
-        while let newline = partial.firstIndex(of: 0x0A) {
-            lines.append(String(decoding: partial[partial.startIndex..<newline], as: UTF8.self))
-            partial = Data(partial[(newline + 1)...])
+        public init(
+            stdout: @escaping @Sendable (String) -> Void = { _ in }, stderr: @escaping @Sendable (String) -> Void = { _ in },
+            ended: @escaping @Sendable (Termination?) -> Void = { _ in }
+        ) {
+            self.stdout = stdout
+            self.stderr = stderr
+            self.ended = ended
         }
     }
 
@@ -93,23 +62,71 @@ public final class RunningProcess: @unchecked Sendable {
         public init(description: String) { self.description = description }
     }
 
-    /// The next line not yet returned, waiting up to `timeout` seconds for it.
-    /// nil when stdout closed first.
-    public func nextLine(timeout: TimeInterval = 10) throws -> String? {
-        let deadline = Date().addingTimeInterval(timeout)
-        condition.lock()
-        defer { condition.unlock() }
-        while cursor >= lines.count {
-            if stdoutClosed { return nil }
-            if !condition.wait(until: deadline) {
-                throw Timeout(description: "no output line within \(timeout)s; stderr: \(String(decoding: stderrData, as: UTF8.self))")
-            }
+    /// Foundation's `Process` is used from this object's methods and its
+    /// termination handler only, and is not changed after `run()`.
+    private nonisolated(unsafe) let child = Process()
+    private let stdinPipe = Pipe()
+    /// Everything the reader threads and the termination handler share with
+    /// the caller. They hold it, never `self`: a `RunningProcess` let go
+    /// while its child runs reaches its `deinit`, which ends the child.
+    private let output: Output
+    public let pid: Int32
+
+    /// A write to a child that has died must fail, not kill the parent with SIGPIPE.
+    private static let ignoreBrokenPipes: Void = { Glibc.signal(SIGPIPE, SIG_IGN) }()
+
+    /// `environment` is added to this process's; `directory` is the child's
+    /// working folder (nil: this process's).
+    public init(
+        _ executable: String, _ arguments: [String], environment: [String: String] = [:], directory: String? = nil,
+        handlers: Handlers? = nil
+    ) throws {
+        Self.ignoreBrokenPipes
+        let output = Output(handlers: handlers)
+        self.output = output
+        child.executableURL = URL(fileURLWithPath: executable)
+        child.arguments = arguments
+        var variables = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        // The child ends when this process does, however it ends (OwnerLifetime).
+        variables[OwnerLifetime.variable] = String(getpid())
+        child.environment = variables
+        if let directory { child.currentDirectoryURL = URL(fileURLWithPath: directory) }
+        let stdoutPipe = Pipe(), stderrPipe = Pipe()
+        child.standardInput = stdinPipe
+        child.standardOutput = stdoutPipe
+        child.standardError = stderrPipe
+        child.terminationHandler = { ended in
+            let termination: Termination =
+                ended.terminationReason == .uncaughtSignal ? .signalled(ended.terminationStatus) : .exited(ended.terminationStatus)
+            output.finish(termination)
         }
-        cursor += 1
-        return lines[cursor - 1]
+        try SpawningThread.shared.run { [child] in try child.run() }
+        pid = child.processIdentifier
+        // One reader thread per pipe owns its read end until EOF, then closes
+        // it: no descriptor is closed while being read, and none outlives its
+        // child (a driver that starts hundreds of children must not run out
+        // of descriptors).
+        for (stream, handle) in [(Output.Stream.stdout, stdoutPipe.fileHandleForReading), (.stderr, stderrPipe.fileHandleForReading)] {
+            let reader = Thread {
+                while true {
+                    let chunk = PipeReading.nextChunk(handle)
+                    output.receive(chunk, from: stream)
+                    if chunk.isEmpty { break }
+                }
+                try? handle.close()
+            }
+            reader.name = "groupsim.child-\(pid)-\(stream)"
+            reader.start()
+        }
     }
 
-    /// Waits for (and consumes up to) the first line satisfying `predicate`.
+    /// The next stdout line not yet returned, waiting up to `timeout` seconds
+    /// for it; nil when stdout closed first.
+    public func nextLine(timeout: TimeInterval = 10) throws -> String? {
+        try output.nextLine(timeout: timeout)
+    }
+
+    /// Waits for (and consumes up to) the first stdout line satisfying `predicate`.
     @discardableResult
     public func waitForLine(timeout: TimeInterval = 10, where predicate: (String) -> Bool) throws -> String {
         let deadline = Date().addingTimeInterval(timeout)
@@ -122,18 +139,23 @@ public final class RunningProcess: @unchecked Sendable {
         }
     }
 
-    public var allLines: [String] { condition.withLock { lines } }
-    public var stderr: String { condition.withLock { String(decoding: stderrData, as: UTF8.self) } }
+    /// Every stdout line so far.
+    public var allLines: [String] { output.withState { $0.lines } }
+    /// Everything written to stdout so far, as written (a last line with no newline has none).
+    public var standardOutput: String {
+        output.withState { state in
+            state.lines.joined(separator: "\n") + (state.lines.isEmpty || state.stdoutEndedMidLine ? "" : "\n")
+        }
+    }
+    /// Everything written to stderr so far.
+    public var stderr: String { output.withState { String(decoding: $0.stderrData, as: UTF8.self) } }
 
     /// Everything the process wrote to stderr, once it closed its end (up to `timeout`).
     public func completeStandardError(timeout: TimeInterval = 10) throws -> String {
-        let deadline = Date().addingTimeInterval(timeout)
-        condition.lock()
-        defer { condition.unlock() }
-        while !stderrClosed {
-            if !condition.wait(until: deadline) { throw Timeout(description: "process \(pid) kept stderr open for \(timeout)s") }
+        guard output.wait(timeout: timeout, until: { $0.stderrClosed }) else {
+            throw Timeout(description: "process \(pid) kept stderr open for \(timeout)s")
         }
-        return String(decoding: stderrData, as: UTF8.self)
+        return stderr
     }
 
     /// Writes a line to the child's stdin; false if the child is gone (its stdin closed).
@@ -142,20 +164,66 @@ public final class RunningProcess: @unchecked Sendable {
         (try? stdinPipe.fileHandleForWriting.write(contentsOf: Data((line + "\n").utf8))) != nil
     }
 
+    /// Writes bytes as they are to the child's stdin; false if the child is gone.
+    @discardableResult
+    public func write(bytes: Data) -> Bool {
+        (try? stdinPipe.fileHandleForWriting.write(contentsOf: bytes)) != nil
+    }
+
     public func closeStdin() { try? stdinPipe.fileHandleForWriting.close() }
 
-    public func kill(_ signal: Int32 = SIGKILL) { Foundation.kill(process.processIdentifier, signal) }
+    /// Waits until the child (and whatever it left holding them) closed stdout
+    /// and stderr, up to `timeout`; false if they are still open.
+    public func waitForOutputToClose(timeout: TimeInterval) -> Bool {
+        output.wait(timeout: timeout) { $0.stdoutClosed && $0.stderrClosed }
+    }
 
-    /// Waits for the process to exit (up to `timeout`), returning its status.
+    /// Sends `signal` (SIGSTOP, SIGCONT, SIGTERM, SIGKILL …) to the child.
+    /// False once its end was seen: it has been reaped, and its pid may be
+    /// another process's by now.
+    @discardableResult
+    public func signal(_ signal: Int32) -> Bool {
+        guard termination == nil else { return false }
+        return Foundation.kill(pid, signal) == 0
+    }
+
+    /// How the child ended; nil while it runs (or its end is not yet seen).
+    public var termination: Termination? { output.withState { $0.termination } }
+
+    public var isRunning: Bool { termination == nil }
+
+    /// Waits for the child's end (up to `timeout`).
+    @discardableResult
+    public func waitForTermination(timeout: TimeInterval = 10) throws -> Termination {
+        var ended: Termination?
+        guard output.wait(timeout: timeout, until: { ended = $0.termination; return ended != nil }), let ended else {
+            throw Timeout(description: "process \(pid) did not exit within \(timeout)s")
+        }
+        return ended
+    }
+
+    /// Waits for the child's end (up to `timeout`), returning its exit
+    /// status, or the number of the signal that ended it (`waitForTermination`
+    /// tells the two apart).
     @discardableResult
     public func waitForExit(timeout: TimeInterval = 10) throws -> Int32 {
-        let deadline = Date().addingTimeInterval(timeout)
-        condition.lock()
-        defer { condition.unlock() }
-        while !exited {
-            if !condition.wait(until: deadline) { throw Timeout(description: "process \(pid) did not exit within \(timeout)s") }
+        switch try waitForTermination(timeout: timeout) {
+        case .exited(let status), .signalled(let status): status
         }
-        return process.terminationStatus
+    }
+
+    /// Foundation's handle of the child, for the callers not yet moved to
+    /// `termination` and `signal`; the child is this object's alone.
+    @available(*, deprecated, message: "use termination, signal(_:) and waitForTermination")
+    public var process: Process { child }
+
+    /// Sends SIGKILL (with SIGCONT, should it be stopped) and waits for the
+    /// end (up to `timeout`); returns how it ended, nil if not seen in time.
+    @discardableResult
+    public func kill(timeout: TimeInterval = 10) -> Termination? {
+        signal(SIGCONT)
+        signal(SIGKILL)
+        return try? waitForTermination(timeout: timeout)
     }
 
     /// A child still running when its owner lets go is asked to end
@@ -163,12 +231,138 @@ public final class RunningProcess: @unchecked Sendable {
     /// must not outlive its owner, nor write into a folder the owner removes next.
     deinit {
         closeStdin()
-        if process.isRunning {
-            process.terminate()
-            if exitSignal.wait(timeout: .now() + 2) == .timedOut {
-                kill(SIGCONT)
-                kill(SIGKILL)
+        guard signal(SIGTERM) else { return }
+        if (try? waitForTermination(timeout: 2)) == nil {
+            signal(SIGCONT)
+            signal(SIGKILL)
+        }
+    }
+
+    /// The state shared by the caller, the reader threads and the termination handler.
+    /// Unchecked Sendable: `state` is read and changed only under `changed`'s lock.
+    private final class Output: @unchecked Sendable {
+        enum Stream: Sendable { case stdout, stderr }
+
+        struct State {
+            var lines: [String] = []
+            /// Index of the next line `nextLine` returns.
+            var cursor = 0
+            var partial: [Stream: Data] = [:]
+            var stdoutClosed = false
+            /// The last stdout line had no newline.
+            var stdoutEndedMidLine = false
+            var stderrData = Data()
+            var stderrClosed = false
+            var termination: Termination?
+            /// Dropped once `ended` is called, so what they hold is let go.
+            var handlers: Handlers?
+        }
+
+        /// Guards `state` and wakes its waiters. An `NSCondition` (a pthread
+        /// mutex) rather than a `Mutex`: Thread Sanitizer sees its ordering.
+        private let changed = NSCondition()
+        private var state: State
+
+        init(handlers: Handlers?) { state = State(handlers: handlers) }
+
+        /// Runs `body` on the state under the lock.
+        func withState<T>(_ body: (inout State) -> T) -> T {
+            changed.lock()
+            defer { changed.unlock() }
+            return body(&state)
+        }
+
+        func receive(_ chunk: Data, from stream: Stream) {
+            let (complete, handlers) = withState { state -> ([String], Handlers?) in
+                var data = state.partial[stream, default: Data()]
+                data.append(chunk)
+                var complete: [String] = []
+                while let newline = data.firstIndex(of: 0x0A) {
+                    complete.append(String(decoding: data[data.startIndex..<newline], as: UTF8.self))
+                    data = Data(data[(newline + 1)...])
+                }
+                if chunk.isEmpty, !data.isEmpty {
+                    complete.append(String(decoding: data, as: UTF8.self))
+                    data = Data()
+                    if stream == .stdout { state.stdoutEndedMidLine = true }
+                }
+                state.partial[stream] = data
+                switch stream {
+                case .stdout: state.lines += complete
+                case .stderr: state.stderrData.append(chunk)
+                }
+                return (complete, state.handlers)
             }
+            for line in complete {
+                switch stream {
+                case .stdout: handlers?.stdout(line)
+                case .stderr: handlers?.stderr(line)
+                }
+            }
+            // Closed only once its last line was handed over, so `ended` comes after it.
+            if chunk.isEmpty {
+                withState { state in
+                    switch stream {
+                    case .stdout: state.stdoutClosed = true
+                    case .stderr: state.stderrClosed = true
+                    }
+                }
+            }
+            broadcast()
+            if chunk.isEmpty { endIfDone() }
+        }
+
+        func finish(_ termination: Termination) {
+            withState { $0.termination = termination }
+            broadcast()
+            endIfDone()
+        }
+
+        /// Calls `ended` once, when both streams are closed and the end is known.
+        private func endIfDone() {
+            let handlers = withState { state -> Handlers? in
+                guard state.stdoutClosed, state.stderrClosed, state.termination != nil else { return nil }
+                defer { state.handlers = nil }
+                return state.handlers
+            }
+            handlers?.ended(withState { $0.termination })
+        }
+
+        func nextLine(timeout: TimeInterval) throws -> String? {
+            var line: String?
+            var closed = false
+            let arrived = wait(timeout: timeout) { state in
+                if state.cursor < state.lines.count {
+                    line = state.lines[state.cursor]
+                    state.cursor += 1
+                    return true
+                }
+                closed = state.stdoutClosed
+                return closed
+            }
+            if let line { return line }
+            if closed { return nil }
+            guard arrived else {
+                throw Timeout(description: "no output line within \(timeout)s; stderr: \(withState { String(decoding: $0.stderrData, as: UTF8.self) })")
+            }
+            return nil
+        }
+
+        /// Waits until `condition` holds (it may change the state it is given); false if `timeout` passed first.
+        func wait(timeout: TimeInterval, until condition: (inout State) -> Bool) -> Bool {
+            let deadline = Date().addingTimeInterval(timeout)
+            changed.lock()
+            defer { changed.unlock() }
+            while !condition(&state) {
+                if !changed.wait(until: deadline) { return condition(&state) }
+            }
+            return true
+        }
+
+        private func broadcast() {
+            changed.lock()
+            changed.broadcast()
+            changed.unlock()
         }
     }
 }

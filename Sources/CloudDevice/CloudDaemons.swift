@@ -36,7 +36,7 @@ public struct CloudDaemons: Sendable {
     }
 
     /// Held by `groupsim cloud serve` for its life.
-    public static func holdServerLock(root: SimulationRoot) throws -> LifetimeLock {
+    package static func holdServerLock(root: SimulationRoot) throws -> LifetimeLock {
         let path = serverLockPath(root: root)
         guard let lock = try LifetimeLock.acquire(path, root: root.path) else {
             throw AlreadyRunning(description: "a cloud already serves \(root.path) (\(LifetimeLock.holder(of: path, root: root.path)?.description ?? "a process")); "
@@ -46,7 +46,7 @@ public struct CloudDaemons: Sendable {
     }
 
     /// Held by `groupsim cloud agent` for its life.
-    public static func holdAgentLock(root: SimulationRoot, device: String) throws -> LifetimeLock {
+    package static func holdAgentLock(root: SimulationRoot, device: String) throws -> LifetimeLock {
         let path = try agentLockPath(root: root, device: device)
         guard let lock = try LifetimeLock.acquire(path, root: root.path) else {
             throw AlreadyRunning(description: "an agent already syncs \(device) (\(LifetimeLock.holder(of: path, root: root.path)?.description ?? "a process")); "
@@ -55,9 +55,9 @@ public struct CloudDaemons: Sendable {
         return lock
     }
 
-    public var server: LockHolder? { LifetimeLock.holder(of: Self.serverLockPath(root: root), root: root.path) }
+    package var server: LockHolder? { LifetimeLock.holder(of: Self.serverLockPath(root: root), root: root.path) }
 
-    public func agent(_ device: String) -> LockHolder? {
+    package func agent(_ device: String) -> LockHolder? {
         guard let path = try? Self.agentLockPath(root: root, device: device) else { return nil }
         return LifetimeLock.holder(of: path, root: root.path)
     }

@@ -23,6 +23,7 @@ import PropertyList
 /// included, before the first download), guarded by an "ignore local
 /// changes" flag; removals are never mirrored; other processes' writes are
 /// never seen.
+/// Unchecked Sendable: its observer handles are set in `init` and read in `deinit` only; `ignoreLocalChanges` is touched only on `queue` (serial), where both sides' changes are applied.
 public final class CloudDefaultsBridge: @unchecked Sendable {
     public enum Mode: String, Sendable, CaseIterable {
         case fixed, naive

@@ -23,7 +23,7 @@ public struct DeviceCloud: Sendable {
 
     /// The device's secret (`device.secret`, mode 0600), which its agent shows
     /// the cloud on every connection; made with the device's cloud settings.
-    public func secretFile() throws -> SecretFile {
+    package func secretFile() throws -> SecretFile {
         SecretFile(folder: try root.confinedFolder(folder()), name: "device.secret")
     }
 

@@ -8,6 +8,7 @@ import PropertyList
 /// at once, the device's sync agent takes them up later, and values arriving
 /// from the cloud are announced to every process of the device that holds
 /// the store, with the reason and the keys. Local writes are not announced.
+/// Unchecked Sendable: the cursor, observers and listener are read and changed under `lock`; the copy's file work runs on the serial commit queue.
 public final class UbiquitousStore: @unchecked Sendable {
     public let identifier: String
     public let cloud: DeviceCloud

@@ -134,6 +134,7 @@ struct CloudStoreState: Sendable, Equatable {
 /// which calls it from its own serial queue.
 struct CloudLedger {
     let dataFolder: String
+    private let top: String
     /// This run's generation: every revision written by it carries this id.
     let generation: String
     private var loaded: [String: [String: CloudStoreState]] = [:]
@@ -143,9 +144,13 @@ struct CloudLedger {
 
     /// `generation`: this run's id (a new one when not given). `report`: what
     /// the cloud must tell whoever watches it (a file set aside, a layout migrated).
-    init(dataFolder: String, generation: String = UUID().uuidString.lowercased(),
+    /// `top`: the folder every file is reached from through real folders only
+    /// (the simulation root), so a link swapped in for the data folder while
+    /// the cloud runs is refused, not followed; `dataFolder` when not given.
+    init(dataFolder: String, top: String? = nil, generation: String = UUID().uuidString.lowercased(),
          report: @escaping @Sendable (String, [String: PlistValue]) -> Void = { _, _ in }) {
         self.dataFolder = dataFolder
+        self.top = top ?? dataFolder
         self.generation = generation
         self.report = report
     }
@@ -159,7 +164,7 @@ struct CloudLedger {
 
     private func storeFile(_ identifier: String, of account: String) throws -> SharedPlistFile {
         try DomainName.validate(identifier, what: "store identifier")
-        return try SharedPlistFile(path: "\(try accountFolder(account))/\(try DomainName.fileStem(for: identifier)).plist", root: dataFolder)
+        return try SharedPlistFile(path: "\(try accountFolder(account))/\(try DomainName.fileStem(for: identifier)).plist", root: top)
     }
 
     /// One store, read from disk the first time.
@@ -241,7 +246,7 @@ struct CloudLedger {
         let path = "\(accountsFolder)/\(try DomainName.fileStem(for: account)).plist"
         let contents: [String: PlistValue]
         do {
-            guard let found = try SharedPlistFile.read(path: path, root: dataFolder) else {
+            guard let found = try SharedPlistFile.read(path: path, root: top) else {
                 migrated.insert(account)
                 return
             }
@@ -266,7 +271,7 @@ struct CloudLedger {
                                    "message": .string("this store of the old account file could not be read; it starts empty and the devices give back what they hold")])
             }
         }
-        let old = try SharedPlistFile(path: path, root: dataFolder)
+        let old = try SharedPlistFile(path: path, root: top)
         let keptAt = unreadable.isEmpty ? nil : try old.setAside()
         if unreadable.isEmpty { try old.remove() }
         report("migrated", ["account": .string(account), "from": .string(path), "stores": .array(contents.keys.sorted().map { .string($0) }),
@@ -275,7 +280,7 @@ struct CloudLedger {
     }
 
     private mutating func setAsideOldFile(_ path: String, account: String, because reason: String) throws {
-        let movedTo = try SharedPlistFile(path: path, root: dataFolder).setAside()
+        let movedTo = try SharedPlistFile(path: path, root: top).setAside()
         report("damaged", ["account": .string(account), "path": .string(path), "reason": .string(reason), "movedTo": movedTo.map { .string($0) } ?? .string(""),
                            "message": .string("the account's file could not be read and was moved aside; its stores start empty and the devices give back what they hold")])
         migrated.insert(account)

@@ -74,7 +74,7 @@ public enum CloudListener {
         // Reached from the root through real folders only, as every path in the root: a link is refused, not followed.
         try root.prepareConfinedDirectory(ServerLocation.dataFolder(root: root) + "/accounts")
         let gate = CloudTrust.Gate(root: root, controlSecret: try CloudTrust.controlSecretFile(root: root).readOrCreate())
-        let server = try CloudServer(dataFolder: ServerLocation.dataFolder(root: root), events: events)
+        let server = try CloudServer(dataFolder: ServerLocation.dataFolder(root: root), top: root.path, events: events)
         let limiter = ConnectionLimiter(maximum: ConnectionLimiter.maximumForDescriptorLimit())
         var candidates = [requested]
         if requested == 0, let previous = try? ServerLocation.read(root: root)?.port { candidates = [previous, 0] }

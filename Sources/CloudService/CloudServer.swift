@@ -79,6 +79,7 @@ enum OutgoingFrame: Sendable {
 /// up another account. Each connection is a task that calls into the actor.
 public actor CloudServer {
     private let dataFolder: String
+    private let top: String
     /// This run's generation (`StoreLineage`): every revision written by it carries this id.
     private let generation = UUID().uuidString.lowercased()
     private var books: [String: AccountBook] = [:]
@@ -98,9 +99,11 @@ public actor CloudServer {
     /// What the cloud does, as it does it (the CLI prints them as JSON lines).
     private let events: @Sendable (String, [String: PlistValue]) -> Void
 
-    public init(dataFolder: String, events: @escaping @Sendable (String, [String: PlistValue]) -> Void = { _, _ in }) throws {
+    /// `top`: the folder the data folder's files are reached from through real folders only (see `CloudLedger`).
+    public init(dataFolder: String, top: String? = nil, events: @escaping @Sendable (String, [String: PlistValue]) -> Void = { _, _ in }) throws {
         try createDirectories(dataFolder + "/accounts")
         self.dataFolder = dataFolder
+        self.top = top ?? dataFolder
         self.events = events
         serverID = "groupsim-cloud-\(getpid())-\(Int(Date().timeIntervalSince1970))"
     }
@@ -132,7 +135,7 @@ public actor CloudServer {
     /// The account's book, made the first time it is needed.
     private func book(_ account: String) -> AccountBook {
         if let known = books[account] { return known }
-        let made = AccountBook(CloudLedger(dataFolder: dataFolder, generation: generation, report: events), account: account)
+        let made = AccountBook(CloudLedger(dataFolder: dataFolder, top: top, generation: generation, report: events), account: account)
         books[account] = made
         return made
     }

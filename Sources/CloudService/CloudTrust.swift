@@ -40,7 +40,7 @@ public enum CloudTrust {
     /// The header that names the device a WebSocket speaks for.
     public static let deviceHeader = "Groupsim-Device"
 
-    public static func controlSecretFile(root: SimulationRoot) throws -> SecretFile {
+    package static func controlSecretFile(root: SimulationRoot) throws -> SecretFile {
         SecretFile(folder: try root.confinedFolder(root.path + "/cloud"), name: "control.secret")
     }
 

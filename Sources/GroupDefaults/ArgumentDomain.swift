@@ -14,7 +14,7 @@ import PropertyList
 ///   never fails over an argument.
 /// - Anything else is a string: `-flag YES` is "YES", which `bool(forKey:)`
 ///   reads as true, and `-n 5` is "5", which `integer(forKey:)` reads as 5.
-public enum ArgumentDomain {
+package enum ArgumentDomain {
     /// The argument domain of `arguments`; each value kept as a string because
     /// it did not parse is reported to `report`.
     public static func parse(

@@ -21,6 +21,7 @@ import SharedFiles
 /// Directories are watched, never files: a file replaced by `rename` takes
 /// its watch with it. A directory that is deleted (a device erased) is
 /// re-watched through its nearest existing ancestor when it reappears.
+/// Unchecked Sendable: the command queue and the flags other threads read are under `commandLock`; the inotify state is touched by the watcher thread only.
 package final class ChangeWatcher: @unchecked Sendable {
     package static let shared = ChangeWatcher()
 

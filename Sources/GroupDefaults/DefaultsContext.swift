@@ -18,7 +18,7 @@ public struct DefaultsContext: Sendable, Hashable {
     }
 
     /// Where a domain lives for this process.
-    public struct Location: Sendable, Equatable {
+    package struct Location: Sendable, Equatable {
         public enum Kind: String, Sendable { case app, group, global, privateFallback }
         public let domain: String
         public let path: String
@@ -29,7 +29,7 @@ public struct DefaultsContext: Sendable, Hashable {
     /// the global domain, an entitled group's container, or else the app's
     /// own container (where a group suite lands when the entitlement is
     /// missing: the values stay private, which the caller is told about).
-    public func locate(_ domain: String) throws -> Location {
+    package func locate(_ domain: String) throws -> Location {
         if domain == DomainName.global {
             return Location(domain: domain, path: try root.globalPreferencesPath(device: device), kind: .global)
         }

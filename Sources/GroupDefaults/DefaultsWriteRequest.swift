@@ -4,7 +4,7 @@ import PropertyList
 /// What `groupsim defaults write DOMAIN ...` (or an app console's `set`) was
 /// asked to do, parsed from the words after the domain the way macOS
 /// `defaults` reads them.
-public enum DefaultsWriteRequest: Equatable, Sendable {
+package enum DefaultsWriteRequest: Equatable, Sendable {
     case set(key: String, value: PlistValue)
     case arrayAdd(key: String, values: [PlistValue])
     case dictAdd(key: String, entries: [String: PlistValue])

@@ -9,14 +9,14 @@ public enum ChangeOrigin: String, Sendable, Codable {
 }
 
 /// One key's change inside one domain.
-public struct KeyChange: Sendable, Equatable {
+package struct KeyChange: Sendable, Equatable {
     public let key: String
     public let old: PlistValue?
     public let new: PlistValue?
 }
 
 /// A batch of changes to one domain, as delivered to listeners.
-public struct DomainChange: Sendable {
+package struct DomainChange: Sendable {
     public let domain: String
     public let changes: [KeyChange]
     public let origin: ChangeOrigin

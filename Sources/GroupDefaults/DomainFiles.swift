@@ -5,7 +5,7 @@ import SharedFiles
 /// Direct access to the domain files of one device, for tools that act
 /// once and exit (`groupsim defaults`). Unlike `GroupDefaults`, reads here
 /// are strict: a corrupt file is an error, not an empty domain.
-public struct DomainFiles: Sendable {
+package struct DomainFiles: Sendable {
     public let root: SimulationRoot
     public let device: String
     /// The app whose container holds non-group suites (and, for an app not

@@ -11,6 +11,7 @@ final class WeakDomain {
 /// The process's open persistent domains, one object per file, each watched
 /// for changes by `ChangeWatcher`. Domains are held weakly: when the last
 /// instance using a domain goes, so does it (and, with it, its watch).
+/// Unchecked Sendable: the table of open domains is read and changed under `lock`.
 package final class DomainRegistry: @unchecked Sendable {
     package static let shared = DomainRegistry()
 

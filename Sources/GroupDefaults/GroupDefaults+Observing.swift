@@ -15,6 +15,7 @@ public struct DefaultsChange: Sendable, Equatable {
 }
 
 /// Keeps an observer registered; cancelling (or releasing) it stops delivery.
+/// Unchecked Sendable: `cancelled` is read and set under `lock`; `onCancel` is a constant run once.
 public final class DefaultsObservation: @unchecked Sendable {
     private let onCancel: () -> Void
     private let lock = NSLock()
@@ -33,6 +34,7 @@ public final class DefaultsObservation: @unchecked Sendable {
     deinit { cancel() }
 }
 
+/// Unchecked Sendable: every variable is read and changed under `lock`.
 final class ObservationState: @unchecked Sendable {
     struct Observer {
         let key: String?

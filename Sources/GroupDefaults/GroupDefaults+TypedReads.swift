@@ -38,7 +38,7 @@ extension GroupDefaults {
 }
 
 /// UserDefaults' value conversions, as pure functions.
-public enum Conversions {
+package enum Conversions {
     public static func bool(_ value: PlistValue?) -> Bool? {
         switch value {
         case .bool(let b): b

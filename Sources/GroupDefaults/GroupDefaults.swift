@@ -16,6 +16,7 @@ import Synchronization
 /// 6. the registration domain (`register(defaults:)`, this process only)
 ///
 /// Writes go to the instance's own persistent domain only.
+/// Unchecked Sendable: its suites are under `lock`, its snapshot in a `Mutex`, its counters atomic, its observers under `observation.lock`; the domains lock their own state.
 public final class GroupDefaults: @unchecked Sendable {
     public let context: DefaultsContext
     /// The persistent domain this instance writes to.

@@ -40,6 +40,7 @@ struct Overlay {
 /// since). `set` changes `pending` and returns; the commit queue then merges
 /// the edits into the file under its lock. Commits and reloads both run on
 /// the commit queue, so `committed` only ever moves forward in time.
+/// Unchecked Sendable: the cache, the overlays, the flags and the listeners are read and changed under `state`; the file work runs on the serial commit queue.
 package final class PersistentDomain: @unchecked Sendable {
     package let name: String
     package let file: SharedPlistFile

@@ -5,6 +5,7 @@ import PropertyList
 /// and named volatile domains. Shared by every `GroupDefaults` instance in
 /// the process and seen by no other process (an extension never sees the
 /// app's registered defaults).
+/// Unchecked Sendable: every domain and the listeners are read and changed under `lock`; `version` is atomic.
 public final class ProcessDomains: @unchecked Sendable {
     public static let shared = ProcessDomains()
 
@@ -64,11 +65,11 @@ public final class ProcessDomains: @unchecked Sendable {
     /// `inline`: changes on the changing thread, before the call that made
     /// them returns; otherwise on the notification queue (see `ListenerList`).
     @discardableResult
-    public func addListener(inline: Bool = false, _ listener: @escaping @Sendable (DomainChange) -> Void) -> Int {
+    package func addListener(inline: Bool = false, _ listener: @escaping @Sendable (DomainChange) -> Void) -> Int {
         lock.withLock { listeners.add(inline: inline, listener) }
     }
 
-    public func removeListener(_ id: Int) {
+    package func removeListener(_ id: Int) {
         lock.withLock { listeners.remove(id) }
     }
 

@@ -22,6 +22,7 @@ final class ContentVersion: Sendable {
 /// sources changed builds a new one. It is immutable while shared: only the
 /// instance's own `set` changes it (`applyOwnSet`), and only a copy no reader
 /// holds (see `GroupDefaults.patchSnapshot`).
+/// Unchecked Sendable: immutable while shared, as said above; its two `@exclusivity(unchecked)` variables change only in a copy no other thread holds.
 final class SearchListSnapshot: @unchecked Sendable {
     struct Entry: Sendable {
         let value: PlistValue

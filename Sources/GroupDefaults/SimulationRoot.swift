@@ -74,13 +74,13 @@ public struct SimulationRoot: Sendable, Hashable {
     /// Creates `directory` and every missing folder on the way (0700), walking
     /// down from the root without following a symbolic link (a link is an
     /// error, so nothing is ever created outside the root).
-    public func prepareConfinedDirectory(_ directory: String) throws {
+    package func prepareConfinedDirectory(_ directory: String) throws {
         try createDirectories(path)
         _ = try confinedFolder(directory).withDescriptor(creating: true) { _ in }
     }
 
     /// `directory` as a folder reached from the root one real folder at a time.
-    public func confinedFolder(_ directory: String) throws -> ConfinedFolder {
+    package func confinedFolder(_ directory: String) throws -> ConfinedFolder {
         do {
             return try ConfinedFolder(directory, top: path)
         } catch SharedFileError.outsideTop {
@@ -115,7 +115,7 @@ public enum DomainName {
     /// What makes a name unfit to show on one line or to have come from
     /// valid UTF-8: a NUL or another control character, or U+FFFD. nil if none.
     /// Every name is checked for these, suite names too (which may hold '/').
-    public static func unreadableCharacter(in name: String) -> String? {
+    package static func unreadableCharacter(in name: String) -> String? {
         if name.contains("\0") { return "contains a NUL character" }
         if let (offset, scalar) = name.unicodeScalars.enumerated().first(where: { isControl($0.element) }) {
             return "contains the control character \(codePoint(scalar)) at character \(offset + 1)"

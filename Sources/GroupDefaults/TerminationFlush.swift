@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Commits pending changes when the process is asked to stop (SIGINT,
 /// SIGTERM) and then exits with the conventional status 128+signal. Normal
@@ -8,7 +9,7 @@ import Foundation
 /// stopped or hung process must not keep the process from stopping. Domains
 /// not saved within `flushLimit` are named through `Diagnostics`, and the
 /// process exits anyway.
-public enum TerminationFlush {
+package enum TerminationFlush {
     nonisolated(unsafe) private static var sources: [DispatchSourceSignal] = []
     private static let lock = NSLock()
 
@@ -70,16 +71,15 @@ public enum TerminationFlush {
     }
 
     /// Each domain's flush result: nil while running, .some(nil) when saved, .some(problem) when it failed.
-    private final class Outcomes: @unchecked Sendable {
-        private let lock = NSLock()
-        private var problems: [ObjectIdentifier: String?] = [:]
+    private final class Outcomes: Sendable {
+        private let problems = Mutex<[ObjectIdentifier: String?]>([:])
 
         func record(_ domain: PersistentDomain, problem: String?) {
-            lock.withLock { problems[ObjectIdentifier(domain)] = .some(problem) }
+            problems.withLock { $0[ObjectIdentifier(domain)] = .some(problem) }
         }
 
         func outcome(of domain: PersistentDomain) -> String?? {
-            lock.withLock { problems[ObjectIdentifier(domain)] }
+            problems.withLock { $0[ObjectIdentifier(domain)] }
         }
     }
 }

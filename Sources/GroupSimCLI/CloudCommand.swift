@@ -3,6 +3,7 @@ import ArgumentParser
 import CloudDevice
 import CloudModel
 import CloudService
+import DefaultsCLI
 import Foundation
 import SharedFiles
 import GroupDefaults

@@ -1,5 +1,6 @@
 import AppModel
 import ArgumentParser
+import DefaultsCLI
 import Foundation
 import GroupDefaults
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import DefaultsCLI
 import Foundation
 import GroupDefaults
 import PropertyList
@@ -20,30 +21,6 @@ struct DefaultsCommand: ParsableCommand {
             Import.self, Export.self, Watch.self,
         ]
     )
-}
-
-/// Options of every `defaults` subcommand.
-package struct DomainOptions: ParsableArguments {
-    @OptionGroup var location: LocationOptions
-
-    package init() {}
-
-    @Option(help: "Resolve the domain inside this app's container (its non-group suites, or its private copy of a group it is not entitled to).")
-    var app: String?
-
-    package var files: DomainFiles {
-        get throws {
-            let place = try location.simulationRoot
-            try place.requireKnownDevice()
-            if let app {
-                guard !DomainName.isGroup(app) else {
-                    throw ValidationError("--app takes an app's bundle id, found the app group \(app); name the group as the domain instead")
-                }
-                _ = try place.requireKnownContainer(app)
-            }
-            return place.files(app: app)
-        }
-    }
 }
 
 /// A domain or key that does not exist, worded like macOS `defaults`.

@@ -1,4 +1,5 @@
 import ArgumentParser
+import DefaultsCLI
 import Foundation
 import GroupDefaults
 import AppModel

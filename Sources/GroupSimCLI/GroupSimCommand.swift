@@ -49,16 +49,3 @@ func domainPosition(in arguments: [String]) -> Int? {
     }
     return nil
 }
-
-/// Where the simulated devices live; every command that touches files takes these.
-package struct LocationOptions: ParsableArguments {
-    @Option(help: "Simulation root (default: $GROUPSIM_ROOT, else $XDG_DATA_HOME/groupsim, else ~/.local/share/groupsim).")
-    var root: String?
-
-    @Option(help: "Simulated device (default: $GROUPSIM_DEVICE, else iPhone).")
-    var device: String?
-
-    package init() {}
-
-    package var simulationRoot: SimulationRootValue { get throws { try SimulationRootValue(root: root, device: device) } }
-}

@@ -3,6 +3,7 @@ import Foundation
 import Scenarios
 import Terminal
 import ScenarioModel
+import Synchronization
 
 /// `groupsim run`: the scenario suite.
 struct RunCommand: ParsableCommand {
@@ -157,11 +158,10 @@ enum ParallelRuns {
         return slots.all
     }
 
-    private final class NextIndex: @unchecked Sendable {
-        private let lock = NSLock()
-        private var value = 0
+    private final class NextIndex: Sendable {
+        private let value = Mutex(0)
         func take(below limit: Int) -> Int? {
-            lock.withLock {
+            value.withLock { value in
                 guard value < limit else { return nil }
                 defer { value += 1 }
                 return value
@@ -169,11 +169,10 @@ enum ParallelRuns {
         }
     }
 
-    private final class ResultSlots<T>: @unchecked Sendable {
-        private let lock = NSLock()
-        private var slots: [T?]
-        init(_ count: Int) { slots = Array(repeating: nil, count: count) }
-        func set(_ index: Int, _ value: T) { lock.withLock { slots[index] = value } }
-        var all: [T] { lock.withLock { slots.compactMap { $0 } } }
+    private final class ResultSlots<T: Sendable>: Sendable {
+        private let slots: Mutex<[T?]>
+        init(_ count: Int) { slots = Mutex(Array(repeating: nil, count: count)) }
+        func set(_ index: Int, _ value: T) { slots.withLock { $0[index] = value } }
+        var all: [T] { slots.withLock { $0.compactMap { $0 } } }
     }
 }

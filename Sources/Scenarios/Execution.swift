@@ -9,6 +9,7 @@ import ScenarioModel
 /// manifest, the cloud), then hands each step to the part whose job it is —
 /// the roster (processes), the waits, the faults, the one-shot processes,
 /// the checks and the cloud rig — and records what the runner did.
+/// Unchecked Sendable: the cloud rig, set once in `prepare` and read by parallel steps, is under `lock`; the rest is immutable or Sendable.
 final class Execution: @unchecked Sendable {
     let context: RunContext
     let roster: ProcessRoster
@@ -156,6 +157,7 @@ final class Execution: @unchecked Sendable {
     }
 }
 
+/// The failures of a parallel step. Unchecked Sendable: `errors` is under `lock` only.
 final class FailureBox: @unchecked Sendable {
     private let lock = NSLock()
     private var errors: [Error] = []

@@ -23,6 +23,7 @@ struct RunContext: Sendable {
 /// The long-lived processes of one run (the scenario's `processes:`): it
 /// launches, quits and restarts them, and ends them all when the run ends.
 /// A process stays known after it exited, for checks of its events and exit.
+/// Unchecked Sendable: the two driver tables are read and changed under `lock` only (parallel steps launch and quit at once).
 final class ProcessRoster: @unchecked Sendable {
     private let context: RunContext
     private let lock = NSLock()

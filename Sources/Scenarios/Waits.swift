@@ -3,6 +3,7 @@ import ScenarioModel
 
 /// What a run waits for: events (`wait`), their absence (`quiet`), and the
 /// answers of bursts, including those left running in the background.
+/// Unchecked Sendable: the background bursts are read and changed under `lock` only.
 final class Waits: @unchecked Sendable {
     private let context: RunContext
     private let roster: ProcessRoster

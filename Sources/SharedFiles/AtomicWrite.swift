@@ -7,7 +7,7 @@ import Glibc
 /// the old file or the new one, never a torn one: a temporary file, fsync,
 /// rename over the name, fsync of the folder. Without a lock, the temporary's
 /// name carries the process id, so two writers never share one.
-public func writeFileAtomically(_ bytes: Data, named name: String, in folder: Int32, folderPath: String, durable: Bool = true) throws {
+package func writeFileAtomically(_ bytes: Data, named name: String, in folder: Int32, folderPath: String, durable: Bool = true) throws {
     let temporary = ".\(name).tmp.\(getpid())"
     try writeTemporaryFile(bytes, named: temporary, in: folder, folderPath: folderPath, durable: durable)
     try moveIntoPlace(temporary, as: name, in: folder, folderPath: folderPath, durable: durable)
@@ -17,7 +17,7 @@ public func writeFileAtomically(_ bytes: Data, named name: String, in folder: In
 /// (fsync'd when `durable`). A file left under that name (by a writer that
 /// died) is removed first; O_EXCL then follows no link and opens no FIFO.
 /// Nothing is left behind on failure.
-public func writeTemporaryFile(_ bytes: Data, named name: String, in folder: Int32, folderPath: String, durable: Bool) throws {
+package func writeTemporaryFile(_ bytes: Data, named name: String, in folder: Int32, folderPath: String, durable: Bool) throws {
     let path = folderPath + "/" + name
     if unlinkat(folder, name, 0) == -1 && errno != ENOENT {
         throw FileSystemError(operation: "remove the stale temporary file", path: path, errno: errno)
@@ -52,7 +52,7 @@ public func writeTemporaryFile(_ bytes: Data, named name: String, in folder: Int
 /// Renames `temporary` over `name` in the folder open at `folder`, then (when
 /// `durable`) fsyncs the folder so the rename itself survives a crash; a
 /// failing fsync is an error, as the commit may then be lost.
-public func moveIntoPlace(_ temporary: String, as name: String, in folder: Int32, folderPath: String, durable: Bool) throws {
+package func moveIntoPlace(_ temporary: String, as name: String, in folder: Int32, folderPath: String, durable: Bool) throws {
     do {
         try systemCall("rename into place", folderPath + "/" + name) { renameat(folder, temporary, folder, name) }
     } catch {

@@ -13,20 +13,20 @@ import Glibc
 /// The descriptor lives for one operation only: a folder held open would
 /// delay inotify's IN_DELETE_SELF (a device erased) until it is closed, and
 /// change watchers would miss that the folder went.
-public struct ConfinedFolder: Sendable {
+package struct ConfinedFolder: Sendable {
     /// The folder's path as given (for messages).
-    public let path: String
+    package let path: String
     /// The top folder as given; links in it are the caller's choice and followed.
-    public let top: String
+    package let top: String
     /// The top with its links resolved, once.
     private let resolvedTop: String
     /// The folder names from the top down to this folder.
-    public let components: [String]
+    package let components: [String]
 
     /// `path` must be `top` or lie below it, compared name by name as written
     /// (no link is resolved here: the walk checks every folder below the top).
     /// `top` should exist (see `createDirectories`); if not, it is used as written.
-    public init(_ path: String, top: String) throws {
+    package init(_ path: String, top: String) throws {
         let folder = Self.names(path), topFolder = Self.names(top)
         guard folder.starts(with: topFolder), !folder.contains(".."), path.hasPrefix("/") == top.hasPrefix("/") else {
             throw SharedFileError.outsideTop(path: path, top: top)
@@ -51,14 +51,14 @@ public struct ConfinedFolder: Sendable {
     /// Runs `body` with the folder open (`O_RDONLY | O_DIRECTORY`) and closes
     /// it after. Missing folders on the way are created (0700) when
     /// `creating`; otherwise a missing folder gives nil and `body` is not run.
-    public func withDescriptor<T>(creating: Bool, _ body: (Int32) throws -> T) throws -> T? {
+    package func withDescriptor<T>(creating: Bool, _ body: (Int32) throws -> T) throws -> T? {
         guard let descriptor = try open(creating: creating) else { return nil }
         defer { close(descriptor) }
         return try body(descriptor)
     }
 
     /// Opens the folder; the caller closes the descriptor. See `withDescriptor`.
-    public func open(creating: Bool) throws -> Int32? {
+    package func open(creating: Bool) throws -> Int32? {
         var current = Glibc.open(resolvedTop, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if current == -1 && errno == ENOENT && creating {
             // The whole root went (removed by hand): it is the caller's folder, make it again.

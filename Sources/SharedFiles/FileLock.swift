@@ -15,12 +15,13 @@ import Glibc
 /// reported gone to inotify watchers. The kernel releases the lock if the
 /// process dies; a holder that is stopped or hung is waited for at most
 /// `LockWaitLimit.seconds`, then named in the error.
-public final class FileLock: @unchecked Sendable {
+/// Unchecked Sendable: `threadMutex` orders this process's threads; the descriptor exists only inside `withLock`, held by the thread that has the mutex.
+package final class FileLock: @unchecked Sendable {
     /// The lock file's name in its folder.
-    public let name: String
+    package let name: String
     private let threadMutex = NSLock()
 
-    public init(name: String) {
+    package init(name: String) {
         self.name = name
     }
 
@@ -127,18 +128,18 @@ struct FolderRemoved: Error {
 
 /// How long a writer waits for a file lock before giving up:
 /// `GROUPSIM_LOCK_TIMEOUT` seconds (0 to one day), else 10.
-public enum LockWaitLimit {
-    public static let environmentVariable = "GROUPSIM_LOCK_TIMEOUT"
-    public static let defaultSeconds = 10.0
-    public static let maximumSeconds = 86_400.0
+package enum LockWaitLimit {
+    package static let environmentVariable = "GROUPSIM_LOCK_TIMEOUT"
+    package static let defaultSeconds = 10.0
+    package static let maximumSeconds = 86_400.0
 
     private static let configured = parse(ProcessInfo.processInfo.environment[environmentVariable])
 
     /// The configured wait; an invalid setting is an error of every wait, never a silent default.
-    public static func seconds() throws -> Double { try configured.get() }
+    package static func seconds() throws -> Double { try configured.get() }
 
     /// The wait as a deadline from now, in `MonotonicClock` nanoseconds.
-    public static func deadline(from start: UInt64) throws -> UInt64 {
+    package static func deadline(from start: UInt64) throws -> UInt64 {
         start + UInt64(try seconds() * 1e9)
     }
 
@@ -152,12 +153,12 @@ public enum LockWaitLimit {
 }
 
 /// The process holding a file lock, as /proc/locks tells (Linux).
-public struct LockHolder: Sendable, Equatable, CustomStringConvertible {
-    public let pid: Int32
+package struct LockHolder: Sendable, Equatable, CustomStringConvertible {
+    package let pid: Int32
     /// From /proc/PID/comm; nil if the process could not be inspected.
-    public let name: String?
+    package let name: String?
 
-    public var description: String { "process \(pid)" + (name.map { " (\($0))" } ?? "") }
+    package var description: String { "process \(pid)" + (name.map { " (\($0))" } ?? "") }
 
     /// The holder of the flock on the file open at `descriptor`, if any.
     static func find(lockedFile descriptor: Int32) -> LockHolder? {

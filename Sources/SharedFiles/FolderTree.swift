@@ -7,36 +7,36 @@ import Glibc
 /// symbolic link: a link is removed itself, never what it points to, and
 /// folders are entered only with `O_NOFOLLOW`, so a link planted anywhere in a
 /// tree (or swapped in during the walk) cannot lead a removal outside it.
-public enum FolderTree {
+package enum FolderTree {
     /// Folders nested deeper than this are refused (each level holds a descriptor).
-    public static let maximumDepth = 128
+    package static let maximumDepth = 128
     /// How many times a folder that filled again while it was emptied is
     /// emptied again before the removal gives up: processes go on running
     /// through a device's erase, and one may write a file into a folder
     /// between its last entry's removal and the folder's own.
-    public static let maximumRefills = 100
+    package static let maximumRefills = 100
 
     /// Removes the entry `name` of the folder open at `folder`, and everything
     /// inside it if it is a folder. Returns false if there was no such entry.
     /// `path` names the entry in messages.
     @discardableResult
-    public static func remove(_ name: [CChar], in folder: Int32, path: String) throws -> Bool {
+    package static func remove(_ name: [CChar], in folder: Int32, path: String) throws -> Bool {
         try remove(name, in: folder, path: path, depth: 0)
     }
 
     @discardableResult
-    public static func remove(_ name: String, in folder: Int32, path: String) throws -> Bool {
+    package static func remove(_ name: String, in folder: Int32, path: String) throws -> Bool {
         try remove(Array(name.utf8CString), in: folder, path: path, depth: 0)
     }
 
     /// Removes every entry of the folder open at `folder` but those named in `keeping`.
-    public static func removeContents(of folder: Int32, path: String, keeping: Set<String> = []) throws {
+    package static func removeContents(of folder: Int32, path: String, keeping: Set<String> = []) throws {
         try removeContents(of: folder, path: path, keeping: keeping, depth: 0)
     }
 
     /// The names in the folder open at `folder` (without `.` and `..`), as raw
     /// bytes: a name that is not UTF-8 must still be removable.
-    public static func entries(of folder: Int32, path: String) throws -> [[CChar]] {
+    package static func entries(of folder: Int32, path: String) throws -> [[CChar]] {
         // fdopendir takes the descriptor over; give it a copy.
         let copy = dup(folder)
         guard copy >= 0 else { throw FileSystemError(operation: "list", path: path, errno: errno) }
@@ -58,7 +58,7 @@ public enum FolderTree {
         return names
     }
 
-    public static func displayName(_ name: [CChar]) -> String {
+    package static func displayName(_ name: [CChar]) -> String {
         String(decoding: name.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 

@@ -7,8 +7,8 @@ import Glibc
 /// process runs and which pid it is, and keeps a second one from starting
 /// (the cloud of a root, the sync agent of a device). The kernel releases it
 /// when the process ends, however it ends, so it never goes stale.
-public final class LifetimeLock: @unchecked Sendable {
-    public let path: String
+package final class LifetimeLock: Sendable {
+    package let path: String
     /// Open for the life of this object (and so of the process that keeps it).
     private let descriptor: Int32
 
@@ -23,7 +23,7 @@ public final class LifetimeLock: @unchecked Sendable {
     /// folders only). If another process holds it, waits up to `patience`
     /// seconds (a process that is just starting or ending) and then returns
     /// nil; `holder(of:)` says who it is.
-    public static func acquire(_ path: String, root: String, patience: Double = 1) throws -> LifetimeLock? {
+    package static func acquire(_ path: String, root: String, patience: Double = 1) throws -> LifetimeLock? {
         let (folder, name) = try place(path, root: root)
         let descriptor = try folder.withDescriptor(creating: true) { directory -> Int32 in
             let opened = openat(directory, name, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
@@ -48,7 +48,7 @@ public final class LifetimeLock: @unchecked Sendable {
     }
 
     /// The process holding the lock at `path`, if any (nil also when there is no such file).
-    public static func holder(of path: String, root: String) -> LockHolder? {
+    package static func holder(of path: String, root: String) -> LockHolder? {
         guard let (folder, name) = try? place(path, root: root) else { return nil }
         let found = try? folder.withDescriptor(creating: false) { directory -> LockHolder? in
             let descriptor = openat(directory, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)

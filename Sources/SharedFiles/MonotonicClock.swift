@@ -4,8 +4,8 @@ import Glibc
 
 /// CLOCK_MONOTONIC in nanoseconds: comparable between processes on one machine,
 /// which is what propagation latencies are measured with.
-public enum MonotonicClock {
-    public static func now() -> UInt64 {
+package enum MonotonicClock {
+    package static func now() -> UInt64 {
         var time = timespec()
         clock_gettime(CLOCK_MONOTONIC, &time)
         return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
@@ -13,16 +13,16 @@ public enum MonotonicClock {
 }
 
 /// Where one commit's time went, in nanoseconds.
-public struct CommitTimings: Sendable, Equatable {
-    public var lockWait: UInt64 = 0
-    public var readAndDecode: UInt64 = 0
-    public var encode: UInt64 = 0
-    public var writeAndFsync: UInt64 = 0
-    public var renameAndFolderFsync: UInt64 = 0
+package struct CommitTimings: Sendable, Equatable {
+    package var lockWait: UInt64 = 0
+    package var readAndDecode: UInt64 = 0
+    package var encode: UInt64 = 0
+    package var writeAndFsync: UInt64 = 0
+    package var renameAndFolderFsync: UInt64 = 0
 
-    public init() {}
+    package init() {}
 
-    public static func + (a: CommitTimings, b: CommitTimings) -> CommitTimings {
+    package static func + (a: CommitTimings, b: CommitTimings) -> CommitTimings {
         var sum = CommitTimings()
         sum.lockWait = a.lockWait + b.lockWait
         sum.readAndDecode = a.readAndDecode + b.readAndDecode

@@ -8,28 +8,28 @@ import Glibc
 /// regular file of mode 0600 owned by this user, reached from the root
 /// through real folders only. Whoever may read the root may read it; nobody
 /// else, and no link can lead a reader to a secret outside the root.
-public struct SecretFile: Sendable {
-    public let folder: ConfinedFolder
-    public let name: String
+package struct SecretFile: Sendable {
+    package let folder: ConfinedFolder
+    package let name: String
 
-    public init(folder: ConfinedFolder, name: String) {
+    package init(folder: ConfinedFolder, name: String) {
         self.folder = folder
         self.name = name
     }
 
-    public var path: String { folder.path + "/" + name }
+    package var path: String { folder.path + "/" + name }
 
     static let hexDigits = 64
 
     /// The secret, or nil when there is no file (nor folder). A file that is
     /// not a private regular file of this user, or does not hold a secret, is an error naming it.
-    public func read() throws -> String? {
+    package func read() throws -> String? {
         try folder.withDescriptor(creating: false) { try read(in: $0) } ?? nil
     }
 
     /// The secret, created (atomically, 0600) when there is none yet. Two
     /// processes creating it at once agree: the second reads the first's.
-    public func readOrCreate() throws -> String {
+    package func readOrCreate() throws -> String {
         guard let secret = try folder.withDescriptor(creating: true, { descriptor -> String in
             if let existing = try read(in: descriptor) { return existing }
             var generator = SystemRandomNumberGenerator()
@@ -80,7 +80,7 @@ public struct SecretFile: Sendable {
     }
 
     /// Whether `offered` is `secret`, in time that does not depend on where they differ.
-    public static func matches(_ offered: String, _ secret: String) -> Bool {
+    package static func matches(_ offered: String, _ secret: String) -> Bool {
         let a = Array(offered.utf8), b = Array(secret.utf8)
         var difference = UInt8(a.count == b.count ? 0 : 1)
         for index in 0..<b.count { difference |= (index < a.count ? a[index] : 0) ^ b[index] }
@@ -88,8 +88,8 @@ public struct SecretFile: Sendable {
     }
 }
 
-public struct SecretFileError: Error, CustomStringConvertible, Equatable {
-    public let path: String
-    public let problem: String
-    public var description: String { "'\(path)' \(problem)" }
+package struct SecretFileError: Error, CustomStringConvertible, Equatable {
+    package let path: String
+    package let problem: String
+    package var description: String { "'\(path)' \(problem)" }
 }

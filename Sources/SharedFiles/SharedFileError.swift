@@ -3,7 +3,7 @@ import PropertyList
 
 /// Errors of shared files beyond system-call failures, each saying what was
 /// found, where, and what to do.
-public enum SharedFileError: Error, CustomStringConvertible, Equatable {
+package enum SharedFileError: Error, CustomStringConvertible, Equatable {
     case corrupt(path: String, reason: String)
     /// Something other than a regular file where a file is read or written (a FIFO, a folder…).
     case notARegularFile(path: String, kind: String)
@@ -24,7 +24,7 @@ public enum SharedFileError: Error, CustomStringConvertible, Equatable {
     /// `GROUPSIM_LOCK_TIMEOUT` is not a number of seconds.
     case invalidLockTimeout(value: String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .corrupt(let path, let reason):
             "'\(path)' is not a valid property-list dictionary: \(reason). It is left untouched; "

@@ -16,21 +16,22 @@ import Glibc
 ///
 /// Every operation reaches the file's folder afresh from the root through
 /// `ConfinedFolder` (no symbolic link followed) and works relative to it.
-public final class SharedPlistFile: @unchecked Sendable {
-    public let path: String
-    public let directory: String
-    public let fileName: String
+/// Unchecked Sendable: every stored property is a constant; the file on disk is guarded by `lock` (a `FileLock`).
+package final class SharedPlistFile: @unchecked Sendable {
+    package let path: String
+    package let directory: String
+    package let fileName: String
     /// Format of files this writes; either format is read.
-    public let format: PropertyListFormat
+    package let format: PropertyListFormat
     /// Whether `update` fsyncs the file and the folder before returning.
-    public let durable: Bool
+    package let durable: Bool
     /// The largest file this reads and writes: `PlistLimits.maximumFileSize`
     /// for a suite, which bounds what one hostile file costs its readers;
     /// larger for a file whose size only its own device's disk should bound.
-    public let maximumSize: Int
+    package let maximumSize: Int
     /// Why decoded contents cannot be this file's (nil: they can); contents
     /// it refuses are corrupt, as undecodable bytes are.
-    public typealias ContentCheck = @Sendable ([String: PlistValue]) -> String?
+    package typealias ContentCheck = @Sendable ([String: PlistValue]) -> String?
     private let contentCheck: ContentCheck?
     private let folder: ConfinedFolder
     private let lock: FileLock
@@ -45,7 +46,7 @@ public final class SharedPlistFile: @unchecked Sendable {
     /// `contentCheck`: what the contents must satisfy, beyond decoding (a
     /// number no writer can have made, say); a file that fails it is kept
     /// aside by the next `update` like any corrupt file.
-    public init(path: String, format: PropertyListFormat = .binary, durable: Bool = true, root: String? = nil,
+    package init(path: String, format: PropertyListFormat = .binary, durable: Bool = true, root: String? = nil,
                 maximumSize: Int = PlistLimits.maximumFileSize, contentCheck: ContentCheck? = nil) throws {
         self.path = path
         self.contentCheck = contentCheck
@@ -66,7 +67,7 @@ public final class SharedPlistFile: @unchecked Sendable {
     private var lockPath: String { directory + "/" + lock.name }
 
     /// What is on disk now. An absent file (or folder) is an empty dictionary.
-    public func read() throws -> [String: PlistValue] {
+    package func read() throws -> [String: PlistValue] {
         let contents: [String: PlistValue]?? = try folder.withDescriptor(creating: false) { try readContents(in: $0) }
         return (contents ?? nil) ?? [:]
     }
@@ -74,7 +75,7 @@ public final class SharedPlistFile: @unchecked Sendable {
     /// Reads a shared plist without opening it for writing: nothing is
     /// created, no folder and no lock file. nil if there is no file. With a
     /// `root`, the folders below it must be real folders, as for writers.
-    public static func read(path: String, root: String? = nil, maximumSize: Int = PlistLimits.maximumFileSize,
+    package static func read(path: String, root: String? = nil, maximumSize: Int = PlistLimits.maximumFileSize,
                             contentCheck: ContentCheck? = nil) throws -> [String: PlistValue]? {
         let directory = (path as NSString).deletingLastPathComponent
         let folder = try ConfinedFolder(directory, top: root ?? directory)
@@ -101,18 +102,18 @@ public final class SharedPlistFile: @unchecked Sendable {
     }
 
     /// The result of one `update`.
-    public struct Update: Sendable {
+    package struct Update: Sendable {
         /// The contents before the change (empty if the file was absent or corrupt).
-        public var before: [String: PlistValue]
+        package var before: [String: PlistValue]
         /// The contents now on disk.
-        public var after: [String: PlistValue]
+        package var after: [String: PlistValue]
         /// Whether the file was rewritten (false when the change changed nothing).
-        public var wrote: Bool
+        package var wrote: Bool
         /// Set when a corrupt file was found and moved here instead of being overwritten.
-        public var corruptFileMovedTo: String?
-        public var corruptionReason: String?
+        package var corruptFileMovedTo: String?
+        package var corruptionReason: String?
         /// Where the time went.
-        public var timings = CommitTimings()
+        package var timings = CommitTimings()
     }
 
     /// Reads, changes and atomically replaces the file under the lock.
@@ -121,7 +122,7 @@ public final class SharedPlistFile: @unchecked Sendable {
     /// `deadline` (`MonotonicClock` nanoseconds) when the caller's wait
     /// began earlier (a deadline already past still tries the lock once).
     @discardableResult
-    public func update(deadline given: UInt64? = nil, _ body: (inout [String: PlistValue]) throws -> Void) throws -> Update {
+    package func update(deadline given: UInt64? = nil, _ body: (inout [String: PlistValue]) throws -> Void) throws -> Update {
         let requested = MonotonicClock.now()
         let deadline = try given ?? LockWaitLimit.deadline(from: requested)
         return try startingOverIfRemoved { descriptor in
@@ -134,7 +135,7 @@ public final class SharedPlistFile: @unchecked Sendable {
     /// Deletes the file under the lock (as `defaults delete DOMAIN` does).
     /// Returns false if there was no file.
     @discardableResult
-    public func remove() throws -> Bool {
+    package func remove() throws -> Bool {
         let deadline = try LockWaitLimit.deadline(from: MonotonicClock.now())
         return try startingOverIfRemoved { descriptor in
             try lock.withLock(in: descriptor, path: lockPath, deadline: deadline) {
@@ -150,7 +151,7 @@ public final class SharedPlistFile: @unchecked Sendable {
     /// but not of the shape it needs; returns where it went, nil if there
     /// was no file.
     @discardableResult
-    public func setAside() throws -> String? {
+    package func setAside() throws -> String? {
         let deadline = try LockWaitLimit.deadline(from: MonotonicClock.now())
         return try startingOverIfRemoved { descriptor in
             try lock.withLock(in: descriptor, path: lockPath, deadline: deadline) {

@@ -7,18 +7,18 @@ import Darwin
 #endif
 
 /// A failed system call: which operation, on which path, and errno.
-public struct FileSystemError: Error, CustomStringConvertible, Equatable {
-    public let operation: String
-    public let path: String
-    public let errno: Int32
+package struct FileSystemError: Error, CustomStringConvertible, Equatable {
+    package let operation: String
+    package let path: String
+    package let errno: Int32
 
-    public init(operation: String, path: String, errno: Int32) {
+    package init(operation: String, path: String, errno: Int32) {
         self.operation = operation
         self.path = path
         self.errno = errno
     }
 
-    public var description: String {
+    package var description: String {
         var text = "Unable to \(operation) '\(path)': \(String(cString: strerror(errno)))"
         switch errno {
         case EACCES, EPERM: text += " (check the permissions of the simulation root)"
@@ -32,7 +32,7 @@ public struct FileSystemError: Error, CustomStringConvertible, Equatable {
 
 /// Runs a system call, retrying on EINTR, and turns -1 into a `FileSystemError`.
 @discardableResult
-public func systemCall(_ operation: String, _ path: String, _ call: () -> Int32) throws -> Int32 {
+package func systemCall(_ operation: String, _ path: String, _ call: () -> Int32) throws -> Int32 {
     while true {
         let result = call()
         if result != -1 { return result }
@@ -43,7 +43,7 @@ public func systemCall(_ operation: String, _ path: String, _ call: () -> Int32)
 }
 
 /// Creates `path` and any missing parents with mode 0700. Existing folders are kept as they are.
-public func createDirectories(_ path: String) throws {
+package func createDirectories(_ path: String) throws {
     var prefix = path.hasPrefix("/") ? "" : "."
     for component in path.split(separator: "/") {
         prefix += "/" + component
@@ -59,7 +59,7 @@ public func createDirectories(_ path: String) throws {
 }
 
 /// Reads a whole regular file by path; nil if it does not exist. See `readRegularFile`.
-public func readWholeFile(_ path: String, limit: Int = PlistLimits.maximumFileSize) throws -> [UInt8]? {
+package func readWholeFile(_ path: String, limit: Int = PlistLimits.maximumFileSize) throws -> [UInt8]? {
     try readRegularFile(named: path, in: AT_FDCWD, path: path, limit: limit)
 }
 
@@ -67,7 +67,7 @@ public func readWholeFile(_ path: String, limit: Int = PlistLimits.maximumFileSi
 /// manifest, a scenario, a plist to import): symbolic links are followed,
 /// as a person expects, but only a regular file of at most `limit` bytes is
 /// read, so naming a FIFO or a device (`/dev/zero`) is an error, never a hang.
-public func readNamedFile(_ path: String, limit: Int = PlistLimits.maximumFileSize) throws -> [UInt8] {
+package func readNamedFile(_ path: String, limit: Int = PlistLimits.maximumFileSize) throws -> [UInt8] {
     guard let resolved = realpath(path, nil) else { throw FileSystemError(operation: "open", path: path, errno: errno) }
     defer { free(resolved) }
     guard let bytes = try readWholeFile(String(cString: resolved), limit: limit) else {
@@ -82,7 +82,7 @@ public func readNamedFile(_ path: String, limit: Int = PlistLimits.maximumFileSi
 /// and every read until a writer comes), and a file larger than `limit`
 /// (which would make the reader take that much memory). `path` names the
 /// file in messages.
-public func readRegularFile(named name: String, in folder: Int32, path: String, limit: Int = PlistLimits.maximumFileSize) throws -> [UInt8]? {
+package func readRegularFile(named name: String, in folder: Int32, path: String, limit: Int = PlistLimits.maximumFileSize) throws -> [UInt8]? {
     let fd = openat(folder, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
     if fd == -1 {
         let code = errno
@@ -126,7 +126,7 @@ public func readRegularFile(named name: String, in folder: Int32, path: String, 
 }
 
 /// "a FIFO (named pipe)", "a folder"…, for messages about what was found where a file or folder belongs.
-public func describeFileType(_ mode: mode_t) -> String {
+package func describeFileType(_ mode: mode_t) -> String {
     switch mode & S_IFMT {
     case S_IFREG: "a regular file"
     case S_IFDIR: "a folder"
@@ -142,6 +142,6 @@ public func describeFileType(_ mode: mode_t) -> String {
 /// The running executable's own path, links resolved (from /proc/self/exe),
 /// so a program found through PATH or a symlink finds its sibling programs.
 /// nil when /proc/self/exe cannot be read.
-public func ownExecutablePath() -> String? {
+package func ownExecutablePath() -> String? {
     try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
 }

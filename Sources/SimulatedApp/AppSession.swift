@@ -9,6 +9,7 @@ import PropertyList
 
 /// One running target of a simulated app on one device: its identity and
 /// entitlements, its defaults, and the commands both faces share.
+/// Unchecked Sendable: its variables (observation, notification token, widget) are set only in `init`, before the session is shared; the rest is constant or locks its own state.
 public final class AppSession: @unchecked Sendable {
     public let role: Role
     public let manifest: AppManifest
@@ -86,15 +87,7 @@ public final class AppSession: @unchecked Sendable {
             let found = store.lookup(key)
             return .value(key: key, value: found?.value, domain: found?.domain)
         case .typedGet(let key, let kind):
-            let value: PlistValue? = switch kind {
-            case .bool: .bool(store.bool(forKey: key))
-            case .integer: .integer(Int64(store.integer(forKey: key)))
-            case .double: .real(store.double(forKey: key))
-            case .string: store.string(forKey: key).map { .string($0) }
-            case .url: store.url(forKey: key).map { .string($0.absoluteString) }
-            case .stringArray: store.stringArray(forKey: key).map { .array($0.map { .string($0) }) }
-            }
-            return .value(key: key, value: value, domain: store.lookup(key)?.domain)
+            return .value(key: key, value: typedValue(forKey: key, as: kind), domain: store.lookup(key)?.domain)
         case .set(let key, let value):
             store.set(value, forKey: key)
             return .done
@@ -102,10 +95,7 @@ public final class AppSession: @unchecked Sendable {
             store.removeObject(forKey: key)
             return .done
         case .dump:
-            let all = store.dictionaryRepresentation().keys.sorted().compactMap { key in
-                store.lookup(key).map { (key: key, value: $0.value, domain: $0.domain) }
-            }
-            return .values(all)
+            return .values(effectiveValues())
         case .register(let defaults):
             store.register(defaults: defaults)
             return .done
@@ -158,6 +148,25 @@ public final class AppSession: @unchecked Sendable {
             return .done
         case .exit:
             return .done
+        }
+    }
+
+    /// A typed getter's answer, as `UserDefaults` converts (`bool(forKey:)` and the others).
+    private func typedValue(forKey key: String, as kind: TypedRead) -> PlistValue? {
+        switch kind {
+        case .bool: .bool(store.bool(forKey: key))
+        case .integer: .integer(Int64(store.integer(forKey: key)))
+        case .double: .real(store.double(forKey: key))
+        case .string: store.string(forKey: key).map { .string($0) }
+        case .url: store.url(forKey: key).map { .string($0.absoluteString) }
+        case .stringArray: store.stringArray(forKey: key).map { .array($0.map { .string($0) }) }
+        }
+    }
+
+    /// Every effective key, sorted, with its value and the domain it comes from.
+    private func effectiveValues() -> [(key: String, value: PlistValue, domain: String)] {
+        store.dictionaryRepresentation().keys.sorted().compactMap { key in
+            store.lookup(key).map { (key: key, value: $0.value, domain: $0.domain) }
         }
     }
 

@@ -7,6 +7,7 @@ import Terminal
 
 /// The face for people: a prompt with commands, live change lines, and the
 /// widget's card redrawn in place. Colour only on a terminal without NO_COLOR.
+/// Unchecked Sendable: its variables (prompting, watching, the card area) are changed under `lock`; the rest is constant.
 final class ConsoleEventSink: AppEventSink, @unchecked Sendable {
     let output: LineWriter
     let style: TerminalStyle

@@ -9,6 +9,7 @@ import SharedFiles
 /// renders again only when the timeline is reloaded — on a change, on a
 /// period, or on request, as the manifest says. Between reloads the card is
 /// stale by design, as on iOS.
+/// Unchecked Sendable: the card and the observation, timer and listener are read and changed under `lock`.
 final class WidgetTimeline: @unchecked Sendable {
     let manifest: AppManifest.Widget
     unowned let session: AppSession

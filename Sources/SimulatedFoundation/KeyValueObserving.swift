@@ -85,6 +85,7 @@ public struct NSKeyValueObservedChange<Value> {
 
 /// Keeps a key-path observation: `invalidate()` (or releasing it) stops delivery.
 /// It keeps the observed instance alive while it is kept, as `UserDefaults.Observation` does.
+/// Unchecked Sendable (NSObject hides it from the checker): its one state, the observations, is in a `Mutex`.
 public final class NSKeyValueObservation: NSObject, @unchecked Sendable {
     private let observations: Mutex<[UserDefaults.Observation]>
 
@@ -106,6 +107,7 @@ public final class NSKeyValueObservation: NSObject, @unchecked Sendable {
 // MARK: Observers added with addObserver(_:forKeyPath:options:context:)
 
 /// One `addObserver` call: the observer (weakly, as Apple keeps it) and what it asked for.
+/// Unchecked Sendable: the observation slot is a `Mutex`, the rest constants (a weak reference, which Swift reads atomically, and the context pointer, only handed back).
 final class KeyValueRegistration: @unchecked Sendable {
     weak var observer: NSObject?
     let keyPath: String
@@ -145,6 +147,7 @@ final class KeyValueRegistration: @unchecked Sendable {
 /// An instance's `addObserver` registrations. A registration keeps its
 /// instance alive (through its observation) until it is removed or its
 /// observer is gone, so observing through a temporary instance works as on Apple.
+/// Unchecked Sendable: the registrations are read and changed under `lock`.
 final class KeyValueRegistrations: @unchecked Sendable {
     private let lock = NSLock()
     private var registrations: [KeyValueRegistration] = []
@@ -271,12 +274,14 @@ extension _KeyValueCodingAndObserving where Self: UserDefaults {
 }
 
 /// The caller's handler, called on the threads `observe` names (not required to be Sendable, as KVO's is not).
+/// Unchecked Sendable: the handler is a constant, called on the queue `observe` names, as KVO calls a non-Sendable handler.
 private final class KeyPathHandler<Object, Value>: @unchecked Sendable {
     let call: (Object, NSKeyValueObservedChange<Value>) -> Void
     init(_ call: @escaping (Object, NSKeyValueObservedChange<Value>) -> Void) { self.call = call }
 }
 
 /// The property's value as last told: the next change's old value.
+/// Unchecked Sendable: the value is read and replaced under `lock`.
 private final class PropertyValue<Value>: @unchecked Sendable {
     private let lock = NSLock()
     private var value: Value
@@ -300,6 +305,7 @@ enum KeyReads {
     private static let running = Atomic<Int>(0)
     @TaskLocal private static var recorder: Recorder?
 
+    /// Unchecked Sendable: a recorder is reached only through the task-local of the thread that made it, for one getter's call.
     final class Recorder: @unchecked Sendable {
         var keys: [String] = []
     }

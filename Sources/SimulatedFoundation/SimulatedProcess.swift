@@ -8,6 +8,7 @@ import GroupDefaults
 /// sets GROUPSIM_ROOT, GROUPSIM_DEVICE, GROUPSIM_BUNDLE_ID and
 /// GROUPSIM_APP_GROUPS; see `ProcessIdentity`), with the argument domain read
 /// from `CommandLine.arguments`, as Apple reads a process's arguments.
+/// Unchecked Sendable: its properties are constants, set once from the environment; `ProcessDomains` locks its own state.
 public final class SimulatedProcess: @unchecked Sendable {
     public let identity: ProcessIdentity
     let processDomains: ProcessDomains

@@ -17,6 +17,7 @@ public let NSUbiquitousKeyValueStoreAccountChange = 3
 /// by the process's entitlement (`GROUPSIM_KVS_IDENTIFIER`, which `groupsim
 /// exec` sets from the manifest's `icloud-kvs`). Values arriving from other
 /// devices post `didChangeExternallyNotification` with Apple's `userInfo`.
+/// Unchecked Sendable, as Apple declares it: `store` is set once in `init`, and `UbiquitousStore` locks its own state; the shared instance is made under `lock`.
 open class NSUbiquitousKeyValueStore: NSObject, @unchecked Sendable {
     public static let didChangeExternallyNotification = Notification.Name("NSUbiquitousKeyValueStoreDidChangeExternallyNotification")
 

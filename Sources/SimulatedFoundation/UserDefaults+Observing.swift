@@ -5,6 +5,7 @@ import PropertyList
 
 extension UserDefaults {
     /// One change of a key's effective value, as key-value observing reports it.
+    /// Unchecked Sendable: constants only; its `Any` values are property-list values (bridged Foundation objects), never changed once made.
     public struct KeyChange: @unchecked Sendable {
         public let key: String
         /// The effective value before (as `object(forKey:)` gave it), nil if absent.
@@ -23,6 +24,7 @@ extension UserDefaults {
     /// `UserDefaults(suiteName: group)!.observe(…)`, or a computed `static var`
     /// that makes a new instance at every use, goes on observing as long as
     /// the `Observation` is kept.
+    /// Unchecked Sendable: constants only (the token locks its own cancellation).
     public final class Observation: @unchecked Sendable {
         private let token: DefaultsObservation
         private let observed: UserDefaults
@@ -74,6 +76,7 @@ extension UserDefaults {
 
 /// The caller's handler runs on the threads `observe` names, as a KVO
 /// handler does; it is not required to be Sendable, as KVO's is not.
+/// Unchecked Sendable: the handler is a constant, called on the queue the observer chose, as KVO calls a non-Sendable handler.
 private final class HandlerBox: @unchecked Sendable {
     let handler: (UserDefaults.KeyChange) -> Void
     init(_ handler: @escaping (UserDefaults.KeyChange) -> Void) { self.handler = handler }

@@ -13,6 +13,7 @@ import PropertyList
 /// list, a volatile domain set as persistent) the call changes nothing and
 /// says why through `Diagnostics` (stderr by default). docs/api.md lists
 /// every member and how it behaves here.
+/// Unchecked Sendable, as Apple declares it: its state is the `GroupDefaults` it wraps (which locks its own) and constants; a subclass adds state at its own risk, as on Apple.
 open class UserDefaults: NSObject, @unchecked Sendable {
     // MARK: Domain names and notifications
 

@@ -1,5 +1,5 @@
 import ArgumentParser
-import GroupSimCLI
+import DefaultsCLI
 import Foundation
 import GroupDefaults
 import PropertyList

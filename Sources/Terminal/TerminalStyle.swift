@@ -77,7 +77,7 @@ public enum StandardOutput {
 }
 
 /// Whole lines to stdout from any thread, never interleaved.
-public final class LineWriter: @unchecked Sendable {
+public final class LineWriter: Sendable {
     public static let standardOutput = LineWriter()
     private let lock = NSLock()
 

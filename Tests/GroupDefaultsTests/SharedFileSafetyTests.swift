@@ -58,6 +58,10 @@ import PropertyList
                 mkdir(root.path + "/stores", 0o700)
                 let file = open(root.path + "/stores/copy.plist", O_CREAT | O_WRONLY, 0o600)
                 if file >= 0 { close(file) }
+                // A process writes at most a commit's pace (a fsync'd commit takes about a
+                // millisecond); a writer with no pause at all could win every one of the
+                // removal's refills on a loaded machine, which no simulated process does.
+                usleep(100)
             }
             stopped.signal()
         }

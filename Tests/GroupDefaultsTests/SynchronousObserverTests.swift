@@ -6,6 +6,7 @@ import PropertyList
 
 /// What a synchronous observer was told, in order, and whether on the
 /// thread that made the log (the test's, which makes the changes).
+/// Unchecked Sendable: the log is read and changed under `lock`.
 final class ChangeLog: @unchecked Sendable {
     private let lock = NSLock()
     private var changes: [DefaultsChange] = []

@@ -244,7 +244,7 @@ import PropertyList
             try main.set("round", .integer(Int64(round)))
             let before = try? PropertyListFormat.decodeDictionary(Data(contentsOf: URL(fileURLWithPath: root.groupSuitePath("group.com.example.notes"))))
             #expect(before?["round"] != .integer(Int64(round)))
-            main.process.kill(SIGTERM)
+            main.process.signal(SIGTERM)
             #expect(try main.exitEvent() == 143)
             #expect(try main.waitForExit() == 143)
             let file = try PropertyListFormat.decodeDictionary(Data(contentsOf: URL(fileURLWithPath: root.groupSuitePath("group.com.example.notes"))))

@@ -23,7 +23,7 @@ import TestSupport
         init(root: TemporaryRoot, shell script: String) throws {
             process = try RunningProcess("/bin/sh", ["-c", script, BuiltExecutable.path("groupsim"), root.path])
         }
-        deinit { kill(process.pid, SIGKILL) }
+        deinit { process.kill() }
 
         /// The next line whose "event" is `event` (the lines are JSON objects).
         @discardableResult
@@ -32,8 +32,7 @@ import TestSupport
         }
 
         func killHard() throws {
-            kill(process.pid, SIGKILL)
-            _ = try process.waitForExit(timeout: 10)
+            guard process.kill() != nil else { throw RunningProcess.Timeout(description: "the cloud process did not end within 10 s of SIGKILL") }
         }
     }
 
@@ -64,11 +63,16 @@ import TestSupport
         init(_ description: String) { self.description = description }
     }
 
+    /// The store's records in the cloud; none before its first upload (the cloud answers 404 then).
     func cloudStore(_ store: String, account: String) throws -> [String: PlistValue] {
         let endpoint = try endpoint()
-        return try CloudClient.blocking {
-            try await CloudClient.request(endpoint, path: "/v1/accounts/\(account)/stores/\(store)")
-        }.dictionaryValue?["records"]?.dictionaryValue ?? [:]
+        do {
+            return try CloudClient.blocking {
+                try await CloudClient.request(endpoint, path: "/v1/accounts/\(account)/stores/\(store)")
+            }.dictionaryValue?["records"]?.dictionaryValue ?? [:]
+        } catch let failure as CloudClient.Failure where failure.status == 404 {
+            return [:]
+        }
     }
 
     /// Reads `child`'s lines until `condition` holds: it is checked first,
@@ -504,8 +508,8 @@ import TestSupport
     @Test func aStoppedCloudMakesRequestsFailInsteadOfHanging() throws {
         let server = try startCloud()
         let endpoint = try endpoint()
-        kill(server.process.pid, SIGSTOP)
-        defer { kill(server.process.pid, SIGCONT) }
+        server.process.signal(SIGSTOP)
+        defer { server.process.signal(SIGCONT) }
         let outcome = Result { try CloudClient.blocking { try await CloudClient.request(endpoint, path: "/v1/status", timeout: .seconds(1)) } }
         #expect("\(outcome)".contains("did not answer /v1/status within"), "\(outcome)")
     }
@@ -538,8 +542,8 @@ import TestSupport
         try app.event { if case .cloudChange("initial-sync-change", _) = $0 { true } else { false } }
         let watch = try CloudChild(["watch", "com.example.synced", "--device", "iPhone"], root: root)
         try watch.waitFor("ready")
-        kill(app.process.pid, SIGSTOP)
-        kill(watch.process.pid, SIGSTOP)
+        app.process.signal(SIGSTOP)
+        watch.process.signal(SIGSTOP)
         // One push, so one notice, per key: more than the copy keeps.
         let keys = (0..<(StoreCopy.keptNotices + 8)).map { "sync-k\($0)" }
         for (index, key) in keys.enumerated() {
@@ -548,8 +552,8 @@ import TestSupport
             try phoneAgent.waitFor("applied") { $0.contains("\"\(key)\"") }
         }
         #expect(try DeviceCloud(root: simulation, device: "iPhone").readStore("com.example.synced")?.values.count == keys.count)
-        kill(app.process.pid, SIGCONT)
-        kill(watch.process.pid, SIGCONT)
+        app.process.signal(SIGCONT)
+        watch.process.signal(SIGCONT)
         for (index, key) in keys.enumerated() {
             try app.change(key) { $0 == .integer(Int64(index)) }
         }

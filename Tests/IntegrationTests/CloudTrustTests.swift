@@ -110,6 +110,32 @@ extension CloudProcessTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: outside.path).isEmpty)
     }
 
+    /// A link swapped in for the data folder while the cloud runs is refused
+    /// at the next write, as at start: nothing is written through it, and the
+    /// device is told its change was not stored.
+    @Test func aLinkSwappedInForTheDataFolderWhileTheCloudRunsIsRefused() throws {
+        let server = try startCloud()
+        let location = try location(), secret = try secret(of: "iPhone")
+        let hello = #"{"type":"hello","device":"iPhone","account":"alice","stores":{}}"#
+        func upload(_ store: String, _ key: String, sequence: Int) throws -> String {
+            let frame = #"{"type":"upload","store":"\#(store)","changes":[{"key":"\#(key)","value":1,"time":1000,"device":"iPhone","sequence":\#(sequence)}]}"#
+            return try CloudClient.blocking {
+                try await RawSyncClient.exchange(location, device: "iPhone", secret: secret, send: [hello, frame], replies: 2)
+            }.last ?? ""
+        }
+        #expect(try upload("s", "before", sequence: 1).contains("\"accepted\":[1]"))
+        let outside = TemporaryRoot()
+        let data = ServerLocation.dataFolder(root: simulation)
+        try FileManager.default.moveItem(atPath: data, toPath: data + "-moved")
+        try FileManager.default.createSymbolicLink(atPath: data, withDestinationPath: outside.path)
+        for (store, sequence) in [("s", 2), ("t", 3)] {
+            let reply = try upload(store, "after", sequence: sequence)
+            #expect(reply.contains("\"type\":\"error\"") && reply.contains("symbolic link"), "\(reply)")
+        }
+        try server.waitFor("write-failed") { $0.contains("symbolic link") }
+        #expect(try FileManager.default.subpathsOfDirectory(atPath: outside.path).isEmpty)
+    }
+
     @Test func aDeviceThatDoesNotReadIsDisconnectedInsteadOfBufferedFor() throws {
         let server = try startCloud()
         let location = try location()

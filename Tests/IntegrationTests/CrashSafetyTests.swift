@@ -26,7 +26,7 @@ import PropertyList
                 lastAcknowledged = Int64(line.dropFirst(4))!
             }
             usleep(UInt32.random(in: 0...1500))  // fault injection: where in the write the kill lands
-            writer.kill(SIGKILL)
+            writer.signal(SIGKILL)
             try writer.waitForExit()
             // Any acks that arrived before the kill count too.
             for line in writer.allLines where line.hasPrefix("ack ") { lastAcknowledged = max(lastAcknowledged, Int64(line.dropFirst(4))!) }

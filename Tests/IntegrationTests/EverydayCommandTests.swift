@@ -57,13 +57,13 @@ extension EverydayCommandTests {
     /// stdin, prints each render, and ends on SIGTERM like any daemon.
     @Test func aRoleRunsInTheBackgroundWithNoInput() throws {
         let widget = try RunningProcess(BuiltExecutable.path("widget"), ["--no-input", "--root", root.path])
-        defer { kill(widget.pid, SIGKILL) }
+        defer { widget.kill() }
         widget.closeStdin()
         try widget.waitForLine { $0.contains("rendered (initial)") }
         let intent = try runBounded(BuiltExecutable.path("intent-extension"), ["CountNote"], environment: ["GROUPSIM_ROOT": root.path])
         #expect(intent.status == 0, "\(intent.stderr)")
         try widget.waitForLine { $0.contains("noteCount: 1") }
-        kill(widget.pid, SIGTERM)
+        widget.signal(SIGTERM)
         #expect(try widget.waitForExit(timeout: 10) == 143)
         #expect(!widget.allLines.contains { $0.contains("type 'help'") })
     }

@@ -114,7 +114,7 @@ import PropertyList
                 BuiltExecutable.path("groupsim-stress"), ["write-loop", "--domain", notes, "--key", "n"],
                 environment: ["GROUPSIM_ROOT": root.path, "GROUPSIM_DEVICE": "iPhone"])
             try writer.waitForLine(timeout: 20) { $0.hasPrefix("ack ") }
-            writer.kill(SIGKILL)
+            writer.signal(SIGKILL)
             try writer.waitForExit()
             left = try temporaries()
         }

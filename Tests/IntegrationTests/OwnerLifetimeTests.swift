@@ -11,6 +11,7 @@ import TestSupport
 @Suite struct OwnerLifetimeTests {
     let root = TemporaryRoot()
 
+    /// Unchecked Sendable: written by the starting thread before it signals `done`, read by the test after waiting on it.
     final class Started: @unchecked Sendable {
         var app: Result<AppProcess, Error>?
         var thread = ""

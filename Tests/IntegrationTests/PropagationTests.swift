@@ -140,7 +140,7 @@ import PropertyList
                 BuiltExecutable.path("groupsim-stress"), ["write-loop", "--domain", group, "--key", "victim"],
                 environment: ["GROUPSIM_ROOT": root.path])
             try victim.waitForLine { $0.hasPrefix("ack ") }
-            victim.kill(SIGKILL)
+            victim.signal(SIGKILL)
             try victim.waitForExit()
             try write(["survivor", "-int", "\(round)"])
             try watcher.waitForChange("survivor", to: .integer(Int64(round)))
@@ -195,6 +195,7 @@ import PropertyList
 }
 
 /// Observer callbacks collected for a test, waited on with a timeout.
+/// Unchecked Sendable: the changes and markers are read and changed under `condition`'s lock.
 final class ChangeLog: @unchecked Sendable {
     private let condition = NSCondition()
     private var changes: [DefaultsChange] = []

@@ -200,7 +200,7 @@ import TestSupport
         let deadline = Date().addingTimeInterval(20)
         while leftoverProcesses().count < 2 && Date() < deadline { _ = try? runner.nextLine(timeout: 0.05) }
         #expect(leftoverProcesses().count == 2)
-        runner.kill(signal)
+        runner.signal(signal)
         #expect(try runner.waitForExit(timeout: 30) == 128 + signal)
         let gone = Date().addingTimeInterval(10)
         while !leftoverProcesses().isEmpty && Date() < gone { _ = try? runner.nextLine(timeout: 0.05) }
@@ -242,7 +242,7 @@ import TestSupport
         #expect(leftoverProcesses().count == 4, "\(leftoverProcesses())")
         #expect(leftoverProcesses().contains { $0.contains("cloud serve") } && leftoverProcesses().contains { $0.contains("cloud agent") })
         #expect(leftoverPIDs().contains(where: { Self.isStopped($0) }))
-        runner.kill(SIGKILL)
+        runner.signal(SIGKILL)
         #expect(try runner.waitForExit() == SIGKILL)
         let gone = Date().addingTimeInterval(10)
         while !leftoverProcesses().isEmpty && Date() < gone { usleep(20_000) }

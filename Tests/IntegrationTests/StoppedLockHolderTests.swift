@@ -24,15 +24,15 @@ import PropertyList
                 BuiltExecutable.path("groupsim-stress"), ["hold-lock", "--domain", domain],
                 environment: ["GROUPSIM_ROOT": root.path, "GROUPSIM_DEVICE": "iPhone"])
             try process.waitForLine(timeout: 20) { $0 == "holding" }
-            process.kill(SIGSTOP)
+            process.signal(SIGSTOP)
         }
         var pid: Int32 { process.pid }
         /// Ends the holder; the kernel releases its lock.
         func end() throws {
-            process.kill(SIGKILL)
+            process.signal(SIGKILL)
             try process.waitForExit()
         }
-        deinit { process.kill(SIGKILL) }
+        deinit { process.kill() }
     }
 
     func onDisk() throws -> [String: PlistValue] {
@@ -131,7 +131,7 @@ import PropertyList
         let intent = try AppProcess("intent-extension", root: root, arguments: ["SetLastNote", "text=hello"], environment: ["GROUPSIM_LOCK_TIMEOUT": "60"])
         // Its own change event: the value is set and pending, its commit waiting for the lock.
         try intent.change("lastNote") { $0 == "hello" }
-        intent.process.kill(SIGTERM)
+        intent.process.signal(SIGTERM)
         let warning = try intent.warning(kind: "commit-failed")
         #expect(warning.message.contains("without saving domain \(group)"))
         #expect(try intent.exitEvent() == 143)

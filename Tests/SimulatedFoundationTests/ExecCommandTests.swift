@@ -59,9 +59,7 @@ import TestSupport
             environment: ["GROUPSIM_ROOT": root.path])
         let pid = try #require(try shell.nextLine())
         #expect(pid == "\(shell.pid)")
-        shell.kill(SIGTERM)
-        try shell.waitForExit()
-        #expect(shell.process.terminationReason == .uncaughtSignal)
-        #expect(shell.process.terminationStatus == SIGTERM)
+        shell.signal(SIGTERM)
+        #expect(try shell.waitForTermination() == .signalled(SIGTERM))
     }
 }

@@ -18,6 +18,7 @@ struct FaceFixture {
 }
 
 /// What an observer was told, for checks after the fact.
+/// Unchecked Sendable: the items are read and changed under `lock`.
 final class Received: @unchecked Sendable {
     private let lock = NSLock()
     private var items: [UserDefaults.KeyChange] = []
@@ -41,6 +42,7 @@ final class Received: @unchecked Sendable {
 
 extension Received {
     /// Lines said (diagnostics), kept in order.
+    /// Unchecked Sendable: the lines are read and changed under `lock`.
     final class Lines: @unchecked Sendable {
         private let lock = NSLock()
         private var lines: [String] = []
@@ -50,6 +52,7 @@ extension Received {
 }
 
 /// Counts notifications, and whether each came on the writing thread.
+/// Unchecked Sendable: what it counts is read and changed under `lock`.
 final class Counter: @unchecked Sendable {
     private let lock = NSLock()
     private var seen: [Bool] = []

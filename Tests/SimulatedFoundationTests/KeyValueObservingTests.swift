@@ -5,6 +5,7 @@ import TestSupport
 
 /// An observer written as on Apple platforms: an NSObject subclass that
 /// overrides `observeValue(forKeyPath:of:change:context:)`.
+/// Unchecked Sendable (NSObject hides it from the checker): what it was told is read and changed under its lock.
 final class KeyValueRecorder: NSObject, @unchecked Sendable {
     struct Call {
         let keyPath: String?

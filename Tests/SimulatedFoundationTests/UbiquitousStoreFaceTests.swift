@@ -82,10 +82,10 @@ import TestSupport
         }
         let tool = BuiltExecutable.path("groupsim")
         let server = try RunningProcess(tool, ["cloud", "serve", "--root", fixture.root.path])
-        defer { kill(server.pid, SIGKILL) }
+        defer { server.kill() }
         try server.waitForLine(timeout: 20) { $0.contains("\"listening\"") }
         var agents: [RunningProcess] = []
-        defer { for agent in agents { kill(agent.pid, SIGKILL) } }
+        defer { for agent in agents { agent.kill() } }
         for device in ["iPhone", "iPad"] {
             let agent = try RunningProcess(tool, ["cloud", "agent", "--root", fixture.root.path, "--device", device])
             try agent.waitForLine(timeout: 20) { $0.contains("\"connected\"") }
@@ -109,6 +109,7 @@ import TestSupport
 }
 
 /// Notifications' userInfo as they arrive, waited on with a timeout.
+/// Unchecked Sendable: the items are read and changed under `condition`'s lock.
 final class NotificationLog: @unchecked Sendable {
     private let condition = NSCondition()
     private var items: [[AnyHashable: Any]] = []

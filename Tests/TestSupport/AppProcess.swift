@@ -8,6 +8,7 @@ import PropertyList
 /// one encoder and decoder, so the tests know no field names of their own.
 /// Or any executable that links SimulatedFoundation, driven the same way
 /// over its control channel (`init(controlling:root:)`).
+/// Unchecked Sendable: the backlog and request counter belong to the test's thread, which alone sends and waits; `RunningProcess` and `LineConnection` guard their own state.
 public final class AppProcess: @unchecked Sendable {
     public let process: RunningProcess
     /// Where protocol lines travel: the process's stdin and stdout, or its control channel.

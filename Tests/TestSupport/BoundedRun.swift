@@ -15,14 +15,35 @@ public func runBounded(_ executable: String, _ arguments: [String], environment:
                        timeout: TimeInterval = 20, readerGone: Bool = false) throws -> ProcessResult {
     if readerGone {
         // A signal ignored stays ignored across exec (Foundation resets the dispositions it starts a child with).
-        return try runBounded("/bin/bash", ["-c", "trap '' PIPE; exec \"$0\" \"$@\"", executable] + arguments,
-                              environment: environment, stdin: stdin, timeout: timeout, closingStdout: true)
+        return try runWithStdoutReaderGone("/bin/bash", ["-c", "trap '' PIPE; exec \"$0\" \"$@\"", executable] + arguments,
+                                           environment: environment, stdin: stdin, timeout: timeout)
     }
-    return try runBounded(executable, arguments, environment: environment, stdin: stdin, timeout: timeout, closingStdout: false)
+    let process = try RunningProcess(executable, arguments, environment: environment)
+    if let stdin { process.write(bytes: stdin) }
+    process.closeStdin()
+    let name = (executable as NSString).lastPathComponent
+    guard process.waitForOutputToClose(timeout: timeout) else {
+        process.signal(SIGKILL)
+        // A process it left behind may hold its output open: wait for that a
+        // little, never for ever (the test fails instead of hanging).
+        let leftBehind = !process.waitForOutputToClose(timeout: 5)
+        throw HungProcess(description: "\(name) \(arguments) did not finish within \(timeout) s (killed)"
+            + (leftBehind ? "; a process it started still holds its output open" : "") + "; stderr: \(process.stderr)")
+    }
+    // Foundation learns of the exit through a descriptor the child inherits:
+    // a process the child left running with it would hide the exit for ever.
+    guard let status = try? process.waitForExit(timeout: timeout) else {
+        throw HungProcess(description: "\(name) \(arguments) closed its output but its exit was not seen within \(timeout) s: "
+            + "a process it started still holds a descriptor it inherited")
+    }
+    return ProcessResult(status: status, stdout: process.standardOutput, stderr: process.stderr)
 }
 
-private func runBounded(_ executable: String, _ arguments: [String], environment: [String: String], stdin: Data?,
-                        timeout: TimeInterval, closingStdout: Bool) throws -> ProcessResult {
+/// Foundation's `Process` here, not `RunningProcess`: the read end of the
+/// child's stdout must be closed before it starts, and `RunningProcess`
+/// always reads its children's output.
+private func runWithStdoutReaderGone(_ executable: String, _ arguments: [String], environment: [String: String], stdin: Data?,
+                                     timeout: TimeInterval) throws -> ProcessResult {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
@@ -32,28 +53,25 @@ private func runBounded(_ executable: String, _ arguments: [String], environment
     process.standardError = err
     process.standardInput = input
     // Closed before the child starts, so no copy of the read end exists anywhere: its writes fail with EPIPE.
-    if closingStdout { try out.fileHandleForReading.close() }
+    try out.fileHandleForReading.close()
     try process.run()
     if let stdin { input.fileHandleForWriting.write(stdin) }
     try input.fileHandleForWriting.close()
-    let outputs = UnsafeSendableBox([Data(), Data()])
+    let said = UnsafeSendableBox(Data())
     let finished = DispatchGroup()
-    for (index, pipe) in [out, err].enumerated() where !(closingStdout && index == 0) {
-        finished.enter()
-        DispatchQueue.global().async {
-            let data = PipeReading.toEnd(pipe.fileHandleForReading)
-            outputs.update { $0[index] = data }
-            finished.leave()
-        }
+    finished.enter()
+    DispatchQueue.global().async {
+        let data = PipeReading.toEnd(err.fileHandleForReading)
+        said.update { $0 = data }
+        finished.leave()
     }
     if finished.wait(timeout: .now() + timeout) == .timedOut {
         kill(process.processIdentifier, SIGKILL)
         // A process it left behind may hold its output open: wait for that a
         // little, never for ever (the test fails instead of hanging).
         let leftBehind = finished.wait(timeout: .now() + 5) == .timedOut
-        let said = String(decoding: outputs.value[1], as: UTF8.self)
         throw HungProcess(description: "\((executable as NSString).lastPathComponent) \(arguments) did not finish within \(timeout) s (killed)"
-            + (leftBehind ? "; a process it started still holds its output open" : "") + "; stderr: \(said)")
+            + (leftBehind ? "; a process it started still holds its output open" : "") + "; stderr: \(String(decoding: said.value, as: UTF8.self))")
     }
     // Foundation learns of the exit through a descriptor the child inherits:
     // a process the child left running with it would hide the exit for ever.
@@ -66,9 +84,7 @@ private func runBounded(_ executable: String, _ arguments: [String], environment
         throw HungProcess(description: "\((executable as NSString).lastPathComponent) \(arguments) closed its output but its exit was not seen within \(timeout) s: "
             + "a process it started still holds a descriptor it inherited")
     }
-    return ProcessResult(
-        status: process.terminationStatus, stdout: String(decoding: outputs.value[0], as: UTF8.self),
-        stderr: String(decoding: outputs.value[1], as: UTF8.self))
+    return ProcessResult(status: process.terminationStatus, stdout: "", stderr: String(decoding: said.value, as: UTF8.self))
 }
 
 /// `groupsim` with a simulation root, bounded in time (see `runBounded`).

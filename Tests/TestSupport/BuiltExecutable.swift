@@ -61,6 +61,7 @@ public func runConcurrently(_ commands: [[String]], executable: String = "groups
     return results.value.map { $0! }
 }
 
+/// Unchecked Sendable: the value is read and changed under `lock`.
 public final class UnsafeSendableBox<T>: @unchecked Sendable {
     private let lock = NSLock()
     private var stored: T

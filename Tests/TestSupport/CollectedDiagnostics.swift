@@ -9,6 +9,7 @@ import GroupDefaults
 /// diagnostic to every collector alive (and, when there is none, to the
 /// handler it replaced). A test looks only for messages naming its own keys
 /// or paths.
+/// Unchecked Sendable: the items are read and changed under `lock`.
 public final class CollectedDiagnostics: @unchecked Sendable {
     private let lock = NSLock()
     private var items: [Diagnostic] = []
@@ -26,6 +27,7 @@ public final class CollectedDiagnostics: @unchecked Sendable {
     fileprivate func receive(_ diagnostic: Diagnostic) { lock.withLock { items.append(diagnostic) } }
 }
 
+/// Unchecked Sendable: the collectors and the replaced handler are read and changed under `lock`.
 private final class DiagnosticsTap: @unchecked Sendable {
     static let shared = DiagnosticsTap()
 

@@ -2,7 +2,7 @@ import Foundation
 import GroupDefaults
 
 /// A fresh simulation root in a temporary folder, removed when released.
-public final class TemporaryRoot: @unchecked Sendable {
+public final class TemporaryRoot: Sendable {
     public let path: String
 
     public init() {

@@ -5,6 +5,7 @@ import PropertyList
 
 /// `groupsim defaults watch --json DOMAIN` as a real observer process. Its
 /// lines are read by `ControlProtocol.decode`, the protocol's one decoder.
+/// Unchecked Sendable: its state belongs to the test's thread, which alone waits on it; `RunningProcess` guards its own.
 public final class WatchProcess: @unchecked Sendable {
     public let process: RunningProcess
 
@@ -84,7 +85,7 @@ public final class WatchProcess: @unchecked Sendable {
     }
 
     public func stop() throws {
-        process.kill(SIGTERM)
+        process.signal(SIGTERM)
         try process.waitForExit()
     }
 }

@@ -4,10 +4,10 @@ import GroupDefaults
 
 /// The root and device a command acts on, resolved from options and environment.
 package struct SimulationRootValue {
-    let root: SimulationRoot
-    let device: String
+    package let root: SimulationRoot
+    package let device: String
 
-    init(root: String?, device: String?) throws {
+    package init(root: String?, device: String?) throws {
         self.root = SimulationRoot.resolve(explicit: root)
         self.device = try SimulationRoot.resolveDevice(explicit: device)
     }
@@ -20,7 +20,7 @@ package struct SimulationRootValue {
     /// The path of an app's (or, for `group.…`, an app group's) container on
     /// the device, refused with the likely one meant when it does not exist
     /// and nothing installed uses it: a typo must not make a container.
-    func requireKnownContainer(_ identifier: String) throws -> String {
+    package func requireKnownContainer(_ identifier: String) throws -> String {
         let isGroup = DomainName.isGroup(identifier)
         let path = isGroup
             ? try root.groupContainerPath(device: device, groupIdentifier: identifier)

@@ -1,0 +1,73 @@
+import Foundation
+import Synchronization
+import Testing
+import TestSupport
+
+/// `RunningProcess`, the one owner of a child: its lines, its end, its signals,
+/// and that letting it go ends the child.
+@Suite struct RunningProcessTests {
+    final class Heard: Sendable {
+        let said = Mutex<[String]>([])
+        let ended = DispatchSemaphore(value: 0)
+    }
+
+    @Test func handlersHearEveryLineInOrderThenTheEnd() throws {
+        let heard = Heard()
+        let process = try RunningProcess(
+            "/bin/sh", ["-c", "echo one; echo warned >&2; printf 'two\\nthree'; exit 3"],
+            handlers: .init(
+                stdout: { line in heard.said.withLock { $0.append("out " + line) } },
+                stderr: { line in heard.said.withLock { $0.append("err " + line) } },
+                ended: { termination in
+                    heard.said.withLock { $0.append("ended \(termination.map(String.init(describing:)) ?? "unseen")") }
+                    heard.ended.signal()
+                }))
+        #expect(heard.ended.wait(timeout: .now() + 10) == .success)
+        let said = heard.said.withLock { $0 }
+        #expect(said.filter { $0.hasPrefix("out ") } == ["out one", "out two", "out three"])
+        #expect(said.contains("err warned"))
+        #expect(said.last == "ended exited with status 3")
+        #expect(process.standardOutput == "one\ntwo\nthree")
+        #expect(process.termination == .exited(3))
+    }
+
+    @Test func aSignalEndIsToldApartFromAnExit() throws {
+        let process = try RunningProcess("/bin/sh", ["-c", "echo started; read line"])
+        try process.waitForLine { $0 == "started" }
+        #expect(process.signal(SIGSTOP))
+        #expect(process.signal(SIGCONT))
+        #expect(process.signal(SIGKILL))
+        let ended = try process.waitForTermination()
+        #expect(ended == .signalled(SIGKILL))
+        #expect(ended.shellStatus == 137)
+        // Reaped: its pid may be another process's now, so nothing is sent.
+        #expect(!process.signal(SIGKILL))
+    }
+
+    /// A child starts with every signal blocked, whichever thread started it
+    /// (the package's executables take SIGTERM through a signalfd).
+    @Test func aChildStartsWithEverySignalBlocked() throws {
+        // grep reads its own mask (the shell, waiting in sigsuspend, would show a passing one).
+        let process = try RunningProcess("/bin/sh", ["-c", "exec grep SigBlk /proc/self/status"])
+        let line = try #require(try process.nextLine())
+        let mask = try #require(UInt64(line.split(separator: "\t").last ?? "", radix: 16), "\(line)")
+        for blocked in [SIGINT, SIGTERM, SIGHUP, SIGUSR1] { #expect(mask & (1 << UInt64(blocked - 1)) != 0, "signal \(blocked) in \(line)") }
+        #expect(try process.waitForTermination() == .exited(0))
+    }
+
+    /// The reader threads hold what they share, never the `RunningProcess`:
+    /// one let go while its child runs is deinitialized, and ends the child
+    /// (a child that ignores SIGTERM, and lives a minute at most should this fail).
+    @Test func lettingGoOfAProcessEndsItsChild() throws {
+        var pid: Int32 = 0
+        do {
+            let process = try RunningProcess("/bin/sh", ["-c", "trap '' TERM; echo tick; exec sleep 60"])
+            try process.waitForLine { $0 == "tick" }
+            pid = process.pid
+        }
+        // The deinit has run: SIGTERM (ignored here), then SIGKILL after two seconds.
+        let deadline = Date().addingTimeInterval(10)
+        while kill(pid, 0) == 0 && Date() < deadline { usleep(10_000) }
+        #expect(kill(pid, 0) == -1 && errno == ESRCH, "child \(pid) outlived its RunningProcess")
+    }
+}

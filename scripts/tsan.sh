@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Thread Sanitizer over the tests of the concurrent parts: the defaults
+# library (its commit, notification and watcher threads, released domains),
+# the iCloud key-value store's device copy and ledger, the Foundation face,
+# and the multi-process propagation and concurrent-writer tests (whose
+# executables are built with TSan too). A report of a race fails the run.
+# Its own build folder: a sanitized build shares nothing with the debug one.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/setup.sh
+export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/scripts/tsan-suppressions.txt ${TSAN_OPTIONS:-}"
+echo "==> building with --sanitize=thread (.build-tsan)"
+swift build --build-tests --sanitize=thread --scratch-path .build-tsan
+# One suite group at a time: under TSan everything runs several times slower,
+# and the groups' threads and processes would otherwise share the two cores.
+for suites in GroupDefaultsTests CloudTests SimulatedFoundationTests \
+    'IntegrationTests\.(PropagationTests|ConcurrentWriterTests|RunningProcessTests)'; do
+    echo "==> testing $suites under TSan"
+    swift test --skip-build --sanitize=thread --scratch-path .build-tsan --filter "$suites" "$@"
+done
