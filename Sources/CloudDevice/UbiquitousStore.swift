@@ -168,6 +168,15 @@ public final class UbiquitousStore: @unchecked Sendable {
         }
     }
 
+    /// Reads the device's copy now and posts, before returning, every notice
+    /// this process has not posted yet (the first download the sync agent
+    /// just wrote, say), instead of when inotify tells: what a `synchronize`
+    /// answers for includes what the observers do with them.
+    public func takeInNotices() {
+        domain.reloadFromDisk()
+        deliverNotices()
+    }
+
     /// Returns once every write made so far is in the device's copy; returns
     /// the limits they broke (kept on the device), or throws what kept them
     /// out (they stay unsaved, to be tried again).

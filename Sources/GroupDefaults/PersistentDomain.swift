@@ -259,6 +259,12 @@ package final class PersistentDomain: @unchecked Sendable {
         if schedule { commitQueue.async { [weak self] in self?.reloadNow() } }
     }
 
+    /// Reads the file now, on the commit queue, instead of when inotify tells:
+    /// for a caller that must answer for what other processes wrote before it asked.
+    package func reloadFromDisk() {
+        commitQueue.sync { reloadNow() }
+    }
+
     /// Reads the file and announces what differs as changes from other processes.
     /// Skipped when a commit is already queued behind it: that commit reads
     /// the file under its lock and announces the same changes, so the reload

@@ -182,6 +182,9 @@ final class CloudRig: @unchecked Sendable {
         throw CheckFailed("the devices and the cloud did not agree within \(timeout) s: \(disagreement)")
     }
 
+    /// Whether the devices and the cloud agree now (what `wait-cloud` waits for).
+    func isSettled() throws -> Bool { try firstDisagreement() == nil }
+
     private func firstDisagreement() throws -> String? {
         guard let endpoint = try CloudEndpoint.control(root: root), lock.withLock({ server?.isRunning }) == true else {
             return "the cloud is not running"

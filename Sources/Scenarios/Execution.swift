@@ -137,14 +137,27 @@ final class Execution: @unchecked Sendable {
 
     private func performCloud(_ cloudAction: CloudAction, _ step: Step) throws {
         log.action(CloudRig.serverLane, step)
-        if case .waitForQuiescence = cloudAction {
-            // Writes an app made are in its device's copy only once saved: save them first.
-            let scenario = context.scenario
-            for driver in roster.running where scenario.app.targets[scenario.processes[driver.name]?.role ?? .mainApp]?.keyValueStore != nil {
-                if !driver.suspended { try driver.request(.synchronize, timeout: RunnerTimeouts.request) }
-            }
+        guard case .waitForQuiescence = cloudAction else { return try cloudRig().perform(cloudAction) }
+        // Writes an app made are in its device's copy only once saved: save them
+        // first. What the wait brings (a first download) can make an app's bridge
+        // write again: save once more after it, and wait again until a save adds nothing.
+        for _ in 0..<Self.quiescenceRounds {
+            try saveAppsWithCloudStores()
+            try cloudRig().perform(cloudAction)
+            try saveAppsWithCloudStores()
+            if try cloudRig().isSettled() { return }
         }
         try cloudRig().perform(cloudAction)
+    }
+
+    /// Enough for a bridge that answers a download with an upload; each round is bounded by the wait's timeout.
+    private static let quiescenceRounds = 4
+
+    private func saveAppsWithCloudStores() throws {
+        let scenario = context.scenario
+        for driver in roster.running where scenario.app.targets[scenario.processes[driver.name]?.role ?? .mainApp]?.keyValueStore != nil {
+            if !driver.suspended { try driver.request(.synchronize, timeout: RunnerTimeouts.request) }
+        }
     }
 
     static func key(of command: AppRequest) -> String? {

@@ -106,6 +106,11 @@ public final class AppSession: @unchecked Sendable {
             store.removeSuite(named: name)
             return .done
         case .synchronize:
+            // The bridge's answer to what the sync agent already wrote (the first
+            // download) is part of what this process has to save: a scenario's
+            // wait-cloud that saves the apps first must not miss it.
+            cloudStore?.takeInNotices()
+            cloudBridge?.waitUntilIdle()
             try store.flush()
             try cloudStore?.flush()
             return .done
