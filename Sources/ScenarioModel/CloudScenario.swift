@@ -177,7 +177,8 @@ extension StepGrammar {
         deviceStep("restart-agent", does: "starts that device's sync agent again") { (.restartAgent(device: $0), "restart \($0)'s sync agent") },
         StepSpec("wait-cloud", shorthand: "nothing", fields: [.optional("timeout", .seconds, "default \(Int(ScenarioParser.defaultCloudWait))")],
                  does: "has every running app with an iCloud store save its writes (`synchronize`), then waits until every signed-in, online "
-                     + "device with a running agent has uploaded what it can, has had its first download, and is at the cloud's revision of each of its stores") { input in
+                     + "device with a running agent has uploaded what it can, has had its first download, and is at the cloud's revision of each of its stores; "
+                     + "then saves the apps again (a bridge may answer the first download with a write) and waits again, until a save adds nothing") { input in
             var timeout = ScenarioParser.defaultCloudWait
             if input.isMapping {
                 timeout = try input.fields().seconds("timeout") ?? timeout
