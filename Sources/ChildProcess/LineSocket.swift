@@ -65,6 +65,7 @@ public enum UnixSocket {
 /// control channel of your own executable"): a Unix socket listening at
 /// `path`, which a program started with `GROUPSIM_CONTROL_SOCKET=path` (or
 /// `groupsim exec --control-socket path`) connects to as it loads.
+/// Unchecked Sendable: its state is the path and the descriptor, both set in `init` and never changed.
 public final class LineSocketListener: @unchecked Sendable {
     public let path: String
     private let descriptor: Int32
@@ -115,6 +116,7 @@ public final class LineSocketListener: @unchecked Sendable {
 /// line by line. The reader keeps this object alive until end of file; the
 /// descriptor is closed when the object goes, so no call here ever meets a
 /// descriptor number that was closed and reused.
+/// Unchecked Sendable: the lines, the partial line and the flags are under `condition`; the descriptor is set once.
 public final class LineConnection: LineStream, @unchecked Sendable {
     private let descriptor: Int32
     private let condition = NSCondition()

@@ -101,6 +101,7 @@ public enum CloudClient {
     }
 }
 
+/// Unchecked Sendable: the task writes `result` once, before it signals the semaphore the reader waits on.
 private final class ResultBox<T: Sendable>: @unchecked Sendable {
     var result: Result<T, any Error>?
 }

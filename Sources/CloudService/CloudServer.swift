@@ -336,6 +336,7 @@ public actor CloudServer {
 /// One account's stores (its `CloudLedger`), touched only on a serial
 /// queue of the account's own: file reads, fsync'd writes and waits for a
 /// file lock run there, off the threads that serve every connection.
+/// Unchecked Sendable: `ledger` is touched only inside blocks on `queue`, which is serial.
 final class AccountBook: @unchecked Sendable {
     private var ledger: CloudLedger
     private let queue: DispatchQueue

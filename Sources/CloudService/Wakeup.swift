@@ -3,6 +3,7 @@ import Foundation
 /// A level-triggered signal for one waiting task: `signal` from any thread
 /// (a file listener), `wait` returns at the first signal since the last wait,
 /// or at the timeout.
+/// Unchecked Sendable: every stored property is read and changed under `lock`.
 final class Wakeup: @unchecked Sendable {
     private let lock = NSLock()
     private var signalled = false

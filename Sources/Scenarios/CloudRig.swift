@@ -10,6 +10,7 @@ import ScenarioModel
 /// A cloud process of a run (the server, or one device's sync agent): its
 /// JSON lines are recorded in the scenario log as they arrive, on a reader
 /// thread it owns, so the timeline shows uploads and downloads.
+/// Unchecked Sendable: the lines seen and the end are under `condition`; the rest is set in `init`.
 final class CloudProcess: @unchecked Sendable {
     let lane: String
     let process: RunningProcess
@@ -90,6 +91,7 @@ final class CloudProcess: @unchecked Sendable {
 /// The cloud of one scenario run: the server and an agent per device, as
 /// real processes started before the first step and ended with the run,
 /// and the runner's cloud steps and checks.
+/// Unchecked Sendable: the server and the agents are under `lock`; the rest is set in `init`.
 final class CloudRig: @unchecked Sendable {
     let root: SimulationRoot
     let groupsim: String

@@ -22,6 +22,7 @@ struct CheckFailed: Error, CustomStringConvertible {
 /// One running simulated process: it sends requests over the control
 /// protocol and records, on a reader thread it owns, every line the process
 /// prints, so a wait never misses an event that arrived early.
+/// Unchecked Sendable: the recorded events, responses and counters are under `condition`; the rest is set in `init`.
 final class ProcessDriver: @unchecked Sendable {
     let name: String
     let process: RunningProcess
@@ -239,6 +240,7 @@ final class ProcessDriver: @unchecked Sendable {
 }
 
 /// Every child process the runner started, so an interrupted run ends them all.
+/// Unchecked Sendable: the pids and the interrupting signal are under `lock`; the signal sources are made once, under it too.
 public final class LiveProcesses: @unchecked Sendable {
     public static let shared = LiveProcesses()
     private let lock = NSLock()

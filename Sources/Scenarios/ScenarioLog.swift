@@ -42,6 +42,7 @@ public struct RecordedEvent: Sendable {
 
 /// Every recorded event of one scenario run, in order, and the lanes
 /// (processes, tools, the cloud) in the order they first appeared.
+/// Unchecked Sendable: the entries and the lane order are under `lock`; `start` is set once.
 public final class ScenarioLog: @unchecked Sendable {
     public let start = MonotonicClock.now()
     private let lock = NSLock()

@@ -22,6 +22,7 @@ import Glibc
 /// `events-dropped` warning says how many once the peer catches up), and no
 /// further request is read until the responses have gone. A peer that
 /// closes the channel ends the thread; the program goes on.
+/// Unchecked Sendable: the queued output and its counters are under `condition`; the descriptor is read and written by the channel's thread only.
 package final class ControlChannel: @unchecked Sendable {
     package struct Limits: Sendable {
         /// A request line longer than this is refused (and skipped up to its newline).

@@ -13,6 +13,7 @@ import PropertyList
 /// name. Either way the process's argument and registration domains are in
 /// the search list, as for every instance of the process. Only the
 /// channel's worker queue calls it (and its thread, for `ready`, before any request).
+/// Unchecked Sendable: its instances and stores are touched by the channel's serial worker only (and by its thread before any request, for `ready`).
 final class ControlSession: @unchecked Sendable {
     /// A process of its own (a test's), or nil: this process, `SimulatedProcess.current`.
     private let process: SimulatedProcess?

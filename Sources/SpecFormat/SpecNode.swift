@@ -24,7 +24,8 @@ public struct SpecError: Error, CustomStringConvertible, Equatable {
 /// A YAML node that knows its file and position, with typed accessors whose
 /// errors say where and what was expected. Reading is strict: unknown keys
 /// in a mapping are errors, so a typo never silently becomes a default.
-public struct SpecNode: @unchecked Sendable {  // Yams.Node is an immutable value tree
+/// Unchecked Sendable: Yams.Node is an immutable value tree that Yams does not mark Sendable.
+public struct SpecNode: @unchecked Sendable {
     public let node: Node
     public let file: String
     /// Where the node sits, for messages: "steps[2].set".

@@ -200,6 +200,7 @@ import TestSupport
         #expect(reports.lines.last?.contains("record k.time must be an integer") == true, "\(reports.lines)")
     }
 
+    /// Unchecked Sendable: the lines are under `lock`.
     final class Reports: @unchecked Sendable {
         private let lock = NSLock()
         private var collected: [String] = []

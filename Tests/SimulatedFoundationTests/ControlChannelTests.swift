@@ -230,6 +230,7 @@ import TestSupport
 }
 
 /// An observer in Apple's shape, counting its calls.
+/// Unchecked Sendable: the count is under `lock`.
 private final class ThemeObserver: NSObject, @unchecked Sendable {
     private let lock = NSLock()
     private var count = 0
