@@ -38,10 +38,16 @@ final class CloudProcess: @unchecked Sendable {
             condition.withLock { seen.append(name) }
             condition.broadcast()
         }
-        let status = try? process.waitForExit(timeout: 30)
+        let ended = try? process.waitForTermination(timeout: 30)
         LiveProcesses.shared.remove(process.pid)
-        log.record(process: lane, kind: .exit, name: "exit", fields: ["status": .integer(Int64(status ?? -1))],
-                   text: "exited" + (process.process.terminationReason == .uncaughtSignal ? " (killed)" : ""))
+        let status: Int32 = switch ended {
+        case .exited(let status)?, .signalled(let status)?: status
+        case nil: -1
+        }
+        var killed = false
+        if case .signalled? = ended { killed = true }
+        log.record(process: lane, kind: .exit, name: "exit", fields: ["status": .integer(Int64(status))],
+                   text: "exited" + (killed ? " (killed)" : ""))
         condition.withLock { finished = true }
         condition.broadcast()
     }
@@ -80,7 +86,7 @@ final class CloudProcess: @unchecked Sendable {
     var isRunning: Bool { condition.withLock { !finished } }
 
     func kill() {
-        Foundation.kill(process.pid, SIGKILL)
+        process.signal(SIGKILL)
         condition.lock()
         defer { condition.unlock() }
         let deadline = Date().addingTimeInterval(10)

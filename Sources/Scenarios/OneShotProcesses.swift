@@ -64,7 +64,7 @@ struct OneShotProcesses {
         process.closeStdin()
         let status: Int32
         do { status = try process.waitForExit(timeout: RunnerTimeouts.tool) } catch {
-            kill(process.pid, SIGKILL)
+            process.signal(SIGKILL)
             throw CheckFailed("\(lane) \(executable) did not finish within \(Int(RunnerTimeouts.tool)) s")
         }
         while (try? process.nextLine(timeout: 5)) != nil {}

@@ -76,9 +76,8 @@ final class ProcessDriver: @unchecked Sendable {
             condition.unlock()
             condition.broadcast()
         }
-        var status = try? process.waitForExit(timeout: 30)
         // A death by signal reads as a shell shows it: 128 + the signal (137 for KILL).
-        if let raw = status, process.process.terminationReason == .uncaughtSignal { status = 128 + raw }
+        let status = (try? process.waitForTermination(timeout: 30))?.shellStatus
         LiveProcesses.shared.remove(process.pid)
         condition.lock()
         finished = true
@@ -209,7 +208,8 @@ final class ProcessDriver: @unchecked Sendable {
     func acknowledgedWrites() -> [(key: String, value: PlistValue)] { condition.withLock { acknowledged } }
 
     func signal(_ signal: Int32) {
-        kill(process.pid, signal)
+        // Through the child's owner: once it is reaped, its pid (perhaps another process's by now) is never signalled.
+        process.signal(signal)
         if signal == SIGSTOP { condition.withLock { suspendedValue = true } }
         if signal == SIGCONT { condition.withLock { suspendedValue = false } }
     }
