@@ -18,7 +18,7 @@ struct ExecCommand: ParsableCommand {
             The executable finds out who it is from the environment: \(ProcessIdentity.Variable.root), \
             \(ProcessIdentity.Variable.device), \(ProcessIdentity.Variable.bundleIdentifier) and \
             \(ProcessIdentity.Variable.appGroups) (the target's app-group entitlement) and \
-            \(ExecIdentity.keyValueStoreVariable) (its iCloud key-value store, if it has one), set from the app's manifest. \
+            \(ExecutableIdentity.keyValueStoreVariable) (its iCloud key-value store, if it has one), set from the app's manifest. \
             Launch arguments are the executable's own arguments: groupsim exec --app com.example.notes -- ./tool -theme dark
             With --control-socket or --control-fd, an executable that links SimulatedFoundation serves the control \
             protocol there (docs/protocol.md): in one terminal `socat UNIX-LISTEN:/tmp/gs.sock,unlink-early -`, \
@@ -88,71 +88,21 @@ struct ExecCommand: ParsableCommand {
 
     func run() throws {
         let place = try location.simulationRoot
-        let (identity, keyValueStore) = try ExecIdentity.resolve(
+        let executable = try ExecutableIdentity.resolve(
             root: place.root, device: place.device, app: app, role: target.role, manifestPath: manifest)
-        for (name, value) in identity.environment { setenv(name, value, 1) }
-        // The iCloud key-value store entitlement, for NSUbiquitousKeyValueStore.default.
-        if let keyValueStore { setenv(ExecIdentity.keyValueStoreVariable, keyValueStore, 1) } else { unsetenv(ExecIdentity.keyValueStoreVariable) }
-        // The control channel, read by SimulatedFoundation as the executable loads (the option replaces either variable).
-        if let controlSocket {
-            setenv(ControlProtocol.channelSocketVariable, controlSocket, 1)
-            unsetenv(ControlProtocol.channelDescriptorVariable)
-        }
-        if let controlDescriptor {
-            setenv(ControlProtocol.channelDescriptorVariable, String(controlDescriptor), 1)
-            unsetenv(ControlProtocol.channelSocketVariable)
+        // The control channel is read by SimulatedFoundation as the executable loads (the option replaces either variable).
+        let control: ControlChannelAddress? = controlSocket.map { .socket($0) } ?? controlDescriptor.map { .descriptor($0) }
+        for (name, value) in executable.environment(control: control) {
+            if let value { setenv(name, value, 1) } else { unsetenv(name) }
         }
         fflush(nil)
-        let status = ExecIdentity.replaceProcess(with: command)
+        let status = ExecReplacement.replaceProcess(with: command)
         throw ExitCode(status)
     }
 }
 
-/// Who `groupsim exec` makes the executable, and the exec itself.
-enum ExecIdentity {
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
-    }
-
-    /// The identity of `role` of the app `app` on `device`: from `manifestPath`,
-    /// else from the manifest installed on the device. Unknown devices, apps
-    /// and targets are refused with what exists instead.
-    /// Read by SimulatedFoundation's `NSUbiquitousKeyValueStore.default`.
-    static let keyValueStoreVariable = "GROUPSIM_KVS_IDENTIFIER"
-
-    static func resolve(root: SimulationRoot, device: String, app: String, role: Role, manifestPath: String?) throws
-        -> (identity: ProcessIdentity, keyValueStore: String?) {
-        let devicePath = try root.devicePath(device)
-        guard FileManager.default.fileExists(atPath: devicePath) else {
-            let known = (try? DeviceManager(root: root).list().map(\.name)) ?? []
-            throw Failure(description: "no device named \(device) in \(root.path)"
-                + (known.isEmpty ? "; create one with groupsim device create \(device)" : "; devices: \(known.joined(separator: ", "))"))
-        }
-        let manifest: AppManifest
-        if let manifestPath {
-            manifest = try AppManifest.load(manifestPath)
-            let bundles = manifest.targets.values.map(\.bundleIdentifier)
-            guard manifest.targets[.mainApp]?.bundleIdentifier == app || (manifest.targets[.mainApp] == nil && bundles.contains(app)) else {
-                throw Failure(description: "\(manifestPath) describes \(bundles.sorted().joined(separator: ", ")), not the app \(app)")
-            }
-        } else {
-            let installed = try DeviceManager(root: root).installed(device: device)
-            guard let entry = installed.first(where: { $0.bundle == app }) else {
-                throw Failure(description: "\(app) is not installed on \(device)"
-                    + (installed.isEmpty
-                        ? "; install it with groupsim app install --device \(device) --manifest FILE (or pass --manifest)"
-                        : "; installed: \(installed.map(\.bundle).joined(separator: ", "))"))
-            }
-            manifest = entry.manifest
-        }
-        guard let target = manifest.targets[role] else {
-            let roles = manifest.targets.keys.map(\.rawValue).sorted().joined(separator: ", ")
-            throw Failure(description: "the app \(app) (\(manifest.name)) has no \(role.rawValue) target; it has: \(roles)")
-        }
-        return (ProcessIdentity(root: root, device: device, bundleIdentifier: target.bundleIdentifier, appGroups: Set(target.appGroups)),
-                target.keyValueStore)
-    }
-
+/// The exec itself: `groupsim exec` becomes the executable.
+enum ExecReplacement {
     /// Replaces this process with `command` (looked up on PATH unless it has a
     /// '/'). Returns only if that failed: the status a shell gives then (127
     /// not found, 126 not runnable), after saying why.

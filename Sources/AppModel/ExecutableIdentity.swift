@@ -1,0 +1,106 @@
+import AppProtocol
+import Foundation
+import GroupDefaults
+
+/// Who a user's own executable is when it runs as one target (app, widget,
+/// intent extension) of an installed app on a simulated device: its process
+/// identity and iCloud key-value store entitlement, given to it in the
+/// environment that SimulatedFoundation reads. `groupsim exec`, the scenario
+/// runner's `exec:` processes and the testing library all start executables
+/// with it, so the three agree on what an executable is told.
+public struct ExecutableIdentity: Sendable, Equatable {
+    public let identity: ProcessIdentity
+    /// The target's iCloud key-value store identifier (nil: no entitlement).
+    public let keyValueStore: String?
+
+    /// Read by SimulatedFoundation's `NSUbiquitousKeyValueStore.default`.
+    public static let keyValueStoreVariable = "GROUPSIM_KVS_IDENTIFIER"
+
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    public init(identity: ProcessIdentity, keyValueStore: String?) {
+        self.identity = identity
+        self.keyValueStore = keyValueStore
+    }
+
+    /// The variables to set (and to clear: a nil value) in the executable's
+    /// environment, the control channel's included when one is given.
+    public func environment(control: ControlChannelAddress? = nil) -> [String: String?] {
+        var variables: [String: String?] = identity.environment.mapValues { $0 }
+        variables[Self.keyValueStoreVariable] = .some(keyValueStore)
+        switch control {
+        case nil: break
+        case .socket(let path)?:
+            variables[ControlProtocol.channelSocketVariable] = .some(path)
+            variables[ControlProtocol.channelDescriptorVariable] = .some(nil)
+        case .descriptor(let descriptor)?:
+            variables[ControlProtocol.channelDescriptorVariable] = .some(String(descriptor))
+            variables[ControlProtocol.channelSocketVariable] = .some(nil)
+        }
+        return variables
+    }
+
+    /// `base` with `environment(control:)` applied.
+    public func environment(over base: [String: String], control: ControlChannelAddress? = nil) -> [String: String] {
+        var result = base
+        for (name, value) in environment(control: control) { result[name] = value }
+        return result
+    }
+
+    /// The identity of `role` of the app `app` on `device`: from `manifestPath`,
+    /// else from the manifest installed on the device. Unknown devices, apps
+    /// and targets are refused with what exists instead.
+    public static func resolve(root: SimulationRoot, device: String, app: String, role: Role, manifestPath: String?) throws
+        -> ExecutableIdentity {
+        let manifest: AppManifest
+        if let manifestPath {
+            try requireDevice(root: root, device: device)
+            manifest = try AppManifest.load(manifestPath)
+            let bundles = manifest.targets.values.map(\.bundleIdentifier)
+            guard manifest.targets[.mainApp]?.bundleIdentifier == app || (manifest.targets[.mainApp] == nil && bundles.contains(app)) else {
+                throw Failure(description: "\(manifestPath) describes \(bundles.sorted().joined(separator: ", ")), not the app \(app)")
+            }
+        } else {
+            try requireDevice(root: root, device: device)
+            let installed = try DeviceManager(root: root).installed(device: device)
+            guard let entry = installed.first(where: { $0.bundle == app }) else {
+                throw Failure(description: "\(app) is not installed on \(device)"
+                    + (installed.isEmpty
+                        ? "; install it with groupsim app install --device \(device) --manifest FILE (or pass --manifest)"
+                        : "; installed: \(installed.map(\.bundle).joined(separator: ", "))"))
+            }
+            manifest = entry.manifest
+        }
+        return try of(role, in: manifest, root: root, device: device)
+    }
+
+    /// The identity of `role` of `manifest`'s app on `device` (no check that it is installed).
+    public static func of(_ role: Role, in manifest: AppManifest, root: SimulationRoot, device: String) throws -> ExecutableIdentity {
+        guard let target = manifest.targets[role] else {
+            let roles = manifest.targets.keys.map(\.rawValue).sorted().joined(separator: ", ")
+            throw Failure(description: "the app \(manifest.name) has no \(role.rawValue) target; it has: \(roles)")
+        }
+        return ExecutableIdentity(
+            identity: ProcessIdentity(root: root, device: device, bundleIdentifier: target.bundleIdentifier, appGroups: Set(target.appGroups)),
+            keyValueStore: target.keyValueStore)
+    }
+
+    private static func requireDevice(root: SimulationRoot, device: String) throws {
+        let devicePath = try root.devicePath(device)
+        guard FileManager.default.fileExists(atPath: devicePath) else {
+            let known = (try? DeviceManager(root: root).list().map(\.name)) ?? []
+            throw Failure(description: "no device named \(device) in \(root.path)"
+                + (known.isEmpty ? "; create one with groupsim device create \(device)" : "; devices: \(known.joined(separator: ", "))"))
+        }
+    }
+}
+
+/// Where an executable that links SimulatedFoundation serves the control
+/// protocol (docs/protocol.md): a Unix socket it connects to, or a connected
+/// socket it inherits as a descriptor.
+public enum ControlChannelAddress: Sendable, Equatable {
+    case socket(String)
+    case descriptor(Int32)
+}
