@@ -5,12 +5,15 @@ import Foundation
 import SpecFormat
 
 extension ScenarioParser {
+    /// How long an executable has to connect to its control channel and answer, when its process gives no `start-timeout`.
+    public static let defaultStartTimeout: Double = 20
+
     /// The `target:` words of an `exec:` process, as `groupsim exec --target` takes them.
     static let executableTargets: [String: Role] = ["app": .mainApp, "widget": .widget, "intent": .intentExtension]
 
     /// One entry of `processes:`: a built-in role (`role:`) or a user's executable (`exec:`).
     static func parseProcess(_ name: String, _ node: SpecNode, app: AppManifest, devices: [String], file: String) throws -> ProcessSpec {
-        let spec = try node.fields(allowed: ["role", "device", "args", "exec", "target", "env", "control"])
+        let spec = try node.fields(allowed: ["role", "device", "args", "exec", "target", "env", "control", "start-timeout"])
         let device = try spec["device"]?.string() ?? devices[0]
         guard devices.contains(device) else { throw spec["device"]!.error("unknown device '\(device)'; declared: \(devices.joined(separator: ", "))") }
         let arguments = try spec["args"]?.strings() ?? []
@@ -21,10 +24,11 @@ extension ScenarioParser {
                 throw spec["target"]!.error("target is app, widget or intent (which of the app's targets the executable plays), found '\(targetText)'")
             }
             guard app.targets[role] != nil else { throw (spec["target"] ?? execNode).error("the app '\(app.name)' has no \(role.rawValue) target") }
-            let executable = try parseExecutable(execNode, environment: spec["env"], control: spec["control"], file: file)
+            var executable = try parseExecutable(execNode, environment: spec["env"], control: spec["control"], file: file)
+            executable.startTimeout = try spec["start-timeout"]?.seconds(atMost: maximumWait) ?? defaultStartTimeout
             return ProcessSpec(name: name, role: role, device: device, arguments: arguments, executable: executable)
         }
-        for key in ["target", "env", "control"] where spec[key] != nil {
+        for key in ["target", "env", "control", "start-timeout"] where spec[key] != nil {
             throw spec[key]!.error("'\(key)' goes with 'exec' (your own executable), not with a built-in role")
         }
         guard let roleNode = spec["role"] else { throw node.error("a process needs 'role' (main-app or widget) or 'exec' (your executable and its arguments)") }
@@ -65,7 +69,10 @@ extension ScenarioParser {
             throw node.error("no executable '\(name)' on PATH (\(folders.joined(separator: ":"))); give its path (relative to this file) instead")
         }
         let folder = (scenarioFile as NSString).deletingLastPathComponent
-        let path = ((name.hasPrefix("/") ? name : (folder as NSString).appendingPathComponent(name)) as NSString).standardizingPath
+        // Absolute, as the process runs in the scenario's folder, wherever the runner was started.
+        var path = name.hasPrefix("/") ? name : (folder as NSString).appendingPathComponent(name)
+        if !path.hasPrefix("/") { path = (manager.currentDirectoryPath as NSString).appendingPathComponent(path) }
+        path = (path as NSString).standardizingPath
         guard manager.fileExists(atPath: path) else {
             throw node.error("no executable at '\(path)' (exec paths are relative to the scenario file's folder); build it first, e.g. swift build")
         }

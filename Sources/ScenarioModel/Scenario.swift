@@ -60,6 +60,8 @@ public struct ExecutableSpec: Sendable {
     public let control: Bool
     /// Why it has none, for the error of a step that needs one.
     public let noControlReason: String?
+    /// How long it has to connect to its channel and answer a ping (`start-timeout`), in seconds.
+    public var startTimeout = ScenarioParser.defaultStartTimeout
 }
 
 /// One step, with where it is written (for reports).

@@ -241,17 +241,18 @@ final class ProcessDriver: @unchecked Sendable {
     static let stdinGrace: Double = 2
 
     /// Ends the process as its kind ends, waiting up to `timeout` for it: a
-    /// built-in role when its stdin closes; a user's executable with a
-    /// channel through `exit` (its exit handlers save what it has), one
-    /// without when its stdin closes or, `stdinGrace` later, by SIGTERM.
+    /// built-in role when its stdin closes; a user's executable through
+    /// `exit` on its channel (its exit handlers save what it has), or when
+    /// its stdin closes, or, `stdinGrace` later, by SIGTERM.
     /// Returns its status, nil if it is still running.
     func quit(timeout: Double) -> Int32? {
         if suspended { signal(SIGCONT) }
         process.closeStdin()
         switch transport {
         case .standardStreams: break
-        case .channel: send(.exit(status: 0))
-        case .none:
+        case .channel, .none:
+            // A program whose channel is gone (or that has none) may not end on its own: SIGTERM after a moment.
+            if transport == .channel, !record.withLock({ $0.channelClosed }) { send(.exit(status: 0)) }
             if let status = waitForExit(timeout: min(Self.stdinGrace, timeout)) { return status }
             signal(SIGTERM)
         }
@@ -262,7 +263,7 @@ final class ProcessDriver: @unchecked Sendable {
     var quitDescription: String {
         switch transport {
         case .standardStreams: "stdin closed"
-        case .channel: "stdin closed, exit requested on its control channel"
+        case .channel: "stdin closed, exit requested on its control channel, SIGTERM if it runs \(Int(Self.stdinGrace)) s later"
         case .none: "stdin closed, SIGTERM if it runs \(Int(Self.stdinGrace)) s later"
         }
     }

@@ -1,7 +1,6 @@
 import AppModel
-import ChildProcess
-import GroupDefaults
 import AppProtocol
+import ChildProcess
 import Foundation
 import PropertyList
 import ScenarioModel
@@ -65,22 +64,32 @@ final class ProcessRoster: @unchecked Sendable {
 
     private static let cloudAutostart = "GROUPSIM_CLOUD_AUTOSTART"
 
-    /// A user's executable, started as `groupsim exec` starts it (its identity
-    /// from the app's manifest), in the scenario file's folder. With a control
+    /// A user's executable, started through `groupsim exec` (which gives it
+    /// its identity from the app's manifest, `ExecutableIdentity`, and
+    /// replaces itself with it): so it runs with no signal blocked (the
+    /// runner's children start with all blocked) and is tied to the runner's
+    /// life (`OwnerLifetime`), which only code run in the child before it
+    /// execs can arrange. It runs in the scenario file's folder. With a control
     /// channel, it is given a socket in the run's root to connect to as it
     /// loads; the driver speaks the protocol there once it has connected.
     private func startExecutable(_ spec: ProcessSpec, _ executable: ExecutableSpec, launchArguments: [String]) throws -> ProcessDriver {
-        let identity = try ExecutableIdentity.of(spec.role, in: context.scenario.app, root: SimulationRoot(path: context.root), device: spec.device)
+        let app = context.scenario.app
+        guard let bundle = (app.targets[.mainApp] ?? app.targets[spec.role])?.bundleIdentifier else {
+            throw CheckFailed("the app \(app.name) has no \(spec.role.rawValue) target")
+        }
         let listener = try executable.control ? LineSocketListener(path: nextSocketPath()) : nil
+        var command = ["exec", "--root", context.root, "--device", spec.device, "--app", bundle, "--target", Self.targetWord(spec.role),
+                       "--manifest", try manifestForExecutables()]
+        if let listener { command += ["--control-socket", listener.path] }
+        command += ["--", executable.path] + executable.arguments + launchArguments
         var environment = executable.environment
         environment[Self.cloudAutostart] = "0"
-        environment = identity.environment(over: environment, control: listener.map { .socket($0.path) })
         let driver = try ProcessDriver(
-            name: spec.name, executable: executable.path, arguments: executable.arguments + launchArguments, environment: environment,
+            name: spec.name, executable: context.binaries + "/groupsim", arguments: command, environment: environment,
             directory: (context.scenario.file as NSString).deletingLastPathComponent, transport: listener == nil ? .none : .channel, log: context.log)
         guard let listener else { return driver }
         // Accepted in short slices, so a program that exits at start is seen at once rather than at the deadline.
-        let deadline = Date().addingTimeInterval(RunnerTimeouts.startUp)
+        let deadline = Date().addingTimeInterval(executable.startTimeout)
         while driver.isRunning, Date() < deadline {
             if let connection = try? listener.accept(timeout: 0.1, handler: driver.channelHandler) {
                 driver.attach(connection)
@@ -89,7 +98,7 @@ final class ProcessRoster: @unchecked Sendable {
         }
         guard !driver.isRunning else {
             driver.signal(SIGKILL)
-            throw CheckFailed("\(spec.name) (\(executable.path)) did not connect to its control channel within \(Int(RunnerTimeouts.startUp)) s; "
+            throw CheckFailed("\(spec.name) (\(executable.path)) did not connect to its control channel within \(executable.startTimeout) s (its start-timeout); "
                 + "an executable that links SimulatedFoundation connects as it loads (say control: false for one that should not)"
                 + Self.lastLines(of: driver))
         }
@@ -98,6 +107,28 @@ final class ProcessRoster: @unchecked Sendable {
     }
 
     private var socketCount = 0
+    private var writtenManifest: String?
+
+    /// `groupsim exec --target`'s word for a role.
+    static func targetWord(_ role: Role) -> String {
+        switch role {
+        case .mainApp: "app"
+        case .widget: "widget"
+        case .intentExtension: "intent"
+        }
+    }
+
+    /// The app's manifest as a file `groupsim exec` reads: the scenario's, or the built-in example written into the run's root.
+    private func manifestForExecutables() throws -> String {
+        if let path = context.manifestPath { return path }
+        return try lock.withLock {
+            if let writtenManifest { return writtenManifest }
+            let path = context.root + "/example-app.yaml"
+            try AppManifest.exampleYAML.write(toFile: path, atomically: true, encoding: .utf8)
+            writtenManifest = path
+            return path
+        }
+    }
 
     /// A fresh socket path in the run's root (short: a Unix socket path has at most 107 bytes).
     private func nextSocketPath() -> String {
@@ -132,9 +163,10 @@ final class ProcessRoster: @unchecked Sendable {
         }
         // Without a control channel, started is ready.
         guard spec.hasControlChannel else { return }
-        _ = try driver.waitFor(EventMatcher(event: "ready"), timeout: RunnerTimeouts.startUp)
+        let startUp = spec.executable?.startTimeout ?? RunnerTimeouts.startUp
+        _ = try driver.waitFor(EventMatcher(event: "ready"), timeout: startUp)
         // Answering a request means its start-up (a widget's timeline too) is done.
-        try driver.request(.ping, timeout: RunnerTimeouts.request)
+        try driver.request(.ping, timeout: spec.executable?.startTimeout ?? RunnerTimeouts.request)
     }
 
     /// Starts a process that must not come up: it exits with `status`, saying `message`.
