@@ -154,13 +154,19 @@ final class ProcessDriver: @unchecked Sendable {
                 return .waiting
             }
             let status = state.exitStatus ?? -1
-            guard matcher.event == "exit" else { return .failed("\(name) exited (status \(status)) before a \(matcher) event\(state.lastLines)") }
+            guard matcher.event == "exit" else {
+                let what = lines == nil ? "a \(matcher) event" : "an output line matching /\(matcher.pattern ?? "")/"
+                return .failed("\(name) exited (status \(status)) before \(what)\(state.lastLines)")
+            }
             guard matcher.status == nil || matcher.status == Int(status) else {
                 return .failed("\(name) exited with status \(status), not \(matcher.status!)\(state.lastLines)")
             }
             return .done(RecordedEvent(time: log.now, process: name, kind: .exit, name: "exit", fields: ["status": .integer(Int64(status))],
                                        text: "exit", appEvent: .exit(status: status)))
-        } timedOut: { state in "no \(matcher) event in \(name) within \(timeout) s\(state.lastLines)" }
+        } timedOut: { state in
+            guard lines != nil else { return "no \(matcher) event in \(name) within \(timeout) s\(state.lastLines)" }
+            return "no output line matching /\(matcher.pattern ?? "")/\(matcher.stream.map { " on \($0)" } ?? "") in \(name) within \(timeout) s\(state.lastLines)"
+        }
     }
 
     /// Every event so far that matches (output lines: those kept).
