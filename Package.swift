@@ -71,7 +71,7 @@ let package = Package(
         // A scenario file as typed steps and checks: its grammar, parsing and validation with
         // file:line:column errors. No processes, no I/O beyond reading the file; fuzzed on its own.
         .target(name: "ScenarioModel", dependencies: [
-            "AppModel", "AppProtocol", "CloudModel", "GroupDefaults", "PropertyList", "SpecFormat",
+            "AppModel", "AppProtocol", "ChildProcess", "CloudModel", "GroupDefaults", "PropertyList", "SpecFormat",
             .product(name: "Yams", package: "Yams"),
         ]),
         // The runner that executes scenarios with real processes, and the reports.

@@ -51,6 +51,10 @@ public enum ControlProtocol {
     /// it connects to. Read once, at load, and removed from the environment.
     public static let channelDescriptorVariable = "GROUPSIM_CONTROL_FD"
     public static let channelSocketVariable = "GROUPSIM_CONTROL_SOCKET"
+    /// The mangled-name prefix of SimulatedFoundation's `ControlChannel`: an
+    /// executable that defines a symbol with it links SimulatedFoundation and
+    /// can serve the channel (the scenario runner reads it from the file).
+    public static let channelServerSymbolPrefix = "$s19SimulatedFoundation14ControlChannelC"
 
     /// The id as it was sent (string, number, boolean…), for the response.
     private static func encodeID(_ id: JSONValue) -> String { PlistJSON.encode(id) }

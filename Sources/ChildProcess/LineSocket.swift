@@ -88,8 +88,9 @@ public final class LineSocketListener: @unchecked Sendable {
         descriptor = socket
     }
 
-    /// The next program that connects, waiting at most `timeout` seconds.
-    public func accept(timeout: TimeInterval) throws -> LineConnection {
+    /// The next program that connects, waiting at most `timeout` seconds;
+    /// `handler`, if given, gets its lines (see `LineConnection.init`).
+    public func accept(timeout: TimeInterval, handler: (@Sendable (String?) -> Void)? = nil) throws -> LineConnection {
         var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
         let deadline = Date().addingTimeInterval(timeout)
         while true {
@@ -102,7 +103,7 @@ public final class LineSocketListener: @unchecked Sendable {
             guard connection >= 0 else { throw Failure(description: "accept on '\(path)': \(String(cString: strerror(errno)))") }
             // Not inherited by children this process starts later (accept4 is not in Swift's view of glibc).
             _ = fcntl(connection, F_SETFD, FD_CLOEXEC)
-            return LineConnection(descriptor: connection)
+            return LineConnection(descriptor: connection, handler: handler)
         }
     }
 
@@ -125,9 +126,15 @@ public final class LineConnection: LineStream, @unchecked Sendable {
     private var cursor = 0
     private var closed = false
 
-    /// Takes `descriptor`, a connected stream socket.
-    public init(descriptor: Int32) {
+    /// Called on the reader thread with each line as it arrives, then once with nil at end of file.
+    private let handler: (@Sendable (String?) -> Void)?
+
+    /// Takes `descriptor`, a connected stream socket. With a `handler`, lines
+    /// go to it only, one at a time in order (a reader that bounds what it
+    /// keeps), and `nextLine`/`allLines` have none.
+    public init(descriptor: Int32, handler: (@Sendable (String?) -> Void)? = nil) {
         self.descriptor = descriptor
+        self.handler = handler
         Thread { [self] in
             var buffer = [UInt8](repeating: 0, count: 65_536)
             while true {
@@ -136,24 +143,34 @@ public final class LineConnection: LineStream, @unchecked Sendable {
                 guard count > 0 else { break }
                 receive(buffer[0..<count])
             }
-            condition.withLock {
-                if !partial.isEmpty { lines.append(String(decoding: partial, as: UTF8.self)) }
-                closed = true
+            let last = condition.withLock { () -> String? in
+                defer { partial = [] }
+                guard !partial.isEmpty else { return nil }
+                let line = String(decoding: partial, as: UTF8.self)
+                if handler == nil { lines.append(line) }
+                return line
             }
+            if let last { handler?(last) }
+            handler?(nil)
+            condition.withLock { closed = true }
             condition.broadcast()
         }.start()
     }
 
     private func receive(_ chunk: ArraySlice<UInt8>) {
-        condition.withLock {
+        let complete = condition.withLock { () -> [String] in
             partial.append(contentsOf: chunk)
+            var complete: [String] = []
             var start = 0
             while let newline = partial[start...].firstIndex(of: 0x0A) {
-                lines.append(String(decoding: partial[start..<newline], as: UTF8.self))
+                complete.append(String(decoding: partial[start..<newline], as: UTF8.self))
                 start = newline + 1
             }
             partial.removeFirst(start)
+            if handler == nil { lines += complete }
+            return complete
         }
+        for line in complete { handler?(line) }
         condition.broadcast()
     }
 

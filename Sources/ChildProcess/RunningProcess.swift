@@ -76,13 +76,15 @@ public final class RunningProcess: Sendable {
     private static let ignoreBrokenPipes: Void = { Glibc.signal(SIGPIPE, SIG_IGN) }()
 
     /// `environment` is added to this process's; `directory` is the child's
-    /// working folder (nil: this process's).
+    /// working folder (nil: this process's). With `keepsOutput: false` the
+    /// lines go to `handlers` only (a starter that bounds what it keeps of a
+    /// child that may flood its output); `nextLine`, `allLines` and `stderr` then have none.
     public init(
         _ executable: String, _ arguments: [String], environment: [String: String] = [:], directory: String? = nil,
-        handlers: Handlers? = nil
+        handlers: Handlers? = nil, keepsOutput: Bool = true
     ) throws {
         Self.ignoreBrokenPipes
-        let output = Output(handlers: handlers)
+        let output = Output(handlers: handlers, keepsOutput: keepsOutput)
         self.output = output
         child.executableURL = URL(fileURLWithPath: executable)
         child.arguments = arguments
@@ -256,6 +258,7 @@ public final class RunningProcess: Sendable {
             var termination: Termination?
             /// Dropped once `ended` is called, so what they hold is let go.
             var handlers: Handlers?
+            var keepsOutput = true
         }
 
         /// Guards `state` and wakes its waiters. An `NSCondition` (a pthread
@@ -263,7 +266,7 @@ public final class RunningProcess: Sendable {
         private let changed = NSCondition()
         private var state: State
 
-        init(handlers: Handlers?) { state = State(handlers: handlers) }
+        init(handlers: Handlers?, keepsOutput: Bool) { state = State(handlers: handlers, keepsOutput: keepsOutput) }
 
         /// Runs `body` on the state under the lock.
         func withState<T>(_ body: (inout State) -> T) -> T {
@@ -277,19 +280,24 @@ public final class RunningProcess: Sendable {
                 var data = state.partial[stream, default: Data()]
                 data.append(chunk)
                 var complete: [String] = []
-                while let newline = data.firstIndex(of: 0x0A) {
-                    complete.append(String(decoding: data[data.startIndex..<newline], as: UTF8.self))
-                    data = Data(data[(newline + 1)...])
+                // One pass over the chunk, one copy of what is left: a child flooding its output costs linear time.
+                var start = data.startIndex
+                while let newline = data[start...].firstIndex(of: 0x0A) {
+                    complete.append(String(decoding: data[start..<newline], as: UTF8.self))
+                    start = newline + 1
                 }
+                if start != data.startIndex { data = Data(data[start...]) }
                 if chunk.isEmpty, !data.isEmpty {
                     complete.append(String(decoding: data, as: UTF8.self))
                     data = Data()
                     if stream == .stdout { state.stdoutEndedMidLine = true }
                 }
                 state.partial[stream] = data
-                switch stream {
-                case .stdout: state.lines += complete
-                case .stderr: state.stderrData.append(chunk)
+                if state.keepsOutput {
+                    switch stream {
+                    case .stdout: state.lines += complete
+                    case .stderr: state.stderrData.append(chunk)
+                    }
                 }
                 return (complete, state.handlers)
             }

@@ -33,12 +33,35 @@ public enum AppSource: Sendable {
     case inline(yaml: String)
 }
 
-/// A long-lived process the steps refer to by name.
+/// A long-lived process the steps refer to by name: a built-in role, or a
+/// user's own executable playing one of the app's targets (`executable`).
 public struct ProcessSpec: Sendable {
     public let name: String
+    /// The built-in role, or the target a user's executable plays.
     public let role: Role
     public let device: String
     public let arguments: [String]
+    public var executable: ExecutableSpec? = nil
+
+    /// Whether the runner speaks the control protocol with it (every built-in role does).
+    public var hasControlChannel: Bool { executable?.control ?? true }
+}
+
+/// A user's own executable as a scenario process (`exec:`), started as
+/// `groupsim exec` starts it.
+public struct ExecutableSpec: Sendable {
+    /// The file, found when the scenario was loaded.
+    public let path: String
+    /// The arguments after the path in the `exec` list (the launch arguments follow them).
+    public let arguments: [String]
+    /// Added to its environment (its identity's variables win).
+    public let environment: [String: String]
+    /// Whether the runner gives it a control channel, which SimulatedFoundation serves.
+    public let control: Bool
+    /// Why it has none, for the error of a step that needs one.
+    public let noControlReason: String?
+    /// How long it has to connect to its channel and answer a ping (`start-timeout`), in seconds.
+    public var startTimeout = ScenarioParser.defaultStartTimeout
 }
 
 /// One step, with where it is written (for reports).
@@ -86,6 +109,19 @@ public struct Step: Sendable {
         /// A command run for its verdict (in the scenario file's folder, with GROUPSIM_ROOT set).
         case run(arguments: [String], status: Int32, output: String?)
         case cloud(CloudAction)
+        /// A line written to the process's stdin.
+        case send(process: String, line: String)
+    }
+
+    /// The processes this step speaks the control protocol with (a step inside `parallel` or a check is asked on its own).
+    public var controlledProcesses: [String] {
+        switch action {
+        case .command(let process, _), .waitBurst(let process): [process]
+        case .burst(let burst): [burst.process]
+        case .wait(let process, let matcher, _), .quiet(let process, let matcher, _): matcher.needsControl ? [process] : []
+        case .kill(let process, _, let afterAcks): afterAcks == nil ? [] : [process]
+        default: []
+        }
     }
 
     var usesCloud: Bool {
@@ -138,10 +174,19 @@ public struct EventMatcher: Sendable, CustomStringConvertible {
     public var message: String?
     /// change: the domain the new effective value comes from.
     public var valueDomain: String?
+    /// change, delivery: the observer mechanism of a user's executable that was delivered.
+    public var mechanism: String?
+    /// output: a regular expression a line must match (checked when the file is read).
+    public var pattern: String?
+    /// output: "stdout" or "stderr" (nil: either).
+    public var stream: String?
 
     public init(event: String) { self.event = event }
 
-    public static let events = ["change", "render", "notification", "cloud-change", "warning", "exit", "ready", "intent-result", "error"]
+    public static let events = ["change", "render", "notification", "cloud-change", "warning", "exit", "ready", "intent-result", "error", "delivery", "output"]
+
+    /// Whether the event comes over the control protocol (output and exit are seen without it).
+    public var needsControl: Bool { event != "output" && event != "exit" }
 
     public var description: String {
         var parts = [event]
@@ -155,6 +200,9 @@ public struct EventMatcher: Sendable, CustomStringConvertible {
         if let keys { parts.append("keys [\(keys.joined(separator: ", "))]") }
         if let message { parts.append("message containing \(PlistJSON.quote(message))") }
         if let valueDomain { parts.append("value from \(valueDomain)") }
+        if let mechanism { parts.append("mechanism \(mechanism)") }
+        if let stream { parts.append("on \(stream)") }
+        if let pattern { parts.append("matching /\(pattern)/") }
         return parts.joined(separator: ", ")
     }
 }
@@ -187,6 +235,19 @@ public enum Check: Sendable {
     /// The process's search list, in order.
     case searchList(process: String, [String])
     case cloud(CloudCheck)
+    /// What the process wrote: a kept line contains `contains` or matches `pattern` (on `stream`, or either).
+    case output(process: String, contains: String?, pattern: String?, stream: String?)
+
+    /// The process this check asks over the control protocol, if any.
+    public var controlledProcess: String? {
+        switch self {
+        case .value(let process, _, _, _), .typedValue(let process, _, _, _), .card(let process, _), .acknowledged(let process),
+             .cloudValueIn(let process, _, _), .searchList(let process, _):
+            process
+        case .saw(let process, let matcher, _), .notSaw(let process, let matcher): matcher.needsControl ? process : nil
+        case .file, .exit, .cloud, .output: nil
+        }
+    }
 }
 
 public struct FileCheck: Sendable {

@@ -42,15 +42,7 @@ public enum ScenarioParser {
         let devices = deviceSpecs.map(\.name)
         var processes: [String: ProcessSpec] = [:]
         for (name, node) in try fields["processes"]?.entries() ?? [] {
-            let spec = try node.fields(allowed: ["role", "device", "args"], required: ["role"])
-            let roleText = try spec["role"]!.string()
-            guard let role = Role(rawValue: roleText), role != .intentExtension else {
-                throw spec["role"]!.error("role must be main-app or widget (run the intent extension with the 'intent' step), found '\(roleText)'")
-            }
-            guard app.targets[role] != nil else { throw spec["role"]!.error("the app '\(app.name)' has no \(roleText) target") }
-            let device = try spec["device"]?.string() ?? devices[0]
-            guard devices.contains(device) else { throw spec["device"]!.error("unknown device '\(device)'; declared: \(devices.joined(separator: ", "))") }
-            processes[name] = ProcessSpec(name: name, role: role, device: device, arguments: try spec["args"]?.strings() ?? [])
+            processes[name] = try parseProcess(name, node, app: app, devices: devices, file: root.file)
         }
         let context = Context(processes: processes, devices: devices, app: app)
         var steps = try fields["steps"]!.list().map { try parseStep($0, context) }
@@ -72,6 +64,12 @@ public enum ScenarioParser {
                 throw node.error("unknown process '\(name)'; declared: \(processes.keys.sorted().joined(separator: ", "))")
             }
             return name
+        }
+
+        /// Refuses a step or check that speaks the control protocol with a process that has no control channel.
+        func requireControl(_ process: String, at node: SpecNode, for what: String) throws {
+            guard let spec = processes[process], !spec.hasControlChannel else { return }
+            throw node.error("\(what) needs the control channel of \(process), and \(process) has none: \(spec.executable?.noControlReason ?? "it has no control channel")")
         }
 
         func device(_ node: SpecNode?) throws -> String? {
@@ -103,7 +101,9 @@ public enum ScenarioParser {
             throw body.error("unknown step '\(keyword)'; steps are: \(StepGrammar.keywords.joined(separator: ", "))")
         }
         let (action, summary) = try spec.read(StepInput(spec: spec, body: body, context: context))
-        return Step(action: action, line: node.line, keyword: keyword, summary: summary)
+        let step = Step(action: action, line: node.line, keyword: keyword, summary: summary)
+        for process in step.controlledProcesses { try context.requireControl(process, at: body, for: "'\(keyword)'") }
+        return step
     }
 
     static func parameters(_ node: SpecNode?) throws -> [String: String] {
@@ -112,7 +112,7 @@ public enum ScenarioParser {
         return result
     }
 
-    static let matcherKeys = ["key", "value", "absent", "origin", "reason", "card", "kind", "status", "keys", "message", "value-domain"]
+    static let matcherKeys = ["key", "value", "absent", "origin", "reason", "card", "kind", "status", "keys", "message", "value-domain", "mechanism", "matches", "stream"]
 
     static func parseMatcher(_ fields: [String: SpecNode], eventNode: SpecNode) throws -> EventMatcher {
         let event = try eventNode.string()
@@ -140,10 +140,39 @@ public enum ScenarioParser {
         if matcher.message != nil && !["warning", "error"].contains(event) { throw fields["message"]!.error("'message' goes with warning and error events") }
         matcher.valueDomain = try fields["value-domain"]?.string()
         if matcher.valueDomain != nil && event != "change" { throw fields["value-domain"]!.error("'value-domain' goes with the change event") }
+        matcher.mechanism = try fields["mechanism"]?.string()
+        if let mechanism = matcher.mechanism {
+            guard ["change", "delivery"].contains(event) else { throw fields["mechanism"]!.error("'mechanism' goes with the change and delivery events") }
+            guard DeliveryMechanism(rawValue: mechanism) != nil else {
+                throw fields["mechanism"]!.error("a delivery mechanism is one of \(DeliveryMechanism.allCases.map(\.rawValue).joined(separator: ", ")), found '\(mechanism)'")
+            }
+        }
+        matcher.pattern = try fields["matches"].map(parsePattern)
+        matcher.stream = try fields["stream"].map(parseStream)
+        if event == "output" {
+            guard matcher.pattern != nil else { throw eventNode.error("an output event needs 'matches' (a regular expression a line must match)") }
+        } else if let node = fields["matches"] ?? fields["stream"] {
+            throw node.error("'matches' and 'stream' go with the output event")
+        }
         if let reason = matcher.reason, event == "cloud-change", !CloudReasons.all.contains(reason) {
             throw fields["reason"]!.error("a cloud-change reason is one of \(CloudReasons.all.joined(separator: ", ")), found '\(reason)'")
         }
         return matcher
+    }
+
+    /// A regular expression, checked now so a bad one is an error at its line and column.
+    static func parsePattern(_ node: SpecNode) throws -> String {
+        let pattern = try node.string()
+        do { _ = try NSRegularExpression(pattern: pattern) } catch {
+            throw node.error("'\(pattern)' is not a valid regular expression (ICU syntax, as NSRegularExpression reads it)")
+        }
+        return pattern
+    }
+
+    static func parseStream(_ node: SpecNode) throws -> String {
+        let stream = try node.string()
+        guard ["stdout", "stderr"].contains(stream) else { throw node.error("stream is stdout or stderr, found '\(stream)'") }
+        return stream
     }
 
     static func parseCard(_ node: SpecNode) throws -> [String: PlistValue?] {
@@ -159,6 +188,7 @@ public enum ScenarioParser {
             "in", "key", "value", "absent", "domain", "saw", "not-saw", "card", "file", "device", "app", "count", "length",
             "intact", "moved-aside", "acknowledged", "exit", "status", "origin", "reason", "kind", "times",
             "cloud", "account", "copy", "by", "ahead-ms", "uploads", "kvs", "keys", "message", "value-domain", "search-list", "matching", "as",
+            "output", "mechanism", "matches", "stream",
         ])
         if let check = try parseCloudCheck(fields, node, context) { return check }
         if let file = fields["file"] { return .file(try parseFileCheck(file, fields, node, context)) }
@@ -170,7 +200,9 @@ public enum ScenarioParser {
         guard let inNode = fields["in"] else {
             throw node.error("a check needs 'in' (a process), 'file' (a domain), 'acknowledged' or 'exit'")
         }
-        return try parseProcessCheck(try context.process(inNode), fields, node, context)
+        let check = try parseProcessCheck(try context.process(inNode), fields, node, context)
+        if let process = check.controlledProcess { try context.requireControl(process, at: node, for: "this check") }
+        return check
     }
 
     /// A check on a process: `{ in: P, … }` with saw / not-saw, search-list, kvs, card, or a key's value and domain.
@@ -180,6 +212,15 @@ public enum ScenarioParser {
             if fields["times"] != nil && fields["saw"] == nil { throw fields["times"]!.error("'times' goes with 'saw'") }
             let times = try fields["times"]?.int(in: 0...maximumCount)
             return fields["saw"] != nil ? .saw(process: process, matcher, times: times) : .notSaw(process: process, matcher)
+        }
+        if let output = fields["output"] {
+            let inner = try output.fields(allowed: ["contains", "matches", "stream"])
+            let contains = try inner["contains"]?.string(), pattern = try inner["matches"].map(parsePattern)
+            guard contains != nil || pattern != nil else { throw output.error("an output check needs 'contains' (text) or 'matches' (a regular expression)") }
+            return .output(process: process, contains: contains, pattern: pattern, stream: try inner["stream"].map(parseStream))
+        }
+        if let status = fields["status"] {
+            return .exit(process: process, status: Int32(try status.int(in: statusRange)))
         }
         if let order = fields["search-list"] {
             return .searchList(process: process, try order.list().map { try $0.string() })

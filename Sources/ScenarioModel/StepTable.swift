@@ -50,6 +50,13 @@ public enum StepGrammar {
             let process = try input.process()
             return (.quit(process), "quit \(process)")
         },
+        StepSpec("send", fields: [.required("to", .process), .required("line", .text, "written with a newline")],
+                 does: "writes a line to the process's stdin (an interactive tool reads it); a built-in role reads its stdin as the control protocol") { input in
+            let fields = try input.fields()
+            let process = try fields.process("to")
+            let line = try fields.node("line").string()
+            return (.send(process: process, line: line), "send \(PlistJSON.quote(line)) to \(process)")
+        },
         StepSpec("intent", fields: [
             .required("name"), .optional("params", .mapping), .optional("device", .device),
             .optional("status", status, "expected exit status, default 0"), .optional("args", .words),

@@ -66,6 +66,7 @@ public enum StepWriter {
         case .eraseDevice(let device): return ("erase-device", scalar(device))
         case .waitBurst(let process): return ("wait-burst", scalar(process))
         case .cloud(let cloudAction): return cloud(cloudAction)
+        case .send(let process, let line): return ("send", mapping([("to", scalar(process)), ("line", quoted(line))]))
         case .launchFails, .burst, .parallel, .expect:
             preconditionFailure("StepWriter does not write \(action) steps")
         }
@@ -134,6 +135,9 @@ public enum StepWriter {
         if let keys = matcher.keys { fields.append(("keys", list(keys.map(scalar)))) }
         if let message = matcher.message { fields.append(("message", quoted(message))) }
         if let domain = matcher.valueDomain { fields.append(("value-domain", scalar(domain))) }
+        if let mechanism = matcher.mechanism { fields.append(("mechanism", scalar(mechanism))) }
+        if let pattern = matcher.pattern { fields.append(("matches", quoted(pattern))) }
+        if let stream = matcher.stream { fields.append(("stream", scalar(stream))) }
         precondition(matcher.card == nil, "StepWriter does not write card filters")
         return fields
     }
@@ -164,6 +168,9 @@ public enum StepWriter {
         case .acknowledged(let process): return mapping([("acknowledged", scalar(process))])
         case .exit(let process, let status): return mapping([("exit", scalar(process)), ("status", "\(status)")])
         case .searchList(let process, let domains): return mapping([("in", scalar(process)), ("search-list", list(domains.map(scalar)))])
+        case .output(let process, let contains, let pattern, let stream):
+            let inner = [contains.map { ("contains", quoted($0)) }, pattern.map { ("matches", quoted($0)) }, stream.map { ("stream", scalar($0)) }]
+            return mapping([("in", scalar(process)), ("output", mapping(inner.compactMap { $0 }))])
         case .saw, .notSaw, .card, .typedValue: preconditionFailure("StepWriter does not write \(check) checks")
         }
     }

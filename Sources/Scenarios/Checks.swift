@@ -25,7 +25,7 @@ struct CheckVerifier {
         case .saw(let process, let matcher, let times):
             try verifySaw(process, matcher, times: times)
         case .notSaw(let process, let matcher):
-            if let seen = try roster.lastDriver(process).recordedEvents().first(where: matcher.matches) {
+            if let seen = try roster.lastDriver(process).seen(matcher).first {
                 throw CheckFailed("\(process) should not have seen \(matcher), but saw: \(seen.text)")
             }
         case .card(let process, let expected):
@@ -52,6 +52,8 @@ struct CheckVerifier {
             guard found == expected else {
                 throw CheckFailed("\(process)'s search list should be \(expected.joined(separator: ", ")), it is \(found.joined(separator: ", "))")
             }
+        case .output(let process, let contains, let pattern, let stream):
+            try verifyOutput(process, contains: contains, pattern: pattern, stream: stream)
         case .exit(let process, let status):
             let target = try roster.lastDriver(process)
             guard let found = target.waitForExit(timeout: RunnerTimeouts.exit) else { throw CheckFailed("\(process) is still running; expected it to have exited with \(status)") }
@@ -59,8 +61,26 @@ struct CheckVerifier {
         }
     }
 
+    /// A kept line of the process's output contains the text or matches the pattern.
+    private func verifyOutput(_ process: String, contains: String?, pattern: String?, stream: String?) throws {
+        let driver = try roster.lastDriver(process)
+        let (lines, dropped) = driver.keptOutput()
+        let wanted = stream.flatMap(OutputLine.Stream.init(rawValue:))
+        let regex = try pattern.map { try NSRegularExpression(pattern: $0) }
+        let found = lines.contains { line in
+            if let wanted, line.stream != wanted { return false }
+            if let contains, !line.text.contains(contains) { return false }
+            if let regex { return OutputMatcher(regex: regex, stream: nil).matches(line) }
+            return true
+        }
+        guard !found else { return }
+        let what = [contains.map { "containing \(PlistJSON.quote($0))" }, pattern.map { "matching /\($0)/" }].compactMap { $0 }.joined(separator: " and ")
+        throw CheckFailed("\(process) wrote no line \(what)\(stream.map { " on \($0)" } ?? "")"
+            + (dropped > 0 ? " among its last \(lines.count) (\(dropped) earlier lines were dropped)" : "") + ProcessRoster.lastLines(of: driver))
+    }
+
     private func verifySaw(_ process: String, _ matcher: EventMatcher, times: Int?) throws {
-        let count = try roster.lastDriver(process).recordedEvents().filter(matcher.matches).count
+        let count = try roster.lastDriver(process).seen(matcher).count
         if let times, count != times {
             throw CheckFailed("\(process) should have seen \(matcher) exactly \(times) time(s), saw it \(count) time(s)")
         }

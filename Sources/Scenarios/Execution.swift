@@ -113,6 +113,9 @@ final class Execution: @unchecked Sendable {
         case .parallel(let steps): try performTogether(steps)
         case .expect(let checks): try verify(checks)
         case .cloud(let cloudAction): try performCloud(cloudAction, step)
+        case .send(let process, let line):
+            log.action(process, step)
+            try roster.driver(process).writeInput(line)
         }
     }
 

@@ -19,7 +19,8 @@ struct OneShotProcesses {
                            fields: scenario.app.targets[.intentExtension]?.intents[name].map { ["key": .string($0.key)] } ?? [:], text: step.summary)
         var all = context.commonArguments(device: device) + [name] + parameters.keys.sorted().map { "\($0)=\(parameters[$0]!)" }
         if !arguments.isEmpty { all += ["--"] + arguments }
-        let driver = try ProcessDriver(name: lane, executable: context.binaries + "/intent-extension", arguments: all, log: context.log)
+        let driver = try ProcessDriver(name: lane, executable: context.binaries + "/intent-extension", arguments: all, environment: ["GROUPSIM_CLOUD_AUTOSTART": "0"],
+                                       transport: .standardStreams, log: context.log)
         driver.process.closeStdin()
         guard let status = driver.waitForExit(timeout: RunnerTimeouts.startUp) else {
             driver.signal(SIGKILL)
@@ -28,7 +29,7 @@ struct OneShotProcesses {
         guard status == expected else {
             let error = driver.recordedEvents().lazy.compactMap { event -> String? in
                 if case .error(let message)? = event.appEvent { message } else { nil }
-            }.first ?? driver.process.stderr
+            }.first ?? driver.standardError
             throw CheckFailed("the intent extension exited with status \(status), expected \(expected): \(error)")
         }
         if let result {

@@ -19,74 +19,65 @@ struct CheckFailed: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// One running simulated process: it sends requests over the control
-/// protocol and records, on a reader thread it owns, every line the process
-/// prints, so a wait never misses an event that arrived early.
-/// Unchecked Sendable: the recorded events, responses and counters are under `condition`; the rest is set in `init`.
+/// One running process of a scenario, built-in role or user's executable:
+/// it sends requests over the control protocol — on the child's stdin and
+/// stdout for a built-in role, on the control channel for an executable that
+/// links SimulatedFoundation (`attach`) — and records what the child says.
+/// The child's readers are `RunningProcess`'s (and the channel's,
+/// `LineConnection`'s) threads; they hand each line to the driver's
+/// `ProcessRecord`, so a wait never misses an event that arrived early.
+/// Unchecked Sendable: `channel` is under `record.condition`; the rest is set in `init`.
 final class ProcessDriver: @unchecked Sendable {
+    /// Where the control protocol goes.
+    enum Transport {
+        /// The child's stdin and stdout (the built-in roles).
+        case standardStreams
+        /// A channel the child connects to (`attach`); its stdout and stderr are plain output.
+        case channel
+        /// None: the child is only started, signalled, fed stdin and heard on stdout and stderr.
+        case none
+    }
+
     let name: String
     let process: RunningProcess
     let log: ScenarioLog
-    private let condition = NSCondition()
-    private var events: [RecordedEvent] = []
-    private var responses: [Int: RecordedEvent] = [:]
-    private var nextID = 0
-    private var finished = false
-    private var exitStatusValue: Int32?
-    var exitStatus: Int32? { condition.withLock { exitStatusValue } }
-    /// Burst bookkeeping: synchronize request id → the burst writes it covers.
-    private var pendingSyncs: [Int: [(key: String, value: PlistValue)]] = [:]
-    private(set) var acknowledged: [(key: String, value: PlistValue)] = []
-    private(set) var acknowledgedSyncs = 0
-    private var suspendedValue = false
-    var suspended: Bool { condition.withLock { suspendedValue } }
+    let transport: Transport
+    private let record: ProcessRecord
+    private var channel: LineConnection?
 
-    init(name: String, executable: String, arguments: [String], log: ScenarioLog) throws {
+    var exitStatus: Int32? { record.withLock { $0.exitStatus } }
+    var suspended: Bool { record.withLock { $0.suspended } }
+    var isRunning: Bool { record.withLock { !$0.finished } }
+
+    init(name: String, executable: String, arguments: [String], environment: [String: String], directory: String? = nil,
+         transport: Transport, log: ScenarioLog) throws {
         self.name = name
         self.log = log
-        // The run starts and ends its own cloud: an app must not start another.
-        process = try RunningProcess(executable, arguments, environment: ["GROUPSIM_CLOUD_AUTOSTART": "0"])
+        self.transport = transport
+        let record = ProcessRecord(name: name, log: log, logsOutput: transport != .standardStreams)
+        self.record = record
+        let protocolOnStdout = transport == .standardStreams
+        process = try RunningProcess(
+            executable, arguments, environment: environment, directory: directory,
+            handlers: RunningProcess.Handlers(
+                stdout: { line in protocolOnStdout ? record.receiveProtocol(line) : record.receiveOutput(line, stream: .stdout) },
+                stderr: { line in record.receiveOutput(line, stream: .stderr) },
+                ended: { termination in record.finish(termination) }),
+            keepsOutput: false)
         LiveProcesses.shared.add(process.pid)
-        Thread { [self] in readLoop() }.start()
+        record.onFinish { [pid = process.pid] in LiveProcesses.shared.remove(pid) }
     }
 
-    private func readLoop() {
-        while let line = try? process.nextLine(timeout: 365 * 86_400) {
-            guard let decoded = try? ControlProtocol.decode(line) else {
-                log.record(process: name, kind: .stderr, name: "output", text: line)
-                continue
-            }
-            condition.lock()
-            switch decoded.message {
-            case .response(let response):
-                let event = log.record(process: name, kind: .response, name: "response", fields: decoded.fields,
-                                       text: response.ok ? "ok" : "error: \(response.error ?? "?")")
-                if let id = response.id.flatMap({ Int(exactly: $0) }) {
-                    responses[id] = event
-                    if let covered = pendingSyncs.removeValue(forKey: id), response.ok {
-                        acknowledged += covered
-                        acknowledgedSyncs += 1
-                    }
-                }
-            case .event(let appEvent, _):
-                let event = log.record(process: self.name, kind: .event, name: appEvent.name, fields: decoded.fields,
-                                       text: Self.describe(appEvent), appEvent: appEvent)
-                events.append(event)
-            }
-            condition.unlock()
-            condition.broadcast()
+    /// The handler of a control channel's lines, given when it is accepted.
+    var channelHandler: @Sendable (String?) -> Void {
+        { [record] line in
+            guard let line else { return record.channelClosed() }
+            record.receiveProtocol(line)
         }
-        // A death by signal reads as a shell shows it: 128 + the signal (137 for KILL).
-        let status = (try? process.waitForTermination(timeout: 30))?.shellStatus
-        LiveProcesses.shared.remove(process.pid)
-        condition.lock()
-        finished = true
-        exitStatusValue = status
-        log.record(process: name, kind: .exit, name: "exit", fields: ["status": .integer(Int64(status ?? -1))],
-                   text: "exited with status \(status.map(String.init) ?? "?")", appEvent: .exit(status: status ?? -1))
-        condition.unlock()
-        condition.broadcast()
     }
+
+    /// The control channel the child connected to (its lines go to `channelHandler`).
+    func attach(_ connection: LineConnection) { record.withLock { _ in channel = connection } }
 
     /// A short human text for an event, for the log and the failure report.
     static func describe(_ event: AppEvent) -> String {
@@ -105,14 +96,24 @@ final class ProcessDriver: @unchecked Sendable {
         }
     }
 
+    /// Writes a protocol line where the child reads requests.
+    private func writeRequest(_ line: String) {
+        switch transport {
+        case .standardStreams: process.write(line)
+        case .channel, .none: record.withLock { _ in channel }?.write(line)
+        }
+    }
+
+    /// Writes a line to the child's stdin (`send`).
+    func writeInput(_ line: String) throws {
+        guard process.write(line) else { throw CheckFailed("\(name) no longer reads its stdin (it closed it or exited)") }
+    }
+
     /// Sends a command without waiting; returns its request id.
     @discardableResult
     func send(_ command: AppRequest) -> Int {
-        let id = condition.withLock { () -> Int in
-            nextID += 1
-            return nextID
-        }
-        process.write(ControlProtocol.requestLine(id: id, command))
+        let id = record.nextRequestID()
+        writeRequest(ControlProtocol.requestLine(id: id, command))
         return id
     }
 
@@ -128,49 +129,77 @@ final class ProcessDriver: @unchecked Sendable {
     }
 
     func waitForResponse(_ id: Int, timeout: Double) throws -> RecordedEvent {
-        let deadline = Date().addingTimeInterval(timeout)
-        condition.lock()
-        defer { condition.unlock() }
-        while responses[id] == nil {
-            if finished { throw CheckFailed("\(name) exited (status \(exitStatusValue.map(String.init) ?? "?")) before answering") }
-            if !condition.wait(until: deadline) { throw CheckFailed("\(name) did not answer within \(timeout) s") }
-        }
-        return responses[id]!
+        try record.wait(timeout: timeout) { state in
+            if let response = state.responses[id] { return .done(response) }
+            if state.finished { return .failed("\(name) exited (status \(state.exitStatus.map(String.init) ?? "?")) before answering\(state.lastLines)") }
+            if state.channelClosed { return .failed("\(name) closed its control channel before answering\(state.lastLines)") }
+            return .waiting
+        } timedOut: { state in "\(name) did not answer within \(timeout) s\(state.lastLines)" }
     }
 
-    /// The first event since launch that matches (waiting up to `timeout`).
+    /// The first event since launch that matches (waiting up to `timeout`);
+    /// for `output`, the first kept line that matches.
     func waitFor(_ matcher: EventMatcher, timeout: Double) throws -> RecordedEvent {
-        let deadline = Date().addingTimeInterval(timeout)
-        condition.lock()
-        defer { condition.unlock() }
-        while true {
-            if let match = events.first(where: matcher.matches) { return match }
-            if finished {
-                let status = exitStatusValue ?? -1
-                guard matcher.event == "exit" else { throw CheckFailed("\(name) exited (status \(status)) before a \(matcher) event") }
-                guard matcher.status == nil || matcher.status == Int(status) else {
-                    throw CheckFailed("\(name) exited with status \(status), not \(matcher.status!)")
-                }
-                return RecordedEvent(time: log.now, process: name, kind: .exit, name: "exit", fields: ["status": .integer(Int64(status))], text: "exit",
-                                     appEvent: .exit(status: status))
+        let lines = OutputMatcher(matcher)
+        return try record.wait(timeout: timeout) { state in
+            if let lines {
+                if let match = state.output.lines.first(where: lines.matches) { return .done(state.output.event(match, process: name)) }
+            } else if let match = state.events.first(where: matcher.matches) {
+                return .done(match)
             }
-            if !condition.wait(until: deadline) { throw CheckFailed("no \(matcher) event in \(name) within \(timeout) s") }
+            guard state.finished else {
+                if state.channelClosed, matcher.needsControl, lines == nil {
+                    return .failed("\(name) closed its control channel before a \(matcher) event\(state.lastLines)")
+                }
+                return .waiting
+            }
+            let status = state.exitStatus ?? -1
+            guard matcher.event == "exit" else {
+                let what = lines == nil ? "a \(matcher) event" : "an output line matching /\(matcher.pattern ?? "")/"
+                return .failed("\(name) exited (status \(status)) before \(what)\(state.lastLines)")
+            }
+            guard matcher.status == nil || matcher.status == Int(status) else {
+                return .failed("\(name) exited with status \(status), not \(matcher.status!)\(state.lastLines)")
+            }
+            return .done(RecordedEvent(time: log.now, process: name, kind: .exit, name: "exit", fields: ["status": .integer(Int64(status))],
+                                       text: "exit", appEvent: .exit(status: status)))
+        } timedOut: { state in
+            guard lines != nil else { return "no \(matcher) event in \(name) within \(timeout) s\(state.lastLines)" }
+            return "no output line matching /\(matcher.pattern ?? "")/\(matcher.stream.map { " on \($0)" } ?? "") in \(name) within \(timeout) s\(state.lastLines)"
         }
     }
 
-    func recordedEvents() -> [RecordedEvent] { condition.withLock { events } }
+    /// Every event so far that matches (output lines: those kept).
+    func seen(_ matcher: EventMatcher) -> [RecordedEvent] {
+        record.withLock { state in
+            if let lines = OutputMatcher(matcher) { return state.output.lines.filter(lines.matches).map { state.output.event($0, process: name) } }
+            return state.events.filter(matcher.matches)
+        }
+    }
+
+    func recordedEvents() -> [RecordedEvent] { record.withLock { $0.events } }
+
+    /// The output lines kept (the last ones), with how many were dropped before them.
+    func keptOutput() -> (lines: [OutputLine], dropped: Int) { record.withLock { (Array($0.output.lines), $0.output.dropped) } }
+
+    /// The stderr lines kept, as text (a failed start's error).
+    var standardError: String { keptOutput().lines.filter { $0.stream == .stderr }.map { $0.text + "\n" }.joined() }
 
     /// Watches for `seconds`: the first event matching that arrives after the
     /// call (or the exit, for an exit matcher), or nil if none did.
     func firstNew(_ matcher: EventMatcher, within seconds: Double) -> RecordedEvent? {
-        let deadline = Date().addingTimeInterval(seconds)
-        condition.lock()
-        defer { condition.unlock() }
-        let seen = events.count
-        while true {
-            if let match = events[seen...].first(where: matcher.matches) { return match }
-            if finished || !condition.wait(until: deadline) { return events[seen...].first(where: matcher.matches) }
+        let lines = OutputMatcher(matcher)
+        let (seenEvents, seenLines) = record.withLock { ($0.events.count, $0.output.total) }
+        func match(_ state: ProcessRecord.State) -> RecordedEvent? {
+            if let lines {
+                return state.output.lines.first { $0.sequence >= seenLines && lines.matches($0) }.map { state.output.event($0, process: name) }
+            }
+            return state.events[seenEvents...].first(where: matcher.matches)
         }
+        return try? record.wait(timeout: seconds) { state in
+            if let found = match(state) { return .done(found) }
+            return state.finished ? .failed("") : .waiting
+        } timedOut: { _ in "" }
     }
 
     /// Sends a burst pipelined, with a synchronize every `syncEvery` sets.
@@ -182,12 +211,8 @@ final class ProcessDriver: @unchecked Sendable {
             lastID = send(burst.cloud ? .cloudSet(key: key, value: value) : .set(key: key, value: value))
             covered.append((key, value))
             if let every = burst.syncEvery, (index + 1) % every == 0 || index == burst.count - 1 {
-                let id = condition.withLock { () -> Int in
-                    nextID += 1
-                    pendingSyncs[nextID] = covered
-                    return nextID
-                }
-                process.write(ControlProtocol.requestLine(id: id, .synchronize))
+                let id = record.nextRequestID(covering: covered)
+                writeRequest(ControlProtocol.requestLine(id: id, .synchronize))
                 covered = []
                 lastID = id
             }
@@ -196,46 +221,66 @@ final class ProcessDriver: @unchecked Sendable {
     }
 
     func waitForAcknowledgedSyncs(_ count: Int, timeout: Double) throws {
-        let deadline = Date().addingTimeInterval(timeout)
-        condition.lock()
-        defer { condition.unlock() }
-        while acknowledgedSyncs < count {
-            if finished { throw CheckFailed("\(name) exited after \(acknowledgedSyncs) acknowledged synchronizes, before \(count)") }
-            if !condition.wait(until: deadline) { throw CheckFailed("only \(acknowledgedSyncs) of \(count) synchronizes acknowledged by \(name) within \(timeout) s") }
-        }
+        _ = try record.wait(timeout: timeout) { state -> ProcessRecord.Progress<Void> in
+            if state.acknowledgedSyncs >= count { return .done(()) }
+            if state.finished { return .failed("\(name) exited after \(state.acknowledgedSyncs) acknowledged synchronizes, before \(count)") }
+            return .waiting
+        } timedOut: { state in "only \(state.acknowledgedSyncs) of \(count) synchronizes acknowledged by \(name) within \(timeout) s" }
     }
 
-    func acknowledgedWrites() -> [(key: String, value: PlistValue)] { condition.withLock { acknowledged } }
+    func acknowledgedWrites() -> [(key: String, value: PlistValue)] { record.withLock { $0.acknowledged } }
 
     func signal(_ signal: Int32) {
         // Through the child's owner: once it is reaped, its pid (perhaps another process's by now) is never signalled.
         process.signal(signal)
-        if signal == SIGSTOP { condition.withLock { suspendedValue = true } }
-        if signal == SIGCONT { condition.withLock { suspendedValue = false } }
+        if signal == SIGSTOP { record.withLock { $0.suspended = true } }
+        if signal == SIGCONT { record.withLock { $0.suspended = false } }
     }
 
     /// Waits for the process to exit; nil on timeout.
     func waitForExit(timeout: Double) -> Int32? {
-        let deadline = Date().addingTimeInterval(timeout)
-        condition.lock()
-        defer { condition.unlock() }
-        while !finished {
-            if !condition.wait(until: deadline) { return nil }
-        }
-        return exitStatusValue
+        try? record.wait(timeout: timeout) { state in state.finished ? .done(state.exitStatus ?? -1) : .waiting } timedOut: { _ in "" }
     }
 
-    var isRunning: Bool { condition.withLock { !finished } }
+    /// How long a user's executable without a control channel has to end
+    /// after its stdin closed, before SIGTERM (a tool reading to end of input ends on its own).
+    static let stdinGrace: Double = 2
 
-    /// Ends the process whatever its state: resume it, close stdin, then kill if it lingers.
-    func end() {
-        guard isRunning else { return }
+    /// Ends the process as its kind ends, waiting up to `timeout` for it: a
+    /// built-in role when its stdin closes; a user's executable through
+    /// `exit` on its channel (its exit handlers save what it has), or when
+    /// its stdin closes, or, `stdinGrace` later, by SIGTERM.
+    /// Returns its status, nil if it is still running.
+    func quit(timeout: Double) -> Int32? {
         if suspended { signal(SIGCONT) }
         process.closeStdin()
-        if waitForExit(timeout: 5) == nil {
+        switch transport {
+        case .standardStreams: break
+        case .channel, .none:
+            // A program whose channel is gone (or that has none) may not end on its own: SIGTERM after a moment.
+            if transport == .channel, !record.withLock({ $0.channelClosed }) { send(.exit(status: 0)) }
+            if let status = waitForExit(timeout: min(Self.stdinGrace, timeout)) { return status }
+            signal(SIGTERM)
+        }
+        return waitForExit(timeout: timeout)
+    }
+
+    /// How `quit` asks, for the log.
+    var quitDescription: String {
+        switch transport {
+        case .standardStreams: "stdin closed"
+        case .channel: "stdin closed, exit requested on its control channel, SIGTERM if it runs \(Int(Self.stdinGrace)) s later"
+        case .none: "stdin closed, SIGTERM if it runs \(Int(Self.stdinGrace)) s later"
+        }
+    }
+
+    /// Ends the process whatever its state: ask it to quit, then kill it if it lingers.
+    func end() {
+        if isRunning, quit(timeout: 5) == nil {
             signal(SIGKILL)
             _ = waitForExit(timeout: 5)
         }
+        record.withLock { _ in channel }?.close()
     }
 }
 

@@ -1,5 +1,6 @@
 import AppModel
 import AppProtocol
+import ChildProcess
 import Foundation
 import PropertyList
 import ScenarioModel
@@ -53,9 +54,96 @@ final class ProcessRoster: @unchecked Sendable {
 
     private func start(_ name: String, arguments: [String]) throws -> ProcessDriver {
         let spec = context.scenario.processes[name]!
+        if let executable = spec.executable { return try startExecutable(spec, executable, launchArguments: arguments) }
         return try ProcessDriver(
             name: name, executable: context.binaries + "/" + spec.role.rawValue,
-            arguments: context.commonArguments(device: spec.device) + (arguments.isEmpty ? [] : ["--"] + arguments), log: context.log)
+            arguments: context.commonArguments(device: spec.device) + (arguments.isEmpty ? [] : ["--"] + arguments),
+            // The run starts and ends its own cloud: an app must not start another.
+            environment: [Self.cloudAutostart: "0"], transport: .standardStreams, log: context.log)
+    }
+
+    private static let cloudAutostart = "GROUPSIM_CLOUD_AUTOSTART"
+
+    /// A user's executable, started through `groupsim exec` (which gives it
+    /// its identity from the app's manifest, `ExecutableIdentity`, and
+    /// replaces itself with it): so it runs with no signal blocked (the
+    /// runner's children start with all blocked) and is tied to the runner's
+    /// life (`OwnerLifetime`), which only code run in the child before it
+    /// execs can arrange. It runs in the scenario file's folder. With a control
+    /// channel, it is given a socket in the run's root to connect to as it
+    /// loads; the driver speaks the protocol there once it has connected.
+    private func startExecutable(_ spec: ProcessSpec, _ executable: ExecutableSpec, launchArguments: [String]) throws -> ProcessDriver {
+        let app = context.scenario.app
+        guard let bundle = (app.targets[.mainApp] ?? app.targets[spec.role])?.bundleIdentifier else {
+            throw CheckFailed("the app \(app.name) has no \(spec.role.rawValue) target")
+        }
+        let listener = try executable.control ? LineSocketListener(path: nextSocketPath()) : nil
+        var command = ["exec", "--root", context.root, "--device", spec.device, "--app", bundle, "--target", Self.targetWord(spec.role),
+                       "--manifest", try manifestForExecutables()]
+        if let listener { command += ["--control-socket", listener.path] }
+        command += ["--", executable.path] + executable.arguments + launchArguments
+        var environment = executable.environment
+        environment[Self.cloudAutostart] = "0"
+        let driver = try ProcessDriver(
+            name: spec.name, executable: context.binaries + "/groupsim", arguments: command, environment: environment,
+            directory: (context.scenario.file as NSString).deletingLastPathComponent, transport: listener == nil ? .none : .channel, log: context.log)
+        guard let listener else { return driver }
+        // Accepted in short slices, so a program that exits at start is seen at once rather than at the deadline.
+        let deadline = Date().addingTimeInterval(executable.startTimeout)
+        while driver.isRunning, Date() < deadline {
+            if let connection = try? listener.accept(timeout: 0.1, handler: driver.channelHandler) {
+                driver.attach(connection)
+                return driver
+            }
+        }
+        guard !driver.isRunning else {
+            driver.signal(SIGKILL)
+            throw CheckFailed("\(spec.name) (\(executable.path)) did not connect to its control channel within \(executable.startTimeout) s (its start-timeout); "
+                + "an executable that links SimulatedFoundation connects as it loads (say control: false for one that should not)"
+                + Self.lastLines(of: driver))
+        }
+        // It exited first: the wait for its ready event says so, with its last lines.
+        return driver
+    }
+
+    private var socketCount = 0
+    private var writtenManifest: String?
+
+    /// `groupsim exec --target`'s word for a role.
+    static func targetWord(_ role: Role) -> String {
+        switch role {
+        case .mainApp: "app"
+        case .widget: "widget"
+        case .intentExtension: "intent"
+        }
+    }
+
+    /// The app's manifest as a file `groupsim exec` reads: the scenario's, or the built-in example written into the run's root.
+    private func manifestForExecutables() throws -> String {
+        if let path = context.manifestPath { return path }
+        return try lock.withLock {
+            if let writtenManifest { return writtenManifest }
+            let path = context.root + "/example-app.yaml"
+            try AppManifest.exampleYAML.write(toFile: path, atomically: true, encoding: .utf8)
+            writtenManifest = path
+            return path
+        }
+    }
+
+    /// A fresh socket path in the run's root (short: a Unix socket path has at most 107 bytes).
+    private func nextSocketPath() -> String {
+        let number = lock.withLock { () -> Int in
+            socketCount += 1
+            return socketCount
+        }
+        return context.root + "/control-\(number).sock"
+    }
+
+    static func lastLines(of driver: ProcessDriver) -> String {
+        let (lines, dropped) = driver.keptOutput()
+        guard !lines.isEmpty else { return "; it wrote no output" }
+        return "; its last lines" + (dropped > 0 ? " (\(dropped) earlier dropped)" : "") + ":"
+            + lines.suffix(10).map { "\n        [\($0.stream.rawValue)] \($0.text)" }.joined()
     }
 
     func launch(_ name: String, arguments override: [String]? = nil) throws {
@@ -65,23 +153,27 @@ final class ProcessRoster: @unchecked Sendable {
         }
         let launchArguments = override ?? spec.arguments
         context.log.openLane(name)
+        let what = spec.executable.map { ($0.path as NSString).lastPathComponent + " as " + spec.role.rawValue } ?? spec.role.rawValue
         context.log.record(process: name, kind: .action, name: "launch",
-                           text: "launch \(spec.role.rawValue)" + (launchArguments.isEmpty ? "" : " -- " + launchArguments.joined(separator: " ")))
+                           text: "launch \(what)" + (launchArguments.isEmpty ? "" : " -- " + launchArguments.joined(separator: " ")))
         let driver = try start(name, arguments: launchArguments)
         lock.withLock {
             drivers[name] = driver
             everStarted[name] = driver
         }
-        _ = try driver.waitFor(EventMatcher(event: "ready"), timeout: RunnerTimeouts.startUp)
+        // Without a control channel, started is ready.
+        guard spec.hasControlChannel else { return }
+        let startUp = spec.executable?.startTimeout ?? RunnerTimeouts.startUp
+        _ = try driver.waitFor(EventMatcher(event: "ready"), timeout: startUp)
         // Answering a request means its start-up (a widget's timeline too) is done.
-        try driver.request(.ping, timeout: RunnerTimeouts.request)
+        try driver.request(.ping, timeout: spec.executable?.startTimeout ?? RunnerTimeouts.request)
     }
 
     /// Starts a process that must not come up: it exits with `status`, saying `message`.
     func launchExpectingFailure(_ name: String, message: String, status expected: Int32) throws {
         let spec = context.scenario.processes[name]!
         context.log.openLane(name)
-        context.log.record(process: name, kind: .action, name: "launch", text: "launch \(spec.role.rawValue), which must fail")
+        context.log.record(process: name, kind: .action, name: "launch", text: "launch \(name), which must fail")
         let driver = try start(name, arguments: spec.arguments)
         lock.withLock { everStarted[name] = driver }
         // Ready means it came up: no need to wait for an exit that will not come.
@@ -95,7 +187,7 @@ final class ProcessRoster: @unchecked Sendable {
         }
         let errors = driver.recordedEvents().compactMap { event -> String? in
             if case .error(let text)? = event.appEvent { text } else { nil }
-        } + [driver.process.stderr]
+        } + driver.keptOutput().lines.filter { $0.stream == .stderr }.map(\.text)
         guard status == expected else {
             throw CheckFailed("\(name) exited with status \(status), expected \(expected): \(errors.joined(separator: " "))")
         }
@@ -115,11 +207,10 @@ final class ProcessRoster: @unchecked Sendable {
 
     func quit(_ name: String) throws {
         let target = try driver(name)
-        context.log.record(process: name, kind: .action, name: "quit", text: "quit (stdin closed)")
-        if target.suspended { target.signal(SIGCONT) }
-        target.process.closeStdin()
-        guard target.waitForExit(timeout: RunnerTimeouts.exit) != nil else {
-            throw CheckFailed("\(name) did not exit within \(Int(RunnerTimeouts.exit)) s after its stdin closed")
+        let how = target.quitDescription
+        context.log.record(process: name, kind: .action, name: "quit", text: "quit (\(how))")
+        guard target.quit(timeout: RunnerTimeouts.exit) != nil else {
+            throw CheckFailed("\(name) did not exit within \(Int(RunnerTimeouts.exit)) s after it was asked to quit (\(how))")
         }
     }
 

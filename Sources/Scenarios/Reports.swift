@@ -57,15 +57,37 @@ public enum JUnitReport {
         xml += "  <testsuite name=\"groupsim scenarios\" tests=\"\(results.count)\" failures=\"\(failures)\" time=\"\(String(format: "%.3f", total))\">\n"
         for result in results {
             xml += "    <testcase classname=\"\(escape(result.scenario.file))\" name=\"\(escape(result.scenario.name))\" time=\"\(String(format: "%.3f", result.duration))\""
+            let output = systemOut(result)
             if let failure = result.failure {
                 let detail = TextReport(style: TerminalStyle(enabled: false)).details(result, failure)
-                xml += ">\n      <failure message=\"\(escape(failure.message))\">\(escape(detail))</failure>\n    </testcase>\n"
+                xml += ">\n      <failure message=\"\(escape(failure.message))\">\(escape(detail))</failure>\n\(output)    </testcase>\n"
+            } else if !output.isEmpty {
+                xml += ">\n\(output)    </testcase>\n"
             } else {
                 xml += "/>\n"
             }
         }
         xml += "  </testsuite>\n</testsuites>\n"
         return xml
+    }
+
+    /// At most this much of the processes' output goes into one test case's `system-out`.
+    static let maximumSystemOut = 1 << 20
+
+    /// The output of the run's user executables (as the runner kept it), one
+    /// "process [stream] line" each; "" when they wrote nothing.
+    static func systemOut(_ result: ScenarioResult) -> String {
+        var text = ""
+        var left = 0
+        for event in result.events where event.kind == .output {
+            // XML 1.0 has no place for control characters (a terminal's colour codes, say).
+            let printable = String(String.UnicodeScalarView(event.text.unicodeScalars.filter { $0.value >= 0x20 || $0 == "\t" }))
+            let line = "\(event.process) [\(event.fields["stream"]?.stringValue ?? "?")] \(printable)\n"
+            if text.utf8.count + line.utf8.count > maximumSystemOut { left += 1; continue }
+            text += line
+        }
+        if left > 0 { text += "(\(left) more lines left out: a test case's output is bounded to \(maximumSystemOut) bytes)\n" }
+        return text.isEmpty ? "" : "      <system-out>\(escape(text))</system-out>\n"
     }
 
     static func escape(_ text: String) -> String {

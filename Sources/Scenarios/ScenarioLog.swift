@@ -9,7 +9,8 @@ import ScenarioModel
 /// the scenario started, taken when the runner received or did it.
 public struct RecordedEvent: Sendable {
     public enum Kind: String, Sendable {
-        case event, response, action, exit, stderr
+        /// `output`: a line a user's executable wrote (its `stream` field says where).
+        case event, response, action, exit, stderr, output
     }
     public let time: UInt64
     public let process: String
@@ -29,6 +30,7 @@ public struct RecordedEvent: Sendable {
         switch appEvent {
         case .change(let change)?: change.key
         case .intentResult(_, let key, _)?: key
+        case .delivery(let delivery)?: delivery.key
         default: kind == .action ? fields["key"]?.stringValue : nil
         }
     }
@@ -80,10 +82,15 @@ public final class ScenarioLog: @unchecked Sendable {
 extension EventMatcher {
     /// Whether a recorded event is the one this matcher describes.
     func matches(_ event: RecordedEvent) -> Bool {
-        guard event.kind == .event || event.kind == .exit, event.name == self.event, let appEvent = event.appEvent else { return false }
+        guard event.kind == .event || event.kind == .exit, let appEvent = event.appEvent else { return false }
+        // A user's executable has no change events: a change is its observers' delivery of it.
+        var delivery: Delivery?
+        if case .delivery(let delivered) = appEvent { delivery = delivered }
+        guard event.name == self.event || (self.event == "change" && delivery != nil) else { return false }
         if let key, event.key != key { return false }
-        if let value, event.change?.new != value { return false }
-        if let origin, event.change?.origin != origin { return false }
+        if let value, (event.change?.new ?? delivery?.new) != value { return false }
+        if let origin, (event.change?.origin ?? delivery?.origin) != origin { return false }
+        if let mechanism, delivery?.mechanism.rawValue != mechanism { return false }
         if let reason {
             switch appEvent {
             case .render(_, let found), .cloudChange(let found, _): if found != reason { return false }

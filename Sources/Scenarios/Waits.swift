@@ -22,8 +22,15 @@ final class Waits: @unchecked Sendable {
 
     /// The one wait that lasts its whole time by design: "nothing happens within T".
     func quiet(in process: String, for matcher: EventMatcher, seconds: Double) throws {
-        if let seen = try roster.lastDriver(process).firstNew(matcher, within: seconds) {
+        let driver = try roster.lastDriver(process)
+        if let seen = driver.firstNew(matcher, within: seconds) {
             throw CheckFailed("\(process) should have had no \(matcher) for \(seconds) s, but had: \(seen.text)")
+        }
+        // A program's channel drops events when the runner falls behind (docs/protocol.md): none may have been, or nothing was concluded.
+        guard driver.transport == .channel, matcher.needsControl, driver.isRunning else { return }
+        let info = try driver.request(.info, timeout: RunnerTimeouts.request).response?.fields["info"]?.dictionaryValue
+        if case .integer(let dropped)? = info?["droppedEvents"], dropped > 0 {
+            throw CheckFailed("\(process) dropped \(dropped) events on its control channel: that no \(matcher) came cannot be concluded")
         }
     }
 

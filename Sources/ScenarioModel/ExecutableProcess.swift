@@ -1,0 +1,115 @@
+import AppModel
+import AppProtocol
+import ChildProcess
+import Foundation
+import SpecFormat
+
+extension ScenarioParser {
+    /// How long an executable has to connect to its control channel and answer, when its process gives no `start-timeout`.
+    public static let defaultStartTimeout: Double = 20
+
+    /// The `target:` words of an `exec:` process, as `groupsim exec --target` takes them.
+    static let executableTargets: [String: Role] = ["app": .mainApp, "widget": .widget, "intent": .intentExtension]
+
+    /// One entry of `processes:`: a built-in role (`role:`) or a user's executable (`exec:`).
+    static func parseProcess(_ name: String, _ node: SpecNode, app: AppManifest, devices: [String], file: String) throws -> ProcessSpec {
+        let spec = try node.fields(allowed: ["role", "device", "args", "exec", "target", "env", "control", "start-timeout"])
+        let device = try spec["device"]?.string() ?? devices[0]
+        guard devices.contains(device) else { throw spec["device"]!.error("unknown device '\(device)'; declared: \(devices.joined(separator: ", "))") }
+        let arguments = try spec["args"]?.strings() ?? []
+        if let execNode = spec["exec"] {
+            if let roleNode = spec["role"] { throw roleNode.error("a process has 'role' (a built-in process) or 'exec' (your executable), not both") }
+            let targetText = try spec["target"]?.string() ?? "app"
+            guard let role = executableTargets[targetText] else {
+                throw spec["target"]!.error("target is app, widget or intent (which of the app's targets the executable plays), found '\(targetText)'")
+            }
+            guard app.targets[role] != nil else { throw (spec["target"] ?? execNode).error("the app '\(app.name)' has no \(role.rawValue) target") }
+            var executable = try parseExecutable(execNode, environment: spec["env"], control: spec["control"], file: file)
+            executable.startTimeout = try spec["start-timeout"]?.seconds(atMost: maximumWait) ?? defaultStartTimeout
+            return ProcessSpec(name: name, role: role, device: device, arguments: arguments, executable: executable)
+        }
+        for key in ["target", "env", "control", "start-timeout"] where spec[key] != nil {
+            throw spec[key]!.error("'\(key)' goes with 'exec' (your own executable), not with a built-in role")
+        }
+        guard let roleNode = spec["role"] else { throw node.error("a process needs 'role' (main-app or widget) or 'exec' (your executable and its arguments)") }
+        let roleText = try roleNode.string()
+        guard let role = Role(rawValue: roleText), role != .intentExtension else {
+            throw roleNode.error("role must be main-app or widget (run the intent extension with the 'intent' step), found '\(roleText)'")
+        }
+        guard app.targets[role] != nil else { throw roleNode.error("the app '\(app.name)' has no \(roleText) target") }
+        return ProcessSpec(name: name, role: role, device: device, arguments: arguments)
+    }
+
+    /// `exec: [PATH, ARG…]`, with its `env` and `control`: the file is found now,
+    /// and whether it links SimulatedFoundation is read from it.
+    static func parseExecutable(_ node: SpecNode, environment: SpecNode?, control: SpecNode?, file: String) throws -> ExecutableSpec {
+        let words = try node.listOrSingle().map { try $0.string() }
+        guard let name = words.first, !name.isEmpty else { throw node.error("exec needs the executable, e.g. exec: [../.build/debug/MyTool, --verbose]") }
+        let path = try locateExecutable(name, at: node, scenarioFile: file)
+        var variables: [String: String] = [:]
+        for (variable, value) in try environment?.entries() ?? [] { variables[variable] = try value.string() }
+        let linkage = SimulatedFoundationLinkage.of(path)
+        let wanted = try control?.bool()
+        if wanted == true, case .absent(let reason) = linkage { throw control!.error("control: true, but \(reason)") }
+        let hasChannel = wanted ?? linkage.links
+        let reason: String? = hasChannel ? nil : wanted == false ? "it is declared with control: false" : linkage.reason
+        return ExecutableSpec(path: path, arguments: Array(words.dropFirst()), environment: variables, control: hasChannel, noControlReason: reason)
+    }
+
+    /// A path with a '/' is relative to the scenario file's folder; a bare name is looked up on PATH.
+    static func locateExecutable(_ name: String, at node: SpecNode, scenarioFile: String) throws -> String {
+        let manager = FileManager.default
+        func runnable(_ path: String) -> Bool {
+            var folder: ObjCBool = false
+            return manager.fileExists(atPath: path, isDirectory: &folder) && !folder.boolValue && manager.isExecutableFile(atPath: path)
+        }
+        guard name.contains("/") else {
+            let folders = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map(String.init)
+            if let found = folders.map({ ($0 as NSString).appendingPathComponent(name) }).first(where: runnable) { return found }
+            throw node.error("no executable '\(name)' on PATH (\(folders.joined(separator: ":"))); give its path (relative to this file) instead")
+        }
+        let folder = (scenarioFile as NSString).deletingLastPathComponent
+        // Absolute, as the process runs in the scenario's folder, wherever the runner was started.
+        var path = name.hasPrefix("/") ? name : (folder as NSString).appendingPathComponent(name)
+        if !path.hasPrefix("/") { path = (manager.currentDirectoryPath as NSString).appendingPathComponent(path) }
+        path = (path as NSString).standardizingPath
+        guard manager.fileExists(atPath: path) else {
+            throw node.error("no executable at '\(path)' (exec paths are relative to the scenario file's folder); build it first, e.g. swift build")
+        }
+        guard runnable(path) else { throw node.error("'\(path)' is not an executable file (a folder, or not marked executable: chmod +x)") }
+        return path
+    }
+}
+
+/// Whether an executable links SimulatedFoundation, read from its file:
+/// Swift links a package's libraries into the executable, so its own symbol
+/// table defines SimulatedFoundation's control channel when it does.
+enum SimulatedFoundationLinkage {
+    case links
+    /// It does not: why, and how to link it.
+    case absent(String)
+    /// The file cannot be read as an ELF executable (a script, say): `control: true` is believed.
+    case unknown(String)
+
+    static let howToLink = "link SimulatedFoundation: add `.product(name: \"SimulatedFoundation\", package: …)` to the target's dependencies "
+        + "and `import SimulatedFoundation` where it uses UserDefaults (docs/api.md), or leave out the steps that need the channel"
+
+    static func of(_ path: String) -> SimulatedFoundationLinkage {
+        do {
+            let file = try ELFFile(path: path)
+            defer { file.close() }
+            if try file.definesSymbol(withPrefix: ControlProtocol.channelServerSymbolPrefix) { return .links }
+            return .absent("'\(path)' does not link SimulatedFoundation (no symbol of its control channel in the file); \(howToLink)")
+        } catch {
+            return .unknown("the runner cannot tell whether '\(path)' links SimulatedFoundation (\(error)); if it does, say control: true; otherwise \(howToLink)")
+        }
+    }
+
+    var links: Bool { if case .links = self { true } else { false } }
+    var reason: String? {
+        switch self {
+        case .links: nil
+        case .absent(let reason), .unknown(let reason): reason
+        }
+    }
+}

@@ -1,0 +1,218 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Scenario processes that are a user's own executable (`exec:`): bad ones
+/// are refused when the file is read, at file:line:column; a process that
+/// floods its output, exits or hangs at start, or closes its control
+/// channel is reported clearly, and never hangs the run.
+@Suite struct ExecProcessTests {
+    let folder = TemporaryRoot()
+
+    func write(_ name: String, _ text: String, executable: Bool = false) throws -> String {
+        let path = folder.path + "/\(name)"
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        if executable { chmod(path, 0o755) }
+        return path
+    }
+
+    /// `groupsim ARGUMENTS` with TMPDIR in the test folder; a run that has not
+    /// ended within `limit` seconds is killed and fails the test (it hung).
+    func groupsim(_ arguments: [String], limit: TimeInterval = 60) throws -> ProcessResult {
+        let tmp = folder.path + "/tmp"
+        try FileManager.default.createDirectory(atPath: tmp, withIntermediateDirectories: true)
+        return try runBounded(BuiltExecutable.path("groupsim"), arguments, environment: ["TMPDIR": tmp, "NO_COLOR": "1"], timeout: limit)
+    }
+
+    func expectRefused(_ name: String, _ yaml: String, _ location: String, _ messages: [String],
+                       sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let path = try write(name + ".yaml", yaml)
+        let result = try groupsim(["run", "--list", path])
+        #expect(result.status == 2, "\(name): \(result.stderr)", sourceLocation: sourceLocation)
+        #expect(result.stderr.contains(path + location + " "), "\(name): \(result.stderr)", sourceLocation: sourceLocation)
+        for message in messages {
+            #expect(result.stderr.contains(message), "\(name): \(result.stderr)", sourceLocation: sourceLocation)
+        }
+    }
+
+    static var settingsExamples: String { BuiltExecutable.path("settings-examples") }
+
+    @Test func aMissingExecutableIsRefusedWithThePathTried() throws {
+        try expectRefused("missing", """
+            summary: x
+            processes:
+              tool: { exec: [./not-built-yet, --verbose] }
+            steps:
+              - launch: tool
+            """, ":3:17:", ["no executable at '\(folder.path)/not-built-yet'", "relative to the scenario file's folder"])
+        try expectRefused("not-on-path", """
+            summary: x
+            processes:
+              tool: { exec: no-such-tool-anywhere }
+            steps:
+              - launch: tool
+            """, ":3:17:", ["no executable 'no-such-tool-anywhere' on PATH"])
+        _ = try write("data.txt", "not a program")
+        try expectRefused("not-executable", """
+            summary: x
+            processes:
+              tool: { exec: [./data.txt] }
+            steps:
+              - launch: tool
+            """, ":3:17:", ["'\(folder.path)/data.txt' is not an executable file"])
+    }
+
+    @Test func aStepNeedingTheControlChannelOfAnExecutableWithoutSimulatedFoundationIsRefusedSayingHowToLinkIt() throws {
+        // cat is an ELF executable with no SimulatedFoundation in it.
+        try expectRefused("no-foundation", """
+            summary: x
+            processes:
+              copier: { exec: [cat] }
+            steps:
+              - launch: copier
+              - set: { in: copier, key: theme, value: dark }
+            """, ":6:10:", ["'set' needs the control channel of copier", "does not link SimulatedFoundation",
+                            "`.product(name: \"SimulatedFoundation\", package: …)`", "`import SimulatedFoundation`"])
+        try expectRefused("no-foundation-check", """
+            summary: x
+            processes:
+              copier: { exec: [cat] }
+            steps:
+              - launch: copier
+              - expect:
+                  - { in: copier, output: { contains: x } }
+                  - { in: copier, key: theme, value: dark }
+            """, ":8:9:", ["this check needs the control channel of copier", "does not link SimulatedFoundation"])
+        try expectRefused("forced-control", """
+            summary: x
+            processes:
+              copier: { exec: [cat], control: true }
+            steps:
+              - launch: copier
+            """, ":3:35:", ["control: true, but", "does not link SimulatedFoundation"])
+        try expectRefused("opted-out", """
+            summary: x
+            processes:
+              tool: { exec: [\(Self.settingsExamples), wait-input], control: false }
+            steps:
+              - launch: tool
+              - wait: { for: change, in: tool, key: theme }
+            """, ":6:11:", ["'wait' needs the control channel of tool", "declared with control: false"])
+    }
+
+    @Test func aBadRegularExpressionIsRefusedAtItsLineAndColumn() throws {
+        try expectRefused("bad-wait", """
+            summary: x
+            processes:
+              copier: { exec: [cat] }
+            steps:
+              - launch: copier
+              - wait: { for: output, in: copier, matches: "([a-z" }
+            """, ":6:47:", ["'([a-z' is not a valid regular expression"])
+        try expectRefused("bad-check", """
+            summary: x
+            processes:
+              copier: { exec: [cat] }
+            steps:
+              - launch: copier
+              - expect: { in: copier, output: { matches: "a{2,1}" } }
+            """, ":6:46:", ["'a{2,1}' is not a valid regular expression"])
+        try expectRefused("output-without-pattern", """
+            summary: x
+            processes:
+              copier: { exec: [cat] }
+            steps:
+              - wait: { for: output, in: copier }
+            """, ":5:18:", ["an output event needs 'matches'"])
+    }
+
+    @Test func aFloodingProcessIsKeptBoundedAndTheReportsSayHowManyLinesWereDropped() throws {
+        let path = try write("flood.yaml", """
+            summary: must fail at its last step, after a flood of output
+            processes:
+              flood: { exec: [awk, 'BEGIN { for (i = 0; i < 300000; i++) print "flood-line"; print "done" }'] }
+            steps:
+              - launch: flood
+              - wait: { for: output, in: flood, matches: "^done$" }
+              - wait: { for: exit, in: flood, status: 0 }
+              - expect: { in: flood, output: { contains: flood-line, stream: stdout } }
+              - wait: { for: output, in: flood, matches: "^never printed$", timeout: 1 }
+            """)
+        let json = folder.path + "/flood.json", junit = folder.path + "/flood.xml"
+        let result = try groupsim(["run", path, "--json", json, "--junit", junit])
+        #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
+        #expect(result.stdout.contains("\(path):9:"), "\(result.stdout)")
+        #expect(result.stdout.contains("flood exited (status 0) before an output line matching /^never printed$/"), "\(result.stdout)")
+        #expect(result.stdout.contains("its last lines (10 of 300001, 298001 earlier ones dropped)"), "\(result.stdout)")
+        #expect(result.stdout.contains("[stdout] done"), "\(result.stdout)")
+        // The report holds the first 2,000 lines and says how many more there were.
+        let report = try String(contentsOfFile: json, encoding: .utf8)
+        #expect(report.components(separatedBy: "\"name\":\"output\"").count - 1 == 2001)
+        #expect(report.contains("298001 more output lines are not in the report"))
+        let xml = try String(contentsOfFile: junit, encoding: .utf8)
+        #expect(xml.contains("<system-out>flood [stdout] flood-line\n"))
+        #expect(xml.count < 200_000, "\(xml.count) characters")
+    }
+
+    @Test func aProcessThatExitsAtStartIsReportedWithItsStatusAndLastLines() throws {
+        _ = try write("fails.sh", "#!/bin/sh\necho 'cannot start: no configuration' >&2\nexit 5\n", executable: true)
+        let path = try write("exits.yaml", """
+            summary: must fail - the program exits before it serves its channel
+            processes:
+              tool: { exec: [./fails.sh], control: true }
+            steps:
+              - launch: tool
+            """)
+        let result = try groupsim(["run", path])
+        #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
+        #expect(result.stdout.contains("tool exited (status 5) before a ready event"), "\(result.stdout)")
+        #expect(result.stdout.contains("[stderr] cannot start: no configuration"), "\(result.stdout)")
+    }
+
+    @Test func aProcessThatHangsAtStartFailsAfterItsStartTimeout() throws {
+        _ = try write("hangs.sh", "#!/bin/sh\necho waiting for nothing\nexec sleep 60\n", executable: true)
+        let path = try write("hangs.yaml", """
+            summary: must fail - the program never connects to its channel
+            processes:
+              tool: { exec: [./hangs.sh], control: true, start-timeout: 1 }
+            steps:
+              - launch: tool
+            """)
+        let started = Date()
+        let result = try groupsim(["run", path], limit: 30)
+        #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
+        #expect(result.stdout.contains("tool (\(folder.path)/hangs.sh) did not connect to its control channel within 1.0 s (its start-timeout)"), "\(result.stdout)")
+        #expect(result.stdout.contains("[stdout] waiting for nothing"), "\(result.stdout)")
+        #expect(Date().timeIntervalSince(started) < 25)
+    }
+
+    @Test func aProcessThatClosesItsControlChannelIsReportedAndTheRunEnds() throws {
+        // A program that serves the protocol by hand: it comes up, answers the runner's ping, then closes the channel and lives on.
+        _ = try write("closes.py", """
+            #!/usr/bin/env python3
+            import json, os, socket, sys, time
+            channel = socket.socket(socket.AF_UNIX)
+            channel.connect(os.environ["GROUPSIM_CONTROL_SOCKET"])
+            lines = channel.makefile("rw")
+            lines.write('{"event":"ready","protocol":1,"info":{}}\\n'); lines.flush()
+            request = json.loads(lines.readline())
+            lines.write(json.dumps({"id": request["id"], "ok": True}) + "\\n"); lines.flush()
+            lines.close(); channel.close()
+            print("channel closed", flush=True)
+            time.sleep(60)
+            """, executable: true)
+        let path = try write("closes.yaml", """
+            summary: must fail - the program closes its control channel
+            processes:
+              tool: { exec: [./closes.py], control: true }
+            steps:
+              - launch: tool
+              - wait: { for: output, in: tool, matches: "^channel closed$" }
+              - expect: { in: tool, key: theme, value: dark }
+            """)
+        let result = try groupsim(["run", path], limit: 30)
+        #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
+        #expect(result.stdout.contains("\(path):7:"), "\(result.stdout)")
+        #expect(result.stdout.contains("tool closed its control channel before answering"), "\(result.stdout)")
+    }
+}
