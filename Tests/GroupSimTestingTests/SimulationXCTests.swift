@@ -19,8 +19,20 @@ final class SimulationXCTests: XCTestCase {
         }
     }
 
+    /// The root of a simulation from `makeSimulation()`, checked in `tearDown`,
+    /// which XCTest runs after the teardown blocks.
+    private var rootRemovedAtTeardown: String?
+
+    override func tearDown() {
+        if let root = rootRemovedAtTeardown {
+            XCTAssertFalse(FileManager.default.fileExists(atPath: root), "the teardown block finished the passing test's simulation")
+        }
+        super.tearDown()
+    }
+
     func testTheAppsWriteReachesTheWidgetsObserver() async throws {
         let simulation = try makeSimulation()
+        rootRemovedAtTeardown = simulation.root
         try simulation.install(.example)
         let widget = try await simulation.launch("settings-examples", as: .widget, arguments: ["reading-watch", "1"])
         try await widget.waitForOutput(matching: "^ready=true$")
