@@ -38,6 +38,10 @@ extension XCTestCase {
         } catch let failure as Failure {
             simulation.markFailed()
             record(failure)
+        } catch {
+            // Not recorded yet when the root's fate is decided: keep it.
+            simulation.markFailed()
+            throw error
         }
     }
 

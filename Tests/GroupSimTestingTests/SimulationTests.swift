@@ -118,6 +118,34 @@ import Testing
         try FileManager.default.removeItem(atPath: path)
     }
 
+    /// An app from inline YAML is installed and launched as itself; a
+    /// manifest with a mistake is refused, naming the mistake's line.
+    @Test func anInlineManifestIsInstalledAndAMistakeIsNamed() async throws {
+        try await withSimulation { simulation in
+            let bundle = try simulation.install(.yaml("""
+                name: Recipes
+                targets:
+                  main-app:
+                    bundle-id: com.example.recipes
+                    app-groups: [group.com.example.recipes]
+                  widget:
+                    bundle-id: com.example.recipes.widget
+                    app-groups: [group.com.example.recipes]
+                """), on: "iPad")
+            #expect(bundle == "com.example.recipes")
+            let widget = try await simulation.launch("settings-examples", as: .widget, on: "iPad", arguments: ["wait-input"])
+            #expect(widget.info["bundleId"] == "com.example.recipes.widget")
+            #expect(widget.info["appGroups"] == ["group.com.example.recipes"])
+        }
+        let simulation = try Simulation()
+        defer { try? FileManager.default.removeItem(atPath: simulation.root) }
+        let mistake = #expect(throws: Failure.self) {
+            try simulation.install(.yaml("name: Broken\ntargets:\n  main-app:\n    bundle-idd: com.example.broken\n"))
+        }
+        #expect(mistake?.message.contains(":4:") == true, "\(mistake?.message ?? "")")
+        simulation.finish()
+    }
+
     /// A launch of something that is not there, or of a program that
     /// never connects, fails clearly at the launch's line.
     @Test func aMissingExecutableIsAClearFailure() async throws {
