@@ -12,6 +12,8 @@ let package = Package(
         .library(name: "GroupDefaults", targets: ["GroupDefaults"]),
         // Foundation with the simulated UserDefaults: `import SimulatedFoundation` in place of `import Foundation`.
         .library(name: "SimulatedFoundation", targets: ["SimulatedFoundation"]),
+        // For your own test suites (XCTest, Swift Testing): simulations that run your executables as an app's targets.
+        .library(name: "GroupSimTesting", targets: ["GroupSimTesting"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -59,7 +61,7 @@ let package = Package(
         // events, roles, and their one encoder and one decoder. Pure.
         .target(name: "AppProtocol", dependencies: ["PropertyList"]),
         // What a simulated app is (its manifest) and where it is installed (devices).
-        .target(name: "AppModel", dependencies: ["AppProtocol", "CloudDevice", "GroupDefaults", "PropertyList", "SharedFiles", "SpecFormat"]),
+        .target(name: "AppModel", dependencies: ["AppProtocol", "ChildProcess", "CloudDevice", "GroupDefaults", "PropertyList", "SharedFiles", "SpecFormat"]),
         // The simulated app processes: session, widget timeline, intents, the two faces (prompt, JSON protocol).
         .target(name: "SimulatedApp", dependencies: [
             "AppModel", "AppProtocol", "CloudDevice", "CloudModel", "GroupDefaults", "PropertyList", "SharedFiles", "Terminal",
@@ -109,6 +111,12 @@ let package = Package(
             .product(name: "Histogram", package: "hdrhistogram-swift"),
         ]),
         .executableTarget(name: "groupsim-bench", dependencies: ["ChildProcess", "Benchmarks"]),
+        // Users' own tests drive their executables (which link SimulatedFoundation) in a simulation: devices, apps, the cloud,
+        // faults, scenario files; failures at the test's line (Swift Testing and XCTest adapters).
+        .target(name: "GroupSimTesting", dependencies: [
+            "AppModel", "AppProtocol", "ChildProcess", "CloudDevice", "CloudModel", "GroupDefaults", "PropertyList", "ScenarioModel", "Scenarios",
+            "SpecFormat", "Terminal",
+        ]),
 
         // Settings code written as apps write it (only `import SimulatedFoundation` in place of `import Foundation`),
         // in Swift 5 mode as such code usually is; run as real processes of a simulated app by ExamplesTests.
@@ -135,6 +143,10 @@ let package = Package(
             "CloudModel", "CloudDevice", "CloudService", "GroupDefaults", "PropertyList", "TestSupport",
             .product(name: "PropertyBased", package: "swift-property-based"),
         ]),
+        // GroupSimTesting as a user's test suite uses it, with settings-examples as the user's executable.
+        .testTarget(name: "GroupSimTestingTests", dependencies: [
+            "GroupSimTesting", "settings-examples", "groupsim", "main-app", "widget", "intent-extension",
+        ], exclude: ["Scenarios"]),
         .testTarget(name: "IntegrationTests", dependencies: [
             "AppProtocol", "ChildProcess", "CloudDevice", "CloudModel", "CloudService", "GroupDefaults", "PropertyList", "ScenarioModel", "Scenarios", "SharedFiles", "TestSupport",
             "groupsim", "groupsim-stress", "groupsim-bench", "main-app", "widget", "intent-extension",

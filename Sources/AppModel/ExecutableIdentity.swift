@@ -1,4 +1,5 @@
 import AppProtocol
+import ChildProcess
 import Foundation
 import GroupDefaults
 
@@ -26,10 +27,14 @@ public struct ExecutableIdentity: Sendable, Equatable {
     }
 
     /// The variables to set (and to clear: a nil value) in the executable's
-    /// environment, the control channel's included when one is given.
+    /// environment, the control channel's included when one is given. The
+    /// executable starts with no signal blocked, as any program does, even
+    /// when its starter is a `RunningProcess` (whose children start with all
+    /// blocked): SimulatedFoundation unblocks them as it loads.
     public func environment(control: ControlChannelAddress? = nil) -> [String: String?] {
         var variables: [String: String?] = identity.environment.mapValues { $0 }
         variables[Self.keyValueStoreVariable] = .some(keyValueStore)
+        variables[StartingSignalMask.unblockVariable] = .some("1")
         switch control {
         case nil: break
         case .socket(let path)?:

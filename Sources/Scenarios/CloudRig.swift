@@ -96,9 +96,10 @@ final class CloudProcess: @unchecked Sendable {
 
 /// The cloud of one scenario run: the server and an agent per device, as
 /// real processes started before the first step and ended with the run,
-/// and the runner's cloud steps and checks.
+/// and the runner's cloud steps and checks. The testing library starts its
+/// simulations' clouds with it too (`startServer`, `startAgent`, `perform`).
 /// Unchecked Sendable: the server and the agents are under `lock`; the rest is set in `init`.
-final class CloudRig: @unchecked Sendable {
+public final class CloudRig: @unchecked Sendable {
     let root: SimulationRoot
     let groupsim: String
     let log: ScenarioLog
@@ -106,7 +107,7 @@ final class CloudRig: @unchecked Sendable {
     private var server: CloudProcess?
     private var agents: [String: CloudProcess] = [:]
 
-    init(root: SimulationRoot, groupsim: String, log: ScenarioLog) {
+    public init(root: SimulationRoot, groupsim: String, log: ScenarioLog) {
         self.root = root
         self.groupsim = groupsim
         self.log = log
@@ -127,20 +128,22 @@ final class CloudRig: @unchecked Sendable {
         for device in devices { try startAgent(device.name) }
     }
 
-    private func startServer() throws {
+    /// Starts `groupsim cloud serve` and waits until it listens.
+    public func startServer() throws {
         let process = try CloudProcess(lane: Self.serverLane, executable: groupsim, arguments: ["cloud", "serve", "--root", root.path], log: log)
         lock.withLock { server = process }
         try process.waitFor("listening", timeout: 20)
     }
 
-    private func startAgent(_ device: String) throws {
+    /// Starts `device`'s sync agent (`groupsim cloud agent`) and waits until it is ready.
+    public func startAgent(_ device: String) throws {
         let process = try CloudProcess(
             lane: Self.agentLane(device), executable: groupsim, arguments: ["cloud", "agent", "--root", root.path, "--device", device], log: log)
         lock.withLock { agents[device] = process }
         try process.waitFor("ready", timeout: 20)
     }
 
-    func endAll() {
+    public func endAll() {
         let all = lock.withLock { Array(agents.values) + (server.map { [$0] } ?? []) }
         for process in all where process.isRunning { process.kill() }
     }
@@ -149,7 +152,7 @@ final class CloudRig: @unchecked Sendable {
 
     // MARK: Steps
 
-    func perform(_ action: CloudAction) throws {
+    public func perform(_ action: CloudAction) throws {
         switch action {
         case .signIn(let device, let account): try DeviceCloud(root: root, device: device).updateSettings { $0.account = account }
         case .signOut(let device): try DeviceCloud(root: root, device: device).updateSettings { $0.account = nil }
@@ -191,7 +194,7 @@ final class CloudRig: @unchecked Sendable {
     }
 
     /// Whether the devices and the cloud agree now (what `wait-cloud` waits for).
-    func isSettled() throws -> Bool { try firstDisagreement() == nil }
+    public func isSettled() throws -> Bool { try firstDisagreement() == nil }
 
     private func firstDisagreement() throws -> String? {
         guard let endpoint = try CloudEndpoint.control(root: root), lock.withLock({ server?.isRunning }) == true else {

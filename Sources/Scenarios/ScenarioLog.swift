@@ -51,6 +51,8 @@ public final class ScenarioLog: @unchecked Sendable {
     private var entries: [RecordedEvent] = []
     private var laneOrder: [String] = []
 
+    public init() {}
+
     public var now: UInt64 { MonotonicClock.now() - start }
 
     @discardableResult

@@ -15,6 +15,8 @@ public struct ScenarioResult: Sendable {
     public let events: [RecordedEvent]
     /// The processes in lane order (first appearance).
     public let lanes: [String]
+    /// The run's simulation root (gone after the run unless the runner keeps roots).
+    public let root: String
     public var passed: Bool { failure == nil }
 }
 
@@ -86,7 +88,7 @@ public struct ScenarioRunner: Sendable {
         if !keepRoots { try? FileManager.default.removeItem(atPath: execution.root) }
         return ScenarioResult(
             scenario: scenario, failure: failure, duration: Date().timeIntervalSince(started),
-            events: execution.log.all, lanes: execution.lanes)
+            events: execution.log.all, lanes: execution.lanes, root: execution.root)
     }
 }
 

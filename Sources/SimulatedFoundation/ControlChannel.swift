@@ -418,7 +418,14 @@ extension Diagnostics {
     }
 }
 
-/// Run at load by the dynamic loader: serves the control channel when the
-/// environment names one, and does nothing else otherwise.
+/// Run at load by the dynamic loader: a program started by a test or the
+/// runner (`ExecutableIdentity`) is tied to its starter and gets its signals
+/// unblocked, as the package's executables are tied first thing; then the
+/// control channel is served when the environment names one. Without the
+/// variables, nothing happens.
 @used @section(".init_array")
-private let startControlChannelAtLoad: @convention(c) () -> Void = { ControlChannel.startFromEnvironment() }
+private let startControlChannelAtLoad: @convention(c) () -> Void = {
+    OwnerLifetime.adopt()
+    StartingSignalMask.unblockIfAsked()
+    ControlChannel.startFromEnvironment()
+}
