@@ -31,7 +31,8 @@ final class Execution: @unchecked Sendable {
         let manifestPath: String?
         switch scenario.appSource {
         case .example: manifestPath = nil
-        case .file(let path): manifestPath = path
+        // Absolute: processes run in the scenario file's folder, not in the runner's.
+        case .file(let path): manifestPath = URL(fileURLWithPath: path).standardizedFileURL.path
         case .inline: manifestPath = root + "/scenario-app.yaml"
         }
         context = RunContext(scenario: scenario, binaries: binaries, root: root, log: ScenarioLog(), manifestPath: manifestPath)
