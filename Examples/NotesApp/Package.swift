@@ -22,5 +22,16 @@ let package = Package(
         // The widget as it was before the app group: it reads UserDefaults.standard (the mistake
         // scenarios/catches/ shows).
         .executableTarget(name: "legacy-widget", dependencies: ["NotesShared"], path: "Sources/LegacyWidget"),
+        // The app's own tests: its executables in a simulation (GroupSimTesting). Depending on the
+        // executables builds them beside the tests, where the library finds them; groupsim's own
+        // executables run the cloud and scenario files.
+        .testTarget(name: "NotesAppTests", dependencies: [
+            "notes-app", "notes-widget", "notes-intent", "legacy-widget",
+            .product(name: "GroupSimTesting", package: "groupsim"),
+            .product(name: "groupsim", package: "groupsim"),
+            .product(name: "main-app", package: "groupsim"),
+            .product(name: "widget", package: "groupsim"),
+            .product(name: "intent-extension", package: "groupsim"),
+        ]),
     ]
 )
