@@ -1,5 +1,6 @@
 import AppProtocol
 import ChildProcess
+import CloudDevice
 import Foundation
 import GroupDefaults
 import PropertyList
@@ -330,9 +331,15 @@ package final class ControlChannel: @unchecked Sendable {
             perform { ControlProtocol.failure(id: id, message: message) }
         case .success(.exit(let status)):
             worker.async {
+                // Saved here, before exit(): the program's main thread may be ending at this moment too (a driver
+                // that asks for exit also closes the program's input), and two threads in exit() share its
+                // handlers, so one can end the process while the other is still in the handler that saves.
+                // Not saved: 74, as the exit handler says it.
+                let saved = DomainRegistry.shared.synchronizeAll(reason: "at exit", skippingUnchangedSinceLastSave: true)
+                UbiquitousStore.flushAll()
                 self.respond(ControlProtocol.response(id: id, result: .done))
-                // exit() runs the process's exit handlers: pending changes are saved, queued lines sent.
-                exit(status)
+                // exit() runs the process's exit handlers: queued lines are sent.
+                exit(saved ? status : 74)
             }
         case .success(let request):
             perform {

@@ -59,4 +59,3 @@ Console.readCommands(help: help) { command, rest in
         Console.say("cannot do '\(command) \(rest)' (help lists the commands)")
     }
 }
-defaults.synchronize()
