@@ -111,17 +111,18 @@ public enum JUnitReport {
             var rest = Substring(report.text)
             while let start = rest.range(of: "    <testcase ") {
                 let tail = rest[start.lowerBound...]
-                guard let close = tail.range(of: "/>\n"), let open = tail.range(of: ">\n") else {
+                guard let open = tail.range(of: ">\n") else {
                     throw MergeError(description: "\(report.path): a test case is not closed")
                 }
-                // Either `<testcase …/>` or `<testcase …>…</testcase>`, whichever line ends first.
+                // Either `<testcase …/>` or `<testcase …>…</testcase>` (a failure, or kept output), whichever
+                // line ends first; the last case of a report may have no `/>` after it at all.
                 let end: String.Index
-                if close.lowerBound <= open.lowerBound {
+                if let close = tail.range(of: "/>\n"), close.lowerBound <= open.lowerBound {
                     end = close.upperBound
                 } else if let closing = tail.range(of: "</testcase>\n") {
                     end = closing.upperBound
                 } else {
-                    throw MergeError(description: "\(report.path): a failed test case has no </testcase>")
+                    throw MergeError(description: "\(report.path): a test case has no </testcase>")
                 }
                 cases.append(String(tail[..<end]))
                 rest = tail[end...]

@@ -66,5 +66,16 @@ import TestSupport
         let refused = try run(["--merge-junit", root.path + "/other.xml", "--junit", root.path + "/x.xml"])
         #expect(refused.status != 0 && refused.stderr.contains("is not a groupsim run --junit report"), "\(refused.stderr)")
     }
-}
 
+    /// A passing test case that kept a process's output is `<testcase …>`, its
+    /// `<system-out>` and `</testcase>`: shards whose last case is one merge too.
+    @Test func reportsWithProcessOutputMerge() throws {
+        let shard = try run(["--filter", "exec-interactive-tool", "--junit", root.path + "/output.xml", scenarios])
+        #expect(shard.status == 0, "\(shard.stdout)\(shard.stderr)")
+        let merged = try run(["--merge-junit", root.path + "/output.xml", "--junit", root.path + "/merged.xml"])
+        #expect(merged.status == 0, "\(merged.stderr)")
+        let report = try String(contentsOfFile: root.path + "/merged.xml", encoding: .utf8)
+        #expect(report.contains("<testsuites tests=\"1\" failures=\"0\""), "\(report)")
+        #expect(report.contains("<system-out>") && report.contains("</testcase>\n  </testsuite>"), "\(report)")
+    }
+}
