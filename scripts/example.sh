@@ -9,8 +9,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
-echo "==> building groupsim"
-swift build --product groupsim
+echo "==> building groupsim (the runner starts its built-in roles from groupsim's folder)"
+for product in groupsim main-app widget intent-extension; do swift build --product "$product"; done
 groupsim="$PWD/.build/debug/groupsim"
 cd Examples/NotesApp
 echo "==> building Examples/NotesApp and its tests"
