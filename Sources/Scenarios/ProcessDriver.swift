@@ -182,6 +182,9 @@ final class ProcessDriver: @unchecked Sendable {
     /// The output lines kept (the last ones), with how many were dropped before them.
     func keptOutput() -> (lines: [OutputLine], dropped: Int) { record.withLock { (Array($0.output.lines), $0.output.dropped) } }
 
+    /// Its last output lines for a failure message (a user's executable's; "" for a built-in role).
+    var lastLines: String { record.withLock { $0.lastLines } }
+
     /// The stderr lines kept, as text (a failed start's error).
     var standardError: String { keptOutput().lines.filter { $0.stream == .stderr }.map { $0.text + "\n" }.joined() }
 

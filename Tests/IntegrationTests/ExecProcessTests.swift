@@ -154,6 +154,29 @@ import TestSupport
         #expect(xml.count < 200_000, "\(xml.count) characters")
     }
 
+    @Test func wideLinesAreCutAndWhatIsKeptIsBoundedInBytes() throws {
+        // 40 lines of 131,072 bytes: each is kept cut at 64 KiB, and 1 MiB holds the last 15 of them and "end".
+        let path = try write("wide.yaml", """
+            summary: must fail - no line says never
+            processes:
+              wide: { exec: [awk, 'BEGIN { line = "w"; while (length(line) < 100000) line = line line; for (i = 0; i < 40; i++) print line; print "end" }'] }
+            steps:
+              - launch: wide
+              - wait: { for: exit, in: wide, status: 0 }
+              - expect: { in: wide, output: { contains: never } }
+            """)
+        let json = folder.path + "/wide.json"
+        let result = try groupsim(["run", path, "--json", json])
+        #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
+        #expect(result.stdout.contains("wide wrote no line containing \"never\" among its last 16 (25 earlier lines were dropped)"), "\(result.stdout)")
+        #expect(result.stdout.contains("[stdout] end"), "\(result.stdout)")
+        // Failure messages show a line's start; the report holds at most 1 MiB of output, each line cut.
+        #expect(result.stdout.utf8.count < 20_000, "\(result.stdout.utf8.count) bytes")
+        let report = try String(contentsOfFile: json, encoding: .utf8)
+        #expect(report.contains("(line cut at 65536 bytes)"))
+        #expect(report.utf8.count < 1_300_000, "\(report.utf8.count) bytes")
+    }
+
     @Test func aProcessThatExitsAtStartIsReportedWithItsStatusAndLastLines() throws {
         _ = try write("fails.sh", "#!/bin/sh\necho 'cannot start: no configuration' >&2\nexit 5\n", executable: true)
         let path = try write("exits.yaml", """
