@@ -60,6 +60,15 @@ import TestSupport
             steps:
               - launch: tool
             """, ":3:17:", ["'\(folder.path)/data.txt' is not an executable file"])
+        // A FIFO marked executable would block the reading of its symbols: refused before.
+        #expect(mkfifo(folder.path + "/pipe", 0o755) == 0)
+        try expectRefused("fifo", """
+            summary: x
+            processes:
+              tool: { exec: [./pipe] }
+            steps:
+              - launch: tool
+            """, ":3:17:", ["'\(folder.path)/pipe' is not an executable file"])
     }
 
     @Test func aStepNeedingTheControlChannelOfAnExecutableWithoutSimulatedFoundationIsRefusedSayingHowToLinkIt() throws {
