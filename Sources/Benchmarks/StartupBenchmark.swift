@@ -41,6 +41,52 @@ struct StartupBenchmark: ParsableCommand {
             _ = histogram.record(MonotonicClock.now() - start)
         }
         report("intent-extension (spawn → intent committed → exit)", histogram)
+        try userExecutable(root: root, folder: folder)
+    }
+
+    /// A user's executable (settings-examples, which links SimulatedFoundation)
+    /// alone — spawned with its identity in the environment, to its first line
+    /// — and as the scenario runner starts an `exec:` process: through
+    /// `groupsim exec`, to its connection on a control socket, its `ready`
+    /// event and the answer to a ping.
+    func userExecutable(root: String, folder: String) throws {
+        let executable = folder + "/settings-examples", groupsim = folder + "/groupsim"
+        let manifest = root + "/bench-app.yaml"
+        try "name: Bench\ntargets:\n  main-app:\n    bundle-id: com.example.notes\n".write(toFile: manifest, atomically: true, encoding: .utf8)
+        let created = try RunningProcess(groupsim, ["device", "create", "iPhone", "--root", root])
+        guard try created.waitForExit(timeout: 30) == 0 || created.stderr.contains("exists") else {
+            throw ValidationError("groupsim device create failed: \(created.stderr)")
+        }
+        var alone = Histogram<UInt64>(highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three)
+        for _ in 0..<runs {
+            let start = MonotonicClock.now()
+            let process = try RunningProcess(executable, ["wait-input"], environment: [
+                "GROUPSIM_ROOT": root, "GROUPSIM_DEVICE": "iPhone", "GROUPSIM_BUNDLE_ID": "com.example.notes",
+            ])
+            try process.waitForLine(timeout: 30) { $0 == "ready=true" }
+            _ = alone.record(MonotonicClock.now() - start)
+            process.closeStdin()
+            try process.waitForExit()
+        }
+        report("settings-examples alone (spawn → its first line)", alone)
+        var underRunner = Histogram<UInt64>(highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three)
+        for run in 0..<runs {
+            let socket = root + "/bench-\(run).sock"
+            let listener = try LineSocketListener(path: socket)
+            let start = MonotonicClock.now()
+            let process = try RunningProcess(groupsim, [
+                "exec", "--root", root, "--device", "iPhone", "--app", "com.example.notes", "--manifest", manifest,
+                "--control-socket", socket, "--", executable, "wait-input",
+            ])
+            let channel = try listener.accept(timeout: 30)
+            try channel.waitForLine(timeout: 30) { $0.hasPrefix("{\"event\":\"ready\"") }
+            channel.write("{\"id\":1,\"cmd\":\"ping\"}")
+            try channel.waitForLine(timeout: 30) { $0.hasPrefix("{\"id\":1,") }
+            _ = underRunner.record(MonotonicClock.now() - start)
+            process.closeStdin()
+            try process.waitForExit()
+        }
+        report("settings-examples as an exec: process (groupsim exec → channel connected → ready → ping answered)", underRunner)
     }
 
     func report(_ name: String, _ histogram: Histogram<UInt64>) {

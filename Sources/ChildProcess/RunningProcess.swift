@@ -79,12 +79,14 @@ public final class RunningProcess: Sendable {
     /// working folder (nil: this process's). With `keepsOutput: false` the
     /// lines go to `handlers` only (a starter that bounds what it keeps of a
     /// child that may flood its output); `nextLine`, `allLines` and `stderr` then have none.
+    /// With a `lineLimit`, a line longer than that many bytes is handed over in
+    /// pieces of it, so a child that writes without newlines costs bounded memory.
     public init(
         _ executable: String, _ arguments: [String], environment: [String: String] = [:], directory: String? = nil,
-        handlers: Handlers? = nil, keepsOutput: Bool = true
+        handlers: Handlers? = nil, keepsOutput: Bool = true, lineLimit: Int? = nil
     ) throws {
         Self.ignoreBrokenPipes
-        let output = Output(handlers: handlers, keepsOutput: keepsOutput)
+        let output = Output(handlers: handlers, keepsOutput: keepsOutput, lineLimit: lineLimit)
         self.output = output
         child.executableURL = URL(fileURLWithPath: executable)
         child.arguments = arguments
@@ -259,6 +261,7 @@ public final class RunningProcess: Sendable {
             /// Dropped once `ended` is called, so what they hold is let go.
             var handlers: Handlers?
             var keepsOutput = true
+            var lineLimit: Int?
         }
 
         /// Guards `state` and wakes its waiters. An `NSCondition` (a pthread
@@ -266,7 +269,9 @@ public final class RunningProcess: Sendable {
         private let changed = NSCondition()
         private var state: State
 
-        init(handlers: Handlers?, keepsOutput: Bool) { state = State(handlers: handlers, keepsOutput: keepsOutput) }
+        init(handlers: Handlers?, keepsOutput: Bool, lineLimit: Int?) {
+            state = State(handlers: handlers, keepsOutput: keepsOutput, lineLimit: lineLimit)
+        }
 
         /// Runs `body` on the state under the lock.
         func withState<T>(_ body: (inout State) -> T) -> T {
@@ -280,11 +285,20 @@ public final class RunningProcess: Sendable {
                 var data = state.partial[stream, default: Data()]
                 data.append(chunk)
                 var complete: [String] = []
-                // One pass over the chunk, one copy of what is left: a child flooding its output costs linear time.
+                // One pass over the new bytes only (what was left before holds no newline), one copy of
+                // what is left: a child flooding its output costs linear time.
                 var start = data.startIndex
-                while let newline = data[start...].firstIndex(of: 0x0A) {
+                var searched = data.endIndex - chunk.count
+                while let newline = Self.newline(in: data, from: searched) {
                     complete.append(String(decoding: data[start..<newline], as: UTF8.self))
                     start = newline + 1
+                    searched = start
+                }
+                if let limit = state.lineLimit, limit > 0 {
+                    while data.endIndex - start > limit {
+                        complete.append(String(decoding: data[start..<(start + limit)], as: UTF8.self))
+                        start += limit
+                    }
                 }
                 if start != data.startIndex { data = Data(data[start...]) }
                 if chunk.isEmpty, !data.isEmpty {
@@ -318,6 +332,17 @@ public final class RunningProcess: Sendable {
             }
             broadcast()
             if chunk.isEmpty { endIfDone() }
+        }
+
+        /// The index of the first newline of `data` at or after `index` (memchr: fast in debug builds too).
+        static func newline(in data: Data, from index: Data.Index) -> Data.Index? {
+            guard index < data.endIndex else { return nil }
+            let offset = index - data.startIndex
+            let found: Int? = data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) -> Int? in
+                guard let base = bytes.baseAddress, let hit = memchr(base + offset, 0x0A, bytes.count - offset) else { return nil }
+                return UnsafeRawPointer(hit) - base
+            }
+            return found.map { data.startIndex + $0 }
         }
 
         func finish(_ termination: Termination) {

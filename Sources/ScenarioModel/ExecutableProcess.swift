@@ -59,9 +59,10 @@ extension ScenarioParser {
     /// A path with a '/' is relative to the scenario file's folder; a bare name is looked up on PATH.
     static func locateExecutable(_ name: String, at node: SpecNode, scenarioFile: String) throws -> String {
         let manager = FileManager.default
+        // A regular file only: its symbols are read next, and a FIFO or device would block or never end.
         func runnable(_ path: String) -> Bool {
-            var folder: ObjCBool = false
-            return manager.fileExists(atPath: path, isDirectory: &folder) && !folder.boolValue && manager.isExecutableFile(atPath: path)
+            var status = stat()
+            return stat(path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFREG && manager.isExecutableFile(atPath: path)
         }
         guard name.contains("/") else {
             let folders = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map(String.init)
@@ -76,7 +77,7 @@ extension ScenarioParser {
         guard manager.fileExists(atPath: path) else {
             throw node.error("no executable at '\(path)' (exec paths are relative to the scenario file's folder); build it first, e.g. swift build")
         }
-        guard runnable(path) else { throw node.error("'\(path)' is not an executable file (a folder, or not marked executable: chmod +x)") }
+        guard runnable(path) else { throw node.error("'\(path)' is not an executable file (a folder, a device, or a file not marked executable: chmod +x)") }
         return path
     }
 }

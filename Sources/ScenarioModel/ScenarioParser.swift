@@ -231,7 +231,9 @@ public enum ScenarioParser {
             return .cloudValueIn(process: process, key: try kvsKey.string(), value: nil)
         }
         if let card = fields["card"] {
-            guard context.processes[process]!.role == .widget else { throw card.error("\(process) is not a widget: it has no card") }
+            guard context.processes[process]!.role == .widget, context.processes[process]!.executable == nil else {
+                throw card.error("\(process) is not a built-in widget: it has no card")
+            }
             return .card(process: process, try parseCard(card))
         }
         guard let key = fields["key"] else { throw node.error("a process check needs 'key' (with value, absent or domain), 'saw', 'not-saw' or 'card'") }

@@ -111,8 +111,8 @@ public enum StepGrammar {
         request("synchronize", does: "returns once its writes are on disk (its iCloud store's writes too: in the device's copy)", .synchronize),
         StepSpec("reload", shorthand: "a process name (a widget)", does: "reloads the widget's timeline (it renders)") { input in
             let process = try input.process()
-            guard input.context.processes[process]!.role == .widget else {
-                throw input.body.error("'reload' reloads a widget's timeline; \(process) is not a widget")
+            guard input.context.processes[process]!.role == .widget, input.context.processes[process]!.executable == nil else {
+                throw input.body.error("'reload' reloads a built-in widget's timeline; \(process) is not one")
             }
             return (.command(process: process, .reloadTimeline), "reload \(process)")
         },

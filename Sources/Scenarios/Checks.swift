@@ -76,7 +76,7 @@ struct CheckVerifier {
         guard !found else { return }
         let what = [contains.map { "containing \(PlistJSON.quote($0))" }, pattern.map { "matching /\($0)/" }].compactMap { $0 }.joined(separator: " and ")
         throw CheckFailed("\(process) wrote no line \(what)\(stream.map { " on \($0)" } ?? "")"
-            + (dropped > 0 ? " among its last \(lines.count) (\(dropped) earlier lines were dropped)" : "") + ProcessRoster.lastLines(of: driver))
+            + (dropped > 0 ? " among its last \(lines.count) (\(dropped) earlier lines were dropped)" : "") + driver.lastLines)
     }
 
     private func verifySaw(_ process: String, _ matcher: EventMatcher, times: Int?) throws {

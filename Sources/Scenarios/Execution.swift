@@ -159,7 +159,8 @@ final class Execution: @unchecked Sendable {
 
     private func saveAppsWithCloudStores() throws {
         let scenario = context.scenario
-        for driver in roster.running where scenario.app.targets[scenario.processes[driver.name]?.role ?? .mainApp]?.keyValueStore != nil {
+        for driver in roster.running where driver.transport != .none
+            && scenario.app.targets[scenario.processes[driver.name]?.role ?? .mainApp]?.keyValueStore != nil {
             if !driver.suspended { try driver.request(.synchronize, timeout: RunnerTimeouts.request) }
         }
     }

@@ -63,7 +63,8 @@ final class ProcessDriver: @unchecked Sendable {
                 stdout: { line in protocolOnStdout ? record.receiveProtocol(line) : record.receiveOutput(line, stream: .stdout) },
                 stderr: { line in record.receiveOutput(line, stream: .stderr) },
                 ended: { termination in record.finish(termination) }),
-            keepsOutput: false)
+            // Plain output (not protocol lines) is cut into pieces of a line's bound as it arrives.
+            keepsOutput: false, lineLimit: protocolOnStdout ? nil : OutputBuffer.maximumLineBytes)
         LiveProcesses.shared.add(process.pid)
         record.onFinish { [pid = process.pid] in LiveProcesses.shared.remove(pid) }
     }
@@ -141,9 +142,13 @@ final class ProcessDriver: @unchecked Sendable {
     /// for `output`, the first kept line that matches.
     func waitFor(_ matcher: EventMatcher, timeout: Double) throws -> RecordedEvent {
         let lines = OutputMatcher(matcher)
+        // Each wake-up looks only at the lines that arrived since the last (a flood must not be matched over and over).
+        var nextUnchecked = 0
         return try record.wait(timeout: timeout) { state in
             if let lines {
-                if let match = state.output.lines.first(where: lines.matches) { return .done(state.output.event(match, process: name)) }
+                let fresh = state.output.lines.drop { $0.sequence < nextUnchecked }
+                nextUnchecked = state.output.total
+                if let match = fresh.first(where: lines.matches) { return .done(state.output.event(match, process: name)) }
             } else if let match = state.events.first(where: matcher.matches) {
                 return .done(match)
             }
@@ -181,6 +186,9 @@ final class ProcessDriver: @unchecked Sendable {
 
     /// The output lines kept (the last ones), with how many were dropped before them.
     func keptOutput() -> (lines: [OutputLine], dropped: Int) { record.withLock { (Array($0.output.lines), $0.output.dropped) } }
+
+    /// Its last output lines for a failure message (a user's executable's; "" for a built-in role).
+    var lastLines: String { record.withLock { $0.lastLines } }
 
     /// The stderr lines kept, as text (a failed start's error).
     var standardError: String { keptOutput().lines.filter { $0.stream == .stderr }.map { $0.text + "\n" }.joined() }

@@ -24,8 +24,9 @@ final class ProcessRecord: @unchecked Sendable {
         var exitStatus: Int32?
         var channelClosed = false
         var output = OutputBuffer()
-        /// Output lines recorded in the run's log (its reports), at most `OutputBuffer.maximumLines`.
+        /// Output lines recorded in the run's log (its reports): the first ones, at most `OutputBuffer.maximumLines` and `maximumBytes`.
         var loggedOutput = 0
+        var loggedBytes = 0
         /// Whether failure messages show the last output lines (a user's executable's).
         var showsOutput = false
 
@@ -36,7 +37,12 @@ final class ProcessRecord: @unchecked Sendable {
             guard !shown.isEmpty else { return "; it wrote no output" }
             let dropped = output.dropped > 0 ? ", \(output.dropped) earlier ones dropped" : ""
             return "; its last lines (\(shown.count) of \(output.total)\(dropped)):"
-                + shown.map { "\n        [\($0.stream.rawValue)] \($0.text)" }.joined()
+                + shown.map { "\n        [\($0.stream.rawValue)] \(Self.shortened($0.text))" }.joined()
+        }
+
+        /// A line as a failure message shows it: at most 300 characters.
+        static func shortened(_ text: String) -> String {
+            text.count <= 300 ? text : text.prefix(300) + " … (\(text.utf8.count) bytes)"
         }
     }
 
@@ -137,9 +143,11 @@ final class ProcessRecord: @unchecked Sendable {
         changed { state in
             let time = log.now
             state.output.append(line, stream: stream, time: time)
-            guard state.showsOutput, state.loggedOutput < OutputBuffer.maximumLines else { return }
+            guard state.showsOutput, state.loggedOutput < OutputBuffer.maximumLines, state.loggedBytes < OutputBuffer.maximumBytes else { return }
+            let kept = state.output.lines.last?.text ?? line
             state.loggedOutput += 1
-            log.record(process: name, kind: .output, name: "output", fields: ["stream": .string(stream.rawValue)], text: line)
+            state.loggedBytes += kept.utf8.count
+            log.record(process: name, kind: .output, name: "output", fields: ["stream": .string(stream.rawValue)], text: kept)
         }
     }
 
@@ -156,7 +164,7 @@ final class ProcessRecord: @unchecked Sendable {
             let unlogged = state.output.total - state.loggedOutput
             if state.showsOutput, unlogged > 0 {
                 log.record(process: name, kind: .output, name: "output", fields: ["stream": .string("note")],
-                           text: "(\(unlogged) more output lines are not in the report; the runner keeps the last \(OutputBuffer.maximumLines))")
+                           text: "(\(unlogged) more output lines are not in the report, which holds the first \(OutputBuffer.maximumLines) or 1 MiB)")
             }
             state.finished = true
             state.exitStatus = status

@@ -100,7 +100,7 @@ final class ProcessRoster: @unchecked Sendable {
             driver.signal(SIGKILL)
             throw CheckFailed("\(spec.name) (\(executable.path)) did not connect to its control channel within \(executable.startTimeout) s (its start-timeout); "
                 + "an executable that links SimulatedFoundation connects as it loads (say control: false for one that should not)"
-                + Self.lastLines(of: driver))
+                + driver.lastLines)
         }
         // It exited first: the wait for its ready event says so, with its last lines.
         return driver
@@ -137,13 +137,6 @@ final class ProcessRoster: @unchecked Sendable {
             return socketCount
         }
         return context.root + "/control-\(number).sock"
-    }
-
-    static func lastLines(of driver: ProcessDriver) -> String {
-        let (lines, dropped) = driver.keptOutput()
-        guard !lines.isEmpty else { return "; it wrote no output" }
-        return "; its last lines" + (dropped > 0 ? " (\(dropped) earlier dropped)" : "") + ":"
-            + lines.suffix(10).map { "\n        [\($0.stream.rawValue)] \($0.text)" }.joined()
     }
 
     func launch(_ name: String, arguments override: [String]? = nil) throws {

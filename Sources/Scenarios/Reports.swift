@@ -30,7 +30,10 @@ public struct TextReport: Sendable {
         for lane in result.lanes {
             let seen = result.events.filter { $0.process == lane && $0.time <= failedAt && $0.kind != .response }.suffix(6)
             lines.append("      \(style.bold(lane)):" + (seen.isEmpty ? " nothing" : ""))
-            for event in seen { lines.append("        \(Self.stamp(event.time))  \(event.kind == .action ? "» " : "")\(event.text)") }
+            for event in seen {
+                let text = event.kind == .output ? ProcessRecord.State.shortened(event.text) : event.text
+                lines.append("        \(Self.stamp(event.time))  \(event.kind == .action ? "» " : "")\(text)")
+            }
         }
         let after = result.events.filter { $0.time > failedAt && $0.kind == .event }.prefix(4)
         let teardown = result.events.first { $0.kind == .action && $0.process == "runner" && $0.name == "teardown" }?.time

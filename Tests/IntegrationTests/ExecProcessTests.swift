@@ -60,6 +60,15 @@ import TestSupport
             steps:
               - launch: tool
             """, ":3:17:", ["'\(folder.path)/data.txt' is not an executable file"])
+        // A FIFO marked executable would block the reading of its symbols: refused before.
+        #expect(mkfifo(folder.path + "/pipe", 0o755) == 0)
+        try expectRefused("fifo", """
+            summary: x
+            processes:
+              tool: { exec: [./pipe] }
+            steps:
+              - launch: tool
+            """, ":3:17:", ["'\(folder.path)/pipe' is not an executable file"])
     }
 
     @Test func aStepNeedingTheControlChannelOfAnExecutableWithoutSimulatedFoundationIsRefusedSayingHowToLinkIt() throws {
@@ -152,6 +161,44 @@ import TestSupport
         let xml = try String(contentsOfFile: junit, encoding: .utf8)
         #expect(xml.contains("<system-out>flood [stdout] flood-line\n"))
         #expect(xml.count < 200_000, "\(xml.count) characters")
+    }
+
+    @Test func wideLinesAreTakenInPiecesAndWhatIsKeptIsBoundedInBytes() throws {
+        // 40 lines of 131,072 bytes: each is taken as two pieces of 64 KiB, and 1 MiB holds the last 15 pieces and "end".
+        let path = try write("wide.yaml", """
+            summary: must fail - no line says never
+            processes:
+              wide: { exec: [awk, 'BEGIN { line = "w"; while (length(line) < 100000) line = line line; for (i = 0; i < 40; i++) print line; print "end" }'] }
+            steps:
+              - launch: wide
+              - wait: { for: exit, in: wide, status: 0 }
+              - expect: { in: wide, output: { contains: never } }
+            """)
+        let json = folder.path + "/wide.json"
+        let result = try groupsim(["run", path, "--json", json])
+        #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
+        #expect(result.stdout.contains("wide wrote no line containing \"never\" among its last 16 (65 earlier lines were dropped)"), "\(result.stdout)")
+        #expect(result.stdout.contains("[stdout] end"), "\(result.stdout)")
+        // Failure messages show a line's start; the report holds at most 1 MiB of output.
+        #expect(result.stdout.utf8.count < 20_000, "\(result.stdout.utf8.count) bytes")
+        let report = try String(contentsOfFile: json, encoding: .utf8)
+        #expect(report.contains("65 more output lines are not in the report"))
+        #expect(report.utf8.count < 1_300_000, "\(report.utf8.count) bytes")
+    }
+
+    @Test func outputWithoutNewlinesIsTakenInPiecesAndTheRunGoesOn() throws {
+        // 20 MB on one line: kept as pieces of 64 KiB (the last 16 in 1 MiB), never as one growing line.
+        let path = try write("no-newline.yaml", """
+            summary: one endless line, then a short one
+            processes:
+              spew: { exec: [sh, -c, "head -c 20000000 /dev/zero | tr '\\\\0' x; echo; echo end"] }
+            steps:
+              - launch: spew
+              - wait: { for: output, in: spew, matches: "^end$", timeout: 60 }
+              - expect: { in: spew, output: { matches: "^x{65536}$" } }
+            """)
+        let result = try groupsim(["run", path])
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
     }
 
     @Test func aProcessThatExitsAtStartIsReportedWithItsStatusAndLastLines() throws {
