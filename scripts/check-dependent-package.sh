@@ -37,9 +37,10 @@ SWIFT
 cat > "$work/Notes/Sources/NotesTool/main.swift" <<'SWIFT'
 import SimulatedFoundation
 
-// Registers a default, says it is ready, then waits for its input to end.
+// Registers a default, says it is ready (flushed: its standard output is a pipe), then waits for its input to end.
 UserDefaults.standard.register(defaults: ["theme": "light"])
 print("ready")
+fflush(nil)
 while readLine() != nil {}
 SWIFT
 cat > "$work/Notes/Tests/NotesTests/NotesTests.swift" <<'SWIFT'

@@ -222,8 +222,11 @@ public final class LaunchedExecutable: Sendable {
                     expression.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) != nil
                 }
             } catch {
+                let lines = process.allLines
                 throw outcome.failure("\(name): no output line matching '\(pattern)' within \(seconds) s; last lines: "
-                    + "\(process.allLines.suffix(5)); stderr: \(process.stderr.suffix(500))", at: place)
+                    + (lines.isEmpty ? "none (its standard output is a pipe: a program that does not flush, fflush(nil), "
+                        + "keeps its lines in its buffer)" : "\(lines.suffix(5))")
+                    + "; stderr: \(process.stderr.suffix(500))", at: place)
             }
         }
     }

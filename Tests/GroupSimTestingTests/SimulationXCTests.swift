@@ -72,6 +72,7 @@ final class SimulationXCTests: XCTestCase {
         capturing = true
         await expectScenarioPasses(path)
         capturing = false
+        for failure in captured { removeKeptRoot(namedIn: failure.description) }
         XCTAssertEqual(captured.count, 1)
         XCTAssertEqual(captured.first?.file, path)
         XCTAssertEqual(captured.first?.line, 9)
