@@ -87,8 +87,11 @@ def undeclared_imports(package):
                 continue
             path = os.path.join(folder, source)
             with open(path, encoding="utf-8") as f:
+                in_string = False  # inside a multi-line string literal (a test's script, say): not Swift
                 for number, line in enumerate(f, 1):
-                    m = IMPORT.match(line)
+                    m = None if in_string else IMPORT.match(line)
+                    if line.count('"""') % 2 == 1:
+                        in_string = not in_string
                     if m and m.group(1) not in declared:
                         problems.append("{}:{}: target {} imports {} without declaring it in Package.swift".format(
                             os.path.relpath(path, ROOT), number, t["name"], m.group(1)))
