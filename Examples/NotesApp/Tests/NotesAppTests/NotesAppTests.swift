@@ -66,6 +66,33 @@ let group = "group.com.example.notesapp"
         }
     }
 
+    /// The app's own CloudSync on two devices signed in to one account: a
+    /// sync- setting written on the iPhone comes down into the iPad's suite.
+    @Test func aSyncedSettingReachesTheOtherDevice() async throws {
+        try await withSimulation { simulation in
+            try await simulation.addDevice("iPhone", iCloudAccount: "alice")
+            try await simulation.addDevice("iPad", iCloudAccount: "alice")
+            try simulation.install(.file("notes-app.yaml"), on: "iPhone")
+            try simulation.install(.file("notes-app.yaml"), on: "iPad")
+            let phone = try await simulation.launch("notes-app", on: "iPhone")
+            let pad = try await simulation.launch("notes-app", on: "iPad")
+            try await phone.waitForOutput(matching: "^notes-app: ready ")
+            try await pad.waitForOutput(matching: "^notes-app: ready ")
+
+            try phone.sendInput("set sync-accent green")
+            try await phone.waitForOutput(matching: "^icloud: up sync-accent=green$")
+            try await pad.waitForOutput(matching: "^icloud: down sync-accent=green$", timeout: .seconds(20))
+            #expect(try await pad.value(forKey: "sync-accent", suite: group) == "green")
+            #expect(try await pad.cloudValue(forKey: "sync-accent") == "green")
+            // Not prefixed: it stays on the iPhone.
+            try phone.sendInput("set theme dark")
+            try await phone.waitForOutput(matching: "^theme=dark$")
+            try await simulation.waitForCloud()
+            #expect(try await pad.cloudValue(forKey: "theme") == nil)
+            #expect(try await pad.value(forKey: "theme", suite: group) == "light")
+        }
+    }
+
     /// The legacy widget reads UserDefaults.standard: the scenario that shows
     /// it fails, at its check of the legacy widget's theme, with the value it
     /// found and the widget's own output.
