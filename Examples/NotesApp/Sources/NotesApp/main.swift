@@ -56,6 +56,6 @@ Console.readCommands(help: help) { command, rest in
         let uploaded = NSUbiquitousKeyValueStore.default.synchronize()
         Console.say("synced defaults=\(saved) icloud=\(uploaded)")
     default:
-        Console.say("cannot do '\(command) \(rest)' (help lists the commands)")
+        Console.say("cannot do '\(rest.isEmpty ? command : command + " " + rest)' (help lists the commands)")
     }
 }

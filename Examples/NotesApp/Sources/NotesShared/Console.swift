@@ -67,12 +67,15 @@ public func describe(_ value: Any?) -> String {
             return "{fontSize: \(options.fontSize), showsPreview: \(options.showsPreview)}"
         }
         return "\(data.count) bytes"
-    case let number as NSNumber: return number.stringValue
+    case let number as NSNumber:
+        // A boolean is an NSNumber too: its type code is a char's.
+        if String(cString: number.objCType) == "c" { return number.boolValue ? "true" : "false" }
+        return number.stringValue
     case let value?: return "\(value)"
     }
 }
 
-/// The notes, the widget and the app's `show` print this line: every shown setting.
+/// The line the widgets render and the app's `show` prints: every shown setting.
 public func settingsLine(_ defaults: UserDefaults) -> String {
     let notes = NoteList.notes(in: defaults)
     let options = DisplayOptions.load(from: defaults)
