@@ -174,19 +174,41 @@ public final class LaunchedExecutable: Sendable {
     public func waitForChange(key: String, value: Value? = nil, mechanism: DeliveryMechanism? = nil, timeout: Duration = .seconds(10),
                               fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column) async throws
         -> Delivery {
-        let place = SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column)
+        let wanted = "\(mechanism.map { "\($0.rawValue) " } ?? "")delivery of \(key)" + (value.map { " = \(PlistJSON.encode($0))" } ?? "")
+        return try await waitForDelivery(wanted, timeout: timeout, at: SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column)) {
+            delivery in
+            delivery.key == key && (value == nil || delivery.new == value) && (mechanism == nil || delivery.mechanism == mechanism)
+        }
+    }
+
+    /// Waits until the program's `NSUbiquitousKeyValueStore` posts
+    /// `didChangeExternallyNotification` for a change that includes `key`
+    /// (values from another device, the first download, an account change; with
+    /// `reason`, only that one: "server-change", "initial-sync-change" …), and
+    /// returns that delivery (`reason`, `keys`). Earlier ones count, each once.
+    @discardableResult
+    public func waitForCloudChange(key: String, reason: String? = nil, timeout: Duration = .seconds(20),
+                                   fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column) async throws
+        -> Delivery {
+        let wanted = "iCloud change" + (reason.map { " (\($0))" } ?? "") + " of \(key)"
+        return try await waitForDelivery(wanted, timeout: timeout, at: SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column)) {
+            delivery in
+            delivery.mechanism == .didChangeExternally && delivery.keys.contains(key) && (reason == nil || delivery.reason == reason)
+        }
+    }
+
+    /// The first delivery not taken before that `matches`, waiting up to `timeout`.
+    private func waitForDelivery(_ wanted: String, timeout: Duration, at place: SourcePlace,
+                                 matching matches: @escaping @Sendable (Delivery) -> Bool) async throws -> Delivery {
         let seconds = timeout.seconds
         return try await Blocking.run { [record, outcome, name] in
-            let found = record.takeDelivery(timeout: seconds) { delivery in
-                delivery.key == key && (value == nil || delivery.new == value) && (mechanism == nil || delivery.mechanism == mechanism)
-            }
+            let found = record.takeDelivery(timeout: seconds, matching: matches)
             if let delivery = found.delivery { return delivery }
             let seen = found.seen.suffix(5).map(\.description)
-            let wanted = "\(mechanism.map { "\($0.rawValue) " } ?? "")delivery of \(key)" + (value.map { " = \(PlistJSON.encode($0))" } ?? "")
             throw outcome.failure("\(name): no \(wanted) within \(seconds) s"
                 + (found.closed ? " (its control channel closed: the program ended)" : "")
                 + "; its observers were told: " + (seen.isEmpty ? "nothing" : seen.joined(separator: "; "))
-                + " (only a key the program observes is delivered)", at: place)
+                + " (only what the program observes is delivered)", at: place)
         }
     }
 

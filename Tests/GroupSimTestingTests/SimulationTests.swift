@@ -173,9 +173,13 @@ import Testing
             let phone = try await simulation.launch("settings-examples", on: "iPhone", arguments: ["wait-input"])
             let pad = try await simulation.launch("settings-examples", on: "iPad", arguments: ["wait-input"])
 
+            // The iPad's program uses its store before the write: it is told when the value arrives.
+            #expect(try await pad.cloudValue(forKey: "sync-theme") == nil)
             try await phone.setInCloud("sync-theme", "dark")
-            try await simulation.waitForCloud()
+            let arrived = try await pad.waitForCloudChange(key: "sync-theme")
+            #expect(arrived.origin == "other-device")
             #expect(try await pad.cloudValue(forKey: "sync-theme") == "dark")
+            try await simulation.waitForCloud()
 
             try await simulation.setOnline(false, device: "iPad")
             try await phone.setInCloud("sync-theme", "black")
