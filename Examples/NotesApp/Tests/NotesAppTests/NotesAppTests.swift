@@ -111,6 +111,14 @@ let group = "group.com.example.notesapp"
             #expect(failure.message.contains("legacy-widget: render #1 (launch) theme=light"))
             // The widget that reads the suite did show the app's theme.
             #expect(failure.message.contains("theme=dark"))
+            // A failed run keeps its root for inspection; this one failed on purpose.
+            if let kept = failure.message.range(of: "kept for inspection: ") {
+                let root = failure.message[kept.upperBound...].prefix { !$0.isWhitespace }
+                #expect(root.contains("groupsim-scenario-"))
+                try FileManager.default.removeItem(atPath: String(root))
+            } else {
+                Issue.record("the failure does not say where the run's root was kept: \(failure.message)")
+            }
         }
     }
 }
