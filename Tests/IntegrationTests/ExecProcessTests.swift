@@ -237,16 +237,19 @@ import TestSupport
         // A program that serves the protocol by hand: it comes up, answers the runner's ping, then closes the channel and lives on.
         _ = try write("closes.py", """
             #!/usr/bin/env python3
-            import json, os, socket, sys, time
-            channel = socket.socket(socket.AF_UNIX)
-            channel.connect(os.environ["GROUPSIM_CONTROL_SOCKET"])
+            from json import dumps, loads
+            from os import environ
+            from time import sleep
+            from socket import socket, AF_UNIX
+            channel = socket(AF_UNIX)
+            channel.connect(environ["GROUPSIM_CONTROL_SOCKET"])
             lines = channel.makefile("rw")
             lines.write('{"event":"ready","protocol":1,"info":{}}\\n'); lines.flush()
-            request = json.loads(lines.readline())
-            lines.write(json.dumps({"id": request["id"], "ok": True}) + "\\n"); lines.flush()
+            request = loads(lines.readline())
+            lines.write(dumps({"id": request["id"], "ok": True}) + "\\n"); lines.flush()
             lines.close(); channel.close()
             print("channel closed", flush=True)
-            time.sleep(60)
+            sleep(60)
             """, executable: true)
         let path = try write("closes.yaml", """
             summary: must fail - the program closes its control channel
