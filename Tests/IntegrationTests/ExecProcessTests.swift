@@ -133,6 +133,13 @@ import TestSupport
             steps:
               - wait: { for: output, in: copier }
             """, ":5:18:", ["an output event needs 'matches'"])
+        try expectRefused("status-with-key", """
+            summary: x
+            processes:
+              copier: { exec: [cat] }
+            steps:
+              - expect: { in: copier, output: { contains: x }, status: 0 }
+            """, ":5:60:", ["'status' checks how copier exited; write it as a check of its own, not with 'output'"])
     }
 
     @Test func aFloodingProcessIsKeptBoundedAndTheReportsSayHowManyLinesWereDropped() throws {
