@@ -213,14 +213,17 @@ public enum ScenarioParser {
             let times = try fields["times"]?.int(in: 0...maximumCount)
             return fields["saw"] != nil ? .saw(process: process, matcher, times: times) : .notSaw(process: process, matcher)
         }
+        if let status = fields["status"] {
+            if let other = ["output", "search-list", "kvs", "card", "key"].first(where: { fields[$0] != nil }) {
+                throw status.error("'status' checks how \(process) exited; write it as a check of its own, not with '\(other)'")
+            }
+            return .exit(process: process, status: Int32(try status.int(in: statusRange)))
+        }
         if let output = fields["output"] {
             let inner = try output.fields(allowed: ["contains", "matches", "stream"])
             let contains = try inner["contains"]?.string(), pattern = try inner["matches"].map(parsePattern)
             guard contains != nil || pattern != nil else { throw output.error("an output check needs 'contains' (text) or 'matches' (a regular expression)") }
             return .output(process: process, contains: contains, pattern: pattern, stream: try inner["stream"].map(parseStream))
-        }
-        if let status = fields["status"] {
-            return .exit(process: process, status: Int32(try status.int(in: statusRange)))
         }
         if let order = fields["search-list"] {
             return .searchList(process: process, try order.list().map { try $0.string() })

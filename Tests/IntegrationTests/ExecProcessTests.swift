@@ -133,6 +133,13 @@ import TestSupport
             steps:
               - wait: { for: output, in: copier }
             """, ":5:18:", ["an output event needs 'matches'"])
+        try expectRefused("status-with-key", """
+            summary: x
+            processes:
+              copier: { exec: [cat] }
+            steps:
+              - expect: { in: copier, output: { contains: x }, status: 0 }
+            """, ":5:60:", ["'status' checks how copier exited; write it as a check of its own, not with 'output'"])
     }
 
     @Test func aFloodingProcessIsKeptBoundedAndTheReportsSayHowManyLinesWereDropped() throws {
@@ -237,16 +244,19 @@ import TestSupport
         // A program that serves the protocol by hand: it comes up, answers the runner's ping, then closes the channel and lives on.
         _ = try write("closes.py", """
             #!/usr/bin/env python3
-            import json, os, socket, sys, time
-            channel = socket.socket(socket.AF_UNIX)
-            channel.connect(os.environ["GROUPSIM_CONTROL_SOCKET"])
+            from json import dumps, loads
+            from os import environ
+            from time import sleep
+            from socket import socket, AF_UNIX
+            channel = socket(AF_UNIX)
+            channel.connect(environ["GROUPSIM_CONTROL_SOCKET"])
             lines = channel.makefile("rw")
             lines.write('{"event":"ready","protocol":1,"info":{}}\\n'); lines.flush()
-            request = json.loads(lines.readline())
-            lines.write(json.dumps({"id": request["id"], "ok": True}) + "\\n"); lines.flush()
+            request = loads(lines.readline())
+            lines.write(dumps({"id": request["id"], "ok": True}) + "\\n"); lines.flush()
             lines.close(); channel.close()
             print("channel closed", flush=True)
-            time.sleep(60)
+            sleep(60)
             """, executable: true)
         let path = try write("closes.yaml", """
             summary: must fail - the program closes its control channel
@@ -261,5 +271,44 @@ import TestSupport
         #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
         #expect(result.stdout.contains("\(path):7:"), "\(result.stdout)")
         #expect(result.stdout.contains("tool closed its control channel before answering"), "\(result.stdout)")
+    }
+
+    /// kill -9 of the runner, which no handler sees: an executable it started
+    /// (one that sets up nothing itself, a stopped one too) ends with it, through
+    /// the kernel, as the built-in roles do.
+    @Test func killingTheRunnerEndsTheExecutablesItStarted() throws {
+        let tmp = folder.path + "/tmp"
+        try FileManager.default.createDirectory(atPath: tmp, withIntermediateDirectories: true)
+        // The last argument only marks the processes as this test's.
+        let sleeper = "[python3, -c, 'import time; time.sleep(120)', \(tmp)/marker]"
+        let path = try write("long.yaml", """
+            summary: waits a long time
+            processes:
+              first: { exec: \(sleeper) }
+              second: { exec: \(sleeper) }
+            steps:
+              - launch: [first, second]
+              - suspend: second
+              - wait: { for: output, in: first, matches: never, timeout: 120 }
+            """)
+        func marked() -> [Int32] {
+            let pids = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+            return pids.compactMap(Int32.init).filter { pid in
+                guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return false }
+                return String(decoding: data, as: UTF8.self).contains(tmp + "/marker")
+            }
+        }
+        let runner = try RunningProcess(BuiltExecutable.path("groupsim"), ["run", path], environment: ["TMPDIR": tmp, "NO_COLOR": "1"])
+        defer { for pid in marked() { kill(pid, SIGKILL) } }
+        try runner.waitForLine { $0.hasPrefix("Running 1 scenario") }
+        let deadline = Date().addingTimeInterval(30)
+        // Both started (a process stopped right after its start may still be `groupsim exec`, which it replaces itself with).
+        while marked().count < 2 && Date() < deadline { _ = try? runner.nextLine(timeout: 0.05) }
+        #expect(marked().count >= 2)
+        runner.signal(SIGKILL)
+        #expect(try runner.waitForExit() == SIGKILL)
+        let gone = Date().addingTimeInterval(10)
+        while !marked().isEmpty && Date() < gone { usleep(20_000) }
+        #expect(marked().isEmpty, "still running: \(marked())")
     }
 }
