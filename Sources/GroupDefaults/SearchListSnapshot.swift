@@ -9,11 +9,23 @@ import Synchronization
 final class ContentVersion: Sendable {
     private let counter = Atomic<UInt64>(0)
 
+    /// Moves after any version of the process moves (after that version):
+    /// a snapshot found current when this read `n` (read before its sources'
+    /// versions) stays current while this still reads `n`, so a cached read
+    /// checks one number instead of every source's.
+    private static let anyChange = Atomic<UInt64>(0)
+
+    static var anyChangeCount: UInt64 { anyChange.load(ordering: .acquiring) }
+
     var current: UInt64 { counter.load(ordering: .acquiring) }
 
     /// Returns the new version.
     @discardableResult
-    func bump() -> UInt64 { counter.add(1, ordering: .releasing).newValue }
+    func bump() -> UInt64 {
+        let made = counter.add(1, ordering: .releasing).newValue
+        Self.anyChange.add(1, ordering: .releasing)
+        return made
+    }
 }
 
 /// One instance's whole search list merged into a single dictionary: each
@@ -42,13 +54,19 @@ final class SearchListSnapshot: @unchecked Sendable {
     @exclusivity(unchecked) private var domains: [(domain: PersistentDomain, version: UInt64)]
     private let processVersion: UInt64
     private let searchListVersion: UInt64
+    /// The last `ContentVersion.anyChangeCount` at which this snapshot was
+    /// found current (read before the check): while the count still reads
+    /// this, no source moved since.
+    private let currentAt: Atomic<UInt64>
 
     /// Where the instance's own domain is in the search list: right after the argument domain.
     private static let ownLayer = 1
 
     /// Reads every source. Each version is taken before its source is read,
     /// so a change that lands during the build makes this snapshot out of date.
-    init(searchListVersion: UInt64, processDomains: ProcessDomains, own: PersistentDomain, suites: [PersistentDomain], global: PersistentDomain) {
+    /// `anyChange`: `ContentVersion.anyChangeCount`, read before `searchListVersion`.
+    init(anyChange: UInt64, searchListVersion: UInt64, processDomains: ProcessDomains, own: PersistentDomain, suites: [PersistentDomain], global: PersistentDomain) {
+        currentAt = Atomic(anyChange)
         self.searchListVersion = searchListVersion
         let volatile = processDomains.searchListLayers()
         processVersion = volatile.version
@@ -72,6 +90,7 @@ final class SearchListSnapshot: @unchecked Sendable {
     }
 
     private init(copying other: SearchListSnapshot) {
+        currentAt = Atomic(other.currentAt.load(ordering: .relaxed))
         entries = other.entries
         layerNames = other.layerNames
         layers = other.layers
@@ -81,6 +100,14 @@ final class SearchListSnapshot: @unchecked Sendable {
     }
 
     func copy() -> SearchListSnapshot { SearchListSnapshot(copying: self) }
+
+    /// Whether no source moved since the snapshot was found current at
+    /// `anyChange` (a `ContentVersion.anyChangeCount`): one load, no source visited.
+    @inline(__always)
+    func isCurrent(anyChange: UInt64) -> Bool { currentAt.load(ordering: .relaxed) == anyChange }
+
+    /// Records that every source was found unchanged after `anyChange` was read.
+    func markCurrent(at anyChange: UInt64) { currentAt.store(anyChange, ordering: .relaxed) }
 
     /// Whether no source changed since this snapshot read it (`exceptOwn`: but the own domain).
     func isCurrent(searchListVersion: UInt64, processDomains: ProcessDomains, exceptOwn: Bool = false) -> Bool {
