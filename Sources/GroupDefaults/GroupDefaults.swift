@@ -129,10 +129,10 @@ public final class GroupDefaults: @unchecked Sendable {
         let anyChange = ContentVersion.anyChangeCount
         let hit = cachedSnapshot.withLock { cached -> PlistValue?? in
             guard let snapshot = cached, snapshot.isCurrent(anyChange: anyChange) else { return .none }
-            return .some(snapshot.entries[key]?.value)
+            return .some(snapshot.value(forKey: key))
         }
         if let hit { return hit }
-        return currentSnapshot(anyChange: anyChange).entries[key]?.value
+        return currentSnapshot(anyChange: anyChange).value(forKey: key)
     }
 
     /// How many times this instance built its snapshot (for tests and diagnostics).

@@ -45,6 +45,10 @@ final class SearchListSnapshot: @unchecked Sendable {
     // Unchecked: only `applyOwnSet` writes, on a snapshot no reader holds, so
     // the dynamic exclusivity check (a call on every read) guards nothing.
     @exclusivity(unchecked) private(set) var entries: [String: Entry]
+    /// `entries`' ASCII keys and values, for `value(forKey:)`; not used once
+    /// a set of a key that is not ASCII made it unsure (that key may equal an ASCII one).
+    @exclusivity(unchecked) private var asciiKeys: ASCIIKeyTable
+    @exclusivity(unchecked) private var asciiKeysUsable = true
     /// The search list's domain names, in search order.
     let layerNames: [String]
     /// Each layer's contents as read, in search order: what a removal reveals.
@@ -87,9 +91,12 @@ final class SearchListSnapshot: @unchecked Sendable {
             for (key, value) in layer.contents { entries[key] = Entry(value: value, layer: index) }
         }
         self.entries = entries
+        asciiKeys = ASCIIKeyTable(entries.mapValues(\.value))
     }
 
     private init(copying other: SearchListSnapshot) {
+        asciiKeys = other.asciiKeys
+        asciiKeysUsable = other.asciiKeysUsable
         currentAt = Atomic(other.currentAt.load(ordering: .relaxed))
         entries = other.entries
         layerNames = other.layerNames
@@ -126,19 +133,33 @@ final class SearchListSnapshot: @unchecked Sendable {
         domains[0].version = version
         // A launch argument hides the key whatever the own domain holds.
         if layers[0][key] != nil { return true }
-        if let value {
-            entries[key] = Entry(value: value, layer: Self.ownLayer)
-            return true
+        let entry = value.map { Entry(value: $0, layer: Self.ownLayer) } ?? lowerEntry(forKey: key)
+        entries[key] = entry
+        if asciiKeys.hash(key) == nil {
+            asciiKeysUsable = false
+        } else {
+            asciiKeys.update(key, to: entry?.value)
         }
-        // Removed: the next lower domain's value shows through.
-        for index in (Self.ownLayer + 1)..<layers.count {
-            if let lower = layers[index][key] {
-                entries[key] = Entry(value: lower, layer: index)
-                return true
-            }
-        }
-        entries[key] = nil
         return true
+    }
+
+    /// What a removal from the own domain reveals: the next lower domain's value.
+    private func lowerEntry(forKey key: String) -> Entry? {
+        for index in (Self.ownLayer + 1)..<layers.count {
+            if let lower = layers[index][key] { return Entry(value: lower, layer: index) }
+        }
+        return nil
+    }
+
+    /// The effective value: one look-up in the ASCII table (a miss there is
+    /// a miss unless the view has other keys), else in `entries`.
+    @inline(__always)
+    func value(forKey key: String) -> PlistValue? {
+        if asciiKeysUsable, let hash = asciiKeys.hash(key) {
+            if let found = asciiKeys.value(forKey: key, hash: hash) { return found }
+            if !asciiKeys.hasOtherKeys { return nil }
+        }
+        return entries[key]?.value
     }
 
     func lookup(_ key: String) -> (value: PlistValue, domain: String)? {

@@ -60,6 +60,31 @@ import PropertyList
         #expect(defaults.value(forKey: "k") == "replaced")
     }
 
+    /// Keys that are equal as Swift compares strings (canonical
+    /// equivalence) but not byte for byte are one key, cached or not, ASCII or not.
+    @Test func canonicallyEqualKeysAreOneKeyInACachedRead() throws {
+        let f = Fixture()
+        let defaults = try f.standard()
+        let precomposed = "caf\u{E9}", decomposed = "cafe\u{301}", kelvin = "\u{212A}"
+        defaults.set("composed", forKey: precomposed)
+        #expect(defaults.value(forKey: decomposed) == "composed")
+        f.process.register(["K": "registered"])
+        #expect(defaults.value(forKey: kelvin) == "registered", "U+212A KELVIN SIGN is canonically K")
+        defaults.set("kelvin", forKey: kelvin)
+        #expect(defaults.value(forKey: "K") == "kelvin", "a set of a key that is not ASCII reaches its ASCII equal")
+        defaults.removeObject(forKey: "K")
+        #expect(defaults.value(forKey: kelvin) == "registered")
+        // Many keys, added by sets after the snapshot was cached, then removed.
+        #expect(defaults.value(forKey: "absent") == nil)
+        for index in 0..<300 { defaults.set(.integer(Int64(index)), forKey: "n-\(index)") }
+        #expect((0..<300).allSatisfy { defaults.integer(forKey: "n-\($0)") == $0 })
+        for index in 0..<300 where index % 2 == 0 { defaults.removeObject(forKey: "n-\(index)") }
+        #expect((0..<300).allSatisfy { defaults.value(forKey: "n-\($0)") == ($0 % 2 == 0 ? nil : .integer(Int64($0))) })
+        #expect(defaults.value(forKey: "") == nil)
+        defaults.set("empty", forKey: "")
+        #expect(defaults.value(forKey: "") == "empty")
+    }
+
     /// A reload that found another process's write (here the file changed
     /// behind the domain's back) reaches a cached read.
     @Test func aReloadReachesTheNextCachedRead() throws {
