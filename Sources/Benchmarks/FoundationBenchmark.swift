@@ -75,14 +75,14 @@ struct FoundationBenchmark: ParsableCommand {
             rows.append((operation, goal, foundationTime, simulatedTime))
         }
         let hit = "key-\(keys / 2)"
-        measure("string(forKey:) hit", goal: "≤ 0.1 µs", calls: calls,
+        measure("string(forKey:) hit", goal: "≤ 30 ns", calls: calls,
                 { foundationSide.readStrings(hit, $0) }, { simulatedSide.readStrings(hit, $0) })
-        measure("integer(forKey:) from registration", goal: "≤ 0.1 µs", calls: calls,
+        measure("integer(forKey:) from registration", goal: "≤ 30 ns", calls: calls,
                 foundationSide.readRegisteredIntegers, simulatedSide.readRegisteredIntegers)
-        measure("object(forKey:) miss", goal: "≤ 0.1 µs", calls: calls,
+        measure("object(forKey:) miss", goal: "≤ 30 ns", calls: calls,
                 foundationSide.readMisses, simulatedSide.readMisses)
         // The commits a burst of sets started are finished between rounds, untimed.
-        measure("set (no sync)", goal: "≤ 1 µs", calls: calls / 10,
+        measure("set (no sync)", goal: "≤ 0.5 µs", calls: calls / 10,
                 { foundationSide.set($0, synchronizing: false) }, { simulatedSide.set($0, synchronizing: false) },
                 settle: { foundation.synchronize(); simulated.synchronize() })
         measure("set + synchronize()", goal: "≤ 0.8 ms", calls: syncCalls,
@@ -141,7 +141,8 @@ struct FoundationBenchmark: ParsableCommand {
     static func duration(_ nanoseconds: Double) -> String {
         if nanoseconds >= 100_000 { return String(format: "%.2f ms", nanoseconds / 1e6) }
         if nanoseconds >= 10_000 { return String(format: "%.1f µs", nanoseconds / 1e3) }
-        return String(format: "%.2f µs", nanoseconds / 1e3)
+        if nanoseconds >= 1_000 { return String(format: "%.2f µs", nanoseconds / 1e3) }
+        return String(format: "%.0f ns", nanoseconds)
     }
 }
 
