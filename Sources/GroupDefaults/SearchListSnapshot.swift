@@ -47,7 +47,7 @@ final class SearchListSnapshot: @unchecked Sendable {
     @exclusivity(unchecked) private(set) var entries: [String: Entry]
     /// `entries`' ASCII keys and values, for `value(forKey:)`; not used once
     /// a set of a key that is not ASCII made it unsure (that key may equal an ASCII one).
-    @exclusivity(unchecked) private var asciiKeys: ASCIIKeyTable
+    private let asciiKeys: ASCIIKeyTable
     @exclusivity(unchecked) private var asciiKeysUsable = true
     /// The search list's domain names, in search order.
     let layerNames: [String]
@@ -95,7 +95,7 @@ final class SearchListSnapshot: @unchecked Sendable {
     }
 
     private init(copying other: SearchListSnapshot) {
-        asciiKeys = other.asciiKeys
+        asciiKeys = other.asciiKeys.copy()
         asciiKeysUsable = other.asciiKeysUsable
         currentAt = Atomic(other.currentAt.load(ordering: .relaxed))
         entries = other.entries
