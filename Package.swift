@@ -129,9 +129,12 @@ let package = Package(
         .testTarget(name: "PropertyListTests", dependencies: [
             "PropertyList", .product(name: "PropertyBased", package: "swift-property-based"),
         ]),
-        .testTarget(name: "GroupDefaultsTests", dependencies: ["GroupDefaults", "PropertyList", "SharedFiles", "TestSupport"]),
+        // Counts a thread's heap allocations (malloc defined in the test executable over glibc's).
+        .target(name: "AllocationCounter", path: "Tests/AllocationCounter"),
+        .testTarget(name: "GroupDefaultsTests", dependencies: ["GroupDefaults", "PropertyList", "SharedFiles", "TestSupport", "AllocationCounter"]),
         .testTarget(name: "SimulatedFoundationTests", dependencies: [
             "AppProtocol", "SimulatedFoundation", "GroupDefaults", "PropertyList", "TestSupport", "groupsim",
+            "AllocationCounter",
         ]),
         .testTarget(
             name: "ExamplesTests",

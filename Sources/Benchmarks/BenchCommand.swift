@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import GroupDefaults
 
 /// `groupsim-bench`: measurements that live in benchmarks/, not in timed tests.
 public struct BenchCommand: ParsableCommand {
@@ -29,12 +30,37 @@ struct BenchOptions: ParsableArguments {
     @Option(help: "The app-group suite written and observed.")
     var domain = "group.com.example.bench"
 
+    @Option(help: ArgumentHelp(
+        "Set the root's durability first (default: the root's own setting; a new root's is durable).",
+        valueName: "durable|process"))
+    var durability: String?
+
+    func validate() throws {
+        if let durability, Durability(rawValue: durability) == nil {
+            throw ValidationError("--durability must be durable or process, found '\(durability)'")
+        }
+    }
+
     /// The root to use, and whether this run made it (and so removes it).
     func makeRoot() throws -> (path: String, temporary: Bool) {
-        if let root { return (root, false) }
-        let path = (NSTemporaryDirectory() as NSString).appendingPathComponent("groupsim-bench-\(getpid())")
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return (path, true)
+        let made: (path: String, temporary: Bool)
+        if let root {
+            made = (root, false)
+        } else {
+            let path = (NSTemporaryDirectory() as NSString).appendingPathComponent("groupsim-bench-\(getpid())")
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+            made = (path, true)
+        }
+        if let chosen = durability.flatMap(Durability.init(rawValue:)) { try SimulationRoot(path: made.path).setDurability(chosen) }
+        return made
+    }
+
+    /// What the run's commits do, for the report's first line.
+    func commitsDescription(root: String) -> String {
+        switch (try? SimulationRoot(path: root).durability()) ?? .durable {
+        case .durable: "durable commits (fsync file + folder)"
+        case .process: "process-durable commits (atomic rename, no fsync)"
+        }
     }
 }
 

@@ -18,6 +18,11 @@ struct FoundationBenchmark: ParsableCommand {
     @Option(help: "Rounds per operation; the median round is reported.") var rounds = 7
     @Option(help: "Calls per round for the in-memory operations.") var calls = 200_000
     @Option(help: "Calls per round for set + synchronize() (each one writes the file).") var syncCalls = 200
+    @Option(help: ArgumentHelp(
+        "Measure only this operation, on only this side (for instruction counts under callgrind: scripts/callgrind.sh).",
+        valueName: "string-hit|integer-registered|miss|set|set-sync|set-then-read|dictionary"))
+    var only: MeasuredOperation?
+    @Option(help: "With --only: the side measured.") var side: MeasuredSide = .groupsim
 
     func validate() throws {
         try requireCount(keys, "--keys", in: 1...100_000)
@@ -34,8 +39,11 @@ struct FoundationBenchmark: ParsableCommand {
         guard let foundation = Foundation.UserDefaults(suiteName: options.domain) else {
             throw ValidationError("Foundation refused the suite \(options.domain)")
         }
-        let process = SimulatedProcess(identity: ProcessIdentity(
-            root: SimulationRoot(path: root), bundleIdentifier: "com.example.bench", appGroups: [options.domain]))
+        let process = SimulatedProcess(
+            identity: ProcessIdentity(
+                root: SimulationRoot(path: root), bundleIdentifier: "com.example.bench",
+                appGroups: Set([options.domain] + DefaultsUnderTest<SimulatedFoundation.UserDefaults>.addedSuites)),
+            launchArguments: ["-launch-flag", "YES", "-launch-name", "bench", "-launch-count", "3"])
         guard let simulated = SimulatedFoundation.UserDefaults(suiteName: options.domain, process: process) else {
             throw ValidationError("the simulation refused the suite \(options.domain)")
         }
@@ -43,6 +51,18 @@ struct FoundationBenchmark: ParsableCommand {
         let simulatedSide = DefaultsUnderTest(defaults: simulated, suite: options.domain)
         foundationSide.prepare(keys: keys)
         simulatedSide.prepare(keys: keys)
+        try Self.fillSearchList(of: simulated, process: process)
+        foundationSide.addSuites { Foundation.UserDefaults(suiteName: $0) }
+        simulatedSide.addSuites { SimulatedFoundation.UserDefaults(suiteName: $0, process: process) }
+        if let only {
+            let body: (Int) -> Int = side == .groupsim ? simulatedSide.operation(only, hit: "key-\(keys / 2)") : foundationSide.operation(only, hit: "key-\(keys / 2)")
+            let calls = only == .setSync ? syncCalls : calls
+            let time = median(rounds: rounds, calls: calls, body, settle: { foundation.synchronize(); simulated.synchronize() })
+            foundationSide.cleanUp()
+            simulatedSide.cleanUp()
+            print("foundation --only \(only.rawValue) --side \(side.rawValue): \(calls) calls, \(duration(time)) each (median of \(rounds))")
+            return
+        }
 
         var rows: [(operation: String, goal: String, foundation: Double, simulated: Double)] = []
         /// Each side in turn; `settle` runs after each round, untimed.
@@ -55,14 +75,14 @@ struct FoundationBenchmark: ParsableCommand {
             rows.append((operation, goal, foundationTime, simulatedTime))
         }
         let hit = "key-\(keys / 2)"
-        measure("string(forKey:) hit", goal: "≤ 0.1 µs", calls: calls,
+        measure("string(forKey:) hit", goal: "≤ 30 ns", calls: calls,
                 { foundationSide.readStrings(hit, $0) }, { simulatedSide.readStrings(hit, $0) })
-        measure("integer(forKey:) from registration", goal: "≤ 0.1 µs", calls: calls,
+        measure("integer(forKey:) from registration", goal: "≤ 30 ns", calls: calls,
                 foundationSide.readRegisteredIntegers, simulatedSide.readRegisteredIntegers)
-        measure("object(forKey:) miss", goal: "≤ 0.1 µs", calls: calls,
+        measure("object(forKey:) miss", goal: "≤ 30 ns", calls: calls,
                 foundationSide.readMisses, simulatedSide.readMisses)
         // The commits a burst of sets started are finished between rounds, untimed.
-        measure("set (no sync)", goal: "≤ 1 µs", calls: calls / 10,
+        measure("set (no sync)", goal: "≤ 0.5 µs", calls: calls / 10,
                 { foundationSide.set($0, synchronizing: false) }, { simulatedSide.set($0, synchronizing: false) },
                 settle: { foundation.synchronize(); simulated.synchronize() })
         measure("set + synchronize()", goal: "≤ 0.8 ms", calls: syncCalls,
@@ -77,12 +97,24 @@ struct FoundationBenchmark: ParsableCommand {
         simulatedSide.cleanUp()
 
         print("foundation: \(keys)-key suite \(options.domain), one process, median of \(rounds) rounds")
+        print("search list: launch arguments, the suite, two added suites, NSGlobalDomain, languages, registration (Foundation's side: its suite, the two added suites, registration)")
         print("| operation | Foundation | groupsim | Foundation ÷ groupsim | goal (groupsim) |")
         print("|---|---:|---:|---:|---:|")
         for row in rows {
             print("| `\(row.operation)` | \(duration(row.foundation)) | \(duration(row.simulated)) | "
                 + String(format: "%.1f×", row.foundation / max(row.simulated, 1)) + " | \(row.goal) |")
         }
+    }
+
+    /// What an app's search list holds besides its suite: launch arguments, keys in
+    /// NSGlobalDomain and registered defaults (the added suites: `addSuites`).
+    /// Only the simulated side: Foundation's argument and global domains are
+    /// this process's real ones.
+    static func fillSearchList(of defaults: SimulatedFoundation.UserDefaults, process: SimulatedProcess) throws {
+        var global: [String: PlistValue] = [:]
+        for index in 0..<20 { global["global-\(index)"] = .string("global value \(index)") }
+        try defaults.groupDefaults.setPersistentDomain(global, forName: DomainName.global)
+        defaults.synchronize()
     }
 
     func median(rounds: Int, calls: Int, _ round: (Int) -> Int, settle: () -> Void) -> Double {
@@ -109,13 +141,24 @@ struct FoundationBenchmark: ParsableCommand {
     static func duration(_ nanoseconds: Double) -> String {
         if nanoseconds >= 100_000 { return String(format: "%.2f ms", nanoseconds / 1e6) }
         if nanoseconds >= 10_000 { return String(format: "%.1f µs", nanoseconds / 1e3) }
-        return String(format: "%.2f µs", nanoseconds / 1e3)
+        if nanoseconds >= 1_000 { return String(format: "%.2f µs", nanoseconds / 1e3) }
+        return String(format: "%.0f ns", nanoseconds)
     }
 }
 
 /// What both `UserDefaults` classes answer; the calls measured are written
 /// once, over this, and specialised for each class.
+enum MeasuredOperation: String, ExpressibleByArgument, CaseIterable {
+    case stringHit = "string-hit", integerRegistered = "integer-registered", miss, set, setSync = "set-sync"
+    case setThenRead = "set-then-read", dictionary
+}
+
+enum MeasuredSide: String, ExpressibleByArgument, CaseIterable {
+    case groupsim, foundation
+}
+
 protocol MeasuredDefaults {
+    func addSuite(named suiteName: String)
     func string(forKey defaultName: String) -> String?
     func integer(forKey defaultName: String) -> Int
     func object(forKey defaultName: String) -> Any?
@@ -141,6 +184,32 @@ struct DefaultsUnderTest<Defaults: MeasuredDefaults> {
 
     /// Two values, so every set changes the key.
     let written = ["value-a-" + String(repeating: "x", count: 16), "value-b-" + String(repeating: "x", count: 16)]
+
+    /// Two suites added to the search list, each with keys of its own.
+    static var addedSuites: [String] { ["group.com.example.bench.first", "group.com.example.bench.second"] }
+
+    /// `open`: the class's `init?(suiteName:)`, in the benchmark's process.
+    func addSuites(open: (String) -> Defaults?) {
+        for suite in Self.addedSuites {
+            guard let added = open(suite) else { continue }
+            for index in 0..<10 { added.set("\(suite) value \(index)", forKey: "\(suite)-\(index)") }
+            added.synchronize()
+            defaults.addSuite(named: suite)
+        }
+    }
+
+    /// The calls of one operation, for `--only`.
+    func operation(_ operation: MeasuredOperation, hit: String) -> (Int) -> Int {
+        switch operation {
+        case .stringHit: { readStrings(hit, $0) }
+        case .integerRegistered: readRegisteredIntegers
+        case .miss: readMisses
+        case .set: { set($0, synchronizing: false) }
+        case .setSync: { set($0, synchronizing: true) }
+        case .setThenRead: { setThenRead(hit, $0) }
+        case .dictionary: dictionaryRepresentations
+        }
+    }
 
     func prepare(keys: Int) {
         for index in 0..<keys { defaults.set("value-\(index)-" + String(repeating: "x", count: 16), forKey: "key-\(index)") }
@@ -189,5 +258,8 @@ struct DefaultsUnderTest<Defaults: MeasuredDefaults> {
         return count
     }
 
-    func cleanUp() { defaults.removePersistentDomain(forName: suite); defaults.synchronize() }
+    func cleanUp() {
+        for name in [suite] + Self.addedSuites { defaults.removePersistentDomain(forName: name) }
+        defaults.synchronize()
+    }
 }

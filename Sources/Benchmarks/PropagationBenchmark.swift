@@ -57,7 +57,7 @@ struct PropagationBenchmark: ParsableCommand {
         let observerReloads = Self.field(stats, "reloads") ?? 0
         let observerReadNs = Self.field(stats, "reloadReadNs") ?? 0
         print("""
-            propagation: \(measured) changes, \(keys + 1)-key suite, durable commits (fsync file + folder)
+            propagation: \(measured) changes, \(keys + 1)-key suite, \(options.commitsDescription(root: pair.root))
               latency set → observer callback in another process (ms):
                 p50 \(milliseconds(histogram.valueAtPercentile(50)))  p90 \(milliseconds(histogram.valueAtPercentile(90)))  \
             p99 \(milliseconds(histogram.valueAtPercentile(99)))  max \(milliseconds(histogram.max))  mean \(milliseconds(histogram.mean))

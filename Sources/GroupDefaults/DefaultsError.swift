@@ -14,6 +14,7 @@ public enum DefaultsError: Error, CustomStringConvertible, Equatable {
     case overflow(key: String, current: Int64, delta: Int64)
     case nestedTransaction(domain: String)
     case transactionInsideAnotherDomain(domain: String)
+    case badSetting(path: String, key: String, found: String, expected: String)
 
     public var description: String {
         switch self {
@@ -38,6 +39,8 @@ public enum DefaultsError: Error, CustomStringConvertible, Equatable {
             "a transaction, increment or synchronize of domain \(Self.show(domain)) was started inside a transaction of the same domain; do that work in the outer transaction's body instead."
         case .transactionInsideAnotherDomain(let domain):
             "a transaction, increment or synchronize of domain \(Self.show(domain)) was started inside a transaction of another domain: holding two domains' locks at once can deadlock with another process; set the values instead (they commit after the transaction), or run the two transactions one after the other."
+        case .badSetting(let path, let key, let found, let expected):
+            "'\(path)': setting \(Self.show(key)) is \(found), expected \(expected). Set it again (groupsim root \(key) VALUE) or remove the file for the defaults."
         }
     }
 

@@ -39,7 +39,10 @@ package final class DomainRegistry: @unchecked Sendable {
         PersistentDomain.waitForReleasedCommits()
         let (domain, isNew) = try lock.withLock { () throws -> (PersistentDomain, Bool) in
             if let existing = domains[path]?.domain { return (existing, false) }
-            let domain = PersistentDomain(name: name, file: try SharedPlistFile(path: path, root: root, maximumSize: maximumSize, contentCheck: contentCheck))
+            // The root's setting, read at each first opening: a root's processes started after a change use the new one.
+            let durable = try SimulationRoot(path: root).durability().fsyncs
+            let domain = PersistentDomain(name: name, file: try SharedPlistFile(
+                path: path, durable: durable, root: root, maximumSize: maximumSize, contentCheck: contentCheck))
             domains[path] = WeakDomain(domain)
             return (domain, true)
         }

@@ -141,8 +141,9 @@ package enum Conversions {
         return magnitude > UInt64(Int64.max) ? .max : Int64(magnitude)
     }
 
-    public static func string(_ value: PlistValue?) -> String? {
-        switch value {
+    /// `consuming`: the caller's value is moved, not copied, so a string is handed on without a retain.
+    public static func string(_ value: consuming PlistValue?) -> String? {
+        switch consume value {
         case .string(let s): s
         case .integer(let i): String(i)
         case .real(let d): "\(d)"

@@ -99,15 +99,40 @@ public final class GroupDefaults: @unchecked Sendable {
     /// The snapshot of the whole search list as it is now: the cached one,
     /// unless a source changed since it was built.
     func currentSnapshot() -> SearchListSnapshot {
+        currentSnapshot(anyChange: ContentVersion.anyChangeCount)
+    }
+
+    /// `anyChange`: `ContentVersion.anyChangeCount`, read before any source's version.
+    private func currentSnapshot(anyChange: UInt64) -> SearchListSnapshot {
         let listVersion = searchListVersion.current
-        if let cached = cachedSnapshot.withLock({ $0 }), cached.isCurrent(searchListVersion: listVersion, processDomains: processDomains) {
-            return cached
+        let cached = cachedSnapshot.withLock { cached -> SearchListSnapshot? in
+            guard let snapshot = cached else { return nil }
+            if snapshot.isCurrent(anyChange: anyChange) { return snapshot }
+            guard snapshot.isCurrent(searchListVersion: listVersion, processDomains: processDomains) else { return nil }
+            snapshot.markCurrent(at: anyChange)
+            return snapshot
         }
+        if let cached { return cached }
         let built = SearchListSnapshot(
-            searchListVersion: listVersion, processDomains: processDomains, own: own, suites: addedSuites, global: global)
+            anyChange: anyChange, searchListVersion: listVersion, processDomains: processDomains, own: own,
+            suites: addedSuites, global: global)
         snapshotBuilds.add(1, ordering: .relaxed)
         cachedSnapshot.withLock { $0 = built }
         return built
+    }
+
+    /// A key's effective value: while no source moved since the cached
+    /// snapshot was found current, one atomic load, one uncontended lock and
+    /// one hash look-up, with nothing allocated or retained but the value.
+    @inline(__always)
+    private func effectiveValue(forKey key: String) -> PlistValue? {
+        let anyChange = ContentVersion.anyChangeCount
+        let hit = cachedSnapshot.withLock { cached -> PlistValue?? in
+            guard let snapshot = cached, snapshot.isCurrent(anyChange: anyChange) else { return .none }
+            return .some(snapshot.value(forKey: key))
+        }
+        if let hit { return hit }
+        return currentSnapshot(anyChange: anyChange).value(forKey: key)
     }
 
     /// How many times this instance built its snapshot (for tests and diagnostics).
@@ -120,7 +145,7 @@ public final class GroupDefaults: @unchecked Sendable {
 
     /// The effective value, or nil when no domain has the key (unlike
     /// `bool(forKey:)`, this tells "absent" from "false").
-    public func value(forKey key: String) -> PlistValue? { currentSnapshot().entries[key]?.value }
+    public func value(forKey key: String) -> PlistValue? { effectiveValue(forKey: key) }
 
     /// The effective value in Foundation form, as `UserDefaults.object(forKey:)`.
     public func object(forKey key: String) -> Any? { value(forKey: key)?.foundationValue }
@@ -149,6 +174,7 @@ public final class GroupDefaults: @unchecked Sendable {
     /// changed meanwhile (else the next read rebuilds), and on a copy if a
     /// reader on another thread still holds the cached one.
     private func patchSnapshot(_ value: PlistValue?, forKey key: String, ownVersion: UInt64) {
+        let anyChange = ContentVersion.anyChangeCount
         let listVersion = searchListVersion.current
         cachedSnapshot.withLock { cached in
             guard var snapshot = cached else { return }
@@ -157,7 +183,10 @@ public final class GroupDefaults: @unchecked Sendable {
                   snapshot.isCurrent(searchListVersion: listVersion, processDomains: processDomains, exceptOwn: true)
             else { return }
             if !isKnownUniquelyReferenced(&snapshot) { snapshot = snapshot.copy() }
-            if snapshot.applyOwnSet(value, forKey: key, version: ownVersion) { cached = snapshot }
+            if snapshot.applyOwnSet(value, forKey: key, version: ownVersion) {
+                snapshot.markCurrent(at: anyChange)
+                cached = snapshot
+            }
         }
     }
 

@@ -9,11 +9,23 @@ import Synchronization
 final class ContentVersion: Sendable {
     private let counter = Atomic<UInt64>(0)
 
+    /// Moves after any version of the process moves (after that version):
+    /// a snapshot found current when this read `n` (read before its sources'
+    /// versions) stays current while this still reads `n`, so a cached read
+    /// checks one number instead of every source's.
+    private static let anyChange = Atomic<UInt64>(0)
+
+    static var anyChangeCount: UInt64 { anyChange.load(ordering: .acquiring) }
+
     var current: UInt64 { counter.load(ordering: .acquiring) }
 
     /// Returns the new version.
     @discardableResult
-    func bump() -> UInt64 { counter.add(1, ordering: .releasing).newValue }
+    func bump() -> UInt64 {
+        let made = counter.add(1, ordering: .releasing).newValue
+        Self.anyChange.add(1, ordering: .releasing)
+        return made
+    }
 }
 
 /// One instance's whole search list merged into a single dictionary: each
@@ -33,6 +45,10 @@ final class SearchListSnapshot: @unchecked Sendable {
     // Unchecked: only `applyOwnSet` writes, on a snapshot no reader holds, so
     // the dynamic exclusivity check (a call on every read) guards nothing.
     @exclusivity(unchecked) private(set) var entries: [String: Entry]
+    /// `entries`' ASCII keys and values, for `value(forKey:)`; not used once
+    /// a set of a key that is not ASCII made it unsure (that key may equal an ASCII one).
+    private let asciiKeys: ASCIIKeyTable
+    @exclusivity(unchecked) private var asciiKeysUsable = true
     /// The search list's domain names, in search order.
     let layerNames: [String]
     /// Each layer's contents as read, in search order: what a removal reveals.
@@ -42,13 +58,19 @@ final class SearchListSnapshot: @unchecked Sendable {
     @exclusivity(unchecked) private var domains: [(domain: PersistentDomain, version: UInt64)]
     private let processVersion: UInt64
     private let searchListVersion: UInt64
+    /// The last `ContentVersion.anyChangeCount` at which this snapshot was
+    /// found current (read before the check): while the count still reads
+    /// this, no source moved since.
+    private let currentAt: Atomic<UInt64>
 
     /// Where the instance's own domain is in the search list: right after the argument domain.
     private static let ownLayer = 1
 
     /// Reads every source. Each version is taken before its source is read,
     /// so a change that lands during the build makes this snapshot out of date.
-    init(searchListVersion: UInt64, processDomains: ProcessDomains, own: PersistentDomain, suites: [PersistentDomain], global: PersistentDomain) {
+    /// `anyChange`: `ContentVersion.anyChangeCount`, read before `searchListVersion`.
+    init(anyChange: UInt64, searchListVersion: UInt64, processDomains: ProcessDomains, own: PersistentDomain, suites: [PersistentDomain], global: PersistentDomain) {
+        currentAt = Atomic(anyChange)
         self.searchListVersion = searchListVersion
         let volatile = processDomains.searchListLayers()
         processVersion = volatile.version
@@ -69,9 +91,13 @@ final class SearchListSnapshot: @unchecked Sendable {
             for (key, value) in layer.contents { entries[key] = Entry(value: value, layer: index) }
         }
         self.entries = entries
+        asciiKeys = ASCIIKeyTable(entries.mapValues(\.value))
     }
 
     private init(copying other: SearchListSnapshot) {
+        asciiKeys = other.asciiKeys.copy()
+        asciiKeysUsable = other.asciiKeysUsable
+        currentAt = Atomic(other.currentAt.load(ordering: .relaxed))
         entries = other.entries
         layerNames = other.layerNames
         layers = other.layers
@@ -81,6 +107,14 @@ final class SearchListSnapshot: @unchecked Sendable {
     }
 
     func copy() -> SearchListSnapshot { SearchListSnapshot(copying: self) }
+
+    /// Whether no source moved since the snapshot was found current at
+    /// `anyChange` (a `ContentVersion.anyChangeCount`): one load, no source visited.
+    @inline(__always)
+    func isCurrent(anyChange: UInt64) -> Bool { currentAt.load(ordering: .relaxed) == anyChange }
+
+    /// Records that every source was found unchanged after `anyChange` was read.
+    func markCurrent(at anyChange: UInt64) { currentAt.store(anyChange, ordering: .relaxed) }
 
     /// Whether no source changed since this snapshot read it (`exceptOwn`: but the own domain).
     func isCurrent(searchListVersion: UInt64, processDomains: ProcessDomains, exceptOwn: Bool = false) -> Bool {
@@ -99,19 +133,33 @@ final class SearchListSnapshot: @unchecked Sendable {
         domains[0].version = version
         // A launch argument hides the key whatever the own domain holds.
         if layers[0][key] != nil { return true }
-        if let value {
-            entries[key] = Entry(value: value, layer: Self.ownLayer)
-            return true
+        let entry = value.map { Entry(value: $0, layer: Self.ownLayer) } ?? lowerEntry(forKey: key)
+        entries[key] = entry
+        if asciiKeys.hash(key) == nil {
+            asciiKeysUsable = false
+        } else {
+            asciiKeys.update(key, to: entry?.value)
         }
-        // Removed: the next lower domain's value shows through.
-        for index in (Self.ownLayer + 1)..<layers.count {
-            if let lower = layers[index][key] {
-                entries[key] = Entry(value: lower, layer: index)
-                return true
-            }
-        }
-        entries[key] = nil
         return true
+    }
+
+    /// What a removal from the own domain reveals: the next lower domain's value.
+    private func lowerEntry(forKey key: String) -> Entry? {
+        for index in (Self.ownLayer + 1)..<layers.count {
+            if let lower = layers[index][key] { return Entry(value: lower, layer: index) }
+        }
+        return nil
+    }
+
+    /// The effective value: one look-up in the ASCII table (a miss there is
+    /// a miss unless the view has other keys), else in `entries`.
+    @inline(__always)
+    func value(forKey key: String) -> PlistValue? {
+        if asciiKeysUsable, let hash = asciiKeys.hash(key) {
+            if let found = asciiKeys.value(forKey: key, hash: hash) { return found }
+            if !asciiKeys.hasOtherKeys { return nil }
+        }
+        return entries[key]?.value
     }
 
     func lookup(_ key: String) -> (value: PlistValue, domain: String)? {

@@ -8,7 +8,7 @@ public struct GroupSimCommand: ParsableCommand {
         commandName: "groupsim",
         abstract: "Simulate how an iOS app, its widget and its extensions share settings.",
         version: GroupSimVersion.current,
-        subcommands: [RunCommand.self, DefaultsCommand.self, ContainerCommand.self, DeviceCommand.self, AppManagementCommand.self, ExecCommand.self, CloudCommand.self, FuzzCommand.self]
+        subcommands: [RunCommand.self, DefaultsCommand.self, ContainerCommand.self, DeviceCommand.self, AppManagementCommand.self, ExecCommand.self, CloudCommand.self, FuzzCommand.self, RootCommand.self]
     )
 
     public init() {}

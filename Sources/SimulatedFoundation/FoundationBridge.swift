@@ -33,9 +33,9 @@ enum FoundationBridge {
     }
 
     /// `string(forKey:)`: a string, or a number's text as `NSNumber.stringValue` gives it.
-    static func string(_ value: PlistValue?) -> String? {
+    static func string(_ value: consuming PlistValue?) -> String? {
         if case .real(let real)? = value, let float = storedFloat(real) { return "\(float)" }
-        return Conversions.string(value)
+        return Conversions.string(consume value)
     }
 
     static func dictionary(_ values: [String: PlistValue]) -> [String: Any] {

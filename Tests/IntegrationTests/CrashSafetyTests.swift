@@ -1,14 +1,18 @@
 import Foundation
 import Testing
 import TestSupport
+import GroupDefaults
 import PropertyList
 
-/// kill -9 at random instants of a tight write loop, hundreds of times.
+/// kill -9 at random instants of a tight write loop, hundreds of times, in
+/// each durability: without fsync too, a killed process loses nothing it committed.
 @Suite(.serialized) struct CrashSafetyTests {
     let group = "group.com.example.shared"
 
-    @Test func killedWritersNeverLeaveATornFileOrLoseAnAcknowledgedWrite() throws {
+    @Test(arguments: Durability.allCases)
+    func killedWritersNeverLeaveATornFileOrLoseAnAcknowledgedWrite(durability: Durability) throws {
         let root = TemporaryRoot()
+        try root.setDurability(durability)
         let path = root.groupSuitePath(group)
         let kills = Int(ProcessInfo.processInfo.environment["GROUPSIM_KILL_ROUNDS"] ?? "") ?? 500
         var lastAcknowledged: Int64 = 0

@@ -133,7 +133,9 @@ import PropertyList
         }
     }
 
-    @Test func aKilledWriterDoesNotStallTheOthers() throws {
+    @Test(arguments: Durability.allCases)
+    func aKilledWriterDoesNotStallTheOthers(durability: Durability) throws {
+        try root.setDurability(durability)
         let watcher = try WatchProcess(root: root, domain: group)
         for round in 0..<10 {
             let victim = try RunningProcess(

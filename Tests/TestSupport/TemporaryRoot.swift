@@ -29,3 +29,20 @@ public final class TemporaryRoot: Sendable {
         "\(path)/devices/\(device)/Containers/Data/Application/\(bundle)/Library/Preferences/\(domain ?? bundle).plist"
     }
 }
+
+extension TemporaryRoot {
+    /// Sets the root's durability as a user does, with `groupsim root durability`,
+    /// and checks that the root now says so.
+    public func setDurability(_ durability: Durability) throws {
+        let set = try groupsim(["root", "durability", durability.rawValue], root: self)
+        let shown = try groupsim(["root", "durability"], root: self)
+        guard set.status == 0, shown.trimmedOutput == durability.rawValue else {
+            throw DurabilityNotSet(description: "groupsim root durability \(durability.rawValue): status \(set.status), \(set.stderr); then it printed '\(shown.trimmedOutput)' \(shown.stderr)")
+        }
+    }
+}
+
+/// `groupsim root durability` did not set what was asked.
+public struct DurabilityNotSet: Error, CustomStringConvertible {
+    public let description: String
+}

@@ -1,0 +1,48 @@
+import Foundation
+import PropertyList
+import SharedFiles
+
+/// How far a commit goes before it counts as made, chosen per simulation
+/// root (docs/architecture.md, "Durability"). Either way a commit is an
+/// atomic rename under the file's lock: readers see the old file or the new
+/// one, and a process killed at any instant loses nothing it committed.
+public enum Durability: String, Sendable, CaseIterable {
+    /// The temporary file and then the folder are fsync'd around the rename:
+    /// a commit survives a power loss too. The default.
+    case durable
+    /// No fsync: a commit is in the kernel's page cache when it returns, so
+    /// it survives any process's crash, but not the machine's.
+    case process
+
+    /// Whether commits fsync.
+    public var fsyncs: Bool { self == .durable }
+}
+
+extension SimulationRoot {
+    /// `<root>/settings.plist`: the root's settings (docs/layout.md).
+    public var settingsPath: String { path + "/settings.plist" }
+
+    static let durabilityKey = "durability"
+
+    /// The root's durability: `durable` when no setting says otherwise. A
+    /// setting that is not one of the names is an error naming the file.
+    public func durability() throws -> Durability {
+        guard let settings = try SharedPlistFile.read(path: settingsPath, root: path),
+              let value = settings[Self.durabilityKey]
+        else { return .durable }
+        guard case .string(let name) = value, let durability = Durability(rawValue: name) else {
+            throw DefaultsError.badSetting(
+                path: settingsPath, key: Self.durabilityKey, found: value.stringValue.map { DefaultsError.show($0) } ?? "not a string",
+                expected: Durability.allCases.map(\.rawValue).joined(separator: " or "))
+        }
+        return durability
+    }
+
+    /// Stores the root's durability (durably: the setting itself survives a
+    /// power loss). Processes running now keep the durability their open
+    /// domains were opened with; processes started afterwards use this one.
+    public func setDurability(_ durability: Durability) throws {
+        try createDirectories(path)
+        try SharedPlistFile(path: settingsPath, root: path).update { $0[Self.durabilityKey] = .string(durability.rawValue) }
+    }
+}

@@ -1,0 +1,59 @@
+import AllocationCounter
+import Foundation
+import GroupDefaults
+import SimulatedFoundation
+import Testing
+import TestSupport
+
+/// The face's getters answer from the cached search list: another real
+/// process's write must reach them, and a cached read allocates nothing.
+@Suite struct CachedFaceReadTests {
+    /// The reading instance observes nothing (so nothing of it listens): a
+    /// second instance's observer only says when the write has arrived.
+    @Test func anotherProcessesWriteReachesAnUnobservedInstancesCachedRead() throws {
+        let f = FaceFixture()
+        let process = f.process()
+        let reader = try #require(UserDefaults(suiteName: f.group, process: process))
+        let watcher = try #require(UserDefaults(suiteName: f.group, process: process))
+        reader.set("light", forKey: "theme")
+        reader.synchronize()
+        for _ in 0..<3 { #expect(reader.string(forKey: "theme") == "light") }
+        let arrived = Received()
+        let observation = watcher.observe("theme") { arrived.add($0) }
+
+        let write = try groupsim(["defaults", "write", f.group, "theme", "dark"], root: f.root)
+        #expect(write.status == 0, "\(write.stderr)")
+        #expect(arrived.wait(for: 1))
+        #expect(reader.string(forKey: "theme") == "dark")
+
+        let delete = try groupsim(["defaults", "delete", f.group, "theme"], root: f.root)
+        #expect(delete.status == 0, "\(delete.stderr)")
+        #expect(arrived.wait(for: 2))
+        #expect(reader.string(forKey: "theme") == nil)
+        withExtendedLifetime(observation) {}
+    }
+
+    @Test(.enabled(if: allocation_counter_is_available() != 0, "a sanitizer's runtime owns malloc in this build"))
+    func aCachedReadThroughTheFaceAllocatesNothing() throws {
+        let f = FaceFixture()
+        let process = f.process(arguments: ["-flag", "YES"])
+        let defaults = try #require(UserDefaults(suiteName: f.group, process: process))
+        defaults.register(defaults: ["registered": 42])
+        for index in 0..<100 { defaults.set("value \(index), longer than a small string", forKey: "key-\(index)") }
+        // Each kind of read once, so anything made once per process is made.
+        #expect(defaults.string(forKey: "key-50") == "value 50, longer than a small string")
+        #expect(defaults.integer(forKey: "registered") == 42 && defaults.bool(forKey: "flag") && defaults.object(forKey: "absent") == nil)
+
+        var sink = 0
+        allocation_counter_start()
+        for _ in 0..<1000 {
+            sink &+= defaults.string(forKey: "key-50")?.utf8.count ?? 0
+            sink &+= defaults.integer(forKey: "registered")
+            sink &+= defaults.bool(forKey: "flag") ? 1 : 0
+            sink &+= defaults.object(forKey: "absent") == nil ? 1 : 0
+        }
+        let allocations = allocation_counter_stop()
+        #expect(allocations == 0, "4,000 cached reads allocated \(allocations) times")
+        #expect(sink > 0)
+    }
+}
