@@ -88,17 +88,24 @@ public enum CloudClient {
         }
     }
 
-    /// Runs `body` to completion from synchronous code (the command-line tools).
+    /// Runs `body` to completion from synchronous code (the command-line
+    /// tools, the runner, tests). The body and its child tasks run on a
+    /// thread of `CloudClient`'s own, never on the cooperative pool: a caller
+    /// that waits here may itself hold a pool thread, and callers holding
+    /// all of them would otherwise wait for ever for a task that needs one.
     public static func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
         let box = ResultBox<T>()
         let done = DispatchSemaphore(value: 0)
-        Task {
+        Task(executorPreference: blockingExecutor) {
             box.result = await Result(catching: body)
             done.signal()
         }
         done.wait()
         return try box.result!.get()
     }
+
+    /// The thread `blocking` runs its tasks on, for the process's life.
+    private static let blockingExecutor = OwnThreadExecutor(name: "groupsim.cloud-client")
 }
 
 /// Unchecked Sendable: the task writes `result` once, before it signals the semaphore the reader waits on.

@@ -17,9 +17,14 @@ import PropertyList
 /// costs time, never a change (docs/cloud.md).
 ///
 /// The actor owns the device's state in this process; the copies' files are
-/// shared with the device's app processes through transactions.
+/// shared with the device's app processes through transactions. It runs on
+/// a thread of its own: its file work (a transaction's wait for a copy's
+/// lock, held by an app for up to the lock timeout; the fsync'd writes)
+/// blocks that thread, never one of the cooperative pool's.
 public actor SyncAgent {
     public let cloud: DeviceCloud
+    private let executor = OwnThreadExecutor(name: "groupsim.sync-agent")
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     private let wakeup = Wakeup()
     private let settingsDomain: PersistentDomain
     private var stores: [String: PersistentDomain] = [:]
