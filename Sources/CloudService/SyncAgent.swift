@@ -21,10 +21,10 @@ import PropertyList
 /// a thread of its own: its file work (a transaction's wait for a copy's
 /// lock, held by an app for up to the lock timeout; the fsync'd writes)
 /// blocks that thread, never one of the cooperative pool's.
-public actor SyncAgent {
-    public let cloud: DeviceCloud
+package actor SyncAgent {
+    package let cloud: DeviceCloud
     private let executor = OwnThreadExecutor(name: "groupsim.sync-agent")
-    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+    package nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     private let wakeup = Wakeup()
     private let settingsDomain: PersistentDomain
     private var stores: [String: PersistentDomain] = [:]
@@ -42,7 +42,7 @@ public actor SyncAgent {
     static let retryInterval = Duration.seconds(1)
 
     /// `events`: what the agent does, as it does it (the CLI prints them as JSON lines).
-    public init(cloud: DeviceCloud, events: @escaping @Sendable (String, [String: PlistValue]) -> Void) throws {
+    package init(cloud: DeviceCloud, events: @escaping @Sendable (String, [String: PlistValue]) -> Void) throws {
         self.cloud = cloud
         self.events = events
         settingsDomain = try cloud.settingsDomain()
@@ -54,7 +54,7 @@ public actor SyncAgent {
     }
 
     /// Runs until cancelled.
-    public func run() async {
+    package func run() async {
         var lastProblem: String? = nil
         while !Task.isCancelled {
             do {
