@@ -332,7 +332,7 @@ public struct ProtocolResponse: Sendable {
 }
 
 /// A line that is not what the protocol says a process writes.
-package struct ProtocolDecodingError: Error, CustomStringConvertible {
+struct ProtocolDecodingError: Error, CustomStringConvertible {
     package let description: String
     package init(_ description: String) { self.description = description }
 }

@@ -12,7 +12,7 @@ import Glibc
 /// whoever waits on it for as long as the daemon lives), and, if asked, a
 /// session of its own (it outlives the starter's terminal).
 package enum DetachedProcess {
-    package struct SpawnError: Error, CustomStringConvertible {
+    struct SpawnError: Error, CustomStringConvertible {
         package let description: String
     }
 

@@ -185,7 +185,7 @@ package final class LineConnection: LineStream, @unchecked Sendable {
     /// Every line received so far.
     package var allLines: [String] { condition.withLock { lines } }
     /// Whether the other end has closed (every line it sent is in `allLines`).
-    package var isClosed: Bool { condition.withLock { closed } }
+    var isClosed: Bool { condition.withLock { closed } }
 
     /// Waits until the other end closes, at most `timeout` seconds; true if it did.
     package func waitUntilClosed(timeout: TimeInterval) -> Bool {

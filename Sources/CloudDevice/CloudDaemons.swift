@@ -20,18 +20,18 @@ package struct CloudDaemons: Sendable {
         self.groupsim = groupsim
     }
 
-    package static func serverLockPath(root: SimulationRoot) -> String { root.path + "/cloud/.server.lock" }
+    static func serverLockPath(root: SimulationRoot) -> String { root.path + "/cloud/.server.lock" }
     /// Beside the cloud's, not in the device's folder: erasing the device
     /// must not delete it (a second agent could start), nor be held up by
     /// it (a file held open keeps its deleted folder from being reported
     /// gone, so the agent would never see the device signed in again).
-    package static func agentLockPath(root: SimulationRoot, device: String) throws -> String {
+    static func agentLockPath(root: SimulationRoot, device: String) throws -> String {
         _ = try root.devicePath(device)  // the name is checked as a device's
         return root.path + "/cloud/agents/" + device + ".lock"
     }
-    package static func logFolder(root: SimulationRoot) -> String { root.path + "/cloud/logs" }
+    static func logFolder(root: SimulationRoot) -> String { root.path + "/cloud/logs" }
 
-    package struct AlreadyRunning: Error, CustomStringConvertible {
+    struct AlreadyRunning: Error, CustomStringConvertible {
         package let description: String
     }
 

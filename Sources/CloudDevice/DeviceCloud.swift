@@ -19,7 +19,7 @@ package struct DeviceCloud: Sendable {
 
     package func folder() throws -> String { try root.devicePath(device) + "/cloud" }
 
-    package func settingsPath() throws -> String { try folder() + "/device.plist" }
+    func settingsPath() throws -> String { try folder() + "/device.plist" }
 
     /// The device's secret (`device.secret`, mode 0600), which its agent shows
     /// the cloud on every connection; made with the device's cloud settings.
@@ -44,7 +44,7 @@ package struct DeviceCloud: Sendable {
     /// whatever its size (docs/cloud.md), so a copy may be far larger than a
     /// suite's `PlistLimits.maximumFileSize`; half of `Int.max` leaves the
     /// readers' arithmetic room.
-    package static let maximumStoreFileSize = Int.max / 2
+    static let maximumStoreFileSize = Int.max / 2
 
     /// A store's copy on this device, opened and watched in this process. A
     /// copy holding a counter no device reaches reads as corrupt: empty,

@@ -242,7 +242,7 @@ package final class UbiquitousStore: @unchecked Sendable {
     }
 
     /// Saves every store's unsaved writes (at exit; the simulated apps call it before saying goodbye).
-    package static func flushAll() {
+    static func flushAll() {
         let stores = liveLock.withLock { live.values.compactMap(\.store) }
         for store in stores { _ = try? store.flush() }
     }
@@ -252,7 +252,7 @@ package final class UbiquitousStore: @unchecked Sendable {
     /// Calls `handler` for every external change from now on, on the
     /// notification queue, after the new values are readable.
     @discardableResult
-    package func observeExternalChanges(_ handler: @escaping @Sendable (ExternalChange) -> Void) -> Int {
+    func observeExternalChanges(_ handler: @escaping @Sendable (ExternalChange) -> Void) -> Int {
         lock.withLock {
             nextObserver += 1
             observers[nextObserver] = handler

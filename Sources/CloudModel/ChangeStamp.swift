@@ -155,7 +155,7 @@ extension Dictionary where Key == String, Value == PlistValue {
     }
 
     /// A list that must be there (an empty one is written `[]`).
-    package func requiredArray(_ name: String, at path: String) throws(CloudFormatError) -> [PlistValue] {
+    func requiredArray(_ name: String, at path: String) throws(CloudFormatError) -> [PlistValue] {
         guard self[name] != nil else { throw CloudFormatError("\(path).\(name) is missing (a list, [] when empty)") }
         return try array(name, at: path)
     }

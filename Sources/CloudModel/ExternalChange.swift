@@ -16,7 +16,7 @@ package enum ExternalChangeReason: String, Sendable, CaseIterable {
     }
 
     /// The name Apple's constant has, e.g. "NSUbiquitousKeyValueStoreServerChange".
-    package var appleName: String {
+    var appleName: String {
         switch self {
         case .serverChange: "NSUbiquitousKeyValueStoreServerChange"
         case .initialSyncChange: "NSUbiquitousKeyValueStoreInitialSyncChange"

@@ -13,7 +13,7 @@ import Synchronization
 /// by the server once it is bound, read by agents on every connection attempt
 /// (a restarted server may come back on another port) and by the CLI.
 package struct ServerLocation: Sendable, Equatable {
-    package var host: String
+    var host: String
     package var port: Int
     package var pid: Int32
 

@@ -12,11 +12,11 @@ import SharedFiles
 /// Faults the cloud applies to one device's traffic (set through
 /// `POST /v1/faults/<device>`; `groupsim cloud network` and the scenario
 /// runner use it).
-package struct DeviceFaults: Sendable, Equatable {
+struct DeviceFaults: Sendable, Equatable {
     /// Messages both ways are lost (the device still believes it is connected).
     package var partitioned = false
     /// Added to every message both ways, in milliseconds.
-    package var latencyMilliseconds = 0
+    var latencyMilliseconds = 0
     /// The next so many pushes to the device are lost.
     package var dropPushes = 0
     /// The next so many pushes to the device are sent twice.
@@ -49,7 +49,7 @@ package struct DeviceFaults: Sendable, Equatable {
 }
 
 /// Counts per device, for reports and for proving that a change makes exactly one trip.
-package struct DeviceTraffic: Sendable, Equatable {
+struct DeviceTraffic: Sendable, Equatable {
     package var uploadedChanges = 0
     package var appliedChanges = 0
     package var pushes = 0
@@ -77,13 +77,13 @@ enum OutgoingFrame: Sendable {
 /// `AccountBook`, whose file work runs on a queue of its own, so one
 /// account's long upload (or a file lock another process holds) never holds
 /// up another account. Each connection is a task that calls into the actor.
-package actor CloudServer {
+actor CloudServer {
     private let dataFolder: String
     private let top: String
     /// This run's generation (`StoreLineage`): every revision written by it carries this id.
     private let generation = UUID().uuidString.lowercased()
     private var books: [String: AccountBook] = [:]
-    package nonisolated let serverID: String
+    nonisolated let serverID: String
     private let started = Date()
 
     private struct Session {

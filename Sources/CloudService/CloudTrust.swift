@@ -38,9 +38,9 @@ package enum CloudTrust {
     }
 
     /// The header that names the device a WebSocket speaks for.
-    package static let deviceHeader = "Groupsim-Device"
+    static let deviceHeader = "Groupsim-Device"
 
-    package static func controlSecretFile(root: SimulationRoot) throws -> SecretFile {
+    static func controlSecretFile(root: SimulationRoot) throws -> SecretFile {
         SecretFile(folder: try root.confinedFolder(root.path + "/cloud"), name: "control.secret")
     }
 

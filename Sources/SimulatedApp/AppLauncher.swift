@@ -7,7 +7,7 @@ import PropertyList
 import Terminal
 
 /// Options every simulated process takes.
-package struct AppProcessOptions: ParsableArguments {
+struct AppProcessOptions: ParsableArguments {
     @Option(help: "Simulation root (default: $GROUPSIM_ROOT, else $XDG_DATA_HOME/groupsim, else ~/.local/share/groupsim).")
     var root: String?
 

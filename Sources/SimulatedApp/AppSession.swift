@@ -10,7 +10,7 @@ import PropertyList
 /// One running target of a simulated app on one device: its identity and
 /// entitlements, its defaults, and the commands both faces share.
 /// Unchecked Sendable: its variables (observation, notification token, widget) are set only in `init`, before the session is shared; the rest is constant or locks its own state.
-package final class AppSession: @unchecked Sendable {
+final class AppSession: @unchecked Sendable {
     package let role: Role
     package let manifest: AppManifest
     package let target: AppManifest.Target
@@ -194,7 +194,7 @@ package final class AppSession: @unchecked Sendable {
 
     /// `GROUPSIM_CLOUD_AUTOSTART=0`: never start the cloud (the scenario runner
     /// starts and ends its own).
-    package static let cloudAutostartVariable = "GROUPSIM_CLOUD_AUTOSTART"
+    static let cloudAutostartVariable = "GROUPSIM_CLOUD_AUTOSTART"
 
     /// An app whose device is signed in needs the cloud and its device's
     /// agent: if they are not running, they are started in the background

@@ -14,13 +14,13 @@ import PropertyList
 /// are 2^40 values from a 1 KB file. So the file is refused when aliases
 /// would add more than `maximumAliasExpansion` values, or when lists and
 /// mappings, aliases expanded, nest more than `maximumNesting` deep.
-package enum YAMLExpansion {
+enum YAMLExpansion {
     /// Values that aliases may add to one file, each alias counting its anchor's whole value.
-    package static let maximumAliasExpansion = 100_000
+    static let maximumAliasExpansion = 100_000
 
     /// Lists and mappings nested in a file, aliases expanded: a value may nest
     /// `PlistLimits.maximumDepth` deep inside the file's own structure.
-    package static let maximumNesting = PlistLimits.maximumDepth + 16
+    static let maximumNesting = PlistLimits.maximumDepth + 16
 
     /// Throws a `SpecError` at the alias or collection that crosses a limit.
     /// YAML that libyaml cannot parse passes: composing it reports the error.
