@@ -260,7 +260,7 @@ package final class UbiquitousStore: @unchecked Sendable {
         }
     }
 
-    package func removeObserver(_ id: Int) {
+    func removeObserver(_ id: Int) {
         lock.withLock { _ = observers.removeValue(forKey: id) }
     }
 

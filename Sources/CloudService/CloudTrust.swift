@@ -15,7 +15,7 @@ import SharedFiles
 /// root's real folders only (docs/cloud.md, "Security").
 package enum CloudTrust {
     /// The largest clock skew a device may have (`groupsim cloud network skew`), in milliseconds.
-    package static var maximumClockSkewMilliseconds: Int64 { DeviceCloudSettings.maximumClockSkewMilliseconds }
+    static var maximumClockSkewMilliseconds: Int64 { DeviceCloudSettings.maximumClockSkewMilliseconds }
 
     /// Devices the fault table holds at most.
     static let maximumFaultedDevices = 1024

@@ -11,18 +11,18 @@ import PropertyList
 /// entitlements, its defaults, and the commands both faces share.
 /// Unchecked Sendable: its variables (observation, notification token, widget) are set only in `init`, before the session is shared; the rest is constant or locks its own state.
 final class AppSession: @unchecked Sendable {
-    package let role: Role
-    package let manifest: AppManifest
-    package let target: AppManifest.Target
-    package let context: DefaultsContext
+    let role: Role
+    let manifest: AppManifest
+    let target: AppManifest.Target
+    let context: DefaultsContext
     /// The defaults the target reads and writes: its suite, or its standard
     /// domain when the manifest says `suite: standard`.
-    package let store: GroupDefaults
-    package let events: AppEventSink
+    let store: GroupDefaults
+    let events: AppEventSink
     /// The iCloud key-value store of the target's entitlement (nil without one).
-    package let cloudStore: UbiquitousStore?
+    let cloudStore: UbiquitousStore?
     /// Mirrors prefixed keys between `store` and `cloudStore` (manifest `icloud-bridge`).
-    package let cloudBridge: CloudDefaultsBridge?
+    let cloudBridge: CloudDefaultsBridge?
     private var observation: DefaultsObservation?
     private var notificationToken: NSObjectProtocol?
     private(set) var widget: WidgetTimeline?
@@ -62,13 +62,13 @@ final class AppSession: @unchecked Sendable {
     }
 
     /// Starts what runs by itself (the widget's first render and its timeline).
-    package func start() {
+    func start() {
         if cloudStore != nil { startCloudIfNeeded() }
         cloudBridge?.start()
         widget?.start()
     }
 
-    package var info: [String: PlistValue] {
+    var info: [String: PlistValue] {
         var info: [String: PlistValue] = [
             "role": .string(role.rawValue), "app": .string(manifest.name), "bundleId": .string(target.bundleIdentifier),
             "device": .string(context.device), "root": .string(context.root.path), "suite": .string(store.domainName),
@@ -81,7 +81,7 @@ final class AppSession: @unchecked Sendable {
         return info
     }
 
-    package func perform(_ command: AppRequest) throws -> AppResponse {
+    func perform(_ command: AppRequest) throws -> AppResponse {
         switch command {
         case .get(let key):
             let found = store.lookup(key)
@@ -232,7 +232,7 @@ final class AppSession: @unchecked Sendable {
     /// Every open domain is saved (the suite, suites added, the widget
     /// center), and every failure reported, before the exit event: nothing
     /// is said after it.
-    package func finish(status: Int32) -> Int32 {
+    func finish(status: Int32) -> Int32 {
         let saved = DomainRegistry.shared.saveBeforeExit() && ((try? cloudStore?.flush()) != nil || cloudStore == nil)
         let final = saved || status != 0 ? status : 74
         // Changes are announced on the notification queue: let them all out before saying goodbye.
