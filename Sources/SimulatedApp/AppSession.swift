@@ -132,6 +132,22 @@ final class AppSession: @unchecked Sendable {
         case .reloadWidgets:
             try WidgetCenter(root: context.root, device: context.device).requestReload()
             return .done
+        case .cloudGet, .cloudSet, .cloudRemove, .cloudDump, .cloudSynchronize:
+            return try performCloud(command)
+        case .info:
+            return .info(info)
+        case .searchList:
+            return .searchList(store.searchList)
+        case .ping:
+            return .done
+        case .exit:
+            return .done
+        }
+    }
+
+    /// A request to the process's iCloud key-value store (its entitlement's).
+    private func performCloud(_ command: AppRequest) throws -> AppResponse {
+        switch command {
         case .cloudGet(let key):
             return .value(key: key, value: try entitledCloudStore().object(forKey: key), domain: nil)
         case .cloudSet(let key, let value):
@@ -142,17 +158,11 @@ final class AppSession: @unchecked Sendable {
             return .done
         case .cloudDump:
             let values = try entitledCloudStore().dictionaryRepresentation()
-            return .values(values.keys.sorted().map { (key: $0, value: values[$0]!, domain: "icloud") })
+            return .values(values.keys.sorted().compactMap { key in values[key].map { (key: key, value: $0, domain: "icloud") } })
         case .cloudSynchronize:
             return .boolean(try entitledCloudStore().synchronize())
-        case .info:
-            return .info(info)
-        case .searchList:
-            return .searchList(store.searchList)
-        case .ping:
-            return .done
-        case .exit:
-            return .done
+        default:
+            throw AppRequestError("\(command) is not a request to the iCloud key-value store")
         }
     }
 
