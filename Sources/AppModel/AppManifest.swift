@@ -76,7 +76,7 @@ public struct AppManifest: Sendable {
         try parse(SpecNode.load(path))
     }
 
-    public static func parse(_ root: SpecNode) throws -> AppManifest {
+    package static func parse(_ root: SpecNode) throws -> AppManifest {
         let fields = try root.fields(allowed: ["name", "targets"], required: ["name", "targets"])
         var targets: [Role: Target] = [:]
         for (name, node) in try fields["targets"]!.entries(allowed: Role.allCases.map(\.rawValue)) {

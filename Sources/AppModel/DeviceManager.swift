@@ -11,27 +11,27 @@ import SpecFormat
 /// Every folder is reached from the root without following a symbolic link,
 /// and erasing or deleting removes a link itself, never what it points to:
 /// a link in a device cannot make these commands touch anything outside the root.
-public struct DeviceManager: Sendable {
-    public let root: SimulationRoot
+package struct DeviceManager: Sendable {
+    package let root: SimulationRoot
 
     /// The largest manifest `installed` reads (a manifest is a few hundred bytes).
     static let maximumManifestSize = 1 << 20
 
-    public init(root: SimulationRoot) { self.root = root }
+    package init(root: SimulationRoot) { self.root = root }
 
-    public struct Device: Sendable {
-        public let name: String
-        public let created: Date?
-        public let apps: [String]
-        public let groups: [String]
+    package struct Device: Sendable {
+        package let name: String
+        package let created: Date?
+        package let apps: [String]
+        package let groups: [String]
         /// Set when the entry is not a device folder (a link or a file), which commands refuse.
-        public let problem: String?
+        package let problem: String?
     }
 
     private func metadataPath(_ device: String) throws -> String { try root.devicePath(device) + "/device.plist" }
     private func installedPath(_ device: String) throws -> String { try root.devicePath(device) + "/Library/Installed" }
 
-    public func create(_ name: String) throws {
+    package func create(_ name: String) throws {
         let path = try metadataPath(name)
         // A device folder made by first use, without metadata yet, may be created (named) now.
         let exists = try root.confinedFolder(root.devicePath(name)).withDescriptor(creating: false) { device -> Bool in
@@ -46,7 +46,7 @@ public struct DeviceManager: Sendable {
     }
 
     /// Every device folder in the root (made by `create`, or by first use).
-    public func list() throws -> [Device] {
+    package func list() throws -> [Device] {
         try root.confinedFolder(root.devicesPath).withDescriptor(creating: false) { devices in
             let names = try FolderTree.entries(of: devices, path: root.devicesPath).map(FolderTree.displayName)
             return try names.sorted().filter { !$0.hasPrefix(".") }.map { name in
@@ -88,7 +88,7 @@ public struct DeviceManager: Sendable {
 
     /// Erases content and settings: every container and preference goes,
     /// the device itself stays (as `simctl erase`). Running processes notice.
-    public func erase(_ name: String) throws {
+    package func erase(_ name: String) throws {
         let device = try root.devicePath(name)
         switch try deviceEntryType(name) {
         case nil: throw noDevice(name)
@@ -103,7 +103,7 @@ public struct DeviceManager: Sendable {
     }
 
     /// Deletes a device folder with everything in it; a link standing for a device is removed itself.
-    public func delete(_ name: String) throws {
+    package func delete(_ name: String) throws {
         let device = try root.devicePath(name)
         let removed = try root.confinedFolder(root.devicesPath).withDescriptor(creating: false) { devices in
             try FolderTree.remove(name, in: devices, path: device)
@@ -113,7 +113,7 @@ public struct DeviceManager: Sendable {
 
     /// Installs an app: creates every target's container and every entitled
     /// group's container, and keeps the manifest for `app list`.
-    public func install(_ manifest: AppManifest, manifestText: String, device: String) throws {
+    package func install(_ manifest: AppManifest, manifestText: String, device: String) throws {
         for target in manifest.targets.values {
             try root.prepareConfinedDirectory(try root.appContainerPath(device: device, bundleIdentifier: target.bundleIdentifier) + "/Library/Preferences")
             for group in target.appGroups {
@@ -130,7 +130,7 @@ public struct DeviceManager: Sendable {
     }
 
     /// The manifests installed on a device, by main bundle id.
-    public func installed(device: String) throws -> [(bundle: String, manifest: AppManifest)] {
+    package func installed(device: String) throws -> [(bundle: String, manifest: AppManifest)] {
         let folder = try installedPath(device)
         return try root.confinedFolder(folder).withDescriptor(creating: false) { descriptor in
             let files = try FolderTree.entries(of: descriptor, path: folder).map(FolderTree.displayName)
@@ -147,7 +147,7 @@ public struct DeviceManager: Sendable {
 
     /// Reads and parses a manifest file, refusing (without waiting) a FIFO or
     /// anything but a regular file, and a file larger than any manifest.
-    public static func loadManifest(_ path: String) throws -> (text: String, manifest: AppManifest) {
+    package static func loadManifest(_ path: String) throws -> (text: String, manifest: AppManifest) {
         guard let bytes = try readWholeFile(path, limit: maximumManifestSize) else {
             throw DeviceError("no manifest at '\(path)'")
         }
@@ -163,7 +163,7 @@ public struct DeviceManager: Sendable {
 
     /// Removes an installed app's containers (its groups' containers stay, as
     /// they may be shared with other apps of the group).
-    public func uninstall(bundle: String, device: String) throws {
+    package func uninstall(bundle: String, device: String) throws {
         guard let entry = try installed(device: device).first(where: { $0.bundle == bundle }) else {
             throw DeviceError("\(bundle) is not installed on \(device)")
         }
@@ -196,7 +196,7 @@ extension DeviceManager {
     /// Refuses a device that does not exist, as `simctl` does, naming the
     /// likely one meant: a typo must not make a device. The default device
     /// (`iPhone`) is the exception, made by the first write to a new root.
-    public func requireDevice(_ name: String) throws {
+    package func requireDevice(_ name: String) throws {
         if name == SimulationRoot.defaultDevice { return }
         let path = try root.devicePath(name)
         if FileManager.default.fileExists(atPath: path) { return }
@@ -208,7 +208,7 @@ extension DeviceManager {
     }
 
     /// The candidate a typo most likely meant: the same but for case, or at most two edits away.
-    public static func closest(to word: String, among candidates: [String]) -> String? {
+    package static func closest(to word: String, among candidates: [String]) -> String? {
         if let sameButCase = candidates.first(where: { $0.lowercased() == word.lowercased() }) { return sameButCase }
         let scored = candidates.map { ($0, editDistance(Array(word.lowercased()), Array($0.lowercased()))) }.filter { $0.1 <= 2 }
         return scored.min { $0.1 < $1.1 }?.0
@@ -227,7 +227,7 @@ extension DeviceManager {
     }
 }
 
-public struct DeviceError: Error, CustomStringConvertible {
-    public let description: String
-    public init(_ description: String) { self.description = description }
+package struct DeviceError: Error, CustomStringConvertible {
+    package let description: String
+    package init(_ description: String) { self.description = description }
 }

@@ -24,7 +24,7 @@ public enum AppEvent: Sendable, Equatable {
     case exit(status: Int32)
 
     /// The event's name on the wire ("change", "render", "intent-result" …).
-    public var name: String {
+    package var name: String {
         switch self {
         case .ready: "ready"
         case .change: "change"
@@ -42,17 +42,17 @@ public enum AppEvent: Sendable, Equatable {
 
 /// A change of one key's effective value, as the protocol carries it.
 public struct ValueChange: Sendable, Equatable {
-    public let key: String
-    public let old: PlistValue?
-    public let new: PlistValue?
+    package let key: String
+    package let old: PlistValue?
+    package let new: PlistValue?
     /// "this-process" or "other-process".
-    public let origin: String
+    package let origin: String
     /// The domain that was written to.
-    public let domain: String
+    package let domain: String
     /// The domain the new effective value comes from (nil if the key is now absent).
-    public let valueDomain: String?
+    package let valueDomain: String?
 
-    public init(key: String, old: PlistValue?, new: PlistValue?, origin: String, domain: String, valueDomain: String?) {
+    package init(key: String, old: PlistValue?, new: PlistValue?, origin: String, domain: String, valueDomain: String?) {
         self.key = key
         self.old = old
         self.new = new
@@ -64,11 +64,11 @@ public struct ValueChange: Sendable, Equatable {
 
 /// One line of a widget's card: a shown key, its value and where it came from.
 public struct CardLine: Sendable, Equatable {
-    public let key: String
-    public let value: PlistValue?
-    public let domain: String?
+    package let key: String
+    package let value: PlistValue?
+    package let domain: String?
 
-    public init(key: String, value: PlistValue?, domain: String?) {
+    package init(key: String, value: PlistValue?, domain: String?) {
         self.key = key
         self.value = value
         self.domain = domain
@@ -76,6 +76,6 @@ public struct CardLine: Sendable, Equatable {
 }
 
 /// Where events go: the JSON protocol or the console.
-public protocol AppEventSink: Sendable {
+package protocol AppEventSink: Sendable {
     func emit(_ event: AppEvent)
 }

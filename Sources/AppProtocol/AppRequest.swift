@@ -51,7 +51,7 @@ public enum TypedRead: String, Sendable, CaseIterable {
 }
 
 /// What a request returns.
-public enum AppResponse: Sendable {
+package enum AppResponse: Sendable {
     case done
     case value(key: String, value: PlistValue?, domain: String?)
     case values([(key: String, value: PlistValue, domain: String)])
@@ -62,7 +62,7 @@ public enum AppResponse: Sendable {
 }
 
 /// A request that could not be done, said to the driver; the process keeps running.
-public struct AppRequestError: Error, CustomStringConvertible {
-    public let description: String
-    public init(_ description: String) { self.description = description }
+package struct AppRequestError: Error, CustomStringConvertible {
+    package let description: String
+    package init(_ description: String) { self.description = description }
 }

@@ -5,13 +5,13 @@ import PropertyList
 /// Requests carry an id that the response repeats; events have an "event"
 /// field and no id. A malformed request gets an error response and the
 /// process keeps running; closing stdin ends the process cleanly.
-public enum ControlProtocol {
-    public static let version = 1
+package enum ControlProtocol {
+    package static let version = 1
 
     /// Parses one request line into its id and command. The line is read by
     /// the project's strict JSON reader: values arrive exactly as written or
     /// the request is refused (with its id when the line is a well-formed object).
-    public static func parseRequest(_ line: String) -> (id: String, request: Result<AppRequest, AppRequestError>) {
+    package static func parseRequest(_ line: String) -> (id: String, request: Result<AppRequest, AppRequestError>) {
         let parsed = parseAddressedRequest(line)
         return (parsed.id, parsed.request)
     }
@@ -19,7 +19,7 @@ public enum ControlProtocol {
     /// `parseRequest`, with the request's optional `"suite"` field: the
     /// suite whose `UserDefaults(suiteName:)` an executable's control channel
     /// answers with (nil: `UserDefaults.standard`). The simulated roles ignore it.
-    public static func parseAddressedRequest(_ line: String) -> (id: String, suite: String?, request: Result<AppRequest, AppRequestError>) {
+    package static func parseAddressedRequest(_ line: String) -> (id: String, suite: String?, request: Result<AppRequest, AppRequestError>) {
         let object: [String: JSONValue]
         do {
             // The request object is one level above its fields, whose values may nest as deep as a property list.
@@ -49,12 +49,12 @@ public enum ControlProtocol {
     /// control channel (docs/protocol.md): a connected stream socket it
     /// inherits, by descriptor number, or the path of a listening Unix socket
     /// it connects to. Read once, at load, and removed from the environment.
-    public static let channelDescriptorVariable = "GROUPSIM_CONTROL_FD"
-    public static let channelSocketVariable = "GROUPSIM_CONTROL_SOCKET"
+    package static let channelDescriptorVariable = "GROUPSIM_CONTROL_FD"
+    package static let channelSocketVariable = "GROUPSIM_CONTROL_SOCKET"
     /// The mangled-name prefix of SimulatedFoundation's `ControlChannel`: an
     /// executable that defines a symbol with it links SimulatedFoundation and
     /// can serve the channel (the scenario runner reads it from the file).
-    public static let channelServerSymbolPrefix = "$s19SimulatedFoundation14ControlChannelC"
+    package static let channelServerSymbolPrefix = "$s19SimulatedFoundation14ControlChannelC"
 
     /// The id as it was sent (string, number, boolean…), for the response.
     private static func encodeID(_ id: JSONValue) -> String { PlistJSON.encode(id) }
@@ -139,13 +139,13 @@ public enum ControlProtocol {
 
     /// The request line for a request (what a driver such as the scenario runner sends).
     /// With `suite`, an executable's control channel answers with that suite's `UserDefaults(suiteName:)`.
-    public static func requestLine(id: Int, _ command: AppRequest, suite: String?) -> String {
+    package static func requestLine(id: Int, _ command: AppRequest, suite: String?) -> String {
         let line = requestLine(id: id, command)
         guard let suite else { return line }
         return String(line.dropLast()) + ",\"suite\":\(PlistJSON.quote(suite))}"
     }
 
-    public static func requestLine(id: Int, _ command: AppRequest) -> String {
+    package static func requestLine(id: Int, _ command: AppRequest) -> String {
         func q(_ s: String) -> String { PlistJSON.quote(s) }
         let body: String
         switch command {
@@ -177,7 +177,7 @@ public enum ControlProtocol {
         return "{\"id\":\(id),\(body)}"
     }
 
-    public static func response(id: String, result: AppResponse) -> String {
+    package static func response(id: String, result: AppResponse) -> String {
         var fields = "\"id\":\(id),\"ok\":true"
         switch result {
         case .done: break
@@ -194,12 +194,12 @@ public enum ControlProtocol {
         return "{\(fields)}"
     }
 
-    public static func failure(id: String, message: String) -> String {
+    package static func failure(id: String, message: String) -> String {
         "{\"id\":\(id),\"ok\":false,\"error\":\(PlistJSON.quote(message))}"
     }
 
     /// The one writer of event lines: the simulated processes and `defaults watch --json` use it.
-    public static func event(_ event: AppEvent, at date: Date = Date()) -> String {
+    package static func event(_ event: AppEvent, at date: Date = Date()) -> String {
         let time = "\"time\":\(PlistJSON.quote(PlistJSON.timestamp(date)))"
         switch event {
         case .ready(let info):
@@ -239,7 +239,7 @@ public enum ControlProtocol {
 
     /// Decodes one line a simulated process wrote: a response or an event.
     /// The one decoder of the protocol (the runner and the tests use it).
-    public static func decode(_ line: String) throws -> DecodedLine {
+    package static func decode(_ line: String) throws -> DecodedLine {
         let object: [String: JSONValue]
         do {
             // A render's card wraps values two levels below the event.
@@ -306,14 +306,14 @@ public enum ControlProtocol {
 }
 
 /// One decoded line: what it says, and its fields as written (for logs and reports).
-public struct DecodedLine: Sendable {
-    public let message: ProtocolMessage
+package struct DecodedLine: Sendable {
+    package let message: ProtocolMessage
     /// Every field of the line, nulls left out.
-    public let fields: [String: PlistValue]
+    package let fields: [String: PlistValue]
 }
 
 /// One line from a simulated process.
-public enum ProtocolMessage: Sendable {
+package enum ProtocolMessage: Sendable {
     case response(ProtocolResponse)
     /// An event, with the time the process stamped on it.
     case event(AppEvent, time: String?)
@@ -322,21 +322,21 @@ public enum ProtocolMessage: Sendable {
 /// A response to a request: its id, whether it succeeded, and what it returned.
 public struct ProtocolResponse: Sendable {
     /// Every field of the response, nulls left out.
-    public let fields: [String: PlistValue]
+    package let fields: [String: PlistValue]
 
-    public init(fields: [String: PlistValue]) { self.fields = fields }
+    package init(fields: [String: PlistValue]) { self.fields = fields }
 
     /// The id the driver sent (drivers here send whole numbers).
-    public var id: Int64? { if case .integer(let id)? = fields["id"] { id } else { nil } }
-    public var ok: Bool { fields["ok"] == .bool(true) }
-    public var error: String? { fields["error"]?.stringValue }
+    package var id: Int64? { if case .integer(let id)? = fields["id"] { id } else { nil } }
+    package var ok: Bool { fields["ok"] == .bool(true) }
+    package var error: String? { fields["error"]?.stringValue }
     /// `get`: the value (nil when absent), and the domain it came from.
-    public var value: PlistValue? { fields["value"] }
-    public var domain: String? { fields["domain"]?.stringValue }
+    package var value: PlistValue? { fields["value"] }
+    package var domain: String? { fields["domain"]?.stringValue }
 }
 
 /// A line that is not what the protocol says a process writes.
-public struct ProtocolDecodingError: Error, CustomStringConvertible {
-    public let description: String
-    public init(_ description: String) { self.description = description }
+struct ProtocolDecodingError: Error, CustomStringConvertible {
+    package let description: String
+    package init(_ description: String) { self.description = description }
 }

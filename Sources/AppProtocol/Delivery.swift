@@ -19,25 +19,25 @@ public enum DeliveryMechanism: String, Sendable, CaseIterable {
 /// One delivery to the process's own observers, reported once the observer
 /// (or every receiver of the notification) has returned.
 public struct Delivery: Sendable, Equatable, CustomStringConvertible {
-    public let mechanism: DeliveryMechanism
+    package let mechanism: DeliveryMechanism
     /// The key whose change was delivered; for `did-change-notification`, the
     /// key the call changed when it changed one (nil for whole-domain calls);
     /// nil for `did-change-externally` (see `keys`).
-    public let key: String?
-    public let old: PlistValue?
+    package let key: String?
+    package let old: PlistValue?
     /// The key's effective value after the change (nil: absent).
-    public let new: PlistValue?
+    package let new: PlistValue?
     /// "this-process" or "other-process"; "other-device" for `did-change-externally`.
-    public let origin: String
+    package let origin: String
     /// The domain of the `UserDefaults` instance delivered through (its suite
     /// or the bundle id), or the iCloud store's identifier.
-    public let domain: String
+    package let domain: String
     /// `did-change-externally`: the reason (server-change, initial-sync-change,
     /// quota-violation-change, account-change) and the changed keys.
-    public let reason: String?
-    public let keys: [String]
+    package let reason: String?
+    package let keys: [String]
 
-    public init(mechanism: DeliveryMechanism, key: String?, old: PlistValue?, new: PlistValue?, origin: String, domain: String,
+    package init(mechanism: DeliveryMechanism, key: String?, old: PlistValue?, new: PlistValue?, origin: String, domain: String,
                 reason: String? = nil, keys: [String] = []) {
         self.mechanism = mechanism
         self.key = key

@@ -3,8 +3,8 @@ import Foundation
 import GroupDefaults
 
 /// `groupsim-bench`: measurements that live in benchmarks/, not in timed tests.
-public struct BenchCommand: ParsableCommand {
-    public static let configuration = CommandConfiguration(
+package struct BenchCommand: ParsableCommand {
+    package static let configuration = CommandConfiguration(
         commandName: "groupsim-bench",
         abstract: "Measure propagation latency, bursts, process start-up, the cloud's device-to-device latency and the in-process API against Foundation (build with -c release).",
         subcommands: [
@@ -13,7 +13,7 @@ public struct BenchCommand: ParsableCommand {
         ]
     )
 
-    public init() {}
+    package init() {}
 }
 
 /// Refuses a count outside `range`, naming the option: a negative count

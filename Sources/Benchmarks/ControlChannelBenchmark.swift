@@ -52,31 +52,40 @@ struct ControlChannelBenchmark: ParsableCommand {
         try driver.waitForLine(timeout: 20) { $0.hasPrefix(#"{"event":"ready""#) }
         let with = measureCalls()
 
-        func roundTrips(_ request: AppRequest, suite: String?) throws -> [Double] {
-            var times: [Double] = []
-            times.reserveCapacity(requests)
-            for id in 0..<requests {
-                let line = ControlProtocol.requestLine(id: id, request, suite: suite)
-                let start = MonotonicClock.now()
-                driver.write(line)
-                try driver.waitForLine(timeout: 20) { $0.hasPrefix("{\"id\":\(id),") }
-                times.append(Double(MonotonicClock.now() - start))
-            }
-            return times.sorted()
-        }
         // Deliveries of the measured sets, still on their way, are not requests' time.
         channel.waitUntilSent(timeout: 20)
-        let gets = try roundTrips(.get(key: hit), suite: options.domain)
-        let pings = try roundTrips(.ping, suite: nil)
-        let sets = try roundTrips(.set(key: "written-key", value: .string("value")), suite: options.domain)
+        let gets = try roundTrips(.get(key: hit), suite: options.domain, over: driver)
+        let pings = try roundTrips(.ping, suite: nil, over: driver)
+        let sets = try roundTrips(.set(key: "written-key", value: .string("value")), suite: options.domain, over: driver)
         driver.close()
         _ = channel.waitUntilEnded(timeout: 20)
         side.cleanUp()
 
-        func percentile(_ sorted: [Double], _ fraction: Double) -> String {
-            FoundationBenchmark.duration(sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))])
-        }
         print("control: \(keys)-key suite \(options.domain), one process, median of \(rounds) rounds; \(channel.eventsDropped) events dropped")
+        printTables(without: without, with: with, requests: [("`get`", gets), ("`ping`", pings), ("`set`", sets)])
+    }
+    func validate() throws {
+        guard requests >= 1 else { throw ValidationError("--requests must be at least 1, found \(requests)") }
+    }
+
+    /// `requests` round trips of `request`, each from the driver's write to its reading the answer; sorted, in nanoseconds.
+    private func roundTrips(_ request: AppRequest, suite: String?, over driver: LineConnection) throws -> [Double] {
+        var times: [Double] = []
+        times.reserveCapacity(requests)
+        for id in 0..<requests {
+            let line = ControlProtocol.requestLine(id: id, request, suite: suite)
+            let start = MonotonicClock.now()
+            driver.write(line)
+            try driver.waitForLine(timeout: 20) { $0.hasPrefix("{\"id\":\(id),") }
+            times.append(Double(MonotonicClock.now() - start))
+        }
+        return times.sorted()
+    }
+
+    private func printTables(without: (read: Double, set: Double), with: (read: Double, set: Double), requests timed: [(String, [Double])]) {
+        func percentile(_ sorted: [Double], _ fraction: Double) -> String {
+            sorted.isEmpty ? "-" : FoundationBenchmark.duration(sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))])
+        }
         print("| call | no channel | channel serving |")
         print("|---|---:|---:|")
         print("| `string(forKey:)` hit | \(FoundationBenchmark.duration(without.read)) | \(FoundationBenchmark.duration(with.read)) |")
@@ -84,7 +93,7 @@ struct ControlChannelBenchmark: ParsableCommand {
         print("")
         print("| request (round trip, \(requests) each) | p50 | p99 | max |")
         print("|---|---:|---:|---:|")
-        for (name, times) in [("`get`", gets), ("`ping`", pings), ("`set`", sets)] {
+        for (name, times) in timed {
             print("| \(name) | \(percentile(times, 0.5)) | \(percentile(times, 0.99)) | \(FoundationBenchmark.duration(times.last ?? 0)) |")
         }
     }

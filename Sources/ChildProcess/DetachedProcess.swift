@@ -11,14 +11,14 @@ import Glibc
 /// Foundation's `Process` uses to learn that a child exited, would hold up
 /// whoever waits on it for as long as the daemon lives), and, if asked, a
 /// session of its own (it outlives the starter's terminal).
-public enum DetachedProcess {
-    public struct SpawnError: Error, CustomStringConvertible {
-        public let description: String
+package enum DetachedProcess {
+    struct SpawnError: Error, CustomStringConvertible {
+        package let description: String
     }
 
     /// Returns the child's pid. `log` gets its standard output and error:
     /// appended to, or truncated first; a link there is refused (O_NOFOLLOW).
-    public static func start(
+    package static func start(
         _ executable: String, _ arguments: [String], log: String, appending: Bool, newSession: Bool, environment: [String: String]? = nil
     ) throws -> pid_t {
         var actions = posix_spawn_file_actions_t()

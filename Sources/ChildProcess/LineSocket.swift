@@ -5,7 +5,7 @@ import Glibc
 
 /// Lines read from a child, waited for with a timeout: a child's standard
 /// output (`RunningProcess`) or its control channel (`LineConnection`).
-public protocol LineStream: AnyObject {
+package protocol LineStream: AnyObject {
     /// Waits for (and consumes up to) the first line satisfying `predicate`.
     @discardableResult
     func waitForLine(timeout: TimeInterval, where predicate: (String) -> Bool) throws -> String
@@ -17,9 +17,9 @@ public protocol LineStream: AnyObject {
 extension RunningProcess: LineStream {}
 
 /// Unix stream sockets named by a path.
-public enum UnixSocket {
-    public struct Failure: Error, CustomStringConvertible {
-        public let description: String
+package enum UnixSocket {
+    package struct Failure: Error, CustomStringConvertible {
+        package let description: String
     }
 
     /// The address of `path`, which must fit `sun_path`.
@@ -46,7 +46,7 @@ public enum UnixSocket {
     }
 
     /// A stream socket (closed on exec) connected to the one listening at `path`.
-    public static func connect(to path: String) throws -> Int32 {
+    package static func connect(to path: String) throws -> Int32 {
         var address = try address(path)
         let socket = try make()
         let connected = withUnsafePointer(to: &address) {
@@ -66,14 +66,14 @@ public enum UnixSocket {
 /// `path`, which a program started with `GROUPSIM_CONTROL_SOCKET=path` (or
 /// `groupsim exec --control-socket path`) connects to as it loads.
 /// Unchecked Sendable: its state is the path and the descriptor, both set in `init` and never changed.
-public final class LineSocketListener: @unchecked Sendable {
-    public let path: String
+package final class LineSocketListener: @unchecked Sendable {
+    package let path: String
     private let descriptor: Int32
 
-    public typealias Failure = UnixSocket.Failure
+    package typealias Failure = UnixSocket.Failure
 
     /// Listens at `path` (which must not exist yet; it is removed again when this goes).
-    public init(path: String) throws {
+    package init(path: String) throws {
         var address = try UnixSocket.address(path)
         let socket = try UnixSocket.make()
         let bound = withUnsafePointer(to: &address) {
@@ -90,7 +90,7 @@ public final class LineSocketListener: @unchecked Sendable {
 
     /// The next program that connects, waiting at most `timeout` seconds;
     /// `handler`, if given, gets its lines (see `LineConnection.init`).
-    public func accept(timeout: TimeInterval, handler: (@Sendable (String?) -> Void)? = nil) throws -> LineConnection {
+    package func accept(timeout: TimeInterval, handler: (@Sendable (String?) -> Void)? = nil) throws -> LineConnection {
         var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
         let deadline = Date().addingTimeInterval(timeout)
         while true {
@@ -118,7 +118,7 @@ public final class LineSocketListener: @unchecked Sendable {
 /// descriptor is closed when the object goes, so no call here ever meets a
 /// descriptor number that was closed and reused.
 /// Unchecked Sendable: the lines, the partial line and the flags are under `condition`; the descriptor is set once.
-public final class LineConnection: LineStream, @unchecked Sendable {
+package final class LineConnection: LineStream, @unchecked Sendable {
     private let descriptor: Int32
     private let condition = NSCondition()
     private var lines: [String] = []
@@ -132,7 +132,7 @@ public final class LineConnection: LineStream, @unchecked Sendable {
     /// Takes `descriptor`, a connected stream socket. With a `handler`, lines
     /// go to it only, one at a time in order (a reader that bounds what it
     /// keeps), and `nextLine`/`allLines` have none.
-    public init(descriptor: Int32, handler: (@Sendable (String?) -> Void)? = nil) {
+    package init(descriptor: Int32, handler: (@Sendable (String?) -> Void)? = nil) {
         self.descriptor = descriptor
         self.handler = handler
         Thread { [self] in
@@ -175,7 +175,7 @@ public final class LineConnection: LineStream, @unchecked Sendable {
     }
 
     /// The next line not yet returned, waiting up to `timeout`; nil once the other end closed.
-    public func nextLine(timeout: TimeInterval) throws -> String? {
+    package func nextLine(timeout: TimeInterval) throws -> String? {
         let deadline = Date().addingTimeInterval(timeout)
         condition.lock()
         defer { condition.unlock() }
@@ -188,7 +188,7 @@ public final class LineConnection: LineStream, @unchecked Sendable {
     }
 
     @discardableResult
-    public func waitForLine(timeout: TimeInterval, where predicate: (String) -> Bool) throws -> String {
+    package func waitForLine(timeout: TimeInterval, where predicate: (String) -> Bool) throws -> String {
         let deadline = Date().addingTimeInterval(timeout)
         while true {
             let remaining = deadline.timeIntervalSinceNow
@@ -200,12 +200,12 @@ public final class LineConnection: LineStream, @unchecked Sendable {
     }
 
     /// Every line received so far.
-    public var allLines: [String] { condition.withLock { lines } }
+    package var allLines: [String] { condition.withLock { lines } }
     /// Whether the other end has closed (every line it sent is in `allLines`).
-    public var isClosed: Bool { condition.withLock { closed } }
+    var isClosed: Bool { condition.withLock { closed } }
 
     /// Waits until the other end closes, at most `timeout` seconds; true if it did.
-    public func waitUntilClosed(timeout: TimeInterval) -> Bool {
+    package func waitUntilClosed(timeout: TimeInterval) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         condition.lock()
         defer { condition.unlock() }
@@ -215,11 +215,11 @@ public final class LineConnection: LineStream, @unchecked Sendable {
 
     /// Writes `line` and a newline, whole (blocking while the socket is full); false if the other end is gone.
     @discardableResult
-    public func write(_ line: String) -> Bool { writeRaw(Array((line + "\n").utf8)) }
+    package func write(_ line: String) -> Bool { writeRaw(Array((line + "\n").utf8)) }
 
     /// Writes bytes as they are (for malformed-input tests).
     @discardableResult
-    public func writeRaw(_ bytes: [UInt8]) -> Bool {
+    package func writeRaw(_ bytes: [UInt8]) -> Bool {
         var offset = 0
         while offset < bytes.count {
             let count = bytes[offset...].withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -230,7 +230,7 @@ public final class LineConnection: LineStream, @unchecked Sendable {
     }
 
     /// Ends both directions: the program sees the channel closed, and the reader thread ends.
-    public func close() { shutdown(descriptor, Int32(SHUT_RDWR)) }
+    package func close() { shutdown(descriptor, Int32(SHUT_RDWR)) }
 
     deinit { Glibc.close(descriptor) }
 }

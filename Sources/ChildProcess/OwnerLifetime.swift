@@ -23,14 +23,14 @@ import Glibc
 ///
 /// A daemon meant to outlive its starter (`groupsim cloud start`) is started
 /// by `DetachedProcess`, which never passes the variable on.
-public enum OwnerLifetime {
-    public static let variable = "GROUPSIM_OWNER_PID"
+package enum OwnerLifetime {
+    package static let variable = "GROUPSIM_OWNER_PID"
 
     /// Child side: called first by every executable of the package. Without
     /// the variable it does nothing. The variable is removed from the
     /// environment, so this process's own children are tied to it only if it
     /// names itself again.
-    public static func adopt() {
+    package static func adopt() {
         guard let raw = getenv(variable) else { return }
         let text = String(cString: raw)
         unsetenv(variable)

@@ -7,9 +7,9 @@ import Glibc
 /// Foundation's `FileHandle.availableData` and `readDataToEndOfFile()` stop
 /// the process with a fatal error on EINTR, which a driver sees whenever a
 /// child it stops or resumes sends it SIGCHLD in the middle of a read.
-public enum PipeReading {
+package enum PipeReading {
     /// The next bytes available (blocking until some arrive); empty at end of file.
-    public static func nextChunk(_ handle: FileHandle, maximum: Int = 65_536) -> Data {
+    package static func nextChunk(_ handle: FileHandle, maximum: Int = 65_536) -> Data {
         var buffer = [UInt8](repeating: 0, count: maximum)
         while true {
             let count = buffer.withUnsafeMutableBytes { read(handle.fileDescriptor, $0.baseAddress, maximum) }
@@ -21,7 +21,7 @@ public enum PipeReading {
     }
 
     /// Everything until end of file.
-    public static func toEnd(_ handle: FileHandle) -> Data {
+    package static func toEnd(_ handle: FileHandle) -> Data {
         var all = Data()
         while true {
             let chunk = nextChunk(handle)

@@ -14,23 +14,23 @@ import Glibc
 /// the starter gave `handlers`, also handed to them one at a time on the
 /// reader threads, in the order they were written; `ended` comes once, after
 /// the last line of both streams and the child's end.
-public final class RunningProcess: Sendable {
+package final class RunningProcess: Sendable {
     /// How a child ended.
-    public enum Termination: Sendable, Equatable, CustomStringConvertible {
+    package enum Termination: Sendable, Equatable, CustomStringConvertible {
         /// `exit(status)` or a return from `main`.
         case exited(Int32)
         /// Ended by a signal it did not handle.
         case signalled(Int32)
 
         /// As a shell shows it: the exit status, or 128 + the signal (137 for KILL).
-        public var shellStatus: Int32 {
+        package var shellStatus: Int32 {
             switch self {
             case .exited(let status): status
             case .signalled(let signal): 128 + signal
             }
         }
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .exited(let status): "exited with status \(status)"
             case .signalled(let signal): "killed by signal \(signal)"
@@ -40,14 +40,14 @@ public final class RunningProcess: Sendable {
 
     /// What a starter is told as the child speaks and ends, on the reader threads.
     /// They are let go once `ended` has been called.
-    public struct Handlers: Sendable {
-        public var stdout: @Sendable (String) -> Void
-        public var stderr: @Sendable (String) -> Void
+    package struct Handlers: Sendable {
+        package var stdout: @Sendable (String) -> Void
+        package var stderr: @Sendable (String) -> Void
         /// After the last line of both streams, and the child's end (nil: the
         /// end was not seen, which Foundation cannot fail to report).
-        public var ended: @Sendable (Termination?) -> Void
+        package var ended: @Sendable (Termination?) -> Void
 
-        public init(
+        package init(
             stdout: @escaping @Sendable (String) -> Void = { _ in }, stderr: @escaping @Sendable (String) -> Void = { _ in },
             ended: @escaping @Sendable (Termination?) -> Void = { _ in }
         ) {
@@ -57,9 +57,9 @@ public final class RunningProcess: Sendable {
         }
     }
 
-    public struct Timeout: Error, CustomStringConvertible {
-        public let description: String
-        public init(description: String) { self.description = description }
+    package struct Timeout: Error, CustomStringConvertible {
+        package let description: String
+        package init(description: String) { self.description = description }
     }
 
     /// Foundation's `Process` is used from this object's methods and its
@@ -70,7 +70,7 @@ public final class RunningProcess: Sendable {
     /// the caller. They hold it, never `self`: a `RunningProcess` let go
     /// while its child runs reaches its `deinit`, which ends the child.
     private let output: Output
-    public let pid: Int32
+    package let pid: Int32
 
     /// A write to a child that has died must fail, not kill the parent with SIGPIPE.
     private static let ignoreBrokenPipes: Void = { Glibc.signal(SIGPIPE, SIG_IGN) }()
@@ -81,7 +81,7 @@ public final class RunningProcess: Sendable {
     /// child that may flood its output); `nextLine`, `allLines` and `stderr` then have none.
     /// With a `lineLimit`, a line longer than that many bytes is handed over in
     /// pieces of it, so a child that writes without newlines costs bounded memory.
-    public init(
+    package init(
         _ executable: String, _ arguments: [String], environment: [String: String] = [:], directory: String? = nil,
         handlers: Handlers? = nil, keepsOutput: Bool = true, lineLimit: Int? = nil
     ) throws {
@@ -126,13 +126,13 @@ public final class RunningProcess: Sendable {
 
     /// The next stdout line not yet returned, waiting up to `timeout` seconds
     /// for it; nil when stdout closed first.
-    public func nextLine(timeout: TimeInterval = 10) throws -> String? {
+    package func nextLine(timeout: TimeInterval = 10) throws -> String? {
         try output.nextLine(timeout: timeout)
     }
 
     /// Waits for (and consumes up to) the first stdout line satisfying `predicate`.
     @discardableResult
-    public func waitForLine(timeout: TimeInterval = 10, where predicate: (String) -> Bool) throws -> String {
+    package func waitForLine(timeout: TimeInterval = 10, where predicate: (String) -> Bool) throws -> String {
         let deadline = Date().addingTimeInterval(timeout)
         while true {
             let remaining = deadline.timeIntervalSinceNow
@@ -144,18 +144,18 @@ public final class RunningProcess: Sendable {
     }
 
     /// Every stdout line so far.
-    public var allLines: [String] { output.withState { $0.lines } }
+    package var allLines: [String] { output.withState { $0.lines } }
     /// Everything written to stdout so far, as written (a last line with no newline has none).
-    public var standardOutput: String {
+    package var standardOutput: String {
         output.withState { state in
             state.lines.joined(separator: "\n") + (state.lines.isEmpty || state.stdoutEndedMidLine ? "" : "\n")
         }
     }
     /// Everything written to stderr so far.
-    public var stderr: String { output.withState { String(decoding: $0.stderrData, as: UTF8.self) } }
+    package var stderr: String { output.withState { String(decoding: $0.stderrData, as: UTF8.self) } }
 
     /// Everything the process wrote to stderr, once it closed its end (up to `timeout`).
-    public func completeStandardError(timeout: TimeInterval = 10) throws -> String {
+    package func completeStandardError(timeout: TimeInterval = 10) throws -> String {
         guard output.wait(timeout: timeout, until: { $0.stderrClosed }) else {
             throw Timeout(description: "process \(pid) kept stderr open for \(timeout)s")
         }
@@ -164,21 +164,21 @@ public final class RunningProcess: Sendable {
 
     /// Writes a line to the child's stdin; false if the child is gone (its stdin closed).
     @discardableResult
-    public func write(_ line: String) -> Bool {
+    package func write(_ line: String) -> Bool {
         (try? stdinPipe.fileHandleForWriting.write(contentsOf: Data((line + "\n").utf8))) != nil
     }
 
     /// Writes bytes as they are to the child's stdin; false if the child is gone.
     @discardableResult
-    public func write(bytes: Data) -> Bool {
+    package func write(bytes: Data) -> Bool {
         (try? stdinPipe.fileHandleForWriting.write(contentsOf: bytes)) != nil
     }
 
-    public func closeStdin() { try? stdinPipe.fileHandleForWriting.close() }
+    package func closeStdin() { try? stdinPipe.fileHandleForWriting.close() }
 
     /// Waits until the child (and whatever it left holding them) closed stdout
     /// and stderr, up to `timeout`; false if they are still open.
-    public func waitForOutputToClose(timeout: TimeInterval) -> Bool {
+    package func waitForOutputToClose(timeout: TimeInterval) -> Bool {
         output.wait(timeout: timeout) { $0.stdoutClosed && $0.stderrClosed }
     }
 
@@ -186,19 +186,19 @@ public final class RunningProcess: Sendable {
     /// False once its end was seen: it has been reaped, and its pid may be
     /// another process's by now.
     @discardableResult
-    public func signal(_ signal: Int32) -> Bool {
+    package func signal(_ signal: Int32) -> Bool {
         guard termination == nil else { return false }
         return Foundation.kill(pid, signal) == 0
     }
 
     /// How the child ended; nil while it runs (or its end is not yet seen).
-    public var termination: Termination? { output.withState { $0.termination } }
+    package var termination: Termination? { output.withState { $0.termination } }
 
-    public var isRunning: Bool { termination == nil }
+    package var isRunning: Bool { termination == nil }
 
     /// Waits for the child's end (up to `timeout`).
     @discardableResult
-    public func waitForTermination(timeout: TimeInterval = 10) throws -> Termination {
+    package func waitForTermination(timeout: TimeInterval = 10) throws -> Termination {
         var ended: Termination?
         guard output.wait(timeout: timeout, until: { ended = $0.termination; return ended != nil }), let ended else {
             throw Timeout(description: "process \(pid) did not exit within \(timeout)s")
@@ -210,7 +210,7 @@ public final class RunningProcess: Sendable {
     /// status, or the number of the signal that ended it (`waitForTermination`
     /// tells the two apart).
     @discardableResult
-    public func waitForExit(timeout: TimeInterval = 10) throws -> Int32 {
+    package func waitForExit(timeout: TimeInterval = 10) throws -> Int32 {
         switch try waitForTermination(timeout: timeout) {
         case .exited(let status), .signalled(let status): status
         }
@@ -219,12 +219,12 @@ public final class RunningProcess: Sendable {
     /// Foundation's handle of the child, for the callers not yet moved to
     /// `termination` and `signal`; the child is this object's alone.
     @available(*, deprecated, message: "use termination, signal(_:) and waitForTermination")
-    public var process: Process { child }
+    package var process: Process { child }
 
     /// Sends SIGKILL (with SIGCONT, should it be stopped) and waits for the
     /// end (up to `timeout`); returns how it ended, nil if not seen in time.
     @discardableResult
-    public func kill(timeout: TimeInterval = 10) -> Termination? {
+    package func kill(timeout: TimeInterval = 10) -> Termination? {
         signal(SIGCONT)
         signal(SIGKILL)
         return try? waitForTermination(timeout: timeout)

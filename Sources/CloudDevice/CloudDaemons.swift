@@ -10,29 +10,29 @@ import Glibc
 /// use by hand: `groupsim cloud start` and `stop`, and an app that needs the
 /// cloud starting it. Each holds a `LifetimeLock` while it runs, which is
 /// how a second one is refused and how `start`, `stop` and `status` find them.
-public struct CloudDaemons: Sendable {
-    public let root: SimulationRoot
+package struct CloudDaemons: Sendable {
+    package let root: SimulationRoot
     /// The `groupsim` executable that runs them.
-    public let groupsim: String
+    package let groupsim: String
 
-    public init(root: SimulationRoot, groupsim: String) {
+    package init(root: SimulationRoot, groupsim: String) {
         self.root = root
         self.groupsim = groupsim
     }
 
-    public static func serverLockPath(root: SimulationRoot) -> String { root.path + "/cloud/.server.lock" }
+    static func serverLockPath(root: SimulationRoot) -> String { root.path + "/cloud/.server.lock" }
     /// Beside the cloud's, not in the device's folder: erasing the device
     /// must not delete it (a second agent could start), nor be held up by
     /// it (a file held open keeps its deleted folder from being reported
     /// gone, so the agent would never see the device signed in again).
-    public static func agentLockPath(root: SimulationRoot, device: String) throws -> String {
+    static func agentLockPath(root: SimulationRoot, device: String) throws -> String {
         _ = try root.devicePath(device)  // the name is checked as a device's
         return root.path + "/cloud/agents/" + device + ".lock"
     }
-    public static func logFolder(root: SimulationRoot) -> String { root.path + "/cloud/logs" }
+    static func logFolder(root: SimulationRoot) -> String { root.path + "/cloud/logs" }
 
-    public struct AlreadyRunning: Error, CustomStringConvertible {
-        public let description: String
+    struct AlreadyRunning: Error, CustomStringConvertible {
+        package let description: String
     }
 
     /// Held by `groupsim cloud serve` for its life.
@@ -63,7 +63,7 @@ public struct CloudDaemons: Sendable {
     }
 
     /// Every device of the root (by its folder).
-    public var devices: [String] {
+    package var devices: [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: root.devicesPath)) ?? []).filter { !$0.hasPrefix(".") }.sorted()
     }
 
@@ -72,7 +72,7 @@ public struct CloudDaemons: Sendable {
     /// Every device name is checked before anything starts: a name refused
     /// must not leave a cloud running.
     @discardableResult
-    public func start(devices: [String]) throws -> [String] {
+    package func start(devices: [String]) throws -> [String] {
         for device in devices { _ = try Self.agentLockPath(root: root, device: device) }
         var started: [String] = []
         if server == nil {
@@ -91,7 +91,7 @@ public struct CloudDaemons: Sendable {
 
     /// Ends the cloud and every agent of the root (SIGTERM, then SIGKILL after 5 s); returns what it ended.
     @discardableResult
-    public func stop() -> [String] {
+    package func stop() -> [String] {
         var running: [(String, String, LockHolder)] = []
         if let holder = server { running.append(("cloud", Self.serverLockPath(root: root), holder)) }
         for device in devices {

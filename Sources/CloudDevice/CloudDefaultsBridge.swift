@@ -24,15 +24,15 @@ import PropertyList
 /// changes" flag; removals are never mirrored; other processes' writes are
 /// never seen.
 /// Unchecked Sendable: its observer handles are set in `init` and read in `deinit` only; `ignoreLocalChanges` is touched only on `queue` (serial), where both sides' changes are applied.
-public final class CloudDefaultsBridge: @unchecked Sendable {
-    public enum Mode: String, Sendable, CaseIterable {
+package final class CloudDefaultsBridge: @unchecked Sendable {
+    package enum Mode: String, Sendable, CaseIterable {
         case fixed, naive
     }
 
-    public let defaults: GroupDefaults
-    public let store: UbiquitousStore
-    public let prefix: String
-    public let mode: Mode
+    package let defaults: GroupDefaults
+    package let store: UbiquitousStore
+    package let prefix: String
+    package let mode: Mode
     /// Where the bridge's work runs, one change at a time (the app's main queue in the pattern).
     private let queue = DispatchQueue(label: "groupsim.cloud-bridge")
     private static let onBridgeQueue = DispatchSpecificKey<Bool>()
@@ -42,7 +42,7 @@ public final class CloudDefaultsBridge: @unchecked Sendable {
     /// `.naive`: the pattern's flag, set while cloud values are copied into defaults.
     private var ignoreLocalChanges = false
 
-    public init(defaults: GroupDefaults, store: UbiquitousStore, prefix: String = "sync-", mode: Mode = .fixed) {
+    package init(defaults: GroupDefaults, store: UbiquitousStore, prefix: String = "sync-", mode: Mode = .fixed) {
         self.defaults = defaults
         self.store = store
         self.prefix = prefix
@@ -55,7 +55,7 @@ public final class CloudDefaultsBridge: @unchecked Sendable {
         if let notificationToken { NotificationCenter.default.removeObserver(notificationToken) }
     }
 
-    public func start() {
+    package func start() {
         switch mode {
         case .fixed:
             storeObserver = store.observeExternalChanges { [weak self] change in
@@ -86,7 +86,7 @@ public final class CloudDefaultsBridge: @unchecked Sendable {
     }
 
     /// Returns once everything the bridge was told so far is done.
-    public func waitUntilIdle() { queue.sync {} }
+    package func waitUntilIdle() { queue.sync {} }
 
     // MARK: Fixed
 

@@ -8,18 +8,18 @@ import SharedFiles
 /// `devices/<device>/cloud/`: its settings (`device.plist`) and a copy of
 /// each store its apps use (`stores/<identifier>.plist`). The device's apps
 /// and its sync agent open the same files; docs/layout.md shows them.
-public struct DeviceCloud: Sendable {
-    public let root: SimulationRoot
-    public let device: String
+package struct DeviceCloud: Sendable {
+    package let root: SimulationRoot
+    package let device: String
 
-    public init(root: SimulationRoot, device: String) {
+    package init(root: SimulationRoot, device: String) {
         self.root = root
         self.device = device
     }
 
-    public func folder() throws -> String { try root.devicePath(device) + "/cloud" }
+    package func folder() throws -> String { try root.devicePath(device) + "/cloud" }
 
-    public func settingsPath() throws -> String { try folder() + "/device.plist" }
+    func settingsPath() throws -> String { try folder() + "/device.plist" }
 
     /// The device's secret (`device.secret`, mode 0600), which its agent shows
     /// the cloud on every connection; made with the device's cloud settings.
@@ -27,7 +27,7 @@ public struct DeviceCloud: Sendable {
         SecretFile(folder: try root.confinedFolder(folder()), name: "device.secret")
     }
 
-    public func storePath(_ identifier: String) throws -> String {
+    package func storePath(_ identifier: String) throws -> String {
         try DomainName.validate(identifier, what: "iCloud key-value store identifier")
         return try folder() + "/stores/" + DomainName.fileStem(for: identifier) + ".plist"
     }
@@ -44,7 +44,7 @@ public struct DeviceCloud: Sendable {
     /// whatever its size (docs/cloud.md), so a copy may be far larger than a
     /// suite's `PlistLimits.maximumFileSize`; half of `Int.max` leaves the
     /// readers' arithmetic room.
-    public static let maximumStoreFileSize = Int.max / 2
+    static let maximumStoreFileSize = Int.max / 2
 
     /// A store's copy on this device, opened and watched in this process. A
     /// copy holding a counter no device reaches reads as corrupt: empty,
@@ -59,14 +59,14 @@ public struct DeviceCloud: Sendable {
     static let storeCheck: SharedPlistFile.ContentCheck = { StoreCopy.impossibleNumber(in: $0) }
 
     /// The settings as they are on disk now (defaults when there is no file).
-    public func readSettings() throws -> DeviceCloudSettings {
+    package func readSettings() throws -> DeviceCloudSettings {
         let path = try settingsPath()
         return try DeviceCloudSettings(SharedPlistFile.read(path: path, root: root.path, contentCheck: Self.settingsCheck) ?? [:], path: path)
     }
 
     /// Changes the settings atomically (what `groupsim cloud account` and `network` do).
     @discardableResult
-    public func updateSettings(_ change: (inout DeviceCloudSettings) throws -> Void) throws -> DeviceCloudSettings {
+    package func updateSettings(_ change: (inout DeviceCloudSettings) throws -> Void) throws -> DeviceCloudSettings {
         let path = try settingsPath()
         var result = DeviceCloudSettings()
         // A device that has cloud settings can be signed in, so it needs its secret from now on.
@@ -81,7 +81,7 @@ public struct DeviceCloud: Sendable {
     }
 
     /// The copy of a store as it is on disk now (nil if this device has none).
-    public func readStore(_ identifier: String) throws -> StoreCopy? {
+    package func readStore(_ identifier: String) throws -> StoreCopy? {
         let path = try storePath(identifier)
         guard let fields = try SharedPlistFile.read(
             path: path, root: root.path, maximumSize: Self.maximumStoreFileSize, contentCheck: Self.storeCheck) else { return nil }
@@ -91,30 +91,30 @@ public struct DeviceCloud: Sendable {
 
 /// A device's cloud settings: who is signed in, whether it is online, how
 /// far its clock is off, and which stores its apps have opened.
-public struct DeviceCloudSettings: Sendable, Equatable {
+package struct DeviceCloudSettings: Sendable, Equatable {
     /// The iCloud account signed in on the device (nil: none).
-    public var account: String?
+    package var account: String?
     /// False: the device has no network; its agent stays disconnected.
-    public var online = true
+    package var online = true
     /// Added to the real time for every timestamp this device's apps take.
-    public var clockSkewMilliseconds: Int64 = 0
+    package var clockSkewMilliseconds: Int64 = 0
     /// How far a clock may be off, either way: ten years, in milliseconds
     /// (NetworkAction's rule, shared with the CLI and scenarios). A file
     /// with more is damaged, and a stamp made with it could overflow.
-    public static let maximumClockSkewMilliseconds: Int64 = NetworkAction.skewRange.upperBound
+    package static let maximumClockSkewMilliseconds: Int64 = NetworkAction.skewRange.upperBound
     /// Stores opened by an app on the device; the agent syncs these.
-    public var stores: [String] = []
+    package var stores: [String] = []
 
-    public init() {}
+    package init() {}
 
     /// Why the fields hold a number no device has (nil: they do not).
-    public static func impossibleNumber(in fields: [String: PlistValue]) -> String? {
+    package static func impossibleNumber(in fields: [String: PlistValue]) -> String? {
         guard case .integer(let skew)? = fields["clockSkewMilliseconds"],
               !(-maximumClockSkewMilliseconds...maximumClockSkewMilliseconds).contains(skew) else { return nil }
         return "clockSkewMilliseconds is \(skew); a clock is at most ±\(maximumClockSkewMilliseconds) ms (ten years) off"
     }
 
-    public init(_ fields: [String: PlistValue], path: String) throws(CloudFormatError) {
+    package init(_ fields: [String: PlistValue], path: String) throws(CloudFormatError) {
         if let problem = Self.impossibleNumber(in: fields) { throw CloudFormatError("\(path): \(problem)") }
         if let account = fields["account"] {
             guard case .string(let name) = account, !name.isEmpty else { throw CloudFormatError("\(path): account must be a non-empty string") }
@@ -128,7 +128,7 @@ public struct DeviceCloudSettings: Sendable, Equatable {
         }
     }
 
-    public var plist: [String: PlistValue] {
+    package var plist: [String: PlistValue] {
         var fields: [String: PlistValue] = [
             "online": .bool(online), "clockSkewMilliseconds": .integer(clockSkewMilliseconds),
             "stores": .array(stores.map { .string($0) }),
@@ -138,7 +138,7 @@ public struct DeviceCloudSettings: Sendable, Equatable {
     }
 
     /// The real time, in milliseconds since 1970 (a device's clock adds `clockSkewMilliseconds`).
-    public static func realTime() -> Int64 {
+    package static func realTime() -> Int64 {
         Int64((Date().timeIntervalSince1970 * 1000).rounded())
     }
 }

@@ -13,7 +13,7 @@ extension StoreCopy {
     /// whose value changed (announced as a server change) and how many keys
     /// go back to the cloud.
     @discardableResult
-    public mutating func reset(to records: [CloudRecord], revision newRevision: Int64, generation newGeneration: String?) -> (changed: [String], givingBack: Int) {
+    package mutating func reset(to records: [CloudRecord], revision newRevision: Int64, generation newGeneration: String?) -> (changed: [String], givingBack: Int) {
         let cloud = Dictionary(records.map { ($0.key, $0) }, uniquingKeysWith: { first, _ in first })
         let changed = merge(records)
         revision = newRevision
@@ -36,7 +36,7 @@ extension StoreCopy {
     }
 
     /// What to give back to the cloud after a reset, with the stamps held here.
-    public var restoreUploads: [UploadedChange] {
+    package var restoreUploads: [UploadedChange] {
         restoring.sorted().compactMap { key in
             guard pending[key] == nil, let stamp = stamps[key] else { return nil }
             return UploadedChange(key: key, value: values[key], stamp: stamp)
@@ -46,7 +46,7 @@ extension StoreCopy {
     /// The cloud's answer to a restore: the keys it now keeps (or refused) are
     /// given back no more; a record that won over what was given back is shown.
     @discardableResult
-    public mutating func restored(kept: [String], refused: [RefusedChange], superseded: [CloudRecord]) -> [String] {
+    package mutating func restored(kept: [String], refused: [RefusedChange], superseded: [CloudRecord]) -> [String] {
         restoring.subtract(kept)
         restoring.subtract(refused.map(\.key))
         return correct(superseded)
@@ -55,7 +55,7 @@ extension StoreCopy {
     /// This device's own upload moved the store from `advanced.base` on: its
     /// records are here already, so the copy takes the new revision (and the
     /// generation that wrote it) when nothing else lies between.
-    public mutating func advance(_ advanced: Advance?) {
+    package mutating func advance(_ advanced: Advance?) {
         guard let advanced, advanced.base == revision else { return }
         revision = advanced.revision
         generation = advanced.generation

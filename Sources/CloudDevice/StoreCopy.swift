@@ -13,45 +13,45 @@ import PropertyList
 /// - `revision`: how far this copy has got in the cloud's history of the store;
 /// - `notices`: the last external-change notifications, for every process of
 ///   the app on the device to post.
-public struct StoreCopy: Sendable, Equatable {
-    public struct Pending: Sendable, Equatable {
+package struct StoreCopy: Sendable, Equatable {
+    package struct Pending: Sendable, Equatable {
         /// Always the key's entry in `values` (nil: removed); the file keeps
         /// it there only, so a big value is stored once.
-        public var value: PlistValue?
-        public var stamp: ChangeStamp
+        package var value: PlistValue?
+        package var stamp: ChangeStamp
         /// Over a limit: kept on the device, never uploaded.
-        public var overQuota: Bool
+        package var overQuota: Bool
     }
 
-    public struct Notice: Sendable, Equatable {
-        public var serial: Int64
-        public var change: ExternalChange
+    package struct Notice: Sendable, Equatable {
+        package var serial: Int64
+        package var change: ExternalChange
     }
 
     /// The account whose values these are; nil when none is signed in.
-    public var account: String?
-    public var values: [String: PlistValue] = [:]
+    package var account: String?
+    package var values: [String: PlistValue] = [:]
     /// The write each value (or removal) came from, so an older record that
     /// arrives after a newer one never wins: the copy ends the same whatever
     /// order records come in.
-    public var stamps: [String: ChangeStamp] = [:]
-    public var pending: [String: Pending] = [:]
-    public var revision: Int64 = 0
+    package var stamps: [String: ChangeStamp] = [:]
+    package var pending: [String: Pending] = [:]
+    package var revision: Int64 = 0
     /// The cloud's generation that wrote `revision` (`StoreLineage`); nil before the first.
-    public var generation: String?
+    package var generation: String?
     /// Keys this device gives back to the cloud after a reset, as it holds them (`StoreCopy+Reset.swift`).
-    public var restoring: Set<String> = []
+    package var restoring: Set<String> = []
     /// Whether the first download for `account` has arrived (InitialSyncChange posted).
-    public var initialSyncDone = false
-    public var nextSequence: Int64 = 1
-    public var notices: [Notice] = []
+    package var initialSyncDone = false
+    package var nextSequence: Int64 = 1
+    package var notices: [Notice] = []
     /// The serial of the newest notice (notices are never all dropped, only the oldest).
-    public var lastNoticeSerial: Int64 { notices.last?.serial ?? 0 }
+    package var lastNoticeSerial: Int64 { notices.last?.serial ?? 0 }
 
     /// Notices kept for processes that were busy when they were posted.
-    public static let keptNotices = 32
+    package static let keptNotices = 32
 
-    public init() {}
+    package init() {}
 
     // MARK: Local writes (the app processes)
 
@@ -60,7 +60,7 @@ public struct StoreCopy: Sendable, Equatable {
     /// posts QuotaViolationChange for the key (what iCloud does). Returns the
     /// limit broken, if any.
     @discardableResult
-    public mutating func write(_ value: PlistValue?, forKey key: String, device: String, time: Int64) -> String? {
+    package mutating func write(_ value: PlistValue?, forKey key: String, device: String, time: Int64) -> String? {
         if values[key] == value && pending[key] == nil { return nil }
         values[key] = value
         let stamp = ChangeStamp(time: time, device: device, sequence: nextSequence)
@@ -80,7 +80,7 @@ public struct StoreCopy: Sendable, Equatable {
     }
 
     /// What the agent should upload: pending writes within the limits, oldest first.
-    public var uploads: [UploadedChange] {
+    package var uploads: [UploadedChange] {
         pending.filter { !$0.value.overQuota }
             .map { UploadedChange(key: $0.key, value: $0.value.value, stamp: $0.value.stamp) }
             .sorted { $0.stamp.sequence < $1.stamp.sequence }
@@ -90,14 +90,14 @@ public struct StoreCopy: Sendable, Equatable {
 
     /// The cloud accepted these writes: they are no longer pending (unless
     /// the key was written again since).
-    public mutating func acknowledge(_ sequences: [Int64]) {
+    package mutating func acknowledge(_ sequences: [Int64]) {
         let accepted = Set(sequences)
         pending = pending.filter { !accepted.contains($0.value.stamp.sequence) }
     }
 
     /// The cloud refused these writes (a limit another device's writes
     /// reached first): they stay local and never go up.
-    public mutating func refuse(_ refused: [RefusedChange]) {
+    package mutating func refuse(_ refused: [RefusedChange]) {
         var keys: [String] = []
         for item in refused {
             guard var entry = pending[item.key], entry.stamp.sequence == item.sequence else { continue }
@@ -114,7 +114,7 @@ public struct StoreCopy: Sendable, Equatable {
     /// ServerChange (InitialSyncChange for the first download) with the keys
     /// whose value this device did not already have. Returns those keys.
     @discardableResult
-    public mutating func apply(_ records: [CloudRecord], revision newRevision: Int64, initial: Bool) -> [String] {
+    package mutating func apply(_ records: [CloudRecord], revision newRevision: Int64, initial: Bool) -> [String] {
         let changed = merge(records)
         revision = max(revision, newRevision)
         if initial && !initialSyncDone {
@@ -131,7 +131,7 @@ public struct StoreCopy: Sendable, Equatable {
     /// The records that won over this device's own uploads (the cloud had a
     /// newer write): shown here at once, announced as a server change.
     @discardableResult
-    public mutating func correct(_ records: [CloudRecord]) -> [String] {
+    package mutating func correct(_ records: [CloudRecord]) -> [String] {
         let changed = merge(records)
         if !changed.isEmpty { post(ExternalChange(reason: .serverChange, keys: changed)) }
         return changed
@@ -162,7 +162,7 @@ public struct StoreCopy: Sendable, Equatable {
     /// Signs the copy into `newAccount` (nil: out). Leaving an account takes
     /// its values off the device (AccountChange with their keys); values
     /// written with no account stay, pending, to be reconciled at sign-in.
-    public mutating func switchAccount(to newAccount: String?) {
+    package mutating func switchAccount(to newAccount: String?) {
         guard newAccount != account else { return }
         let leaving = account != nil
         var removed: [String] = []
@@ -187,7 +187,7 @@ public struct StoreCopy: Sendable, Equatable {
 
     // MARK: The file
 
-    public var plist: [String: PlistValue] {
+    package var plist: [String: PlistValue] {
         var fields: [String: PlistValue] = [
             "values": .dictionary(values), "revision": .integer(revision),
             "stamps": .dictionary(stamps.mapValues { .dictionary($0.fields) }), "initialSyncDone": .bool(initialSyncDone),
@@ -216,7 +216,7 @@ public struct StoreCopy: Sendable, Equatable {
     /// (nil: they do not). Such a file is damaged: it is kept aside like a
     /// corrupt one and the copy starts again (`DeviceCloud.storeDomain`),
     /// so counting on from it (`nextSequence`, notice serials) never overflows.
-    public static func impossibleNumber(in fields: [String: PlistValue]) -> String? {
+    package static func impossibleNumber(in fields: [String: PlistValue]) -> String? {
         var counters: [(String, Int64, lowest: Int64)] = []
         if case .integer(let number)? = fields["nextSequence"] { counters.append(("nextSequence", number, 1)) }
         if case .integer(let number)? = fields["revision"] { counters.append(("revision", number, 0)) }
@@ -229,7 +229,7 @@ public struct StoreCopy: Sendable, Equatable {
     }
 
     /// Reads a copy from its file's dictionary (empty: a new copy). `path` names the file in errors.
-    public init(_ fields: [String: PlistValue], path: String) throws(CloudFormatError) {
+    package init(_ fields: [String: PlistValue], path: String) throws(CloudFormatError) {
         if fields.isEmpty { return }
         if let problem = Self.impossibleNumber(in: fields) { throw CloudFormatError("\(path): \(problem)") }
         if let account = fields["account"] {

@@ -9,9 +9,9 @@ import PropertyList
 /// from the cloud are announced to every process of the device that holds
 /// the store, with the reason and the keys. Local writes are not announced.
 /// Unchecked Sendable: the cursor, observers and listener are read and changed under `lock`; the copy's file work runs on the serial commit queue.
-public final class UbiquitousStore: @unchecked Sendable {
-    public let identifier: String
-    public let cloud: DeviceCloud
+package final class UbiquitousStore: @unchecked Sendable {
+    package let identifier: String
+    package let cloud: DeviceCloud
     private let domain: PersistentDomain
     private let settings: PersistentDomain
     private let lock = NSLock()
@@ -23,11 +23,11 @@ public final class UbiquitousStore: @unchecked Sendable {
 
     /// Whether the device's agent syncs this store (false: a process without
     /// the entitlement, whose store stays on the device).
-    public let syncs: Bool
+    package let syncs: Bool
 
     /// `observer`: called for every external change from the start (before the
     /// agent can know of the store, so its first download is never missed).
-    public init(cloud: DeviceCloud, identifier: String, syncs: Bool = true, observer: (@Sendable (ExternalChange) -> Void)? = nil) throws {
+    package init(cloud: DeviceCloud, identifier: String, syncs: Bool = true, observer: (@Sendable (ExternalChange) -> Void)? = nil) throws {
         self.cloud = cloud
         self.identifier = identifier
         self.syncs = syncs
@@ -81,12 +81,12 @@ public final class UbiquitousStore: @unchecked Sendable {
 
     // MARK: Reading
 
-    public func object(forKey key: String) -> PlistValue? {
+    package func object(forKey key: String) -> PlistValue? {
         if let unsavedValue = lock.withLock({ overlay[key] }) { return unsavedValue }
         return domain.value(forKey: "values")?.dictionaryValue?[key]
     }
 
-    public func dictionaryRepresentation() -> [String: PlistValue] {
+    package func dictionaryRepresentation() -> [String: PlistValue] {
         var values = domain.value(forKey: "values")?.dictionaryValue ?? [:]
         for (key, value) in lock.withLock({ overlay }) { values[key] = value }
         return values
@@ -95,12 +95,12 @@ public final class UbiquitousStore: @unchecked Sendable {
     // Typed reads, as NSUbiquitousKeyValueStore converts: numbers and
     // booleans into one another, anything else of the wrong type to nil (0, false).
 
-    public func string(forKey key: String) -> String? { object(forKey: key)?.stringValue }
-    public func data(forKey key: String) -> Data? { object(forKey: key)?.dataValue }
-    public func array(forKey key: String) -> [PlistValue]? { object(forKey: key)?.arrayValue }
-    public func dictionary(forKey key: String) -> [String: PlistValue]? { object(forKey: key)?.dictionaryValue }
+    package func string(forKey key: String) -> String? { object(forKey: key)?.stringValue }
+    package func data(forKey key: String) -> Data? { object(forKey: key)?.dataValue }
+    package func array(forKey key: String) -> [PlistValue]? { object(forKey: key)?.arrayValue }
+    package func dictionary(forKey key: String) -> [String: PlistValue]? { object(forKey: key)?.dictionaryValue }
 
-    public func longLong(forKey key: String) -> Int64 {
+    package func longLong(forKey key: String) -> Int64 {
         switch object(forKey: key) {
         case .integer(let number)?: number
         case .real(let number)? where number.isFinite: Int64(exactly: number.rounded(.towardZero)) ?? (number < 0 ? .min : .max)
@@ -109,7 +109,7 @@ public final class UbiquitousStore: @unchecked Sendable {
         }
     }
 
-    public func double(forKey key: String) -> Double {
+    package func double(forKey key: String) -> Double {
         switch object(forKey: key) {
         case .integer(let number)?: Double(number)
         case .real(let number)?: number
@@ -118,7 +118,7 @@ public final class UbiquitousStore: @unchecked Sendable {
         }
     }
 
-    public func bool(forKey key: String) -> Bool {
+    package func bool(forKey key: String) -> Bool {
         switch object(forKey: key) {
         case .integer(let number)?: number != 0
         case .real(let number)?: number != 0
@@ -128,10 +128,10 @@ public final class UbiquitousStore: @unchecked Sendable {
     }
 
     /// The account signed in on the device, as this copy knows it.
-    public var account: String? { copy().account }
+    package var account: String? { copy().account }
 
     /// Whether this device's first download of the store (for its account) has arrived.
-    public var initialSyncDone: Bool { domain.value(forKey: "initialSyncDone") == .bool(true) }
+    package var initialSyncDone: Bool { domain.value(forKey: "initialSyncDone") == .bool(true) }
 
     // MARK: Writing
 
@@ -152,7 +152,7 @@ public final class UbiquitousStore: @unchecked Sendable {
     /// after. `flush` (and `synchronize`) wait for it. A value that nests too
     /// deep is refused here; one over a limit is kept on the device, never
     /// uploaded, and QuotaViolationChange is posted.
-    public func set(_ value: PlistValue?, forKey key: String) throws {
+    package func set(_ value: PlistValue?, forKey key: String) throws {
         if let value { try value.checkNesting(what: "the value for key \"\(key)\"", limit: CloudLimits.maximumValueNesting) }
         // The real time; the device's clock skew is added when the batch is saved.
         let now = DeviceCloudSettings.realTime()
@@ -172,7 +172,7 @@ public final class UbiquitousStore: @unchecked Sendable {
     /// this process has not posted yet (the first download the sync agent
     /// just wrote, say), instead of when inotify tells: what a `synchronize`
     /// answers for includes what the observers do with them.
-    public func takeInNotices() {
+    package func takeInNotices() {
         domain.reloadFromDisk()
         deliverNotices()
     }
@@ -181,7 +181,7 @@ public final class UbiquitousStore: @unchecked Sendable {
     /// the limits they broke (kept on the device), or throws what kept them
     /// out (they stay unsaved, to be tried again).
     @discardableResult
-    public func flush() throws -> [String] {
+    package func flush() throws -> [String] {
         try commitQueue.sync { try commitUnsaved() }
     }
 
@@ -220,7 +220,7 @@ public final class UbiquitousStore: @unchecked Sendable {
     /// Apple's `synchronize()`: true once this process's writes are in the
     /// device's copy and the device has an account; false with no account,
     /// as iCloud answers when it is not available.
-    public func synchronize() -> Bool {
+    package func synchronize() -> Bool {
         do {
             try flush()
             try domain.synchronize()
@@ -242,7 +242,7 @@ public final class UbiquitousStore: @unchecked Sendable {
     }
 
     /// Saves every store's unsaved writes (at exit; the simulated apps call it before saying goodbye).
-    public static func flushAll() {
+    package static func flushAll() {
         let stores = liveLock.withLock { live.values.compactMap(\.store) }
         for store in stores { _ = try? store.flush() }
     }
@@ -252,7 +252,7 @@ public final class UbiquitousStore: @unchecked Sendable {
     /// Calls `handler` for every external change from now on, on the
     /// notification queue, after the new values are readable.
     @discardableResult
-    public func observeExternalChanges(_ handler: @escaping @Sendable (ExternalChange) -> Void) -> Int {
+    func observeExternalChanges(_ handler: @escaping @Sendable (ExternalChange) -> Void) -> Int {
         lock.withLock {
             nextObserver += 1
             observers[nextObserver] = handler
@@ -260,7 +260,7 @@ public final class UbiquitousStore: @unchecked Sendable {
         }
     }
 
-    public func removeObserver(_ id: Int) {
+    func removeObserver(_ id: Int) {
         lock.withLock { _ = observers.removeValue(forKey: id) }
     }
 

@@ -6,14 +6,14 @@ import PropertyList
 /// that device. The order is total, so every device and the server pick the
 /// same winner, and applying a change twice, or two changes in either order,
 /// ends in the same state.
-public struct ChangeStamp: Sendable, Hashable, Comparable, CustomStringConvertible {
+package struct ChangeStamp: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// Milliseconds since 1970 on the writing device's clock (skew included).
-    public var time: Int64
-    public var device: String
+    package var time: Int64
+    package var device: String
     /// Unique per device and store: with `device`, this change's id.
-    public var sequence: Int64
+    package var sequence: Int64
 
-    public init(time: Int64, device: String, sequence: Int64) {
+    package init(time: Int64, device: String, sequence: Int64) {
         self.time = time
         self.device = device
         self.sequence = sequence
@@ -21,26 +21,26 @@ public struct ChangeStamp: Sendable, Hashable, Comparable, CustomStringConvertib
 
     /// Device names compare as bytes, as the order does: "Café" composed and
     /// decomposed are two devices (String's == would call them one).
-    public static func == (a: ChangeStamp, b: ChangeStamp) -> Bool {
+    package static func == (a: ChangeStamp, b: ChangeStamp) -> Bool {
         a.time == b.time && a.sequence == b.sequence && a.device.utf8.elementsEqual(b.device.utf8)
     }
 
-    public func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         hasher.combine(time)
         hasher.combine(sequence)
         for byte in device.utf8 { hasher.combine(byte) }
     }
 
     /// Whether `device` is this stamp's device, byte for byte.
-    public func isFrom(_ device: String) -> Bool { self.device.utf8.elementsEqual(device.utf8) }
+    package func isFrom(_ device: String) -> Bool { self.device.utf8.elementsEqual(device.utf8) }
 
-    public static func < (a: ChangeStamp, b: ChangeStamp) -> Bool {
+    package static func < (a: ChangeStamp, b: ChangeStamp) -> Bool {
         if a.time != b.time { return a.time < b.time }
         if !a.device.utf8.elementsEqual(b.device.utf8) { return a.device.utf8.lexicographicallyPrecedes(b.device.utf8) }
         return a.sequence < b.sequence
     }
 
-    public var description: String { "\(device)#\(sequence)@\(time)" }
+    package var description: String { "\(device)#\(sequence)@\(time)" }
 
     package var fields: [String: PlistValue] {
         ["time": .integer(time), "device": .string(device), "sequence": .integer(sequence)]
@@ -61,8 +61,8 @@ public struct ChangeStamp: Sendable, Hashable, Comparable, CustomStringConvertib
 /// sorted), then by the bytes of their binary property list (a date and a
 /// dictionary `{"$date": …}` have the same JSON text). The cloud and every
 /// device keep the greater write, so they all end with the same value.
-public enum WriteOrder {
-    public static func precedes(_ a: ChangeStamp, _ aValue: PlistValue?, _ b: ChangeStamp, _ bValue: PlistValue?) -> Bool {
+package enum WriteOrder {
+    package static func precedes(_ a: ChangeStamp, _ aValue: PlistValue?, _ b: ChangeStamp, _ bValue: PlistValue?) -> Bool {
         if a != b { return a < b }
         guard let bValue else { return false }
         guard let aValue else { return true }
@@ -73,7 +73,7 @@ public enum WriteOrder {
     }
 
     /// Whether `record` is the same write as (stamp, value): the same stamp and the same value.
-    public static func same(_ a: ChangeStamp, _ aValue: PlistValue?, _ b: ChangeStamp, _ bValue: PlistValue?) -> Bool {
+    package static func same(_ a: ChangeStamp, _ aValue: PlistValue?, _ b: ChangeStamp, _ bValue: PlistValue?) -> Bool {
         a == b && aValue == bValue
     }
 }
@@ -81,20 +81,20 @@ public enum WriteOrder {
 /// One key's state in the cloud: its value (nil once removed: removals are
 /// kept, so an older write arriving late cannot bring the key back), the
 /// write that set it, and the store revision at which it last changed.
-public struct CloudRecord: Sendable, Equatable {
-    public var key: String
-    public var value: PlistValue?
-    public var stamp: ChangeStamp
-    public var revision: Int64
+package struct CloudRecord: Sendable, Equatable {
+    package var key: String
+    package var value: PlistValue?
+    package var stamp: ChangeStamp
+    package var revision: Int64
 
-    public init(key: String, value: PlistValue?, stamp: ChangeStamp, revision: Int64) {
+    package init(key: String, value: PlistValue?, stamp: ChangeStamp, revision: Int64) {
         self.key = key
         self.value = value
         self.stamp = stamp
         self.revision = revision
     }
 
-    public var plist: PlistValue {
+    package var plist: PlistValue {
         var fields = stamp.fields
         fields["key"] = .string(key)
         fields["revision"] = .integer(revision)
@@ -102,7 +102,7 @@ public struct CloudRecord: Sendable, Equatable {
         return .dictionary(fields)
     }
 
-    public init(_ plist: PlistValue, at path: String) throws(CloudFormatError) {
+    package init(_ plist: PlistValue, at path: String) throws(CloudFormatError) {
         let fields = try plist.fields(at: path)
         key = try fields.string("key", at: path)
         value = fields["value"]
@@ -112,19 +112,19 @@ public struct CloudRecord: Sendable, Equatable {
 }
 
 /// A message or a file of the cloud that does not have the expected shape.
-public struct CloudFormatError: Error, CustomStringConvertible {
-    public let description: String
-    public init(_ description: String) { self.description = description }
+package struct CloudFormatError: Error, CustomStringConvertible {
+    package let description: String
+    package init(_ description: String) { self.description = description }
 
     /// Text from outside, quoted for a message: escaped, and cut at 80
     /// characters, so one hostile field cannot make a huge or broken message.
-    public static func brief(_ text: String) -> String {
+    package static func brief(_ text: String) -> String {
         let cut = text.count > 80 ? String(text.prefix(80)) + "…" : text
         return PlistJSON.quote(cut) + (text.count > 80 ? " (\(text.utf8.count) bytes)" : "")
     }
 
     /// A name in a field path: as it is when short and plain, else `brief`.
-    public static func name(_ text: String) -> String {
+    package static func name(_ text: String) -> String {
         let plain = text.count <= 80 && text.unicodeScalars.allSatisfy { $0.value >= 0x20 && $0 != "\"" && $0 != "\\" && $0.value != 0x7F }
         return plain ? text : brief(text)
     }
@@ -155,7 +155,7 @@ extension Dictionary where Key == String, Value == PlistValue {
     }
 
     /// A list that must be there (an empty one is written `[]`).
-    package func requiredArray(_ name: String, at path: String) throws(CloudFormatError) -> [PlistValue] {
+    func requiredArray(_ name: String, at path: String) throws(CloudFormatError) -> [PlistValue] {
         guard self[name] != nil else { throw CloudFormatError("\(path).\(name) is missing (a list, [] when empty)") }
         return try array(name, at: path)
     }

@@ -13,32 +13,32 @@ import PropertyList
 /// that value's key costs nothing. Apple does not say how it counts bytes, so
 /// this measure is ours (docs/cloud.md); it costs no encoding, so every write
 /// can check the whole store.
-public enum CloudLimits {
-    public static let maximumKeys = 1024
-    public static let maximumStoreBytes = 1_048_576
-    public static let maximumKeyBytes = 64
-    public static let maximumValueBytes = 1_048_576
+package enum CloudLimits {
+    package static let maximumKeys = 1024
+    package static let maximumStoreBytes = 1_048_576
+    package static let maximumKeyBytes = 64
+    package static let maximumValueBytes = 1_048_576
     /// How deep a value may nest: a device's copy and the cloud's account file
     /// hold a value four levels below their top, and a file holds at most
     /// `PlistLimits.maximumDepth` (512) levels. Ours, not Apple's.
-    public static let maximumValueNesting = 500
+    package static let maximumValueNesting = 500
     /// The largest sequence number, notice serial or revision a file or a
     /// message may hold: they count writes one at a time from 1, and 2⁵³
     /// writes never happen, so a bigger one is damage (a hand-edited or
     /// hostile file) and counting on from it can never overflow. It is also
     /// the largest integer every JSON reader keeps exact. Ours, not Apple's.
-    public static let maximumCounter: Int64 = 1 << 53
+    package static let maximumCounter: Int64 = 1 << 53
 
     /// Why `number`, read as the counter `name`, cannot be one (nil: it can).
     /// `lowest`: 0 for a revision (none yet), 1 for what counts from 1.
-    public static func impossibleCounter(_ name: String, _ number: Int64, lowest: Int64) -> String? {
+    package static func impossibleCounter(_ name: String, _ number: Int64, lowest: Int64) -> String? {
         guard number < lowest || number > maximumCounter else { return nil }
         return "\(name) is \(number), which no count of writes reaches (it must be from \(lowest) to \(maximumCounter))"
     }
 
-    public static func size(ofKey key: String) -> Int { key.utf8.count }
+    package static func size(ofKey key: String) -> Int { key.utf8.count }
 
-    public static func size(of value: PlistValue) -> Int {
+    package static func size(of value: PlistValue) -> Int {
         switch value {
         case .string(let text): text.utf8.count
         case .data(let bytes): bytes.count
@@ -51,7 +51,7 @@ public enum CloudLimits {
 
     /// Why a store holding `values` breaks a limit, naming the key whose
     /// write is being checked; nil when it is within every limit.
-    public static func violation(of values: [String: PlistValue], writing key: String) -> String? {
+    package static func violation(of values: [String: PlistValue], writing key: String) -> String? {
         let total = values.values.reduce(0) { $0 + size(of: $1) }
         return violation(writing: key, values[key], storeKeys: values.count, storeBytes: total)
     }
@@ -60,7 +60,7 @@ public enum CloudLimits {
     /// the store would then hold `storeKeys` keys of `storeBytes` in all; nil
     /// when it is within every limit. Costs the size of the value only, so
     /// the cloud checks a long upload in time linear in its size.
-    public static func violation(writing key: String, _ value: PlistValue?, storeKeys: Int, storeBytes: Int) -> String? {
+    package static func violation(writing key: String, _ value: PlistValue?, storeKeys: Int, storeBytes: Int) -> String? {
         if size(ofKey: key) > maximumKeyBytes {
             return "key \(CloudFormatError.brief(key)) is \(size(ofKey: key)) bytes of UTF-8; a key may have at most \(maximumKeyBytes)"
         }

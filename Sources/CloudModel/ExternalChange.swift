@@ -1,12 +1,12 @@
 /// Why `didChangeExternallyNotification` was posted, with Apple's numbers
 /// (`NSUbiquitousKeyValueStoreChangeReasonKey`).
-public enum ExternalChangeReason: String, Sendable, CaseIterable {
+package enum ExternalChangeReason: String, Sendable, CaseIterable {
     case serverChange = "server-change"
     case initialSyncChange = "initial-sync-change"
     case quotaViolationChange = "quota-violation-change"
     case accountChange = "account-change"
 
-    public var appleValue: Int {
+    package var appleValue: Int {
         switch self {
         case .serverChange: 0
         case .initialSyncChange: 1
@@ -16,7 +16,7 @@ public enum ExternalChangeReason: String, Sendable, CaseIterable {
     }
 
     /// The name Apple's constant has, e.g. "NSUbiquitousKeyValueStoreServerChange".
-    public var appleName: String {
+    var appleName: String {
         switch self {
         case .serverChange: "NSUbiquitousKeyValueStoreServerChange"
         case .initialSyncChange: "NSUbiquitousKeyValueStoreInitialSyncChange"
@@ -27,11 +27,11 @@ public enum ExternalChangeReason: String, Sendable, CaseIterable {
 }
 
 /// One `didChangeExternallyNotification`: why, and which keys.
-public struct ExternalChange: Sendable, Equatable {
-    public var reason: ExternalChangeReason
-    public var keys: [String]
+package struct ExternalChange: Sendable, Equatable {
+    package var reason: ExternalChangeReason
+    package var keys: [String]
 
-    public init(reason: ExternalChangeReason, keys: [String]) {
+    package init(reason: ExternalChangeReason, keys: [String]) {
         self.reason = reason
         self.keys = keys
     }

@@ -10,17 +10,17 @@ public enum NetworkAction: Sendable, Equatable {
     case skew(milliseconds: Int64)
 
     /// The delay the cloud adds to a device's traffic: at most ten minutes, so a delayed push still arrives within a run.
-    public static let latencyRange: ClosedRange<Int64> = 0...600_000
+    package static let latencyRange: ClosedRange<Int64> = 0...600_000
     /// How many of a device's next pushes the cloud drops or sends twice.
-    public static let pushCountRange: ClosedRange<Int64> = 0...1_000_000
+    package static let pushCountRange: ClosedRange<Int64> = 0...1_000_000
     /// How far a device's clock may be off the real time, in milliseconds:
     /// ten years either way. A settings file with more is damaged, and a
     /// stamp made with it (now ± skew) stays far inside 64 bits.
-    public static let skewRange: ClosedRange<Int64> = -10 * 365 * 86_400_000...10 * 365 * 86_400_000
+    package static let skewRange: ClosedRange<Int64> = -10 * 365 * 86_400_000...10 * 365 * 86_400_000
 
-    public static let words = "online, offline, latency MS, partition, heal, drop-pushes N, duplicate-pushes N, skew MS"
+    package static let words = "online, offline, latency MS, partition, heal, drop-pushes N, duplicate-pushes N, skew MS"
 
-    public init(_ word: String, _ amount: Int64?) throws {
+    package init(_ word: String, _ amount: Int64?) throws {
         switch (word, amount) {
         case ("online", nil): self = .online; return
         case ("offline", nil): self = .offline; return

@@ -2,12 +2,12 @@ import PropertyList
 
 /// One local write on its way to the cloud: the key, the new value (nil: removed)
 /// and its stamp (which is also its id).
-public struct UploadedChange: Sendable, Equatable {
-    public var key: String
-    public var value: PlistValue?
-    public var stamp: ChangeStamp
+package struct UploadedChange: Sendable, Equatable {
+    package var key: String
+    package var value: PlistValue?
+    package var stamp: ChangeStamp
 
-    public init(key: String, value: PlistValue?, stamp: ChangeStamp) {
+    package init(key: String, value: PlistValue?, stamp: ChangeStamp) {
         self.key = key
         self.value = value
         self.stamp = stamp
@@ -15,12 +15,12 @@ public struct UploadedChange: Sendable, Equatable {
 }
 
 /// A device's change the cloud refused, and why (a limit).
-public struct RefusedChange: Sendable, Equatable {
-    public var key: String
-    public var sequence: Int64
-    public var reason: String
+package struct RefusedChange: Sendable, Equatable {
+    package var key: String
+    package var sequence: Int64
+    package var reason: String
 
-    public init(key: String, sequence: Int64, reason: String) {
+    package init(key: String, sequence: Int64, reason: String) {
         self.key = key
         self.sequence = sequence
         self.reason = reason
@@ -29,12 +29,12 @@ public struct RefusedChange: Sendable, Equatable {
 
 /// A store's revision moving from `base` to `revision`, written by the
 /// cloud's generation `generation` (see `StoreLineage`).
-public struct Advance: Sendable, Equatable {
-    public var base: Int64
-    public var revision: Int64
-    public var generation: String?
+package struct Advance: Sendable, Equatable {
+    package var base: Int64
+    package var revision: Int64
+    package var generation: String?
 
-    public init(base: Int64, revision: Int64, generation: String? = nil) {
+    package init(base: Int64, revision: Int64, generation: String? = nil) {
         self.base = base
         self.revision = revision
         self.generation = generation
@@ -52,38 +52,38 @@ public struct Advance: Sendable, Equatable {
 /// device followed is gone (a restored copy carries the generations it had,
 /// never the ones that wrote after it was taken), and the device starts over
 /// from the cloud's whole store (a reset, docs/cloud.md).
-public struct StoreLineage: Sendable, Equatable {
-    public struct Generation: Sendable, Equatable {
-        public var id: String
+package struct StoreLineage: Sendable, Equatable {
+    package struct Generation: Sendable, Equatable {
+        package var id: String
         /// The last revision this generation wrote.
-        public var through: Int64
+        package var through: Int64
 
-        public init(id: String, through: Int64) {
+        package init(id: String, through: Int64) {
             self.id = id
             self.through = through
         }
     }
 
     /// Oldest first.
-    public var generations: [Generation]
+    package var generations: [Generation]
     /// Removals at or below this revision are no longer kept: a device behind
     /// it cannot learn them from the records the store keeps, so the cloud
     /// sends it the whole store (from base 0) instead of the changes.
-    public var forgotten: Int64
+    package var forgotten: Int64
 
-    public init(generations: [Generation] = [], forgotten: Int64 = 0) {
+    package init(generations: [Generation] = [], forgotten: Int64 = 0) {
         self.generations = generations
         self.forgotten = forgotten
     }
 
     /// The generation that wrote the newest revision.
-    public var current: String? { generations.last?.id }
+    package var current: String? { generations.last?.id }
 
     /// Whether a device at `revision`, written by `generation`, is on this
     /// history and can go on from there with the changes after it. A device
     /// that has nothing (revision 0) always can; one whose file predates
     /// generations (nil) can if the cloud has its revision.
-    public func continues(revision: Int64, generation: String?) -> Bool {
+    package func continues(revision: Int64, generation: String?) -> Bool {
         if revision == 0 { return true }
         guard let generation else { return revision <= (generations.last?.through ?? 0) }
         var start: Int64 = 1
@@ -96,7 +96,7 @@ public struct StoreLineage: Sendable, Equatable {
 
     /// Whether a device at `revision` may lack removals the store no longer
     /// keeps (a push, which carries every record of its upload, never does).
-    public func forgot(since revision: Int64) -> Bool { revision > 0 && revision < forgotten }
+    package func forgot(since revision: Int64) -> Bool { revision > 0 && revision < forgotten }
 
     package var plist: PlistValue {
         .dictionary([
@@ -119,7 +119,7 @@ public struct StoreLineage: Sendable, Equatable {
 
 /// What a device's sync agent sends the cloud, one JSON object per WebSocket
 /// text frame. The wire format is in docs/cloud.md.
-public enum AgentMessage: Sendable, Equatable {
+package enum AgentMessage: Sendable, Equatable {
     /// First message on a connection: who this is, and how far each store has got.
     case hello(device: String, account: String, stores: [String: Int64])
     /// Send every change of `store` after revision `since` (also the answer to a gap).
@@ -133,7 +133,7 @@ public enum AgentMessage: Sendable, Equatable {
 }
 
 /// What the cloud sends a device's agent.
-public enum CloudMessage: Sendable, Equatable {
+package enum CloudMessage: Sendable, Equatable {
     case welcome(server: String)
     /// Records changed after `base` up to `revision`. `initial`: the first
     /// download of this store for this account on this device. `lineage`:
@@ -151,8 +151,8 @@ public enum CloudMessage: Sendable, Equatable {
     case error(String)
 }
 
-public enum SyncCodec {
-    public static func encode(_ message: AgentMessage) -> String {
+package enum SyncCodec {
+    package static func encode(_ message: AgentMessage) -> String {
         var fields: [String: PlistValue]
         switch message {
         case .hello(let device, let account, let stores):
@@ -169,7 +169,7 @@ public enum SyncCodec {
         return PlistJSON.encode(.dictionary(fields))
     }
 
-    public static func encode(_ message: CloudMessage) -> String {
+    package static func encode(_ message: CloudMessage) -> String {
         var fields: [String: PlistValue]
         switch message {
         case .welcome(let server):
@@ -192,7 +192,7 @@ public enum SyncCodec {
         return PlistJSON.encode(.dictionary(fields))
     }
 
-    public static func decodeAgentMessage(_ text: String) throws(CloudFormatError) -> AgentMessage {
+    package static func decodeAgentMessage(_ text: String) throws(CloudFormatError) -> AgentMessage {
         let fields = try object(text)
         switch try fields.string("type", at: "message") {
         case "hello":
@@ -211,7 +211,7 @@ public enum SyncCodec {
         }
     }
 
-    public static func decodeCloudMessage(_ text: String) throws(CloudFormatError) -> CloudMessage {
+    package static func decodeCloudMessage(_ text: String) throws(CloudFormatError) -> CloudMessage {
         let fields = try object(text)
         switch try fields.string("type", at: "message") {
         case "welcome":

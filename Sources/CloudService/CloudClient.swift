@@ -7,17 +7,17 @@ import PropertyList
 
 /// One JSON request to the cloud's HTTP face (the CLI and the scenario
 /// runner use it; people use curl).
-public enum CloudClient {
-    public struct Failure: Error, CustomStringConvertible {
-        public let description: String
+package enum CloudClient {
+    package struct Failure: Error, CustomStringConvertible {
+        package let description: String
         /// The HTTP status the cloud answered with, if it answered.
-        public var status: UInt = 0
+        package var status: UInt = 0
     }
 
     /// `GET` (body nil) or `POST` a JSON body with the endpoint's secret;
     /// returns the decoded reply, or throws the cloud's error text, or that it
     /// did not answer within `timeout` (a stopped cloud must not hang the CLI or the runner).
-    public static func request(_ endpoint: CloudEndpoint, path: String, body: PlistValue? = nil, timeout: Duration = .seconds(10)) async throws -> PlistValue {
+    package static func request(_ endpoint: CloudEndpoint, path: String, body: PlistValue? = nil, timeout: Duration = .seconds(10)) async throws -> PlistValue {
         let location = endpoint.location
         return try await withThrowingTaskGroup(of: PlistValue?.self) { group in
             group.addTask { try await exchange(location, secret: endpoint.secret, path: path, body: body) }
@@ -75,30 +75,37 @@ public enum CloudClient {
     }
 
     /// The HTTP face's paths, each name percent-encoded as one path segment.
-    public enum Path {
-        public static let status = "/v1/status"
-        public static func account(_ account: String) -> String { "/v1/accounts/\(segment(account))" }
-        public static func store(_ store: String, of account: String) -> String {
+    package enum Path {
+        package static let status = "/v1/status"
+        package static func account(_ account: String) -> String { "/v1/accounts/\(segment(account))" }
+        package static func store(_ store: String, of account: String) -> String {
             "/v1/accounts/\(segment(account))/stores/\(segment(store))"
         }
-        public static func faults(_ device: String) -> String { "/v1/faults/\(segment(device))" }
+        package static func faults(_ device: String) -> String { "/v1/faults/\(segment(device))" }
 
         static func segment(_ text: String) -> String {
             text.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? text
         }
     }
 
-    /// Runs `body` to completion from synchronous code (the command-line tools).
-    public static func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+    /// Runs `body` to completion from synchronous code (the command-line
+    /// tools, the runner, tests). The body and its child tasks run on a
+    /// thread of `CloudClient`'s own, never on the cooperative pool: a caller
+    /// that waits here may itself hold a pool thread, and callers holding
+    /// all of them would otherwise wait for ever for a task that needs one.
+    package static func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
         let box = ResultBox<T>()
         let done = DispatchSemaphore(value: 0)
-        Task {
+        Task(executorPreference: blockingExecutor) {
             box.result = await Result(catching: body)
             done.signal()
         }
         done.wait()
         return try box.result!.get()
     }
+
+    /// The thread `blocking` runs its tasks on, for the process's life.
+    private static let blockingExecutor = OwnThreadExecutor(name: "groupsim.cloud-client")
 }
 
 /// Unchecked Sendable: the task writes `result` once, before it signals the semaphore the reader waits on.

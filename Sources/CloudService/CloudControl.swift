@@ -7,12 +7,12 @@ import PropertyList
 /// Applies network and clock changes to a device: its own settings file for
 /// what the device decides (online, clock), the cloud's fault table for what
 /// happens between it and the cloud.
-public struct CloudControl: Sendable {
-    public let root: SimulationRoot
+package struct CloudControl: Sendable {
+    package let root: SimulationRoot
 
-    public init(root: SimulationRoot) { self.root = root }
+    package init(root: SimulationRoot) { self.root = root }
 
-    public func apply(_ action: NetworkAction, device: String) throws {
+    package func apply(_ action: NetworkAction, device: String) throws {
         let cloud = DeviceCloud(root: root, device: device)
         switch action {
         case .online: try cloud.updateSettings { $0.online = true }

@@ -12,15 +12,15 @@ import Synchronization
 /// Where a simulation's cloud listens: `<root>/cloud/server.plist`, written
 /// by the server once it is bound, read by agents on every connection attempt
 /// (a restarted server may come back on another port) and by the CLI.
-public struct ServerLocation: Sendable, Equatable {
-    public var host: String
-    public var port: Int
-    public var pid: Int32
+package struct ServerLocation: Sendable, Equatable {
+    var host: String
+    package var port: Int
+    package var pid: Int32
 
-    public static func path(root: SimulationRoot) -> String { root.path + "/cloud/server.plist" }
-    public static func dataFolder(root: SimulationRoot) -> String { root.path + "/cloud/data" }
+    package static func path(root: SimulationRoot) -> String { root.path + "/cloud/server.plist" }
+    package static func dataFolder(root: SimulationRoot) -> String { root.path + "/cloud/data" }
 
-    public static func read(root: SimulationRoot) throws -> ServerLocation? {
+    package static func read(root: SimulationRoot) throws -> ServerLocation? {
         let path = path(root: root)
         guard let fields = try SharedPlistFile.read(path: path, root: root.path) else { return nil }
         guard case .string(let host)? = fields["host"], case .integer(let port)? = fields["port"], (1...65_535).contains(port),
@@ -36,7 +36,7 @@ public struct ServerLocation: Sendable, Equatable {
         }
     }
 
-    public var url: String { "http://\(host):\(port)" }
+    package var url: String { "http://\(host):\(port)" }
 }
 
 /// The cloud's network face: HTTP/1.1 on one port, where `/v1/sync` upgrades
@@ -46,7 +46,7 @@ public struct ServerLocation: Sendable, Equatable {
 /// descriptor limit, a request must arrive whole within `requestTimeout`, a
 /// WebSocket silent for `idleTimeout` is closed, and a device that does not
 /// read what it is sent is disconnected once `outboxBytes` wait for it.
-public enum CloudListener {
+package enum CloudListener {
     /// Largest message either side sends (a full 1 MB store as JSON fits).
     static let maximumFrameBytes = 16 << 20
     /// From accepting a connection to having its whole request (or its upgrade).
@@ -67,7 +67,7 @@ public enum CloudListener {
 
     /// Binds, writes the location file, and serves until the task is cancelled.
     /// `port` 0: the port of the last run if it is free, else any.
-    public static func serve(
+    package static func serve(
         root: SimulationRoot, host: String = "127.0.0.1", port requested: Int,
         events: @escaping @Sendable (String, [String: PlistValue]) -> Void = { _, _ in }, ready: @Sendable (ServerLocation) -> Void
     ) async throws {

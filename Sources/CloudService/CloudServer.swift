@@ -12,17 +12,17 @@ import SharedFiles
 /// Faults the cloud applies to one device's traffic (set through
 /// `POST /v1/faults/<device>`; `groupsim cloud network` and the scenario
 /// runner use it).
-public struct DeviceFaults: Sendable, Equatable {
+struct DeviceFaults: Sendable, Equatable {
     /// Messages both ways are lost (the device still believes it is connected).
-    public var partitioned = false
+    package var partitioned = false
     /// Added to every message both ways, in milliseconds.
-    public var latencyMilliseconds = 0
+    var latencyMilliseconds = 0
     /// The next so many pushes to the device are lost.
-    public var dropPushes = 0
+    package var dropPushes = 0
     /// The next so many pushes to the device are sent twice.
-    public var duplicatePushes = 0
+    package var duplicatePushes = 0
 
-    public init() {}
+    package init() {}
 
     var plist: PlistValue {
         .dictionary([
@@ -49,12 +49,12 @@ public struct DeviceFaults: Sendable, Equatable {
 }
 
 /// Counts per device, for reports and for proving that a change makes exactly one trip.
-public struct DeviceTraffic: Sendable, Equatable {
-    public var uploadedChanges = 0
-    public var appliedChanges = 0
-    public var pushes = 0
-    public var droppedPushes = 0
-    public var duplicatedPushes = 0
+struct DeviceTraffic: Sendable, Equatable {
+    package var uploadedChanges = 0
+    package var appliedChanges = 0
+    package var pushes = 0
+    package var droppedPushes = 0
+    package var duplicatedPushes = 0
 
     var plist: PlistValue {
         .dictionary([
@@ -77,13 +77,13 @@ enum OutgoingFrame: Sendable {
 /// `AccountBook`, whose file work runs on a queue of its own, so one
 /// account's long upload (or a file lock another process holds) never holds
 /// up another account. Each connection is a task that calls into the actor.
-public actor CloudServer {
+actor CloudServer {
     private let dataFolder: String
     private let top: String
     /// This run's generation (`StoreLineage`): every revision written by it carries this id.
     private let generation = UUID().uuidString.lowercased()
     private var books: [String: AccountBook] = [:]
-    public nonisolated let serverID: String
+    nonisolated let serverID: String
     private let started = Date()
 
     private struct Session {
@@ -100,7 +100,7 @@ public actor CloudServer {
     private let events: @Sendable (String, [String: PlistValue]) -> Void
 
     /// `top`: the folder the data folder's files are reached from through real folders only (see `CloudLedger`).
-    public init(dataFolder: String, top: String? = nil, events: @escaping @Sendable (String, [String: PlistValue]) -> Void = { _, _ in }) throws {
+    package init(dataFolder: String, top: String? = nil, events: @escaping @Sendable (String, [String: PlistValue]) -> Void = { _, _ in }) throws {
         try createDirectories(dataFolder + "/accounts")
         self.dataFolder = dataFolder
         self.top = top ?? dataFolder

@@ -13,9 +13,9 @@ import SharedFiles
 /// device's own secret (`devices/<device>/cloud/device.secret`, made with its
 /// cloud settings) and its name. Both are files of mode 0600 read through the
 /// root's real folders only (docs/cloud.md, "Security").
-public enum CloudTrust {
+package enum CloudTrust {
     /// The largest clock skew a device may have (`groupsim cloud network skew`), in milliseconds.
-    public static var maximumClockSkewMilliseconds: Int64 { DeviceCloudSettings.maximumClockSkewMilliseconds }
+    static var maximumClockSkewMilliseconds: Int64 { DeviceCloudSettings.maximumClockSkewMilliseconds }
 
     /// Devices the fault table holds at most.
     static let maximumFaultedDevices = 1024
@@ -38,14 +38,14 @@ public enum CloudTrust {
     }
 
     /// The header that names the device a WebSocket speaks for.
-    public static let deviceHeader = "Groupsim-Device"
+    static let deviceHeader = "Groupsim-Device"
 
-    package static func controlSecretFile(root: SimulationRoot) throws -> SecretFile {
+    static func controlSecretFile(root: SimulationRoot) throws -> SecretFile {
         SecretFile(folder: try root.confinedFolder(root.path + "/cloud"), name: "control.secret")
     }
 
     /// The root's control secret; a clear error when the cloud never made one.
-    public static func controlSecret(root: SimulationRoot) throws -> String {
+    package static func controlSecret(root: SimulationRoot) throws -> String {
         let file = try controlSecretFile(root: root)
         guard let secret = try file.read() else {
             throw CloudFormatError("\(file.path) does not exist: the cloud makes it when it starts (`groupsim cloud serve` or `groupsim cloud start`)")
@@ -109,20 +109,20 @@ public enum CloudTrust {
 
 /// Where the cloud listens and the secret that opens its HTTP face: what
 /// the CLI, the scenario runner and tests need to ask it anything.
-public struct CloudEndpoint: Sendable {
-    public let location: ServerLocation
-    public let secret: String
+package struct CloudEndpoint: Sendable {
+    package let location: ServerLocation
+    package let secret: String
 
-    public init(location: ServerLocation, secret: String) {
+    package init(location: ServerLocation, secret: String) {
         self.location = location
         self.secret = secret
     }
 
     /// The root's cloud with its control secret; nil when the cloud never started.
-    public static func control(root: SimulationRoot) throws -> CloudEndpoint? {
+    package static func control(root: SimulationRoot) throws -> CloudEndpoint? {
         guard let location = try ServerLocation.read(root: root) else { return nil }
         return CloudEndpoint(location: location, secret: try CloudTrust.controlSecret(root: root))
     }
 
-    public var url: String { location.url }
+    package var url: String { location.url }
 }

@@ -17,9 +17,14 @@ import PropertyList
 /// costs time, never a change (docs/cloud.md).
 ///
 /// The actor owns the device's state in this process; the copies' files are
-/// shared with the device's app processes through transactions.
-public actor SyncAgent {
-    public let cloud: DeviceCloud
+/// shared with the device's app processes through transactions. It runs on
+/// a thread of its own: its file work (a transaction's wait for a copy's
+/// lock, held by an app for up to the lock timeout; the fsync'd writes)
+/// blocks that thread, never one of the cooperative pool's.
+package actor SyncAgent {
+    package let cloud: DeviceCloud
+    private let executor = OwnThreadExecutor(name: "groupsim.sync-agent")
+    package nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     private let wakeup = Wakeup()
     private let settingsDomain: PersistentDomain
     private var stores: [String: PersistentDomain] = [:]
@@ -37,7 +42,7 @@ public actor SyncAgent {
     static let retryInterval = Duration.seconds(1)
 
     /// `events`: what the agent does, as it does it (the CLI prints them as JSON lines).
-    public init(cloud: DeviceCloud, events: @escaping @Sendable (String, [String: PlistValue]) -> Void) throws {
+    package init(cloud: DeviceCloud, events: @escaping @Sendable (String, [String: PlistValue]) -> Void) throws {
         self.cloud = cloud
         self.events = events
         settingsDomain = try cloud.settingsDomain()
@@ -49,7 +54,7 @@ public actor SyncAgent {
     }
 
     /// Runs until cancelled.
-    public func run() async {
+    package func run() async {
         var lastProblem: String? = nil
         while !Task.isCancelled {
             do {
@@ -216,80 +221,100 @@ public actor SyncAgent {
             if problem != lastCloudError { events("cloud-error", ["message": .string(problem)]) }
             lastCloudError = problem
         case .ack(let store, let accepted, let refused, let superseded, let advanced):
-            guard let domain = stores[store], readable(store) != nil else { return }
-            let corrected = try domain.transaction { fields -> [String] in
-                var copy = try StoreCopy(fields, path: domain.file.path)
-                guard copy.account == account else { return [] }
-                copy.acknowledge(accepted)
-                copy.refuse(refused)
-                let corrected = copy.correct(superseded)
-                copy.advance(advanced)
-                fields = copy.plist
-                return corrected
-            }
-            if !corrected.isEmpty { events("superseded", ["store": .string(store), "keys": .array(corrected.map { .string($0) })]) }
-            for sequence in accepted + refused.map(\.sequence) { inFlight[store]?[sequence] = nil }
-            events("acknowledged", ["store": .string(store), "sequences": .array(accepted.map { .integer($0) })])
-            if !refused.isEmpty { events("refused", ["store": .string(store), "keys": .array(refused.map { .string($0.key) })]) }
+            try acknowledged(store, accepted: accepted, refused: refused, superseded: superseded, advanced: advanced, account: account)
         case .restored(let store, let kept, let refused, let superseded, let advanced):
-            guard let domain = stores[store], readable(store) != nil else { return }
-            let corrected = try domain.transaction { fields -> [String] in
-                var copy = try StoreCopy(fields, path: domain.file.path)
-                guard copy.account == account else { return [] }
-                let corrected = copy.restored(kept: kept, refused: refused, superseded: superseded)
-                copy.advance(advanced)
-                fields = copy.plist
-                return corrected
-            }
-            restoresInFlight[store] = nil
-            events("restored", ["store": .string(store), "keys": .array(kept.map { .string($0) }),
-                                "superseded": .array(corrected.map { .string($0) })])
-            if !refused.isEmpty {
-                events("refused", ["store": .string(store), "keys": .array(refused.map { .string($0.key) }), "reason": .string(refused[0].reason)])
-            }
+            try restored(store, kept: kept, refused: refused, superseded: superseded, advanced: advanced, account: account)
         case .changes(let store, let base, let revision, let initial, let records, let lineage):
-            guard let domain = stores[store], readable(store) != nil else { return }
-            // `gap`: ask again from there (a push lost; or 0, the cloud's history lost, `historyLost`).
-            let outcome = try domain.transaction { fields -> (gap: Int64?, changed: [String]?, historyLost: Bool) in
-                var copy = try StoreCopy(fields, path: domain.file.path)
-                guard copy.account == account else { return (nil, nil, false) }
-                // Not on the cloud's history, or sent the whole store because removals it had were forgotten: a reset.
-                if let lineage, !lineage.continues(revision: copy.revision, generation: copy.generation)
-                    || (base == 0 && lineage.forgot(since: copy.revision)) {
-                    // The cloud lost the history this copy followed: start over from its whole store.
-                    guard base == 0 else {
-                        events("history-lost", ["store": .string(store), "have": .integer(copy.revision), "cloud": .integer(revision),
-                                                "message": .string("the cloud no longer has the revisions this device had; asking for its whole store")])
-                        return (0, nil, true)
-                    }
-                    let had = copy.revision
-                    let reset = copy.reset(to: records, revision: revision, generation: lineage.current)
-                    fields = copy.plist
-                    events("cloud-reset", [
-                        "store": .string(store), "had": .integer(had), "cloud": .integer(revision),
-                        "keys": .array(reset.changed.map { .string($0) }), "givingBack": .integer(Int64(reset.givingBack)),
-                        "message": .string("the cloud no longer has the revisions this device had; its whole store was taken, and what it lacks is given back"),
-                    ])
-                    return (nil, reset.changed, false)
+            try await apply(store, base: base, revision: revision, initial: initial, records: records, lineage: lineage,
+                            account: account, writer: writer)
+        }
+    }
+
+    /// The cloud's answer to an upload: settled changes leave `pending`, refused and superseded ones are corrected.
+    private func acknowledged(_ store: String, accepted: [Int64], refused: [RefusedChange], superseded: [CloudRecord],
+                              advanced: Advance?, account: String) throws {
+        guard let domain = stores[store], readable(store) != nil else { return }
+        let corrected = try domain.transaction { fields -> [String] in
+            var copy = try StoreCopy(fields, path: domain.file.path)
+            guard copy.account == account else { return [] }
+            copy.acknowledge(accepted)
+            copy.refuse(refused)
+            let corrected = copy.correct(superseded)
+            copy.advance(advanced)
+            fields = copy.plist
+            return corrected
+        }
+        if !corrected.isEmpty { events("superseded", ["store": .string(store), "keys": .array(corrected.map { .string($0) })]) }
+        for sequence in accepted + refused.map(\.sequence) { inFlight[store]?[sequence] = nil }
+        events("acknowledged", ["store": .string(store), "sequences": .array(accepted.map { .integer($0) })])
+        if !refused.isEmpty { events("refused", ["store": .string(store), "keys": .array(refused.map { .string($0.key) })]) }
+    }
+
+    /// The cloud's answer to a restore (what a reset copy gave back).
+    private func restored(_ store: String, kept: [String], refused: [RefusedChange], superseded: [CloudRecord],
+                          advanced: Advance?, account: String) throws {
+        guard let domain = stores[store], readable(store) != nil else { return }
+        let corrected = try domain.transaction { fields -> [String] in
+            var copy = try StoreCopy(fields, path: domain.file.path)
+            guard copy.account == account else { return [] }
+            let corrected = copy.restored(kept: kept, refused: refused, superseded: superseded)
+            copy.advance(advanced)
+            fields = copy.plist
+            return corrected
+        }
+        restoresInFlight[store] = nil
+        events("restored", ["store": .string(store), "keys": .array(kept.map { .string($0) }),
+                            "superseded": .array(corrected.map { .string($0) })])
+        if !refused.isEmpty {
+            events("refused", ["store": .string(store), "keys": .array(refused.map { .string($0.key) }), "reason": .string(refused[0].reason)])
+        }
+    }
+
+    /// A push or a download: applied to the copy, or a reset when the cloud lost the copy's history,
+    /// or asked for again from where the copy is when one was lost on the way.
+    private func apply(_ store: String, base: Int64, revision: Int64, initial: Bool, records: [CloudRecord], lineage: StoreLineage?,
+                       account: String, writer: MessageWriter) async throws {
+        guard let domain = stores[store], readable(store) != nil else { return }
+        // `gap`: ask again from there (a push lost; or 0, the cloud's history lost, `historyLost`).
+        let outcome = try domain.transaction { fields -> (gap: Int64?, changed: [String]?, historyLost: Bool) in
+            var copy = try StoreCopy(fields, path: domain.file.path)
+            guard copy.account == account else { return (nil, nil, false) }
+            // Not on the cloud's history, or sent the whole store because removals it had were forgotten: a reset.
+            if let lineage, !lineage.continues(revision: copy.revision, generation: copy.generation)
+                || (base == 0 && lineage.forgot(since: copy.revision)) {
+                // The cloud lost the history this copy followed: start over from its whole store.
+                guard base == 0 else {
+                    events("history-lost", ["store": .string(store), "have": .integer(copy.revision), "cloud": .integer(revision),
+                                            "message": .string("the cloud no longer has the revisions this device had; asking for its whole store")])
+                    return (0, nil, true)
                 }
-                // A push that starts after what this copy has: one was lost; ask again from here.
-                if base > copy.revision { return (copy.revision, nil, false) }
-                // Everything since revision 0 is a whole first download, whatever the cloud called it.
-                let first = !copy.initialSyncDone && (initial || base == 0)
-                guard revision > copy.revision || first else { return (nil, nil, false) }
-                let fresh = records.filter { $0.revision > copy.revision }
-                let changed = copy.apply(fresh, revision: revision, initial: first)
-                if copy.revision == revision, let lineage { copy.generation = lineage.current }
+                let had = copy.revision
+                let reset = copy.reset(to: records, revision: revision, generation: lineage.current)
                 fields = copy.plist
-                return (nil, changed, false)
+                events("cloud-reset", [
+                    "store": .string(store), "had": .integer(had), "cloud": .integer(revision),
+                    "keys": .array(reset.changed.map { .string($0) }), "givingBack": .integer(Int64(reset.givingBack)),
+                    "message": .string("the cloud no longer has the revisions this device had; its whole store was taken, and what it lacks is given back"),
+                ])
+                return (nil, reset.changed, false)
             }
-            if let since = outcome.gap {
-                if !outcome.historyLost { events("gap", ["store": .string(store), "have": .integer(since), "got": .integer(base)]) }
-                try await writer.send(.subscribe(store: store, since: since))
-            } else if let changed = outcome.changed {
-                events("applied", ["store": .string(store), "revision": .integer(revision), "initial": .bool(initial),
-                                   "keys": .array(changed.map { .string($0) })])
-            }
+            // A push that starts after what this copy has: one was lost; ask again from here.
+            if base > copy.revision { return (copy.revision, nil, false) }
+            // Everything since revision 0 is a whole first download, whatever the cloud called it.
+            let first = !copy.initialSyncDone && (initial || base == 0)
+            guard revision > copy.revision || first else { return (nil, nil, false) }
+            let fresh = records.filter { $0.revision > copy.revision }
+            let changed = copy.apply(fresh, revision: revision, initial: first)
+            if copy.revision == revision, let lineage { copy.generation = lineage.current }
+            fields = copy.plist
+            return (nil, changed, false)
+        }
+        if let since = outcome.gap {
+            if !outcome.historyLost { events("gap", ["store": .string(store), "have": .integer(since), "got": .integer(base)]) }
+            try await writer.send(.subscribe(store: store, since: since))
+        } else if let changed = outcome.changed {
+            events("applied", ["store": .string(store), "revision": .integer(revision), "initial": .bool(initial),
+                               "keys": .array(changed.map { .string($0) })])
         }
     }
 }

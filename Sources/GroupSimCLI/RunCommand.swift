@@ -41,17 +41,38 @@ struct RunCommand: ParsableCommand {
     }
 
     func run() throws {
-        // Progress must stream (CI logs, pipes): whole lines, unbuffered.
-        let output = LineWriter.standardOutput
-        func print(_ line: String) { output.write(line) }
-        if !mergeJunit.isEmpty {
-            guard let junit else { throw ValidationError("--merge-junit needs --junit, the merged report's path") }
-            let reports = try mergeJunit.map { path in (path: path, text: try String(contentsOfFile: path, encoding: .utf8)) }
-            try JUnitReport.merge(reports).write(toFile: junit, atomically: true, encoding: .utf8)
-            print("merged \(mergeJunit.count) report(s) into \(junit)")
-            return
-        }
+        if !mergeJunit.isEmpty { return try mergeReports() }
         let style = TerminalStyle.forStandardOutput()
+        guard let (selected, fileCount) = try selectScenarios(style: style) else { return }
+        let binaries: String
+        do { binaries = try ScenarioRunner.defaultBinaries() } catch {
+            FileHandle.standardError.write(Data("\(style.error("error:")) \(error)\n".utf8))
+            throw ExitCode(2)
+        }
+        endProcessesOnInterrupt()
+        let work = selected.flatMap { scenario in (1...`repeat`).map { (scenario, $0) } }
+        say("Running \(selected.count) scenario(s)" + (`repeat` > 1 ? " × \(`repeat`)" : "") + " from \(fileCount) file(s)"
+            + (jobs > 1 ? ", \(jobs) at a time" : "") + (shard.map { ", shard \($0)" } ?? ""))
+        let started = Date()
+        let results = run(work, binaries: binaries, style: style)
+        try writeReports(results)
+        try summarize(results, of: work.count, since: started, style: style)
+    }
+
+    /// Progress must stream (CI logs, pipes): whole lines, unbuffered.
+    private func say(_ line: String) { LineWriter.standardOutput.write(line) }
+
+    /// `--merge-junit`: one JUnit report of the shards' reports.
+    private func mergeReports() throws {
+        guard let junit else { throw ValidationError("--merge-junit needs --junit, the merged report's path") }
+        let reports = try mergeJunit.map { path in (path: path, text: try String(contentsOfFile: path, encoding: .utf8)) }
+        try JUnitReport.merge(reports).write(toFile: junit, atomically: true, encoding: .utf8)
+        say("merged \(mergeJunit.count) report(s) into \(junit)")
+    }
+
+    /// The scenarios to run (filtered, this shard's) and how many files they
+    /// came from; nil when there is nothing more to do (`--list`, an empty shard).
+    private func selectScenarios(style: TerminalStyle) throws -> (scenarios: [Scenario], fileCount: Int)? {
         let files = try ScenarioCatalog.files(in: paths.isEmpty ? ["scenarios"] : paths)
         let (all, errors) = ScenarioCatalog.load(files)
         if !errors.isEmpty {
@@ -65,25 +86,23 @@ struct RunCommand: ParsableCommand {
             selected = selected.sorted { $0.name < $1.name }.enumerated().filter { $0.offset % count == index - 1 }.map(\.element)
         }
         if list {
-            for scenario in selected { print("\(scenario.name)  \(style.dim(scenario.summary))") }
-            return
+            for scenario in selected { say("\(scenario.name)  \(style.dim(scenario.summary))") }
+            return nil
         }
         // A shard of a small suite may have nothing to run: that is not a failure of the matrix.
-        guard !selected.isEmpty || shard == nil else {
-            print("shard \(shard!) has no scenario to run")
+        if selected.isEmpty, let shard {
+            say("shard \(shard) has no scenario to run")
             if let junit { try JUnitReport.render([]).write(toFile: junit, atomically: true, encoding: .utf8) }
-            return
+            return nil
         }
         guard !selected.isEmpty else { throw ValidationError("no scenario matches \(filter.joined(separator: ", "))") }
-        let binaries: String
-        do { binaries = try ScenarioRunner.defaultBinaries() } catch {
-            FileHandle.standardError.write(Data("\(style.error("error:")) \(error)\n".utf8))
-            throw ExitCode(2)
-        }
+        return (selected, files.count)
+    }
 
-        // SIGINT or SIGTERM: every process is ended, the scenarios running fail
-        // as interrupted, no other starts, and the reports are written as usual;
-        // the status is then 130 or 143. Runs that do not end in time are left.
+    /// SIGINT or SIGTERM: every process is ended, the scenarios running fail
+    /// as interrupted, no other starts, and the reports are written as usual;
+    /// the status is then 130 or 143. Runs that do not end in time are left.
+    private func endProcessesOnInterrupt() {
         LiveProcesses.shared.endAllOnInterrupt { signal in
             DispatchQueue.global().asyncAfter(deadline: .now() + Self.windDownLimit) {
                 FileHandle.standardError.write(Data("the interrupted runs did not end within \(Int(Self.windDownLimit)) s; exiting without reports\n".utf8))
@@ -91,13 +110,14 @@ struct RunCommand: ParsableCommand {
             }
         }
         StandardOutput.beforeEndingOnClosedOutput { LiveProcesses.shared.endAll() }
+    }
+
+    /// Runs each (scenario, repetition) of `work`, `jobs` at a time, until all ran or the run is interrupted.
+    private func run(_ work: [(Scenario, Int)], binaries: String, style: TerminalStyle) -> [ScenarioResult] {
+        let output = LineWriter.standardOutput
         let runner = ScenarioRunner(binaries: binaries, keepRoots: keepRoots)
         let report = TextReport(style: style)
-        let work = selected.flatMap { scenario in (1...`repeat`).map { (scenario, $0) } }
-        print("Running \(selected.count) scenario(s)" + (`repeat` > 1 ? " × \(`repeat`)" : "") + " from \(files.count) file(s)"
-            + (jobs > 1 ? ", \(jobs) at a time" : "") + (shard.map { ", shard \($0)" } ?? ""))
-        let started = Date()
-        let results = ParallelRuns.run(work.count, jobs: jobs, while: { LiveProcesses.shared.interruption == nil }) { index in
+        return ParallelRuns.run(work.count, jobs: jobs, while: { LiveProcesses.shared.interruption == nil }) { index in
             let (scenario, run) = work[index]
             // The one-line progress display only makes sense one scenario at a time.
             if style.enabled && jobs == 1 { output.writeRaw(report.started(scenario, run: run, of: `repeat`) + "\r") }
@@ -108,25 +128,31 @@ struct RunCommand: ParsableCommand {
             }
             return result
         }
+    }
+
+    private func writeReports(_ results: [ScenarioResult]) throws {
         for (path, text) in [(junit, JUnitReport.render(results)), (json, JSONReport.render(results)), (timeline, TimelineReport.render(results))] {
             guard let path else { continue }
             try text.write(toFile: path, atomically: true, encoding: .utf8)
-            print("wrote \(path)")
+            say("wrote \(path)")
         }
+    }
 
+    /// The closing lines (interruption, flaky, failed, counts) and the exit status.
+    private func summarize(_ results: [ScenarioResult], of planned: Int, since started: Date, style: TerminalStyle) throws {
         let byName = Dictionary(grouping: results, by: \.scenario.name)
         let flaky = byName.filter { $0.value.contains(where: \.passed) && $0.value.contains { !$0.passed } }.keys.sorted()
         let failedScenarios = byName.filter { $0.value.contains { !$0.passed } }.keys.sorted()
         let passed = results.filter(\.passed).count
         let interruption = LiveProcesses.shared.interruption
-        print("")
+        say("")
         if let interruption {
-            print(style.error("interrupted by \(LiveProcesses.describe(interruption)): \(results.count) of \(work.count) run(s) started, "
-                + "\(work.count - results.count) not run; the runs in progress failed as interrupted"))
+            say(style.error("interrupted by \(LiveProcesses.describe(interruption)): \(results.count) of \(planned) run(s) started, "
+                + "\(planned - results.count) not run; the runs in progress failed as interrupted"))
         }
-        if !flaky.isEmpty { print(style.warning("flaky (passed and failed across --repeat runs): \(flaky.joined(separator: ", "))")) }
-        if !failedScenarios.isEmpty { print(style.error("failed: \(failedScenarios.joined(separator: ", "))")) }
-        print("scenarios: \(passed) passed, \(results.count - passed) failed"
+        if !flaky.isEmpty { say(style.warning("flaky (passed and failed across --repeat runs): \(flaky.joined(separator: ", "))")) }
+        if !failedScenarios.isEmpty { say(style.error("failed: \(failedScenarios.joined(separator: ", "))")) }
+        say("scenarios: \(passed) passed, \(results.count - passed) failed"
             + String(format: " in %.1f s", Date().timeIntervalSince(started)) + (jobs > 1 ? " (\(jobs) at a time)" : ""))
         if let interruption { throw ExitCode(128 + interruption) }
         if passed != results.count { throw ExitCode(1) }

@@ -17,7 +17,7 @@ package func writeFileAtomically(_ bytes: Data, named name: String, in folder: I
 /// (fsync'd when `durable`). A file left under that name (by a writer that
 /// died) is removed first; O_EXCL then follows no link and opens no FIFO.
 /// Nothing is left behind on failure.
-package func writeTemporaryFile(_ bytes: Data, named name: String, in folder: Int32, folderPath: String, durable: Bool) throws {
+func writeTemporaryFile(_ bytes: Data, named name: String, in folder: Int32, folderPath: String, durable: Bool) throws {
     let path = folderPath + "/" + name
     if unlinkat(folder, name, 0) == -1 && errno != ENOENT {
         throw FileSystemError(operation: "remove the stale temporary file", path: path, errno: errno)
@@ -52,7 +52,7 @@ package func writeTemporaryFile(_ bytes: Data, named name: String, in folder: In
 /// Renames `temporary` over `name` in the folder open at `folder`, then (when
 /// `durable`) fsyncs the folder so the rename itself survives a crash; a
 /// failing fsync is an error, as the commit may then be lost.
-package func moveIntoPlace(_ temporary: String, as name: String, in folder: Int32, folderPath: String, durable: Bool) throws {
+func moveIntoPlace(_ temporary: String, as name: String, in folder: Int32, folderPath: String, durable: Bool) throws {
     do {
         try systemCall("rename into place", folderPath + "/" + name) { renameat(folder, temporary, folder, name) }
     } catch {

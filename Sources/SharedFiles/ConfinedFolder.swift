@@ -21,7 +21,7 @@ package struct ConfinedFolder: Sendable {
     /// The top with its links resolved, once.
     private let resolvedTop: String
     /// The folder names from the top down to this folder.
-    package let components: [String]
+    let components: [String]
 
     /// `path` must be `top` or lie below it, compared name by name as written
     /// (no link is resolved here: the walk checks every folder below the top).

@@ -129,9 +129,9 @@ struct FolderRemoved: Error {
 /// How long a writer waits for a file lock before giving up:
 /// `GROUPSIM_LOCK_TIMEOUT` seconds (0 to one day), else 10.
 package enum LockWaitLimit {
-    package static let environmentVariable = "GROUPSIM_LOCK_TIMEOUT"
-    package static let defaultSeconds = 10.0
-    package static let maximumSeconds = 86_400.0
+    static let environmentVariable = "GROUPSIM_LOCK_TIMEOUT"
+    static let defaultSeconds = 10.0
+    static let maximumSeconds = 86_400.0
 
     private static let configured = parse(ProcessInfo.processInfo.environment[environmentVariable])
 

@@ -14,7 +14,7 @@ package enum FolderTree {
     /// emptied again before the removal gives up: processes go on running
     /// through a device's erase, and one may write a file into a folder
     /// between its last entry's removal and the folder's own.
-    package static let maximumRefills = 100
+    static let maximumRefills = 100
 
     /// Removes the entry `name` of the folder open at `folder`, and everything
     /// inside it if it is a folder. Returns false if there was no such entry.

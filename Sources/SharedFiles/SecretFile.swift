@@ -88,7 +88,7 @@ package struct SecretFile: Sendable {
     }
 }
 
-package struct SecretFileError: Error, CustomStringConvertible, Equatable {
+struct SecretFileError: Error, CustomStringConvertible, Equatable {
     package let path: String
     package let problem: String
     package var description: String { "'\(path)' \(problem)" }

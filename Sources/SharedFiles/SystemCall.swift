@@ -7,7 +7,7 @@ import Darwin
 #endif
 
 /// A failed system call: which operation, on which path, and errno.
-package struct FileSystemError: Error, CustomStringConvertible, Equatable {
+struct FileSystemError: Error, CustomStringConvertible, Equatable {
     package let operation: String
     package let path: String
     package let errno: Int32
@@ -32,7 +32,7 @@ package struct FileSystemError: Error, CustomStringConvertible, Equatable {
 
 /// Runs a system call, retrying on EINTR, and turns -1 into a `FileSystemError`.
 @discardableResult
-package func systemCall(_ operation: String, _ path: String, _ call: () -> Int32) throws -> Int32 {
+func systemCall(_ operation: String, _ path: String, _ call: () -> Int32) throws -> Int32 {
     while true {
         let result = call()
         if result != -1 { return result }

@@ -7,7 +7,7 @@ import PropertyList
 import Terminal
 
 /// Options every simulated process takes.
-public struct AppProcessOptions: ParsableArguments {
+struct AppProcessOptions: ParsableArguments {
     @Option(help: "Simulation root (default: $GROUPSIM_ROOT, else $XDG_DATA_HOME/groupsim, else ~/.local/share/groupsim).")
     var root: String?
 
@@ -23,7 +23,7 @@ public struct AppProcessOptions: ParsableArguments {
     @Flag(help: "Read nothing from stdin: print what happens and run until SIGTERM or SIGINT (for running it in the background: widget --no-input &).")
     var noInput = false
 
-    public init() {}
+    package init() {}
 
     func loadManifest() throws -> AppManifest {
         guard let manifest else { return .example }
@@ -74,38 +74,38 @@ enum AppLauncher {
 }
 
 /// What sets the long-lived roles apart: the role, and how its command describes it.
-public protocol LongLivedRole {
+package protocol LongLivedRole {
     static var role: Role { get }
     static var abstract: String { get }
 }
 
-public enum MainAppRole: LongLivedRole {
-    public static let role = Role.mainApp
-    public static let abstract = "The simulated main app: long-lived, reads and writes its suite."
+package enum MainAppRole: LongLivedRole {
+    package static let role = Role.mainApp
+    package static let abstract = "The simulated main app: long-lived, reads and writes its suite."
 }
 
-public enum WidgetRole: LongLivedRole {
-    public static let role = Role.widget
-    public static let abstract = "The simulated widget: renders a card of its keys, again only when its timeline reloads."
+package enum WidgetRole: LongLivedRole {
+    package static let role = Role.widget
+    package static let abstract = "The simulated widget: renders a card of its keys, again only when its timeline reloads."
 }
 
 /// The command of a long-lived role (main app, widget): named after the role.
-public struct LongLivedAppCommand<Kind: LongLivedRole>: ParsableCommand {
-    public static var configuration: CommandConfiguration {
+package struct LongLivedAppCommand<Kind: LongLivedRole>: ParsableCommand {
+    package static var configuration: CommandConfiguration {
         CommandConfiguration(commandName: Kind.role.rawValue, abstract: Kind.abstract)
     }
     @OptionGroup var options: AppProcessOptions
     @Argument(parsing: .postTerminator, help: "Launch arguments after --, e.g. -- -theme dark (this process's argument domain).")
     var launchArguments: [String] = []
-    public init() {}
-    public func run() throws { AppLauncher.runInteractive(options, launchArguments: launchArguments, role: Kind.role) }
+    package init() {}
+    package func run() throws { AppLauncher.runInteractive(options, launchArguments: launchArguments, role: Kind.role) }
 }
 
-public typealias MainAppCommand = LongLivedAppCommand<MainAppRole>
-public typealias WidgetCommand = LongLivedAppCommand<WidgetRole>
+package typealias MainAppCommand = LongLivedAppCommand<MainAppRole>
+package typealias WidgetCommand = LongLivedAppCommand<WidgetRole>
 
-public struct IntentExtensionCommand: ParsableCommand {
-    public static let configuration = CommandConfiguration(
+package struct IntentExtensionCommand: ParsableCommand {
+    package static let configuration = CommandConfiguration(
         commandName: "intent-extension",
         abstract: "The simulated intent extension: performs one intent and exits (0 done, 1 failed), as Siri and Shortcuts run it.")
     @OptionGroup var options: AppProcessOptions
@@ -115,9 +115,9 @@ public struct IntentExtensionCommand: ParsableCommand {
             "INTENT [NAME=VALUE ...] [-- LAUNCH ARGUMENTS]",
             discussion: "The intent's name as in the manifest (e.g. AddNote), its parameters as name=value (a value starting with { ( [ < \" is a property list), then launch arguments after --."))
     var invocation: [String] = []
-    public init() {}
+    package init() {}
 
-    public func run() throws {
+    package func run() throws {
         let sink = AppLauncher.makeSink(options, role: .intentExtension)
         let split = invocation.firstIndex(of: "--") ?? invocation.endIndex
         // The intent's words are passed through as they are, so help is looked for here.

@@ -10,24 +10,24 @@ import PropertyList
 /// One running target of a simulated app on one device: its identity and
 /// entitlements, its defaults, and the commands both faces share.
 /// Unchecked Sendable: its variables (observation, notification token, widget) are set only in `init`, before the session is shared; the rest is constant or locks its own state.
-public final class AppSession: @unchecked Sendable {
-    public let role: Role
-    public let manifest: AppManifest
-    public let target: AppManifest.Target
-    public let context: DefaultsContext
+final class AppSession: @unchecked Sendable {
+    let role: Role
+    let manifest: AppManifest
+    let target: AppManifest.Target
+    let context: DefaultsContext
     /// The defaults the target reads and writes: its suite, or its standard
     /// domain when the manifest says `suite: standard`.
-    public let store: GroupDefaults
-    public let events: AppEventSink
+    let store: GroupDefaults
+    let events: AppEventSink
     /// The iCloud key-value store of the target's entitlement (nil without one).
-    public let cloudStore: UbiquitousStore?
+    let cloudStore: UbiquitousStore?
     /// Mirrors prefixed keys between `store` and `cloudStore` (manifest `icloud-bridge`).
-    public let cloudBridge: CloudDefaultsBridge?
+    let cloudBridge: CloudDefaultsBridge?
     private var observation: DefaultsObservation?
     private var notificationToken: NSObjectProtocol?
     private(set) var widget: WidgetTimeline?
 
-    public init(role: Role, manifest: AppManifest, root: SimulationRoot, device: String, launchArguments: [String], events: AppEventSink) throws {
+    package init(role: Role, manifest: AppManifest, root: SimulationRoot, device: String, launchArguments: [String], events: AppEventSink) throws {
         self.role = role
         self.manifest = manifest
         self.events = events
@@ -62,13 +62,13 @@ public final class AppSession: @unchecked Sendable {
     }
 
     /// Starts what runs by itself (the widget's first render and its timeline).
-    public func start() {
+    func start() {
         if cloudStore != nil { startCloudIfNeeded() }
         cloudBridge?.start()
         widget?.start()
     }
 
-    public var info: [String: PlistValue] {
+    var info: [String: PlistValue] {
         var info: [String: PlistValue] = [
             "role": .string(role.rawValue), "app": .string(manifest.name), "bundleId": .string(target.bundleIdentifier),
             "device": .string(context.device), "root": .string(context.root.path), "suite": .string(store.domainName),
@@ -81,7 +81,7 @@ public final class AppSession: @unchecked Sendable {
         return info
     }
 
-    public func perform(_ command: AppRequest) throws -> AppResponse {
+    func perform(_ command: AppRequest) throws -> AppResponse {
         switch command {
         case .get(let key):
             let found = store.lookup(key)
@@ -132,6 +132,22 @@ public final class AppSession: @unchecked Sendable {
         case .reloadWidgets:
             try WidgetCenter(root: context.root, device: context.device).requestReload()
             return .done
+        case .cloudGet, .cloudSet, .cloudRemove, .cloudDump, .cloudSynchronize:
+            return try performCloud(command)
+        case .info:
+            return .info(info)
+        case .searchList:
+            return .searchList(store.searchList)
+        case .ping:
+            return .done
+        case .exit:
+            return .done
+        }
+    }
+
+    /// A request to the process's iCloud key-value store (its entitlement's).
+    private func performCloud(_ command: AppRequest) throws -> AppResponse {
+        switch command {
         case .cloudGet(let key):
             return .value(key: key, value: try entitledCloudStore().object(forKey: key), domain: nil)
         case .cloudSet(let key, let value):
@@ -142,17 +158,11 @@ public final class AppSession: @unchecked Sendable {
             return .done
         case .cloudDump:
             let values = try entitledCloudStore().dictionaryRepresentation()
-            return .values(values.keys.sorted().map { (key: $0, value: values[$0]!, domain: "icloud") })
+            return .values(values.keys.sorted().compactMap { key in values[key].map { (key: key, value: $0, domain: "icloud") } })
         case .cloudSynchronize:
             return .boolean(try entitledCloudStore().synchronize())
-        case .info:
-            return .info(info)
-        case .searchList:
-            return .searchList(store.searchList)
-        case .ping:
-            return .done
-        case .exit:
-            return .done
+        default:
+            throw AppRequestError("\(command) is not a request to the iCloud key-value store")
         }
     }
 
@@ -194,7 +204,7 @@ public final class AppSession: @unchecked Sendable {
 
     /// `GROUPSIM_CLOUD_AUTOSTART=0`: never start the cloud (the scenario runner
     /// starts and ends its own).
-    public static let cloudAutostartVariable = "GROUPSIM_CLOUD_AUTOSTART"
+    static let cloudAutostartVariable = "GROUPSIM_CLOUD_AUTOSTART"
 
     /// An app whose device is signed in needs the cloud and its device's
     /// agent: if they are not running, they are started in the background
@@ -232,7 +242,7 @@ public final class AppSession: @unchecked Sendable {
     /// Every open domain is saved (the suite, suites added, the widget
     /// center), and every failure reported, before the exit event: nothing
     /// is said after it.
-    public func finish(status: Int32) -> Int32 {
+    func finish(status: Int32) -> Int32 {
         let saved = DomainRegistry.shared.saveBeforeExit() && ((try? cloudStore?.flush()) != nil || cloudStore == nil)
         let final = saved || status != 0 ? status : 74
         // Changes are announced on the notification queue: let them all out before saying goodbye.

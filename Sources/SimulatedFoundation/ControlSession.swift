@@ -61,16 +61,7 @@ final class ControlSession: @unchecked Sendable {
             let found = try defaults(suite).groupDefaults.lookup(key)
             return .value(key: key, value: found?.value, domain: found?.domain)
         case .typedGet(let key, let kind):
-            let defaults = try defaults(suite)
-            let value: PlistValue? = switch kind {
-            case .bool: .bool(defaults.bool(forKey: key))
-            case .integer: .integer(Int64(defaults.integer(forKey: key)))
-            case .double: .real(defaults.double(forKey: key))
-            case .string: defaults.string(forKey: key).map { .string($0) }
-            case .url: defaults.url(forKey: key).map { .string($0.absoluteString) }
-            case .stringArray: defaults.stringArray(forKey: key).map { .array($0.map { .string($0) }) }
-            }
-            return .value(key: key, value: value, domain: defaults.groupDefaults.lookup(key)?.domain)
+            return try typedValue(key, as: kind, suite: suite)
         case .set(let key, let value):
             try defaults(suite).write(value, forKey: key)
             return .done
@@ -120,6 +111,34 @@ final class ControlSession: @unchecked Sendable {
             return .done
         case .reloadTimeline, .reloadWidgets:
             throw AppRequestError("reload and reload-widgets belong to the simulated widget and app (main-app, widget); this program is neither")
+        case .cloudGet, .cloudSet, .cloudRemove, .cloudDump, .cloudSynchronize:
+            return try performCloud(request)
+        case .info:
+            return .info(info())
+        case .searchList:
+            return .searchList(try defaults(suite).groupDefaults.searchList)
+        case .ping, .exit:
+            return .done  // the channel answers these itself
+        }
+    }
+
+    /// A typed getter's answer, as the program's `UserDefaults` converts.
+    private func typedValue(_ key: String, as kind: TypedRead, suite: String?) throws -> AppResponse {
+        let defaults = try defaults(suite)
+        let value: PlistValue? = switch kind {
+        case .bool: .bool(defaults.bool(forKey: key))
+        case .integer: .integer(Int64(defaults.integer(forKey: key)))
+        case .double: .real(defaults.double(forKey: key))
+        case .string: defaults.string(forKey: key).map { .string($0) }
+        case .url: defaults.url(forKey: key).map { .string($0.absoluteString) }
+        case .stringArray: defaults.stringArray(forKey: key).map { .array($0.map { .string($0) }) }
+        }
+        return .value(key: key, value: value, domain: defaults.groupDefaults.lookup(key)?.domain)
+    }
+
+    /// A request to `NSUbiquitousKeyValueStore.default` as the program sees it.
+    private func performCloud(_ request: AppRequest) throws -> AppResponse {
+        switch request {
         case .cloudGet(let key):
             return .value(key: key, value: try cloudStore().object(forKey: key), domain: nil)
         case .cloudSet(let key, let value):
@@ -133,12 +152,8 @@ final class ControlSession: @unchecked Sendable {
             return .values(values.keys.sorted().compactMap { key in values[key].map { (key: key, value: $0, domain: "icloud") } })
         case .cloudSynchronize:
             return .boolean(try cloudStore().synchronize())
-        case .info:
-            return .info(info())
-        case .searchList:
-            return .searchList(try defaults(suite).groupDefaults.searchList)
-        case .ping, .exit:
-            return .done  // the channel answers these itself
+        default:
+            throw AppRequestError("\(request) is not a request to the iCloud key-value store")
         }
     }
 

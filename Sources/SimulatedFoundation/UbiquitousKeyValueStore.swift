@@ -41,7 +41,7 @@ open class NSUbiquitousKeyValueStore: NSObject, @unchecked Sendable {
     }
 
     /// nil only when the device's copy could not be opened (reported): every read is then empty.
-    public private(set) var store: UbiquitousStore?
+    package private(set) var store: UbiquitousStore?
 
     /// The store of `process`'s entitlement. Without one (no
     /// `GROUPSIM_KVS_IDENTIFIER`) it is reported loudly, once per process and

@@ -4,13 +4,13 @@ import SharedFiles
 import Yams
 
 /// An error in a YAML file (a scenario or an app manifest), with where it is.
-public struct SpecError: Error, CustomStringConvertible, Equatable {
-    public let file: String
-    public let line: Int
-    public let column: Int
-    public let message: String
+package struct SpecError: Error, CustomStringConvertible, Equatable {
+    package let file: String
+    package let line: Int
+    package let column: Int
+    package let message: String
 
-    public init(file: String, line: Int, column: Int, message: String) {
+    package init(file: String, line: Int, column: Int, message: String) {
         self.file = file
         self.line = line
         self.column = column
@@ -18,7 +18,7 @@ public struct SpecError: Error, CustomStringConvertible, Equatable {
     }
 
     /// "file:line:column: message"; a problem with the whole file has no position.
-    public var description: String { line > 0 ? "\(file):\(line):\(column): \(message)" : "\(file): \(message)" }
+    package var description: String { line > 0 ? "\(file):\(line):\(column): \(message)" : "\(file): \(message)" }
 }
 
 /// A YAML node that knows its file and position, with typed accessors whose
@@ -26,12 +26,12 @@ public struct SpecError: Error, CustomStringConvertible, Equatable {
 /// in a mapping are errors, so a typo never silently becomes a default.
 /// Unchecked Sendable: Yams.Node is an immutable value tree that Yams does not mark Sendable.
 public struct SpecNode: @unchecked Sendable {
-    public let node: Node
-    public let file: String
+    package let node: Node
+    package let file: String
     /// Where the node sits, for messages: "steps[2].set".
-    public let path: String
+    package let path: String
 
-    public static func parse(_ text: String, file: String) throws -> SpecNode {
+    package static func parse(_ text: String, file: String) throws -> SpecNode {
         try YAMLExpansion.check(text, file: file)
         do {
             guard let node = try Yams.compose(yaml: text) else {
@@ -43,7 +43,7 @@ public struct SpecNode: @unchecked Sendable {
         }
     }
 
-    public static func load(_ path: String) throws -> SpecNode {
+    package static func load(_ path: String) throws -> SpecNode {
         let bytes: [UInt8]
         do { bytes = try readNamedFile(path) } catch {
             throw SpecError(file: path, line: 0, column: 0, message: "cannot read the file: \(error)")
@@ -67,10 +67,10 @@ public struct SpecNode: @unchecked Sendable {
     /// The YAML type of the node: explicit, or what a plain scalar reads as (int, float, bool, null, str…).
     var resolvedTag: Tag.Name { Tag.Name(rawValue: node.tag.rawValue) }
 
-    public var line: Int { node.mark?.line ?? 0 }
-    public var column: Int { node.mark?.column ?? 0 }
+    package var line: Int { node.mark?.line ?? 0 }
+    package var column: Int { node.mark?.column ?? 0 }
 
-    public func error(_ message: String) -> SpecError {
+    package func error(_ message: String) -> SpecError {
         SpecError(file: file, line: line, column: column, message: path.isEmpty ? message : "\(path): \(message)")
     }
 
@@ -94,7 +94,7 @@ public struct SpecNode: @unchecked Sendable {
     // MARK: Structure
 
     /// The mapping's entries, in file order. Keys outside `allowed` (if given) are errors.
-    public func entries(allowed: [String]? = nil) throws -> [(key: String, value: SpecNode)] {
+    package func entries(allowed: [String]? = nil) throws -> [(key: String, value: SpecNode)] {
         guard case .mapping(let mapping) = node else { throw error("expected a mapping, found \(kindName)") }
         var result: [(String, SpecNode)] = []
         var seen = Set<String>()
@@ -112,7 +112,7 @@ public struct SpecNode: @unchecked Sendable {
     }
 
     /// The mapping as a dictionary, checking keys against `allowed` and that every key in `required` is present.
-    public func fields(allowed: [String], required: [String] = []) throws -> [String: SpecNode] {
+    package func fields(allowed: [String], required: [String] = []) throws -> [String: SpecNode] {
         let list = try entries(allowed: allowed)
         let dictionary = Dictionary(list, uniquingKeysWith: { first, _ in first })
         for key in required where dictionary[key] == nil {
@@ -121,20 +121,20 @@ public struct SpecNode: @unchecked Sendable {
         return dictionary
     }
 
-    public func list() throws -> [SpecNode] {
+    package func list() throws -> [SpecNode] {
         guard case .sequence(let sequence) = node else { throw error("expected a list, found \(kindName)") }
         return sequence.enumerated().map { element($1, $0) }
     }
 
     /// A list, or a single value taken as a list of one.
-    public func listOrSingle() throws -> [SpecNode] {
+    package func listOrSingle() throws -> [SpecNode] {
         if case .sequence = node { return try list() }
         return [self]
     }
 
     // MARK: Scalars
 
-    public func string() throws -> String {
+    package func string() throws -> String {
         guard case .scalar(let scalar) = node else { throw error("expected a string, found \(kindName)") }
         return scalar.string
     }
@@ -142,7 +142,7 @@ public struct SpecNode: @unchecked Sendable {
     /// A whole number as YAML writes one (1_000, 0x1F, 0o17, 1:30). Only a
     /// plain scalar that YAML reads as an integer qualifies: "5" is a string
     /// and 5.0 a real.
-    public func int() throws -> Int {
+    package func int() throws -> Int {
         guard case .scalar(let scalar) = node, scalar.style == .plain, resolvedTag == .int else {
             throw error("expected a whole number, found '\(node.string ?? kindName)'")
         }
@@ -151,7 +151,7 @@ public struct SpecNode: @unchecked Sendable {
     }
 
     /// A whole number within `range`: counts, statuses and sizes, checked when the file is read.
-    public func int(in range: ClosedRange<Int>) throws -> Int {
+    package func int(in range: ClosedRange<Int>) throws -> Int {
         guard let value = try? int(), range.contains(value) else {
             throw error("expected a whole number from \(range.lowerBound) to \(range.upperBound), found '\(node.string ?? kindName)'")
         }
@@ -160,7 +160,7 @@ public struct SpecNode: @unchecked Sendable {
 
     /// A duration in seconds: finite, more than 0 and at most `maximum`, so
     /// that every wait made of it ends and every deadline computed from it exists.
-    public func seconds(atMost maximum: Double) throws -> Double {
+    package func seconds(atMost maximum: Double) throws -> Double {
         let shownMaximum = maximum == maximum.rounded() ? String(Int(maximum)) : "\(maximum)"
         guard case .scalar(let scalar) = node, scalar.style == .plain, [.int, .float].contains(resolvedTag),
               let value = node.float, value.isFinite, value > 0, value <= maximum
@@ -168,12 +168,12 @@ public struct SpecNode: @unchecked Sendable {
         return value
     }
 
-    public func bool() throws -> Bool {
+    package func bool() throws -> Bool {
         guard case .scalar = node, let value = node.bool else { throw error("expected true or false, found '\(node.string ?? kindName)'") }
         return value
     }
 
-    public func strings() throws -> [String] { try listOrSingle().map { try $0.string() } }
+    package func strings() throws -> [String] { try listOrSingle().map { try $0.string() } }
 
     /// A property-list value. Plain YAML scalars take their YAML type (5 is
     /// an integer, 5.0 a real, true a bool, "5" a string); `!date` and
@@ -181,7 +181,7 @@ public struct SpecNode: @unchecked Sendable {
     /// where they are written: integers outside Int64, reals that are not
     /// finite or do not fit a double, null, and values nesting more than
     /// `maximumDepth` deep (one less for an item appended into an array).
-    public func plistValue(maximumDepth: Int = PlistLimits.maximumDepth) throws -> PlistValue {
+    package func plistValue(maximumDepth: Int = PlistLimits.maximumDepth) throws -> PlistValue {
         try plistValue(levelsLeft: maximumDepth, whole: self, maximumDepth: maximumDepth)
     }
 
@@ -243,7 +243,7 @@ public struct SpecNode: @unchecked Sendable {
         }
     }
 
-    public func plistDictionary() throws -> [String: PlistValue] {
+    package func plistDictionary() throws -> [String: PlistValue] {
         guard case .dictionary(let dictionary) = try plistValue() else { throw error("expected a mapping of keys to values") }
         return dictionary
     }

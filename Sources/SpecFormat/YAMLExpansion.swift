@@ -14,17 +14,17 @@ import PropertyList
 /// are 2^40 values from a 1 KB file. So the file is refused when aliases
 /// would add more than `maximumAliasExpansion` values, or when lists and
 /// mappings, aliases expanded, nest more than `maximumNesting` deep.
-public enum YAMLExpansion {
+enum YAMLExpansion {
     /// Values that aliases may add to one file, each alias counting its anchor's whole value.
-    public static let maximumAliasExpansion = 100_000
+    static let maximumAliasExpansion = 100_000
 
     /// Lists and mappings nested in a file, aliases expanded: a value may nest
     /// `PlistLimits.maximumDepth` deep inside the file's own structure.
-    public static let maximumNesting = PlistLimits.maximumDepth + 16
+    static let maximumNesting = PlistLimits.maximumDepth + 16
 
     /// Throws a `SpecError` at the alias or collection that crosses a limit.
     /// YAML that libyaml cannot parse passes: composing it reports the error.
-    public static func check(_ text: String, file: String) throws {
+    package static func check(_ text: String, file: String) throws {
         var parser = yaml_parser_t()
         guard yaml_parser_initialize(&parser) == 1 else { return }
         defer { yaml_parser_delete(&parser) }

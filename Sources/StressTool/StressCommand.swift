@@ -9,8 +9,8 @@ import Terminal
 /// `groupsim-stress`: load generators and watcher probes that the tests and
 /// benchmarks run as real, separate processes (several at once against one
 /// domain). Not part of the product: a tool of the test suite.
-public struct StressCommand: ParsableCommand {
-    public static let configuration = CommandConfiguration(
+package struct StressCommand: ParsableCommand {
+    package static let configuration = CommandConfiguration(
         commandName: "groupsim-stress",
         abstract: "Generate write load on a domain from this process, or probe the change watcher (for tests and benchmarks).",
         subcommands: [WatchHeld.self, WatcherWithManyDescriptors.self, WriteKeys.self, IntAdd.self, ArrayAdd.self, WriteLoop.self, WatcherRestart.self, WatcherUnavailable.self, HoldLock.self]
@@ -208,5 +208,5 @@ public struct StressCommand: ParsableCommand {
         }
     }
 
-    public init() {}
+    package init() {}
 }

@@ -5,20 +5,20 @@ import Glibc
 
 /// ANSI styling for terminals; plain text when NO_COLOR is set or stdout is not a terminal.
 public struct TerminalStyle: Sendable {
-    public let enabled: Bool
+    package let enabled: Bool
 
-    public init(enabled: Bool) { self.enabled = enabled }
+    package init(enabled: Bool) { self.enabled = enabled }
 
-    public static func forStandardOutput() -> TerminalStyle {
+    package static func forStandardOutput() -> TerminalStyle {
         TerminalStyle(enabled: isatty(STDOUT_FILENO) == 1 && ProcessInfo.processInfo.environment["NO_COLOR"] == nil)
     }
 
     private func wrap(_ code: String, _ text: String) -> String { enabled ? "\u{1B}[\(code)m\(text)\u{1B}[0m" : text }
-    public func bold(_ text: String) -> String { wrap("1", text) }
-    public func dim(_ text: String) -> String { wrap("2", text) }
-    public func highlight(_ text: String) -> String { wrap("32", text) }
-    public func warning(_ text: String) -> String { wrap("33", text) }
-    public func error(_ text: String) -> String { wrap("31", text) }
+    package func bold(_ text: String) -> String { wrap("1", text) }
+    package func dim(_ text: String) -> String { wrap("2", text) }
+    package func highlight(_ text: String) -> String { wrap("32", text) }
+    package func warning(_ text: String) -> String { wrap("33", text) }
+    package func error(_ text: String) -> String { wrap("31", text) }
 }
 
 /// The one way to stdout for every executable. A reader that has gone away
@@ -26,19 +26,19 @@ public struct TerminalStyle: Sendable {
 /// own tools: Foundation's `FileHandle.write` traps on a closed pipe once
 /// SIGPIPE is ignored (a process that starts children ignores it), and
 /// `print` would go on writing into nothing.
-public enum StandardOutput {
+package enum StandardOutput {
     private static let lock = NSLock()
     nonisolated(unsafe) private static var cleanup: @Sendable () -> Void = {}
     nonisolated(unsafe) private static var ending = false
 
     /// What a command with children does before it ends because stdout
     /// failed (it ends them). Runs once, on the writing thread, and must not write to stdout.
-    public static func beforeEndingOnClosedOutput(_ body: @escaping @Sendable () -> Void) {
+    package static func beforeEndingOnClosedOutput(_ body: @escaping @Sendable () -> Void) {
         lock.withLock { cleanup = body }
     }
 
     /// Writes all of `bytes`, unbuffered; ends the process if stdout failed.
-    public static func write(_ bytes: Data) {
+    package static func write(_ bytes: Data) {
         if let failure = attempt(bytes) { end(failure) }
     }
 
@@ -73,25 +73,25 @@ public enum StandardOutput {
         exit(74)
     }
 
-    public static func write(_ text: String) { write(Data(text.utf8)) }
+    package static func write(_ text: String) { write(Data(text.utf8)) }
 }
 
 /// Whole lines to stdout from any thread, never interleaved.
-public final class LineWriter: Sendable {
-    public static let standardOutput = LineWriter()
+package final class LineWriter: Sendable {
+    package static let standardOutput = LineWriter()
     private let lock = NSLock()
 
-    public init() {}
+    package init() {}
 
-    public func write(_ line: String) { writeRaw(line + "\n") }
+    package func write(_ line: String) { writeRaw(line + "\n") }
 
     /// Writes raw text (no newline added), e.g. a prompt or cursor movements.
     /// A failed stdout ends the process once the writer is released, so
     /// nothing the exit runs (the last saves) can wait on it.
-    public func writeRaw(_ text: String) {
+    package func writeRaw(_ text: String) {
         if let failure = lock.withLock({ StandardOutput.attempt(Data(text.utf8)) }) { StandardOutput.end(failure) }
     }
 
     /// Runs `body` with the writer held, for multi-line redraws.
-    public func exclusive(_ body: () -> Void) { lock.withLock(body) }
+    package func exclusive(_ body: () -> Void) { lock.withLock(body) }
 }

@@ -9,25 +9,25 @@ import PropertyList
 /// Or any executable that links SimulatedFoundation, driven the same way
 /// over its control channel (`init(controlling:root:)`).
 /// Unchecked Sendable: the backlog and request counter belong to the test's thread, which alone sends and waits; `RunningProcess` and `LineConnection` guard their own state.
-public final class AppProcess: @unchecked Sendable {
-    public let process: RunningProcess
+package final class AppProcess: @unchecked Sendable {
+    package let process: RunningProcess
     /// Where protocol lines travel: the process's stdin and stdout, or its control channel.
     private let lines: LineStream
     /// The control channel, for an executable driven through one.
-    public let channel: LineConnection?
+    package let channel: LineConnection?
     /// Keeps the channel's socket path until the program has gone.
     private let listener: LineSocketListener?
     /// The process's ready line, decoded (nil for the intent extension, which is not waited for).
-    public private(set) var readyLine: DecodedLine?
+    package private(set) var readyLine: DecodedLine?
     /// The `info` of the ready event.
-    public var ready: [String: PlistValue] {
+    package var ready: [String: PlistValue] {
         if case .event(.ready(let info), _)? = readyLine?.message { info } else { [:] }
     }
     /// Lines read while waiting for something else, for later waits.
     private var backlog: [DecodedLine] = []
     private var nextID = 0
 
-    public init(_ role: String, root: TemporaryRoot, manifest: String? = nil, device: String = "iPhone", arguments: [String] = [],
+    package init(_ role: String, root: TemporaryRoot, manifest: String? = nil, device: String = "iPhone", arguments: [String] = [],
                 launchArguments: [String] = [], environment: [String: String] = [:]) throws {
         var all = ["--json"] + (manifest.map { ["--manifest", $0] } ?? []) + arguments
         if !launchArguments.isEmpty { all += ["--"] + launchArguments }
@@ -44,13 +44,13 @@ public final class AppProcess: @unchecked Sendable {
 
     /// In `command`, this word stands for the control socket's path (then the
     /// variable is not set: `groupsim exec --control-socket` is what passes it).
-    public static let controlSocketPlaceholder = "{control-socket}"
+    package static let controlSocketPlaceholder = "{control-socket}"
 
     /// A program that links SimulatedFoundation, started with a control
     /// channel (docs/protocol.md): it connects to a socket listening in the
     /// root, named by GROUPSIM_CONTROL_SOCKET, or by the argument that is
     /// `controlSocketPlaceholder`. Waits for its `ready` event.
-    public init(controlling command: [String], root: TemporaryRoot, device: String = "iPhone", environment: [String: String] = [:]) throws {
+    package init(controlling command: [String], root: TemporaryRoot, device: String = "iPhone", environment: [String: String] = [:]) throws {
         let path = root.path + "/control-\(UUID().uuidString.prefix(8)).sock"
         let listener = try LineSocketListener(path: path)
         var variables = ["GROUPSIM_ROOT": root.path, "GROUPSIM_DEVICE": device]
@@ -86,7 +86,7 @@ public final class AppProcess: @unchecked Sendable {
 
     /// The next event satisfying `predicate`.
     @discardableResult
-    public func event(timeout: TimeInterval = 20, _ predicate: (AppEvent) -> Bool) throws -> AppEvent {
+    package func event(timeout: TimeInterval = 20, _ predicate: (AppEvent) -> Bool) throws -> AppEvent {
         let found = try message(timeout: timeout) { message in
             if case .event(let event, _) = message { predicate(event) } else { false }
         }
@@ -96,7 +96,7 @@ public final class AppProcess: @unchecked Sendable {
 
     /// The response whose id is `id` (as the request sent it: a number or a string).
     @discardableResult
-    public func response(id: PlistValue, timeout: TimeInterval = 20) throws -> ProtocolResponse {
+    package func response(id: PlistValue, timeout: TimeInterval = 20) throws -> ProtocolResponse {
         try nextResponse(timeout: timeout) { $0.fields["id"] == id }
     }
 
@@ -109,7 +109,7 @@ public final class AppProcess: @unchecked Sendable {
     }
 
     /// Sends a request without waiting; returns the id its response will carry.
-    public func send(_ request: AppRequest, suite: String? = nil) -> PlistValue {
+    package func send(_ request: AppRequest, suite: String? = nil) -> PlistValue {
         nextID += 1
         lines.write(ControlProtocol.requestLine(id: nextID, request, suite: suite))
         return .integer(Int64(nextID))
@@ -118,19 +118,19 @@ public final class AppProcess: @unchecked Sendable {
     /// Sends a request and returns its response (`suite`: answered by that
     /// suite's `UserDefaults`, over an executable's control channel).
     @discardableResult
-    public func request(_ request: AppRequest, suite: String? = nil, timeout: TimeInterval = 20) throws -> ProtocolResponse {
+    package func request(_ request: AppRequest, suite: String? = nil, timeout: TimeInterval = 20) throws -> ProtocolResponse {
         try response(id: send(request, suite: suite), timeout: timeout)
     }
 
     /// Sends a raw line (for malformed-input tests) and returns the next response.
-    public func send(raw line: String) throws -> ProtocolResponse {
+    package func send(raw line: String) throws -> ProtocolResponse {
         lines.write(line)
         return try nextResponse()
     }
 
     /// Sends bytes as they are (a line that is not UTF-8, say) on the control
     /// channel, and returns the next response.
-    public func send(rawBytes: [UInt8]) throws -> ProtocolResponse {
+    package func send(rawBytes: [UInt8]) throws -> ProtocolResponse {
         guard let channel else { throw RunningProcess.Timeout(description: "send(rawBytes:) needs a control channel") }
         channel.writeRaw(rawBytes)
         return try nextResponse()
@@ -138,7 +138,7 @@ public final class AppProcess: @unchecked Sendable {
 
     /// Sends a raw line and returns the raw text of the response to it (the
     /// next response line), for checks on exactly what crossed the protocol.
-    public func rawResponse(to line: String, timeout: TimeInterval = 20) throws -> String {
+    package func rawResponse(to line: String, timeout: TimeInterval = 20) throws -> String {
         lines.write(line)
         var found: String? = nil
         try lines.waitForLine(timeout: timeout) { text in
@@ -152,19 +152,19 @@ public final class AppProcess: @unchecked Sendable {
     }
 
     /// The value a `get` returns, and the domain it comes from.
-    public func get(_ key: String) throws -> (value: PlistValue?, domain: String?) {
+    package func get(_ key: String) throws -> (value: PlistValue?, domain: String?) {
         let response = try request(.get(key: key))
         return (response.value, response.domain)
     }
 
-    public func set(_ key: String, _ value: PlistValue) throws {
+    package func set(_ key: String, _ value: PlistValue) throws {
         let response = try request(.set(key: key, value: value))
         guard response.ok else { throw RunningProcess.Timeout(description: "set failed: \(response.fields)") }
     }
 
     /// Waits for a change event of `key` whose new value satisfies `matches`.
     @discardableResult
-    public func change(_ key: String, timeout: TimeInterval = 20, where matches: (PlistValue?) -> Bool) throws -> ValueChange {
+    package func change(_ key: String, timeout: TimeInterval = 20, where matches: (PlistValue?) -> Bool) throws -> ValueChange {
         let event = try event(timeout: timeout) { event in
             guard case .change(let change) = event, change.key == key else { return false }
             return matches(change.new)
@@ -176,7 +176,7 @@ public final class AppProcess: @unchecked Sendable {
     /// Waits for a delivery to an executable's own observers (of `mechanism`
     /// and `key`, if given, and satisfying `matches`).
     @discardableResult
-    public func delivery(_ mechanism: DeliveryMechanism? = nil, key: String? = nil, timeout: TimeInterval = 20,
+    package func delivery(_ mechanism: DeliveryMechanism? = nil, key: String? = nil, timeout: TimeInterval = 20,
                          where matches: (Delivery) -> Bool = { _ in true }) throws -> Delivery {
         let event = try event(timeout: timeout) { event in
             guard case .delivery(let delivery) = event else { return false }
@@ -188,7 +188,7 @@ public final class AppProcess: @unchecked Sendable {
 
     /// Waits for a warning (of `kind`, if given); returns its kind and message.
     @discardableResult
-    public func warning(kind wanted: String? = nil, timeout: TimeInterval = 20) throws -> (kind: String, message: String) {
+    package func warning(kind wanted: String? = nil, timeout: TimeInterval = 20) throws -> (kind: String, message: String) {
         let event = try event(timeout: timeout) { event in
             guard case .warning(let kind, _) = event else { return false }
             return wanted == nil || kind == wanted
@@ -199,14 +199,14 @@ public final class AppProcess: @unchecked Sendable {
 
     /// Waits for the exit event; returns the status it announces.
     @discardableResult
-    public func exitEvent(timeout: TimeInterval = 20) throws -> Int32 {
+    package func exitEvent(timeout: TimeInterval = 20) throws -> Int32 {
         let event = try event(timeout: timeout) { if case .exit = $0 { true } else { false } }
         guard case .exit(let status) = event else { throw RunningProcess.Timeout(description: "not an exit: \(event)") }
         return status
     }
 
     /// Waits for a widget render (for `reason`, if given); returns its card as key → value.
-    public func render(timeout: TimeInterval = 20, reason wanted: String? = nil) throws -> [String: PlistValue?] {
+    package func render(timeout: TimeInterval = 20, reason wanted: String? = nil) throws -> [String: PlistValue?] {
         let event = try event(timeout: timeout) { event in
             guard case .render(_, let reason) = event else { return false }
             return wanted == nil || reason == wanted
@@ -218,12 +218,12 @@ public final class AppProcess: @unchecked Sendable {
     }
 
     /// Messages seen so far that were not consumed by a wait.
-    public var unconsumed: [ProtocolMessage] { backlog.map(\.message) }
+    package var unconsumed: [ProtocolMessage] { backlog.map(\.message) }
 
     /// Closes stdin, or the control channel of an executable driven through one.
-    public func closeInput() {
+    package func closeInput() {
         if let channel { channel.close() } else { process.closeStdin() }
     }
 
-    public func waitForExit() throws -> Int32 { try process.waitForExit() }
+    package func waitForExit() throws -> Int32 { try process.waitForExit() }
 }

@@ -2,8 +2,8 @@ import Foundation
 
 /// A run that did not end in time: the process was killed and the test fails
 /// with this, instead of hanging the whole test run.
-public struct HungProcess: Error, CustomStringConvertible {
-    public let description: String
+package struct HungProcess: Error, CustomStringConvertible {
+    package let description: String
 }
 
 /// Runs an executable to completion like `runProcess`, but kills it and
@@ -11,7 +11,7 @@ public struct HungProcess: Error, CustomStringConvertible {
 /// `readerGone`: its stdout is a pipe nobody reads (`| head -1` once head
 /// has ended), with SIGPIPE ignored as in a process that started children;
 /// `stdout` is then empty.
-public func runBounded(_ executable: String, _ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil,
+package func runBounded(_ executable: String, _ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil,
                        timeout: TimeInterval = 20, readerGone: Bool = false) throws -> ProcessResult {
     if readerGone {
         // A signal ignored stays ignored across exec (Foundation resets the dispositions it starts a child with).
@@ -88,7 +88,7 @@ private func runWithStdoutReaderGone(_ executable: String, _ arguments: [String]
 }
 
 /// `groupsim` with a simulation root, bounded in time (see `runBounded`).
-public func groupsimBounded(_ arguments: [String], root: TemporaryRoot, environment: [String: String] = [:], timeout: TimeInterval = 20,
+package func groupsimBounded(_ arguments: [String], root: TemporaryRoot, environment: [String: String] = [:], timeout: TimeInterval = 20,
                             readerGone: Bool = false) throws -> ProcessResult {
     try runBounded(
         BuiltExecutable.path("groupsim"), arguments,

@@ -2,10 +2,10 @@ import Foundation
 @_exported import ChildProcess
 
 /// The project's built executables, run as real processes by the tests.
-public enum BuiltExecutable {
+package enum BuiltExecutable {
     /// The folder holding the built products: `$GROUPSIM_BIN_DIR`, else the
     /// folder of the running test bundle (SwiftPM puts both side by side).
-    public static var directory: String {
+    package static var directory: String {
         if let override = ProcessInfo.processInfo.environment["GROUPSIM_BIN_DIR"] { return override }
         var url = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         while url.path != "/" {
@@ -15,37 +15,37 @@ public enum BuiltExecutable {
         fatalError("cannot find the built groupsim executable near \(CommandLine.arguments[0]); set GROUPSIM_BIN_DIR")
     }
 
-    public static func path(_ name: String) -> String { directory + "/" + name }
+    package static func path(_ name: String) -> String { directory + "/" + name }
 }
 
 /// The outcome of a process run to completion.
-public struct ProcessResult: Sendable {
-    public let status: Int32
-    public let stdout: String
-    public let stderr: String
+package struct ProcessResult: Sendable {
+    package let status: Int32
+    package let stdout: String
+    package let stderr: String
 
-    public var trimmedOutput: String { stdout.trimmingCharacters(in: .whitespacesAndNewlines) }
+    package var trimmedOutput: String { stdout.trimmingCharacters(in: .whitespacesAndNewlines) }
 }
 
 /// Runs an executable to completion with the given environment additions
 /// (killed, and the test failed, if it runs longer than ten minutes).
-public func runProcess(_ executable: String, _ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil) throws -> ProcessResult {
+package func runProcess(_ executable: String, _ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil) throws -> ProcessResult {
     try runBounded(executable, arguments, environment: environment, stdin: stdin, timeout: 600)
 }
 
 /// `groupsim` with a simulation root.
-public func groupsim(_ arguments: [String], root: TemporaryRoot, stdin: Data? = nil) throws -> ProcessResult {
+package func groupsim(_ arguments: [String], root: TemporaryRoot, stdin: Data? = nil) throws -> ProcessResult {
     try runProcess(BuiltExecutable.path("groupsim"), arguments, environment: ["GROUPSIM_ROOT": root.path, "GROUPSIM_DEVICE": "iPhone"], stdin: stdin)
 }
 
 /// Runs the test suite's load generator (`groupsim-stress`) on the root's iPhone.
-public func groupsimStress(_ arguments: [String], root: TemporaryRoot) throws -> ProcessResult {
+package func groupsimStress(_ arguments: [String], root: TemporaryRoot) throws -> ProcessResult {
     try runProcess(BuiltExecutable.path("groupsim-stress"), arguments, environment: ["GROUPSIM_ROOT": root.path, "GROUPSIM_DEVICE": "iPhone"])
 }
 
 /// Starts several processes of one built executable at once and waits for
 /// all; returns their results in order.
-public func runConcurrently(_ commands: [[String]], executable: String = "groupsim", root: TemporaryRoot) throws -> [ProcessResult] {
+package func runConcurrently(_ commands: [[String]], executable: String = "groupsim", root: TemporaryRoot) throws -> [ProcessResult] {
     let results = UnsafeSendableBox([ProcessResult?](repeating: nil, count: commands.count))
     let errors = UnsafeSendableBox([Error?](repeating: nil, count: commands.count))
     DispatchQueue.concurrentPerform(iterations: commands.count) { index in
@@ -62,10 +62,10 @@ public func runConcurrently(_ commands: [[String]], executable: String = "groups
 }
 
 /// Unchecked Sendable: the value is read and changed under `lock`.
-public final class UnsafeSendableBox<T>: @unchecked Sendable {
+package final class UnsafeSendableBox<T>: @unchecked Sendable {
     private let lock = NSLock()
     private var stored: T
-    public init(_ value: T) { stored = value }
-    public var value: T { lock.withLock { stored } }
-    public func update(_ body: (inout T) -> Void) { lock.withLock { body(&stored) } }
+    package init(_ value: T) { stored = value }
+    package var value: T { lock.withLock { stored } }
+    package func update(_ body: (inout T) -> Void) { lock.withLock { body(&stored) } }
 }

@@ -10,17 +10,17 @@ import GroupDefaults
 /// handler it replaced). A test looks only for messages naming its own keys
 /// or paths.
 /// Unchecked Sendable: the items are read and changed under `lock`.
-public final class CollectedDiagnostics: @unchecked Sendable {
+package final class CollectedDiagnostics: @unchecked Sendable {
     private let lock = NSLock()
     private var items: [Diagnostic] = []
 
-    public init() { DiagnosticsTap.shared.add(self) }
+    package init() { DiagnosticsTap.shared.add(self) }
 
     deinit { DiagnosticsTap.shared.remove(ObjectIdentifier(self)) }
 
-    public var all: [Diagnostic] { lock.withLock { items } }
+    package var all: [Diagnostic] { lock.withLock { items } }
 
-    public func contains(_ kind: Diagnostic.Kind, _ text: String) -> Bool {
+    package func contains(_ kind: Diagnostic.Kind, _ text: String) -> Bool {
         all.contains { $0.kind == kind && $0.message.contains(text) }
     }
 

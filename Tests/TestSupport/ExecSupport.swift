@@ -2,7 +2,7 @@ import Foundation
 
 /// A root with the built-in example app (Notes: com.example.notes, its
 /// widget and intent extension, group.com.example.notes) installed on iPhone.
-public func rootWithExampleApp() throws -> TemporaryRoot {
+package func rootWithExampleApp() throws -> TemporaryRoot {
     let root = TemporaryRoot()
     let installed = try groupsim(["app", "install"], root: root)
     guard installed.status == 0 else {
@@ -12,6 +12,6 @@ public func rootWithExampleApp() throws -> TemporaryRoot {
 }
 
 /// `groupsim exec --app com.example.notes --target TARGET -- COMMAND…` run to completion.
-public func execAsExampleApp(_ command: [String], target: String = "app", root: TemporaryRoot) throws -> ProcessResult {
+package func execAsExampleApp(_ command: [String], target: String = "app", root: TemporaryRoot) throws -> ProcessResult {
     try groupsim(["exec", "--app", "com.example.notes", "--target", target, "--"] + command, root: root)
 }

@@ -4,26 +4,26 @@ import Testing
 /// A program some tests drive (tmux, a browser). Where it is missing the
 /// test is skipped, except under scripts/test.sh, which installs it and sets
 /// `GROUPSIM_NEED_<NAME>=1`: there a missing tool fails the test instead.
-public struct ExternalTool: Sendable {
-    public let name: String
-    public let path: String?
-    public let required: Bool
+package struct ExternalTool: Sendable {
+    package let name: String
+    package let path: String?
+    package let required: Bool
 
-    public init(_ name: String, candidates: [String]) {
+    package init(_ name: String, candidates: [String]) {
         self.name = name
         path = candidates.first { FileManager.default.isExecutableFile(atPath: $0) }
         required = ProcessInfo.processInfo.environment["GROUPSIM_NEED_\(name.uppercased())"] == "1"
     }
 
     /// For `.enabled(if:)`: run where it is installed or required.
-    public var shouldRun: Bool { path != nil || required }
+    package var shouldRun: Bool { path != nil || required }
 
-    public var missing: Comment {
+    package var missing: Comment {
         "\(name) is not installed (scripts/test.sh installs it with GROUPSIM_NEED_\(name.uppercased())=1)"
     }
 
     /// The tool's path, or nil with the test failed (it runs only where required).
-    public func located() -> String? {
+    package func located() -> String? {
         if path == nil { Issue.record(missing) }
         return path
     }

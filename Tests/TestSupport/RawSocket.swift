@@ -5,15 +5,15 @@ import Glibc
 
 /// A TCP connection to 127.0.0.1 driven byte by byte: for tests that behave
 /// as no well-made client does (send half a request, never read).
-public final class RawSocket {
-    public let descriptor: Int32
+package final class RawSocket {
+    package let descriptor: Int32
 
-    public struct Failure: Error, CustomStringConvertible {
-        public let description: String
+    package struct Failure: Error, CustomStringConvertible {
+        package let description: String
     }
 
     /// `receiveBuffer`: a small SO_RCVBUF set before connecting, so a peer that never reads stops the sender soon.
-    public init(port: Int, receiveBuffer: Int32? = nil) throws {
+    package init(port: Int, receiveBuffer: Int32? = nil) throws {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw Failure(description: "socket: \(String(cString: strerror(errno)))") }
         if var size = receiveBuffer {
@@ -35,9 +35,9 @@ public final class RawSocket {
 
     deinit { close(descriptor) }
 
-    public func send(_ text: String) throws { try send(Array(text.utf8)) }
+    package func send(_ text: String) throws { try send(Array(text.utf8)) }
 
-    public func send(_ bytes: [UInt8]) throws {
+    package func send(_ bytes: [UInt8]) throws {
         var sent = 0
         while sent < bytes.count {
             let count = bytes[sent...].withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -51,7 +51,7 @@ public final class RawSocket {
 
     /// Whatever arrives within `timeout` seconds; empty once the peer closed.
     /// Returns nil if nothing arrived and the connection is still open.
-    public func receive(timeout: TimeInterval) -> [UInt8]? {
+    package func receive(timeout: TimeInterval) -> [UInt8]? {
         var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
         guard poll(&poller, 1, Int32(timeout * 1000)) > 0 else { return nil }
         var buffer = [UInt8](repeating: 0, count: 65_536)
@@ -60,7 +60,7 @@ public final class RawSocket {
     }
 
     /// Reads until `text` has arrived, the peer closes, or `timeout` passes; returns what arrived.
-    public func receive(until text: String, timeout: TimeInterval) -> String {
+    package func receive(until text: String, timeout: TimeInterval) -> String {
         let deadline = Date().addingTimeInterval(timeout)
         var received: [UInt8] = []
         while !String(decoding: received, as: UTF8.self).contains(text) {
@@ -72,7 +72,7 @@ public final class RawSocket {
     }
 
     /// Whether the peer closed the connection within `timeout` seconds (what it sent before is read and dropped).
-    public func closedByPeer(within timeout: TimeInterval) -> Bool {
+    package func closedByPeer(within timeout: TimeInterval) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         while deadline.timeIntervalSinceNow > 0 {
             guard let chunk = receive(timeout: deadline.timeIntervalSinceNow) else { return false }
@@ -82,7 +82,7 @@ public final class RawSocket {
     }
 
     /// One client WebSocket text frame (masked, as a client's must be, with a mask of zeros, which leaves the text as it is).
-    public static func webSocketTextFrame(_ text: String) -> [UInt8] {
+    package static func webSocketTextFrame(_ text: String) -> [UInt8] {
         let payload = Array(text.utf8)
         var frame: [UInt8] = [0x81]
         switch payload.count {
