@@ -163,28 +163,8 @@ final class KeyValueRegistrations: @unchecked Sendable {
     }
 }
 
-/// How key-value observing reads a key path on `UserDefaults`, as Apple's
-/// KVO does: the part before the first dot is a defaults key, each part
-/// after it a key into that value (a dictionary's entry). So "sync.theme"
-/// observes the key "sync" and reads "theme" inside its value; a key that is
-/// itself named "sync.theme" is never observed. A path starting with '@' is
-/// a collection operator, which names no key at all.
-struct ObservedKeyPath: Equatable {
-    /// The defaults key whose changes are delivered (nil: none ever is).
-    let key: String?
-    /// The keys followed inside that key's value.
-    let inside: [String]
-
-    init(_ keyPath: String) {
-        if keyPath.hasPrefix("@") {
-            (key, inside) = (nil, [])
-            return
-        }
-        let parts = keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        (key, inside) = (parts[0], Array(parts.dropFirst()))
-    }
-
-    /// The value the key path reaches from the key's value (nil: absent, or not a dictionary on the way).
+extension KeyValueObservingPath {
+    /// The value the path reaches from the key's value as `object(forKey:)` gives it.
     func value(from keyValue: Any?) -> Any? {
         var current = keyValue
         for part in inside {
@@ -193,19 +173,6 @@ struct ObservedKeyPath: Equatable {
         }
         return current
     }
-
-    /// Why a key named as the whole path is never delivered, or nil when it is a plain key.
-    func warning(for keyPath: String) -> String? {
-        guard let key else {
-            return "addObserver(_:forKeyPath: \"\(keyPath)\"): a key path starting with '@' is a collection operator, not a key; "
-                + "key-value observing never delivers a change for it (as on Apple platforms). Observe a key without '@'"
-        }
-        guard !inside.isEmpty else { return nil }
-        return "addObserver(_:forKeyPath: \"\(keyPath)\"): key-value observing reads a dotted key path as the key '\(key)', then "
-            + inside.map { "'\($0)'" }.joined(separator: ", then ") + " inside its value (as on Apple platforms): a change of a key "
-            + "named '\(keyPath)' is never delivered. Use a key without dots, or read the key again after UserDefaults.didChangeNotification "
-            + "(which reports this process's own changes only)"
-    }
 }
 
 extension UserDefaults {
@@ -213,15 +180,15 @@ extension UserDefaults {
     /// `observeValue(forKeyPath:of:change:context:)`, from this process or
     /// another, at the moments `observe(_:_:)` delivers. As Apple's KVO does,
     /// a dotted path observes the key before the first dot and reads the rest
-    /// inside its value (`ObservedKeyPath`), so a key whose name has a dot is
+    /// inside its value (`KeyValueObservingPath`), so a key whose name has a dot is
     /// never delivered; that is reported when the observer is added.
     /// `.initial` calls it before this returns. The observer is not kept
     /// alive; when it is gone, its registration goes at the next change.
     public func addObserver(
         _ observer: NSObject, forKeyPath keyPath: String, options: NSKeyValueObservingOptions = [], context: UnsafeMutableRawPointer?
     ) {
-        let path = ObservedKeyPath(keyPath)
-        if let warning = path.warning(for: keyPath) {
+        let path = KeyValueObservingPath(keyPath)
+        if let warning = path.neverDeliveredWarning(observing: "addObserver(_:forKeyPath: \"\(keyPath)\")", keyPath: keyPath) {
             Diagnostics.report(Diagnostic(kind: .keyPathNeverObserved, message: warning))
         }
         let registration = KeyValueRegistration(observer: observer, keyPath: keyPath, options: options, context: context)
