@@ -64,6 +64,12 @@ public enum ExampleCommands {
             let mirrored = NSUbiquitousKeyValueStore.default.dictionaryRepresentation
             show("mirrored", mirrored.keys.sorted().map { "\($0):\(mirrored[$0]!)" }.joined(separator: ","))
             show("sync-theme", UserDefaults.standard.string(forKey: "sync-theme"))
+        case "cloud-mirror-long-key":
+            // A prefixed key over the store's 64 bytes: Apple's store raises, and the mirror has no way to catch it.
+            CloudDefaults.shared.start()
+            show("mirroring", "started")
+            UserDefaults.standard.set(true, forKey: "sync-" + String(repeating: "x", count: 60))
+            show("survived", "yes")
         case "theme-show":
             show("theme", ThemeController().currentTheme.rawValue)
         case "theme-change":

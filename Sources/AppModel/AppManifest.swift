@@ -47,8 +47,19 @@ public struct AppManifest: Sendable {
             /// Reloads only when asked (a stale widget until then).
             case manual
         }
+        /// How an on-change timeline hears of changes, as a real widget's code might.
+        public enum Observer: String, Sendable, CaseIterable {
+            /// Every change of a shown key, from any process (the app reloading timelines on every write).
+            case anyChange = "any-change"
+            /// Key-value observing of each shown key: a dotted key (or one starting with '@') is
+            /// read as Apple's KVO reads a key path, and so is never delivered (`KeyValueObservingPath`).
+            case keyValueObserving = "key-value-observing"
+            /// `UserDefaults.didChangeNotification`: this process's own changes only, so never the app's.
+            case didChangeNotification = "did-change-notification"
+        }
         public var shows: [String]
         public var timeline: Timeline
+        public var observer: Observer = .anyChange
     }
 
     public struct Intent: Sendable {
@@ -87,7 +98,7 @@ public struct AppManifest: Sendable {
 
     static func parseTarget(_ node: SpecNode, role: Role) throws -> Target {
         var allowed = ["bundle-id", "app-groups", "icloud-kvs", "icloud-bridge", "suite", "registered-defaults"]
-        if role == .widget { allowed += ["shows", "timeline"] }
+        if role == .widget { allowed += ["shows", "timeline", "observer"] }
         if role == .intentExtension { allowed += ["intents"] }
         let fields = try node.fields(allowed: allowed, required: ["bundle-id"])
         let bundle = try fields["bundle-id"]!.string()
@@ -99,7 +110,12 @@ public struct AppManifest: Sendable {
         let suite = try fields["suite"]?.string() ?? groups.first ?? "standard"
         var widget: Widget? = nil
         if role == .widget {
-            widget = Widget(shows: try fields["shows"]?.strings() ?? [], timeline: try parseTimeline(fields["timeline"]))
+            widget = Widget(
+                shows: try fields["shows"]?.strings() ?? [], timeline: try parseTimeline(fields["timeline"]),
+                observer: try parseWidgetObserver(fields["observer"]))
+            if fields["observer"] != nil, widget?.timeline != .onChange {
+                throw fields["observer"]!.error("observer chooses how an on-change timeline hears of changes; this timeline is not on-change")
+            }
         }
         var intents: [String: Intent] = [:]
         for (name, intentNode) in try fields["intents"]?.entries() ?? [] {
@@ -158,6 +174,15 @@ public struct AppManifest: Sendable {
         }
     }
 
+    static func parseWidgetObserver(_ node: SpecNode?) throws -> Widget.Observer {
+        guard let node else { return .anyChange }
+        let text = try node.string()
+        guard let observer = Widget.Observer(rawValue: text) else {
+            throw node.error("observer must be \(Widget.Observer.allCases.map(\.rawValue).joined(separator: ", ")), found '\(text)'")
+        }
+        return observer
+    }
+
     static func parseIntent(_ node: SpecNode) throws -> Intent {
         let actions = Intent.Action.allCases.map(\.rawValue)
         let fields = try node.fields(allowed: actions + ["value", "parameter", "by"])
@@ -198,7 +223,8 @@ public struct AppManifest: Sendable {
             bundle-id: com.example.notes.widget
             app-groups: [group.com.example.notes]
             shows: [theme, noteCount, lastNote]
-            timeline: on-change
+            timeline: on-change         # or manual, or every 60s
+            observer: any-change        # how on-change hears: or key-value-observing, did-change-notification
           intent-extension:
             bundle-id: com.example.notes.intents
             app-groups: [group.com.example.notes]

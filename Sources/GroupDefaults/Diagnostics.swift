@@ -22,6 +22,8 @@ public struct Diagnostic: Sendable, CustomStringConvertible {
         case callRefused = "call-refused"
         /// The executable also uses Foundation's own UserDefaults, which the simulation never sees.
         case foundationUserDefaults = "foundation-user-defaults"
+        /// A key-value observer of a key path that Apple's KVO never delivers for a key of that name (a dot, a leading '@').
+        case keyPathNeverObserved = "kvo-key-path"
     }
 
     public let kind: Kind

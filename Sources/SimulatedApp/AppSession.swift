@@ -151,10 +151,10 @@ final class AppSession: @unchecked Sendable {
         case .cloudGet(let key):
             return .value(key: key, value: try entitledCloudStore().object(forKey: key), domain: nil)
         case .cloudSet(let key, let value):
-            try entitledCloudStore().set(value, forKey: key)
+            try cloudWrite(value, forKey: key)
             return .done
         case .cloudRemove(let key):
-            try entitledCloudStore().set(nil, forKey: key)
+            try cloudWrite(nil, forKey: key)
             return .done
         case .cloudDump:
             let values = try entitledCloudStore().dictionaryRepresentation()
@@ -226,6 +226,15 @@ final class AppSession: @unchecked Sendable {
 
     /// The target's key-value store; without the entitlement the request is
     /// refused, as `NSUbiquitousKeyValueStore` is unusable without it.
+    /// A write to the iCloud store; a key the store refuses ends the process
+    /// as Apple's exception ends an app, after saying so as an error event.
+    private func cloudWrite(_ value: PlistValue?, forKey key: String) throws {
+        do { try entitledCloudStore().set(value, forKey: key) } catch let tooLong as UbiquitousStore.KeyTooLong {
+            events.emit(.error(message: "uncaught \(UbiquitousStore.KeyTooLong.exceptionName): \(tooLong.description)"))
+            UncaughtException.terminate(name: UbiquitousStore.KeyTooLong.exceptionName, reason: tooLong.description)
+        }
+    }
+
     private func entitledCloudStore() throws -> UbiquitousStore {
         guard let cloudStore else {
             let message = "\(target.bundleIdentifier) has no iCloud key-value store entitlement "

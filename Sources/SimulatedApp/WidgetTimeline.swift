@@ -28,9 +28,12 @@ final class WidgetTimeline: @unchecked Sendable {
         reload(reason: "initial")
         switch manifest.timeline {
         case .onChange:
-            let shown = Set(manifest.shows)
+            let heard = heardKeys()
+            let observer = manifest.observer
             changeObservation = session.store.observe(nil) { [weak self] change in
-                if shown.contains(change.key) { self?.reload(reason: "change") }
+                // didChangeNotification is posted for this process's own changes only.
+                if observer == .didChangeNotification, change.origin != .thisProcess { return }
+                if heard.contains(change.key) { self?.reload(reason: "change") }
             }
             // A change that landed between the first snapshot and the
             // observer's registration would otherwise never reach the card.
@@ -57,6 +60,22 @@ final class WidgetTimeline: @unchecked Sendable {
         } catch {
             session.events.emit(.warning(kind: "widget-center", message: "cannot listen for timeline reloads: \(error)"))
         }
+    }
+
+    /// The keys whose changes reload the timeline. Key-value observing
+    /// reads a shown key as a key path: a dotted one observes the key before
+    /// the dot, so a key named with a dot never reloads it (said at launch).
+    private func heardKeys() -> Set<String> {
+        guard manifest.observer == .keyValueObserving else { return Set(manifest.shows) }
+        var keys: Set<String> = []
+        for shown in manifest.shows {
+            let path = KeyValueObservingPath(shown)
+            if let warning = path.neverDeliveredWarning(observing: "the widget observing '\(shown)'", keyPath: shown) {
+                session.events.emit(.warning(kind: Diagnostic.Kind.keyPathNeverObserved.rawValue, message: warning))
+            }
+            if let key = path.key { keys.insert(key) }
+        }
+        return keys
     }
 
     private func snapshot() -> [CardLine] {

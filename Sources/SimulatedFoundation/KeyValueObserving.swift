@@ -163,24 +163,45 @@ final class KeyValueRegistrations: @unchecked Sendable {
     }
 }
 
+extension KeyValueObservingPath {
+    /// The value the path reaches from the key's value as `object(forKey:)` gives it.
+    func value(from keyValue: Any?) -> Any? {
+        var current = keyValue
+        for part in inside {
+            guard let dictionary = current as? [String: Any] else { return nil }
+            current = dictionary[part]
+        }
+        return current
+    }
+}
+
 extension UserDefaults {
-    /// Tells `observer` of every change of the key `keyPath` (one key: a dot
-    /// is part of the name here, where Apple would follow it as a path), by
+    /// Tells `observer` of every change of `keyPath` by
     /// `observeValue(forKeyPath:of:change:context:)`, from this process or
-    /// another, at the moments `observe(_:_:)` delivers. `.initial` calls it
-    /// before this returns. The observer is not kept alive; when it is gone,
-    /// its registration goes at the next change.
+    /// another, at the moments `observe(_:_:)` delivers. As Apple's KVO does,
+    /// a dotted path observes the key before the first dot and reads the rest
+    /// inside its value (`KeyValueObservingPath`), so a key whose name has a dot is
+    /// never delivered; that is reported when the observer is added.
+    /// `.initial` calls it before this returns. The observer is not kept
+    /// alive; when it is gone, its registration goes at the next change.
     public func addObserver(
         _ observer: NSObject, forKeyPath keyPath: String, options: NSKeyValueObservingOptions = [], context: UnsafeMutableRawPointer?
     ) {
+        let path = KeyValueObservingPath(keyPath)
+        if let warning = path.neverDeliveredWarning(observing: "addObserver(_:forKeyPath: \"\(keyPath)\")", keyPath: keyPath) {
+            Diagnostics.report(Diagnostic(kind: .keyPathNeverObserved, message: warning))
+        }
         let registration = KeyValueRegistration(observer: observer, keyPath: keyPath, options: options, context: context)
         keyValueRegistrations.add(registration)
         if options.contains(.initial) {
             observer.observeValue(
-                forKeyPath: keyPath, of: self, change: registration.change(old: nil, new: object(forKey: keyPath), isPrior: false),
+                forKeyPath: keyPath, of: self,
+                change: registration.change(old: nil, new: path.key.flatMap { path.value(from: object(forKey: $0)) }, isPrior: false),
                 context: context)
         }
-        registration.hold(observe(keyPath, reportingAs: nil) { [weak self, weak registration] change in
+        // A collection operator names no key: registered (so removeObserver finds it), never told.
+        guard let key = path.key else { return }
+        registration.hold(observe(key, reportingAs: nil) { [weak self, weak registration] change in
             guard let self, let registration else { return }
             guard let observer = registration.observer else {
                 // The observer is gone (Apple no longer needs it removed): so is its registration.
@@ -188,14 +209,15 @@ extension UserDefaults {
                 registration.end()
                 return
             }
+            let (old, new) = (path.value(from: change.oldValue), path.value(from: change.newValue))
             if registration.options.contains(.prior) {
                 observer.observeValue(
                     forKeyPath: registration.keyPath, of: self,
-                    change: registration.change(old: change.oldValue, new: nil, isPrior: true), context: registration.context)
+                    change: registration.change(old: old, new: nil, isPrior: true), context: registration.context)
             }
             observer.observeValue(
                 forKeyPath: registration.keyPath, of: self,
-                change: registration.change(old: change.oldValue, new: change.newValue, isPrior: false), context: registration.context)
+                change: registration.change(old: old, new: new, isPrior: false), context: registration.context)
             ControlTap.delivered(.keyValueObserver, change, domain: self.groupDefaults.domainName)
         })
     }

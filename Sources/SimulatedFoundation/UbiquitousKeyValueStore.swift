@@ -122,7 +122,10 @@ open class NSUbiquitousKeyValueStore: NSObject, @unchecked Sendable {
 
     private func write(_ value: PlistValue?, forKey key: String) {
         guard let store else { return }
-        do { try store.set(value, forKey: key) } catch {
+        do { try store.set(value, forKey: key) } catch let tooLong as UbiquitousStore.KeyTooLong {
+            // What Apple's store does: an exception no Swift code can catch, which ends the app.
+            UncaughtException.terminate(name: UbiquitousStore.KeyTooLong.exceptionName, reason: tooLong.description)
+        } catch {
             Diagnostics.report(Diagnostic(
                 kind: .commitFailed,
                 message: "NSUbiquitousKeyValueStore could not store \"\(key)\" in \(store.identifier): \(error). The value is unchanged."))

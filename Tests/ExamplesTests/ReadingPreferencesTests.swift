@@ -61,4 +61,16 @@ import TestSupport
         #expect(run["mirrored"] == "sync-score:42")
         #expect(run["sync-theme"] == "dark")
     }
+
+    /// A prefixed key over the iCloud store's 64 bytes ends the app, as
+    /// Apple's store raises an exception Swift cannot catch.
+    @Test func aMirroredKeyOverSixtyFourBytesEndsTheApp() throws {
+        let root = try rootWithExampleApp()
+        let run = try ExampleRun(["cloud-mirror-long-key"], root: root)
+        #expect(run.status == SIGABRT, "killed by SIGABRT (a shell shows 134): \(run.stderr)")
+        #expect(run["mirroring"] == "started" && run["survived"] == nil)
+        #expect(run.stderr.contains(
+            "*** Terminating app due to uncaught exception 'NSInvalidArgumentException', reason: 'NSUbiquitousKeyValueStore: key 'sync-"))
+        #expect(run.stderr.contains("' is too long.'"))
+    }
 }

@@ -92,6 +92,21 @@ import PropertyList
 
     /// `search-list` answers the list as it is now: a suite added comes just
     /// below the process's own (the list in `ready` is as it was at start).
+    /// A key over the iCloud store's 64 bytes ends the app as Apple's
+    /// exception does: an error event, the system's line, SIGABRT.
+    @Test func anICloudKeyOverSixtyFourBytesEndsTheProcessAsAppleDoes() throws {
+        let app = try AppProcess("main-app", root: root, environment: ["GROUPSIM_CLOUD_AUTOSTART": "0"])
+        let key = String(repeating: "é", count: 33)  // 66 bytes of UTF-8, 33 characters
+        #expect(try app.request(.cloudSet(key: String(repeating: "k", count: 64), value: "fits")).error == nil)
+        _ = app.send(.cloudSet(key: key, value: "too long"))
+        let error = try app.event { if case .error = $0 { true } else { false } }
+        guard case .error(let message) = error else { return }
+        #expect(message == "uncaught NSInvalidArgumentException: NSUbiquitousKeyValueStore: key '\(key)' is too long.")
+        #expect(try app.process.waitForTermination(timeout: 60).shellStatus == 128 + SIGABRT)
+        #expect(app.process.stderr.contains(
+            "*** Terminating app due to uncaught exception 'NSInvalidArgumentException', reason: 'NSUbiquitousKeyValueStore: key '\(key)' is too long.'"))
+    }
+
     @Test func searchListAnswersTheCurrentList() throws {
         let main = try AppProcess("main-app", root: root)
         #expect(try main.request(.searchList).fields["searchList"] == main.ready["searchList"])

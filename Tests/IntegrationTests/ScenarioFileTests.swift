@@ -135,6 +135,22 @@ import TestSupport
                 steps: []
                 """, ":5:58:", "timeline: 'every Ns' needs N from 0.1 to 86400 seconds, found '\(period.dropLast())'")
         }
+        try expectRefused("widget-observer", """
+            summary: x
+            app:
+              name: A
+              targets:
+                widget: { bundle-id: com.example.a.widget, observer: kvo }
+            steps: []
+            """, ":5:58:", "observer must be any-change, key-value-observing, did-change-notification, found 'kvo'")
+        try expectRefused("widget-observer-not-on-change", """
+            summary: x
+            app:
+              name: A
+              targets:
+                widget: { bundle-id: com.example.a.widget, timeline: manual, observer: any-change }
+            steps: []
+            """, ":5:76:", "observer chooses how an on-change timeline hears of changes; this timeline is not on-change")
     }
 
     @Test func valuesNestingDeeperThanTheLimitAreRefusedWhenTheFileIsChecked() throws {

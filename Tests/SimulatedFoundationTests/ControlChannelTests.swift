@@ -126,8 +126,8 @@ import TestSupport
         let process = f.process()
         let (channel, peer) = try serve(process)
         let store = NSUbiquitousKeyValueStore(process: process, environment: [NSUbiquitousKeyValueStore.identifierVariable: "com.example.kvs"])
-        let key = String(repeating: "k", count: 70)  // a key may have at most 64 bytes
-        store.set("value", forKey: key)
+        let key = "big"
+        store.set(Data(count: 1_048_577), forKey: key)  // a value may have at most 1 MB
         let delivered = try delivery(peer) { $0.mechanism == .didChangeExternally }
         #expect(delivered.reason == "quota-violation-change" && delivered.keys == [key] && delivered.domain == "com.example.kvs")
         let warning = try peer.waitForLine(timeout: 20) { $0.contains(#""kind":"quota-violation""#) }

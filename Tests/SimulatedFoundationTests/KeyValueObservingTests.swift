@@ -150,6 +150,62 @@ extension UserDefaults {
         #expect(observer.all.first?.new as? String == "dark")
     }
 
+    // MARK: Dotted key paths, as Apple's KVO reads them
+
+    /// A key whose name has a dot is never delivered, from this process or
+    /// another (Apple's KVO follows the dot into the value); the registration says why.
+    @Test func aKeyNamedWithADotIsNeverDeliveredAndTheRegistrationSaysWhy() throws {
+        let collected = CollectedDiagnostics()
+        let f = FaceFixture()
+        let defaults = try #require(UserDefaults(suiteName: f.group, process: f.process()))
+        let dotted = KeyValueRecorder()
+        defaults.addObserver(dotted, forKeyPath: "sync.theme", options: [.new], context: nil)
+        #expect(collected.contains(.keyPathNeverObserved, "a change of a key named 'sync.theme' is never delivered"))
+        // Another process's writes are delivered in order: once the marker's arrives, the dotted key's was handled.
+        let marker = KeyValueRecorder()
+        defaults.addObserver(marker, forKeyPath: "marker", options: [.new], context: nil)
+        defaults.set("dark", forKey: "sync.theme")
+        for (key, value) in [("sync.theme", "light"), ("marker", "done")] {
+            let write = try groupsim(["defaults", "write", f.group, key, value], root: f.root)
+            #expect(write.status == 0, "\(write.stderr)")
+        }
+        #expect(marker.wait(for: 1))
+        #expect(marker.all.first?.new as? String == "done")
+        #expect(dotted.all.isEmpty, "a key named 'sync.theme' is not the key path sync → theme")
+        #expect(defaults.string(forKey: "sync.theme") == "light", "the key itself is stored and read as any other")
+    }
+
+    /// The path observes the key before the dot, and reads the rest inside its value.
+    @Test func aDottedKeyPathFollowsTheValueOfItsFirstKey() throws {
+        let f = FaceFixture()
+        let defaults = UserDefaults(process: f.process())
+        let observer = KeyValueRecorder()
+        defaults.set(["theme": "light"], forKey: "sync")
+        defaults.addObserver(observer, forKeyPath: "sync.theme", options: [.initial, .new, .old], context: nil)
+        defaults.set(["theme": "dark", "size": 3] as [String: Any], forKey: "sync")
+        defaults.set(5, forKey: "sync")
+        let calls = observer.all
+        try #require(calls.count == 3)
+        #expect(calls[0].new as? String == "light", ".initial reads the path now")
+        #expect(calls[1].old as? String == "light" && calls[1].new as? String == "dark")
+        #expect(calls[2].old as? String == "dark" && calls[2].new is NSNull, "a value that is no dictionary has no 'theme'")
+        #expect(calls.allSatisfy { $0.keyPath == "sync.theme" })
+    }
+
+    /// A collection operator names no key: registered, reported, never told, and removable.
+    @Test func anOperatorPathIsNeverToldButCanBeRemoved() throws {
+        let collected = CollectedDiagnostics()
+        let f = FaceFixture()
+        let defaults = UserDefaults(process: f.process())
+        let observer = KeyValueRecorder()
+        defaults.addObserver(observer, forKeyPath: "@count", options: [.new], context: nil)
+        #expect(collected.contains(.keyPathNeverObserved, "a key path starting with '@' is a collection operator"))
+        defaults.set(1, forKey: "@count")
+        #expect(observer.all.isEmpty)
+        defaults.removeObserver(observer, forKeyPath: "@count")
+        #expect(!collected.contains(.callRefused, "@count"), "the registration existed")
+    }
+
     // MARK: Key paths
 
     @Test func aKeyPathToAComputedPropertyObservesTheKeyItReads() throws {

@@ -1,0 +1,39 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// A scenario that shows one of Apple's traps must fail when the behaviour
+/// it shows is switched off: each case runs a copy of a file in scenarios/
+/// with one setting changed, and the copy must fail for the reason given.
+/// (The files themselves pass with the whole suite.)
+@Suite struct TrapScenarioMutationTests {
+    struct Mutation: CustomTestStringConvertible, Sendable {
+        let file: String
+        let replacing: String
+        let with: String
+        let reason: String
+        var testDescription: String { "\(file): \(with)" }
+    }
+
+    static let mutations = [
+        // With every change heard, the dotted key's widget reloads: the quiet step sees a render.
+        Mutation(file: "kvo-dotted-key-widget-never-updates.yaml", replacing: "observer: key-value-observing", with: "observer: any-change",
+                 reason: "render"),
+        // Hearing other processes' changes, the notification widget reloads before it is asked to.
+        Mutation(file: "did-change-notification-misses-other-processes.yaml", replacing: "observer: did-change-notification",
+                 with: "observer: any-change", reason: "render"),
+    ]
+
+    @Test(arguments: mutations) func theMutatedCopyFails(_ mutation: Mutation) throws {
+        let folder = TemporaryRoot()
+        let original = try String(contentsOfFile: FileManager.default.currentDirectoryPath + "/scenarios/" + mutation.file, encoding: .utf8)
+        try #require(original.components(separatedBy: mutation.replacing).count == 2, "\(mutation.file) says '\(mutation.replacing)' once")
+        let path = folder.path + "/" + mutation.file
+        try original.replacingOccurrences(of: mutation.replacing, with: mutation.with).write(toFile: path, atomically: true, encoding: .utf8)
+        let tmp = folder.path + "/tmp"
+        try FileManager.default.createDirectory(atPath: tmp, withIntermediateDirectories: true)
+        let result = try runBounded(BuiltExecutable.path("groupsim"), ["run", path], environment: ["TMPDIR": tmp, "NO_COLOR": "1"], timeout: 120)
+        #expect(result.status == 1, "the mutated copy should fail: \(result.stdout)\(result.stderr)")
+        #expect(result.stdout.contains(mutation.reason), "\(result.stdout)")
+    }
+}
