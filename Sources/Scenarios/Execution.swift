@@ -44,6 +44,8 @@ final class Execution: @unchecked Sendable {
 
     func prepare() throws {
         let scenario = context.scenario
+        // A scenario's root is thrown away with the run: no fsync there is ever used (docs/architecture.md, "Durability").
+        try SimulationRoot(path: root).setDurability(.process)
         if case .inline(let yaml) = scenario.appSource, let path = context.manifestPath {
             try yaml.write(toFile: path, atomically: true, encoding: .utf8)
         }
