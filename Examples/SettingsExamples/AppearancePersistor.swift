@@ -129,12 +129,12 @@ struct PlatformSettingsUserDefaultsPersistor {
     var platformSpecificSetting: Bool {
         get {
             #if os(iOS)
-            return (try? keyValueStore.object(forKey: Key.platformSpecificSetting.rawValue) as? Bool) ?? false
+                return (try? keyValueStore.object(forKey: Key.platformSpecificSetting.rawValue) as? Bool) ?? false
             #elseif os(macOS)
-            return (try? keyValueStore.object(forKey: Key.platformSpecificSetting.rawValue) as? Bool) ?? true
+                return (try? keyValueStore.object(forKey: Key.platformSpecificSetting.rawValue) as? Bool) ?? true
             #else
-            // Linux, where the simulation runs: the iOS default, since it simulates an iOS device.
-            return (try? keyValueStore.object(forKey: Key.platformSpecificSetting.rawValue) as? Bool) ?? false
+                // Linux, where the simulation runs: the iOS default, since it simulates an iOS device.
+                return (try? keyValueStore.object(forKey: Key.platformSpecificSetting.rawValue) as? Bool) ?? false
             #endif
         }
         set {

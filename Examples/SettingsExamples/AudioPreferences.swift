@@ -42,7 +42,7 @@ extension UserDefaultsPersistable {
 
 struct AudioPreferences: UserDefaultsPersistable {
     static var key = "userAudioPreferences"
-    var volume = 1.0 // default value
+    var volume = 1.0  // default value
     var bass = 0.5
     var treble = 0.5
     var quality = 1.0

@@ -103,14 +103,15 @@ final class CloudDefaults: @unchecked Sendable {
     private var ignoreLocalChanges = false
     private var observer: NSObjectProtocol?
 
-    private init() { }
+    private init() {}
 
     deinit {
         if let observer { NotificationCenter.default.removeObserver(observer) }
     }
 
     func start() {
-        observer = NotificationCenter.default.addObserver(forName: UserDefaults.didChangeNotification, object: nil, queue: .main) { [unowned self] note in
+        observer = NotificationCenter.default.addObserver(forName: UserDefaults.didChangeNotification, object: nil, queue: .main) {
+            [unowned self] note in
             self.updateRemote(note: note)
         }
     }

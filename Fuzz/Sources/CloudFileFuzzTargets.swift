@@ -20,7 +20,8 @@ enum CloudFileFuzzTargets {
         }
         if let settings = try? DeviceCloudSettings(fields, path: "device.plist") {
             require(DeviceCloudSettings.impossibleNumber(in: fields) == nil, "settings with an impossible number loaded")
-            require(!DeviceCloudSettings.realTime().addingReportingOverflow(settings.clockSkewMilliseconds).overflow, "the clock skew overflows a stamp")
+            require(
+                !DeviceCloudSettings.realTime().addingReportingOverflow(settings.clockSkewMilliseconds).overflow, "the clock skew overflows a stamp")
         }
     }
 }

@@ -1,9 +1,9 @@
+import AppModel
+import AppProtocol
 import Foundation
 import GroupDefaults
 import PropertyList
 import ScenarioModel
-import AppModel
-import AppProtocol
 import SpecFormat
 
 /// Text that reaches the processes from outside: launch arguments, protocol

@@ -78,8 +78,10 @@ enum PlistFuzzTargets {
         switch value {
         case .real(let d) where d.isNaN: .real(.nan)
         case .date(let date):
-            .date(Date(timeIntervalSinceReferenceDate: (try? XMLPropertyList.decode(
-                Data("<date>\(XMLPropertyList.formatDate(date))</date>".utf8)))?.dateValue?.timeIntervalSinceReferenceDate ?? .nan))
+            .date(
+                Date(
+                    timeIntervalSinceReferenceDate: (try? XMLPropertyList.decode(
+                        Data("<date>\(XMLPropertyList.formatDate(date))</date>".utf8)))?.dateValue?.timeIntervalSinceReferenceDate ?? .nan))
         case .array(let elements): .array(elements.map(asXMLHoldsIt))
         case .dictionary(let entries): .dictionary(entries.mapValues(asXMLHoldsIt))
         default: value

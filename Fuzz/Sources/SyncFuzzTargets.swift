@@ -25,7 +25,8 @@ enum SyncFuzzTargets {
             let again = try decode(written)
             require(encode(again) == written, "the \(side) message \(written.prefix(2000)) changed when read back")
         } catch {
-            fatalError("property broken: the \(side) reader refuses what its writer wrote: \(error.description.prefix(2000))\n\(written.prefix(2000))")
+            fatalError(
+                "property broken: the \(side) reader refuses what its writer wrote: \(error.description.prefix(2000))\n\(written.prefix(2000))")
         }
     }
 }

@@ -188,7 +188,9 @@ public struct AppManifest: Sendable {
         let fields = try node.fields(allowed: actions + ["value", "parameter", "by"])
         let chosen = actions.filter { fields[$0] != nil }
         guard chosen.count == 1, let action = Intent.Action(rawValue: chosen[0]) else {
-            throw node.error("an intent needs exactly one action key (\(actions.joined(separator: ", "))), found \(chosen.isEmpty ? "none" : chosen.joined(separator: ", "))")
+            throw node.error(
+                "an intent needs exactly one action key (\(actions.joined(separator: ", "))), found \(chosen.isEmpty ? "none" : chosen.joined(separator: ", "))"
+            )
         }
         // An appended value becomes an item of the array: one level less is left for it.
         let valueDepth = action == .append ? PlistLimits.maximumDepth - 1 : PlistLimits.maximumDepth

@@ -94,12 +94,17 @@ package struct DeviceManager: Sendable {
         case nil: throw noDevice(name)
         case S_IFDIR?: break
         case let type?:
-            throw DeviceError("'\(device)' is \(describeFileType(type)), not a device folder; nothing was erased (groupsim device delete \(name) removes it)")
+            throw DeviceError(
+                "'\(device)' is \(describeFileType(type)), not a device folder; nothing was erased (groupsim device delete \(name) removes it)")
         }
         // The walk refuses a device swapped for a link since the check.
-        guard try root.confinedFolder(device).withDescriptor(creating: false, { folder in
-            try FolderTree.removeContents(of: folder, path: device, keeping: ["device.plist"])
-        }) != nil else { throw noDevice(name) }
+        guard
+            try root.confinedFolder(device).withDescriptor(
+                creating: false,
+                { folder in
+                    try FolderTree.removeContents(of: folder, path: device, keeping: ["device.plist"])
+                }) != nil
+        else { throw noDevice(name) }
     }
 
     /// Deletes a device folder with everything in it; a link standing for a device is removed itself.
@@ -115,7 +120,8 @@ package struct DeviceManager: Sendable {
     /// group's container, and keeps the manifest for `app list`.
     package func install(_ manifest: AppManifest, manifestText: String, device: String) throws {
         for target in manifest.targets.values {
-            try root.prepareConfinedDirectory(try root.appContainerPath(device: device, bundleIdentifier: target.bundleIdentifier) + "/Library/Preferences")
+            try root.prepareConfinedDirectory(
+                try root.appContainerPath(device: device, bundleIdentifier: target.bundleIdentifier) + "/Library/Preferences")
             for group in target.appGroups {
                 try root.prepareConfinedDirectory(try root.groupContainerPath(device: device, groupIdentifier: group) + "/Library/Preferences")
             }

@@ -58,7 +58,8 @@ public struct ExecutableIdentity: Sendable, Equatable {
     /// else from the manifest installed on the device. Unknown devices, apps
     /// and targets are refused with what exists instead.
     public static func resolve(root: SimulationRoot, device: String, app: String, role: Role, manifestPath: String?) throws
-        -> ExecutableIdentity {
+        -> ExecutableIdentity
+    {
         let manifest: AppManifest
         if let manifestPath {
             try requireDevice(root: root, device: device)
@@ -71,10 +72,11 @@ public struct ExecutableIdentity: Sendable, Equatable {
             try requireDevice(root: root, device: device)
             let installed = try DeviceManager(root: root).installed(device: device)
             guard let entry = installed.first(where: { $0.bundle == app }) else {
-                throw Failure(description: "\(app) is not installed on \(device)"
-                    + (installed.isEmpty
-                        ? "; install it with groupsim app install --device \(device) --manifest FILE (or pass --manifest)"
-                        : "; installed: \(installed.map(\.bundle).joined(separator: ", "))"))
+                throw Failure(
+                    description: "\(app) is not installed on \(device)"
+                        + (installed.isEmpty
+                            ? "; install it with groupsim app install --device \(device) --manifest FILE (or pass --manifest)"
+                            : "; installed: \(installed.map(\.bundle).joined(separator: ", "))"))
             }
             manifest = entry.manifest
         }
@@ -96,8 +98,9 @@ public struct ExecutableIdentity: Sendable, Equatable {
         let devicePath = try root.devicePath(device)
         guard FileManager.default.fileExists(atPath: devicePath) else {
             let known = (try? DeviceManager(root: root).list().map(\.name)) ?? []
-            throw Failure(description: "no device named \(device) in \(root.path)"
-                + (known.isEmpty ? "; create one with groupsim device create \(device)" : "; devices: \(known.joined(separator: ", "))"))
+            throw Failure(
+                description: "no device named \(device) in \(root.path)"
+                    + (known.isEmpty ? "; create one with groupsim device create \(device)" : "; devices: \(known.joined(separator: ", "))"))
         }
     }
 }

@@ -66,7 +66,8 @@ package enum ControlProtocol {
         case "get":
             guard let typed = object["as"] else { return .get(key: try fields.string("key")) }
             guard let name = typed.stringValue, let kind = TypedRead(rawValue: name) else {
-                throw AppRequestError("get: \"as\" must be one of \(TypedRead.allCases.map(\.rawValue).joined(separator: ", ")), found \(PlistJSON.encode(typed))")
+                throw AppRequestError(
+                    "get: \"as\" must be one of \(TypedRead.allCases.map(\.rawValue).joined(separator: ", ")), found \(PlistJSON.encode(typed))")
             }
             return .typedGet(key: try fields.string("key"), as: kind)
         case "set": return .set(key: try fields.string("key"), value: try fields.value("value"))
@@ -82,8 +83,9 @@ package enum ControlProtocol {
             let raw = try fields.value("value")
             // A single value becomes an item of the array: one level less is left for it.
             if raw.arrayValue == nil, raw.nestingDepth() >= PlistLimits.maximumDepth {
-                throw AppRequestError("append: value nests arrays and objects more than \(PlistLimits.maximumDepth - 1) deep, "
-                    + "too deep to become an item of an array; flatten it")
+                throw AppRequestError(
+                    "append: value nests arrays and objects more than \(PlistLimits.maximumDepth - 1) deep, "
+                        + "too deep to become an item of an array; flatten it")
             }
             return .append(key: try fields.string("key"), values: raw.arrayValue ?? [raw])
         case "merge": return .mergeDictionary(key: try fields.string("key"), entries: try fields.dictionary("value"))
@@ -102,7 +104,9 @@ package enum ControlProtocol {
             guard (0...255).contains(status) else { throw AppRequestError("exit: \"status\" must be 0 to 255, found \(status)") }
             return .exit(status: Int32(status))
         default:
-            throw AppRequestError("unknown command \"\(name)\"; known: get set remove dump register add-suite remove-suite synchronize clear increment append merge reload reload-widgets kvs-get kvs-set kvs-remove kvs-dump kvs-sync info search-list ping exit")
+            throw AppRequestError(
+                "unknown command \"\(name)\"; known: get set remove dump register add-suite remove-suite synchronize clear increment append merge reload reload-widgets kvs-get kvs-set kvs-remove kvs-dump kvs-sync info search-list ping exit"
+            )
         }
     }
 
@@ -209,18 +213,23 @@ package enum ControlProtocol {
                 + "\"new\":\(PlistJSON.encode(change.new)),\"origin\":\(PlistJSON.quote(change.origin)),"
                 + "\"domain\":\(PlistJSON.quote(change.domain)),\"valueDomain\":\(change.valueDomain.map(PlistJSON.quote) ?? "null"),\(time)}"
         case .cloudChange(let reason, let keys):
-            return "{\"event\":\"cloud-change\",\"reason\":\(PlistJSON.quote(reason)),\"keys\":\(PlistJSON.encode(.array(keys.map { .string($0) }))),\(time)}"
+            return
+                "{\"event\":\"cloud-change\",\"reason\":\(PlistJSON.quote(reason)),\"keys\":\(PlistJSON.encode(.array(keys.map { .string($0) }))),\(time)}"
         case .notification(let name):
             return "{\"event\":\"notification\",\"name\":\(PlistJSON.quote(name)),\(time)}"
         case .render(let card, let reason):
-            let lines = card.map { "{\"key\":\(PlistJSON.quote($0.key)),\"value\":\(PlistJSON.encode($0.value)),\"domain\":\($0.domain.map(PlistJSON.quote) ?? "null")}" }
+            let lines = card.map {
+                "{\"key\":\(PlistJSON.quote($0.key)),\"value\":\(PlistJSON.encode($0.value)),\"domain\":\($0.domain.map(PlistJSON.quote) ?? "null")}"
+            }
             return "{\"event\":\"render\",\"reason\":\(PlistJSON.quote(reason)),\"card\":[\(lines.joined(separator: ","))],\(time)}"
         case .warning(let kind, let message):
             return "{\"event\":\"warning\",\"kind\":\(PlistJSON.quote(kind)),\"message\":\(PlistJSON.quote(message)),\(time)}"
         case .intentResult(let intent, let key, let value):
-            return "{\"event\":\"intent-result\",\"intent\":\(PlistJSON.quote(intent)),\"key\":\(PlistJSON.quote(key)),\"value\":\(PlistJSON.encode(value)),\(time)}"
+            return
+                "{\"event\":\"intent-result\",\"intent\":\(PlistJSON.quote(intent)),\"key\":\(PlistJSON.quote(key)),\"value\":\(PlistJSON.encode(value)),\(time)}"
         case .delivery(let delivery):
-            var fields = "{\"event\":\"delivery\",\"mechanism\":\(PlistJSON.quote(delivery.mechanism.rawValue)),"
+            var fields =
+                "{\"event\":\"delivery\",\"mechanism\":\(PlistJSON.quote(delivery.mechanism.rawValue)),"
                 + "\"key\":\(delivery.key.map(PlistJSON.quote) ?? "null"),\"old\":\(PlistJSON.encode(delivery.old)),"
                 + "\"new\":\(PlistJSON.encode(delivery.new)),\"origin\":\(PlistJSON.quote(delivery.origin)),"
                 + "\"domain\":\(PlistJSON.quote(delivery.domain))"
@@ -272,9 +281,10 @@ package enum ControlProtocol {
         switch name {
         case "ready": return .ready(info: fields["info"]?.dictionaryValue ?? [:])
         case "change":
-            return .change(ValueChange(
-                key: try string("key"), old: fields["old"], new: fields["new"], origin: try string("origin"),
-                domain: try string("domain"), valueDomain: fields["valueDomain"]?.stringValue))
+            return .change(
+                ValueChange(
+                    key: try string("key"), old: fields["old"], new: fields["new"], origin: try string("origin"),
+                    domain: try string("domain"), valueDomain: fields["valueDomain"]?.stringValue))
         case "notification": return .notification(name: try string("name"))
         case "cloud-change":
             return .cloudChange(reason: try string("reason"), keys: (fields["keys"]?.arrayValue ?? []).compactMap(\.stringValue))
@@ -289,12 +299,15 @@ package enum ControlProtocol {
         case "delivery":
             let named = try string("mechanism")
             guard let mechanism = DeliveryMechanism(rawValue: named) else {
-                throw ProtocolDecodingError("delivery event with unknown mechanism \"\(named)\"; known: \(DeliveryMechanism.allCases.map(\.rawValue).joined(separator: ", "))")
+                throw ProtocolDecodingError(
+                    "delivery event with unknown mechanism \"\(named)\"; known: \(DeliveryMechanism.allCases.map(\.rawValue).joined(separator: ", "))"
+                )
             }
-            return .delivery(Delivery(
-                mechanism: mechanism, key: fields["key"]?.stringValue, old: fields["old"], new: fields["new"], origin: try string("origin"),
-                domain: try string("domain"), reason: fields["reason"]?.stringValue,
-                keys: (fields["keys"]?.arrayValue ?? []).compactMap(\.stringValue)))
+            return .delivery(
+                Delivery(
+                    mechanism: mechanism, key: fields["key"]?.stringValue, old: fields["old"], new: fields["new"], origin: try string("origin"),
+                    domain: try string("domain"), reason: fields["reason"]?.stringValue,
+                    keys: (fields["keys"]?.arrayValue ?? []).compactMap(\.stringValue)))
         case "error": return .error(message: try string("message"))
         case "exit":
             let status = try integer("status")

@@ -37,8 +37,10 @@ public struct Delivery: Sendable, Equatable, CustomStringConvertible {
     package let reason: String?
     package let keys: [String]
 
-    package init(mechanism: DeliveryMechanism, key: String?, old: PlistValue?, new: PlistValue?, origin: String, domain: String,
-                reason: String? = nil, keys: [String] = []) {
+    package init(
+        mechanism: DeliveryMechanism, key: String?, old: PlistValue?, new: PlistValue?, origin: String, domain: String,
+        reason: String? = nil, keys: [String] = []
+    ) {
         self.mechanism = mechanism
         self.key = key
         self.old = old

@@ -6,9 +6,11 @@ import GroupDefaults
 package struct BenchCommand: ParsableCommand {
     package static let configuration = CommandConfiguration(
         commandName: "groupsim-bench",
-        abstract: "Measure propagation latency, bursts, process start-up, the cloud's device-to-device latency and the in-process API against Foundation (build with -c release).",
+        abstract:
+            "Measure propagation latency, bursts, process start-up, the cloud's device-to-device latency and the in-process API against Foundation (build with -c release).",
         subcommands: [
-            PropagationBenchmark.self, BurstBenchmark.self, StartupBenchmark.self, CloudBenchmark.self, FoundationBenchmark.self, ControlChannelBenchmark.self,
+            PropagationBenchmark.self, BurstBenchmark.self, StartupBenchmark.self, CloudBenchmark.self, FoundationBenchmark.self,
+            ControlChannelBenchmark.self,
             ObserverProcess.self, CloudObserverProcess.self,
         ]
     )
@@ -30,9 +32,10 @@ struct BenchOptions: ParsableArguments {
     @Option(help: "The app-group suite written and observed.")
     var domain = "group.com.example.bench"
 
-    @Option(help: ArgumentHelp(
-        "Set the root's durability first (default: the root's own setting; a new root's is durable).",
-        valueName: "durable|process"))
+    @Option(
+        help: ArgumentHelp(
+            "Set the root's durability first (default: the root's own setting; a new root's is durable).",
+            valueName: "durable|process"))
     var durability: String?
 
     func validate() throws {

@@ -62,7 +62,8 @@ struct CloudBenchmark: ParsableCommand {
             if index > warmup { _ = histogram.record(seenAt - start) }
         }
         observer.closeStdin()
-        print("""
+        print(
+            """
             cloud: \(changes) changes, device A's app → cloud → device B's app (all durable, loopback, no added latency)
               latency set → didChangeExternally in the other device's app (ms):
                 p50 \(milliseconds(histogram.valueAtPercentile(50)))  p90 \(milliseconds(histogram.valueAtPercentile(90)))  \
@@ -82,9 +83,10 @@ struct CloudObserverProcess: ParsableCommand {
         let output = LineOutput()
         // Set once the store exists; a change may come before.
         let box = Mutex<UbiquitousStore?>(nil)
-        let store = try UbiquitousStore(cloud: DeviceCloud(root: SimulationRoot(path: root), device: device), identifier: CloudBenchmark.store) { change in
+        let store = try UbiquitousStore(cloud: DeviceCloud(root: SimulationRoot(path: root), device: device), identifier: CloudBenchmark.store) {
+            change in
             let now = MonotonicClock.now()
-            guard change.keys.contains("probe"), case .integer(let value)? = box.withLock { $0 }?.object(forKey: "probe") else { return }
+            guard change.keys.contains("probe"), case .integer(let value)? = box.withLock({ $0 })?.object(forKey: "probe") else { return }
             output.line("seen \(value) \(now)")
         }
         box.withLock { $0 = store }

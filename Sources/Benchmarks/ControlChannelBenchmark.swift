@@ -25,8 +25,9 @@ struct ControlChannelBenchmark: ParsableCommand {
     func run() throws {
         let (root, temporary) = try options.makeRoot()
         defer { if temporary { try? FileManager.default.removeItem(atPath: root) } }
-        let process = SimulatedProcess(identity: ProcessIdentity(
-            root: SimulationRoot(path: root), bundleIdentifier: "com.example.bench", appGroups: [options.domain]))
+        let process = SimulatedProcess(
+            identity: ProcessIdentity(
+                root: SimulationRoot(path: root), bundleIdentifier: "com.example.bench", appGroups: [options.domain]))
         guard let defaults = SimulatedFoundation.UserDefaults(suiteName: options.domain, process: process) else {
             throw ValidationError("the simulation refused the suite \(options.domain)")
         }

@@ -18,9 +18,10 @@ struct FoundationBenchmark: ParsableCommand {
     @Option(help: "Rounds per operation; the median round is reported.") var rounds = 7
     @Option(help: "Calls per round for the in-memory operations.") var calls = 200_000
     @Option(help: "Calls per round for set + synchronize() (each one writes the file).") var syncCalls = 200
-    @Option(help: ArgumentHelp(
-        "Measure only this operation, on only this side (for instruction counts under callgrind: scripts/callgrind.sh).",
-        valueName: "string-hit|integer-registered|miss|set|set-sync|set-then-read|dictionary"))
+    @Option(
+        help: ArgumentHelp(
+            "Measure only this operation, on only this side (for instruction counts under callgrind: scripts/callgrind.sh).",
+            valueName: "string-hit|integer-registered|miss|set|set-sync|set-then-read|dictionary"))
     var only: MeasuredOperation?
     @Option(help: "With --only: the side measured.") var side: MeasuredSide = .groupsim
 
@@ -55,9 +56,15 @@ struct FoundationBenchmark: ParsableCommand {
         foundationSide.addSuites { Foundation.UserDefaults(suiteName: $0) }
         simulatedSide.addSuites { SimulatedFoundation.UserDefaults(suiteName: $0, process: process) }
         if let only {
-            let body: (Int) -> Int = side == .groupsim ? simulatedSide.operation(only, hit: "key-\(keys / 2)") : foundationSide.operation(only, hit: "key-\(keys / 2)")
+            let body: (Int) -> Int =
+                side == .groupsim ? simulatedSide.operation(only, hit: "key-\(keys / 2)") : foundationSide.operation(only, hit: "key-\(keys / 2)")
             let calls = only == .setSync ? syncCalls : calls
-            let time = median(rounds: rounds, calls: calls, body, settle: { foundation.synchronize(); simulated.synchronize() })
+            let time = median(
+                rounds: rounds, calls: calls, body,
+                settle: {
+                    foundation.synchronize()
+                    simulated.synchronize()
+                })
             foundationSide.cleanUp()
             simulatedSide.cleanUp()
             print("foundation --only \(only.rawValue) --side \(side.rawValue): \(calls) calls, \(duration(time)) each (median of \(rounds))")
@@ -75,34 +82,50 @@ struct FoundationBenchmark: ParsableCommand {
             rows.append((operation, goal, foundationTime, simulatedTime))
         }
         let hit = "key-\(keys / 2)"
-        measure("string(forKey:) hit", goal: "≤ 30 ns", calls: calls,
-                { foundationSide.readStrings(hit, $0) }, { simulatedSide.readStrings(hit, $0) })
-        measure("integer(forKey:) from registration", goal: "≤ 30 ns", calls: calls,
-                foundationSide.readRegisteredIntegers, simulatedSide.readRegisteredIntegers)
-        measure("object(forKey:) miss", goal: "≤ 30 ns", calls: calls,
-                foundationSide.readMisses, simulatedSide.readMisses)
+        measure(
+            "string(forKey:) hit", goal: "≤ 30 ns", calls: calls,
+            { foundationSide.readStrings(hit, $0) }, { simulatedSide.readStrings(hit, $0) })
+        measure(
+            "integer(forKey:) from registration", goal: "≤ 30 ns", calls: calls,
+            foundationSide.readRegisteredIntegers, simulatedSide.readRegisteredIntegers)
+        measure(
+            "object(forKey:) miss", goal: "≤ 30 ns", calls: calls,
+            foundationSide.readMisses, simulatedSide.readMisses)
         // The commits a burst of sets started are finished between rounds, untimed.
-        measure("set (no sync)", goal: "≤ 0.5 µs", calls: calls / 10,
-                { foundationSide.set($0, synchronizing: false) }, { simulatedSide.set($0, synchronizing: false) },
-                settle: { foundation.synchronize(); simulated.synchronize() })
-        measure("set + synchronize()", goal: "≤ 0.8 ms", calls: syncCalls,
-                { foundationSide.set($0, synchronizing: true) }, { simulatedSide.set($0, synchronizing: true) })
+        measure(
+            "set (no sync)", goal: "≤ 0.5 µs", calls: calls / 10,
+            { foundationSide.set($0, synchronizing: false) }, { simulatedSide.set($0, synchronizing: false) },
+            settle: {
+                foundation.synchronize()
+                simulated.synchronize()
+            })
+        measure(
+            "set + synchronize()", goal: "≤ 0.8 ms", calls: syncCalls,
+            { foundationSide.set($0, synchronizing: true) }, { simulatedSide.set($0, synchronizing: true) })
         // A read right after a set: the simulated side rebuilds its snapshot of the search list once per set.
-        measure("set, then string(forKey:)", goal: "—", calls: calls / 10,
-                { foundationSide.setThenRead(hit, $0) }, { simulatedSide.setThenRead(hit, $0) },
-                settle: { foundation.synchronize(); simulated.synchronize() })
-        measure("dictionaryRepresentation()", goal: "≤ 10 µs", calls: calls / 100,
-                foundationSide.dictionaryRepresentations, simulatedSide.dictionaryRepresentations)
+        measure(
+            "set, then string(forKey:)", goal: "—", calls: calls / 10,
+            { foundationSide.setThenRead(hit, $0) }, { simulatedSide.setThenRead(hit, $0) },
+            settle: {
+                foundation.synchronize()
+                simulated.synchronize()
+            })
+        measure(
+            "dictionaryRepresentation()", goal: "≤ 10 µs", calls: calls / 100,
+            foundationSide.dictionaryRepresentations, simulatedSide.dictionaryRepresentations)
         foundationSide.cleanUp()
         simulatedSide.cleanUp()
 
         print("foundation: \(keys)-key suite \(options.domain), one process, median of \(rounds) rounds")
-        print("search list: launch arguments, the suite, two added suites, NSGlobalDomain, languages, registration (Foundation's side: its suite, the two added suites, registration)")
+        print(
+            "search list: launch arguments, the suite, two added suites, NSGlobalDomain, languages, registration (Foundation's side: its suite, the two added suites, registration)"
+        )
         print("| operation | Foundation | groupsim | Foundation ÷ groupsim | goal (groupsim) |")
         print("|---|---:|---:|---:|---:|")
         for row in rows {
-            print("| `\(row.operation)` | \(duration(row.foundation)) | \(duration(row.simulated)) | "
-                + String(format: "%.1f×", row.foundation / max(row.simulated, 1)) + " | \(row.goal) |")
+            print(
+                "| `\(row.operation)` | \(duration(row.foundation)) | \(duration(row.simulated)) | "
+                    + String(format: "%.1f×", row.foundation / max(row.simulated, 1)) + " | \(row.goal) |")
         }
     }
 
@@ -149,8 +172,12 @@ struct FoundationBenchmark: ParsableCommand {
 /// What both `UserDefaults` classes answer; the calls measured are written
 /// once, over this, and specialised for each class.
 enum MeasuredOperation: String, ExpressibleByArgument, CaseIterable {
-    case stringHit = "string-hit", integerRegistered = "integer-registered", miss, set, setSync = "set-sync"
-    case setThenRead = "set-then-read", dictionary
+    case stringHit = "string-hit"
+    case integerRegistered = "integer-registered"
+    case miss, set
+    case setSync = "set-sync"
+    case setThenRead = "set-then-read"
+    case dictionary
 }
 
 enum MeasuredSide: String, ExpressibleByArgument, CaseIterable {

@@ -1,9 +1,9 @@
 import ArgumentParser
 import Foundation
-import Terminal
 import GroupDefaults
 import PropertyList
 import SharedFiles
+import Terminal
 
 /// The other process of the benchmarks: observes the suite and reports, on
 /// stdout, when each change arrived (CLOCK_MONOTONIC, comparable with the
@@ -56,7 +56,10 @@ final class BurstTracker: @unchecked Sendable {
     func record(_ change: DefaultsChange) -> Bool {
         guard expected > 0, !done, change.key.hasPrefix(prefix), let index = Int(change.key.dropFirst(prefix.count)) else { return false }
         if change.new == .integer(Int64(index)) { correct.insert(change.key) } else { correct.remove(change.key) }
-        if correct.count == expected { done = true; return true }
+        if correct.count == expected {
+            done = true
+            return true
+        }
         return false
     }
 }

@@ -56,7 +56,8 @@ struct PropagationBenchmark: ParsableCommand {
         func perCommit(_ a: UInt64, _ z: UInt64) -> String { milliseconds(Double(a - z) / Double(max(commits, 1))) }
         let observerReloads = Self.field(stats, "reloads") ?? 0
         let observerReadNs = Self.field(stats, "reloadReadNs") ?? 0
-        print("""
+        print(
+            """
             propagation: \(measured) changes, \(keys + 1)-key suite, \(options.commitsDescription(root: pair.root))
               latency set → observer callback in another process (ms):
                 p50 \(milliseconds(histogram.valueAtPercentile(50)))  p90 \(milliseconds(histogram.valueAtPercentile(90)))  \
@@ -102,7 +103,8 @@ struct BurstBenchmark: ParsableCommand {
         observer.closeStdin()
         let stats = try observer.waitForLine(timeout: 30) { $0.hasPrefix("stats ") }
         try observer.waitForExit()
-        print("""
+        print(
+            """
             burst: \(sets) sets of distinct keys in one process
               sets returned after \(milliseconds(setsDone - start)) ms; \(after.commits - before.commits) commits
               observer: \(PropagationBenchmark.field(stats, "reloads") ?? 0) reloads; its view equalled the writer's \

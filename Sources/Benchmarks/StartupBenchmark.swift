@@ -50,7 +50,8 @@ struct StartupBenchmark: ParsableCommand {
     /// `groupsim exec`, to its connection on a control socket, its `ready`
     /// event and the answer to a ping.
     func userExecutable(root: String, folder: String) throws {
-        let executable = folder + "/settings-examples", groupsim = folder + "/groupsim"
+        let executable = folder + "/settings-examples"
+        let groupsim = folder + "/groupsim"
         let manifest = root + "/bench-app.yaml"
         try "name: Bench\ntargets:\n  main-app:\n    bundle-id: com.example.notes\n".write(toFile: manifest, atomically: true, encoding: .utf8)
         let created = try RunningProcess(groupsim, ["device", "create", "iPhone", "--root", root])
@@ -60,9 +61,11 @@ struct StartupBenchmark: ParsableCommand {
         var alone = Histogram<UInt64>(highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three)
         for _ in 0..<runs {
             let start = MonotonicClock.now()
-            let process = try RunningProcess(executable, ["wait-input"], environment: [
-                "GROUPSIM_ROOT": root, "GROUPSIM_DEVICE": "iPhone", "GROUPSIM_BUNDLE_ID": "com.example.notes",
-            ])
+            let process = try RunningProcess(
+                executable, ["wait-input"],
+                environment: [
+                    "GROUPSIM_ROOT": root, "GROUPSIM_DEVICE": "iPhone", "GROUPSIM_BUNDLE_ID": "com.example.notes",
+                ])
             try process.waitForLine(timeout: 30) { $0 == "ready=true" }
             _ = alone.record(MonotonicClock.now() - start)
             process.closeStdin()
@@ -74,10 +77,12 @@ struct StartupBenchmark: ParsableCommand {
             let socket = root + "/bench-\(run).sock"
             let listener = try LineSocketListener(path: socket)
             let start = MonotonicClock.now()
-            let process = try RunningProcess(groupsim, [
-                "exec", "--root", root, "--device", "iPhone", "--app", "com.example.notes", "--manifest", manifest,
-                "--control-socket", socket, "--", executable, "wait-input",
-            ])
+            let process = try RunningProcess(
+                groupsim,
+                [
+                    "exec", "--root", root, "--device", "iPhone", "--app", "com.example.notes", "--manifest", manifest,
+                    "--control-socket", socket, "--", executable, "wait-input",
+                ])
             let channel = try listener.accept(timeout: 30)
             try channel.waitForLine(timeout: 30) { $0.hasPrefix("{\"event\":\"ready\"") }
             channel.write("{\"id\":1,\"cmd\":\"ping\"}")
@@ -90,6 +95,8 @@ struct StartupBenchmark: ParsableCommand {
     }
 
     func report(_ name: String, _ histogram: Histogram<UInt64>) {
-        print("  \(name): p50 \(milliseconds(histogram.valueAtPercentile(50)))  p90 \(milliseconds(histogram.valueAtPercentile(90)))  max \(milliseconds(histogram.max))")
+        print(
+            "  \(name): p50 \(milliseconds(histogram.valueAtPercentile(50)))  p90 \(milliseconds(histogram.valueAtPercentile(90)))  max \(milliseconds(histogram.max))"
+        )
     }
 }

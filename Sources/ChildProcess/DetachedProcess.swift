@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Starts a program that must not stay tied to whoever started it (a daemon,
@@ -30,7 +31,8 @@ package enum DetachedProcess {
         // glibc 2.34 and later (not in Swift's view of spawn.h): every other descriptor closed in the child at once.
         typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
         guard let closeFrom = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else {
-            throw SpawnError(description: "cannot start \(executable): this C library lacks posix_spawn_file_actions_addclosefrom_np (glibc 2.34 or later)")
+            throw SpawnError(
+                description: "cannot start \(executable): this C library lacks posix_spawn_file_actions_addclosefrom_np (glibc 2.34 or later)")
         }
         _ = unsafeBitCast(closeFrom, to: AddCloseFrom.self)(&actions, 3)
         var attributes = posix_spawnattr_t()

@@ -49,8 +49,10 @@ public struct ELFFile {
     /// symbol table (`.symtab`, absent once stripped) or its dynamic one.
     public func definesSymbol(withPrefix prefix: String) throws -> Bool {
         let bytes = Array(prefix.utf8)
-        return try !symbols(in: [Self.staticSymbolTable, Self.dynamicSymbolTable], defined: true, limit: 1,
-                            where: { $0.starts(with: bytes) }).isEmpty
+        return try !symbols(
+            in: [Self.staticSymbolTable, Self.dynamicSymbolTable], defined: true, limit: 1,
+            where: { $0.starts(with: bytes) }
+        ).isEmpty
     }
 
     /// The names of the symbols of the tables of `types` that are defined
@@ -70,7 +72,8 @@ public struct ELFFile {
             return (
                 try integer(sections, at: base + 0x04, width: 4), try integer(sections, at: base + 0x18, width: 8),
                 try integer(sections, at: base + 0x20, width: 8), try integer(sections, at: base + 0x28, width: 4),
-                try integer(sections, at: base + 0x38, width: 8))
+                try integer(sections, at: base + 0x38, width: 8)
+            )
         }
         var result: [String] = []
         for index in 0..<sectionCount where types.contains(try section(index).type) {

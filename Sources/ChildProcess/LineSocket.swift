@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Lines read from a child, waited for with a timeout: a child's standard
@@ -193,7 +194,8 @@ package final class LineConnection: LineStream, @unchecked Sendable {
         while true {
             let remaining = deadline.timeIntervalSinceNow
             guard remaining > 0, let line = try nextLine(timeout: remaining) else {
-                throw RunningProcess.Timeout(description: "expected line not seen on the control channel within \(timeout)s; seen: \(allLines.suffix(5))")
+                throw RunningProcess.Timeout(
+                    description: "expected line not seen on the control channel within \(timeout)s; seen: \(allLines.suffix(5))")
             }
             if predicate(line) { return line }
         }
@@ -223,7 +225,10 @@ package final class LineConnection: LineStream, @unchecked Sendable {
         var offset = 0
         while offset < bytes.count {
             let count = bytes[offset...].withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if count < 0 { if errno == EINTR { continue }; return false }
+            if count < 0 {
+                if errno == EINTR { continue }
+                return false
+            }
             offset += count
         }
         return true

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A child must not outlive the process that started it, however that one
@@ -39,7 +40,8 @@ package enum OwnerLifetime {
             return
         }
         guard setParentDeathSignal(SIGKILL) else {
-            FileHandle.standardError.write(Data("warning: cannot ask to end with process \(owner) (prctl PR_SET_PDEATHSIG: \(String(cString: strerror(errno))))\n".utf8))
+            FileHandle.standardError.write(
+                Data("warning: cannot ask to end with process \(owner) (prctl PR_SET_PDEATHSIG: \(String(cString: strerror(errno))))\n".utf8))
             return
         }
         if getppid() == owner { return }

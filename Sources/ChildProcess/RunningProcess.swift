@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The one owner of a child process: it starts the child, reads its stdout
@@ -64,7 +65,7 @@ package final class RunningProcess: Sendable {
 
     /// Foundation's `Process` is used from this object's methods and its
     /// termination handler only, and is not changed after `run()`.
-    private nonisolated(unsafe) let child = Process()
+    private let child = Process()
     private let stdinPipe = Pipe()
     /// Everything the reader threads and the termination handler share with
     /// the caller. They hold it, never `self`: a `RunningProcess` let go
@@ -95,7 +96,8 @@ package final class RunningProcess: Sendable {
         variables[OwnerLifetime.variable] = String(getpid())
         child.environment = variables
         if let directory { child.currentDirectoryURL = URL(fileURLWithPath: directory) }
-        let stdoutPipe = Pipe(), stderrPipe = Pipe()
+        let stdoutPipe = Pipe()
+        let stderrPipe = Pipe()
         child.standardInput = stdinPipe
         child.standardOutput = stdoutPipe
         child.standardError = stderrPipe
@@ -200,7 +202,14 @@ package final class RunningProcess: Sendable {
     @discardableResult
     package func waitForTermination(timeout: TimeInterval = 10) throws -> Termination {
         var ended: Termination?
-        guard output.wait(timeout: timeout, until: { ended = $0.termination; return ended != nil }), let ended else {
+        guard
+            output.wait(
+                timeout: timeout,
+                until: {
+                    ended = $0.termination
+                    return ended != nil
+                }), let ended
+        else {
             throw Timeout(description: "process \(pid) did not exit within \(timeout)s")
         }
         return ended
@@ -376,7 +385,8 @@ package final class RunningProcess: Sendable {
             if let line { return line }
             if closed { return nil }
             guard arrived else {
-                throw Timeout(description: "no output line within \(timeout)s; stderr: \(withState { String(decoding: $0.stderrData, as: UTF8.self) })")
+                throw Timeout(
+                    description: "no output line within \(timeout)s; stderr: \(withState { String(decoding: $0.stderrData, as: UTF8.self) })")
             }
             return nil
         }

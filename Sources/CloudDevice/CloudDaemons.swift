@@ -2,8 +2,9 @@ import ChildProcess
 import Foundation
 import GroupDefaults
 import SharedFiles
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The cloud and the devices' agents as background processes of a root, for
@@ -39,8 +40,9 @@ package struct CloudDaemons: Sendable {
     package static func holdServerLock(root: SimulationRoot) throws -> LifetimeLock {
         let path = serverLockPath(root: root)
         guard let lock = try LifetimeLock.acquire(path, root: root.path) else {
-            throw AlreadyRunning(description: "a cloud already serves \(root.path) (\(LifetimeLock.holder(of: path, root: root.path)?.description ?? "a process")); "
-                + "`groupsim cloud status` shows it, `groupsim cloud stop` ends it")
+            throw AlreadyRunning(
+                description: "a cloud already serves \(root.path) (\(LifetimeLock.holder(of: path, root: root.path)?.description ?? "a process")); "
+                    + "`groupsim cloud status` shows it, `groupsim cloud stop` ends it")
         }
         return lock
     }
@@ -49,8 +51,9 @@ package struct CloudDaemons: Sendable {
     package static func holdAgentLock(root: SimulationRoot, device: String) throws -> LifetimeLock {
         let path = try agentLockPath(root: root, device: device)
         guard let lock = try LifetimeLock.acquire(path, root: root.path) else {
-            throw AlreadyRunning(description: "an agent already syncs \(device) (\(LifetimeLock.holder(of: path, root: root.path)?.description ?? "a process")); "
-                + "`groupsim cloud stop` ends it")
+            throw AlreadyRunning(
+                description: "an agent already syncs \(device) (\(LifetimeLock.holder(of: path, root: root.path)?.description ?? "a process")); "
+                    + "`groupsim cloud stop` ends it")
         }
         return lock
     }

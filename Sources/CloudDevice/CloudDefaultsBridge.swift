@@ -105,7 +105,9 @@ package final class CloudDefaultsBridge: @unchecked Sendable {
         let local = localValue(key)
         guard local != store.object(forKey: key) else { return }
         do { try store.set(local, forKey: key) } catch {
-            Diagnostics.report(Diagnostic(kind: .commitFailed, message: "the iCloud bridge could not write \(key) to the store \(store.identifier): \(error)", path: nil))
+            Diagnostics.report(
+                Diagnostic(
+                    kind: .commitFailed, message: "the iCloud bridge could not write \(key) to the store \(store.identifier): \(error)", path: nil))
         }
     }
 

@@ -83,8 +83,10 @@ package struct DeviceCloud: Sendable {
     /// The copy of a store as it is on disk now (nil if this device has none).
     package func readStore(_ identifier: String) throws -> StoreCopy? {
         let path = try storePath(identifier)
-        guard let fields = try SharedPlistFile.read(
-            path: path, root: root.path, maximumSize: Self.maximumStoreFileSize, contentCheck: Self.storeCheck) else { return nil }
+        guard
+            let fields = try SharedPlistFile.read(
+                path: path, root: root.path, maximumSize: Self.maximumStoreFileSize, contentCheck: Self.storeCheck)
+        else { return nil }
         return try StoreCopy(fields, path: path)
     }
 }
@@ -110,7 +112,8 @@ package struct DeviceCloudSettings: Sendable, Equatable {
     /// Why the fields hold a number no device has (nil: they do not).
     package static func impossibleNumber(in fields: [String: PlistValue]) -> String? {
         guard case .integer(let skew)? = fields["clockSkewMilliseconds"],
-              !(-maximumClockSkewMilliseconds...maximumClockSkewMilliseconds).contains(skew) else { return nil }
+            !(-maximumClockSkewMilliseconds...maximumClockSkewMilliseconds).contains(skew)
+        else { return nil }
         return "clockSkewMilliseconds is \(skew); a clock is at most ±\(maximumClockSkewMilliseconds) ms (ten years) off"
     }
 

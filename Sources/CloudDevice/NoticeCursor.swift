@@ -36,11 +36,12 @@ struct NoticeCursor: Sendable {
         let kept = copy.notices.filter { $0.serial > serial }
         // Notices after `serial` were dropped before this process read them
         // (or the copy was made anew: its serials went back).
-        let oldestKeptIsLater = copy.notices.first.map { oldest in
-            // Serials come from the file: compared without overflow.
-            let (gap, overflow) = oldest.serial.subtractingReportingOverflow(serial)
-            return overflow || gap > 1
-        } ?? false
+        let oldestKeptIsLater =
+            copy.notices.first.map { oldest in
+                // Serials come from the file: compared without overflow.
+                let (gap, overflow) = oldest.serial.subtractingReportingOverflow(serial)
+                return overflow || gap > 1
+            } ?? false
         let missed = oldestKeptIsLater || copy.lastNoticeSerial < serial
         let changes = missed ? whatChanged(to: copy, device: device) : kept.map(\.change)
         self = NoticeCursor(at: copy)

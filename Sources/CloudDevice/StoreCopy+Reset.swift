@@ -13,7 +13,9 @@ extension StoreCopy {
     /// whose value changed (announced as a server change) and how many keys
     /// go back to the cloud.
     @discardableResult
-    package mutating func reset(to records: [CloudRecord], revision newRevision: Int64, generation newGeneration: String?) -> (changed: [String], givingBack: Int) {
+    package mutating func reset(to records: [CloudRecord], revision newRevision: Int64, generation newGeneration: String?) -> (
+        changed: [String], givingBack: Int
+    ) {
         let cloud = Dictionary(records.map { ($0.key, $0) }, uniquingKeysWith: { first, _ in first })
         let changed = merge(records)
         revision = newRevision
@@ -21,11 +23,12 @@ extension StoreCopy {
         let first = !initialSyncDone
         initialSyncDone = true
         // Pending writes go up as they are; every other key held here the cloud lacks, or has a lower write of, is given back.
-        restoring = Set(stamps.keys.filter { key in
-            guard pending[key] == nil, let stamp = stamps[key] else { return false }
-            guard let held = cloud[key] else { return true }
-            return WriteOrder.precedes(held.stamp, held.value, stamp, values[key])
-        })
+        restoring = Set(
+            stamps.keys.filter { key in
+                guard pending[key] == nil, let stamp = stamps[key] else { return false }
+                guard let held = cloud[key] else { return true }
+                return WriteOrder.precedes(held.stamp, held.value, stamp, values[key])
+            })
         // A copy that never had its first download (only its own uploads moved it on) announces this one as such.
         if first {
             post(ExternalChange(reason: .initialSyncChange, keys: changed))

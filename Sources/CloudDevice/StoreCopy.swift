@@ -192,19 +192,21 @@ package struct StoreCopy: Sendable, Equatable {
             "values": .dictionary(values), "revision": .integer(revision),
             "stamps": .dictionary(stamps.mapValues { .dictionary($0.fields) }), "initialSyncDone": .bool(initialSyncDone),
             "nextSequence": .integer(nextSequence),
-            "pending": .dictionary(pending.mapValues { entry in
-                // No value: it is the key's entry in `values`.
-                .dictionary([
-                    "time": .integer(entry.stamp.time), "device": .string(entry.stamp.device),
-                    "sequence": .integer(entry.stamp.sequence), "overQuota": .bool(entry.overQuota),
-                ])
-            }),
-            "notices": .array(notices.map { notice in
-                .dictionary([
-                    "serial": .integer(notice.serial), "reason": .string(notice.change.reason.rawValue),
-                    "keys": .array(notice.change.keys.map { .string($0) }),
-                ])
-            }),
+            "pending": .dictionary(
+                pending.mapValues { entry in
+                    // No value: it is the key's entry in `values`.
+                    .dictionary([
+                        "time": .integer(entry.stamp.time), "device": .string(entry.stamp.device),
+                        "sequence": .integer(entry.stamp.sequence), "overQuota": .bool(entry.overQuota),
+                    ])
+                }),
+            "notices": .array(
+                notices.map { notice in
+                    .dictionary([
+                        "serial": .integer(notice.serial), "reason": .string(notice.change.reason.rawValue),
+                        "keys": .array(notice.change.keys.map { .string($0) }),
+                    ])
+                }),
         ]
         if let account { fields["account"] = .string(account) }
         if let generation { fields["generation"] = .string(generation) }

@@ -52,7 +52,9 @@ package final class UbiquitousStore: @unchecked Sendable {
             cursor = NoticeCursor(at: try StoreCopy(domain.snapshot(), path: domain.file.path))
         } catch {
             cursor = NoticeCursor(at: StoreCopy())
-            Diagnostics.report(Diagnostic(kind: .reloadFailed, message: "\(error); writes to this store fail until the file is fixed or removed", path: domain.file.path))
+            Diagnostics.report(
+                Diagnostic(
+                    kind: .reloadFailed, message: "\(error); writes to this store fail until the file is fixed or removed", path: domain.file.path))
         }
         // Listening before the store is registered, so the first download's notice is never missed.
         listener = domain.addListener { [weak self] change in
@@ -70,8 +72,10 @@ package final class UbiquitousStore: @unchecked Sendable {
                     }
                 }
             } catch {
-                Diagnostics.report(Diagnostic(
-                    kind: .reloadFailed, message: "\(error); the store \(identifier) is not synced until the file is fixed or removed", path: settings.file.path))
+                Diagnostics.report(
+                    Diagnostic(
+                        kind: .reloadFailed, message: "\(error); the store \(identifier) is not synced until the file is fixed or removed",
+                        path: settings.file.path))
             }
         }
     }
@@ -220,10 +224,12 @@ package final class UbiquitousStore: @unchecked Sendable {
             return violations
         } catch {
             lock.withLock { unsaved = writes + unsaved }
-            Diagnostics.report(Diagnostic(
-                kind: .commitFailed,
-                message: "could not save \(writes.count) write(s) to the iCloud store \(identifier): \(error). They stay in this process and are tried again on the next write or synchronize().",
-                path: domain.file.path))
+            Diagnostics.report(
+                Diagnostic(
+                    kind: .commitFailed,
+                    message:
+                        "could not save \(writes.count) write(s) to the iCloud store \(identifier): \(error). They stay in this process and are tried again on the next write or synchronize().",
+                    path: domain.file.path))
             throw error
         }
     }
@@ -245,7 +251,10 @@ package final class UbiquitousStore: @unchecked Sendable {
     nonisolated(unsafe) private static var live: [ObjectIdentifier: WeakStore] = [:]
     private static let flushAtExit: Void = { atexit { UbiquitousStore.flushAll() } }()
 
-    private final class WeakStore { weak var store: UbiquitousStore?; init(_ store: UbiquitousStore) { self.store = store } }
+    private final class WeakStore {
+        weak var store: UbiquitousStore?
+        init(_ store: UbiquitousStore) { self.store = store }
+    }
 
     private static func track(_ store: UbiquitousStore) {
         flushAtExit

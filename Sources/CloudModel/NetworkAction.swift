@@ -22,10 +22,18 @@ public enum NetworkAction: Sendable, Equatable {
 
     package init(_ word: String, _ amount: Int64?) throws {
         switch (word, amount) {
-        case ("online", nil): self = .online; return
-        case ("offline", nil): self = .offline; return
-        case ("partition", nil): self = .partition; return
-        case ("heal", nil): self = .heal; return
+        case ("online", nil):
+            self = .online
+            return
+        case ("offline", nil):
+            self = .offline
+            return
+        case ("partition", nil):
+            self = .partition
+            return
+        case ("heal", nil):
+            self = .heal
+            return
         case ("online", let amount?), ("offline", let amount?), ("partition", let amount?), ("heal", let amount?):
             throw CloudFormatError("\(word) takes no number (found \(amount))")
         default: break

@@ -111,8 +111,10 @@ package struct StoreLineage: Sendable, Equatable {
         generations = []
         for (index, item) in try fields.requiredArray("generations", at: path).enumerated() {
             let entry = try item.fields(at: "\(path).generations[\(index)]")
-            generations.append(Generation(id: try entry.string("id", at: "\(path).generations[\(index)]"),
-                                          through: try entry.revision("through", at: "\(path).generations[\(index)]")))
+            generations.append(
+                Generation(
+                    id: try entry.string("id", at: "\(path).generations[\(index)]"),
+                    through: try entry.revision("through", at: "\(path).generations[\(index)]")))
         }
     }
 }
@@ -175,16 +177,22 @@ package enum SyncCodec {
         case .welcome(let server):
             fields = ["type": "welcome", "server": .string(server)]
         case .changes(let store, let base, let revision, let initial, let records, let lineage):
-            fields = ["type": "changes", "store": .string(store), "base": .integer(base), "revision": .integer(revision),
-                      "initial": .bool(initial), "records": .array(records.map(\.plist))]
+            fields = [
+                "type": "changes", "store": .string(store), "base": .integer(base), "revision": .integer(revision),
+                "initial": .bool(initial), "records": .array(records.map(\.plist)),
+            ]
             if let lineage { fields["lineage"] = lineage.plist }
         case .ack(let store, let accepted, let refused, let superseded, let advanced):
-            fields = ["type": "ack", "store": .string(store), "accepted": .array(accepted.map { .integer($0) }),
-                      "superseded": .array(superseded.map(\.plist)), "refused": refusals(refused)]
+            fields = [
+                "type": "ack", "store": .string(store), "accepted": .array(accepted.map { .integer($0) }),
+                "superseded": .array(superseded.map(\.plist)), "refused": refusals(refused),
+            ]
             advance(advanced, into: &fields)
         case .restored(let store, let kept, let refused, let superseded, let advanced):
-            fields = ["type": "restored", "store": .string(store), "kept": .array(kept.map { .string($0) }),
-                      "superseded": .array(superseded.map(\.plist)), "refused": refusals(refused)]
+            fields = [
+                "type": "restored", "store": .string(store), "kept": .array(kept.map { .string($0) }),
+                "superseded": .array(superseded.map(\.plist)), "refused": refusals(refused),
+            ]
             advance(advanced, into: &fields)
         case .error(let text):
             fields = ["type": "error", "message": .string(text)]
@@ -196,8 +204,9 @@ package enum SyncCodec {
         let fields = try object(text)
         switch try fields.string("type", at: "message") {
         case "hello":
-            return .hello(device: try fields.string("device", at: "hello"), account: try fields.string("account", at: "hello"),
-                          stores: try revisions(fields, at: "hello"))
+            return .hello(
+                device: try fields.string("device", at: "hello"), account: try fields.string("account", at: "hello"),
+                stores: try revisions(fields, at: "hello"))
         case "subscribe":
             return .subscribe(store: try fields.string("store", at: "subscribe"), since: try fields.revision("since", at: "subscribe"))
         case "upload":
@@ -233,16 +242,18 @@ package enum SyncCodec {
                 guard case .integer(let sequence) = item else { throw CloudFormatError("ack.accepted holds sequence numbers") }
                 accepted.append(sequence)
             }
-            return .ack(store: try fields.string("store", at: "ack"), accepted: accepted, refused: try refusals(fields, at: "ack"),
-                        superseded: try recordList(fields, "superseded", at: "ack"), advanced: try advance(fields, at: "ack"))
+            return .ack(
+                store: try fields.string("store", at: "ack"), accepted: accepted, refused: try refusals(fields, at: "ack"),
+                superseded: try recordList(fields, "superseded", at: "ack"), advanced: try advance(fields, at: "ack"))
         case "restored":
             var kept: [String] = []
             for (index, item) in try fields.requiredArray("kept", at: "restored").enumerated() {
                 guard case .string(let key) = item else { throw CloudFormatError("restored.kept[\(index)] must be a string") }
                 kept.append(key)
             }
-            return .restored(store: try fields.string("store", at: "restored"), kept: kept, refused: try refusals(fields, at: "restored"),
-                             superseded: try recordList(fields, "superseded", at: "restored"), advanced: try advance(fields, at: "restored"))
+            return .restored(
+                store: try fields.string("store", at: "restored"), kept: kept, refused: try refusals(fields, at: "restored"),
+                superseded: try recordList(fields, "superseded", at: "restored"), advanced: try advance(fields, at: "restored"))
         case "error":
             return .error(try fields.string("message", at: "error"))
         case let other:
@@ -263,12 +274,13 @@ package enum SyncCodec {
     }
 
     private static func changeList(_ changes: [UploadedChange]) -> PlistValue {
-        .array(changes.map { change in
-            var entry = change.stamp.fields
-            entry["key"] = .string(change.key)
-            if let value = change.value { entry["value"] = value }
-            return .dictionary(entry)
-        })
+        .array(
+            changes.map { change in
+                var entry = change.stamp.fields
+                entry["key"] = .string(change.key)
+                if let value = change.value { entry["value"] = value }
+                return .dictionary(entry)
+            })
     }
 
     private static func changeList(_ fields: [String: PlistValue], _ name: String, at path: String) throws(CloudFormatError) -> [UploadedChange] {
@@ -276,7 +288,8 @@ package enum SyncCodec {
         for (index, item) in try fields.requiredArray(name, at: path).enumerated() {
             let where_ = "\(path).\(name)[\(index)]"
             let entry = try item.fields(at: where_)
-            changes.append(UploadedChange(key: try entry.string("key", at: where_), value: entry["value"], stamp: try ChangeStamp(fields: entry, at: where_)))
+            changes.append(
+                UploadedChange(key: try entry.string("key", at: where_), value: entry["value"], stamp: try ChangeStamp(fields: entry, at: where_)))
         }
         return changes
     }
@@ -290,8 +303,10 @@ package enum SyncCodec {
         for (index, item) in try fields.array("refused", at: path).enumerated() {
             let where_ = "\(path).refused[\(index)]"
             let entry = try item.fields(at: where_)
-            refused.append(RefusedChange(
-                key: try entry.string("key", at: where_), sequence: try entry.integer("sequence", at: where_), reason: try entry.string("reason", at: where_)))
+            refused.append(
+                RefusedChange(
+                    key: try entry.string("key", at: where_), sequence: try entry.integer("sequence", at: where_),
+                    reason: try entry.string("reason", at: where_)))
         }
         return refused
     }
@@ -313,8 +328,9 @@ package enum SyncCodec {
 
     private static func advance(_ fields: [String: PlistValue], at path: String) throws(CloudFormatError) -> Advance? {
         guard fields["base"] != nil || fields["revision"] != nil else { return nil }
-        return Advance(base: try fields.revision("base", at: path), revision: try fields.revision("revision", at: path),
-                       generation: fields["generation"] == nil ? nil : try fields.string("generation", at: path))
+        return Advance(
+            base: try fields.revision("base", at: path), revision: try fields.revision("revision", at: path),
+            generation: fields["generation"] == nil ? nil : try fields.string("generation", at: path))
     }
 
     private static func revisions(_ stores: [String: Int64]) -> PlistValue {
@@ -326,7 +342,8 @@ package enum SyncCodec {
         guard fields["stores"] != nil else { throw CloudFormatError("\(path).stores is missing (an object, {} when empty)") }
         for (store, value) in try fields.dictionary("stores", at: path) {
             guard case .integer(let revision) = value, (0...CloudLimits.maximumCounter).contains(revision) else {
-                throw CloudFormatError("\(path).stores.\(CloudFormatError.name(store)) must be a revision (an integer from 0 to \(CloudLimits.maximumCounter))")
+                throw CloudFormatError(
+                    "\(path).stores.\(CloudFormatError.name(store)) must be a revision (an integer from 0 to \(CloudLimits.maximumCounter))")
             }
             result[store] = revision
         }

@@ -17,7 +17,9 @@ package enum CloudClient {
     /// `GET` (body nil) or `POST` a JSON body with the endpoint's secret;
     /// returns the decoded reply, or throws the cloud's error text, or that it
     /// did not answer within `timeout` (a stopped cloud must not hang the CLI or the runner).
-    package static func request(_ endpoint: CloudEndpoint, path: String, body: PlistValue? = nil, timeout: Duration = .seconds(10)) async throws -> PlistValue {
+    package static func request(_ endpoint: CloudEndpoint, path: String, body: PlistValue? = nil, timeout: Duration = .seconds(10)) async throws
+        -> PlistValue
+    {
         let location = endpoint.location
         return try await withThrowingTaskGroup(of: PlistValue?.self) { group in
             group.addTask { try await exchange(location, secret: endpoint.secret, path: path, body: body) }
@@ -28,7 +30,8 @@ package enum CloudClient {
             let first = try await group.next() ?? nil
             group.cancelAll()
             guard let reply = first else {
-                throw Failure(description: "the cloud at \(location.url) did not answer \(path) within \(timeout) (is it stopped? `groupsim cloud status`)")
+                throw Failure(
+                    description: "the cloud at \(location.url) did not answer \(path) within \(timeout) (is it stopped? `groupsim cloud status`)")
             }
             return reply
         }
@@ -52,7 +55,9 @@ package enum CloudClient {
             if payload != nil { headers.add(name: "Content-Type", value: "application/json") }
             // One write: the cloud answers and closes as soon as it has the request, and a
             // second write could then meet a closed connection.
-            var parts: [HTTPClientRequestPart] = [.head(HTTPRequestHead(version: .http1_1, method: body == nil ? .GET : .POST, uri: path, headers: headers))]
+            var parts: [HTTPClientRequestPart] = [
+                .head(HTTPRequestHead(version: .http1_1, method: body == nil ? .GET : .POST, uri: path, headers: headers))
+            ]
             if let payload { parts.append(.body(.byteBuffer(payload))) }
             parts.append(.end(nil))
             try await outbound.write(contentsOf: parts)
@@ -67,8 +72,10 @@ package enum CloudClient {
             }
             let value = try PlistJSON.decode(PlistJSON.parse(String(buffer: reply)), path: "reply")
             guard status == .ok else {
-                throw Failure(description: "the cloud at \(location.url) answered \(status.code): \(value.dictionaryValue?["error"]?.stringValue ?? String(buffer: reply))",
-                              status: status.code)
+                throw Failure(
+                    description:
+                        "the cloud at \(location.url) answered \(status.code): \(value.dictionaryValue?["error"]?.stringValue ?? String(buffer: reply))",
+                    status: status.code)
             }
             return value
         }

@@ -147,8 +147,10 @@ struct CloudLedger {
     /// `top`: the folder every file is reached from through real folders only
     /// (the simulation root), so a link swapped in for the data folder while
     /// the cloud runs is refused, not followed; `dataFolder` when not given.
-    init(dataFolder: String, top: String? = nil, generation: String = UUID().uuidString.lowercased(),
-         report: @escaping @Sendable (String, [String: PlistValue]) -> Void = { _, _ in }) {
+    init(
+        dataFolder: String, top: String? = nil, generation: String = UUID().uuidString.lowercased(),
+        report: @escaping @Sendable (String, [String: PlistValue]) -> Void = { _, _ in }
+    ) {
         self.dataFolder = dataFolder
         self.top = top ?? dataFolder
         self.generation = generation
@@ -190,11 +192,14 @@ struct CloudLedger {
     /// the log; the store starts empty, and the devices fill it again.
     private func setAside(_ file: SharedPlistFile, account: String, store: String, because reason: String) throws -> CloudStoreState {
         let movedTo = try file.setAside()
-        report("damaged", [
-            "account": .string(account), "store": .string(store), "path": .string(file.path), "reason": .string(reason),
-            "movedTo": movedTo.map { .string($0) } ?? .string(""),
-            "message": .string("the store's file could not be read and was moved aside; the store starts empty and the devices give back what they hold"),
-        ])
+        report(
+            "damaged",
+            [
+                "account": .string(account), "store": .string(store), "path": .string(file.path), "reason": .string(reason),
+                "movedTo": movedTo.map { .string($0) } ?? .string(""),
+                "message": .string(
+                    "the store's file could not be read and was moved aside; the store starts empty and the devices give back what they hold"),
+            ])
         return CloudStoreState()
     }
 
@@ -203,9 +208,10 @@ struct CloudLedger {
         try migrateOldFile(of: account)
         let folder = try accountFolder(account)
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
-        var identifiers = Set(names.filter { $0.hasSuffix(".plist") && !$0.hasPrefix(".") }.compactMap {
-            DomainName.domain(fromFileStem: String($0.dropLast(6)))
-        })
+        var identifiers = Set(
+            names.filter { $0.hasSuffix(".plist") && !$0.hasPrefix(".") }.compactMap {
+                DomainName.domain(fromFileStem: String($0.dropLast(6)))
+            })
         if let known = loaded[account]?.keys { identifiers.formUnion(known) }
         var result: [String: CloudStoreState] = [:]
         for identifier in identifiers { result[identifier] = try store(identifier, of: account) }
@@ -267,22 +273,36 @@ struct CloudLedger {
                 try file.update { $0 = state.plist }
             } catch let error as CloudFormatError {
                 unreadable.append(identifier)
-                report("damaged", ["account": .string(account), "store": .string(identifier), "path": .string(path), "reason": .string(error.description),
-                                   "message": .string("this store of the old account file could not be read; it starts empty and the devices give back what they hold")])
+                report(
+                    "damaged",
+                    [
+                        "account": .string(account), "store": .string(identifier), "path": .string(path), "reason": .string(error.description),
+                        "message": .string(
+                            "this store of the old account file could not be read; it starts empty and the devices give back what they hold"),
+                    ])
             }
         }
         let old = try SharedPlistFile(path: path, root: top)
         let keptAt = unreadable.isEmpty ? nil : try old.setAside()
         if unreadable.isEmpty { try old.remove() }
-        report("migrated", ["account": .string(account), "from": .string(path), "stores": .array(contents.keys.sorted().map { .string($0) }),
-                            "oldFileKeptAt": keptAt.map { .string($0) } ?? .string("")])
+        report(
+            "migrated",
+            [
+                "account": .string(account), "from": .string(path), "stores": .array(contents.keys.sorted().map { .string($0) }),
+                "oldFileKeptAt": keptAt.map { .string($0) } ?? .string(""),
+            ])
         migrated.insert(account)
     }
 
     private mutating func setAsideOldFile(_ path: String, account: String, because reason: String) throws {
         let movedTo = try SharedPlistFile(path: path, root: top).setAside()
-        report("damaged", ["account": .string(account), "path": .string(path), "reason": .string(reason), "movedTo": movedTo.map { .string($0) } ?? .string(""),
-                           "message": .string("the account's file could not be read and was moved aside; its stores start empty and the devices give back what they hold")])
+        report(
+            "damaged",
+            [
+                "account": .string(account), "path": .string(path), "reason": .string(reason), "movedTo": movedTo.map { .string($0) } ?? .string(""),
+                "message": .string(
+                    "the account's file could not be read and was moved aside; its stores start empty and the devices give back what they hold"),
+            ])
         migrated.insert(account)
     }
 
@@ -309,15 +329,19 @@ struct CloudLedger {
     ///
     /// `restoring`: the records a device gives back after a reset, which may
     /// carry any device's stamp; an upload's must carry the uploader's.
-    mutating func upload(_ changes: [UploadedChange], to identifier: String, of account: String, from device: String, restoring: Bool = false) throws -> UploadOutcome {
+    mutating func upload(_ changes: [UploadedChange], to identifier: String, of account: String, from device: String, restoring: Bool = false) throws
+        -> UploadOutcome
+    {
         var state = try store(identifier, of: account)
         var outcome = UploadOutcome()
         var changed: [String: CloudRecord] = [:]
         let next = state.revision + 1
         for change in changes {
             guard restoring || change.stamp.isFrom(device) else {
-                outcome.refused.append(RefusedChange(key: change.key, sequence: change.stamp.sequence,
-                                                     reason: "the change is stamped by device \(change.stamp.device), not \(device)"))
+                outcome.refused.append(
+                    RefusedChange(
+                        key: change.key, sequence: change.stamp.sequence,
+                        reason: "the change is stamped by device \(change.stamp.device), not \(device)"))
                 continue
             }
             if let current = state.records[change.key], !WriteOrder.precedes(current.stamp, current.value, change.stamp, change.value) {
@@ -331,7 +355,9 @@ struct CloudLedger {
                 // Older than a removal the store no longer remembers, which may have been of this key.
                 outcome.accepted.append(change.stamp.sequence)
                 outcome.kept.append(change.key)
-                if change.value != nil { outcome.superseded.append(CloudRecord(key: change.key, value: nil, stamp: horizon, revision: state.revision)) }
+                if change.value != nil {
+                    outcome.superseded.append(CloudRecord(key: change.key, value: nil, stamp: horizon, revision: state.revision))
+                }
                 continue
             }
             let counts = state.counts(writing: change.key, change.value)

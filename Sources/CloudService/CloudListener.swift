@@ -24,7 +24,8 @@ package struct ServerLocation: Sendable, Equatable {
         let path = path(root: root)
         guard let fields = try SharedPlistFile.read(path: path, root: root.path) else { return nil }
         guard case .string(let host)? = fields["host"], case .integer(let port)? = fields["port"], (1...65_535).contains(port),
-              case .integer(let pid)? = fields["pid"], let pid32 = Int32(exactly: pid) else {
+            case .integer(let pid)? = fields["pid"], let pid32 = Int32(exactly: pid)
+        else {
             throw CloudFormatError("\(path) does not say where the cloud listens (host, port, pid); start it again with `groupsim cloud serve`")
         }
         return ServerLocation(host: host, port: Int(port), pid: pid32)
@@ -110,9 +111,14 @@ package enum CloudListener {
                 channel.eventLoop.makeCompletedFuture {
                     guard limiter.admit() else {
                         if let open = limiter.refusalToReport() {
-                            events("refused-connection", ["reason": .string("\(open) connections are open, the most this cloud serves at once "
-                                + "(half its descriptor limit, at most \(ConnectionLimiter.ceiling)); each waits at most \(requestTimeout) for its request "
-                                + "and \(idleTimeout) idle")])
+                            events(
+                                "refused-connection",
+                                [
+                                    "reason": .string(
+                                        "\(open) connections are open, the most this cloud serves at once "
+                                            + "(half its descriptor limit, at most \(ConnectionLimiter.ceiling)); each waits at most \(requestTimeout) for its request "
+                                            + "and \(idleTimeout) idle")
+                                ])
                         }
                         channel.close(promise: nil)
                         return channel.eventLoop.makeSucceededFuture(Connection.refused)
@@ -143,8 +149,9 @@ package enum CloudListener {
                             return channel.eventLoop.makeCompletedFuture {
                                 try channel.pipeline.syncOperations.addHandler(IdleStateHandler(readTimeout: idleTimeout))
                                 try channel.pipeline.syncOperations.addHandler(CloseWhenIdle())
-                                return .websocket(try NIOAsyncChannel<WebSocketFrame, WebSocketFrame>(wrappingChannelSynchronously: channel),
-                                                  device: head.headers.first(name: CloudTrust.deviceHeader) ?? "")
+                                return .websocket(
+                                    try NIOAsyncChannel<WebSocketFrame, WebSocketFrame>(wrappingChannelSynchronously: channel),
+                                    device: head.headers.first(name: CloudTrust.deviceHeader) ?? "")
                             }
                         })
                     let configuration = NIOTypedHTTPServerUpgradeConfiguration(
@@ -160,7 +167,8 @@ package enum CloudListener {
             }
     }
 
-    private static func handle(_ connection: EventLoopFuture<Connection>, server: CloudServer, gate: CloudTrust.Gate, events: @escaping Events) async {
+    private static func handle(_ connection: EventLoopFuture<Connection>, server: CloudServer, gate: CloudTrust.Gate, events: @escaping Events) async
+    {
         do {
             switch try await connection.get() {
             case .websocket(let channel, let device): try await serveDevice(channel, device: device, server: server, events: events)
@@ -231,7 +239,8 @@ package enum CloudListener {
                             try await server.receive(message, session: id)
                         } else if case .hello(let name, let account, let stores) = message {
                             guard name == device else {
-                                throw CloudFormatError("hello names device \(CloudFormatError.brief(name)), but this connection showed the secret of \(device)")
+                                throw CloudFormatError(
+                                    "hello names device \(CloudFormatError.brief(name)), but this connection showed the secret of \(device)")
                             }
                             let id = try await server.open(device: name, account: account, outbox: outbox)
                             sessionID = id
@@ -262,7 +271,8 @@ package enum CloudListener {
     // MARK: JSON for people and curl
 
     private static func serveHTTP(
-        _ channel: NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>, server: CloudServer, gate: CloudTrust.Gate, events: @escaping Events
+        _ channel: NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>, server: CloudServer, gate: CloudTrust.Gate,
+        events: @escaping Events
     ) async throws {
         let peer = channel.channel.remoteAddress
         try await channel.executeThenClose { inbound, outbound in
@@ -314,8 +324,12 @@ package enum CloudListener {
 
     /// Every refused request is in the cloud's log: who asked for what, and why it was refused.
     private static func logRefusal(_ refusal: CloudTrust.Refusal, of head: HTTPRequestHead, peer: SocketAddress?, events: Events) {
-        events("unauthorized", ["method": .string("\(head.method)"), "path": .string(path(of: head)),
-                                "peer": .string(peer.map { "\($0)" } ?? "unknown"), "reason": .string(refusal.description)])
+        events(
+            "unauthorized",
+            [
+                "method": .string("\(head.method)"), "path": .string(path(of: head)),
+                "peer": .string(peer.map { "\($0)" } ?? "unknown"), "reason": .string(refusal.description),
+            ])
     }
 
     private static func path(of request: HTTPRequestHead) -> String {
@@ -342,8 +356,14 @@ package enum CloudListener {
                 }
                 return (.ok, try await server.setFaults(fields, device: parts[2]).plist)
             }
-            return (.notFound, ["error": .string("no \(method) \(path); try GET /v1/status, /v1/accounts/<account>, "
-                + "/v1/accounts/<account>/stores/<store>, or POST /v1/faults/<device>")])
+            return (
+                .notFound,
+                [
+                    "error": .string(
+                        "no \(method) \(path); try GET /v1/status, /v1/accounts/<account>, "
+                            + "/v1/accounts/<account>/stores/<store>, or POST /v1/faults/<device>")
+                ]
+            )
         } catch let missing as CloudNotFound {
             return (.notFound, ["error": .string(missing.description)])
         } catch {

@@ -40,9 +40,10 @@ struct DeviceFaults: Sendable, Equatable {
             case ("dropPushes", .integer(let count)) where NetworkAction.pushCountRange.contains(count): dropPushes = Int(count)
             case ("duplicatePushes", .integer(let count)) where NetworkAction.pushCountRange.contains(count): duplicatePushes = Int(count)
             default:
-                throw CloudFormatError("fault \"\(name)\" = \(PlistJSON.encode(value)) is not one of partitioned (true/false), "
-                    + "latencyMs (\(NetworkAction.latencyRange.lowerBound)–\(NetworkAction.latencyRange.upperBound)), "
-                    + "dropPushes, duplicatePushes (\(NetworkAction.pushCountRange.lowerBound)–\(NetworkAction.pushCountRange.upperBound))")
+                throw CloudFormatError(
+                    "fault \"\(name)\" = \(PlistJSON.encode(value)) is not one of partitioned (true/false), "
+                        + "latencyMs (\(NetworkAction.latencyRange.lowerBound)–\(NetworkAction.latencyRange.upperBound)), "
+                        + "dropPushes, duplicatePushes (\(NetworkAction.pushCountRange.lowerBound)–\(NetworkAction.pushCountRange.upperBound))")
             }
         }
     }
@@ -158,11 +159,16 @@ actor CloudServer {
             let (acceptable, tooFarAhead) = CloudTrust.refusingFarFuture(changes, now: DeviceCloudSettings.realTime())
             var outcome = try await stored(store, of: session) { try $0.upload(acceptable, to: store, of: account, from: device) }
             outcome.refused += tooFarAhead
-            send(.ack(store: store, accepted: outcome.accepted, refused: outcome.refused, superseded: outcome.superseded, advanced: advance(outcome)),
-                 to: id, isPush: false)
+            send(
+                .ack(store: store, accepted: outcome.accepted, refused: outcome.refused, superseded: outcome.superseded, advanced: advance(outcome)),
+                to: id, isPush: false)
             if !outcome.refused.isEmpty {
-                events("refused", ["device": .string(device), "account": .string(account), "store": .string(store),
-                                   "keys": .array(outcome.refused.map { .string($0.key) }), "reason": .string(outcome.refused[0].reason)])
+                events(
+                    "refused",
+                    [
+                        "device": .string(device), "account": .string(account), "store": .string(store),
+                        "keys": .array(outcome.refused.map { .string($0.key) }), "reason": .string(outcome.refused[0].reason),
+                    ])
             }
             push(outcome, store: store, from: id, session: session)
         case .restore(let store, let records):
@@ -174,11 +180,16 @@ actor CloudServer {
             let (acceptable, tooFarAhead) = CloudTrust.refusingFarFuture(records, now: DeviceCloudSettings.realTime())
             var outcome = try await stored(store, of: session) { try $0.upload(acceptable, to: store, of: account, from: device, restoring: true) }
             outcome.refused += tooFarAhead
-            send(.restored(store: store, kept: outcome.kept, refused: outcome.refused, superseded: outcome.superseded, advanced: advance(outcome)),
-                 to: id, isPush: false)
-            events("restored", ["device": .string(device), "account": .string(account), "store": .string(store),
-                                "given": .integer(Int64(records.count)), "taken": .integer(Int64(outcome.push?.records.count ?? 0)),
-                                "refused": .integer(Int64(outcome.refused.count))])
+            send(
+                .restored(store: store, kept: outcome.kept, refused: outcome.refused, superseded: outcome.superseded, advanced: advance(outcome)),
+                to: id, isPush: false)
+            events(
+                "restored",
+                [
+                    "device": .string(device), "account": .string(account), "store": .string(store),
+                    "given": .integer(Int64(records.count)), "taken": .integer(Int64(outcome.push?.records.count ?? 0)),
+                    "refused": .integer(Int64(outcome.refused.count)),
+                ])
             push(outcome, store: store, from: id, session: session)
         }
     }
@@ -186,13 +197,19 @@ actor CloudServer {
     /// Runs an upload in the account's book; a store the cloud could not
     /// write (a full disk) is said in the log, and to the device as an error
     /// (its writes stay pending there and go up again later).
-    private func stored(_ store: String, of session: Session,
-                        _ body: @escaping @Sendable (inout CloudLedger) throws -> CloudLedger.UploadOutcome) async throws -> CloudLedger.UploadOutcome {
+    private func stored(
+        _ store: String, of session: Session,
+        _ body: @escaping @Sendable (inout CloudLedger) throws -> CloudLedger.UploadOutcome
+    ) async throws -> CloudLedger.UploadOutcome {
         do {
             return try await book(session.account).run(body)
         } catch {
-            events("write-failed", ["device": .string(session.device), "account": .string(session.account), "store": .string(store),
-                                    "message": .string("\(error)")])
+            events(
+                "write-failed",
+                [
+                    "device": .string(session.device), "account": .string(session.account), "store": .string(store),
+                    "message": .string("\(error)"),
+                ])
             throw CloudFormatError("the cloud could not store \(store): \(error); the changes stay pending on the device")
         }
     }
@@ -205,13 +222,16 @@ actor CloudServer {
     /// the writer's connection ended while its upload was being stored).
     private func push(_ outcome: CloudLedger.UploadOutcome, store: String, from id: Int, session: Session) {
         guard let push = outcome.push else { return }
-        events("stored", [
-            "device": .string(session.device), "account": .string(session.account), "store": .string(store),
-            "revision": .integer(push.revision), "keys": .array(push.records.map { .string($0.key) }),
-        ])
+        events(
+            "stored",
+            [
+                "device": .string(session.device), "account": .string(session.account), "store": .string(store),
+                "revision": .integer(push.revision), "keys": .array(push.records.map { .string($0.key) }),
+            ])
         traffic[session.device, default: DeviceTraffic()].appliedChanges += push.records.count
-        let message = CloudMessage.changes(store: store, base: push.base, revision: push.revision, initial: false, records: push.records,
-                                           lineage: push.lineage)
+        let message = CloudMessage.changes(
+            store: store, base: push.base, revision: push.revision, initial: false, records: push.records,
+            lineage: push.lineage)
         // The writer has these records already: its ack moves its revision on.
         for (other, target) in sessions where other != id && target.account == session.account { send(message, to: other, isPush: true) }
     }
@@ -235,8 +255,9 @@ actor CloudServer {
                     if onlyIfBehind && state.revision == since { return nil }
                     // Behind forgotten removals, the records kept are not all the changes: the whole store goes.
                     let base = state.lineage.forgot(since: since) ? 0 : min(since, state.revision)
-                    return .changes(store: store, base: base, revision: state.revision, initial: since == 0, records: state.changes(since: base),
-                                    lineage: state.lineage)
+                    return .changes(
+                        store: store, base: base, revision: state.revision, initial: since == 0, records: state.changes(since: base),
+                        lineage: state.lineage)
                 } catch {
                     // One store the cloud cannot read stops none of the others.
                     return .error("the cloud cannot read store \(store): \(error)")
@@ -282,7 +303,9 @@ actor CloudServer {
             faults[device] = nil
         } else {
             guard faults[device] != nil || faults.count < CloudTrust.maximumFaultedDevices else {
-                throw CloudFormatError("faults are set for \(faults.count) devices, the most the cloud keeps; heal some first (POST /v1/faults/<device> with their defaults)")
+                throw CloudFormatError(
+                    "faults are set for \(faults.count) devices, the most the cloud keeps; heal some first (POST /v1/faults/<device> with their defaults)"
+                )
             }
             faults[device] = fault
         }
@@ -293,9 +316,10 @@ actor CloudServer {
         .dictionary([
             "server": .string(serverID), "pid": .integer(Int64(getpid())), "started": .date(started), "generation": .string(generation),
             "accounts": .array(Set(CloudLedger.accounts(in: dataFolder)).union(books.keys).sorted().map { .string($0) }),
-            "connected": .array(sessions.values.sorted { $0.device < $1.device }.map {
-                .dictionary(["device": .string($0.device), "account": .string($0.account)])
-            }),
+            "connected": .array(
+                sessions.values.sorted { $0.device < $1.device }.map {
+                    .dictionary(["device": .string($0.device), "account": .string($0.account)])
+                }),
             "faults": .dictionary(faults.mapValues(\.plist)),
             "traffic": .dictionary(traffic.mapValues(\.plist)),
         ])
@@ -310,9 +334,10 @@ actor CloudServer {
         try DomainName.validate(name, what: "account name")
         guard isKnown(name) else { throw CloudNotFound(description: "the cloud has no account \(name)") }
         let stores = try await book(name).run { try $0.stores(of: name) }
-        return .dictionary(stores.mapValues { state in
-            .dictionary(["revision": .integer(state.revision), "values": .dictionary(state.values)])
-        })
+        return .dictionary(
+            stores.mapValues { state in
+                .dictionary(["revision": .integer(state.revision), "values": .dictionary(state.values)])
+            })
     }
 
     func store(_ identifier: String, of account: String) async throws -> PlistValue {
@@ -324,11 +349,12 @@ actor CloudServer {
         }
         return .dictionary([
             "revision": .integer(state.revision), "lineage": state.lineage.plist,
-            "records": .dictionary(state.records.mapValues { record in
-                var fields = record.plist.dictionaryValue ?? [:]
-                fields["key"] = nil
-                return .dictionary(fields)
-            }),
+            "records": .dictionary(
+                state.records.mapValues { record in
+                    var fields = record.plist.dictionaryValue ?? [:]
+                    fields["key"] = nil
+                    return .dictionary(fields)
+                }),
         ])
     }
 }

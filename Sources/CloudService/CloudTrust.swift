@@ -24,12 +24,16 @@ package enum CloudTrust {
     /// clock may be: such a stamp would win every later write of its key for ever.
     static func refusingFarFuture(_ changes: [UploadedChange], now: Int64) -> (acceptable: [UploadedChange], refused: [RefusedChange]) {
         let latest = now.addingReportingOverflow(maximumClockSkewMilliseconds)
-        var acceptable: [UploadedChange] = [], refused: [RefusedChange] = []
+        var acceptable: [UploadedChange] = []
+        var refused: [RefusedChange] = []
         for change in changes {
             if !latest.overflow && change.stamp.time > latest.partialValue {
-                refused.append(RefusedChange(key: change.key, sequence: change.stamp.sequence,
-                    reason: "the change is stamped \(change.stamp.time) ms, more than \(maximumClockSkewMilliseconds) ms (the largest clock skew) "
-                        + "ahead of the cloud's clock (\(now) ms)"))
+                refused.append(
+                    RefusedChange(
+                        key: change.key, sequence: change.stamp.sequence,
+                        reason:
+                            "the change is stamped \(change.stamp.time) ms, more than \(maximumClockSkewMilliseconds) ms (the largest clock skew) "
+                            + "ahead of the cloud's clock (\(now) ms)"))
             } else {
                 acceptable.append(change)
             }
@@ -48,7 +52,8 @@ package enum CloudTrust {
     package static func controlSecret(root: SimulationRoot) throws -> String {
         let file = try controlSecretFile(root: root)
         guard let secret = try file.read() else {
-            throw CloudFormatError("\(file.path) does not exist: the cloud makes it when it starts (`groupsim cloud serve` or `groupsim cloud start`)")
+            throw CloudFormatError(
+                "\(file.path) does not exist: the cloud makes it when it starts (`groupsim cloud serve` or `groupsim cloud start`)")
         }
         return secret
     }
@@ -87,7 +92,10 @@ package enum CloudTrust {
                 throw Refusal(description: "a WebSocket must name its device in the \(deviceHeader) header")
             }
             guard let offered = bearer(head.headers) else {
-                throw Refusal(description: "device \(CloudFormatError.brief(device)) sent no secret: send `Authorization: Bearer` with its devices/<device>/cloud/device.secret")
+                throw Refusal(
+                    description:
+                        "device \(CloudFormatError.brief(device)) sent no secret: send `Authorization: Bearer` with its devices/<device>/cloud/device.secret"
+                )
             }
             let secret: String?
             do {

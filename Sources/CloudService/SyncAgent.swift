@@ -197,8 +197,12 @@ package actor SyncAgent {
             let sending = copy.uploads.filter { inFlight[identifier]?[$0.stamp.sequence] == nil }
             guard !sending.isEmpty else { continue }
             for change in sending { inFlight[identifier, default: [:]][change.stamp.sequence] = .now }
-            events("upload", ["store": .string(identifier), "keys": .array(sending.map { .string($0.key) }),
-                              "stamps": .array(sending.map { .string($0.stamp.description) })])
+            events(
+                "upload",
+                [
+                    "store": .string(identifier), "keys": .array(sending.map { .string($0.key) }),
+                    "stamps": .array(sending.map { .string($0.stamp.description) }),
+                ])
             try await writer.send(.upload(store: identifier, changes: sending))
         }
         for identifier in stores.keys.sorted() where restoresInFlight[identifier] == nil {
@@ -225,14 +229,17 @@ package actor SyncAgent {
         case .restored(let store, let kept, let refused, let superseded, let advanced):
             try restored(store, kept: kept, refused: refused, superseded: superseded, advanced: advanced, account: account)
         case .changes(let store, let base, let revision, let initial, let records, let lineage):
-            try await apply(store, base: base, revision: revision, initial: initial, records: records, lineage: lineage,
-                            account: account, writer: writer)
+            try await apply(
+                store, base: base, revision: revision, initial: initial, records: records, lineage: lineage,
+                account: account, writer: writer)
         }
     }
 
     /// The cloud's answer to an upload: settled changes leave `pending`, refused and superseded ones are corrected.
-    private func acknowledged(_ store: String, accepted: [Int64], refused: [RefusedChange], superseded: [CloudRecord],
-                              advanced: Advance?, account: String) throws {
+    private func acknowledged(
+        _ store: String, accepted: [Int64], refused: [RefusedChange], superseded: [CloudRecord],
+        advanced: Advance?, account: String
+    ) throws {
         guard let domain = stores[store], readable(store) != nil else { return }
         let corrected = try domain.transaction { fields -> [String] in
             var copy = try StoreCopy(fields, path: domain.file.path)
@@ -251,8 +258,10 @@ package actor SyncAgent {
     }
 
     /// The cloud's answer to a restore (what a reset copy gave back).
-    private func restored(_ store: String, kept: [String], refused: [RefusedChange], superseded: [CloudRecord],
-                          advanced: Advance?, account: String) throws {
+    private func restored(
+        _ store: String, kept: [String], refused: [RefusedChange], superseded: [CloudRecord],
+        advanced: Advance?, account: String
+    ) throws {
         guard let domain = stores[store], readable(store) != nil else { return }
         let corrected = try domain.transaction { fields -> [String] in
             var copy = try StoreCopy(fields, path: domain.file.path)
@@ -263,8 +272,12 @@ package actor SyncAgent {
             return corrected
         }
         restoresInFlight[store] = nil
-        events("restored", ["store": .string(store), "keys": .array(kept.map { .string($0) }),
-                            "superseded": .array(corrected.map { .string($0) })])
+        events(
+            "restored",
+            [
+                "store": .string(store), "keys": .array(kept.map { .string($0) }),
+                "superseded": .array(corrected.map { .string($0) }),
+            ])
         if !refused.isEmpty {
             events("refused", ["store": .string(store), "keys": .array(refused.map { .string($0.key) }), "reason": .string(refused[0].reason)])
         }
@@ -272,30 +285,41 @@ package actor SyncAgent {
 
     /// A push or a download: applied to the copy, or a reset when the cloud lost the copy's history,
     /// or asked for again from where the copy is when one was lost on the way.
-    private func apply(_ store: String, base: Int64, revision: Int64, initial: Bool, records: [CloudRecord], lineage: StoreLineage?,
-                       account: String, writer: MessageWriter) async throws {
+    private func apply(
+        _ store: String, base: Int64, revision: Int64, initial: Bool, records: [CloudRecord], lineage: StoreLineage?,
+        account: String, writer: MessageWriter
+    ) async throws {
         guard let domain = stores[store], readable(store) != nil else { return }
         // `gap`: ask again from there (a push lost; or 0, the cloud's history lost, `historyLost`).
         let outcome = try domain.transaction { fields -> (gap: Int64?, changed: [String]?, historyLost: Bool) in
             var copy = try StoreCopy(fields, path: domain.file.path)
             guard copy.account == account else { return (nil, nil, false) }
             // Not on the cloud's history, or sent the whole store because removals it had were forgotten: a reset.
-            if let lineage, !lineage.continues(revision: copy.revision, generation: copy.generation)
-                || (base == 0 && lineage.forgot(since: copy.revision)) {
+            if let lineage,
+                !lineage.continues(revision: copy.revision, generation: copy.generation)
+                    || (base == 0 && lineage.forgot(since: copy.revision))
+            {
                 // The cloud lost the history this copy followed: start over from its whole store.
                 guard base == 0 else {
-                    events("history-lost", ["store": .string(store), "have": .integer(copy.revision), "cloud": .integer(revision),
-                                            "message": .string("the cloud no longer has the revisions this device had; asking for its whole store")])
+                    events(
+                        "history-lost",
+                        [
+                            "store": .string(store), "have": .integer(copy.revision), "cloud": .integer(revision),
+                            "message": .string("the cloud no longer has the revisions this device had; asking for its whole store"),
+                        ])
                     return (0, nil, true)
                 }
                 let had = copy.revision
                 let reset = copy.reset(to: records, revision: revision, generation: lineage.current)
                 fields = copy.plist
-                events("cloud-reset", [
-                    "store": .string(store), "had": .integer(had), "cloud": .integer(revision),
-                    "keys": .array(reset.changed.map { .string($0) }), "givingBack": .integer(Int64(reset.givingBack)),
-                    "message": .string("the cloud no longer has the revisions this device had; its whole store was taken, and what it lacks is given back"),
-                ])
+                events(
+                    "cloud-reset",
+                    [
+                        "store": .string(store), "had": .integer(had), "cloud": .integer(revision),
+                        "keys": .array(reset.changed.map { .string($0) }), "givingBack": .integer(Int64(reset.givingBack)),
+                        "message": .string(
+                            "the cloud no longer has the revisions this device had; its whole store was taken, and what it lacks is given back"),
+                    ])
                 return (nil, reset.changed, false)
             }
             // A push that starts after what this copy has: one was lost; ask again from here.
@@ -313,8 +337,12 @@ package actor SyncAgent {
             if !outcome.historyLost { events("gap", ["store": .string(store), "have": .integer(since), "got": .integer(base)]) }
             try await writer.send(.subscribe(store: store, since: since))
         } else if let changed = outcome.changed {
-            events("applied", ["store": .string(store), "revision": .integer(revision), "initial": .bool(initial),
-                               "keys": .array(changed.map { .string($0) })])
+            events(
+                "applied",
+                [
+                    "store": .string(store), "revision": .integer(revision), "initial": .bool(initial),
+                    "keys": .array(changed.map { .string($0) }),
+                ])
         }
     }
 }

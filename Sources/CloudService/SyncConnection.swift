@@ -42,7 +42,8 @@ enum SyncConnection {
         switch try await upgrade.get() {
         case .websocket(let channel): return channel
         case .refused:
-            throw CloudFormatError("the cloud at \(location.url) refused the WebSocket of \(device) (a wrong or missing device secret? its log says why)")
+            throw CloudFormatError(
+                "the cloud at \(location.url) refused the WebSocket of \(device) (a wrong or missing device secret? its log says why)")
         }
     }
 }

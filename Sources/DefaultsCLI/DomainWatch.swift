@@ -79,4 +79,3 @@ final class ChangePrinter: @unchecked Sendable {
         lock.withLock { StandardOutput.write(line + "\n") }
     }
 }
-

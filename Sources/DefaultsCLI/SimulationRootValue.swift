@@ -22,7 +22,8 @@ package struct SimulationRootValue {
     /// and nothing installed uses it: a typo must not make a container.
     package func requireKnownContainer(_ identifier: String) throws -> String {
         let isGroup = DomainName.isGroup(identifier)
-        let path = isGroup
+        let path =
+            isGroup
             ? try root.groupContainerPath(device: device, groupIdentifier: identifier)
             : try root.appContainerPath(device: device, bundleIdentifier: identifier)
         if FileManager.default.fileExists(atPath: path) { return path }

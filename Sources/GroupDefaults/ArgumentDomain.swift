@@ -25,7 +25,7 @@ package enum ArgumentDomain {
         while index < arguments.count {
             let argument = arguments[index]
             guard argument.hasPrefix("-"), argument.count > 1, index + 1 < arguments.count,
-                  !arguments[index + 1].hasPrefix("-")
+                !arguments[index + 1].hasPrefix("-")
             else {
                 // Not a key with a value: the next word is looked at on its own
                 // (after `-verbose`, `-theme` may start a pair).
@@ -47,10 +47,12 @@ package enum ArgumentDomain {
         do {
             return try propertyList(trimmed)
         } catch {
-            report(Diagnostic(
-                kind: .launchArgumentKeptAsString,
-                message: "launch argument -\(key): the value starts like a property list but is not one (\(error)); "
-                    + "it is kept as the string \(DefaultsError.show(trimmed)). Quote the value so the shell passes it whole, e.g. -\(key) '(a, b)'."))
+            report(
+                Diagnostic(
+                    kind: .launchArgumentKeptAsString,
+                    message: "launch argument -\(key): the value starts like a property list but is not one (\(error)); "
+                        + "it is kept as the string \(DefaultsError.show(trimmed)). Quote the value so the shell passes it whole, e.g. -\(key) '(a, b)'."
+                ))
             return .string(trimmed)
         }
     }

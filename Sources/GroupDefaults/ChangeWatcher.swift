@@ -111,7 +111,8 @@ package final class ChangeWatcher: @unchecked Sendable {
     /// Stops the thread (blocked in the kernel) until the returned function is
     /// called; events queue up meanwhile. For tests that overflow the queue.
     package func pause() -> () -> Void {
-        let entered = DispatchSemaphore(value: 0), resume = DispatchSemaphore(value: 0)
+        let entered = DispatchSemaphore(value: 0)
+        let resume = DispatchSemaphore(value: 0)
         send(.pause(entered: entered, resume: resume))
         entered.wait()
         return { resume.signal() }
@@ -194,7 +195,8 @@ package final class ChangeWatcher: @unchecked Sendable {
         let probe = open("/dev/null", O_RDONLY | O_CLOEXEC)
         if probe >= 0 { close(probe) }
         if probe >= Int32(FD_SETSIZE) {
-            return "cannot start inotify: this process has \(probe) descriptors open, and libinotifytools can only wait on one below \(FD_SETSIZE) (close descriptors the process no longer needs)"
+            return
+                "cannot start inotify: this process has \(probe) descriptors open, and libinotifytools can only wait on one below \(FD_SETSIZE) (close descriptors the process no longer needs)"
         }
         guard inotifytools_initialize() != 0 else {
             return "cannot start inotify: \(String(cString: strerror(inotifytools_error()))) (see /proc/sys/fs/inotify/max_user_instances)"
@@ -208,7 +210,8 @@ package final class ChangeWatcher: @unchecked Sendable {
         var template = Array((NSTemporaryDirectory() as NSString).appendingPathComponent("groupsim-wake-XXXXXX").utf8CString)
         let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard descriptor >= 0 else {
-            return "cannot create the watcher's wake file in '\(NSTemporaryDirectory())': \(String(cString: strerror(errno))) (set TMPDIR to a writable folder)"
+            return
+                "cannot create the watcher's wake file in '\(NSTemporaryDirectory())': \(String(cString: strerror(errno))) (set TMPDIR to a writable folder)"
         }
         _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
         let path = String(cString: template.withUnsafeBufferPointer { $0.baseAddress! })
@@ -288,10 +291,12 @@ package final class ChangeWatcher: @unchecked Sendable {
             // anything else means changes there will not be seen: say so.
             if code == ENOENT || code == ENOTDIR { return .missing }
             let hint = code == ENOSPC ? " (the inotify watch limit is reached: raise /proc/sys/fs/inotify/max_user_watches)" : ""
-            Diagnostics.report(Diagnostic(
-                kind: .reloadFailed,
-                message: "cannot watch '\(directory)': \(String(cString: strerror(code)))\(hint); changes made there by other processes will not be seen",
-                path: directory))
+            Diagnostics.report(
+                Diagnostic(
+                    kind: .reloadFailed,
+                    message:
+                        "cannot watch '\(directory)': \(String(cString: strerror(code)))\(hint); changes made there by other processes will not be seen",
+                    path: directory))
             return .failed
         }
         let withSlash = inotifytools_wd_from_filename(directory + "/")
@@ -339,14 +344,16 @@ package final class ChangeWatcher: @unchecked Sendable {
         let mask = event.pointee.mask
         trace("event wd=\(event.pointee.wd) mask=0x\(String(mask, radix: 16)) in \(directoryByWatch[event.pointee.wd] ?? "?")")
         guard let directory = directoryByWatch[event.pointee.wd] else { return }
-        let name: String? = event.pointee.len > 0
+        let name: String? =
+            event.pointee.len > 0
             ? String(cString: UnsafeRawPointer(event).advanced(by: MemoryLayout<inotify_event>.size).assumingMemoryBound(to: CChar.self))
             : nil
 
         // A folder whose files are still open somewhere is not reported
         // deleted until they close; a deleted file is the cue to check.
         let watchedFile = name.map { interests[directory]?[$0] != nil } ?? false
-        let folderGone = mask & UInt32(IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF) != 0
+        let folderGone =
+            mask & UInt32(IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF) != 0
             || (watchedFile && mask & UInt32(IN_DELETE | IN_MOVED_FROM) != 0 && !stillPresent(event.pointee.wd, directory))
         if folderGone {
             if !restartInotify() { failed = true }
@@ -389,7 +396,12 @@ package final class ChangeWatcher: @unchecked Sendable {
         if let problem = startInotify() {
             // Without inotify this thread cannot be woken: end it, keeping the
             // domains, so the next command starts a fresh thread that tries again.
-            Diagnostics.report(Diagnostic(kind: .reloadFailed, message: "\(problem) (restarting after a watched folder was deleted); changes from other processes will not be seen until a suite is opened or the watcher is used again"))
+            Diagnostics.report(
+                Diagnostic(
+                    kind: .reloadFailed,
+                    message:
+                        "\(problem) (restarting after a watched folder was deleted); changes from other processes will not be seen until a suite is opened or the watcher is used again"
+                ))
             return false
         }
         commandLock.withLock { counters.restarts += 1 }

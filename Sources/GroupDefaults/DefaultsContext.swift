@@ -51,10 +51,12 @@ public struct DefaultsContext: Sendable, Hashable {
     func open(_ domain: String) throws -> PersistentDomain {
         let location = try locate(domain)
         if location.kind == .privateFallback {
-            Diagnostics.report(Diagnostic(
-                kind: .missingEntitlement,
-                message: "\(bundleIdentifier) is not entitled to app group \(domain) (missing com.apple.security.application-groups entry \"\(domain)\"): detaching from the shared suite, its values stay in this process's private container '\(location.path)'",
-                path: location.path))
+            Diagnostics.report(
+                Diagnostic(
+                    kind: .missingEntitlement,
+                    message:
+                        "\(bundleIdentifier) is not entitled to app group \(domain) (missing com.apple.security.application-groups entry \"\(domain)\"): detaching from the shared suite, its values stay in this process's private container '\(location.path)'",
+                    path: location.path))
         }
         return try DomainRegistry.shared.domain(named: domain, at: location.path, root: root.path)
     }

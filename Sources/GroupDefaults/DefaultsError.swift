@@ -20,7 +20,8 @@ public enum DefaultsError: Error, CustomStringConvertible, Equatable {
         switch self {
         case .invalidName(let name, let what, let problem):
             "invalid \(what) \(Self.show(name)): it \(problem). "
-                + (what == "device name" ? "Use a plain name such as iPhone or iPad-2." : "Use a reverse-DNS name such as com.example.app or group.com.example.app.")
+                + (what == "device name"
+                    ? "Use a plain name such as iPhone or iPad-2." : "Use a reverse-DNS name such as com.example.app or group.com.example.app.")
         case .refusedSuite(let name, let reason):
             "suite \(Self.show(name)) refused: \(reason)"
         case .refusedDomain(let name, let reason):

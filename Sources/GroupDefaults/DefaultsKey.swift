@@ -50,9 +50,12 @@ extension GroupDefaults {
         get { value(forKey: key.name).flatMap(Value.init(plistValue:)) ?? key.defaultValue }
         set {
             do { set(try newValue.plistValue(), forKey: key.name) } catch {
-                Diagnostics.report(Diagnostic(
-                    kind: .encodingFailed,
-                    message: "could not store \(key.name) in \(domainName): its value does not encode as a property list (\(error)); the key is unchanged. Use set(_:for:) to get the error thrown."))
+                Diagnostics.report(
+                    Diagnostic(
+                        kind: .encodingFailed,
+                        message:
+                            "could not store \(key.name) in \(domainName): its value does not encode as a property list (\(error)); the key is unchanged. Use set(_:for:) to get the error thrown."
+                    ))
             }
         }
     }
@@ -91,37 +94,58 @@ extension GroupDefaults {
 
 extension String: DefaultsStorable {
     public func plistValue() -> PlistValue? { .string(self) }
-    public init?(plistValue: PlistValue) { guard let s = Conversions.string(plistValue) else { return nil }; self = s }
+    public init?(plistValue: PlistValue) {
+        guard let s = Conversions.string(plistValue) else { return nil }
+        self = s
+    }
 }
 
 extension Bool: DefaultsStorable {
     public func plistValue() -> PlistValue? { .bool(self) }
-    public init?(plistValue: PlistValue) { guard let b = Conversions.bool(plistValue) else { return nil }; self = b }
+    public init?(plistValue: PlistValue) {
+        guard let b = Conversions.bool(plistValue) else { return nil }
+        self = b
+    }
 }
 
 extension Int: DefaultsStorable {
     public func plistValue() -> PlistValue? { .integer(Int64(self)) }
-    public init?(plistValue: PlistValue) { guard let i = Conversions.integer(plistValue) else { return nil }; self = Int(clamping: i) }
+    public init?(plistValue: PlistValue) {
+        guard let i = Conversions.integer(plistValue) else { return nil }
+        self = Int(clamping: i)
+    }
 }
 
 extension Double: DefaultsStorable {
     public func plistValue() -> PlistValue? { .real(self) }
-    public init?(plistValue: PlistValue) { guard let d = Conversions.double(plistValue) else { return nil }; self = d }
+    public init?(plistValue: PlistValue) {
+        guard let d = Conversions.double(plistValue) else { return nil }
+        self = d
+    }
 }
 
 extension Date: DefaultsStorable {
     public func plistValue() -> PlistValue? { .date(self) }
-    public init?(plistValue: PlistValue) { guard let d = plistValue.dateValue else { return nil }; self = d }
+    public init?(plistValue: PlistValue) {
+        guard let d = plistValue.dateValue else { return nil }
+        self = d
+    }
 }
 
 extension Data: DefaultsStorable {
     public func plistValue() -> PlistValue? { .data(self) }
-    public init?(plistValue: PlistValue) { guard let d = plistValue.dataValue else { return nil }; self = d }
+    public init?(plistValue: PlistValue) {
+        guard let d = plistValue.dataValue else { return nil }
+        self = d
+    }
 }
 
 extension URL: DefaultsStorable {
     public func plistValue() -> PlistValue? { Conversions.storedForm(of: self) }
-    public init?(plistValue: PlistValue) { guard let u = Conversions.url(plistValue) else { return nil }; self = u }
+    public init?(plistValue: PlistValue) {
+        guard let u = Conversions.url(plistValue) else { return nil }
+        self = u
+    }
 }
 
 extension PlistValue: DefaultsStorable {

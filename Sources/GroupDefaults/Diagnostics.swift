@@ -43,7 +43,8 @@ public struct Diagnostic: Sendable, CustomStringConvertible {
         guard let movedTo = update.corruptFileMovedTo else { return nil }
         return Diagnostic(
             kind: .corruptFileMovedAside,
-            message: "'\(path)' was corrupt (\(update.corruptionReason ?? "unreadable")); moved to '\(movedTo)' for inspection, domain \(domain) starts empty",
+            message:
+                "'\(path)' was corrupt (\(update.corruptionReason ?? "unreadable")); moved to '\(movedTo)' for inspection, domain \(domain) starts empty",
             path: movedTo)
     }
 }

@@ -33,16 +33,20 @@ package final class DomainRegistry: @unchecked Sendable {
     /// `root`: the folder the file must stay in, through real folders only (see `SharedPlistFile`).
     /// `maximumSize`: the largest file read and written (see `SharedPlistFile`).
     /// `contentCheck`: see `SharedPlistFile`; it is the file's from its first opening in the process.
-    package func domain(named name: String, at path: String, root: String, maximumSize: Int = PlistLimits.maximumFileSize,
-                        contentCheck: SharedPlistFile.ContentCheck? = nil) throws -> PersistentDomain {
+    package func domain(
+        named name: String, at path: String, root: String, maximumSize: Int = PlistLimits.maximumFileSize,
+        contentCheck: SharedPlistFile.ContentCheck? = nil
+    ) throws -> PersistentDomain {
         // A released domain's last changes land before the file is opened again.
         PersistentDomain.waitForReleasedCommits()
         let (domain, isNew) = try lock.withLock { () throws -> (PersistentDomain, Bool) in
             if let existing = domains[path]?.domain { return (existing, false) }
             // The root's setting, read at each first opening: a root's processes started after a change use the new one.
             let durable = try SimulationRoot(path: root).durability().fsyncs
-            let domain = PersistentDomain(name: name, file: try SharedPlistFile(
-                path: path, durable: durable, root: root, maximumSize: maximumSize, contentCheck: contentCheck))
+            let domain = PersistentDomain(
+                name: name,
+                file: try SharedPlistFile(
+                    path: path, durable: durable, root: root, maximumSize: maximumSize, contentCheck: contentCheck))
             domains[path] = WeakDomain(domain)
             return (domain, true)
         }
@@ -74,10 +78,11 @@ package final class DomainRegistry: @unchecked Sendable {
             if settled.contains(where: { $0.domain === domain && $0.version == domain.version.current }) { continue }
             do { try domain.synchronize() } catch {
                 saved = false
-                Diagnostics.report(Diagnostic(
-                    kind: .commitFailed,
-                    message: "could not save domain \(domain.name) to '\(domain.file.path)' \(reason): \(error); the change is lost",
-                    path: domain.file.path))
+                Diagnostics.report(
+                    Diagnostic(
+                        kind: .commitFailed,
+                        message: "could not save domain \(domain.name) to '\(domain.file.path)' \(reason): \(error); the change is lost",
+                        path: domain.file.path))
             }
         }
         PersistentDomain.waitForReleasedCommits()

@@ -28,7 +28,7 @@ extension SimulationRoot {
     /// setting that is not one of the names is an error naming the file.
     public func durability() throws -> Durability {
         guard let settings = try SharedPlistFile.read(path: settingsPath, root: path),
-              let value = settings[Self.durabilityKey]
+            let value = settings[Self.durabilityKey]
         else { return .durable }
         guard case .string(let name) = value, let durability = Durability(rawValue: name) else {
             throw DefaultsError.badSetting(

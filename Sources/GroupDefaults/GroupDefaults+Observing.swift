@@ -174,9 +174,12 @@ extension GroupDefaults {
             let key = keyChange.key
             if sources[..<index].contains(where: { value(in: $0, forKey: key) != nil }) { continue }
             // The next lower domain matters only for a side where this domain has no value.
-            let lower = keyChange.old != nil && keyChange.new != nil ? nil : sources[(index + 1)...].lazy.compactMap { source in
-                self.value(in: source, forKey: key).map { (value: $0, domain: source.name) }
-            }.first
+            let lower =
+                keyChange.old != nil && keyChange.new != nil
+                ? nil
+                : sources[(index + 1)...].lazy.compactMap { source in
+                    self.value(in: source, forKey: key).map { (value: $0, domain: source.name) }
+                }.first
             let old = keyChange.old ?? lower?.value
             let new = keyChange.new ?? lower?.value
             guard old != new else { continue }

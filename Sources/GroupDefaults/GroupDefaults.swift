@@ -44,7 +44,8 @@ public final class GroupDefaults: @unchecked Sendable {
     /// own bundle identifier (use the standard instance for that).
     public convenience init(suiteName: String, context: DefaultsContext, processDomains: ProcessDomains = .shared) throws {
         if suiteName == DomainName.global {
-            throw DefaultsError.refusedSuite(name: suiteName, reason: "NSGlobalDomain is not a suite; its keys are already in every instance's search list")
+            throw DefaultsError.refusedSuite(
+                name: suiteName, reason: "NSGlobalDomain is not a suite; its keys are already in every instance's search list")
         }
         if suiteName == context.bundleIdentifier {
             throw DefaultsError.refusedSuite(name: suiteName, reason: "it is this app's own bundle identifier; use the standard defaults instead")
@@ -180,7 +181,7 @@ public final class GroupDefaults: @unchecked Sendable {
             guard var snapshot = cached else { return }
             cached = nil
             guard own.version.current == ownVersion,
-                  snapshot.isCurrent(searchListVersion: listVersion, processDomains: processDomains, exceptOwn: true)
+                snapshot.isCurrent(searchListVersion: listVersion, processDomains: processDomains, exceptOwn: true)
             else { return }
             if !isKnownUniquelyReferenced(&snapshot) { snapshot = snapshot.copy() }
             if snapshot.applyOwnSet(value, forKey: key, version: ownVersion) {
@@ -207,7 +208,10 @@ public final class GroupDefaults: @unchecked Sendable {
     /// Returns when every change made before it is durable on disk.
     @discardableResult
     public func synchronize() -> Bool {
-        do { try own.synchronize(); return true } catch {
+        do {
+            try own.synchronize()
+            return true
+        } catch {
             Diagnostics.report(Diagnostic(kind: .commitFailed, message: "synchronize() of \(domainName) failed: \(error)", path: own.file.path))
             return false
         }
@@ -324,7 +328,8 @@ public final class GroupDefaults: @unchecked Sendable {
 
     private func refuseVolatile(_ name: String) throws {
         if processDomains.volatileDomainNames.contains(name) {
-            throw DefaultsError.refusedDomain(name: name, reason: "it is a volatile domain, never stored; only persistent domains can be set or removed")
+            throw DefaultsError.refusedDomain(
+                name: name, reason: "it is a volatile domain, never stored; only persistent domains can be set or removed")
         }
     }
 

@@ -106,16 +106,18 @@ package final class PersistentDomain: @unchecked Sendable {
     deinit {
         let leftover = state.withLock { pending }
         if !leftover.isEmpty {
-            let file = file, name = name
+            let file = file
+            let name = name
             Self.releasedCommits.async {
                 do {
                     let update = try file.update { $0 = leftover.applied(to: $0) }
                     if let report = Diagnostic.movedAside(update, path: file.path, domain: name) { Diagnostics.report(report) }
                 } catch {
-                    Diagnostics.report(Diagnostic(
-                        kind: .commitFailed,
-                        message: "could not save domain \(name) to '\(file.path)' after its last user released it: \(error). The change is lost.",
-                        path: file.path))
+                    Diagnostics.report(
+                        Diagnostic(
+                            kind: .commitFailed,
+                            message: "could not save domain \(name) to '\(file.path)' after its last user released it: \(error). The change is lost.",
+                            path: file.path))
                 }
             }
         }
@@ -164,7 +166,8 @@ package final class PersistentDomain: @unchecked Sendable {
         let old = listeners.isEmpty ? nil : currentValue(forKey: key)
         pending.edits.updateValue(value, forKey: key)
         let madeVersion = version.bump()
-        let inline = listeners.isEmpty || old == value
+        let inline =
+            listeners.isEmpty || old == value
             ? InlineDelivery() : announce([KeyChange(key: key, old: old, new: value)], origin: .thisProcess)
         let schedule = scheduleCommitLocked()
         state.unlock()
@@ -343,10 +346,12 @@ package final class PersistentDomain: @unchecked Sendable {
         } catch {
             // A reload skipped for this commit must still happen.
             scheduleReload()
-            Diagnostics.report(Diagnostic(
-                kind: .commitFailed,
-                message: "could not save domain \(name) to '\(file.path)': \(error). The change stays in memory and is retried on the next write or synchronize().",
-                path: file.path))
+            Diagnostics.report(
+                Diagnostic(
+                    kind: .commitFailed,
+                    message:
+                        "could not save domain \(name) to '\(file.path)': \(error). The change stays in memory and is retried on the next write or synchronize().",
+                    path: file.path))
         }
     }
 

@@ -45,7 +45,8 @@ public final class ProcessDomains: @unchecked Sendable {
     }
 
     /// The search list's volatile domains, read together, with the version they are at.
-    func searchListLayers() -> (argument: [String: PlistValue], languages: [String: PlistValue], registration: [String: PlistValue], version: UInt64) {
+    func searchListLayers() -> (argument: [String: PlistValue], languages: [String: PlistValue], registration: [String: PlistValue], version: UInt64)
+    {
         lock.withLock { (arguments, languages, registration, version.current) }
     }
 

@@ -55,9 +55,10 @@ public struct ProcessIdentity: Sendable, Hashable {
         report: (Diagnostic) -> Void = Diagnostics.report
     ) -> ProcessIdentity {
         func refuse(_ variable: String, _ value: String, _ error: Error, using fallback: String) {
-            report(Diagnostic(
-                kind: .invalidEnvironment,
-                message: "\(variable)=\(DefaultsError.show(value)) cannot be used (\(error)); using \(DefaultsError.show(fallback)) instead"))
+            report(
+                Diagnostic(
+                    kind: .invalidEnvironment,
+                    message: "\(variable)=\(DefaultsError.show(value)) cannot be used (\(error)); using \(DefaultsError.show(fallback)) instead"))
         }
 
         let device: String
@@ -66,7 +67,8 @@ public struct ProcessIdentity: Sendable, Hashable {
             device = SimulationRoot.defaultDevice
         }
 
-        var bundle = environment[Variable.bundleIdentifier].flatMap { $0.isEmpty ? nil : $0 }
+        var bundle =
+            environment[Variable.bundleIdentifier].flatMap { $0.isEmpty ? nil : $0 }
             ?? (executablePath as NSString).lastPathComponent
         do { try DomainName.validate(bundle, what: "bundle identifier") } catch {
             refuse(Variable.bundleIdentifier, bundle, error, using: fallbackBundleIdentifier)
@@ -84,9 +86,10 @@ public struct ProcessIdentity: Sendable, Hashable {
                 try DomainName.validate(group, what: "app group identifier")
                 groups.insert(group)
             } catch {
-                report(Diagnostic(
-                    kind: .invalidEnvironment,
-                    message: "\(Variable.appGroups): \(error); that group is left out of the entitlement"))
+                report(
+                    Diagnostic(
+                        kind: .invalidEnvironment,
+                        message: "\(Variable.appGroups): \(error); that group is left out of the entitlement"))
             }
         }
         return ProcessIdentity(root: SimulationRoot.resolve(environment: environment), device: device, bundleIdentifier: bundle, appGroups: groups)

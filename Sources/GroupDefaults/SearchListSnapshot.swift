@@ -69,7 +69,10 @@ final class SearchListSnapshot: @unchecked Sendable {
     /// Reads every source. Each version is taken before its source is read,
     /// so a change that lands during the build makes this snapshot out of date.
     /// `anyChange`: `ContentVersion.anyChangeCount`, read before `searchListVersion`.
-    init(anyChange: UInt64, searchListVersion: UInt64, processDomains: ProcessDomains, own: PersistentDomain, suites: [PersistentDomain], global: PersistentDomain) {
+    init(
+        anyChange: UInt64, searchListVersion: UInt64, processDomains: ProcessDomains, own: PersistentDomain, suites: [PersistentDomain],
+        global: PersistentDomain
+    ) {
         currentAt = Atomic(anyChange)
         self.searchListVersion = searchListVersion
         let volatile = processDomains.searchListLayers()
@@ -78,10 +81,11 @@ final class SearchListSnapshot: @unchecked Sendable {
         domains = persistent.map { ($0, $0.version.current) }
         let persistentLayers = persistent.map { (name: $0.name, contents: $0.snapshot()) }
 
-        let layers = [(name: DomainName.argument, contents: volatile.argument)] + persistentLayers + [
-            (name: DomainName.languages, contents: volatile.languages),
-            (name: DomainName.registration, contents: volatile.registration),
-        ]
+        let layers =
+            [(name: DomainName.argument, contents: volatile.argument)] + persistentLayers + [
+                (name: DomainName.languages, contents: volatile.languages),
+                (name: DomainName.registration, contents: volatile.registration),
+            ]
         layerNames = layers.map(\.name)
         self.layers = layers.map(\.contents)
         var entries: [String: Entry] = [:]

@@ -34,7 +34,9 @@ public struct SimulationRoot: Sendable, Hashable {
     public static func resolveDevice(explicit: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> String {
         if let explicit {
             guard !explicit.isEmpty else {
-                throw DefaultsError.invalidName(name: explicit, what: "device name", problem: "is empty (--device ''); leave --device out for $GROUPSIM_DEVICE or \(defaultDevice)")
+                throw DefaultsError.invalidName(
+                    name: explicit, what: "device name",
+                    problem: "is empty (--device ''); leave --device out for $GROUPSIM_DEVICE or \(defaultDevice)")
             }
             try DomainName.validate(explicit, what: "device name")
             return explicit
@@ -102,13 +104,11 @@ public enum DomainName {
     /// or would garble the lines that show them.
     public static func validate(_ name: String, what: String = "domain name") throws {
         let problem: String? =
-            if name.isEmpty { "is empty" }
-            else if let unreadable = unreadableCharacter(in: name) { unreadable }
-            else if name.contains("/") { "contains '/'" }
-            else if name.contains("..") { "contains '..'" }
-            else if name.hasPrefix(".") { "starts with '.'" }
-            else if name.utf8.count > 200 { "is longer than 200 bytes" }
-            else { nil }
+            if name.isEmpty { "is empty" } else if let unreadable = unreadableCharacter(in: name) { unreadable } else if name.contains("/") {
+                "contains '/'"
+            } else if name.contains("..") { "contains '..'" } else if name.hasPrefix(".") { "starts with '.'" } else if name.utf8.count > 200 {
+                "is longer than 200 bytes"
+            } else { nil }
         if let problem { throw DefaultsError.invalidName(name: name, what: what, problem: problem) }
     }
 

@@ -25,10 +25,12 @@ package enum TerminationFlush {
                 let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
                 source.setEventHandler {
                     for (domain, problem) in flush(DomainRegistry.shared.openDomains, within: flushLimit) {
-                        Diagnostics.report(Diagnostic(
-                            kind: .commitFailed,
-                            message: "stopping on signal \(signalNumber) without saving domain \(domain.name) to '\(domain.file.path)': \(problem). Its unsaved changes are lost.",
-                            path: domain.file.path))
+                        Diagnostics.report(
+                            Diagnostic(
+                                kind: .commitFailed,
+                                message:
+                                    "stopping on signal \(signalNumber) without saving domain \(domain.name) to '\(domain.file.path)': \(problem). Its unsaved changes are lost.",
+                                path: domain.file.path))
                     }
                     beforeExit?(signalNumber)
                     // _exit, not exit: the atexit flush would wait on the same lock again

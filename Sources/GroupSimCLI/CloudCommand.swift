@@ -5,9 +5,9 @@ import CloudModel
 import CloudService
 import DefaultsCLI
 import Foundation
-import SharedFiles
 import GroupDefaults
 import PropertyList
+import SharedFiles
 
 /// `groupsim cloud …`: the simulated iCloud key-value store.
 struct CloudCommand: ParsableCommand {
@@ -29,7 +29,8 @@ struct CloudCommand: ParsableCommand {
     struct Start: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Start the cloud and a sync agent for each device (or the given ones) in the background, if not running.",
-            discussion: "They run until `groupsim cloud stop`; their output goes to <root>/cloud/logs/. An app whose device is signed in starts them itself.")
+            discussion:
+                "They run until `groupsim cloud stop`; their output goes to <root>/cloud/logs/. An app whose device is signed in starts them itself.")
         @Option(help: "Simulation root.") var root: String?
         @Option(name: .customLong("device"), help: "Only these devices' agents (repeatable; default: every device).") var devices: [String] = []
 
@@ -65,7 +66,9 @@ struct CloudCommand: ParsableCommand {
     struct Serve: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Run the cloud: every account's stores, durable on disk, served over HTTP and WebSocket.",
-            discussion: "Prints {\"event\":\"listening\",\"url\":…} once bound (and writes <root>/cloud/server.plist so agents find it), then one JSON line per device connected and per upload stored.")
+            discussion:
+                "Prints {\"event\":\"listening\",\"url\":…} once bound (and writes <root>/cloud/server.plist so agents find it), then one JSON line per device connected and per upload stored."
+        )
         @Option(help: "Simulation root (default: $GROUPSIM_ROOT, else $XDG_DATA_HOME/groupsim, else ~/.local/share/groupsim).")
         var root: String?
         @Option(help: "Port on 127.0.0.1 (0: the last run's if free, else any).") var port = 0
@@ -146,8 +149,9 @@ struct CloudCommand: ParsableCommand {
                     print("\(device)  settings unreadable: \(error)")
                     continue
                 }
-                print("\(device)  account \(settings.account ?? "none")  \(settings.online ? "online" : "offline")  clock skew \(settings.clockSkewMilliseconds) ms  "
-                    + "agent \(daemons.agent(device).map { "running (\($0))" } ?? "not running")")
+                print(
+                    "\(device)  account \(settings.account ?? "none")  \(settings.online ? "online" : "offline")  clock skew \(settings.clockSkewMilliseconds) ms  "
+                        + "agent \(daemons.agent(device).map { "running (\($0))" } ?? "not running")")
                 for store in settings.stores {
                     let copy: StoreCopy?
                     do { copy = try cloud.readStore(store) } catch {
@@ -155,8 +159,9 @@ struct CloudCommand: ParsableCommand {
                         continue
                     }
                     guard let copy else { continue }
-                    print("  \(store)  \(copy.values.count) keys, \(copy.pending.count) pending, revision \(copy.revision)"
-                        + (copy.initialSyncDone ? "" : ", first sync not done"))
+                    print(
+                        "  \(store)  \(copy.values.count) keys, \(copy.pending.count) pending, revision \(copy.revision)"
+                            + (copy.initialSyncDone ? "" : ", first sync not done"))
                 }
             }
         }
@@ -189,8 +194,10 @@ struct CloudCommand: ParsableCommand {
             }
             for (device, value) in (fields["traffic"]?.dictionaryValue ?? [:]).sorted(by: { $0.key < $1.key }) {
                 let traffic = value.dictionaryValue
-                lines.append("  traffic    \(device): \(number(traffic, "uploadedChanges")) changes uploaded, \(number(traffic, "appliedChanges")) applied, "
-                    + "\(number(traffic, "pushes")) pushes (\(number(traffic, "droppedPushes")) dropped, \(number(traffic, "duplicatedPushes")) duplicated)")
+                lines.append(
+                    "  traffic    \(device): \(number(traffic, "uploadedChanges")) changes uploaded, \(number(traffic, "appliedChanges")) applied, "
+                        + "\(number(traffic, "pushes")) pushes (\(number(traffic, "droppedPushes")) dropped, \(number(traffic, "duplicatedPushes")) duplicated)"
+                )
             }
             return lines.joined(separator: "\n")
         }
@@ -279,7 +286,11 @@ struct CloudCommand: ParsableCommand {
                 guard known.contains(account) else {
                     var message = "the cloud has no account \(account)"
                     if let guess = DeviceManager.closest(to: account, among: known) { message += "; did you mean \(guess)?" }
-                    throw ValidationError(message + (known.isEmpty ? " (it has none yet: an account is made by a device's first upload)" : " (accounts: \(known.joined(separator: ", ")))"))
+                    throw ValidationError(
+                        message
+                            + (known.isEmpty
+                                ? " (it has none yet: an account is made by a device's first upload)"
+                                : " (accounts: \(known.joined(separator: ", ")))"))
                 }
                 let path = CloudClient.Path.store(store, of: account)
                 let reply = try CloudClient.blocking { try await CloudClient.request(endpoint, path: path) }
@@ -305,7 +316,9 @@ struct CloudCommand: ParsableCommand {
     struct Write: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Write a key of a device's copy of a store, as an app on the device would (the agent uploads it).",
-            discussion: "VALUE is JSON: \"text\", 42, 1.5, true, [..], {..}, {\"$date\":\"…\"}, {\"$data\":\"base64\"}. Without VALUE, --remove removes the key.")
+            discussion:
+                "VALUE is JSON: \"text\", 42, 1.5, true, [..], {..}, {\"$date\":\"…\"}, {\"$data\":\"base64\"}. Without VALUE, --remove removes the key."
+        )
         @OptionGroup var location: LocationOptions
         @Flag(help: "Remove the key.") var remove = false
         @Argument var store: String
@@ -318,8 +331,10 @@ struct CloudCommand: ParsableCommand {
             switch (value, remove) {
             case (let text?, false):
                 do { newValue = try PlistJSON.decode(PlistJSON.parse(text), path: "VALUE") } catch {
-                    throw ValidationError("VALUE is JSON, and \(CloudFormatError.name(text)) is not: \(error). "
-                        + "A string is written in double quotes, inside single quotes for the shell: groupsim cloud write \(store) \(key) '\"\(text)\"'")
+                    throw ValidationError(
+                        "VALUE is JSON, and \(CloudFormatError.name(text)) is not: \(error). "
+                            + "A string is written in double quotes, inside single quotes for the shell: groupsim cloud write \(store) \(key) '\"\(text)\"'"
+                    )
                 }
             case (nil, true): newValue = nil
             default: throw ValidationError("give a VALUE (JSON) or --remove, not both")
@@ -341,9 +356,11 @@ struct CloudCommand: ParsableCommand {
             let place = try location.simulationRoot
             try place.requireKnownDevice()
             let watched = try UbiquitousStore(cloud: DeviceCloud(root: place.root, device: place.device), identifier: store) { change in
-                CloudCommand.emit("external-change", [
-                    "reason": .string(change.reason.rawValue), "keys": .array(change.keys.map { .string($0) }),
-                ])
+                CloudCommand.emit(
+                    "external-change",
+                    [
+                        "reason": .string(change.reason.rawValue), "keys": .array(change.keys.map { .string($0) }),
+                    ])
             }
             ChangeWatcher.shared.waitUntilIdle()
             CloudCommand.emit("ready", ["store": .string(store), "device": .string(place.device)])

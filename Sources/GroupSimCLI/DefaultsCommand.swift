@@ -123,7 +123,10 @@ extension DefaultsCommand {
             }
             var missing = false
             try options.files.update(domain) { contents in
-                guard let value = contents.removeValue(forKey: oldKey) else { missing = true; return }
+                guard let value = contents.removeValue(forKey: oldKey) else {
+                    missing = true
+                    return
+                }
                 contents[newKey] = value
             }
             if missing { throw NotFound(description: "Key \(oldKey) does not exist in domain \(domain); leaving defaults unchanged") }
@@ -176,7 +179,8 @@ extension DefaultsCommand {
                     key.lowercased().contains(needle) || OldStylePropertyList.describe(value).lowercased().contains(needle)
                 }
                 guard !hits.isEmpty else { continue }
-                print("Found \(hits.count) key\(hits.count == 1 ? "" : "s") in domain '\(domain)': \(OldStylePropertyList.describe(.dictionary(hits)))")
+                print(
+                    "Found \(hits.count) key\(hits.count == 1 ? "" : "s") in domain '\(domain)': \(OldStylePropertyList.describe(.dictionary(hits)))")
             }
         }
     }

@@ -1,9 +1,9 @@
+import AppModel
+import AppProtocol
 import ArgumentParser
 import DefaultsCLI
 import Foundation
 import GroupDefaults
-import AppModel
-import AppProtocol
 
 /// `groupsim device …`: simulated devices, as `simctl` manages simulators.
 struct DeviceCommand: ParsableCommand {
@@ -78,7 +78,9 @@ struct AppManagementCommand: ParsableCommand {
             for (bundle, manifest) in try DeviceManager(root: place.root).installed(device: place.device) {
                 print("\(bundle)  \(manifest.name)")
                 for (role, target) in manifest.targets.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
-                    print("  \(role.rawValue.padding(toLength: 17, withPad: " ", startingAt: 0)) \(target.bundleIdentifier)  groups: \(target.appGroups.joined(separator: ", "))")
+                    print(
+                        "  \(role.rawValue.padding(toLength: 17, withPad: " ", startingAt: 0)) \(target.bundleIdentifier)  groups: \(target.appGroups.joined(separator: ", "))"
+                    )
                 }
             }
         }

@@ -1,9 +1,9 @@
+import AppModel
+import AppProtocol
 import ArgumentParser
 import DefaultsCLI
 import Foundation
 import GroupDefaults
-import AppModel
-import AppProtocol
 
 /// `groupsim exec`: runs a user's own executable as an app of the simulation
 /// (or its widget or intent extension). The identity goes in GROUPSIM_*
@@ -49,14 +49,18 @@ struct ExecCommand: ParsableCommand {
     @Option(help: "Take the app from this manifest instead of the one installed on the device.")
     var manifest: String?
 
-    @Option(name: .customLong("control-socket"), help: ArgumentHelp(
-        "Serve the control protocol by connecting to the Unix socket listening at PATH (sets \(ControlProtocol.channelSocketVariable)).",
-        valueName: "PATH"))
+    @Option(
+        name: .customLong("control-socket"),
+        help: ArgumentHelp(
+            "Serve the control protocol by connecting to the Unix socket listening at PATH (sets \(ControlProtocol.channelSocketVariable)).",
+            valueName: "PATH"))
     var controlSocket: String?
 
-    @Option(name: .customLong("control-fd"), help: ArgumentHelp(
-        "Serve the control protocol on descriptor N, a connected stream socket left open for the executable (sets \(ControlProtocol.channelDescriptorVariable)).",
-        valueName: "N"))
+    @Option(
+        name: .customLong("control-fd"),
+        help: ArgumentHelp(
+            "Serve the control protocol on descriptor N, a connected stream socket left open for the executable (sets \(ControlProtocol.channelDescriptorVariable)).",
+            valueName: "N"))
     var controlDescriptor: Int32?
 
     @Argument(parsing: .postTerminator, help: "The executable and its arguments, after --.")
@@ -71,17 +75,21 @@ struct ExecCommand: ParsableCommand {
         }
         if let controlDescriptor {
             guard controlDescriptor >= 3 else {
-                throw ValidationError("--control-fd \(controlDescriptor): 0, 1 and 2 are the executable's own standard streams; pass a socket as descriptor 3 or more")
+                throw ValidationError(
+                    "--control-fd \(controlDescriptor): 0, 1 and 2 are the executable's own standard streams; pass a socket as descriptor 3 or more")
             }
             var status = stat()
             guard fstat(controlDescriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFSOCK else {
-                throw ValidationError("--control-fd \(controlDescriptor): no socket is open on that descriptor (e.g. 3<>… in the shell is a file, not a socket)")
+                throw ValidationError(
+                    "--control-fd \(controlDescriptor): no socket is open on that descriptor (e.g. 3<>… in the shell is a file, not a socket)")
             }
         }
         if let controlSocket {
             var status = stat()
             guard stat(controlSocket, &status) == 0, (status.st_mode & S_IFMT) == S_IFSOCK else {
-                throw ValidationError("--control-socket \(controlSocket): no socket listens there; start the listener first, e.g. socat UNIX-LISTEN:\(controlSocket),unlink-early -")
+                throw ValidationError(
+                    "--control-socket \(controlSocket): no socket listens there; start the listener first, e.g. socat UNIX-LISTEN:\(controlSocket),unlink-early -"
+                )
             }
         }
     }

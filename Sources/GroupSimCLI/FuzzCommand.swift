@@ -1,15 +1,16 @@
 import ArgumentParser
 import Foundation
+import ScenarioModel
 import Scenarios
 import Terminal
-import ScenarioModel
 
 /// `groupsim fuzz`: randomized histories against real processes, checked
 /// against a model; a failure is shrunk and written out as a scenario.
 struct FuzzCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fuzz",
-        abstract: "Run randomized histories of the app, the widget and the iCloud store on two devices against real processes, and check them against a model.",
+        abstract:
+            "Run randomized histories of the app, the widget and the iCloud store on two devices against real processes, and check them against a model.",
         discussion: """
             Each run is a seed: the same seed gives the same history. A failing history is shrunk to the fewest \
             operations that still fail and written as an ordinary scenario file (random-SEED.yaml) to keep as a regression.

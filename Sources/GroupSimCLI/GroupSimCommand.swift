@@ -8,7 +8,10 @@ public struct GroupSimCommand: ParsableCommand {
         commandName: "groupsim",
         abstract: "Simulate how an iOS app, its widget and its extensions share settings.",
         version: GroupSimVersion.current,
-        subcommands: [RunCommand.self, DefaultsCommand.self, ContainerCommand.self, DeviceCommand.self, AppManagementCommand.self, ExecCommand.self, CloudCommand.self, FuzzCommand.self, RootCommand.self]
+        subcommands: [
+            RunCommand.self, DefaultsCommand.self, ContainerCommand.self, DeviceCommand.self, AppManagementCommand.self, ExecCommand.self,
+            CloudCommand.self, FuzzCommand.self, RootCommand.self,
+        ]
     )
 
     public init() {}
@@ -18,7 +21,8 @@ public struct GroupSimCommand: ParsableCommand {
     public static func main() {
         var arguments = Array(CommandLine.arguments.dropFirst())
         if arguments.first == "defaults", let domain = domainPosition(in: arguments),
-           arguments[domain] == "-g" || arguments[domain] == "-globalDomain" {
+            arguments[domain] == "-g" || arguments[domain] == "-globalDomain"
+        {
             arguments[domain] = DomainName.global
         }
         var command: ParsableCommand
@@ -43,8 +47,14 @@ func domainPosition(in arguments: [String]) -> Int? {
     var index = 2
     while index < arguments.count {
         let word = arguments[index]
-        if takesValue.contains(word) { index += 2; continue }
-        if word.hasPrefix("--") { index += 1; continue }
+        if takesValue.contains(word) {
+            index += 2
+            continue
+        }
+        if word.hasPrefix("--") {
+            index += 1
+            continue
+        }
         return index
     }
     return nil

@@ -11,8 +11,10 @@ struct RootCommand: ParsableCommand {
     struct DurabilitySetting: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "durability",
-            abstract: "Show or set how far a commit goes: durable (fsync'd, survives a power loss; the default) or process (no fsync, survives any process's crash).",
-            discussion: "Processes started afterwards use the new setting; running ones keep theirs. docs/architecture.md, \"Durability\", has the trade.")
+            abstract:
+                "Show or set how far a commit goes: durable (fsync'd, survives a power loss; the default) or process (no fsync, survives any process's crash).",
+            discussion:
+                "Processes started afterwards use the new setting; running ones keep theirs. docs/architecture.md, \"Durability\", has the trade.")
         @OptionGroup var location: LocationOptions
         @Argument(help: ArgumentHelp("The new setting; omitted: print the current one.", valueName: "durable|process"))
         var durability: Durability?

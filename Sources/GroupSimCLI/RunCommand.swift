@@ -1,16 +1,18 @@
 import ArgumentParser
 import Foundation
-import Scenarios
-import Terminal
 import ScenarioModel
+import Scenarios
 import Synchronization
+import Terminal
 
 /// `groupsim run`: the scenario suite.
 struct RunCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "run",
         abstract: "Run scenario files against real app, widget and intent-extension processes and check the results.",
-        discussion: "Each scenario runs in a fresh simulation root; every process it started is ended, even when it fails or the run is interrupted. Format: docs/scenarios.md.")
+        discussion:
+            "Each scenario runs in a fresh simulation root; every process it started is ended, even when it fails or the run is interrupted. Format: docs/scenarios.md."
+    )
 
     @Argument(help: "Scenario files or folders (default: scenarios/).") var paths: [String] = []
     @Option(help: "Run only scenarios whose name, file or tags contain this text (repeatable).") var filter: [String] = []
@@ -51,8 +53,9 @@ struct RunCommand: ParsableCommand {
         }
         endProcessesOnInterrupt()
         let work = selected.flatMap { scenario in (1...`repeat`).map { (scenario, $0) } }
-        say("Running \(selected.count) scenario(s)" + (`repeat` > 1 ? " × \(`repeat`)" : "") + " from \(fileCount) file(s)"
-            + (jobs > 1 ? ", \(jobs) at a time" : "") + (shard.map { ", shard \($0)" } ?? ""))
+        say(
+            "Running \(selected.count) scenario(s)" + (`repeat` > 1 ? " × \(`repeat`)" : "") + " from \(fileCount) file(s)"
+                + (jobs > 1 ? ", \(jobs) at a time" : "") + (shard.map { ", shard \($0)" } ?? ""))
         let started = Date()
         let results = run(work, binaries: binaries, style: style)
         try writeReports(results)
@@ -105,7 +108,8 @@ struct RunCommand: ParsableCommand {
     private func endProcessesOnInterrupt() {
         LiveProcesses.shared.endAllOnInterrupt { signal in
             DispatchQueue.global().asyncAfter(deadline: .now() + Self.windDownLimit) {
-                FileHandle.standardError.write(Data("the interrupted runs did not end within \(Int(Self.windDownLimit)) s; exiting without reports\n".utf8))
+                FileHandle.standardError.write(
+                    Data("the interrupted runs did not end within \(Int(Self.windDownLimit)) s; exiting without reports\n".utf8))
                 Foundation.exit(128 + signal)
             }
         }
@@ -147,13 +151,16 @@ struct RunCommand: ParsableCommand {
         let interruption = LiveProcesses.shared.interruption
         say("")
         if let interruption {
-            say(style.error("interrupted by \(LiveProcesses.describe(interruption)): \(results.count) of \(planned) run(s) started, "
-                + "\(planned - results.count) not run; the runs in progress failed as interrupted"))
+            say(
+                style.error(
+                    "interrupted by \(LiveProcesses.describe(interruption)): \(results.count) of \(planned) run(s) started, "
+                        + "\(planned - results.count) not run; the runs in progress failed as interrupted"))
         }
         if !flaky.isEmpty { say(style.warning("flaky (passed and failed across --repeat runs): \(flaky.joined(separator: ", "))")) }
         if !failedScenarios.isEmpty { say(style.error("failed: \(failedScenarios.joined(separator: ", "))")) }
-        say("scenarios: \(passed) passed, \(results.count - passed) failed"
-            + String(format: " in %.1f s", Date().timeIntervalSince(started)) + (jobs > 1 ? " (\(jobs) at a time)" : ""))
+        say(
+            "scenarios: \(passed) passed, \(results.count - passed) failed"
+                + String(format: " in %.1f s", Date().timeIntervalSince(started)) + (jobs > 1 ? " (\(jobs) at a time)" : ""))
         if let interruption { throw ExitCode(128 + interruption) }
         if passed != results.count { throw ExitCode(1) }
     }
@@ -166,8 +173,10 @@ struct RunCommand: ParsableCommand {
 /// when it is free, while `proceed` says so; the results of the items run
 /// come back in item order.
 enum ParallelRuns {
-    static func run<T: Sendable>(_ count: Int, jobs: Int, while proceed: @escaping @Sendable () -> Bool = { true },
-                                 _ body: @escaping @Sendable (Int) -> T) -> [T] {
+    static func run<T: Sendable>(
+        _ count: Int, jobs: Int, while proceed: @escaping @Sendable () -> Bool = { true },
+        _ body: @escaping @Sendable (Int) -> T
+    ) -> [T] {
         let slots = ResultSlots<T>(count)
         let next = NextIndex()
         // Threads of their own, not the dispatch pool: a run mostly waits on

@@ -65,8 +65,10 @@ public final class LaunchedExecutable: Sendable {
 
     /// Starts `executable` with `environment` added and waits, at most
     /// `startUpSeconds`, until it has connected to `socketPath` and said `ready`.
-    init(name: String, executable: String, arguments: [String], environment: [String: String], socketPath: String,
-         outcome: SimulationOutcome, place: SourcePlace) throws {
+    init(
+        name: String, executable: String, arguments: [String], environment: [String: String], socketPath: String,
+        outcome: SimulationOutcome, place: SourcePlace
+    ) throws {
         self.name = name
         self.outcome = outcome
         do {
@@ -86,8 +88,10 @@ public final class LaunchedExecutable: Sendable {
 
     /// The program's connection, waiting in short slices so that a program
     /// that ended first (or never links SimulatedFoundation) is reported at once.
-    private static func accept(_ listener: LineSocketListener, from process: RunningProcess, name: String, outcome: SimulationOutcome,
-                               place: SourcePlace) throws -> LineConnection {
+    private static func accept(
+        _ listener: LineSocketListener, from process: RunningProcess, name: String, outcome: SimulationOutcome,
+        place: SourcePlace
+    ) throws -> LineConnection {
         let deadline = Date().addingTimeInterval(startUpSeconds)
         while true {
             if let connection = try? listener.accept(timeout: 0.1) { return connection }
@@ -95,8 +99,9 @@ public final class LaunchedExecutable: Sendable {
                 throw outcome.failure("\(name) \(ended) before it connected to its control channel; stderr: \(process.stderr)", at: place)
             }
             if Date() >= deadline {
-                throw outcome.failure("\(name) did not connect to its control channel within \(startUpSeconds) s: does it link "
-                    + "SimulatedFoundation (import SimulatedFoundation in place of Foundation)? stderr: \(process.stderr)", at: place)
+                throw outcome.failure(
+                    "\(name) did not connect to its control channel within \(startUpSeconds) s: does it link "
+                        + "SimulatedFoundation (import SimulatedFoundation in place of Foundation)? stderr: \(process.stderr)", at: place)
             }
         }
     }
@@ -105,42 +110,60 @@ public final class LaunchedExecutable: Sendable {
 
     /// Sets `key` through the program's `UserDefaults.standard` (or
     /// `UserDefaults(suiteName: suite)`), as a call of its own: its observers are called.
-    public func set(_ key: String, _ value: Value, suite: String? = nil, timeout: Duration = .seconds(20),
-                    fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column) async throws {
-        try await request(.set(key: key, value: value), suite: suite, timeout: timeout, at: SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column))
+    public func set(
+        _ key: String, _ value: Value, suite: String? = nil, timeout: Duration = .seconds(20),
+        fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+    ) async throws {
+        try await request(
+            .set(key: key, value: value), suite: suite, timeout: timeout,
+            at: SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column))
     }
 
     /// Removes `key` from the program's domain (a lower domain's value shows again).
-    public func remove(_ key: String, suite: String? = nil, timeout: Duration = .seconds(20),
-                       fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column) async throws {
-        try await request(.remove(key: key), suite: suite, timeout: timeout, at: SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column))
+    public func remove(
+        _ key: String, suite: String? = nil, timeout: Duration = .seconds(20),
+        fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+    ) async throws {
+        try await request(
+            .remove(key: key), suite: suite, timeout: timeout, at: SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column))
     }
 
     /// Returns once every change the program made to the domain is on disk
     /// (and its iCloud writes are in the device's copy): `synchronize()`.
-    public func synchronize(suite: String? = nil, timeout: Duration = .seconds(20),
-                            fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column) async throws {
-        try await request(.synchronize, suite: suite, timeout: timeout, at: SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column))
+    public func synchronize(
+        suite: String? = nil, timeout: Duration = .seconds(20),
+        fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+    ) async throws {
+        try await request(
+            .synchronize, suite: suite, timeout: timeout, at: SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column))
     }
 
     /// What `object(forKey:)` returns in the program now (nil: absent).
-    public func value(forKey key: String, suite: String? = nil, timeout: Duration = .seconds(20),
-                      fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column) async throws -> Value? {
+    public func value(
+        forKey key: String, suite: String? = nil, timeout: Duration = .seconds(20),
+        fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+    ) async throws -> Value? {
         try await effectiveValue(forKey: key, suite: suite, timeout: timeout, fileID: fileID, filePath: filePath, line: line, column: column).value
     }
 
     /// The key's effective value in the program and the domain it comes from.
-    public func effectiveValue(forKey key: String, suite: String? = nil, timeout: Duration = .seconds(20),
-                               fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column) async throws
-        -> EffectiveValue {
-        let response = try await request(.get(key: key), suite: suite, timeout: timeout,
-                                         at: SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column))
+    public func effectiveValue(
+        forKey key: String, suite: String? = nil, timeout: Duration = .seconds(20),
+        fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+    ) async throws
+        -> EffectiveValue
+    {
+        let response = try await request(
+            .get(key: key), suite: suite, timeout: timeout,
+            at: SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column))
         return EffectiveValue(value: response.value, domain: response.domain)
     }
 
     /// The domains a read looks in, in order (`NSArgumentDomain`, the suite, … `NSRegistrationDomain`).
-    public func searchList(suite: String? = nil, timeout: Duration = .seconds(20),
-                           fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column) async throws -> [String] {
+    public func searchList(
+        suite: String? = nil, timeout: Duration = .seconds(20),
+        fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+    ) async throws -> [String] {
         let place = SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column)
         let response = try await request(.searchList, suite: suite, timeout: timeout, at: place)
         guard let list = response.fields["searchList"]?.arrayValue?.compactMap(\.stringValue) else {
@@ -151,17 +174,24 @@ public final class LaunchedExecutable: Sendable {
 
     /// Sets `key` in the program's `NSUbiquitousKeyValueStore.default` (its
     /// target's `icloud-kvs` store): the device's sync agent uploads it.
-    public func setInCloud(_ key: String, _ value: Value, timeout: Duration = .seconds(20),
-                           fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column) async throws {
-        try await request(.cloudSet(key: key, value: value), suite: nil, timeout: timeout,
-                          at: SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column))
+    public func setInCloud(
+        _ key: String, _ value: Value, timeout: Duration = .seconds(20),
+        fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+    ) async throws {
+        try await request(
+            .cloudSet(key: key, value: value), suite: nil, timeout: timeout,
+            at: SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column))
     }
 
     /// What the program's `NSUbiquitousKeyValueStore.default` holds for `key` on its device (nil: absent).
-    public func cloudValue(forKey key: String, timeout: Duration = .seconds(20),
-                           fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column) async throws -> Value? {
-        try await request(.cloudGet(key: key), suite: nil, timeout: timeout,
-                          at: SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column)).value
+    public func cloudValue(
+        forKey key: String, timeout: Duration = .seconds(20),
+        fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+    ) async throws -> Value? {
+        try await request(
+            .cloudGet(key: key), suite: nil, timeout: timeout,
+            at: SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column)
+        ).value
     }
 
     /// Waits until one of the program's observers is told that `key` now
@@ -171,9 +201,12 @@ public final class LaunchedExecutable: Sendable {
     /// that came before the call count too (each is returned once), so a
     /// change that arrived early is never missed.
     @discardableResult
-    public func waitForChange(key: String, value: Value? = nil, mechanism: DeliveryMechanism? = nil, timeout: Duration = .seconds(10),
-                              fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column) async throws
-        -> Delivery {
+    public func waitForChange(
+        key: String, value: Value? = nil, mechanism: DeliveryMechanism? = nil, timeout: Duration = .seconds(10),
+        fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+    ) async throws
+        -> Delivery
+    {
         let wanted = "\(mechanism.map { "\($0.rawValue) " } ?? "")delivery of \(key)" + (value.map { " = \(PlistJSON.encode($0))" } ?? "")
         return try await waitForDelivery(wanted, timeout: timeout, at: SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column)) {
             delivery in
@@ -187,9 +220,12 @@ public final class LaunchedExecutable: Sendable {
     /// `reason`, only that one: "server-change", "initial-sync-change" …), and
     /// returns that delivery (`reason`, `keys`). Earlier ones count, each once.
     @discardableResult
-    public func waitForCloudChange(key: String, reason: String? = nil, timeout: Duration = .seconds(20),
-                                   fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column) async throws
-        -> Delivery {
+    public func waitForCloudChange(
+        key: String, reason: String? = nil, timeout: Duration = .seconds(20),
+        fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+    ) async throws
+        -> Delivery
+    {
         let wanted = "iCloud change" + (reason.map { " (\($0))" } ?? "") + " of \(key)"
         return try await waitForDelivery(wanted, timeout: timeout, at: SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column)) {
             delivery in
@@ -198,17 +234,20 @@ public final class LaunchedExecutable: Sendable {
     }
 
     /// The first delivery not taken before that `matches`, waiting up to `timeout`.
-    private func waitForDelivery(_ wanted: String, timeout: Duration, at place: SourcePlace,
-                                 matching matches: @escaping @Sendable (Delivery) -> Bool) async throws -> Delivery {
+    private func waitForDelivery(
+        _ wanted: String, timeout: Duration, at place: SourcePlace,
+        matching matches: @escaping @Sendable (Delivery) -> Bool
+    ) async throws -> Delivery {
         let seconds = timeout.seconds
         return try await Blocking.run { [record, outcome, name] in
             let found = record.takeDelivery(timeout: seconds, matching: matches)
             if let delivery = found.delivery { return delivery }
             let seen = found.seen.suffix(5).map(\.description)
-            throw outcome.failure("\(name): no \(wanted) within \(seconds) s"
-                + (found.closed ? " (its control channel closed: the program ended)" : "")
-                + "; its observers were told: " + (seen.isEmpty ? "nothing" : seen.joined(separator: "; "))
-                + " (only what the program observes is delivered)", at: place)
+            throw outcome.failure(
+                "\(name): no \(wanted) within \(seconds) s"
+                    + (found.closed ? " (its control channel closed: the program ended)" : "")
+                    + "; its observers were told: " + (seen.isEmpty ? "nothing" : seen.joined(separator: "; "))
+                    + " (only what the program observes is delivered)", at: place)
         }
     }
 
@@ -228,9 +267,12 @@ public final class LaunchedExecutable: Sendable {
     /// an earlier wait consumed) that the regular expression `pattern`
     /// matches; returns it.
     @discardableResult
-    public func waitForOutput(matching pattern: String, timeout: Duration = .seconds(10),
-                              fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column) async throws
-        -> String {
+    public func waitForOutput(
+        matching pattern: String, timeout: Duration = .seconds(10),
+        fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+    ) async throws
+        -> String
+    {
         let place = SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column)
         let expression: NSRegularExpression
         do { expression = try NSRegularExpression(pattern: pattern) } catch {
@@ -245,10 +287,12 @@ public final class LaunchedExecutable: Sendable {
                 }
             } catch {
                 let lines = process.allLines
-                throw outcome.failure("\(name): no output line matching '\(pattern)' within \(seconds) s; last lines: "
-                    + (lines.isEmpty ? "none (its standard output is a pipe: a program that does not flush, fflush(nil), "
-                        + "keeps its lines in its buffer)" : "\(lines.suffix(5))")
-                    + "; stderr: \(process.stderr.suffix(500))", at: place)
+                throw outcome.failure(
+                    "\(name): no output line matching '\(pattern)' within \(seconds) s; last lines: "
+                        + (lines.isEmpty
+                            ? "none (its standard output is a pipe: a program that does not flush, fflush(nil), "
+                                + "keeps its lines in its buffer)" : "\(lines.suffix(5))")
+                        + "; stderr: \(process.stderr.suffix(500))", at: place)
             }
         }
     }
@@ -259,10 +303,13 @@ public final class LaunchedExecutable: Sendable {
     public var standardError: String { process.stderr }
 
     /// Writes `line` and a newline to the program's standard input.
-    public func sendInput(_ line: String, fileID: String = #fileID, filePath: String = #filePath, line callLine: Int = #line, column: Int = #column) throws {
+    public func sendInput(_ line: String, fileID: String = #fileID, filePath: String = #filePath, line callLine: Int = #line, column: Int = #column)
+        throws
+    {
         guard process.write(line) else {
-            throw outcome.failure("\(name) has closed its standard input (it ended?): cannot send '\(line)'",
-                                  at: SourcePlace(fileID: fileID, filePath: filePath, line: callLine, column: column))
+            throw outcome.failure(
+                "\(name) has closed its standard input (it ended?): cannot send '\(line)'",
+                at: SourcePlace(fileID: fileID, filePath: filePath, line: callLine, column: column))
         }
     }
 
@@ -273,8 +320,10 @@ public final class LaunchedExecutable: Sendable {
     /// (128 + the signal for a death by signal: 137 after `kill()`). With
     /// `status`, a different one is a failure.
     @discardableResult
-    public func waitForExit(status expected: Int32? = nil, timeout: Duration = .seconds(10),
-                            fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column) async throws -> Int32 {
+    public func waitForExit(
+        status expected: Int32? = nil, timeout: Duration = .seconds(10),
+        fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+    ) async throws -> Int32 {
         let place = SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column)
         let seconds = timeout.seconds
         let ended = try await Blocking.run { [process, outcome, name] in
@@ -283,7 +332,8 @@ public final class LaunchedExecutable: Sendable {
             }
         }
         if let expected, ended.shellStatus != expected {
-            throw outcome.failure("\(name) \(ended) (status \(ended.shellStatus)), not status \(expected); stderr: \(process.stderr.suffix(500))", at: place)
+            throw outcome.failure(
+                "\(name) \(ended) (status \(ended.shellStatus)), not status \(expected); stderr: \(process.stderr.suffix(500))", at: place)
         }
         return ended.shellStatus
     }
@@ -340,8 +390,9 @@ public final class LaunchedExecutable: Sendable {
         let id = record.nextRequestID()
         let line = ControlProtocol.requestLine(id: Int(id), request, suite: suite)
         guard connection.write(line) else {
-            throw outcome.failure("\(name) has closed its control channel (\(process.termination.map(\.description) ?? "it is ending")); "
-                + "cannot send \(line); stderr: \(process.stderr.suffix(500))", at: place)
+            throw outcome.failure(
+                "\(name) has closed its control channel (\(process.termination.map(\.description) ?? "it is ending")); "
+                    + "cannot send \(line); stderr: \(process.stderr.suffix(500))", at: place)
         }
         let seconds = timeout.seconds
         let answer = try await Blocking.run { [record] in record.takeResponse(id, timeout: seconds) }
@@ -350,8 +401,9 @@ public final class LaunchedExecutable: Sendable {
             guard response.ok else { throw outcome.failure("\(name) refused \(line): \(response.error ?? "no reason given")", at: place) }
             return response
         case .closed:
-            throw outcome.failure("\(name) ended before it answered \(line) (\(process.termination.map(\.description) ?? "its channel closed")); "
-                + "stderr: \(process.stderr.suffix(500))", at: place)
+            throw outcome.failure(
+                "\(name) ended before it answered \(line) (\(process.termination.map(\.description) ?? "its channel closed")); "
+                    + "stderr: \(process.stderr.suffix(500))", at: place)
         case .timedOut:
             throw outcome.failure("\(name) did not answer \(line) within \(seconds) s", at: place)
         }
@@ -369,7 +421,10 @@ final class ChannelRecord: @unchecked Sendable {
     private var closed = false
     private var lastID: Int64 = 0
 
-    enum Answer { case answered(ProtocolResponse), closed, timedOut }
+    enum Answer {
+        case answered(ProtocolResponse)
+        case closed, timedOut
+    }
 
     init(reading connection: LineConnection, pid: Int32) {
         let reader = Thread { [self] in

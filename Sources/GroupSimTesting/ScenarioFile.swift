@@ -13,8 +13,10 @@ extension Simulation {
     /// has what each process saw. The run's root is kept when it fails.
     /// A relative `path` is taken from the current folder (`swift test`
     /// runs in the package's folder).
-    public static func runScenario(_ path: String, binaries: String? = nil,
-                                   fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column) async throws {
+    public static func runScenario(
+        _ path: String, binaries: String? = nil,
+        fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+    ) async throws {
         let place = SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column)
         let folder = binaries ?? defaultBinaries()
         try await Blocking.run {
@@ -22,15 +24,18 @@ extension Simulation {
             do {
                 scenario = try ScenarioParser.load(path)
             } catch let mistake as SpecError {
-                throw Failure("scenario file: \(mistake.message)", at: mistake.line > 0
-                    ? SourcePlace(file: mistake.file, line: mistake.line, column: mistake.column) : SourcePlace(file: mistake.file, line: 1))
+                throw Failure(
+                    "scenario file: \(mistake.message)",
+                    at: mistake.line > 0
+                        ? SourcePlace(file: mistake.file, line: mistake.line, column: mistake.column) : SourcePlace(file: mistake.file, line: 1))
             } catch {
                 throw Failure("cannot read the scenario \(path): \(error)", at: place)
             }
             for name in ScenarioRunner.executables where !FileManager.default.isExecutableFile(atPath: folder + "/" + name) {
-                throw Failure("a scenario runs groupsim's executables, and \(name) is not in \(folder): make the test target depend on "
-                    + "\(ScenarioRunner.executables.map { ".product(name: \"\($0)\", package: \"groupsim\")" }.joined(separator: ", ")) "
-                    + "so that they are built, or set GROUPSIM_BIN_DIR", at: place)
+                throw Failure(
+                    "a scenario runs groupsim's executables, and \(name) is not in \(folder): make the test target depend on "
+                        + "\(ScenarioRunner.executables.map { ".product(name: \"\($0)\", package: \"groupsim\")" }.joined(separator: ", ")) "
+                        + "so that they are built, or set GROUPSIM_BIN_DIR", at: place)
             }
             let result = ScenarioRunner(binaries: folder, keepRoots: true).run(scenario)
             guard let failure = result.failure else {
@@ -38,8 +43,9 @@ extension Simulation {
                 return
             }
             let report = TextReport(style: TerminalStyle(enabled: false)).finished(result)
-            throw Failure("scenario \(scenario.name) failed at \(failure.step): \(failure.message)\n\(report)\n"
-                + "    the run's simulation root is kept for inspection: \(result.root)",
+            throw Failure(
+                "scenario \(scenario.name) failed at \(failure.step): \(failure.message)\n\(report)\n"
+                    + "    the run's simulation root is kept for inspection: \(result.root)",
                 at: SourcePlace(file: scenario.file, line: failure.line))
         }
     }

@@ -38,7 +38,10 @@ public enum AppManifestSource: Sendable {
 /// in the same `.build/<configuration>/` folder as the test bundle), or a path.
 /// A string literal names a built product: `"NotesWidget"`.
 public struct Executable: Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
-    enum Location: Sendable { case built(String), path(String) }
+    enum Location: Sendable {
+        case built(String)
+        case path(String)
+    }
     let location: Location
 
     /// The executable product `name` of your package, built beside the tests.
@@ -95,8 +98,10 @@ public final class Simulation: @unchecked Sendable {
     /// A fresh, empty simulation root. `binaries`: where the built
     /// executables are (default: `$GROUPSIM_BIN_DIR`, else the folder of the
     /// running test bundle).
-    public init(binaries: String? = nil,
-                fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column) throws {
+    public init(
+        binaries: String? = nil,
+        fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+    ) throws {
         let place = SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column)
         self.binaries = binaries ?? Self.defaultBinaries()
         var template = Array((NSTemporaryDirectory() as NSString).appendingPathComponent("groupsim-test-XXXXXX").utf8CString)
@@ -124,8 +129,10 @@ public final class Simulation: @unchecked Sendable {
     /// Makes a device. With `iCloudAccount`, the device is signed in: the
     /// cloud (`groupsim cloud serve`) is started if it is not running yet,
     /// and the device's sync agent, so its apps' iCloud key-value stores sync.
-    public func addDevice(_ name: String, iCloudAccount: String? = nil,
-                          fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column) async throws {
+    public func addDevice(
+        _ name: String, iCloudAccount: String? = nil,
+        fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+    ) async throws {
         let place = SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column)
         try await Blocking.run { [self] in
             do {
@@ -148,8 +155,10 @@ public final class Simulation: @unchecked Sendable {
     /// Installs an app on `device` (made, without an account, if it does not
     /// exist yet); returns the main app's bundle id.
     @discardableResult
-    public func install(_ app: AppManifestSource = .example, on device: String = "iPhone",
-                        fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column) throws -> String {
+    public func install(
+        _ app: AppManifestSource = .example, on device: String = "iPhone",
+        fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+    ) throws -> String {
         let place = SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column)
         do {
             let manager = DeviceManager(root: simulationRoot)
@@ -177,10 +186,13 @@ public final class Simulation: @unchecked Sendable {
     /// `["-theme", "dark"]` fills its argument domain), and waits until it
     /// is ready on its control channel. The executable must link
     /// SimulatedFoundation, which serves the channel.
-    public func launch(_ executable: Executable, as target: AppTarget = .app, of app: String? = nil, on device: String = "iPhone",
-                       arguments: [String] = [], environment: [String: String] = [:],
-                       fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column) async throws
-        -> LaunchedExecutable {
+    public func launch(
+        _ executable: Executable, as target: AppTarget = .app, of app: String? = nil, on device: String = "iPhone",
+        arguments: [String] = [], environment: [String: String] = [:],
+        fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+    ) async throws
+        -> LaunchedExecutable
+    {
         let place = SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column)
         return try await Blocking.run { [self] in
             let path = try resolve(executable, at: place)
@@ -215,8 +227,9 @@ public final class Simulation: @unchecked Sendable {
         case .built(let name):
             let path = binaries + "/" + name
             guard FileManager.default.isExecutableFile(atPath: path) else {
-                throw outcome.failure("no built executable \(name) in \(binaries): build it (swift build --build-tests builds it when the "
-                    + "test target depends on it), or set GROUPSIM_BIN_DIR to the folder that holds it", at: place)
+                throw outcome.failure(
+                    "no built executable \(name) in \(binaries): build it (swift build --build-tests builds it when the "
+                        + "test target depends on it), or set GROUPSIM_BIN_DIR to the folder that holds it", at: place)
             }
             return path
         }
@@ -225,9 +238,11 @@ public final class Simulation: @unchecked Sendable {
     private func onlyApp(on device: String, at place: SourcePlace) throws -> String {
         let installed = (try? DeviceManager(root: simulationRoot).installed(device: device)) ?? []
         guard installed.count == 1, let only = installed.first else {
-            throw outcome.failure(installed.isEmpty
-                ? "no app is installed on \(device): call install(…, on: \"\(device)\") first"
-                : "\(device) has several apps (\(installed.map(\.bundle).joined(separator: ", "))): say which with launch(…, of: BUNDLE)", at: place)
+            throw outcome.failure(
+                installed.isEmpty
+                    ? "no app is installed on \(device): call install(…, on: \"\(device)\") first"
+                    : "\(device) has several apps (\(installed.map(\.bundle).joined(separator: ", "))): say which with launch(…, of: BUNDLE)",
+                at: place)
         }
         return only.bundle
     }
@@ -239,8 +254,9 @@ public final class Simulation: @unchecked Sendable {
         if let running = lock.withLock({ cloud }) { return running }
         let groupsim = binaries + "/groupsim"
         guard FileManager.default.isExecutableFile(atPath: groupsim) else {
-            throw outcome.failure("the cloud needs groupsim's own executable, not found in \(binaries): make the test target depend on "
-                + ".product(name: \"groupsim\", package: \"groupsim\") so that it is built, or set GROUPSIM_BIN_DIR", at: place)
+            throw outcome.failure(
+                "the cloud needs groupsim's own executable, not found in \(binaries): make the test target depend on "
+                    + ".product(name: \"groupsim\", package: \"groupsim\") so that it is built, or set GROUPSIM_BIN_DIR", at: place)
         }
         let rig = CloudRig(root: simulationRoot, groupsim: groupsim, log: ScenarioLog())
         lock.withLock { cloud = rig }
@@ -249,8 +265,10 @@ public final class Simulation: @unchecked Sendable {
     }
 
     /// Takes `device` off the network (its agent can no longer reach the cloud) or puts it back.
-    public func setOnline(_ online: Bool, device: String,
-                          fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column) async throws {
+    public func setOnline(
+        _ online: Bool, device: String,
+        fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+    ) async throws {
         let place = SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column)
         try await Blocking.run { [self] in
             do {
@@ -267,8 +285,10 @@ public final class Simulation: @unchecked Sendable {
     /// wrote and has every revision the cloud has (the scenario step
     /// `wait-cloud`). The running executables with an iCloud store are
     /// synchronized first, so their writes are in their devices' copies.
-    public func waitForCloud(timeout: Duration = .seconds(20),
-                             fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column) async throws {
+    public func waitForCloud(
+        timeout: Duration = .seconds(20),
+        fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+    ) async throws {
         let place = SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column)
         let seconds = timeout.seconds
         let rig = try await Blocking.run { [self] in try cloudRig(at: place) }

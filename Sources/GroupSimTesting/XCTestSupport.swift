@@ -1,61 +1,67 @@
 #if canImport(XCTest)
-import XCTest
+    import XCTest
 
-extension XCTestCase {
-    /// Records `failure` as a failure of this test at its place (the
-    /// test's line, or the scenario step's).
-    public func record(_ failure: Failure) {
-        recordFailure(withDescription: failure.message, inFile: failure.place.filePath, atLine: failure.place.line, expected: true)
-    }
+    extension XCTestCase {
+        /// Records `failure` as a failure of this test at its place (the
+        /// test's line, or the scenario step's).
+        public func record(_ failure: Failure) {
+            recordFailure(withDescription: failure.message, inFile: failure.place.filePath, atLine: failure.place.line, expected: true)
+        }
 
-    /// A fresh simulation, finished when the test ends (in a teardown
-    /// block): its root is removed, or kept with its path printed when the
-    /// test failed (any failure this test recorded, the simulation's own included).
-    public func makeSimulation(binaries: String? = nil,
-                               fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column) throws -> Simulation {
-        let simulation = try Simulation(binaries: binaries, fileID: fileID, filePath: filePath, line: line, column: column)
-        addTeardownBlock { [weak self] in
-            if let run = self?.testRun, run.failureCount + run.unexpectedExceptionCount > 0 { simulation.markFailed() }
-            simulation.finish()
+        /// A fresh simulation, finished when the test ends (in a teardown
+        /// block): its root is removed, or kept with its path printed when the
+        /// test failed (any failure this test recorded, the simulation's own included).
+        public func makeSimulation(
+            binaries: String? = nil,
+            fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+        ) throws -> Simulation {
+            let simulation = try Simulation(binaries: binaries, fileID: fileID, filePath: filePath, line: line, column: column)
+            addTeardownBlock { [weak self] in
+                if let run = self?.testRun, run.failureCount + run.unexpectedExceptionCount > 0 { simulation.markFailed() }
+                simulation.finish()
+            }
+            return simulation
         }
-        return simulation
-    }
 
-    /// Runs `body` with a fresh simulation and finishes it: a `Failure` thrown
-    /// by a simulation call is recorded at the line of that call (and not
-    /// thrown on); any other error is thrown on. The root is kept when the
-    /// test failed.
-    public func withSimulation(binaries: String? = nil,
-                               fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column,
-                               _ body: (Simulation) async throws -> Void) async throws {
-        let simulation = try Simulation(binaries: binaries, fileID: fileID, filePath: filePath, line: line, column: column)
-        defer {
-            if let run = testRun, run.failureCount + run.unexpectedExceptionCount > 0 { simulation.markFailed() }
-            simulation.finish()
+        /// Runs `body` with a fresh simulation and finishes it: a `Failure` thrown
+        /// by a simulation call is recorded at the line of that call (and not
+        /// thrown on); any other error is thrown on. The root is kept when the
+        /// test failed.
+        public func withSimulation(
+            binaries: String? = nil,
+            fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column,
+            _ body: (Simulation) async throws -> Void
+        ) async throws {
+            let simulation = try Simulation(binaries: binaries, fileID: fileID, filePath: filePath, line: line, column: column)
+            defer {
+                if let run = testRun, run.failureCount + run.unexpectedExceptionCount > 0 { simulation.markFailed() }
+                simulation.finish()
+            }
+            do {
+                try await body(simulation)
+            } catch let failure as Failure {
+                simulation.markFailed()
+                record(failure)
+            } catch {
+                // Not recorded yet when the root's fate is decided: keep it.
+                simulation.markFailed()
+                throw error
+            }
         }
-        do {
-            try await body(simulation)
-        } catch let failure as Failure {
-            simulation.markFailed()
-            record(failure)
-        } catch {
-            // Not recorded yet when the root's fate is decided: keep it.
-            simulation.markFailed()
-            throw error
-        }
-    }
 
-    /// Runs the scenario file at `path` (see `Simulation.runScenario`); a
-    /// failing step is recorded as a failure at its line in the scenario file.
-    public func expectScenarioPasses(_ path: String, binaries: String? = nil,
-                                     fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column) async {
-        do {
-            try await Simulation.runScenario(path, binaries: binaries, fileID: fileID, filePath: filePath, line: line, column: column)
-        } catch let failure as Failure {
-            record(failure)
-        } catch {
-            recordFailure(withDescription: "\(error)", inFile: filePath, atLine: line, expected: false)
+        /// Runs the scenario file at `path` (see `Simulation.runScenario`); a
+        /// failing step is recorded as a failure at its line in the scenario file.
+        public func expectScenarioPasses(
+            _ path: String, binaries: String? = nil,
+            fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+        ) async {
+            do {
+                try await Simulation.runScenario(path, binaries: binaries, fileID: fileID, filePath: filePath, line: line, column: column)
+            } catch let failure as Failure {
+                record(failure)
+            } catch {
+                recordFailure(withDescription: "\(error)", inFile: filePath, atLine: line, expected: false)
+            }
         }
     }
-}
 #endif

@@ -52,7 +52,8 @@ public enum BinaryPropertyList {
                     stack[last].childRefs.append(ref)
                 } else {
                     let done = stack.removeLast()
-                    objects[done.index] = done.isDictionary
+                    objects[done.index] =
+                        done.isDictionary
                         ? .dictionary(keys: done.keyRefs, values: done.childRefs) : .array(done.childRefs)
                 }
             }
@@ -132,10 +133,19 @@ public enum BinaryPropertyList {
 
         static func appendInteger(_ value: Int64, to out: inout [UInt8]) {
             // 1, 2 and 4-byte integers are unsigned; negatives take the 8-byte form.
-            if value >= 0 && value <= 0xFF { out.append(0x10); appendUInt(UInt64(value), width: 1, to: &out) }
-            else if value >= 0 && value <= 0xFFFF { out.append(0x11); appendUInt(UInt64(value), width: 2, to: &out) }
-            else if value >= 0 && value <= 0xFFFF_FFFF { out.append(0x12); appendUInt(UInt64(value), width: 4, to: &out) }
-            else { out.append(0x13); appendUInt(UInt64(bitPattern: value), width: 8, to: &out) }
+            if value >= 0 && value <= 0xFF {
+                out.append(0x10)
+                appendUInt(UInt64(value), width: 1, to: &out)
+            } else if value >= 0 && value <= 0xFFFF {
+                out.append(0x11)
+                appendUInt(UInt64(value), width: 2, to: &out)
+            } else if value >= 0 && value <= 0xFFFF_FFFF {
+                out.append(0x12)
+                appendUInt(UInt64(value), width: 4, to: &out)
+            } else {
+                out.append(0x13)
+                appendUInt(UInt64(bitPattern: value), width: 8, to: &out)
+            }
         }
 
         static func appendMarker(_ marker: UInt8, count: Int, to out: inout [UInt8]) {
@@ -151,12 +161,18 @@ public enum BinaryPropertyList {
             switch value {
             case .bool(let b): out.append(b ? 0x09 : 0x08)
             case .integer(let i): appendInteger(i, to: &out)
-            case .real(let d): out.append(0x23); appendUInt(d.bitPattern, width: 8, to: &out)
+            case .real(let d):
+                out.append(0x23)
+                appendUInt(d.bitPattern, width: 8, to: &out)
             case .date(let date):
-                out.append(0x33); appendUInt(date.timeIntervalSinceReferenceDate.bitPattern, width: 8, to: &out)
-            case .data(let data): appendMarker(0x40, count: data.count, to: &out); out.append(contentsOf: data)
+                out.append(0x33)
+                appendUInt(date.timeIntervalSinceReferenceDate.bitPattern, width: 8, to: &out)
+            case .data(let data):
+                appendMarker(0x40, count: data.count, to: &out)
+                out.append(contentsOf: data)
             case .string(let string):
-                let ascii = string.utf8.withContiguousStorageIfAvailable { bytes in bytes.allSatisfy { $0 < 0x80 } }
+                let ascii =
+                    string.utf8.withContiguousStorageIfAvailable { bytes in bytes.allSatisfy { $0 < 0x80 } }
                     ?? string.utf8.allSatisfy { $0 < 0x80 }
                 if ascii {
                     appendMarker(0x50, count: string.utf8.count, to: &out)
@@ -164,7 +180,10 @@ public enum BinaryPropertyList {
                 } else {
                     let units = Array(string.utf16)
                     appendMarker(0x60, count: units.count, to: &out)
-                    for unit in units { out.append(UInt8(unit >> 8)); out.append(UInt8(unit & 0xFF)) }
+                    for unit in units {
+                        out.append(UInt8(unit >> 8))
+                        out.append(UInt8(unit & 0xFF))
+                    }
                 }
             case .array, .dictionary:
                 preconditionFailure("collections are flattened before serialization")
@@ -191,7 +210,8 @@ public enum BinaryPropertyList {
                 offset: 0, reason: "the data is \(data.count) bytes, more than the \(maximumSize) a property list may have")
         }
         // At most Int32.max either way: the reader counts objects in Int32 and values in UInt32.
-        let maximumValueCount = maximumSize > PlistLimits.maximumFileSize
+        let maximumValueCount =
+            maximumSize > PlistLimits.maximumFileSize
             ? min(max(PlistLimits.maximumValueCount, data.count), Int(Int32.max)) : PlistLimits.maximumValueCount
         var reader = try Reader(bytes: [UInt8](data), maximumValueCount: maximumValueCount)
         return try reader.value(of: reader.topObject, depth: 0).value

@@ -37,9 +37,15 @@ public enum OldStylePropertyList {
         var current: Unicode.Scalar? { atEnd ? nil : text[position] }
 
         func error(_ reason: String) -> PropertyListError {
-            var line = 1, column = 1
+            var line = 1
+            var column = 1
             for scalar in text[0..<min(position, text.count)] {
-                if scalar == "\n" { line += 1; column = 1 } else { column += 1 }
+                if scalar == "\n" {
+                    line += 1
+                    column = 1
+                } else {
+                    column += 1
+                }
             }
             return .syntax(line: line, column: column, reason: reason)
         }
@@ -50,10 +56,16 @@ public enum OldStylePropertyList {
 
         mutating func skipWhitespaceAndComments() {
             while let c = current {
-                if c.properties.isWhitespace { position += 1; continue }
+                if c.properties.isWhitespace {
+                    position += 1
+                    continue
+                }
                 if c == "/", position + 1 < text.count {
                     if text[position + 1] == "/" {
-                        while let d = current, d != "\n" { position += 1; _ = d }
+                        while let d = current, d != "\n" {
+                            position += 1
+                            _ = d
+                        }
                         continue
                     }
                     if text[position + 1] == "*" {
@@ -98,7 +110,10 @@ public enum OldStylePropertyList {
             while true {
                 skipWhitespaceAndComments()
                 guard let c = current else { throw error("unterminated dictionary: expected '}'") }
-                if c == "}" { position += 1; return .dictionary(result) }
+                if c == "}" {
+                    position += 1
+                    return .dictionary(result)
+                }
                 guard case .string(let key) = try value(depth: depth + 1) else { throw error("a dictionary key must be a string") }
                 try expect("=", "'=' after key \"\(key)\"")
                 result[key] = try value(depth: depth + 1)
@@ -113,7 +128,10 @@ public enum OldStylePropertyList {
             while true {
                 skipWhitespaceAndComments()
                 guard let c = current else { throw error("unterminated array: expected '\(closing)'") }
-                if c == closing { position += 1; return .array(result) }
+                if c == closing {
+                    position += 1
+                    return .array(result)
+                }
                 result.append(try value(depth: depth + 1))
                 skipWhitespaceAndComments()
                 if current == "," { position += 1 } else if current != closing { throw error("expected ',' or '\(closing)' in array") }
@@ -132,7 +150,12 @@ public enum OldStylePropertyList {
                 }
                 if c.properties.isWhitespace { continue }
                 guard let nibble = UInt8(String(c), radix: 16) else { throw error("'\(c)' is not a hex digit in data") }
-                if let high = pending { bytes.append(high << 4 | nibble); pending = nil } else { pending = nibble }
+                if let high = pending {
+                    bytes.append(high << 4 | nibble)
+                    pending = nil
+                } else {
+                    pending = nibble
+                }
             }
             throw error("unterminated data: expected '>'")
         }
@@ -143,7 +166,10 @@ public enum OldStylePropertyList {
             while let c = current {
                 position += 1
                 if c == quote { return String(out) }
-                guard c == "\\" else { out.append(c); continue }
+                guard c == "\\" else {
+                    out.append(c)
+                    continue
+                }
                 guard let e = current else { break }
                 position += 1
                 switch e {
@@ -156,12 +182,18 @@ public enum OldStylePropertyList {
                 case "v": out.append("\u{0B}")
                 case "U", "u":
                     var hex = ""
-                    while hex.count < 4, let h = current, h.properties.isASCIIHexDigit { hex.unicodeScalars.append(h); position += 1 }
+                    while hex.count < 4, let h = current, h.properties.isASCIIHexDigit {
+                        hex.unicodeScalars.append(h)
+                        position += 1
+                    }
                     guard let code = UInt32(hex, radix: 16), let scalar = Unicode.Scalar(code) else { throw error("invalid \\U escape") }
                     out.append(scalar)
                 case "0"..."7":
                     var octal = String(e)
-                    while octal.count < 3, let o = current, ("0"..."7").contains(o) { octal.unicodeScalars.append(o); position += 1 }
+                    while octal.count < 3, let o = current, ("0"..."7").contains(o) {
+                        octal.unicodeScalars.append(o)
+                        position += 1
+                    }
                     guard let byte = UInt8(octal, radix: 8) else { throw error("octal escape \\\(octal) is larger than \\377") }
                     out.append(Unicode.Scalar(byte))
                 default: out.append(e)
@@ -172,7 +204,10 @@ public enum OldStylePropertyList {
 
         mutating func unquoted() -> String {
             var out = String.UnicodeScalarView()
-            while let c = current, Self.isUnquoted(c) { out.append(c); position += 1 }
+            while let c = current, Self.isUnquoted(c) {
+                out.append(c)
+                position += 1
+            }
             return String(out)
         }
     }

@@ -86,7 +86,9 @@ public enum PlistJSON {
         case .object(let members):
             if members.count == 1, case .string(let text)? = members["$date"] {
                 guard let date = date(iso8601: text) else {
-                    throw DecodeFailure(reason: ": $date \(quote(text)) is not an ISO 8601 date and time within ±285,000 years of 2001 (e.g. 2024-05-01T12:00:00.000Z)")
+                    throw DecodeFailure(
+                        reason:
+                            ": $date \(quote(text)) is not an ISO 8601 date and time within ±285,000 years of 2001 (e.g. 2024-05-01T12:00:00.000Z)")
                 }
                 return .date(date)
             }
@@ -99,7 +101,9 @@ public enum PlistJSON {
                 case "nan": return .real(.nan)
                 case "+infinity": return .real(.infinity)
                 case "-infinity": return .real(-.infinity)
-                default: throw DecodeFailure(reason: ": $real \(quote(String(text.prefix(40)))) is not nan, +infinity or -infinity (a finite real is a JSON number)")
+                default:
+                    throw DecodeFailure(
+                        reason: ": $real \(quote(String(text.prefix(40)))) is not nan, +infinity or -infinity (a finite real is a JSON number)")
                 }
             }
             if members.count == 1, case .object(let literal)? = members["$dict"] {
@@ -225,13 +229,14 @@ private struct DateScanner {
             year = plain
         }
         guard take("-") != nil, let month = digits(2), take("-") != nil, let day = digits(2),
-              (1...12).contains(month), (1...CivilCalendar.daysInMonth(month, year: year)).contains(day)
+            (1...12).contains(month), (1...CivilCalendar.daysInMonth(month, year: year)).contains(day)
         else { return nil }
         var seconds = CivilCalendar.days(year: year, month: month, day: day) * 86_400
-        var fraction: Int64 = 0, fractionDigits = 0
+        var fraction: Int64 = 0
+        var fractionDigits = 0
         if index < bytes.count {
             guard take("Tt") != nil, let hour = digits(2), take(":") != nil, let minute = digits(2), take(":") != nil,
-                  let second = digits(2), hour < 24, minute < 60, second < 60
+                let second = digits(2), hour < 24, minute < 60, second < 60
             else { return nil }
             seconds += hour * 3600 + minute * 60 + second
             if take(".,") != nil {

@@ -132,7 +132,8 @@ struct JSONReader {
     /// Records a problem with a value whose extent is still known, so reading goes on.
     mutating func problem(_ reason: String, at offset: Int? = nil) {
         guard firstProblem == nil else { return }
-        let location = pathText, at = offset ?? index
+        let location = pathText
+        let at = offset ?? index
         firstProblem = ((location.isEmpty ? reason : "\(location): \(reason)") + " (at byte \(at))", at)
     }
 
@@ -150,16 +151,24 @@ struct JSONReader {
     mutating func value() throws(JSONError) -> JSONValue {
         valueCount += 1
         if valueCount > PlistLimits.maximumValueCount {
-            throw JSONError("the JSON text holds more than \(PlistLimits.maximumValueCount) values, more than a property list may (at byte \(index))", offset: index)
+            throw JSONError(
+                "the JSON text holds more than \(PlistLimits.maximumValueCount) values, more than a property list may (at byte \(index))",
+                offset: index)
         }
         guard index < bytes.count else { throw syntax("the text ends where a value was expected") }
         switch bytes[index] {
         case UInt8(ascii: "{"): return try container(isObject: true)
         case UInt8(ascii: "["): return try container(isObject: false)
         case UInt8(ascii: "\""): return .string(try string())
-        case UInt8(ascii: "t"): try literal("true"); return .bool(true)
-        case UInt8(ascii: "f"): try literal("false"); return .bool(false)
-        case UInt8(ascii: "n"): try literal("null"); return .null
+        case UInt8(ascii: "t"):
+            try literal("true")
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try literal("false")
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try literal("null")
+            return .null
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try number()
         default: throw syntax("expected a value (a string, number, object, array, true, false or null)")
         }
@@ -218,7 +227,10 @@ struct JSONReader {
             }
             skipWhiteSpace()
             guard index < bytes.count else { throw syntax("the text ends inside \(isObject ? "an object" : "an array") opened at byte \(start)") }
-            if bytes[index] == close { index += 1; break }
+            if bytes[index] == close {
+                index += 1
+                break
+            }
             guard bytes[index] == UInt8(ascii: ",") else { throw syntax("expected ',' or '\(Character(Unicode.Scalar(close)))'") }
             index += 1
         }
@@ -258,7 +270,8 @@ struct JSONReader {
         let shown: Substring = literal.count > 40 ? Substring(literal.prefix(40) + "…") : Substring(literal)
         if !isReal {
             guard let integer = Int64(literal) else {
-                problem("\(shown) is outside the 64-bit integer range (\(Int64.min) to \(Int64.max)); "
+                problem(
+                    "\(shown) is outside the 64-bit integer range (\(Int64.min) to \(Int64.max)); "
                         + "a property-list integer cannot hold it (send a real, with a point, or a string)", at: start)
                 return .null
             }
@@ -289,7 +302,9 @@ struct JSONReader {
             case UInt8(ascii: "\\"):
                 try escape(into: &out)
             case 0x00..<0x20:
-                problem("a control character (0x\(String(byte, radix: 16))) inside a string; write it as an escape such as \\n or \\u00\(byte < 0x10 ? "0" : "")\(String(byte, radix: 16))")
+                problem(
+                    "a control character (0x\(String(byte, radix: 16))) inside a string; write it as an escape such as \\n or \\u00\(byte < 0x10 ? "0" : "")\(String(byte, radix: 16))"
+                )
                 index += 1
             case 0x00..<0x80:
                 out.append(byte)
@@ -311,17 +326,18 @@ struct JSONReader {
         let start = index
         index += 1
         guard index < bytes.count else { throw syntax("the text ends inside an escape") }
-        let replacement: UInt8? = switch bytes[index] {
-        case UInt8(ascii: "\""): 0x22
-        case UInt8(ascii: "\\"): 0x5C
-        case UInt8(ascii: "/"): 0x2F
-        case UInt8(ascii: "b"): 0x08
-        case UInt8(ascii: "f"): 0x0C
-        case UInt8(ascii: "n"): 0x0A
-        case UInt8(ascii: "r"): 0x0D
-        case UInt8(ascii: "t"): 0x09
-        default: nil
-        }
+        let replacement: UInt8? =
+            switch bytes[index] {
+            case UInt8(ascii: "\""): 0x22
+            case UInt8(ascii: "\\"): 0x5C
+            case UInt8(ascii: "/"): 0x2F
+            case UInt8(ascii: "b"): 0x08
+            case UInt8(ascii: "f"): 0x0C
+            case UInt8(ascii: "n"): 0x0A
+            case UInt8(ascii: "r"): 0x0D
+            case UInt8(ascii: "t"): 0x09
+            default: nil
+            }
         if let replacement {
             out.append(replacement)
             index += 1
@@ -381,12 +397,20 @@ struct JSONReader {
         var secondRange: ClosedRange<UInt8> = 0x80...0xBF
         switch lead {
         case 0xC2...0xDF: length = 2
-        case 0xE0: length = 3; secondRange = 0xA0...0xBF
+        case 0xE0:
+            length = 3
+            secondRange = 0xA0...0xBF
         case 0xE1...0xEC, 0xEE...0xEF: length = 3
-        case 0xED: length = 3; secondRange = 0x80...0x9F  // no UTF-8-encoded surrogates
-        case 0xF0: length = 4; secondRange = 0x90...0xBF
+        case 0xED:
+            length = 3
+            secondRange = 0x80...0x9F  // no UTF-8-encoded surrogates
+        case 0xF0:
+            length = 4
+            secondRange = 0x90...0xBF
         case 0xF1...0xF3: length = 4
-        case 0xF4: length = 4; secondRange = 0x80...0x8F  // nothing above U+10FFFF
+        case 0xF4:
+            length = 4
+            secondRange = 0x80...0x8F  // nothing above U+10FFFF
         default: return 0
         }
         guard bytes.count - index >= length, secondRange.contains(bytes[index + 1]) else { return 0 }

@@ -48,7 +48,8 @@ extension PlistValue {
     public func checkNesting(what: String, limit: Int = PlistLimits.maximumDepth) throws {
         if nestingDepth(upTo: limit) > limit {
             throw PlistLimitError(
-                "\(what) nests arrays and dictionaries more than \(limit) deep, which no reader accepts (a file holds at most \(PlistLimits.maximumDepth) levels); flatten it")
+                "\(what) nests arrays and dictionaries more than \(limit) deep, which no reader accepts (a file holds at most \(PlistLimits.maximumDepth) levels); flatten it"
+            )
         }
     }
 }

@@ -62,14 +62,30 @@ extension PlistValue {
 
     public func hash(into hasher: inout Hasher) {
         switch self {
-        case .string(let s): hasher.combine(0 as UInt8); hasher.combine(s)
-        case .integer(let i): hasher.combine(1 as UInt8); hasher.combine(i)
-        case .real(let d): hasher.combine(2 as UInt8); hasher.combine(d.bitPattern)
-        case .bool(let b): hasher.combine(3 as UInt8); hasher.combine(b)
-        case .date(let d): hasher.combine(4 as UInt8); hasher.combine(d.timeIntervalSinceReferenceDate.bitPattern)
-        case .data(let d): hasher.combine(5 as UInt8); hasher.combine(d)
-        case .array(let a): hasher.combine(6 as UInt8); hasher.combine(a)
-        case .dictionary(let d): hasher.combine(7 as UInt8); hasher.combine(d)
+        case .string(let s):
+            hasher.combine(0 as UInt8)
+            hasher.combine(s)
+        case .integer(let i):
+            hasher.combine(1 as UInt8)
+            hasher.combine(i)
+        case .real(let d):
+            hasher.combine(2 as UInt8)
+            hasher.combine(d.bitPattern)
+        case .bool(let b):
+            hasher.combine(3 as UInt8)
+            hasher.combine(b)
+        case .date(let d):
+            hasher.combine(4 as UInt8)
+            hasher.combine(d.timeIntervalSinceReferenceDate.bitPattern)
+        case .data(let d):
+            hasher.combine(5 as UInt8)
+            hasher.combine(d)
+        case .array(let a):
+            hasher.combine(6 as UInt8)
+            hasher.combine(a)
+        case .dictionary(let d):
+            hasher.combine(7 as UInt8)
+            hasher.combine(d)
         }
     }
 }
@@ -106,9 +122,13 @@ extension PlistValue {
         // real 2.0 must not become the integer 2.
         if let number = value as? NSNumber, type(of: value) is NSNumber.Type {
             let kind = String(cString: number.objCType)
-            if kind == "c" || kind == "B" { self = .bool(number.boolValue) }
-            else if kind == "d" || kind == "f" { self = .real(number.doubleValue) }
-            else { self = .integer(number.int64Value) }
+            if kind == "c" || kind == "B" {
+                self = .bool(number.boolValue)
+            } else if kind == "d" || kind == "f" {
+                self = .real(number.doubleValue)
+            } else {
+                self = .integer(number.int64Value)
+            }
             return
         }
         switch value {

@@ -102,11 +102,17 @@ public enum XMLPropertyList {
             case .date(let d): out += "\(pad)<date>\(formatDate(d))</date>\n"
             case .data(let d): out += "\(pad)<data>\(d.base64EncodedString())</data>\n"
             case .array(let elements):
-                if elements.isEmpty { out += "\(pad)<array/>\n"; return }
+                if elements.isEmpty {
+                    out += "\(pad)<array/>\n"
+                    return
+                }
                 out += "\(pad)<array>\n"
                 stack.append(OpenCollection(closingTag: "</array>", pad: pad, children: elements.map { (nil, $0) }))
             case .dictionary(let dictionary):
-                if dictionary.isEmpty { out += "\(pad)<dict/>\n"; return }
+                if dictionary.isEmpty {
+                    out += "\(pad)<dict/>\n"
+                    return
+                }
                 out += "\(pad)<dict>\n"
                 let sorted = dictionary.sorted { $0.key < $1.key }.map { (key: Optional($0.key), value: $0.value) }
                 stack.append(OpenCollection(closingTag: "</dict>", pad: pad, children: sorted))
@@ -152,7 +158,8 @@ public enum PropertyListFormat: String, Sendable, CaseIterable {
     }
 
     /// Decodes either format, telling which it was.
-    public static func decode(_ data: Data, maximumSize: Int = PlistLimits.maximumFileSize) throws -> (value: PlistValue, format: PropertyListFormat) {
+    public static func decode(_ data: Data, maximumSize: Int = PlistLimits.maximumFileSize) throws -> (value: PlistValue, format: PropertyListFormat)
+    {
         if BinaryPropertyList.isBinary(data) { return (try BinaryPropertyList.decode(data, maximumSize: maximumSize), .binary) }
         if XMLPropertyList.isXML(data) { return (try XMLPropertyList.decode(data, maximumSize: maximumSize), .xml) }
         throw PropertyListError.unrecognizedFormat

@@ -14,8 +14,12 @@ enum XMLText {
         let bigEndian: Bool
         var start = 0
         switch (bytes.count > 0 ? bytes[0] : nil, bytes.count > 1 ? bytes[1] : nil) {
-        case (0xFE, 0xFF): bigEndian = true; start = 2
-        case (0xFF, 0xFE): bigEndian = false; start = 2
+        case (0xFE, 0xFF):
+            bigEndian = true
+            start = 2
+        case (0xFF, 0xFE):
+            bigEndian = false
+            start = 2
         case (0x00, 0x3C): bigEndian = true
         case (0x3C, 0x00): bigEndian = false
         default:
@@ -53,10 +57,15 @@ struct XMLReader {
     /// An error at `offset` (the current position by default), with its line and column.
     func error(_ reason: String, at offset: Int? = nil) -> PropertyListError {
         let end = min(offset ?? position, bytes.count)
-        var line = 1, column = 1
+        var line = 1
+        var column = 1
         for byte in bytes[0..<end] {
-            if byte == UInt8(ascii: "\n") { line += 1; column = 1 }
-            else if byte & 0xC0 != 0x80 { column += 1 }  // count characters, not UTF-8 continuation bytes
+            if byte == UInt8(ascii: "\n") {
+                line += 1
+                column = 1
+            } else if byte & 0xC0 != 0x80 {
+                column += 1
+            }  // count characters, not UTF-8 continuation bytes
         }
         return .invalidXML(line: line, column: column, reason: reason)
     }
@@ -89,7 +98,10 @@ struct XMLReader {
         let start = position
         let pattern = Array(terminator.utf8)
         while position < bytes.count {
-            if bytes[position] == pattern[0], peek(terminator) { position += pattern.count; return }
+            if bytes[position] == pattern[0], peek(terminator) {
+                position += pattern.count
+                return
+            }
             position += 1
         }
         throw error("unterminated \(what)", at: start)
@@ -163,7 +175,10 @@ struct XMLReader {
         while position < bytes.count {
             let byte = bytes[position]
             position += 1
-            if let open = quote { if byte == open { quote = nil }; continue }
+            if let open = quote {
+                if byte == open { quote = nil }
+                continue
+            }
             switch byte {
             case UInt8(ascii: "\""), UInt8(ascii: "'"): quote = byte
             case UInt8(ascii: "["): inSubset = true
@@ -197,8 +212,14 @@ struct XMLReader {
         while position < bytes.count {
             let byte = bytes[position]
             position += 1
-            if let open = quote { if byte == open { quote = nil }; continue }
-            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") { quote = byte; continue }
+            if let open = quote {
+                if byte == open { quote = nil }
+                continue
+            }
+            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") {
+                quote = byte
+                continue
+            }
             if byte == UInt8(ascii: "<") { break }
             if byte == UInt8(ascii: ">") {
                 return OpenTag(name: name, isEmpty: bytes[position - 2] == UInt8(ascii: "/"), start: start)
@@ -256,7 +277,8 @@ struct XMLReader {
         case "key":
             throw error("<key> outside a dictionary", at: tag.start)
         default:
-            throw error("unknown element <\(tag.name)> (a property list holds array, dict, string, integer, real, true, false, date, data)", at: tag.start)
+            throw error(
+                "unknown element <\(tag.name)> (a property list holds array, dict, string, integer, real, true, false, date, data)", at: tag.start)
         }
     }
 
@@ -265,7 +287,10 @@ struct XMLReader {
         while true {
             try skipMisc()
             guard !atEnd else { throw error("unterminated <array> opened at \(location(of: tag.start))") }
-            if peek("</") { try closeTag("array", openedAt: tag.start); return .array(elements) }
+            if peek("</") {
+                try closeTag("array", openedAt: tag.start)
+                return .array(elements)
+            }
             elements.append(try value(depth: depth + 1))
         }
     }
@@ -275,7 +300,10 @@ struct XMLReader {
         while true {
             try skipMisc()
             guard !atEnd else { throw error("unterminated <dict> opened at \(location(of: tag.start))") }
-            if peek("</") { try closeTag("dict", openedAt: tag.start); return .dictionary(entries) }
+            if peek("</") {
+                try closeTag("dict", openedAt: tag.start)
+                return .dictionary(entries)
+            }
             let keyTag = try openTag()
             guard keyTag.name == "key" else {
                 throw error("expected <key> in a dictionary, found <\(keyTag.name)>", at: keyTag.start)
@@ -345,8 +373,11 @@ struct XMLReader {
         case "apos": return [UInt8(ascii: "'")]
         default:
             var code: UInt32?
-            if name.hasPrefix("#x") { code = UInt32(name.dropFirst(2), radix: 16) }
-            else if name.hasPrefix("#") { code = UInt32(name.dropFirst(1), radix: 10) }
+            if name.hasPrefix("#x") {
+                code = UInt32(name.dropFirst(2), radix: 16)
+            } else if name.hasPrefix("#") {
+                code = UInt32(name.dropFirst(1), radix: 10)
+            }
             guard let code, let scalar = Unicode.Scalar(code) else {
                 throw error("unknown entity &\(name);", at: start)
             }
@@ -360,10 +391,13 @@ struct XMLReader {
         let negative = digits.first == "-"
         if negative || digits.first == "+" { digits = digits.dropFirst() }
         var radix = 10
-        if digits.hasPrefix("0x") || digits.hasPrefix("0X") { radix = 16; digits = digits.dropFirst(2) }
+        if digits.hasPrefix("0x") || digits.hasPrefix("0X") {
+            radix = 16
+            digits = digits.dropFirst(2)
+        }
         // Digits only (Int64(_:radix:) would also take a second sign).
         guard !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isHexDigit && (radix == 16 || $0.isNumber) }),
-              let magnitude = UInt64(digits, radix: radix)
+            let magnitude = UInt64(digits, radix: radix)
         else { throw error("<integer> holds \"\(trimmed.prefix(40))\", not a whole number", at: offset) }
         if negative {
             guard magnitude <= UInt64(Int64.max) + 1 else { throw error("<integer> \(trimmed) does not fit in 64 bits", at: offset) }
@@ -412,7 +446,7 @@ struct XMLReader {
         let signedYear = negative ? -year : year
         let (month, day, hour, minute, second) = (fields[0], fields[1], fields[2], fields[3], fields[4])
         guard (1...12).contains(month), day >= 1, day <= CivilCalendar.daysInMonth(month, year: signedYear),
-              hour < 24, minute < 60, second < 60
+            hour < 24, minute < 60, second < 60
         else { throw fail() }
         let days = CivilCalendar.days(year: signedYear, month: month, day: day)
         let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - XMLDate.referenceSinceUnixEpoch
@@ -429,7 +463,9 @@ struct XMLReader {
         let text = try text(of: tag)
         var decoded = [UInt8]()
         decoded.reserveCapacity(text.utf8.count * 3 / 4)
-        var group: UInt32 = 0, groupLength = 0, padding = 0
+        var group: UInt32 = 0
+        var groupLength = 0
+        var padding = 0
         var offset = textStart
         for byte in text.utf8 {
             defer { offset += 1 }

@@ -71,7 +71,9 @@ extension ScenarioParser {
     /// `{copy: STORE, device: D, key: K, value: V | absent: true}`, `{uploads: DEVICE, count: N}`.
     static func parseCloudCheck(_ fields: [String: SpecNode], _ node: SpecNode, _ context: Context) throws -> Check? {
         if let uploads = fields["uploads"] {
-            guard let device = try context.device(uploads), let count = fields["count"] else { throw node.error("an uploads check needs a device and 'count'") }
+            guard let device = try context.device(uploads), let count = fields["count"] else {
+                throw node.error("an uploads check needs a device and 'count'")
+            }
             return .cloud(.uploads(device: device, count: try count.int(in: 0...maximumCount)))
         }
         func keyAndValue() throws -> (String, PlistValue??) {
@@ -83,9 +85,11 @@ extension ScenarioParser {
         if let store = fields["cloud"] {
             guard let account = fields["account"] else { throw node.error("a cloud check needs 'account' (whose copy in the cloud)") }
             let (key, value) = try keyAndValue()
-            return .cloud(.cloudValue(store: try store.string(), account: try account.string(), key: key, value: value,
-                                      writtenBy: try context.device(fields["by"]),
-                                      aheadMs: try fields["ahead-ms"].map { Int(try $0.int64(in: NetworkAction.skewRange)) }))
+            return .cloud(
+                .cloudValue(
+                    store: try store.string(), account: try account.string(), key: key, value: value,
+                    writtenBy: try context.device(fields["by"]),
+                    aheadMs: try fields["ahead-ms"].map { Int(try $0.int64(in: NetworkAction.skewRange)) }))
         }
         if let store = fields["copy"] {
             guard let device = try context.device(fields["device"]) else { throw node.error("a copy check needs 'device'") }
@@ -125,10 +129,13 @@ extension StepGrammar {
     static let networkChoices = ["latency-ms", "partition", "heal", "drop-pushes", "duplicate-pushes"]
 
     static let cloudSteps: [StepSpec] = [
-        StepSpec("kvs-set", fields: [
-            .required("in", .process), .required("key"), .optional("value", .value),
-            .optional("bytes", .number(1...16 << 20), "in place of `value`: a string of that many bytes, for the 1 MB limits"),
-        ], does: "`NSUbiquitousKeyValueStore.set` in that process (the target needs `icloud-kvs`)") { input in
+        StepSpec(
+            "kvs-set",
+            fields: [
+                .required("in", .process), .required("key"), .optional("value", .value),
+                .optional("bytes", .number(1...16 << 20), "in place of `value`: a string of that many bytes, for the 1 MB limits"),
+            ], does: "`NSUbiquitousKeyValueStore.set` in that process (the target needs `icloud-kvs`)"
+        ) { input in
             let fields = try input.fields()
             let process = try fields.process("in")
             let key = try fields.node("key").string()
@@ -139,18 +146,23 @@ extension StepGrammar {
             case (nil, _?):
                 // `bytes: N`: a string of N "x" (N bytes in the store), for limits a file could not spell out.
                 let size = try fields.number("bytes")!
-                return (.command(process: process, .cloudSet(key: key, value: .string(String(repeating: "x", count: size)))),
-                        "kvs-set \(key)=<\(size) bytes> in \(process)")
+                return (
+                    .command(process: process, .cloudSet(key: key, value: .string(String(repeating: "x", count: size)))),
+                    "kvs-set \(key)=<\(size) bytes> in \(process)"
+                )
             default: throw input.body.error("kvs-set takes 'value' or 'bytes' (a generated string of that many bytes)")
             }
         },
         StepSpec("kvs-remove", fields: [.required("in", .process), .required("key")], does: "`removeObject` on the store") { input in
             let fields = try input.fields()
-            let process = try fields.process("in"), key = try fields.node("key").string()
+            let process = try fields.process("in")
+            let key = try fields.node("key").string()
             return (.command(process: process, .cloudRemove(key: key)), "kvs-remove \(key) in \(process)")
         },
-        StepSpec("sign-in", fields: [.required("device", .device), .required("account")],
-                 does: "signs the device in (switching if another account was signed in)") { input in
+        StepSpec(
+            "sign-in", fields: [.required("device", .device), .required("account")],
+            does: "signs the device in (switching if another account was signed in)"
+        ) { input in
             let fields = try input.fields()
             let account = try fields.node("account").string()
             do { try DomainName.validate(account, what: "account name") } catch { throw fields.node("account").error("\(error)") }
@@ -158,14 +170,21 @@ extension StepGrammar {
             return (.cloud(.signIn(device: name, account: account)), "sign \(name) in to \(account)")
         },
         deviceStep("sign-out", does: "signs it out: the account's values leave the device") { (.signOut(device: $0), "sign \($0) out") },
-        deviceStep("offline", does: "its agent disconnects and stays so; its apps go on writing") { (.network(device: $0, .offline), "\($0) offline") },
+        deviceStep("offline", does: "its agent disconnects and stays so; its apps go on writing") {
+            (.network(device: $0, .offline), "\($0) offline")
+        },
         deviceStep("online", does: "its agent reconnects") { (.network(device: $0, .online), "\($0) online") },
-        StepSpec("network", fields: [
-            .required("device", .device), .optional("latency-ms", .milliseconds(NetworkAction.latencyRange)),
-            .optional("partition", .flag), .optional("heal", .flag), .optional("drop-pushes", pushCount), .optional("duplicate-pushes", pushCount),
-        ], does: "faults the cloud applies to that device's traffic; exactly one of the fields besides `device`", read: readNetwork),
-        StepSpec("clock-skew", fields: [.required("device", .device), .required("ms", .milliseconds(NetworkAction.skewRange), "may be negative")],
-                 does: "the device's apps stamp writes that far off the real time") { input in
+        StepSpec(
+            "network",
+            fields: [
+                .required("device", .device), .optional("latency-ms", .milliseconds(NetworkAction.latencyRange)),
+                .optional("partition", .flag), .optional("heal", .flag), .optional("drop-pushes", pushCount),
+                .optional("duplicate-pushes", pushCount),
+            ], does: "faults the cloud applies to that device's traffic; exactly one of the fields besides `device`", read: readNetwork),
+        StepSpec(
+            "clock-skew", fields: [.required("device", .device), .required("ms", .milliseconds(NetworkAction.skewRange), "may be negative")],
+            does: "the device's apps stamp writes that far off the real time"
+        ) { input in
             let fields = try input.fields()
             let name = try fields.device("device")!
             let ms = try fields.milliseconds("ms")!
@@ -175,10 +194,12 @@ extension StepGrammar {
         bareStep("restart-cloud", does: "starts it again (same port, same data)", .restartCloud, "restart the cloud"),
         deviceStep("kill-agent", does: "kill -9 that device's sync agent") { (.killAgent(device: $0), "kill -KILL \($0)'s sync agent") },
         deviceStep("restart-agent", does: "starts that device's sync agent again") { (.restartAgent(device: $0), "restart \($0)'s sync agent") },
-        StepSpec("wait-cloud", shorthand: "nothing", fields: [.optional("timeout", .seconds, "default \(Int(ScenarioParser.defaultCloudWait))")],
-                 does: "has every running app with an iCloud store save its writes (`synchronize`), then waits until every signed-in, online "
-                     + "device with a running agent has uploaded what it can, has had its first download, and is at the cloud's revision of each of its stores; "
-                     + "then saves the apps again (a bridge may answer the first download with a write) and waits again, until a save adds nothing") { input in
+        StepSpec(
+            "wait-cloud", shorthand: "nothing", fields: [.optional("timeout", .seconds, "default \(Int(ScenarioParser.defaultCloudWait))")],
+            does: "has every running app with an iCloud store save its writes (`synchronize`), then waits until every signed-in, online "
+                + "device with a running agent has uploaded what it can, has had its first download, and is at the cloud's revision of each of its stores; "
+                + "then saves the apps again (a bridge may answer the first download with a write) and waits again, until a save adds nothing"
+        ) { input in
             var timeout = ScenarioParser.defaultCloudWait
             if input.isMapping {
                 timeout = try input.fields().seconds("timeout") ?? timeout

@@ -15,13 +15,16 @@ extension ScenarioParser {
     static func parseProcess(_ name: String, _ node: SpecNode, app: AppManifest, devices: [String], file: String) throws -> ProcessSpec {
         let spec = try node.fields(allowed: ["role", "device", "args", "exec", "target", "env", "control", "start-timeout"])
         let device = try spec["device"]?.string() ?? devices[0]
-        guard devices.contains(device) else { throw spec["device"]!.error("unknown device '\(device)'; declared: \(devices.joined(separator: ", "))") }
+        guard devices.contains(device) else {
+            throw spec["device"]!.error("unknown device '\(device)'; declared: \(devices.joined(separator: ", "))")
+        }
         let arguments = try spec["args"]?.strings() ?? []
         if let execNode = spec["exec"] {
             if let roleNode = spec["role"] { throw roleNode.error("a process has 'role' (a built-in process) or 'exec' (your executable), not both") }
             let targetText = try spec["target"]?.string() ?? "app"
             guard let role = executableTargets[targetText] else {
-                throw spec["target"]!.error("target is app, widget or intent (which of the app's targets the executable plays), found '\(targetText)'")
+                throw spec["target"]!.error(
+                    "target is app, widget or intent (which of the app's targets the executable plays), found '\(targetText)'")
             }
             guard app.targets[role] != nil else { throw (spec["target"] ?? execNode).error("the app '\(app.name)' has no \(role.rawValue) target") }
             var executable = try parseExecutable(execNode, environment: spec["env"], control: spec["control"], file: file)
@@ -31,7 +34,9 @@ extension ScenarioParser {
         for key in ["target", "env", "control", "start-timeout"] where spec[key] != nil {
             throw spec[key]!.error("'\(key)' goes with 'exec' (your own executable), not with a built-in role")
         }
-        guard let roleNode = spec["role"] else { throw node.error("a process needs 'role' (main-app or widget) or 'exec' (your executable and its arguments)") }
+        guard let roleNode = spec["role"] else {
+            throw node.error("a process needs 'role' (main-app or widget) or 'exec' (your executable and its arguments)")
+        }
         let roleText = try roleNode.string()
         guard let role = Role(rawValue: roleText), role != .intentExtension else {
             throw roleNode.error("role must be main-app or widget (run the intent extension with the 'intent' step), found '\(roleText)'")
@@ -44,7 +49,9 @@ extension ScenarioParser {
     /// and whether it links SimulatedFoundation is read from it.
     static func parseExecutable(_ node: SpecNode, environment: SpecNode?, control: SpecNode?, file: String) throws -> ExecutableSpec {
         let words = try node.listOrSingle().map { try $0.string() }
-        guard let name = words.first, !name.isEmpty else { throw node.error("exec needs the executable, e.g. exec: [../.build/debug/MyTool, --verbose]") }
+        guard let name = words.first, !name.isEmpty else {
+            throw node.error("exec needs the executable, e.g. exec: [../.build/debug/MyTool, --verbose]")
+        }
         let path = try locateExecutable(name, at: node, scenarioFile: file)
         var variables: [String: String] = [:]
         for (variable, value) in try environment?.entries() ?? [] { variables[variable] = try value.string() }
@@ -77,7 +84,9 @@ extension ScenarioParser {
         guard manager.fileExists(atPath: path) else {
             throw node.error("no executable at '\(path)' (exec paths are relative to the scenario file's folder); build it first, e.g. swift build")
         }
-        guard runnable(path) else { throw node.error("'\(path)' is not an executable file (a folder, a device, or a file not marked executable: chmod +x)") }
+        guard runnable(path) else {
+            throw node.error("'\(path)' is not an executable file (a folder, a device, or a file not marked executable: chmod +x)")
+        }
         return path
     }
 }
@@ -92,7 +101,8 @@ enum SimulatedFoundationLinkage {
     /// The file cannot be read as an ELF executable (a script, say): `control: true` is believed.
     case unknown(String)
 
-    static let howToLink = "link SimulatedFoundation: add `.product(name: \"SimulatedFoundation\", package: …)` to the target's dependencies "
+    static let howToLink =
+        "link SimulatedFoundation: add `.product(name: \"SimulatedFoundation\", package: …)` to the target's dependencies "
         + "and `import SimulatedFoundation` where it uses UserDefaults (docs/api.md), or leave out the steps that need the channel"
 
     static func of(_ path: String) -> SimulatedFoundationLinkage {
@@ -102,7 +112,9 @@ enum SimulatedFoundationLinkage {
             if try file.definesSymbol(withPrefix: ControlProtocol.channelServerSymbolPrefix) { return .links }
             return .absent("'\(path)' does not link SimulatedFoundation (no symbol of its control channel in the file); \(howToLink)")
         } catch {
-            return .unknown("the runner cannot tell whether '\(path)' links SimulatedFoundation (\(error)); if it does, say control: true; otherwise \(howToLink)")
+            return .unknown(
+                "the runner cannot tell whether '\(path)' links SimulatedFoundation (\(error)); if it does, say control: true; otherwise \(howToLink)"
+            )
         }
     }
 

@@ -1,7 +1,7 @@
-import Foundation
-import PropertyList
 import AppModel
 import AppProtocol
+import Foundation
+import PropertyList
 
 /// One scenario file, checked and ready to run.
 public struct Scenario: Sendable {
@@ -183,7 +183,9 @@ public struct EventMatcher: Sendable, CustomStringConvertible {
 
     public init(event: String) { self.event = event }
 
-    public static let events = ["change", "render", "notification", "cloud-change", "warning", "exit", "ready", "intent-result", "error", "delivery", "output"]
+    public static let events = [
+        "change", "render", "notification", "cloud-change", "warning", "exit", "ready", "intent-result", "error", "delivery", "output",
+    ]
 
     /// Whether the event comes over the control protocol (output and exit are seen without it).
     public var needsControl: Bool { event != "output" && event != "exit" }
@@ -194,7 +196,9 @@ public struct EventMatcher: Sendable, CustomStringConvertible {
         if let value { parts.append("value \(value.map { PlistJSON.encode($0) } ?? "absent")") }
         if let origin { parts.append("origin \(origin)") }
         if let reason { parts.append("reason \(reason)") }
-        if let card { parts.append("card \(card.keys.sorted().map { "\($0)=\(card[$0]!.map { PlistJSON.encode($0) } ?? "absent")" }.joined(separator: ","))") }
+        if let card {
+            parts.append("card \(card.keys.sorted().map { "\($0)=\(card[$0]!.map { PlistJSON.encode($0) } ?? "absent")" }.joined(separator: ","))")
+        }
         if let kind { parts.append("kind \(kind)") }
         if let status { parts.append("status \(status)") }
         if let keys { parts.append("keys [\(keys.joined(separator: ", "))]") }
@@ -242,7 +246,7 @@ public enum Check: Sendable {
     public var controlledProcess: String? {
         switch self {
         case .value(let process, _, _, _), .typedValue(let process, _, _, _), .card(let process, _), .acknowledged(let process),
-             .cloudValueIn(let process, _, _), .searchList(let process, _):
+            .cloudValueIn(let process, _, _), .searchList(let process, _):
             process
         case .saw(let process, let matcher, _), .notSaw(let process, let matcher): matcher.needsControl ? process : nil
         case .file, .exit, .cloud, .output: nil

@@ -12,7 +12,10 @@ public enum ScenarioCatalog {
             guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
                 throw SpecError(file: path, line: 0, column: 0, message: "no such file or folder")
             }
-            if !isFolder.boolValue { files.append(path); continue }
+            if !isFolder.boolValue {
+                files.append(path)
+                continue
+            }
             let enumerator = FileManager.default.enumerator(atPath: path)
             while let relative = enumerator?.nextObject() as? String {
                 if relative.split(separator: "/").contains("apps") { continue }
@@ -24,14 +27,16 @@ public enum ScenarioCatalog {
 
     /// Parses every file; returns the scenarios and the errors (by file).
     public static func load(_ files: [String]) -> (scenarios: [Scenario], errors: [Error]) {
-        var scenarios: [Scenario] = [], errors: [Error] = []
+        var scenarios: [Scenario] = []
+        var errors: [Error] = []
         for file in files {
             do { scenarios.append(try ScenarioParser.load(file)) } catch { errors.append(error) }
         }
         var seen: [String: String] = [:]
         for scenario in scenarios {
             if let other = seen[scenario.name] {
-                errors.append(SpecError(file: scenario.file, line: 1, column: 1, message: "scenario name '\(scenario.name)' is also used by \(other)"))
+                errors.append(
+                    SpecError(file: scenario.file, line: 1, column: 1, message: "scenario name '\(scenario.name)' is also used by \(other)"))
             }
             seen[scenario.name] = scenario.file
         }

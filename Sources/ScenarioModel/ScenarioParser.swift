@@ -1,8 +1,8 @@
+import AppModel
+import AppProtocol
 import Foundation
 import GroupDefaults
 import PropertyList
-import AppModel
-import AppProtocol
 import SpecFormat
 import Yams
 
@@ -69,7 +69,9 @@ public enum ScenarioParser {
         /// Refuses a step or check that speaks the control protocol with a process that has no control channel.
         func requireControl(_ process: String, at node: SpecNode, for what: String) throws {
             guard let spec = processes[process], !spec.hasControlChannel else { return }
-            throw node.error("\(what) needs the control channel of \(process), and \(process) has none: \(spec.executable?.noControlReason ?? "it has no control channel")")
+            throw node.error(
+                "\(what) needs the control channel of \(process), and \(process) has none: \(spec.executable?.noControlReason ?? "it has no control channel")"
+            )
         }
 
         func device(_ node: SpecNode?) throws -> String? {
@@ -112,7 +114,9 @@ public enum ScenarioParser {
         return result
     }
 
-    static let matcherKeys = ["key", "value", "absent", "origin", "reason", "card", "kind", "status", "keys", "message", "value-domain", "mechanism", "matches", "stream"]
+    static let matcherKeys = [
+        "key", "value", "absent", "origin", "reason", "card", "kind", "status", "keys", "message", "value-domain", "mechanism", "matches", "stream",
+    ]
 
     static func parseMatcher(_ fields: [String: SpecNode], eventNode: SpecNode) throws -> EventMatcher {
         let event = try eventNode.string()
@@ -137,14 +141,19 @@ public enum ScenarioParser {
         }
         if matcher.keys != nil && event != "cloud-change" { throw fields["keys"]!.error("'keys' goes with the cloud-change event") }
         matcher.message = try fields["message"]?.string()
-        if matcher.message != nil && !["warning", "error"].contains(event) { throw fields["message"]!.error("'message' goes with warning and error events") }
+        if matcher.message != nil && !["warning", "error"].contains(event) {
+            throw fields["message"]!.error("'message' goes with warning and error events")
+        }
         matcher.valueDomain = try fields["value-domain"]?.string()
         if matcher.valueDomain != nil && event != "change" { throw fields["value-domain"]!.error("'value-domain' goes with the change event") }
         matcher.mechanism = try fields["mechanism"]?.string()
         if let mechanism = matcher.mechanism {
-            guard ["change", "delivery"].contains(event) else { throw fields["mechanism"]!.error("'mechanism' goes with the change and delivery events") }
+            guard ["change", "delivery"].contains(event) else {
+                throw fields["mechanism"]!.error("'mechanism' goes with the change and delivery events")
+            }
             guard DeliveryMechanism(rawValue: mechanism) != nil else {
-                throw fields["mechanism"]!.error("a delivery mechanism is one of \(DeliveryMechanism.allCases.map(\.rawValue).joined(separator: ", ")), found '\(mechanism)'")
+                throw fields["mechanism"]!.error(
+                    "a delivery mechanism is one of \(DeliveryMechanism.allCases.map(\.rawValue).joined(separator: ", ")), found '\(mechanism)'")
             }
         }
         matcher.pattern = try fields["matches"].map(parsePattern)
@@ -221,8 +230,11 @@ public enum ScenarioParser {
         }
         if let output = fields["output"] {
             let inner = try output.fields(allowed: ["contains", "matches", "stream"])
-            let contains = try inner["contains"]?.string(), pattern = try inner["matches"].map(parsePattern)
-            guard contains != nil || pattern != nil else { throw output.error("an output check needs 'contains' (text) or 'matches' (a regular expression)") }
+            let contains = try inner["contains"]?.string()
+            let pattern = try inner["matches"].map(parsePattern)
+            guard contains != nil || pattern != nil else {
+                throw output.error("an output check needs 'contains' (text) or 'matches' (a regular expression)")
+            }
             return .output(process: process, contains: contains, pattern: pattern, stream: try inner["stream"].map(parseStream))
         }
         if let order = fields["search-list"] {
@@ -239,7 +251,9 @@ public enum ScenarioParser {
             }
             return .card(process: process, try parseCard(card))
         }
-        guard let key = fields["key"] else { throw node.error("a process check needs 'key' (with value, absent or domain), 'saw', 'not-saw' or 'card'") }
+        guard let key = fields["key"] else {
+            throw node.error("a process check needs 'key' (with value, absent or domain), 'saw', 'not-saw' or 'card'")
+        }
         if let kindNode = fields["as"] {
             let name = try kindNode.string()
             guard let kind = TypedRead(rawValue: name) else {
@@ -326,7 +340,9 @@ public enum ScenarioParser {
                 return false
             }
             guard killed else { return step }
-            var cut = Burst(process: burst.process, count: burst.count, keyTemplate: burst.keyTemplate, value: burst.value, syncEvery: burst.syncEvery, waitForResponses: false)
+            var cut = Burst(
+                process: burst.process, count: burst.count, keyTemplate: burst.keyTemplate, value: burst.value, syncEvery: burst.syncEvery,
+                waitForResponses: false)
             cut.cloud = burst.cloud
             cut.background = burst.background
             return Step(action: .burst(cut), line: step.line, keyword: step.keyword, summary: step.summary)

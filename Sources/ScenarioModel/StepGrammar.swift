@@ -65,8 +65,10 @@ public struct StepSpec: Sendable {
     public let does: String
     let read: @Sendable (StepInput) throws -> (Step.Action, String)
 
-    init(_ keyword: String, shorthand: String? = nil, fields: [StepField] = [], takesFilters: Bool = false, does: String,
-         read: @escaping @Sendable (StepInput) throws -> (Step.Action, String)) {
+    init(
+        _ keyword: String, shorthand: String? = nil, fields: [StepField] = [], takesFilters: Bool = false, does: String,
+        read: @escaping @Sendable (StepInput) throws -> (Step.Action, String)
+    ) {
         self.keyword = keyword
         self.shorthand = shorthand
         self.fields = fields

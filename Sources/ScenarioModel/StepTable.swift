@@ -21,22 +21,31 @@ public enum StepGrammar {
     // MARK: Processes
 
     static let processSteps: [StepSpec] = [
-        StepSpec("launch", shorthand: "a process name or a list of them",
-                 fields: [.required("process", .process), .required("fails", .text, "text its error must say"), .optional("status", .number(1...255), "default 1")],
-                 does: "starts them and waits until each answers a request (fully started: a widget's timeline listens); "
-                     + "with `fails`, the launch must fail: the process exits with `status` without coming up, and its error says the text") { input in
+        StepSpec(
+            "launch", shorthand: "a process name or a list of them",
+            fields: [
+                .required("process", .process), .required("fails", .text, "text its error must say"),
+                .optional("status", .number(1...255), "default 1"),
+            ],
+            does: "starts them and waits until each answers a request (fully started: a widget's timeline listens); "
+                + "with `fails`, the launch must fail: the process exits with `status` without coming up, and its error says the text"
+        ) { input in
             if input.isMapping {
                 let fields = try input.fields()
                 let process = try fields.process("process")
                 let status = Int32(try fields.number("status") ?? 1)
-                return (.launchFails(process: process, message: try fields.node("fails").string(), status: status), "launch \(process), which must fail")
+                return (
+                    .launchFails(process: process, message: try fields.node("fails").string(), status: status), "launch \(process), which must fail"
+                )
             }
             let names = try input.body.listOrSingle().map { try input.context.process($0) }
             return (.launch(names), "launch \(names.joined(separator: ", "))")
         },
-        StepSpec("restart", shorthand: "a process name", fields: [.required("process", .process), .optional("args", .words)],
-                 does: "ends it cleanly (stdin closed) if it runs, and starts it again — also after it exited or was killed: "
-                     + "with the declared `args` if none are given, with none for `args: []`") { input in
+        StepSpec(
+            "restart", shorthand: "a process name", fields: [.required("process", .process), .optional("args", .words)],
+            does: "ends it cleanly (stdin closed) if it runs, and starts it again — also after it exited or was killed: "
+                + "with the declared `args` if none are given, with none for `args: []`"
+        ) { input in
             if input.isScalar {
                 let process = try input.process()
                 return (.restart(process: process, arguments: nil), "restart \(process)")
@@ -44,31 +53,40 @@ public enum StepGrammar {
             let fields = try input.fields()
             let process = try fields.process("process")
             let arguments = try fields.words("args")
-            return (.restart(process: process, arguments: arguments), "restart \(process)" + (arguments.map { " with \($0.joined(separator: " "))" } ?? ""))
+            return (
+                .restart(process: process, arguments: arguments),
+                "restart \(process)" + (arguments.map { " with \($0.joined(separator: " "))" } ?? "")
+            )
         },
         StepSpec("quit", shorthand: "a process name", does: "closes its stdin: it commits and exits 0") { input in
             let process = try input.process()
             return (.quit(process), "quit \(process)")
         },
-        StepSpec("send", fields: [.required("to", .process), .required("line", .text, "written with a newline")],
-                 does: "writes a line to the process's stdin (an interactive tool reads it); a built-in role reads its stdin as the control protocol") { input in
+        StepSpec(
+            "send", fields: [.required("to", .process), .required("line", .text, "written with a newline")],
+            does: "writes a line to the process's stdin (an interactive tool reads it); a built-in role reads its stdin as the control protocol"
+        ) { input in
             let fields = try input.fields()
             let process = try fields.process("to")
             let line = try fields.node("line").string()
             return (.send(process: process, line: line), "send \(PlistJSON.quote(line)) to \(process)")
         },
-        StepSpec("intent", fields: [
-            .required("name"), .optional("params", .mapping), .optional("device", .device),
-            .optional("status", status, "expected exit status, default 0"), .optional("args", .words),
-            .optional("result", .value, "the value it must report having stored; `~` for absent"),
-        ], does: "runs the intent extension once and waits for it to exit", read: ScenarioParser.readIntent),
+        StepSpec(
+            "intent",
+            fields: [
+                .required("name"), .optional("params", .mapping), .optional("device", .device),
+                .optional("status", status, "expected exit status, default 0"), .optional("args", .words),
+                .optional("result", .value, "the value it must report having stored; `~` for absent"),
+            ], does: "runs the intent extension once and waits for it to exit", read: ScenarioParser.readIntent),
     ]
 
     // MARK: The defaults API
 
     /// A request to a process: `{ in: PROCESS, … }`, summarised as "set key=… value=… in app".
-    static func request(_ keyword: String, _ fields: [StepField], does: String,
-                        _ make: @escaping @Sendable (StepFields) throws -> AppRequest) -> StepSpec {
+    static func request(
+        _ keyword: String, _ fields: [StepField], does: String,
+        _ make: @escaping @Sendable (StepFields) throws -> AppRequest
+    ) -> StepSpec {
         StepSpec(keyword, fields: [.required("in", .process)] + fields, does: does) { input in
             let fields = try input.fields()
             let process = try fields.process("in")
@@ -93,7 +111,10 @@ public enum StepGrammar {
         request("register", [.required("defaults", .mapping)], does: "`register(defaults:)` in that process only") {
             .register(defaults: try $0.node("defaults").plistDictionary())
         },
-        request("add-suite", [.required("name")], does: "`addSuite(named:)`: just below the process's own suite, so the suite added last is searched first") {
+        request(
+            "add-suite", [.required("name")],
+            does: "`addSuite(named:)`: just below the process's own suite, so the suite added last is searched first"
+        ) {
             .addSuite(name: try $0.node("name").string())
         },
         request("remove-suite", [.required("name")], does: "`removeSuite(named:)`") { .removeSuite(name: try $0.node("name").string()) },
@@ -117,12 +138,15 @@ public enum StepGrammar {
             return (.command(process: process, .reloadTimeline), "reload \(process)")
         },
         request("reload-widgets", of: "a process name (the app)", does: "asks WidgetCenter to reload every widget", .reloadWidgets),
-        StepSpec("burst", fields: [
-            .required("in", .process), .required("count", count), .required("key", .text, "may contain `{i}`"),
-            .optional("value", .value, "may be `{i}`, then the integer i"), .optional("sync-every", count),
-            .optional("kvs", .flag, "`true`: to the iCloud store"), .optional("background", .flag, "`true`: the next steps run while it does"),
-        ], does: "sends `count` sets without waiting, with a synchronize every `sync-every` sets; acknowledged synchronizes are remembered for "
-            + "`expect: { acknowledged: … }`. Waits for all responses unless a later `kill` cuts it short", read: ScenarioParser.readBurst),
+        StepSpec(
+            "burst",
+            fields: [
+                .required("in", .process), .required("count", count), .required("key", .text, "may contain `{i}`"),
+                .optional("value", .value, "may be `{i}`, then the integer i"), .optional("sync-every", count),
+                .optional("kvs", .flag, "`true`: to the iCloud store"), .optional("background", .flag, "`true`: the next steps run while it does"),
+            ],
+            does: "sends `count` sets without waiting, with a synchronize every `sync-every` sets; acknowledged synchronizes are remembered for "
+                + "`expect: { acknowledged: … }`. Waits for all responses unless a later `kill` cuts it short", read: ScenarioParser.readBurst),
         StepSpec("wait-burst", shorthand: "a process name", does: "waits until the answers of its background burst are in") { input in
             let process = try input.process()
             return (.waitBurst(process), "wait for \(process)'s burst")
@@ -132,11 +156,16 @@ public enum StepGrammar {
     // MARK: Outside tools
 
     /// `defaults` and `run`: a list of words, or `{ args, status, output }`.
-    static func tool(_ keyword: String, shorthand: String, does: String, needsCommand: Bool,
-                     _ make: @escaping @Sendable ([String], Int32, String?) -> Step.Action) -> StepSpec {
-        StepSpec(keyword, shorthand: shorthand, fields: [
-            .required("args", .words), .optional("status", status, "default 0"), .optional("output", .text, "text its stdout must contain"),
-        ], does: does) { input in
+    static func tool(
+        _ keyword: String, shorthand: String, does: String, needsCommand: Bool,
+        _ make: @escaping @Sendable ([String], Int32, String?) -> Step.Action
+    ) -> StepSpec {
+        StepSpec(
+            keyword, shorthand: shorthand,
+            fields: [
+                .required("args", .words), .optional("status", status, "default 0"), .optional("output", .text, "text its stdout must contain"),
+            ], does: does
+        ) { input in
             if input.isList {
                 let words = try input.body.strings()
                 if needsCommand, words.isEmpty { throw input.body.error("run needs a command, e.g. run: [python3, check.py]") }
@@ -150,32 +179,44 @@ public enum StepGrammar {
     }
 
     static let toolSteps: [StepSpec] = [
-        tool("defaults", shorthand: "a list of words",
-             does: "runs `groupsim defaults WORDS…` against the scenario's root (an outside writer), in the scenario file's folder "
-                 + "(so `import data.plist` reads the file beside it); `output` is what `read`, `read-type` or `export … -` printed",
-             needsCommand: false) { .defaults(arguments: $0, status: $1, output: $2) },
-        tool("run", shorthand: "a command as a list of words",
-             does: "runs a command for its verdict (say, a script that checks the files with another tool), in the scenario file's folder "
-                 + "with `GROUPSIM_ROOT` and `GROUPSIM_DEVICE` set; a bare name is looked up on `PATH`. Its status must be `status`; "
-                 + "its output, and stderr, are in the report",
-             needsCommand: true) { .run(arguments: $0, status: $1, output: $2) },
+        tool(
+            "defaults", shorthand: "a list of words",
+            does: "runs `groupsim defaults WORDS…` against the scenario's root (an outside writer), in the scenario file's folder "
+                + "(so `import data.plist` reads the file beside it); `output` is what `read`, `read-type` or `export … -` printed",
+            needsCommand: false
+        ) { .defaults(arguments: $0, status: $1, output: $2) },
+        tool(
+            "run", shorthand: "a command as a list of words",
+            does: "runs a command for its verdict (say, a script that checks the files with another tool), in the scenario file's folder "
+                + "with `GROUPSIM_ROOT` and `GROUPSIM_DEVICE` set; a bare name is looked up on `PATH`. Its status must be `status`; "
+                + "its output, and stderr, are in the report",
+            needsCommand: true
+        ) { .run(arguments: $0, status: $1, output: $2) },
     ]
 
     // MARK: Waiting
 
     static let waitSteps: [StepSpec] = [
-        StepSpec("wait", fields: [.required("for", .text, "an event"), .required("in", .process), .optional("timeout", .seconds, "default \(Int(ScenarioParser.defaultWait))")],
-                 takesFilters: true, does: "waits for an event in that process (see below)") { input in
+        StepSpec(
+            "wait",
+            fields: [
+                .required("for", .text, "an event"), .required("in", .process),
+                .optional("timeout", .seconds, "default \(Int(ScenarioParser.defaultWait))"),
+            ],
+            takesFilters: true, does: "waits for an event in that process (see below)"
+        ) { input in
             let fields = try input.fields()
             let process = try fields.process("in")
             let matcher = try ScenarioParser.parseMatcher(fields.nodes, eventNode: fields.node("for"))
             let timeout = try fields.seconds("timeout") ?? ScenarioParser.defaultWait
             return (.wait(process: process, matcher: matcher, timeout: timeout), "wait for \(matcher) in \(process)")
         },
-        StepSpec("quiet", fields: [.required("for", .text, "an event"), .required("in", .process), .required("seconds", .seconds)],
-                 takesFilters: true,
-                 does: "nothing matching may happen in that process for that long from now (a suspended widget must not render); "
-                     + "the one step that always takes its whole time") { input in
+        StepSpec(
+            "quiet", fields: [.required("for", .text, "an event"), .required("in", .process), .required("seconds", .seconds)],
+            takesFilters: true,
+            does: "nothing matching may happen in that process for that long from now (a suspended widget must not render); "
+                + "the one step that always takes its whole time"
+        ) { input in
             let fields = try input.fields()
             let process = try fields.process("in")
             let matcher = try ScenarioParser.parseMatcher(fields.nodes, eventNode: fields.node("for"))
@@ -187,10 +228,13 @@ public enum StepGrammar {
     // MARK: Faults
 
     static let faultSteps: [StepSpec] = [
-        StepSpec("kill", shorthand: "a process name", fields: [
-            .required("process", .process), .optional("signal", .text, "KILL, TERM, INT, STOP or CONT; default KILL"),
-            .optional("after-acks", .number(0...ScenarioParser.maximumCount)),
-        ], does: "sends a signal; `after-acks: N` first waits until N of its burst's synchronizes were acknowledged") { input in
+        StepSpec(
+            "kill", shorthand: "a process name",
+            fields: [
+                .required("process", .process), .optional("signal", .text, "KILL, TERM, INT, STOP or CONT; default KILL"),
+                .optional("after-acks", .number(0...ScenarioParser.maximumCount)),
+            ], does: "sends a signal; `after-acks: N` first waits until N of its burst's synchronizes were acknowledged"
+        ) { input in
             if input.isScalar {
                 let process = try input.process()
                 return (.kill(process: process, signal: SIGKILL, afterAcks: nil), "kill \(process)")
@@ -198,7 +242,10 @@ public enum StepGrammar {
             let fields = try input.fields()
             let process = try fields.process("process")
             let signal = try ScenarioParser.parseSignal(fields["signal"])
-            return (.kill(process: process, signal: signal, afterAcks: try fields.number("after-acks")), "kill -\(ScenarioParser.signalName(signal)) \(process)")
+            return (
+                .kill(process: process, signal: signal, afterAcks: try fields.number("after-acks")),
+                "kill -\(ScenarioParser.signalName(signal)) \(process)"
+            )
         },
         StepSpec("suspend", shorthand: "a process name", does: "SIGSTOP (a suspended extension)") { input in
             let process = try input.process()
@@ -208,12 +255,16 @@ public enum StepGrammar {
             let process = try input.process()
             return (.resume(process), "resume \(process)")
         },
-        StepSpec("corrupt", fields: [.required("domain"), .optional("device", .device), .optional("content")],
-                 does: "replaces a domain's plist with bytes that are not a property list") { input in
+        StepSpec(
+            "corrupt", fields: [.required("domain"), .optional("device", .device), .optional("content")],
+            does: "replaces a domain's plist with bytes that are not a property list"
+        ) { input in
             let fields = try input.fields()
             let domain = try fields.node("domain").string()
-            return (.corrupt(domain: domain, device: try fields.device("device"), content: try fields.text("content") ?? ScenarioParser.notAPropertyList),
-                    "corrupt \(domain)")
+            return (
+                .corrupt(domain: domain, device: try fields.device("device"), content: try fields.text("content") ?? ScenarioParser.notAPropertyList),
+                "corrupt \(domain)"
+            )
         },
         StepSpec("delete-file", fields: [.required("domain"), .optional("device", .device)], does: "deletes a domain's plist") { input in
             let fields = try input.fields()
@@ -249,20 +300,27 @@ extension ScenarioParser {
         }
         let name = try fields.node("name").string()
         let app = input.context.app
-        guard let extensionTarget = app.targets[.intentExtension] else { throw input.body.error("the app '\(app.name)' has no intent-extension target") }
+        guard let extensionTarget = app.targets[.intentExtension] else {
+            throw input.body.error("the app '\(app.name)' has no intent-extension target")
+        }
         let status = Int32(try fields.number("status") ?? 0)
         let parameters = try parameters(fields["params"])
-        let action = Step.Action.intent(name: name, parameters: parameters, device: try fields.device("device"),
-                                        status: status, arguments: try fields.words("args") ?? [], result: result)
+        let action = Step.Action.intent(
+            name: name, parameters: parameters, device: try fields.device("device"),
+            status: status, arguments: try fields.words("args") ?? [], result: result)
         guard extensionTarget.intents[name] != nil else {
             // Unknown intents are allowed only when the scenario expects the failure.
             if status == 0 {
-                throw fields.node("name").error("the intent extension has no intent '\(name)'; it has: "
-                    + "\(extensionTarget.intents.keys.sorted().joined(separator: ", ")) (expect status: 1 to show the failure)")
+                throw fields.node("name").error(
+                    "the intent extension has no intent '\(name)'; it has: "
+                        + "\(extensionTarget.intents.keys.sorted().joined(separator: ", ")) (expect status: 1 to show the failure)")
             }
             return (action, "intent \(name)")
         }
-        return (action, "intent \(name)" + (parameters.isEmpty ? "" : " " + parameters.keys.sorted().map { "\($0)=\(parameters[$0]!)" }.joined(separator: " ")))
+        return (
+            action,
+            "intent \(name)" + (parameters.isEmpty ? "" : " " + parameters.keys.sorted().map { "\($0)=\(parameters[$0]!)" }.joined(separator: " "))
+        )
     }
 
     @Sendable static func readBurst(_ input: StepInput) throws -> (Step.Action, String) {
@@ -272,10 +330,13 @@ extension ScenarioParser {
         var value: PlistValue? = nil
         if let node = fields["value"], (try? node.string()) != "{i}" { value = try node.plistValue() }
         let syncEvery = try fields.number("sync-every")
-        var burst = Burst(process: process, count: count, keyTemplate: try fields.node("key").string(), value: value, syncEvery: syncEvery, waitForResponses: true)
+        var burst = Burst(
+            process: process, count: count, keyTemplate: try fields.node("key").string(), value: value, syncEvery: syncEvery, waitForResponses: true)
         burst.cloud = try fields.flag("kvs") ?? false
         burst.background = try fields.flag("background") ?? false
-        if burst.cloud && syncEvery != nil { throw fields.node("sync-every").error("sync-every goes with defaults bursts; an iCloud write is on the device when it returns") }
+        if burst.cloud && syncEvery != nil {
+            throw fields.node("sync-every").error("sync-every goes with defaults bursts; an iCloud write is on the device when it returns")
+        }
         return (.burst(burst), "burst of \(count) \(burst.cloud ? "iCloud " : "")sets in \(process)")
     }
 }

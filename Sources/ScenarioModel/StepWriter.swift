@@ -34,7 +34,8 @@ public enum StepWriter {
         switch action {
         case .launch(let names): return ("launch", names.count == 1 ? scalar(names[0]) : list(names.map(scalar)))
         case .restart(let process, nil): return ("restart", scalar(process))
-        case .restart(let process, let arguments?): return ("restart", mapping([("process", scalar(process)), ("args", list(arguments.map(scalar)))]))
+        case .restart(let process, let arguments?):
+            return ("restart", mapping([("process", scalar(process)), ("args", list(arguments.map(scalar)))]))
         case .quit(let process): return ("quit", scalar(process))
         case .command(let process, let request): return command(process, request)
         case .intent(let name, let parameters, let device, let status, let arguments, let result):
@@ -50,17 +51,31 @@ public enum StepWriter {
         case .run(let arguments, let status, let output):
             return ("run", tool(arguments, status: status, output: output))
         case .wait(let process, let matcher, let timeout):
-            return ("wait", mapping([("for", scalar(matcher.event)), ("in", scalar(process))] + (timeout == ScenarioParser.defaultWait ? [] : [("timeout", "\(timeout)")]) + filters(matcher)))
+            return (
+                "wait",
+                mapping(
+                    [("for", scalar(matcher.event)), ("in", scalar(process))]
+                        + (timeout == ScenarioParser.defaultWait ? [] : [("timeout", "\(timeout)")]) + filters(matcher))
+            )
         case .quiet(let process, let matcher, let seconds):
             return ("quiet", mapping([("for", scalar(matcher.event)), ("in", scalar(process)), ("seconds", "\(seconds)")] + filters(matcher)))
         case .kill(let process, let signal, let afterAcks):
             if signal == SIGKILL && afterAcks == nil { return ("kill", scalar(process)) }
-            return ("kill", mapping([("process", scalar(process)), ("signal", ScenarioParser.signalName(signal))] + (afterAcks.map { [("after-acks", "\($0)")] } ?? [])))
+            return (
+                "kill",
+                mapping(
+                    [("process", scalar(process)), ("signal", ScenarioParser.signalName(signal))]
+                        + (afterAcks.map { [("after-acks", "\($0)")] } ?? []))
+            )
         case .suspend(let process): return ("suspend", scalar(process))
         case .resume(let process): return ("resume", scalar(process))
         case .corrupt(let domain, let device, let content):
-            return ("corrupt", mapping([("domain", scalar(domain))] + (device.map { [("device", scalar($0))] } ?? [])
-                                       + (content == ScenarioParser.notAPropertyList ? [] : [("content", quoted(content))])))
+            return (
+                "corrupt",
+                mapping(
+                    [("domain", scalar(domain))] + (device.map { [("device", scalar($0))] } ?? [])
+                        + (content == ScenarioParser.notAPropertyList ? [] : [("content", quoted(content))]))
+            )
         case .deleteFile(let domain, let device):
             return ("delete-file", mapping([("domain", scalar(domain))] + (device.map { [("device", scalar($0))] } ?? [])))
         case .eraseDevice(let device): return ("erase-device", scalar(device))
@@ -78,8 +93,10 @@ public enum StepWriter {
         case .set(let key, let newValue): return ("set", mapping([target, ("key", scalar(key)), ("value", value(newValue))]))
         case .remove(let key): return ("remove", mapping([target, ("key", scalar(key))]))
         case .increment(let key, let by): return ("increment", mapping([target, ("key", scalar(key)), ("by", "\(by)")]))
-        case .append(let key, let values) where values.count == 1: return ("append", mapping([target, ("key", scalar(key)), ("value", value(values[0]))]))
-        case .mergeDictionary(let key, let entries): return ("merge", mapping([target, ("key", scalar(key)), ("value", value(.dictionary(entries)))]))
+        case .append(let key, let values) where values.count == 1:
+            return ("append", mapping([target, ("key", scalar(key)), ("value", value(values[0]))]))
+        case .mergeDictionary(let key, let entries):
+            return ("merge", mapping([target, ("key", scalar(key)), ("value", value(.dictionary(entries)))]))
         case .register(let defaults): return ("register", mapping([target, ("defaults", value(.dictionary(defaults)))]))
         case .addSuite(let name): return ("add-suite", mapping([target, ("name", scalar(name))]))
         case .removeSuite(let name): return ("remove-suite", mapping([target, ("name", scalar(name))]))
@@ -115,7 +132,8 @@ public enum StepWriter {
         case .restartCloud: return ("restart-cloud", "")
         case .killAgent(let device): return ("kill-agent", scalar(device))
         case .restartAgent(let device): return ("restart-agent", scalar(device))
-        case .waitForQuiescence(let timeout): return ("wait-cloud", timeout == ScenarioParser.defaultCloudWait ? "" : mapping([("timeout", "\(timeout)")]))
+        case .waitForQuiescence(let timeout):
+            return ("wait-cloud", timeout == ScenarioParser.defaultCloudWait ? "" : mapping([("timeout", "\(timeout)")]))
         }
     }
 
@@ -154,8 +172,9 @@ public enum StepWriter {
         case .cloudValueIn(let process, let key, let expected):
             return mapping([("in", scalar(process)), ("kvs", scalar(key)), expected.map { ("value", value($0)) } ?? ("absent", "true")])
         case .file(let file):
-            return mapping([("file", scalar(file.domain))] + (file.device.map { [("device", scalar($0))] } ?? [])
-                           + (file.app.map { [("app", scalar($0))] } ?? []) + fileCondition(file.condition))
+            return mapping(
+                [("file", scalar(file.domain))] + (file.device.map { [("device", scalar($0))] } ?? [])
+                    + (file.app.map { [("app", scalar($0))] } ?? []) + fileCondition(file.condition))
         case .cloud(.cloudValue(let store, let account, let key, let expected, let writtenBy, let aheadMs)):
             var fields = [("cloud", scalar(store)), ("account", scalar(account)), ("key", scalar(key))]
             if let expected { fields.append(expected.map { ("value", value($0)) } ?? ("absent", "true")) }
@@ -163,7 +182,10 @@ public enum StepWriter {
             if let aheadMs { fields.append(("ahead-ms", "\(aheadMs)")) }
             return mapping(fields)
         case .cloud(.copyValue(let device, let store, let key, let expected)):
-            return mapping([("copy", scalar(store)), ("device", scalar(device)), ("key", scalar(key)), expected.map { ("value", value($0)) } ?? ("absent", "true")])
+            return mapping([
+                ("copy", scalar(store)), ("device", scalar(device)), ("key", scalar(key)),
+                expected.map { ("value", value($0)) } ?? ("absent", "true"),
+            ])
         case .cloud(.uploads(let device, let count)): return mapping([("uploads", scalar(device)), ("count", "\(count)")])
         case .acknowledged(let process): return mapping([("acknowledged", scalar(process))])
         case .exit(let process, let status): return mapping([("exit", scalar(process)), ("status", "\(status)")])
@@ -197,7 +219,8 @@ public enum StepWriter {
     static func scalar(_ text: String) -> String {
         // A leading "-" is plain when a letter follows (launch arguments: -theme).
         let word = text.hasPrefix("-") ? text.dropFirst() : Substring(text)
-        let plain = word.first.map { $0.isLetter } == true
+        let plain =
+            word.first.map { $0.isLetter } == true
             && text.allSatisfy { $0.isLetter || $0.isNumber || "-_.".contains($0) }
             && !["true", "false", "yes", "no", "on", "off", "y", "n", "null"].contains(text.lowercased())
         return plain ? text : quoted(text)

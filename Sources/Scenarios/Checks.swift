@@ -15,9 +15,11 @@ struct CheckVerifier {
         switch check {
         case .value(let process, let key, let value, let domain):
             let response = try roster.driver(process).request(.get(key: key))
-            let found = response.response?.value, foundDomain = response.response?.domain
+            let found = response.response?.value
+            let foundDomain = response.response?.domain
             if let value, found != value {
-                throw CheckFailed("\(process): \(key) should be \(showValue(value)), found \(showValue(found))" + (foundDomain.map { " (from \($0))" } ?? ""))
+                throw CheckFailed(
+                    "\(process): \(key) should be \(showValue(value)), found \(showValue(found))" + (foundDomain.map { " (from \($0))" } ?? ""))
             }
             if let domain, foundDomain != domain {
                 throw CheckFailed("\(process): \(key) should come from \(domain), found \(foundDomain ?? "no domain") (value \(showValue(found)))")
@@ -56,7 +58,9 @@ struct CheckVerifier {
             try verifyOutput(process, contains: contains, pattern: pattern, stream: stream)
         case .exit(let process, let status):
             let target = try roster.lastDriver(process)
-            guard let found = target.waitForExit(timeout: RunnerTimeouts.exit) else { throw CheckFailed("\(process) is still running; expected it to have exited with \(status)") }
+            guard let found = target.waitForExit(timeout: RunnerTimeouts.exit) else {
+                throw CheckFailed("\(process) is still running; expected it to have exited with \(status)")
+            }
             guard found == status else { throw CheckFailed("\(process) exited with status \(found), expected \(status)") }
         }
     }
@@ -74,9 +78,11 @@ struct CheckVerifier {
             return true
         }
         guard !found else { return }
-        let what = [contains.map { "containing \(PlistJSON.quote($0))" }, pattern.map { "matching /\($0)/" }].compactMap { $0 }.joined(separator: " and ")
-        throw CheckFailed("\(process) wrote no line \(what)\(stream.map { " on \($0)" } ?? "")"
-            + (dropped > 0 ? " among its last \(lines.count) (\(dropped) earlier lines were dropped)" : "") + driver.lastLines)
+        let what = [contains.map { "containing \(PlistJSON.quote($0))" }, pattern.map { "matching /\($0)/" }].compactMap { $0 }.joined(
+            separator: " and ")
+        throw CheckFailed(
+            "\(process) wrote no line \(what)\(stream.map { " on \($0)" } ?? "")"
+                + (dropped > 0 ? " among its last \(lines.count) (\(dropped) earlier lines were dropped)" : "") + driver.lastLines)
     }
 
     private func verifySaw(_ process: String, _ matcher: EventMatcher, times: Int?) throws {
@@ -95,7 +101,9 @@ struct CheckVerifier {
         }
         let shown = render.appEvent.map(EventMatcher.card(of:)) ?? [:]
         for key in expected.keys.sorted() where (shown[key] ?? nil) != expected[key]! {
-            throw CheckFailed("\(process)'s card should show \(key) = \(showValue(expected[key]!)), it shows \(showValue(shown[key] ?? nil)) (last render: \(render.text))")
+            throw CheckFailed(
+                "\(process)'s card should show \(key) = \(showValue(expected[key]!)), it shows \(showValue(shown[key] ?? nil)) (last render: \(render.text))"
+            )
         }
     }
 
@@ -105,18 +113,23 @@ struct CheckVerifier {
         guard !writes.isEmpty else { throw CheckFailed("\(process) had no acknowledged burst writes to check") }
         let spec = context.scenario.processes[process]!
         let target = try context.scenario.app.target(spec.role)
-        let files = DomainFiles(root: SimulationRoot(path: context.root), device: spec.device, app: target.usesStandardDefaults ? target.bundleIdentifier : nil)
+        let files = DomainFiles(
+            root: SimulationRoot(path: context.root), device: spec.device, app: target.usesStandardDefaults ? target.bundleIdentifier : nil)
         let suite = target.usesStandardDefaults ? target.bundleIdentifier : target.suite
         let contents = try files.read(suite) ?? [:]
         var last: [String: PlistValue] = [:]
         for write in writes { last[write.key] = write.value }
         for (key, value) in last {
             let stored = contents[key]
-            let fine = stored == value || {
-                if case .integer(let s)? = stored, case .integer(let v) = value { return s >= v }
-                return false
-            }()
-            if !fine { throw CheckFailed("\(key) = \(showValue(value)) was acknowledged (synchronize returned) but the file holds \(showValue(stored))") }
+            let fine =
+                stored == value
+                || {
+                    if case .integer(let s)? = stored, case .integer(let v) = value { return s >= v }
+                    return false
+                }()
+            if !fine {
+                throw CheckFailed("\(key) = \(showValue(value)) was acknowledged (synchronize returned) but the file holds \(showValue(stored))")
+            }
         }
     }
 
@@ -126,7 +139,8 @@ struct CheckVerifier {
         let path = try files.location(of: check.domain).path
         let name = "\(check.domain) file (\(path.replacingOccurrences(of: root, with: "<root>")))"
         if case .movedAside = check.condition {
-            let folder = (path as NSString).deletingLastPathComponent, base = (path as NSString).lastPathComponent
+            let folder = (path as NSString).deletingLastPathComponent
+            let base = (path as NSString).lastPathComponent
             let aside = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasPrefix(base + ".corrupt-") }
             guard !aside.isEmpty else { throw CheckFailed("no corrupt copy was moved aside beside \(name)") }
             return
@@ -144,7 +158,9 @@ struct CheckVerifier {
     private static func verify(_ condition: FileCheck.Condition, _ contents: [String: PlistValue], name: String) throws {
         switch condition {
         case .value(let key, let value):
-            guard contents[key] == value else { throw CheckFailed("\(name): \(key) should be \(showValue(value)), found \(showValue(contents[key]))") }
+            guard contents[key] == value else {
+                throw CheckFailed("\(name): \(key) should be \(showValue(value)), found \(showValue(contents[key]))")
+            }
         case .absent(let key):
             if let found = contents[key] { throw CheckFailed("\(name): \(key) should be absent, found \(showValue(found))") }
         case .count(let count):
@@ -155,7 +171,9 @@ struct CheckVerifier {
                 throw CheckFailed("\(name) should hold \(count) keys matching \(pattern), holds \(matching.count)")
             }
         case .length(let key, let length):
-            guard let array = contents[key]?.arrayValue else { throw CheckFailed("\(name): \(key) should be an array, found \(showValue(contents[key]))") }
+            guard let array = contents[key]?.arrayValue else {
+                throw CheckFailed("\(name): \(key) should be an array, found \(showValue(contents[key]))")
+            }
             guard array.count == length else { throw CheckFailed("\(name): \(key) should have \(length) elements, has \(array.count)") }
         case .intact, .movedAside:
             break

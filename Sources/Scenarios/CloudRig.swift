@@ -30,7 +30,8 @@ final class CloudProcess: @unchecked Sendable {
     private func readLoop() {
         while let line = try? process.nextLine(timeout: 365 * 86_400) {
             guard let json = try? PlistJSON.parse(line), let fields = try? PlistJSON.decode(json, droppingNulls: true).dictionaryValue,
-                  let name = fields["event"]?.stringValue else {
+                let name = fields["event"]?.stringValue
+            else {
                 log.record(process: lane, kind: .stderr, name: "output", text: line)
                 continue
             }
@@ -40,14 +41,16 @@ final class CloudProcess: @unchecked Sendable {
         }
         let ended = try? process.waitForTermination(timeout: 30)
         LiveProcesses.shared.remove(process.pid)
-        let status: Int32 = switch ended {
-        case .exited(let status)?, .signalled(let status)?: status
-        case nil: -1
-        }
+        let status: Int32 =
+            switch ended {
+            case .exited(let status)?, .signalled(let status)?: status
+            case nil: -1
+            }
         var killed = false
         if case .signalled? = ended { killed = true }
-        log.record(process: lane, kind: .exit, name: "exit", fields: ["status": .integer(Int64(status))],
-                   text: "exited" + (killed ? " (killed)" : ""))
+        log.record(
+            process: lane, kind: .exit, name: "exit", fields: ["status": .integer(Int64(status))],
+            text: "exited" + (killed ? " (killed)" : ""))
         condition.withLock { finished = true }
         condition.broadcast()
     }
@@ -61,11 +64,13 @@ final class CloudProcess: @unchecked Sendable {
                 + (fields["initial"] == .bool(true) ? " (first download)" : "") + (keys.isEmpty ? "" : ": " + keys.joined(separator: ", "))
         case "listening": return "listening on \(fields["url"]?.stringValue ?? "?")"
         case "cloud-reset":
-            return "⟲ reset: had revision \(fields["had"].map { PlistJSON.encode($0) } ?? "?"), the cloud \(fields["cloud"].map { PlistJSON.encode($0) } ?? "?")"
+            return
+                "⟲ reset: had revision \(fields["had"].map { PlistJSON.encode($0) } ?? "?"), the cloud \(fields["cloud"].map { PlistJSON.encode($0) } ?? "?")"
                 + "; giving back \(fields["givingBack"].map { PlistJSON.encode($0) } ?? "?")"
         case "damaged": return "damaged file set aside: \(fields["path"]?.stringValue ?? "?") (\(fields["reason"]?.stringValue ?? "?"))"
         case "stored":
-            return "stored \(fields["device"]?.stringValue ?? "?")'s \(keys.joined(separator: ", ")) (revision \(fields["revision"].map { PlistJSON.encode($0) } ?? "?"))"
+            return
+                "stored \(fields["device"]?.stringValue ?? "?")'s \(keys.joined(separator: ", ")) (revision \(fields["revision"].map { PlistJSON.encode($0) } ?? "?"))"
         default:
             let rest = fields.filter { !["event", "time"].contains($0.key) }
             return rest.isEmpty ? name : "\(name) \(PlistJSON.encode(.dictionary(rest)))"
@@ -248,7 +253,9 @@ public final class CloudRig: @unchecked Sendable {
             guard let endpoint = try CloudEndpoint.control(root: root) else { throw CheckFailed("the cloud has never started") }
             let record = try cloudStore(store, account: account, at: endpoint)["records"]?.dictionaryValue?[key]?.dictionaryValue
             let found = record?["value"]
-            let shown = showValue(found) + (record.map { " (written by \($0["device"]?.stringValue ?? "?") at \($0["time"].map { PlistJSON.encode($0) } ?? "?") ms)" } ?? "")
+            let shown =
+                showValue(found)
+                + (record.map { " (written by \($0["device"]?.stringValue ?? "?") at \($0["time"].map { PlistJSON.encode($0) } ?? "?") ms)" } ?? "")
             if let value, found != value {
                 throw CheckFailed("the cloud's \(key) in \(store) for \(account) should be \(showValue(value)), found \(shown)")
             }
@@ -264,8 +271,9 @@ public final class CloudRig: @unchecked Sendable {
                     ahead = difference.overflow ? (difference.partialValue < 0 ? .max : .min) : difference.partialValue
                 }
                 guard let ahead, aheadMs >= 0 ? ahead >= Int64(aheadMs) : ahead <= Int64(aheadMs) else {
-                    throw CheckFailed("the cloud's \(key) in \(store) for \(account) should be stamped \(aheadMs >= 0 ? "at least \(aheadMs) ms ahead of" : "at least \(-aheadMs) ms behind") "
-                        + "the real time (\(now) ms), found \(shown)")
+                    throw CheckFailed(
+                        "the cloud's \(key) in \(store) for \(account) should be stamped \(aheadMs >= 0 ? "at least \(aheadMs) ms ahead of" : "at least \(-aheadMs) ms behind") "
+                            + "the real time (\(now) ms), found \(shown)")
                 }
             }
         case .copyValue(let device, let store, let key, let value):

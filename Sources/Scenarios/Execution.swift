@@ -95,8 +95,9 @@ final class Execution: @unchecked Sendable {
             log.action(process, step, key: Self.key(of: command))
             try roster.driver(process).request(command, timeout: RunnerTimeouts.request)
         case .intent(let name, let parameters, let device, let status, let arguments, let result):
-            try oneShots.runIntent(name, parameters: parameters, device: device ?? context.scenario.defaultDevice, expected: status,
-                                   arguments: arguments, result: result, step: step)
+            try oneShots.runIntent(
+                name, parameters: parameters, device: device ?? context.scenario.defaultDevice, expected: status,
+                arguments: arguments, result: result, step: step)
         case .defaults(let arguments, let status, let output):
             log.action("defaults", step, key: arguments.count > 2 ? arguments[2] : nil)
             try oneShots.runDefaults(arguments, status: status, output: output)
@@ -161,8 +162,10 @@ final class Execution: @unchecked Sendable {
 
     private func saveAppsWithCloudStores() throws {
         let scenario = context.scenario
-        for driver in roster.running where driver.transport != .none
-            && scenario.app.targets[scenario.processes[driver.name]?.role ?? .mainApp]?.keyValueStore != nil {
+        for driver in roster.running
+        where driver.transport != .none
+            && scenario.app.targets[scenario.processes[driver.name]?.role ?? .mainApp]?.keyValueStore != nil
+        {
             if !driver.suspended { try driver.request(.synchronize, timeout: RunnerTimeouts.request) }
         }
     }
@@ -170,7 +173,8 @@ final class Execution: @unchecked Sendable {
     static func key(of command: AppRequest) -> String? {
         switch command {
         case .set(let key, _), .remove(let key), .increment(let key, _), .append(let key, _), .mergeDictionary(let key, _), .get(let key),
-             .typedGet(let key, _): key
+            .typedGet(let key, _):
+            key
         case .cloudSet(let key, _), .cloudRemove(let key), .cloudGet(let key): key
         default: nil
         }

@@ -10,26 +10,31 @@ import ScenarioModel
 struct OneShotProcesses {
     let context: RunContext
 
-    func runIntent(_ name: String, parameters: [String: String], device: String, expected: Int32, arguments: [String],
-                   result: PlistValue??, step: Step) throws {
+    func runIntent(
+        _ name: String, parameters: [String: String], device: String, expected: Int32, arguments: [String],
+        result: PlistValue??, step: Step
+    ) throws {
         let lane = "intent \(name)"
         let scenario = context.scenario
         context.log.openLane(lane)
-        context.log.record(process: lane, kind: .action, name: "intent",
-                           fields: scenario.app.targets[.intentExtension]?.intents[name].map { ["key": .string($0.key)] } ?? [:], text: step.summary)
+        context.log.record(
+            process: lane, kind: .action, name: "intent",
+            fields: scenario.app.targets[.intentExtension]?.intents[name].map { ["key": .string($0.key)] } ?? [:], text: step.summary)
         var all = context.commonArguments(device: device) + [name] + parameters.keys.sorted().map { "\($0)=\(parameters[$0]!)" }
         if !arguments.isEmpty { all += ["--"] + arguments }
-        let driver = try ProcessDriver(name: lane, executable: context.binaries + "/intent-extension", arguments: all, environment: ["GROUPSIM_CLOUD_AUTOSTART": "0"],
-                                       transport: .standardStreams, log: context.log)
+        let driver = try ProcessDriver(
+            name: lane, executable: context.binaries + "/intent-extension", arguments: all, environment: ["GROUPSIM_CLOUD_AUTOSTART": "0"],
+            transport: .standardStreams, log: context.log)
         driver.process.closeStdin()
         guard let status = driver.waitForExit(timeout: RunnerTimeouts.startUp) else {
             driver.signal(SIGKILL)
             throw CheckFailed("the intent extension did not exit within \(Int(RunnerTimeouts.startUp)) s")
         }
         guard status == expected else {
-            let error = driver.recordedEvents().lazy.compactMap { event -> String? in
-                if case .error(let message)? = event.appEvent { message } else { nil }
-            }.first ?? driver.standardError
+            let error =
+                driver.recordedEvents().lazy.compactMap { event -> String? in
+                    if case .error(let message)? = event.appEvent { message } else { nil }
+                }.first ?? driver.standardError
             throw CheckFailed("the intent extension exited with status \(status), expected \(expected): \(error)")
         }
         if let result {
@@ -37,7 +42,8 @@ struct OneShotProcesses {
                 if case .intentResult(_, _, let value)? = event.appEvent { value } else { nil }
             }.first
             guard let reported, reported == result else {
-                throw CheckFailed("intent \(name) should have stored \(showValue(result)), it reported \(reported.map { showValue($0) } ?? "no result")")
+                throw CheckFailed(
+                    "intent \(name) should have stored \(showValue(result)), it reported \(reported.map { showValue($0) } ?? "no result")")
             }
         }
     }
@@ -73,14 +79,18 @@ struct OneShotProcesses {
         let stderr = process.stderr.trimmingCharacters(in: .whitespacesAndNewlines)
         context.log.record(
             process: lane, kind: .exit, name: "exit", fields: ["status": .integer(Int64(status)), "stdout": .string(stdout)],
-            text: "exit \(status)" + (stdout.isEmpty ? "" : "; printed: " + stdout.prefix(300)) + (stderr.isEmpty ? "" : "; stderr: " + stderr.prefix(300)))
+            text: "exit \(status)" + (stdout.isEmpty ? "" : "; printed: " + stdout.prefix(300))
+                + (stderr.isEmpty ? "" : "; stderr: " + stderr.prefix(300)))
         let name = (executable as NSString).lastPathComponent
         guard status == expected else {
-            throw CheckFailed("\(lane) \(name) exited with status \(status), expected \(expected)"
-                + (stderr.isEmpty ? "" : ": \(stderr)") + (stdout.isEmpty ? "" : " (printed: \(stdout.prefix(300)))"))
+            throw CheckFailed(
+                "\(lane) \(name) exited with status \(status), expected \(expected)"
+                    + (stderr.isEmpty ? "" : ": \(stderr)") + (stdout.isEmpty ? "" : " (printed: \(stdout.prefix(300)))"))
         }
         if let output, !stdout.contains(output) {
-            throw CheckFailed("\(lane) \(name) should have printed \(PlistJSON.quote(output)), it printed: \(stdout.isEmpty ? "nothing" : String(stdout.prefix(500)))")
+            throw CheckFailed(
+                "\(lane) \(name) should have printed \(PlistJSON.quote(output)), it printed: \(stdout.isEmpty ? "nothing" : String(stdout.prefix(500)))"
+            )
         }
     }
 

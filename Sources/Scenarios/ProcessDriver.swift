@@ -1,8 +1,8 @@
+import AppModel
+import AppProtocol
 import ChildProcess
 import Foundation
 import PropertyList
-import AppModel
-import AppProtocol
 import ScenarioModel
 
 /// Why a scenario stopped: the step, what was expected and what was found.
@@ -49,8 +49,10 @@ final class ProcessDriver: @unchecked Sendable {
     var suspended: Bool { record.withLock { $0.suspended } }
     var isRunning: Bool { record.withLock { !$0.finished } }
 
-    init(name: String, executable: String, arguments: [String], environment: [String: String], directory: String? = nil,
-         transport: Transport, log: ScenarioLog) throws {
+    init(
+        name: String, executable: String, arguments: [String], environment: [String: String], directory: String? = nil,
+        transport: Transport, log: ScenarioLog
+    ) throws {
         self.name = name
         self.log = log
         self.transport = transport
@@ -132,10 +134,14 @@ final class ProcessDriver: @unchecked Sendable {
     func waitForResponse(_ id: Int, timeout: Double) throws -> RecordedEvent {
         try record.wait(timeout: timeout) { state in
             if let response = state.responses[id] { return .done(response) }
-            if state.finished { return .failed("\(name) exited (status \(state.exitStatus.map(String.init) ?? "?")) before answering\(state.lastLines)") }
+            if state.finished {
+                return .failed("\(name) exited (status \(state.exitStatus.map(String.init) ?? "?")) before answering\(state.lastLines)")
+            }
             if state.channelClosed { return .failed("\(name) closed its control channel before answering\(state.lastLines)") }
             return .waiting
-        } timedOut: { state in "\(name) did not answer within \(timeout) s\(state.lastLines)" }
+        } timedOut: { state in
+            "\(name) did not answer within \(timeout) s\(state.lastLines)"
+        }
     }
 
     /// The first event since launch that matches (waiting up to `timeout`);
@@ -166,11 +172,14 @@ final class ProcessDriver: @unchecked Sendable {
             guard matcher.status == nil || matcher.status == Int(status) else {
                 return .failed("\(name) exited with status \(status), not \(matcher.status!)\(state.lastLines)")
             }
-            return .done(RecordedEvent(time: log.now, process: name, kind: .exit, name: "exit", fields: ["status": .integer(Int64(status))],
-                                       text: "exit", appEvent: .exit(status: status)))
+            return .done(
+                RecordedEvent(
+                    time: log.now, process: name, kind: .exit, name: "exit", fields: ["status": .integer(Int64(status))],
+                    text: "exit", appEvent: .exit(status: status)))
         } timedOut: { state in
             guard lines != nil else { return "no \(matcher) event in \(name) within \(timeout) s\(state.lastLines)" }
-            return "no output line matching /\(matcher.pattern ?? "")/\(matcher.stream.map { " on \($0)" } ?? "") in \(name) within \(timeout) s\(state.lastLines)"
+            return
+                "no output line matching /\(matcher.pattern ?? "")/\(matcher.stream.map { " on \($0)" } ?? "") in \(name) within \(timeout) s\(state.lastLines)"
         }
     }
 
@@ -207,7 +216,9 @@ final class ProcessDriver: @unchecked Sendable {
         return try? record.wait(timeout: seconds) { state in
             if let found = match(state) { return .done(found) }
             return state.finished ? .failed("") : .waiting
-        } timedOut: { _ in "" }
+        } timedOut: { _ in
+            ""
+        }
     }
 
     /// Sends a burst pipelined, with a synchronize every `syncEvery` sets.
@@ -215,7 +226,8 @@ final class ProcessDriver: @unchecked Sendable {
         var covered: [(key: String, value: PlistValue)] = []
         var lastID = 0
         for index in 0..<burst.count {
-            let key = burst.key(index), value = burst.value(index)
+            let key = burst.key(index)
+            let value = burst.value(index)
             lastID = send(burst.cloud ? .cloudSet(key: key, value: value) : .set(key: key, value: value))
             covered.append((key, value))
             if let every = burst.syncEvery, (index + 1) % every == 0 || index == burst.count - 1 {
@@ -233,7 +245,9 @@ final class ProcessDriver: @unchecked Sendable {
             if state.acknowledgedSyncs >= count { return .done(()) }
             if state.finished { return .failed("\(name) exited after \(state.acknowledgedSyncs) acknowledged synchronizes, before \(count)") }
             return .waiting
-        } timedOut: { state in "only \(state.acknowledgedSyncs) of \(count) synchronizes acknowledged by \(name) within \(timeout) s" }
+        } timedOut: { state in
+            "only \(state.acknowledgedSyncs) of \(count) synchronizes acknowledged by \(name) within \(timeout) s"
+        }
     }
 
     func acknowledgedWrites() -> [(key: String, value: PlistValue)] { record.withLock { $0.acknowledged } }
@@ -247,7 +261,11 @@ final class ProcessDriver: @unchecked Sendable {
 
     /// Waits for the process to exit; nil on timeout.
     func waitForExit(timeout: Double) -> Int32? {
-        try? record.wait(timeout: timeout) { state in state.finished ? .done(state.exitStatus ?? -1) : .waiting } timedOut: { _ in "" }
+        try? record.wait(timeout: timeout) { state in
+            state.finished ? .done(state.exitStatus ?? -1) : .waiting
+        } timedOut: { _ in
+            ""
+        }
     }
 
     /// How long a user's executable without a control channel has to end
@@ -316,7 +334,10 @@ public final class LiveProcesses: @unchecked Sendable {
     @discardableResult
     public func endAll() -> Set<Int32> {
         let all = lock.withLock { pids }
-        for pid in all { kill(pid, SIGCONT); kill(pid, SIGKILL) }
+        for pid in all {
+            kill(pid, SIGCONT)
+            kill(pid, SIGKILL)
+        }
         return all
     }
 

@@ -122,8 +122,9 @@ final class ProcessRecord: @unchecked Sendable {
         changed { state in
             switch decoded.message {
             case .response(let response):
-                let event = log.record(process: name, kind: .response, name: "response", fields: decoded.fields,
-                                       text: response.ok ? "ok" : "error: \(response.error ?? "?")")
+                let event = log.record(
+                    process: name, kind: .response, name: "response", fields: decoded.fields,
+                    text: response.ok ? "ok" : "error: \(response.error ?? "?")")
                 if let id = response.id.flatMap({ Int(exactly: $0) }) {
                     state.responses[id] = event
                     if let covered = state.pendingSyncs.removeValue(forKey: id), response.ok {
@@ -132,8 +133,10 @@ final class ProcessRecord: @unchecked Sendable {
                     }
                 }
             case .event(let appEvent, _):
-                state.events.append(log.record(process: name, kind: .event, name: appEvent.name, fields: decoded.fields,
-                                               text: ProcessDriver.describe(appEvent), appEvent: appEvent))
+                state.events.append(
+                    log.record(
+                        process: name, kind: .event, name: appEvent.name, fields: decoded.fields,
+                        text: ProcessDriver.describe(appEvent), appEvent: appEvent))
             }
         }
     }
@@ -163,13 +166,15 @@ final class ProcessRecord: @unchecked Sendable {
         let actions = changed { state -> [@Sendable () -> Void] in
             let unlogged = state.output.total - state.loggedOutput
             if state.showsOutput, unlogged > 0 {
-                log.record(process: name, kind: .output, name: "output", fields: ["stream": .string("note")],
-                           text: "(\(unlogged) more output lines are not in the report, which holds the first \(OutputBuffer.maximumLines) or 1 MiB)")
+                log.record(
+                    process: name, kind: .output, name: "output", fields: ["stream": .string("note")],
+                    text: "(\(unlogged) more output lines are not in the report, which holds the first \(OutputBuffer.maximumLines) or 1 MiB)")
             }
             state.finished = true
             state.exitStatus = status
-            log.record(process: name, kind: .exit, name: "exit", fields: ["status": .integer(Int64(status ?? -1))],
-                       text: "exited with status \(status.map(String.init) ?? "?")", appEvent: .exit(status: status ?? -1))
+            log.record(
+                process: name, kind: .exit, name: "exit", fields: ["status": .integer(Int64(status ?? -1))],
+                text: "exited with status \(status.map(String.init) ?? "?")", appEvent: .exit(status: status ?? -1))
             defer { finishActions = [] }
             return finishActions
         }
@@ -225,8 +230,9 @@ struct OutputBuffer {
 
     /// The line as a recorded event, for waits and checks.
     func event(_ line: OutputLine, process: String) -> RecordedEvent {
-        RecordedEvent(time: line.time, process: process, kind: .output, name: "output", fields: ["stream": .string(line.stream.rawValue)],
-                      text: line.text, appEvent: nil)
+        RecordedEvent(
+            time: line.time, process: process, kind: .output, name: "output", fields: ["stream": .string(line.stream.rawValue)],
+            text: line.text, appEvent: nil)
     }
 }
 

@@ -78,8 +78,10 @@ final class ProcessRoster: @unchecked Sendable {
             throw CheckFailed("the app \(app.name) has no \(spec.role.rawValue) target")
         }
         let listener = try executable.control ? LineSocketListener(path: nextSocketPath()) : nil
-        var command = ["exec", "--root", context.root, "--device", spec.device, "--app", bundle, "--target", Self.targetWord(spec.role),
-                       "--manifest", try manifestForExecutables()]
+        var command = [
+            "exec", "--root", context.root, "--device", spec.device, "--app", bundle, "--target", Self.targetWord(spec.role),
+            "--manifest", try manifestForExecutables(),
+        ]
         if let listener { command += ["--control-socket", listener.path] }
         command += ["--", executable.path] + executable.arguments + launchArguments
         var environment = executable.environment
@@ -98,9 +100,10 @@ final class ProcessRoster: @unchecked Sendable {
         }
         guard !driver.isRunning else {
             driver.signal(SIGKILL)
-            throw CheckFailed("\(spec.name) (\(executable.path)) did not connect to its control channel within \(executable.startTimeout) s (its start-timeout); "
-                + "an executable that links SimulatedFoundation connects as it loads (say control: false for one that should not)"
-                + driver.lastLines)
+            throw CheckFailed(
+                "\(spec.name) (\(executable.path)) did not connect to its control channel within \(executable.startTimeout) s (its start-timeout); "
+                    + "an executable that links SimulatedFoundation connects as it loads (say control: false for one that should not)"
+                    + driver.lastLines)
         }
         // It exited first: the wait for its ready event says so, with its last lines.
         return driver
@@ -147,8 +150,9 @@ final class ProcessRoster: @unchecked Sendable {
         let launchArguments = override ?? spec.arguments
         context.log.openLane(name)
         let what = spec.executable.map { ($0.path as NSString).lastPathComponent + " as " + spec.role.rawValue } ?? spec.role.rawValue
-        context.log.record(process: name, kind: .action, name: "launch",
-                           text: "launch \(what)" + (launchArguments.isEmpty ? "" : " -- " + launchArguments.joined(separator: " ")))
+        context.log.record(
+            process: name, kind: .action, name: "launch",
+            text: "launch \(what)" + (launchArguments.isEmpty ? "" : " -- " + launchArguments.joined(separator: " ")))
         let driver = try start(name, arguments: launchArguments)
         lock.withLock {
             drivers[name] = driver
@@ -176,11 +180,13 @@ final class ProcessRoster: @unchecked Sendable {
         }
         guard let status = driver.waitForExit(timeout: RunnerTimeouts.startUp) else {
             driver.signal(SIGKILL)
-            throw CheckFailed("\(name) neither came up nor exited within \(Int(RunnerTimeouts.startUp)) s; it should have failed with \(PlistJSON.quote(message))")
+            throw CheckFailed(
+                "\(name) neither came up nor exited within \(Int(RunnerTimeouts.startUp)) s; it should have failed with \(PlistJSON.quote(message))")
         }
-        let errors = driver.recordedEvents().compactMap { event -> String? in
-            if case .error(let text)? = event.appEvent { text } else { nil }
-        } + driver.keptOutput().lines.filter { $0.stream == .stderr }.map(\.text)
+        let errors =
+            driver.recordedEvents().compactMap { event -> String? in
+                if case .error(let text)? = event.appEvent { text } else { nil }
+            } + driver.keptOutput().lines.filter { $0.stream == .stderr }.map(\.text)
         guard status == expected else {
             throw CheckFailed("\(name) exited with status \(status), expected \(expected): \(errors.joined(separator: " "))")
         }

@@ -80,8 +80,11 @@ struct RandomWorld {
     // MARK: Changing the model
 
     mutating func increment(_ counter: String, by: Int, on device: String) {
-        if case .integer(let now)? = files[device]![counter] { files[device]![counter] = .integer(now + Int64(by)) }
-        else { files[device]![counter] = .integer(Int64(by)) }
+        if case .integer(let now)? = files[device]![counter] {
+            files[device]![counter] = .integer(now + Int64(by))
+        } else {
+            files[device]![counter] = .integer(Int64(by))
+        }
     }
 
     mutating func append(_ value: PlistValue, to list: String, on device: String) {
@@ -139,14 +142,21 @@ struct RandomWorld {
             return [W.write(process, .append(key: RandomRun.list, values: [.integer(Int64(value))]))]
         case .intent(let device, let count, let text):
             if count { increment("noteCount", by: 1, on: device) } else { append(.string("note\(text)"), to: "notes", on: device) }
-            return [.intent(name: count ? "CountNote" : "AddNote", parameters: count ? [:] : ["text": "note\(text)"], device: device,
-                            status: 0, arguments: [], result: nil)]
+            return [
+                .intent(
+                    name: count ? "CountNote" : "AddNote", parameters: count ? [:] : ["text": "note\(text)"], device: device,
+                    status: 0, arguments: [], result: nil)
+            ]
         case .concurrent(let appKey, let appValue, let widgetKey, let widgetValue):
             file[appKey] = .integer(Int64(appValue))
             file[widgetKey] = .integer(Int64(widgetValue))
-            return [W.together([W.write("app", .set(key: appKey, value: .integer(Int64(appValue)))),
-                                W.write("widget", .set(key: widgetKey, value: .integer(Int64(widgetValue))))]),
-                    W.together([W.synchronize("app"), W.synchronize("widget")])]
+            return [
+                W.together([
+                    W.write("app", .set(key: appKey, value: .integer(Int64(appValue)))),
+                    W.write("widget", .set(key: widgetKey, value: .integer(Int64(widgetValue)))),
+                ]),
+                W.together([W.synchronize("app"), W.synchronize("widget")]),
+            ]
         case .restart(let process, let given):
             started(process, arguments: given)
             return [.restart(process: process, arguments: given.keys.sorted().flatMap { ["-\($0)", given[$0]!] })]
@@ -161,8 +171,10 @@ struct RandomWorld {
             return [W.write(process, .register(defaults: [key: .integer(Int64(value))]))]
         case .corruptThenWrite(let key, let value):
             file = [key: .integer(Int64(value))]
-            return [.corrupt(domain: RandomRun.suite, device: nil, content: ScenarioParser.notAPropertyList),
-                    W.write("app", .set(key: key, value: .integer(Int64(value)))), W.synchronize("app")]
+            return [
+                .corrupt(domain: RandomRun.suite, device: nil, content: ScenarioParser.notAPropertyList),
+                W.write("app", .set(key: key, value: .integer(Int64(value)))), W.synchronize("app"),
+            ]
         case .toggleSuite(let process, let suite):
             if let place = added[process, default: []].firstIndex(of: suite) {
                 added[process]!.remove(at: place)
@@ -208,9 +220,13 @@ struct RandomWorld {
         case .kvsConcurrent(let key, let appValue, let padValue):
             cloudWrite(.integer(Int64(appValue)), key: key, by: "app")
             cloudWrite(.integer(Int64(padValue)), key: key, by: "pad")
-            return [W.together([W.write("app", .cloudSet(key: key, value: .integer(Int64(appValue)))),
-                                W.write("pad", .cloudSet(key: key, value: .integer(Int64(padValue))))]),
-                    W.together([W.synchronize("app"), W.synchronize("pad")])]
+            return [
+                W.together([
+                    W.write("app", .cloudSet(key: key, value: .integer(Int64(appValue)))),
+                    W.write("pad", .cloudSet(key: key, value: .integer(Int64(padValue)))),
+                ]),
+                W.together([W.synchronize("app"), W.synchronize("pad")]),
+            ]
         case .toggleOnline(let device):
             if online.remove(device) != nil { return [.cloud(.network(device: device, .offline))] }
             online.insert(device)
@@ -265,8 +281,11 @@ struct RandomWorld {
         for key in RandomRun.kvsKeys {
             let winner = winners[key]
             let value: PlistValue?? = .some(winner?.value)
-            checks.append(.cloud(.cloudValue(store: RandomRun.store, account: "alice", key: key, value: value,
-                                             writtenBy: winner?.value == nil ? nil : winner?.device, aheadMs: nil)))
+            checks.append(
+                .cloud(
+                    .cloudValue(
+                        store: RandomRun.store, account: "alice", key: key, value: value,
+                        writtenBy: winner?.value == nil ? nil : winner?.device, aheadMs: nil)))
             for device in RandomRun.devices {
                 checks.append(.cloud(.copyValue(device: device, store: RandomRun.store, key: key, value: winner?.value)))
             }
@@ -370,11 +389,12 @@ extension RandomRun {
             let file = world.files[device]!
             for key in fileKeys + [Self.list, "notes"] {
                 // The markers made both files, so a key's absence is checkable.
-                let condition: FileCheck.Condition = switch file[key] {
-                case .array(let items)?: .length(key: key, items.count)
-                case let value?: .value(key: key, value)
-                case nil: .absent(key: key)
-                }
+                let condition: FileCheck.Condition =
+                    switch file[key] {
+                    case .array(let items)?: .length(key: key, items.count)
+                    case let value?: .value(key: key, value)
+                    case nil: .absent(key: key)
+                    }
                 checks.append(.file(FileCheck(domain: Self.suite, device: device, app: nil, condition: condition)))
             }
         }

@@ -1,7 +1,7 @@
 import Foundation
 import PropertyList
-import Terminal
 import ScenarioModel
+import Terminal
 
 /// The human report: progress while running, and for a failure what was
 /// expected, what each process saw, and the events around it.
@@ -57,9 +57,11 @@ public enum JUnitReport {
         let total = results.reduce(0) { $0 + $1.duration }
         var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
         xml += "<testsuites tests=\"\(results.count)\" failures=\"\(failures)\" time=\"\(String(format: "%.3f", total))\">\n"
-        xml += "  <testsuite name=\"groupsim scenarios\" tests=\"\(results.count)\" failures=\"\(failures)\" time=\"\(String(format: "%.3f", total))\">\n"
+        xml +=
+            "  <testsuite name=\"groupsim scenarios\" tests=\"\(results.count)\" failures=\"\(failures)\" time=\"\(String(format: "%.3f", total))\">\n"
         for result in results {
-            xml += "    <testcase classname=\"\(escape(result.scenario.file))\" name=\"\(escape(result.scenario.name))\" time=\"\(String(format: "%.3f", result.duration))\""
+            xml +=
+                "    <testcase classname=\"\(escape(result.scenario.file))\" name=\"\(escape(result.scenario.name))\" time=\"\(String(format: "%.3f", result.duration))\""
             let output = systemOut(result)
             if let failure = result.failure {
                 let detail = TextReport(style: TerminalStyle(enabled: false)).details(result, failure)
@@ -86,7 +88,10 @@ public enum JUnitReport {
             // XML 1.0 has no place for control characters (a terminal's colour codes, say).
             let printable = String(String.UnicodeScalarView(event.text.unicodeScalars.filter { $0.value >= 0x20 || $0 == "\t" }))
             let line = "\(event.process) [\(event.fields["stream"]?.stringValue ?? "?")] \(printable)\n"
-            if text.utf8.count + line.utf8.count > maximumSystemOut { left += 1; continue }
+            if text.utf8.count + line.utf8.count > maximumSystemOut {
+                left += 1
+                continue
+            }
             text += line
         }
         if left > 0 { text += "(\(left) more lines left out: a test case's output is bounded to \(maximumSystemOut) bytes)\n" }
@@ -138,7 +143,8 @@ public enum JUnitReport {
         }
         var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
         xml += "<testsuites tests=\"\(cases.count)\" failures=\"\(failures)\" time=\"\(String(format: "%.3f", total))\">\n"
-        xml += "  <testsuite name=\"groupsim scenarios\" tests=\"\(cases.count)\" failures=\"\(failures)\" time=\"\(String(format: "%.3f", total))\">\n"
+        xml +=
+            "  <testsuite name=\"groupsim scenarios\" tests=\"\(cases.count)\" failures=\"\(failures)\" time=\"\(String(format: "%.3f", total))\">\n"
         xml += cases.joined()
         return xml + "  </testsuite>\n</testsuites>\n"
     }
@@ -153,9 +159,10 @@ public enum JSONReport {
                     + "\"kind\":\"\(event.kind.rawValue)\",\"name\":\(PlistJSON.quote(event.name)),\"text\":\(PlistJSON.quote(event.text)),"
                     + "\"fields\":\(PlistJSON.encode(.dictionary(event.fields)))}"
             }
-            let failure = result.failure.map {
-                "{\"line\":\($0.line),\"step\":\(PlistJSON.quote($0.step)),\"message\":\(PlistJSON.quote($0.message))}"
-            } ?? "null"
+            let failure =
+                result.failure.map {
+                    "{\"line\":\($0.line),\"step\":\(PlistJSON.quote($0.step)),\"message\":\(PlistJSON.quote($0.message))}"
+                } ?? "null"
             return "{\"name\":\(PlistJSON.quote(result.scenario.name)),\"file\":\(PlistJSON.quote(result.scenario.file)),"
                 + "\"summary\":\(PlistJSON.quote(result.scenario.summary)),\"passed\":\(result.passed),"
                 + "\"duration_s\":\(String(format: "%.3f", result.duration)),\"failure\":\(failure),\"events\":[\(events.joined(separator: ","))]}"

@@ -1,8 +1,8 @@
 import AppProtocol
 import Foundation
 import PropertyList
-import SharedFiles
 import ScenarioModel
+import SharedFiles
 
 /// Something that happened during a run: an event a process emitted, a
 /// response, or an action of the runner itself. Times are nanoseconds since
@@ -56,8 +56,10 @@ public final class ScenarioLog: @unchecked Sendable {
     public var now: UInt64 { MonotonicClock.now() - start }
 
     @discardableResult
-    func record(process: String, kind: RecordedEvent.Kind, name: String, fields: [String: PlistValue] = [:], text: String,
-                appEvent: AppEvent? = nil) -> RecordedEvent {
+    func record(
+        process: String, kind: RecordedEvent.Kind, name: String, fields: [String: PlistValue] = [:], text: String,
+        appEvent: AppEvent? = nil
+    ) -> RecordedEvent {
         let event = RecordedEvent(time: now, process: process, kind: kind, name: name, fields: fields, text: text, appEvent: appEvent)
         lock.withLock { entries.append(event) }
         return event

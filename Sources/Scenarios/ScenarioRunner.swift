@@ -1,11 +1,11 @@
-import ChildProcess
-import Foundation
-import SharedFiles
-import GroupDefaults
-import PropertyList
 import AppModel
 import AppProtocol
+import ChildProcess
+import Foundation
+import GroupDefaults
+import PropertyList
 import ScenarioModel
+import SharedFiles
 
 /// The outcome of one run of one scenario.
 public struct ScenarioResult: Sendable {
@@ -47,20 +47,23 @@ public struct ScenarioRunner: Sendable {
     /// `groupsim` found through PATH or a symlink works from any folder).
     /// Throws, naming the folder, when one of them is not there.
     public static func defaultBinaries() throws -> String {
-        let folder: String, origin: String
+        let folder: String
+        let origin: String
         if let override = ProcessInfo.processInfo.environment["GROUPSIM_BIN_DIR"], !override.isEmpty {
             (folder, origin) = (override, "in $GROUPSIM_BIN_DIR (\(override))")
         } else {
             guard let me = ownExecutablePath() else {
-                throw RunnerSetupError("cannot tell where groupsim's own executable is (/proc/self/exe is unreadable); "
-                    + "set GROUPSIM_BIN_DIR to the folder that holds main-app, widget and intent-extension")
+                throw RunnerSetupError(
+                    "cannot tell where groupsim's own executable is (/proc/self/exe is unreadable); "
+                        + "set GROUPSIM_BIN_DIR to the folder that holds main-app, widget and intent-extension")
             }
             folder = (me as NSString).deletingLastPathComponent
             origin = "beside groupsim in \(folder)"
         }
         for name in executables where !FileManager.default.isExecutableFile(atPath: folder + "/" + name) {
-            throw RunnerSetupError("cannot find \(name) \(origin); build every product (swift build) or set GROUPSIM_BIN_DIR "
-                + "to the folder that holds \(executables.joined(separator: ", "))")
+            throw RunnerSetupError(
+                "cannot find \(name) \(origin); build every product (swift build) or set GROUPSIM_BIN_DIR "
+                    + "to the folder that holds \(executables.joined(separator: ", "))")
         }
         return folder
     }
@@ -82,7 +85,9 @@ public struct ScenarioRunner: Sendable {
         if let stop = failure, let signal = LiveProcesses.shared.interruption, !stop.message.hasPrefix(LiveProcesses.interruptedPrefix) {
             failure = StepFailure(
                 line: stop.line, step: stop.step,
-                message: "\(LiveProcesses.interruptedPrefix) by \(LiveProcesses.describe(signal)), which ended the scenario's processes; then: \(stop.message)")
+                message:
+                    "\(LiveProcesses.interruptedPrefix) by \(LiveProcesses.describe(signal)), which ended the scenario's processes; then: \(stop.message)"
+            )
         }
         execution.endAll()
         if !keepRoots { try? FileManager.default.removeItem(atPath: execution.root) }

@@ -31,9 +31,11 @@ public enum TimelineReport {
             <h1>groupsim run — \(results.filter(\.passed).count) passed, \(results.filter { !$0.passed }.count) failed</h1>
             <div class="legend">
             """
-        for (name, color) in [("runner action / write", color(for: "action")), ("change seen", color(for: "change")), ("widget render", color(for: "render")),
-                              ("warning / error", color(for: "warning")), ("exit", color(for: "exit")),
-                              ("ready / notification / result", color(for: "ready"))] {
+        for (name, color) in [
+            ("runner action / write", color(for: "action")), ("change seen", color(for: "change")), ("widget render", color(for: "render")),
+            ("warning / error", color(for: "warning")), ("exit", color(for: "exit")),
+            ("ready / notification / result", color(for: "ready")),
+        ] {
             html += "<span><i class=\"dot\" style=\"background:\(color)\"></i>\(name)</span>"
         }
         html += "<span>→ write to where it was seen, with latency</span>"
@@ -41,7 +43,8 @@ public enum TimelineReport {
         // Failures first: they are what a reader came for.
         let ordered = results.filter { !$0.passed } + results.filter(\.passed)
         for (index, result) in ordered.enumerated() {
-            html += "<h2 id=\"s\(index)\"><span class=\"\(result.passed ? "pass" : "fail")\">\(result.passed ? "✔" : "✘")</span> \(escape(result.scenario.name)) "
+            html +=
+                "<h2 id=\"s\(index)\"><span class=\"\(result.passed ? "pass" : "fail")\">\(result.passed ? "✔" : "✘")</span> \(escape(result.scenario.name)) "
             html += "<small>(\(String(format: "%.2f", result.duration)) s)</small></h2>\n"
             html += "<div class=\"summary\">\(escape(result.scenario.summary)) — <code>\(escape(result.scenario.file))</code></div>\n"
             if let failure = result.failure {
@@ -161,9 +164,11 @@ public enum TimelineReport {
             return left + startupWidth + Double(time - first) / Double(max(end - first, 1)) * plotWidth
         }
         func y(_ lane: String) -> Double { Double(lanes.firstIndex(of: lane) ?? 0) * laneHeight + laneHeight / 2 + 4 }
-        var out = "<div class=\"scroll\"><svg width=\"\(Int(totalWidth))\" height=\"\(Int(height))\" "
+        var out =
+            "<div class=\"scroll\"><svg width=\"\(Int(totalWidth))\" height=\"\(Int(height))\" "
             + "data-axis=\"\(left + startupWidth) \(plotWidth) \(span)\" xmlns=\"http://www.w3.org/2000/svg\">\n"
-        out += "<defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#1a7f37\"/></marker>"
+        out +=
+            "<defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#1a7f37\"/></marker>"
             + "<marker id=\"cloud-arrow\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#0550ae\"/></marker></defs>\n"
         for index in lanes.indices {
             let top = Double(index) * laneHeight + 4
@@ -185,12 +190,14 @@ public enum TimelineReport {
         var labels = LabelPlacer()
         for (write, seen) in defaultsArrows(events) {
             let latency = Double(seen.time - write.time) / 1e6
-            out += arrow(from: (x(write.time), y(write.process)), to: (x(seen.time), y(seen.process)), latency: latency, colour: "#1a7f37",
-                         marker: "arrow", labels: &labels)
+            out += arrow(
+                from: (x(write.time), y(write.process)), to: (x(seen.time), y(seen.process)), latency: latency, colour: "#1a7f37",
+                marker: "arrow", labels: &labels)
         }
         for (from, to) in cloudArrows(events, scenario: result.scenario) {
-            out += arrow(from: (x(from.time), y(from.process)), to: (x(to.time), y(to.process)), latency: Double(to.time - from.time) / 1e6,
-                         colour: "#0550ae", marker: "cloud-arrow", labels: &labels)
+            out += arrow(
+                from: (x(from.time), y(from.process)), to: (x(to.time), y(to.process)), latency: Double(to.time - from.time) / 1e6,
+                colour: "#0550ae", marker: "cloud-arrow", labels: &labels)
         }
         for event in events {
             let name = event.kind == .action ? (event.name == "failure" ? "failure" : "action") : event.name
@@ -211,10 +218,13 @@ public enum TimelineReport {
 
     /// An arrow with its latency; the label goes where no other label is, or
     /// stays in the hover text.
-    static func arrow(from: (Double, Double), to: (Double, Double), latency: Double, colour: String, marker: String,
-                      labels: inout LabelPlacer) -> String {
+    static func arrow(
+        from: (Double, Double), to: (Double, Double), latency: Double, colour: String, marker: String,
+        labels: inout LabelPlacer
+    ) -> String {
         let text = String(format: "%.1f ms", latency)
-        var out = "<line x1=\"\(from.0)\" y1=\"\(from.1)\" x2=\"\(to.0)\" y2=\"\(to.1)\" stroke=\"\(colour)\" stroke-opacity=\"0.55\" marker-end=\"url(#\(marker))\">"
+        var out =
+            "<line x1=\"\(from.0)\" y1=\"\(from.1)\" x2=\"\(to.0)\" y2=\"\(to.1)\" stroke=\"\(colour)\" stroke-opacity=\"0.55\" marker-end=\"url(#\(marker))\">"
         out += "<title>\(text)</title></line>"
         if let (lx, ly) = labels.place(near: ((from.0 + to.0) / 2 + 3, (from.1 + to.1) / 2 - 3), width: Double(text.count) * 6.6) {
             out += "<text class=\"lat\" x=\"\(lx)\" y=\"\(ly)\" fill=\"\(colour)\">\(text)</text>"
@@ -274,8 +284,10 @@ public enum TimelineReport {
             guard !latencies.isEmpty else { return nil }
             return String(format: "\(name): %d, median %.1f ms, max %.1f ms", latencies.count, latencies[latencies.count / 2], latencies.last!)
         }
-        let parts = [describe("changes seen in other processes", defaultsArrows(events)),
-                     describe("iCloud hops", cloudArrows(events, scenario: result.scenario))].compactMap { $0 }
+        let parts = [
+            describe("changes seen in other processes", defaultsArrows(events)),
+            describe("iCloud hops", cloudArrows(events, scenario: result.scenario)),
+        ].compactMap { $0 }
         return parts.isEmpty ? "" : "<div class=\"summary\">latencies — \(parts.joined(separator: "; "))</div>\n"
     }
 

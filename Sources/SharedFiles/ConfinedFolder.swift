@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A folder below a top folder (the simulation root), reached afresh for
@@ -27,7 +28,8 @@ package struct ConfinedFolder: Sendable {
     /// (no link is resolved here: the walk checks every folder below the top).
     /// `top` should exist (see `createDirectories`); if not, it is used as written.
     package init(_ path: String, top: String) throws {
-        let folder = Self.names(path), topFolder = Self.names(top)
+        let folder = Self.names(path)
+        let topFolder = Self.names(top)
         guard folder.starts(with: topFolder), !folder.contains(".."), path.hasPrefix("/") == top.hasPrefix("/") else {
             throw SharedFileError.outsideTop(path: path, top: top)
         }

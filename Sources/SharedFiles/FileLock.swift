@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// An exclusive lock shared by threads and processes, held on a lock file
@@ -77,7 +78,8 @@ package final class FileLock: @unchecked Sendable {
             let descriptor = try open(in: folder, path: path)
             do {
                 try wait(for: descriptor, path: path, deadline: deadline, waitLimit: waitLimit)
-                var held = stat(), current = stat()
+                var held = stat()
+                var current = stat()
                 try systemCall("inspect the lock file", path) { fstat(descriptor, &held) }
                 if fstatat(folder, name, &current, AT_SYMLINK_NOFOLLOW) == 0 {
                     if current.st_ino == held.st_ino && current.st_dev == held.st_dev { return descriptor }
@@ -178,7 +180,8 @@ package struct LockHolder: Sendable, Equatable, CustomStringConvertible {
             guard fields.count >= 6, fields[1] == "FLOCK" else { continue }
             let place = fields[5].split(separator: ":")
             guard place.count == 3, UInt64(place[2]) == inode, UInt64(place[0], radix: 16) == major, UInt64(place[1], radix: 16) == minor,
-                  let pid = Int32(fields[4]), pid > 0 else { continue }
+                let pid = Int32(fields[4]), pid > 0
+            else { continue }
             return pid
         }
         return nil

@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Listing and deleting folders through descriptors, never following a
@@ -89,7 +90,8 @@ package enum FolderTree {
             guard code == ENOTEMPTY else { throw FileSystemError(operation: "delete the folder", path: path, errno: code) }
             refills += 1
             if refills > maximumRefills {
-                throw FileSystemError(operation: "delete the folder (a running process kept writing into it; stop it and try again)", path: path, errno: code)
+                throw FileSystemError(
+                    operation: "delete the folder (a running process kept writing into it; stop it and try again)", path: path, errno: code)
             }
         }
     }

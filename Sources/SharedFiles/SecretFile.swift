@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A secret kept in a file inside the simulation root (a device's, the
@@ -30,24 +31,28 @@ package struct SecretFile: Sendable {
     /// The secret, created (atomically, 0600) when there is none yet. Two
     /// processes creating it at once agree: the second reads the first's.
     package func readOrCreate() throws -> String {
-        guard let secret = try folder.withDescriptor(creating: true, { descriptor -> String in
-            if let existing = try read(in: descriptor) { return existing }
-            var generator = SystemRandomNumberGenerator()
-            let secret = (0..<Self.hexDigits / 2).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
-            // Unique per attempt: two threads of one process may make it at once too.
-            let temporary = ".\(name).tmp.\(getpid()).\(UInt32.random(in: 0...UInt32.max, using: &generator))"
-            try writeTemporaryFile(Data((secret + "\n").utf8), named: temporary, in: descriptor, folderPath: folder.path, durable: true)
-            defer { unlinkat(descriptor, temporary, 0) }
-            // link, not rename: a secret another process made meanwhile is kept, never replaced.
-            if linkat(descriptor, temporary, descriptor, name, 0) == -1 {
-                guard errno == EEXIST, let theirs = try read(in: descriptor) else {
-                    throw FileSystemError(operation: "create the secret", path: path, errno: errno)
-                }
-                return theirs
-            }
-            try systemCall("fsync the folder", folder.path) { fsync(descriptor) }
-            return secret
-        }) else {
+        guard
+            let secret = try folder.withDescriptor(
+                creating: true,
+                { descriptor -> String in
+                    if let existing = try read(in: descriptor) { return existing }
+                    var generator = SystemRandomNumberGenerator()
+                    let secret = (0..<Self.hexDigits / 2).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
+                    // Unique per attempt: two threads of one process may make it at once too.
+                    let temporary = ".\(name).tmp.\(getpid()).\(UInt32.random(in: 0...UInt32.max, using: &generator))"
+                    try writeTemporaryFile(Data((secret + "\n").utf8), named: temporary, in: descriptor, folderPath: folder.path, durable: true)
+                    defer { unlinkat(descriptor, temporary, 0) }
+                    // link, not rename: a secret another process made meanwhile is kept, never replaced.
+                    if linkat(descriptor, temporary, descriptor, name, 0) == -1 {
+                        guard errno == EEXIST, let theirs = try read(in: descriptor) else {
+                            throw FileSystemError(operation: "create the secret", path: path, errno: errno)
+                        }
+                        return theirs
+                    }
+                    try systemCall("fsync the folder", folder.path) { fsync(descriptor) }
+                    return secret
+                })
+        else {
             throw FileSystemError(operation: "open the folder of the secret", path: folder.path, errno: ENOENT)
         }
         return secret
@@ -67,21 +72,26 @@ package struct SecretFile: Sendable {
             throw SharedFileError.notARegularFile(path: path, kind: describeFileType(info.st_mode))
         }
         guard info.st_uid == geteuid(), info.st_mode & 0o077 == 0 else {
-            throw SecretFileError(path: path, problem: String(format: "has mode %03o and owner %d; a secret must be mode 0600 and this user's (%d): "
-                + "chmod 600 it, or remove it to have a new one made", info.st_mode & 0o777, info.st_uid, geteuid()))
+            throw SecretFileError(
+                path: path,
+                problem: String(
+                    format: "has mode %03o and owner %d; a secret must be mode 0600 and this user's (%d): "
+                        + "chmod 600 it, or remove it to have a new one made", info.st_mode & 0o777, info.st_uid, geteuid()))
         }
         var bytes = [UInt8](repeating: 0, count: Self.hexDigits + 2)
         let count = try systemCall("read the secret", path) { Int32(Glibc.read(file, &bytes, bytes.count)) }
         let text = String(decoding: bytes[0..<Int(count)], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         guard text.utf8.count == Self.hexDigits, text.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else {
-            throw SecretFileError(path: path, problem: "does not hold a secret (\(Self.hexDigits) lowercase hexadecimal digits); remove it to have a new one made")
+            throw SecretFileError(
+                path: path, problem: "does not hold a secret (\(Self.hexDigits) lowercase hexadecimal digits); remove it to have a new one made")
         }
         return text
     }
 
     /// Whether `offered` is `secret`, in time that does not depend on where they differ.
     package static func matches(_ offered: String, _ secret: String) -> Bool {
-        let a = Array(offered.utf8), b = Array(secret.utf8)
+        let a = Array(offered.utf8)
+        let b = Array(secret.utf8)
         var difference = UInt8(a.count == b.count ? 0 : 1)
         for index in 0..<b.count { difference |= (index < a.count ? a[index] : 0) ^ b[index] }
         return difference == 0

@@ -62,7 +62,8 @@ package enum SharedFileError: Error, CustomStringConvertible, Equatable {
     /// "20.0 GiB (21474836480 bytes)".
     static func bytes(_ count: Int64) -> String {
         let units = ["KiB", "MiB", "GiB", "TiB"]
-        var value = Double(count), unit = "bytes"
+        var value = Double(count)
+        var unit = "bytes"
         for next in units where value >= 1024 {
             value /= 1024
             unit = next

@@ -1,7 +1,8 @@
 import Foundation
 import PropertyList
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One property-list dictionary in a file that many processes read and write.
@@ -46,8 +47,10 @@ package final class SharedPlistFile: @unchecked Sendable {
     /// `contentCheck`: what the contents must satisfy, beyond decoding (a
     /// number no writer can have made, say); a file that fails it is kept
     /// aside by the next `update` like any corrupt file.
-    package init(path: String, format: PropertyListFormat = .binary, durable: Bool = true, root: String? = nil,
-                maximumSize: Int = PlistLimits.maximumFileSize, contentCheck: ContentCheck? = nil) throws {
+    package init(
+        path: String, format: PropertyListFormat = .binary, durable: Bool = true, root: String? = nil,
+        maximumSize: Int = PlistLimits.maximumFileSize, contentCheck: ContentCheck? = nil
+    ) throws {
         self.path = path
         self.contentCheck = contentCheck
         self.format = format
@@ -75,18 +78,24 @@ package final class SharedPlistFile: @unchecked Sendable {
     /// Reads a shared plist without opening it for writing: nothing is
     /// created, no folder and no lock file. nil if there is no file. With a
     /// `root`, the folders below it must be real folders, as for writers.
-    package static func read(path: String, root: String? = nil, maximumSize: Int = PlistLimits.maximumFileSize,
-                            contentCheck: ContentCheck? = nil) throws -> [String: PlistValue]? {
+    package static func read(
+        path: String, root: String? = nil, maximumSize: Int = PlistLimits.maximumFileSize,
+        contentCheck: ContentCheck? = nil
+    ) throws -> [String: PlistValue]? {
         let directory = (path as NSString).deletingLastPathComponent
         let folder = try ConfinedFolder(directory, top: root ?? directory)
         let name = (path as NSString).lastPathComponent
         return try folder.withDescriptor(creating: false) { descriptor in
-            try decode(readRegularFile(named: name, in: descriptor, path: path, limit: maximumSize), path: path, maximumSize: maximumSize, check: contentCheck)
+            try decode(
+                readRegularFile(named: name, in: descriptor, path: path, limit: maximumSize), path: path, maximumSize: maximumSize,
+                check: contentCheck)
         } ?? nil
     }
 
     private func readContents(in descriptor: Int32) throws -> [String: PlistValue]? {
-        try Self.decode(readRegularFile(named: fileName, in: descriptor, path: path, limit: maximumSize), path: path, maximumSize: maximumSize, check: contentCheck)
+        try Self.decode(
+            readRegularFile(named: fileName, in: descriptor, path: path, limit: maximumSize), path: path, maximumSize: maximumSize,
+            check: contentCheck)
     }
 
     private static func decode(_ bytes: [UInt8]?, path: String, maximumSize: Int, check: ContentCheck?) throws -> [String: PlistValue]? {
@@ -226,7 +235,8 @@ package final class SharedPlistFile: @unchecked Sendable {
 
     /// Moves a corrupt file to `<name>.corrupt-<timestamp>` beside it and returns the new path.
     private func moveAside(in folder: Int32) throws -> String {
-        let stamp = Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: false).timeSeparator(.omitted).dateSeparator(.omitted))
+        let stamp = Date().formatted(
+            .iso8601.year().month().day().time(includingFractionalSeconds: false).timeSeparator(.omitted).dateSeparator(.omitted))
         var target = "\(fileName).corrupt-\(stamp)"
         var suffix = 1
         var info = stat()

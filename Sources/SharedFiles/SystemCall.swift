@@ -1,9 +1,10 @@
 import Foundation
 import PropertyList
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A failed system call: which operation, on which path, and errno.

@@ -20,7 +20,8 @@ struct AppProcessOptions: ParsableArguments {
     @Flag(help: "Speak the line-delimited JSON control protocol on stdin/stdout (docs/protocol.md) instead of the prompt.")
     var json = false
 
-    @Flag(help: "Read nothing from stdin: print what happens and run until SIGTERM or SIGINT (for running it in the background: widget --no-input &).")
+    @Flag(
+        help: "Read nothing from stdin: print what happens and run until SIGTERM or SIGINT (for running it in the background: widget --no-input &).")
     var noInput = false
 
     package init() {}
@@ -67,8 +68,9 @@ enum AppLauncher {
         // In the background a process is ended by a signal, which saves what is pending (TerminationFlush).
         if options.noInput { dispatchMain() }
         let status: Int32 =
-            if let console = sink as? ConsoleEventSink { ConsoleLoop.run(session: session, sink: console) }
-            else { ControlProtocolLoop.run(session: session, output: .standardOutput) }
+            if let console = sink as? ConsoleEventSink { ConsoleLoop.run(session: session, sink: console) } else {
+                ControlProtocolLoop.run(session: session, output: .standardOutput)
+            }
         exit(session.finish(status: status))
     }
 }
@@ -113,7 +115,9 @@ package struct IntentExtensionCommand: ParsableCommand {
         parsing: .captureForPassthrough,
         help: ArgumentHelp(
             "INTENT [NAME=VALUE ...] [-- LAUNCH ARGUMENTS]",
-            discussion: "The intent's name as in the manifest (e.g. AddNote), its parameters as name=value (a value starting with { ( [ < \" is a property list), then launch arguments after --."))
+            discussion:
+                "The intent's name as in the manifest (e.g. AddNote), its parameters as name=value (a value starting with { ( [ < \" is a property list), then launch arguments after --."
+        ))
     var invocation: [String] = []
     package init() {}
 
@@ -125,7 +129,9 @@ package struct IntentExtensionCommand: ParsableCommand {
             print(Self.helpMessage())
             return
         }
-        guard let intent = invocation[..<split].first else { throw ValidationError("name the intent to perform, e.g. intent-extension AddNote text=hello") }
+        guard let intent = invocation[..<split].first else {
+            throw ValidationError("name the intent to perform, e.g. intent-extension AddNote text=hello")
+        }
         let parameters = invocation[..<split].dropFirst()
         let launchArguments = Array(invocation[split...].dropFirst())
         var values: [String: String] = [:]

@@ -3,9 +3,9 @@ import AppProtocol
 import CloudDevice
 import CloudModel
 import Foundation
-import SharedFiles
 import GroupDefaults
 import PropertyList
+import SharedFiles
 
 /// One running target of a simulated app on one device: its identity and
 /// entitlements, its defaults, and the commands both faces share.
@@ -36,7 +36,8 @@ final class AppSession: @unchecked Sendable {
         // Volatile domains first, as at a real launch: arguments, then registration.
         ProcessDomains.shared.setLaunchArguments(launchArguments)
         ProcessDomains.shared.register(target.registeredDefaults)
-        store = target.usesStandardDefaults
+        store =
+            target.usesStandardDefaults
             ? try GroupDefaults(context: context)
             : try GroupDefaults(suiteName: target.suite, context: context)
         observation = store.observe(nil) { [events] change in events.emit(.change(ValueChange(change))) }
@@ -50,7 +51,8 @@ final class AppSession: @unchecked Sendable {
             self.cloudStore = cloudStore
             let defaults: GroupDefaults = store
             cloudBridge = target.cloudBridge.map { spec in
-                CloudDefaultsBridge(defaults: defaults, store: cloudStore, prefix: spec.prefix, mode: CloudDefaultsBridge.Mode(rawValue: spec.mode) ?? .fixed)
+                CloudDefaultsBridge(
+                    defaults: defaults, store: cloudStore, prefix: spec.prefix, mode: CloudDefaultsBridge.Mode(rawValue: spec.mode) ?? .fixed)
             }
         } else {
             cloudStore = nil
@@ -211,12 +213,18 @@ final class AppSession: @unchecked Sendable {
     /// (as `groupsim cloud start` does) and run until `groupsim cloud stop`.
     private func startCloudIfNeeded() {
         guard ProcessInfo.processInfo.environment[Self.cloudAutostartVariable] != "0",
-              (try? DeviceCloud(root: context.root, device: context.device).readSettings().account) != nil else { return }
+            (try? DeviceCloud(root: context.root, device: context.device).readSettings().account) != nil
+        else { return }
         let folder = (ownExecutablePath() as NSString?)?.deletingLastPathComponent ?? ""
         let daemons = CloudDaemons(root: context.root, groupsim: folder + "/groupsim")
         guard daemons.server == nil || daemons.agent(context.device) == nil else { return }
         guard FileManager.default.isExecutableFile(atPath: daemons.groupsim) else {
-            events.emit(.warning(kind: "cloud-not-started", message: "the device is signed in to iCloud but the cloud is not running, and there is no groupsim beside \(role.rawValue) to start it; run `groupsim cloud start`"))
+            events.emit(
+                .warning(
+                    kind: "cloud-not-started",
+                    message:
+                        "the device is signed in to iCloud but the cloud is not running, and there is no groupsim beside \(role.rawValue) to start it; run `groupsim cloud start`"
+                ))
             return
         }
         do { try daemons.start(devices: [context.device]) } catch {
@@ -237,7 +245,8 @@ final class AppSession: @unchecked Sendable {
 
     private func entitledCloudStore() throws -> UbiquitousStore {
         guard let cloudStore else {
-            let message = "\(target.bundleIdentifier) has no iCloud key-value store entitlement "
+            let message =
+                "\(target.bundleIdentifier) has no iCloud key-value store entitlement "
                 + "(com.apple.developer.ubiquity-kvstore-identifier): add icloud-kvs to its target in the manifest"
             events.emit(.warning(kind: Diagnostic.Kind.missingEntitlement.rawValue, message: message))
             throw AppRequestError(message)

@@ -53,12 +53,15 @@ final class ConsoleEventSink: AppEventSink, @unchecked Sendable {
         switch event {
         case .ready(let info):
             let bundle = info["bundleId"]?.stringValue ?? "?"
-            say("\(style.bold(bundle)) on \(info["device"]?.stringValue ?? "?") · suite \(info["suite"]?.stringValue ?? "?")" + (role == .intentExtension || !readsInput ? "" : " · type 'help' for commands"))
+            say(
+                "\(style.bold(bundle)) on \(info["device"]?.stringValue ?? "?") · suite \(info["suite"]?.stringValue ?? "?")"
+                    + (role == .intentExtension || !readsInput ? "" : " · type 'help' for commands"))
         case .change(let change):
             guard lock.withLock({ watching }) else { return }
             let origin = change.origin == ChangeOrigin.thisProcess.rawValue ? "this process" : "another process"
-            say("\(style.dim("←")) \(style.bold(change.key)): \(Self.show(change.old)) → \(style.highlight(Self.show(change.new)))  "
-                + style.dim("[\(origin)\(change.valueDomain.map { ", \($0)" } ?? "")]"))
+            say(
+                "\(style.dim("←")) \(style.bold(change.key)): \(Self.show(change.old)) → \(style.highlight(Self.show(change.new)))  "
+                    + style.dim("[\(origin)\(change.valueDomain.map { ", \($0)" } ?? "")]"))
         case .notification, .delivery:
             break  // the change line already says it; deliveries are an executable's, never a simulated role's
         case .cloudChange(let reason, let keys):
@@ -157,7 +160,9 @@ enum ConsoleLoop {
                 switch verb {
                 case "help", "?": sink.output.write(help)
                 case "quit", "exit": return Int32(rest.first.flatMap { Int32($0) } ?? 0)
-                case "watch": sink.setWatching(rest.first != "off"); sink.output.write("live changes \(rest.first == "off" ? "off" : "on")")
+                case "watch":
+                    sink.setWatching(rest.first != "off")
+                    sink.output.write("live changes \(rest.first == "off" ? "off" : "on")")
                 case "clear" where rest.isEmpty: try clear(session: session, sink: sink)
                 default:
                     let command = try parse(verb, rest)
@@ -176,8 +181,9 @@ enum ConsoleLoop {
         let domain = session.store.domainName
         let keys = ((try? session.store.persistentDomain(forName: domain)) ?? nil)?.keys.sorted() ?? []
         guard !keys.isEmpty else { return sink.output.write("nothing to clear: \(domain) holds no keys") }
-        sink.output.writeRaw("clear removes every key of \(domain) for every process that shares it (\(keys.count): "
-            + keys.prefix(10).joined(separator: ", ") + (keys.count > 10 ? ", …" : "") + "). Type yes to go on: ")
+        sink.output.writeRaw(
+            "clear removes every key of \(domain) for every process that shares it (\(keys.count): "
+                + keys.prefix(10).joined(separator: ", ") + (keys.count > 10 ? ", …" : "") + "). Type yes to go on: ")
         guard readLine()?.trimmingCharacters(in: .whitespaces).lowercased() == "yes" else {
             return sink.output.write("not cleared")
         }
@@ -247,8 +253,9 @@ enum ConsoleLoop {
         case .values(let entries):
             let width = entries.map(\.key.count).max() ?? 0
             for entry in entries {
-                sink.output.write(entry.key.padding(toLength: width, withPad: " ", startingAt: 0) + "  "
-                    + ConsoleEventSink.show(entry.value) + sink.style.dim("  (\(entry.domain))"))
+                sink.output.write(
+                    entry.key.padding(toLength: width, withPad: " ", startingAt: 0) + "  "
+                        + ConsoleEventSink.show(entry.value) + sink.style.dim("  (\(entry.domain))"))
             }
         case .integer(let value): sink.output.write("\(value)")
         case .boolean(let value): sink.output.write(value ? "true" : "false")
@@ -260,7 +267,10 @@ enum ConsoleLoop {
 
     /// Splits a command line into words, honouring single and double quotes.
     static func split(_ line: String) -> [String] {
-        var words: [String] = [], current = "", quote: Character? = nil, inWord = false
+        var words: [String] = []
+        var current = ""
+        var quote: Character? = nil
+        var inWord = false
         for character in line {
             if let open = quote {
                 if character == open { quote = nil } else { current.append(character) }
@@ -268,7 +278,11 @@ enum ConsoleLoop {
                 quote = character
                 inWord = true
             } else if character.isWhitespace {
-                if inWord { words.append(current); current = ""; inWord = false }
+                if inWord {
+                    words.append(current)
+                    current = ""
+                    inWord = false
+                }
             } else {
                 current.append(character)
                 inWord = true

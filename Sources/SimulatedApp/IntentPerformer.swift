@@ -20,7 +20,9 @@ enum IntentPerformer {
             if let parameter = intent.parameter {
                 guard let text = parameters[parameter] else { throw AppRequestError("intent \(name) needs \(parameter)=VALUE") }
                 do { return try OldStylePropertyList.parseValueArgument(text) } catch {
-                    throw AppRequestError("parameter \(parameter): the value starts like a property list but is not one (\(error)); quote it, e.g. \(parameter)='(a, b)'")
+                    throw AppRequestError(
+                        "parameter \(parameter): the value starts like a property list but is not one (\(error)); quote it, e.g. \(parameter)='(a, b)'"
+                    )
                 }
             }
             return intent.value!

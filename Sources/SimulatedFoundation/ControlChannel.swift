@@ -5,8 +5,9 @@ import Foundation
 import GroupDefaults
 import PropertyList
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The control protocol (docs/protocol.md), served by any executable that
@@ -123,17 +124,22 @@ package final class ControlChannel: @unchecked Sendable {
     private static func inheritedSocket(_ text: String) throws -> Int32 {
         let variable = ControlProtocol.channelDescriptorVariable
         guard let number = Int32(text), number >= 3 else {
-            throw ControlChannelError("\(variable)=\(text) is not a descriptor number of 3 or more (0, 1 and 2 are the program's own standard streams)")
+            throw ControlChannelError(
+                "\(variable)=\(text) is not a descriptor number of 3 or more (0, 1 and 2 are the program's own standard streams)")
         }
         var status = stat()
         guard fstat(number, &status) == 0 else {
-            throw ControlChannelError("\(variable)=\(text): descriptor \(number) is not open (\(String(cString: strerror(errno)))); the starter must leave it open across exec")
+            throw ControlChannelError(
+                "\(variable)=\(text): descriptor \(number) is not open (\(String(cString: strerror(errno)))); the starter must leave it open across exec"
+            )
         }
         var type: Int32 = 0
         var length = socklen_t(MemoryLayout<Int32>.size)
         guard (status.st_mode & S_IFMT) == S_IFSOCK, getsockopt(number, SOL_SOCKET, SO_TYPE, &type, &length) == 0,
-              type == Int32(SOCK_STREAM.rawValue) else {
-            throw ControlChannelError("\(variable)=\(text): descriptor \(number) is not a stream socket (make one with socketpair(AF_UNIX, SOCK_STREAM))")
+            type == Int32(SOCK_STREAM.rawValue)
+        else {
+            throw ControlChannelError(
+                "\(variable)=\(text): descriptor \(number) is not a stream socket (make one with socketpair(AF_UNIX, SOCK_STREAM))")
         }
         return number
     }
@@ -142,7 +148,8 @@ package final class ControlChannel: @unchecked Sendable {
         do {
             return try UnixSocket.connect(to: path)
         } catch {
-            throw ControlChannelError("\(ControlProtocol.channelSocketVariable)='\(path)': \(error); the starter must listen there before starting the program")
+            throw ControlChannelError(
+                "\(ControlProtocol.channelSocketVariable)='\(path)': \(error); the starter must listen there before starting the program")
         }
     }
 
@@ -245,14 +252,18 @@ package final class ControlChannel: @unchecked Sendable {
             var fds = [
                 // Once the peer is done and nothing waits to go, only the wake pipe is watched
                 // (a closed socket reports POLLHUP on every call, whatever was asked).
-                pollfd(fd: peerFinished && !pending ? -1 : descriptor,
-                       events: Int16((peerFinished || full ? 0 : POLLIN) | (pending ? POLLOUT : 0)), revents: 0),
+                pollfd(
+                    fd: peerFinished && !pending ? -1 : descriptor,
+                    events: Int16((peerFinished || full ? 0 : POLLIN) | (pending ? POLLOUT : 0)), revents: 0),
                 pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0),
             ]
             // After the peer's end of input, requests still running are waited
             // for; output the peer does not take within the exit's flush time is given up.
             let ready = poll(&fds, 2, peerFinished && running == 0 ? Int32(limits.exitFlushSeconds * 1000) : -1)
-            if ready < 0 { if errno == EINTR { continue }; break }
+            if ready < 0 {
+                if errno == EINTR { continue }
+                break
+            }
             if ready == 0 { break }
             if fds[1].revents != 0 { while read(wakeRead, &buffer, buffer.count) > 0 {} }
             if fds[0].revents & Int16(POLLNVAL) != 0 { break }
@@ -383,7 +394,8 @@ package final class ControlChannel: @unchecked Sendable {
             return droppedUnreported
         }
         guard dropped > 0 else { return }
-        let message = "\(dropped) event\(dropped == 1 ? " was" : "s were") dropped: the driver did not read the control channel "
+        let message =
+            "\(dropped) event\(dropped == 1 ? " was" : "s were") dropped: the driver did not read the control channel "
             + "and more than \(limits.maximumOutgoingBytes) bytes were waiting (\(eventsDropped) in all; info's droppedEvents counts them)"
         condition.withLock { _ = appendLocked(ControlProtocol.event(.warning(kind: "events-dropped", message: message))) }
     }

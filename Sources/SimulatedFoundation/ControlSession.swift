@@ -30,8 +30,9 @@ final class ControlSession: @unchecked Sendable {
         guard let suite else { return standard }
         if let made = suites[suite] { return made }
         guard let made = UserDefaults(suiteName: suite, process: process ?? .current) else {
-            throw AppRequestError("UserDefaults(suiteName: \(DefaultsError.show(suite))) is nil (Apple refuses NSGlobalDomain and the app's own bundle id; "
-                + "leave out \"suite\" for UserDefaults.standard)")
+            throw AppRequestError(
+                "UserDefaults(suiteName: \(DefaultsError.show(suite))) is nil (Apple refuses NSGlobalDomain and the app's own bundle id; "
+                    + "leave out \"suite\" for UserDefaults.standard)")
         }
         suites[suite] = made
         return made
@@ -70,9 +71,10 @@ final class ControlSession: @unchecked Sendable {
             return .done
         case .dump:
             let store = try defaults(suite).groupDefaults
-            return .values(store.dictionaryRepresentation().keys.sorted().compactMap { key in
-                store.lookup(key).map { (key: key, value: $0.value, domain: $0.domain) }
-            })
+            return .values(
+                store.dictionaryRepresentation().keys.sorted().compactMap { key in
+                    store.lookup(key).map { (key: key, value: $0.value, domain: $0.domain) }
+                })
         case .register(let values):
             let defaults = try defaults(suite)
             defaults.groupDefaults.register(defaults: values)
@@ -125,14 +127,15 @@ final class ControlSession: @unchecked Sendable {
     /// A typed getter's answer, as the program's `UserDefaults` converts.
     private func typedValue(_ key: String, as kind: TypedRead, suite: String?) throws -> AppResponse {
         let defaults = try defaults(suite)
-        let value: PlistValue? = switch kind {
-        case .bool: .bool(defaults.bool(forKey: key))
-        case .integer: .integer(Int64(defaults.integer(forKey: key)))
-        case .double: .real(defaults.double(forKey: key))
-        case .string: defaults.string(forKey: key).map { .string($0) }
-        case .url: defaults.url(forKey: key).map { .string($0.absoluteString) }
-        case .stringArray: defaults.stringArray(forKey: key).map { .array($0.map { .string($0) }) }
-        }
+        let value: PlistValue? =
+            switch kind {
+            case .bool: .bool(defaults.bool(forKey: key))
+            case .integer: .integer(Int64(defaults.integer(forKey: key)))
+            case .double: .real(defaults.double(forKey: key))
+            case .string: defaults.string(forKey: key).map { .string($0) }
+            case .url: defaults.url(forKey: key).map { .string($0.absoluteString) }
+            case .stringArray: defaults.stringArray(forKey: key).map { .array($0.map { .string($0) }) }
+            }
         return .value(key: key, value: value, domain: defaults.groupDefaults.lookup(key)?.domain)
     }
 

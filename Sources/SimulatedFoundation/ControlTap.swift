@@ -37,8 +37,10 @@ enum ControlTap {
     @inline(__always)
     static func delivered(_ mechanism: DeliveryMechanism, _ change: UserDefaults.KeyChange, domain: String) {
         guard isServing else { return }
-        emit(.delivery(Delivery(
-            mechanism: mechanism, key: change.key, old: change.stored.old, new: change.stored.new,
-            origin: change.stored.origin.rawValue, domain: domain)))
+        emit(
+            .delivery(
+                Delivery(
+                    mechanism: mechanism, key: change.key, old: change.stored.old, new: change.stored.new,
+                    origin: change.stored.origin.rawValue, domain: domain)))
     }
 }

@@ -68,8 +68,11 @@ enum FoundationBridge {
 
     /// Says loudly that a call did nothing, where Foundation would raise or refuse.
     static func refuse(_ call: String, because reason: String) {
-        Diagnostics.report(Diagnostic(
-            kind: .callRefused,
-            message: "UserDefaults.\(call) did nothing: \(reason). (Foundation raises an exception or refuses here; the simulation reports it and goes on.)"))
+        Diagnostics.report(
+            Diagnostic(
+                kind: .callRefused,
+                message:
+                    "UserDefaults.\(call) did nothing: \(reason). (Foundation raises an exception or refuses here; the simulation reports it and goes on.)"
+            ))
     }
 }

@@ -45,16 +45,18 @@ public enum FoundationDefaultsCheck {
         do {
             let uses = try foundationUserDefaultsUses(inExecutable: executable)
             guard !uses.isEmpty else { return }
-            Diagnostics.report(Diagnostic(
-                kind: .foundationUserDefaults,
-                message: "this executable also uses Foundation's own UserDefaults (\(uses.joined(separator: "; "))), "
-                    + "which no simulated process sees: its values are neither read from nor written to the simulation. "
-                    + "A file imports Foundation in a module without `typealias UserDefaults = SimulatedFoundation.UserDefaults`, "
-                    + "or writes Foundation.UserDefaults, or a dependency does (docs/api.md, \"Which UserDefaults a file gets\")"))
+            Diagnostics.report(
+                Diagnostic(
+                    kind: .foundationUserDefaults,
+                    message: "this executable also uses Foundation's own UserDefaults (\(uses.joined(separator: "; "))), "
+                        + "which no simulated process sees: its values are neither read from nor written to the simulation. "
+                        + "A file imports Foundation in a module without `typealias UserDefaults = SimulatedFoundation.UserDefaults`, "
+                        + "or writes Foundation.UserDefaults, or a dependency does (docs/api.md, \"Which UserDefaults a file gets\")"))
         } catch {
-            Diagnostics.report(Diagnostic(
-                kind: .foundationUserDefaults,
-                message: "whether this executable also uses Foundation's own UserDefaults was not checked: \(error)"))
+            Diagnostics.report(
+                Diagnostic(
+                    kind: .foundationUserDefaults,
+                    message: "whether this executable also uses Foundation's own UserDefaults was not checked: \(error)"))
         }
     }
 

@@ -62,10 +62,11 @@ open class NSObject: Foundation.NSObject {
     open func observeValue(
         forKeyPath keyPath: String?, of object: Any?, change: [NSKeyValueChangeKey: Any]?, context: UnsafeMutableRawPointer?
     ) {
-        Diagnostics.report(Diagnostic(
-            kind: .callRefused,
-            message: "\(type(of: self)) observes '\(keyPath ?? "")' but does not override observeValue(forKeyPath:of:change:context:): "
-                + "the change was dropped (Apple platforms raise an exception here)"))
+        Diagnostics.report(
+            Diagnostic(
+                kind: .callRefused,
+                message: "\(type(of: self)) observes '\(keyPath ?? "")' but does not override observeValue(forKeyPath:of:change:context:): "
+                    + "the change was dropped (Apple platforms raise an exception here)"))
     }
 }
 
@@ -201,25 +202,26 @@ extension UserDefaults {
         }
         // A collection operator names no key: registered (so removeObserver finds it), never told.
         guard let key = path.key else { return }
-        registration.hold(observe(key, reportingAs: nil) { [weak self, weak registration] change in
-            guard let self, let registration else { return }
-            guard let observer = registration.observer else {
-                // The observer is gone (Apple no longer needs it removed): so is its registration.
-                _ = self.keyValueRegistrations.remove { $0 === registration }
-                registration.end()
-                return
-            }
-            let (old, new) = (path.value(from: change.oldValue), path.value(from: change.newValue))
-            if registration.options.contains(.prior) {
+        registration.hold(
+            observe(key, reportingAs: nil) { [weak self, weak registration] change in
+                guard let self, let registration else { return }
+                guard let observer = registration.observer else {
+                    // The observer is gone (Apple no longer needs it removed): so is its registration.
+                    _ = self.keyValueRegistrations.remove { $0 === registration }
+                    registration.end()
+                    return
+                }
+                let (old, new) = (path.value(from: change.oldValue), path.value(from: change.newValue))
+                if registration.options.contains(.prior) {
+                    observer.observeValue(
+                        forKeyPath: registration.keyPath, of: self,
+                        change: registration.change(old: old, new: nil, isPrior: true), context: registration.context)
+                }
                 observer.observeValue(
                     forKeyPath: registration.keyPath, of: self,
-                    change: registration.change(old: old, new: nil, isPrior: true), context: registration.context)
-            }
-            observer.observeValue(
-                forKeyPath: registration.keyPath, of: self,
-                change: registration.change(old: old, new: new, isPrior: false), context: registration.context)
-            ControlTap.delivered(.keyValueObserver, change, domain: self.groupDefaults.domainName)
-        })
+                    change: registration.change(old: old, new: new, isPrior: false), context: registration.context)
+                ControlTap.delivered(.keyValueObserver, change, domain: self.groupDefaults.domainName)
+            })
     }
 
     /// Stops the latest `addObserver` of `observer` for `keyPath`. One that
@@ -265,29 +267,37 @@ extension _KeyValueCodingAndObserving where Self: UserDefaults {
     ) -> NSKeyValueObservation {
         let (keys, initial) = KeyReads.recording { self[keyPath: keyPath] }
         guard !keys.isEmpty else {
-            Diagnostics.report(Diagnostic(
-                kind: .callRefused,
-                message: "UserDefaults.observe(_:options:changeHandler:) of a \(Value.self) property observes nothing: its getter reads no key of this UserDefaults "
-                    + "(observe a property whose getter reads its key, such as `var theme: String? { string(forKey: \"theme\") }`)"))
+            Diagnostics.report(
+                Diagnostic(
+                    kind: .callRefused,
+                    message:
+                        "UserDefaults.observe(_:options:changeHandler:) of a \(Value.self) property observes nothing: its getter reads no key of this UserDefaults "
+                        + "(observe a property whose getter reads its key, such as `var theme: String? { string(forKey: \"theme\") }`)"))
             return NSKeyValueObservation([])
         }
         let last = PropertyValue(initial)
         let handler = KeyPathHandler(changeHandler)
         if options.contains(.initial) {
-            handler.call(self, NSKeyValueObservedChange(
-                kind: .setting, newValue: options.contains(.new) ? initial : nil, oldValue: nil, indexes: nil, isPrior: false))
+            handler.call(
+                self,
+                NSKeyValueObservedChange(
+                    kind: .setting, newValue: options.contains(.new) ? initial : nil, oldValue: nil, indexes: nil, isPrior: false))
         }
         let observations = keys.map { key in
             observe(key, reportingAs: nil) { [weak self] change in
                 guard let self else { return }
                 let (old, new) = last.replace { self[keyPath: keyPath] }
                 if options.contains(.prior) {
-                    handler.call(self, NSKeyValueObservedChange(
-                        kind: .setting, newValue: nil, oldValue: options.contains(.old) ? old : nil, indexes: nil, isPrior: true))
+                    handler.call(
+                        self,
+                        NSKeyValueObservedChange(
+                            kind: .setting, newValue: nil, oldValue: options.contains(.old) ? old : nil, indexes: nil, isPrior: true))
                 }
-                handler.call(self, NSKeyValueObservedChange(
-                    kind: .setting, newValue: options.contains(.new) ? new : nil, oldValue: options.contains(.old) ? old : nil,
-                    indexes: nil, isPrior: false))
+                handler.call(
+                    self,
+                    NSKeyValueObservedChange(
+                        kind: .setting, newValue: options.contains(.new) ? new : nil, oldValue: options.contains(.old) ? old : nil,
+                        indexes: nil, isPrior: false))
                 ControlTap.delivered(.keyPathObservation, change, domain: self.groupDefaults.domainName)
             }
         }

@@ -77,10 +77,12 @@ public final class SimulatedProcess: @unchecked Sendable {
             return try GroupDefaults(context: identity.context, processDomains: processDomains)
         } catch {
             let temporary = NSTemporaryDirectory() + "groupsim-unsaved-\(getpid())"
-            Diagnostics.report(Diagnostic(
-                kind: .commitFailed,
-                message: "the standard defaults of \(identity.bundleIdentifier) cannot be opened in '\(identity.root.path)' (\(error)); "
-                    + "for this run they are kept in '\(temporary)' instead, where no other process looks. Set GROUPSIM_ROOT to a folder you can write."))
+            Diagnostics.report(
+                Diagnostic(
+                    kind: .commitFailed,
+                    message: "the standard defaults of \(identity.bundleIdentifier) cannot be opened in '\(identity.root.path)' (\(error)); "
+                        + "for this run they are kept in '\(temporary)' instead, where no other process looks. Set GROUPSIM_ROOT to a folder you can write."
+                ))
             var fallback = identity
             fallback.root = SimulationRoot(path: temporary)
             do {

@@ -48,19 +48,22 @@ open class NSUbiquitousKeyValueStore: NSObject, @unchecked Sendable {
     /// store, as on a device, and the store stays on the device: never
     /// synced, `synchronize()` false.
     /// `report`: where the missing entitlement is said (Diagnostics by default).
-    public init(process: SimulatedProcess, environment: [String: String] = ProcessInfo.processInfo.environment,
-                report: (Diagnostic) -> Void = Diagnostics.report) {
+    public init(
+        process: SimulatedProcess, environment: [String: String] = ProcessInfo.processInfo.environment,
+        report: (Diagnostic) -> Void = Diagnostics.report
+    ) {
         super.init()
         let identity = process.identity
         var identifier = environment[Self.identifierVariable] ?? ""
         let entitled = !identifier.isEmpty
         if !entitled { identifier = identity.bundleIdentifier }
         if !entitled, process.isFirstTime(warning: "no-kvs-entitlement \(identifier)") {
-            report(Diagnostic(
-                kind: .missingEntitlement,
-                message: "\(identity.bundleIdentifier) has no com.apple.developer.ubiquity-kvstore-identifier entitlement "
-                    + "(\(Self.identifierVariable) is not set; groupsim exec sets it from the manifest's icloud-kvs): "
-                    + "NSUbiquitousKeyValueStore stays on this device and synchronize() returns false"))
+            report(
+                Diagnostic(
+                    kind: .missingEntitlement,
+                    message: "\(identity.bundleIdentifier) has no com.apple.developer.ubiquity-kvstore-identifier entitlement "
+                        + "(\(Self.identifierVariable) is not set; groupsim exec sets it from the manifest's icloud-kvs): "
+                        + "NSUbiquitousKeyValueStore stays on this device and synchronize() returns false"))
         }
         let storeIdentifier = identifier
         do {
@@ -68,18 +71,26 @@ open class NSUbiquitousKeyValueStore: NSObject, @unchecked Sendable {
                 cloud: DeviceCloud(root: identity.root, device: identity.device), identifier: identifier, syncs: entitled
             ) { [weak self] change in
                 guard let self else { return }
-                NotificationCenter.default.post(name: Self.didChangeExternallyNotification, object: self, userInfo: [
-                    NSUbiquitousKeyValueStoreChangeReasonKey: NSNumber(value: change.reason.appleValue),
-                    NSUbiquitousKeyValueStoreChangedKeysKey: change.keys,
-                ])
+                NotificationCenter.default.post(
+                    name: Self.didChangeExternallyNotification, object: self,
+                    userInfo: [
+                        NSUbiquitousKeyValueStoreChangeReasonKey: NSNumber(value: change.reason.appleValue),
+                        NSUbiquitousKeyValueStoreChangedKeysKey: change.keys,
+                    ])
                 if ControlTap.isServing {
-                    ControlTap.emit(.delivery(Delivery(
-                        mechanism: .didChangeExternally, key: nil, old: nil, new: nil, origin: "other-device", domain: storeIdentifier,
-                        reason: change.reason.rawValue, keys: change.keys)))
+                    ControlTap.emit(
+                        .delivery(
+                            Delivery(
+                                mechanism: .didChangeExternally, key: nil, old: nil, new: nil, origin: "other-device", domain: storeIdentifier,
+                                reason: change.reason.rawValue, keys: change.keys)))
                     // Apple says nothing but this notification; a driver is told loudly.
                     if change.reason == .quotaViolationChange {
-                        ControlTap.emit(.warning(kind: "quota-violation", message: "NSUbiquitousKeyValueStore \(storeIdentifier): "
-                            + "\(change.keys.joined(separator: ", ")) over Apple's limits (docs/cloud.md): kept on this device, never uploaded"))
+                        ControlTap.emit(
+                            .warning(
+                                kind: "quota-violation",
+                                message: "NSUbiquitousKeyValueStore \(storeIdentifier): "
+                                    + "\(change.keys.joined(separator: ", ")) over Apple's limits (docs/cloud.md): kept on this device, never uploaded"
+                            ))
                     }
                 }
             }
@@ -104,7 +115,9 @@ open class NSUbiquitousKeyValueStore: NSObject, @unchecked Sendable {
 
     open func set(_ anObject: Any?, forKey aKey: String) {
         guard let anObject else { return removeObject(forKey: aKey) }
-        guard let value = FoundationBridge.propertyList(anObject, call: "NSUbiquitousKeyValueStore.set(_:forKey: \"\(aKey)\")", path: aKey) else { return }
+        guard let value = FoundationBridge.propertyList(anObject, call: "NSUbiquitousKeyValueStore.set(_:forKey: \"\(aKey)\")", path: aKey) else {
+            return
+        }
         write(value, forKey: aKey)
     }
 
@@ -126,9 +139,10 @@ open class NSUbiquitousKeyValueStore: NSObject, @unchecked Sendable {
             // What Apple's store does: an exception no Swift code can catch, which ends the app.
             UncaughtException.terminate(name: UbiquitousStore.KeyTooLong.exceptionName, reason: tooLong.description)
         } catch {
-            Diagnostics.report(Diagnostic(
-                kind: .commitFailed,
-                message: "NSUbiquitousKeyValueStore could not store \"\(key)\" in \(store.identifier): \(error). The value is unchanged."))
+            Diagnostics.report(
+                Diagnostic(
+                    kind: .commitFailed,
+                    message: "NSUbiquitousKeyValueStore could not store \"\(key)\" in \(store.identifier): \(error). The value is unchanged."))
         }
     }
 }

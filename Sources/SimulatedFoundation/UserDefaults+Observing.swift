@@ -61,16 +61,17 @@ extension UserDefaults {
     func observe(_ key: String, reportingAs mechanism: DeliveryMechanism?, _ handler: @escaping (KeyChange) -> Void) -> Observation {
         let box = HandlerBox(handler)
         let domain = groupDefaults.domainName
-        return Observation(groupDefaults.observeSynchronously(key) { change in
-            let keyChange = KeyChange(
-                key: change.key,
-                oldValue: change.old.map(FoundationBridge.object),
-                newValue: change.new.map(FoundationBridge.object),
-                isFromAnotherProcess: change.origin == .otherProcess,
-                stored: change)
-            box.handler(keyChange)
-            if let mechanism { ControlTap.delivered(mechanism, keyChange, domain: domain) }
-        }, observing: self)
+        return Observation(
+            groupDefaults.observeSynchronously(key) { change in
+                let keyChange = KeyChange(
+                    key: change.key,
+                    oldValue: change.old.map(FoundationBridge.object),
+                    newValue: change.new.map(FoundationBridge.object),
+                    isFromAnotherProcess: change.origin == .otherProcess,
+                    stored: change)
+                box.handler(keyChange)
+                if let mechanism { ControlTap.delivered(mechanism, keyChange, domain: domain) }
+            }, observing: self)
     }
 }
 

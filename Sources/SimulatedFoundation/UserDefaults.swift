@@ -253,7 +253,8 @@ open class UserDefaults: NSObject, @unchecked Sendable {
         do {
             return try groupDefaults.persistentDomain(forName: domainName).map(FoundationBridge.dictionary)
         } catch {
-            Diagnostics.report(Diagnostic(kind: .reloadFailed, message: "persistentDomain(forName: \(DefaultsError.show(domainName))) is nil: \(error)"))
+            Diagnostics.report(
+                Diagnostic(kind: .reloadFailed, message: "persistentDomain(forName: \(DefaultsError.show(domainName))) is nil: \(error)"))
             return nil
         }
     }
@@ -302,9 +303,11 @@ open class UserDefaults: NSObject, @unchecked Sendable {
     func postDidChange(key: String? = nil) {
         NotificationCenter.default.post(name: Self.didChangeNotification, object: self)
         if ControlTap.isServing {
-            ControlTap.emit(.delivery(Delivery(
-                mechanism: .didChangeNotification, key: key, old: nil, new: key.flatMap(groupDefaults.value(forKey:)),
-                origin: ChangeOrigin.thisProcess.rawValue, domain: groupDefaults.domainName)))
+            ControlTap.emit(
+                .delivery(
+                    Delivery(
+                        mechanism: .didChangeNotification, key: key, old: nil, new: key.flatMap(groupDefaults.value(forKey:)),
+                        origin: ChangeOrigin.thisProcess.rawValue, domain: groupDefaults.domainName)))
         }
     }
 }

@@ -163,7 +163,7 @@ public struct SpecNode: @unchecked Sendable {
     package func seconds(atMost maximum: Double) throws -> Double {
         let shownMaximum = maximum == maximum.rounded() ? String(Int(maximum)) : "\(maximum)"
         guard case .scalar(let scalar) = node, scalar.style == .plain, [.int, .float].contains(resolvedTag),
-              let value = node.float, value.isFinite, value > 0, value <= maximum
+            let value = node.float, value.isFinite, value > 0, value <= maximum
         else { throw error("expected seconds more than 0 and at most \(shownMaximum), found '\(node.string ?? kindName)'") }
         return value
     }
@@ -195,7 +195,8 @@ public struct SpecNode: @unchecked Sendable {
                 }
                 // The protocol carries milliseconds: a finer date could not reach a process unchanged.
                 if let point = scalar.string.firstIndex(where: { $0 == "." || $0 == "," }),
-                   scalar.string[scalar.string.index(after: point)...].prefix(while: \.isNumber).count > 3 {
+                    scalar.string[scalar.string.index(after: point)...].prefix(while: \.isNumber).count > 3
+                {
                     throw error("'\(scalar.string)' is finer than a millisecond, which a process cannot be sent; write at most 3 fractional digits")
                 }
                 return .date(date)
@@ -214,7 +215,9 @@ public struct SpecNode: @unchecked Sendable {
             case .float:
                 let mantissa = scalar.string.prefix { $0 != "e" && $0 != "E" }
                 let value = node.float
-                if let problem = PlistJSON.realProblem(value, literal: Substring(scalar.string), hasNonZeroDigit: mantissa.contains { ("1"..."9").contains($0) }) {
+                if let problem = PlistJSON.realProblem(
+                    value, literal: Substring(scalar.string), hasNonZeroDigit: mantissa.contains { ("1"..."9").contains($0) })
+                {
                     throw error(problem)
                 }
                 return .real(value ?? 0)
@@ -227,8 +230,11 @@ public struct SpecNode: @unchecked Sendable {
         case .sequence, .mapping:
             guard levelsLeft > 0 else {
                 // Where it got too deep, named after the whole value.
-                throw SpecError(file: file, line: line, column: column, message:
-                    "\(whole.path.isEmpty ? "the value" : whole.path) nests arrays and dictionaries more than \(maximumDepth) deep, which no reader accepts; flatten it")
+                throw SpecError(
+                    file: file, line: line, column: column,
+                    message:
+                        "\(whole.path.isEmpty ? "the value" : whole.path) nests arrays and dictionaries more than \(maximumDepth) deep, which no reader accepts; flatten it"
+                )
             }
             if case .sequence = node {
                 return .array(try list().map { try $0.plistValue(levelsLeft: levelsLeft - 1, whole: whole, maximumDepth: maximumDepth) })
@@ -272,12 +278,19 @@ public struct SpecNode: @unchecked Sendable {
                 magnitude = sum
             }
         } else {
-            let radix: Int, body: Substring
-            if digits.hasPrefix("0x") { (radix, body) = (16, digits.dropFirst(2)) }
-            else if digits.hasPrefix("0b") { (radix, body) = (2, digits.dropFirst(2)) }
-            else if digits.hasPrefix("0o") { (radix, body) = (8, digits.dropFirst(2)) }
-            else if digits.hasPrefix("0") && digits.count > 1 { (radix, body) = (8, digits.dropFirst()) }
-            else { (radix, body) = (10, digits) }
+            let radix: Int
+            let body: Substring
+            if digits.hasPrefix("0x") {
+                (radix, body) = (16, digits.dropFirst(2))
+            } else if digits.hasPrefix("0b") {
+                (radix, body) = (2, digits.dropFirst(2))
+            } else if digits.hasPrefix("0o") {
+                (radix, body) = (8, digits.dropFirst(2))
+            } else if digits.hasPrefix("0") && digits.count > 1 {
+                (radix, body) = (8, digits.dropFirst())
+            } else {
+                (radix, body) = (10, digits)
+            }
             guard let value = UInt64(body, radix: radix) else { return nil }
             magnitude = value
         }

@@ -64,7 +64,9 @@ enum YAMLExpansion {
                 finish(size: 1, depth: 0, anchor: Self.text(event.data.scalar.anchor))
             case YAML_SEQUENCE_START_EVENT, YAML_MAPPING_START_EVENT:
                 guard frames.count < YAMLExpansion.maximumNesting else {
-                    throw error("lists and mappings nest more than \(YAMLExpansion.maximumNesting) deep here; a value may nest at most \(PlistLimits.maximumDepth) deep")
+                    throw error(
+                        "lists and mappings nest more than \(YAMLExpansion.maximumNesting) deep here; a value may nest at most \(PlistLimits.maximumDepth) deep"
+                    )
                 }
                 let anchor = event.type == YAML_SEQUENCE_START_EVENT ? event.data.sequence_start.anchor : event.data.mapping_start.anchor
                 frames.append((1, 0, Self.text(anchor)))
@@ -76,10 +78,14 @@ enum YAMLExpansion {
                 guard let name = Self.text(event.data.alias.anchor), let target = anchors[name] else { return }
                 addedByAliases += target.size
                 if addedByAliases > YAMLExpansion.maximumAliasExpansion {
-                    throw error("aliases expand this file past \(YAMLExpansion.maximumAliasExpansion) values (each alias stands for a copy of its anchor's whole value); write the values out or use fewer aliases")
+                    throw error(
+                        "aliases expand this file past \(YAMLExpansion.maximumAliasExpansion) values (each alias stands for a copy of its anchor's whole value); write the values out or use fewer aliases"
+                    )
                 }
                 if frames.count + target.depth > YAMLExpansion.maximumNesting {
-                    throw error("with the alias *\(name) expanded, lists and mappings nest more than \(YAMLExpansion.maximumNesting) deep here; a value may nest at most \(PlistLimits.maximumDepth) deep")
+                    throw error(
+                        "with the alias *\(name) expanded, lists and mappings nest more than \(YAMLExpansion.maximumNesting) deep here; a value may nest at most \(PlistLimits.maximumDepth) deep"
+                    )
                 }
                 finish(size: target.size, depth: target.depth, anchor: nil)
             default:

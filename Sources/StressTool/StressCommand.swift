@@ -13,7 +13,10 @@ package struct StressCommand: ParsableCommand {
     package static let configuration = CommandConfiguration(
         commandName: "groupsim-stress",
         abstract: "Generate write load on a domain from this process, or probe the change watcher (for tests and benchmarks).",
-        subcommands: [WatchHeld.self, WatcherWithManyDescriptors.self, WriteKeys.self, IntAdd.self, ArrayAdd.self, WriteLoop.self, WatcherRestart.self, WatcherUnavailable.self, HoldLock.self]
+        subcommands: [
+            WatchHeld.self, WatcherWithManyDescriptors.self, WriteKeys.self, IntAdd.self, ArrayAdd.self, WriteLoop.self, WatcherRestart.self,
+            WatcherUnavailable.self, HoldLock.self,
+        ]
     )
 
     struct Target: ParsableArguments {
@@ -104,7 +107,9 @@ package struct StressCommand: ParsableCommand {
     struct WatcherRestart: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "watcher-restart",
-            abstract: "See KEY change to 1, stop the change watcher, see KEY change to 2 in the same domain, stop again, reopen the domain, see 3 (prints each step).")
+            abstract:
+                "See KEY change to 1, stop the change watcher, see KEY change to 2 in the same domain, stop again, reopen the domain, see 3 (prints each step)."
+        )
         @OptionGroup var target: Target
         @Option var key: String
 
@@ -163,7 +168,9 @@ package struct StressCommand: ParsableCommand {
     struct WatchHeld: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "watch-held",
-            abstract: "`defaults watch` whose watcher thread is held once ready, until a line arrives on stdin (events queue up in the kernel and overflow).")
+            abstract:
+                "`defaults watch` whose watcher thread is held once ready, until a line arrives on stdin (events queue up in the kernel and overflow)."
+        )
         @OptionGroup var options: DomainOptions
         @Flag(help: "One JSON object per line.") var json = false
         @Argument var domain: String

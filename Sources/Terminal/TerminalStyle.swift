@@ -1,6 +1,7 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// ANSI styling for terminals; plain text when NO_COLOR is set or stdout is not a terminal.
@@ -48,7 +49,10 @@ package enum StandardOutput {
             var offset = 0
             while offset < buffer.count {
                 let written = Glibc.write(STDOUT_FILENO, buffer.baseAddress! + offset, buffer.count - offset)
-                if written >= 0 { offset += written; continue }
+                if written >= 0 {
+                    offset += written
+                    continue
+                }
                 if errno == EINTR { continue }
                 return errno
             }

@@ -1,5 +1,5 @@
-import ChildProcess
 import Benchmarks
+import ChildProcess
 
 // Ends with whoever started it, if asked to (OwnerLifetime).
 OwnerLifetime.adopt()

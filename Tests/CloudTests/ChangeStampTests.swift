@@ -2,8 +2,9 @@ import CloudModel
 import Foundation
 import PropertyBased
 import PropertyList
-import Testing
 import TestSupport
+import Testing
+
 @testable import CloudDevice
 @testable import CloudService
 

@@ -21,8 +21,10 @@ enum CloudGen {
     /// Any Int64, most often one at an edge: the ends, around 0, and around
     /// the largest counter a file may hold.
     static func edgeNumber(using rng: inout any SeededRandomNumberGenerator) -> Int64 {
-        let edges: [Int64] = [.min, .min + 1, -1, 0, 1, 2, CloudLimits.maximumCounter - 1, CloudLimits.maximumCounter,
-                              CloudLimits.maximumCounter + 1, .max - 1, .max]
+        let edges: [Int64] = [
+            .min, .min + 1, -1, 0, 1, 2, CloudLimits.maximumCounter - 1, CloudLimits.maximumCounter,
+            CloudLimits.maximumCounter + 1, .max - 1, .max,
+        ]
         return Bool.random(using: &rng) ? edges.randomElement(using: &rng)! : Int64.random(in: .min ... .max, using: &rng)
     }
 
@@ -47,7 +49,9 @@ enum CloudGen {
     static func value(depth: Int, using rng: inout any SeededRandomNumberGenerator) -> PlistValue {
         switch Int.random(in: 0..<(depth > 0 ? 8 : 6), using: &rng) {
         case 0: return .string(text(using: &rng))
-        case 1: return .integer(Bool.random(using: &rng) ? [.min, .max, 0, -1].randomElement(using: &rng)! : Int64.random(in: .min ... .max, using: &rng))
+        case 1:
+            return .integer(
+                Bool.random(using: &rng) ? [.min, .max, 0, -1].randomElement(using: &rng)! : Int64.random(in: .min ... .max, using: &rng))
         case 2:
             let real = Double(bitPattern: UInt64.random(in: 0 ... .max, using: &rng))
             return .real(real.isFinite ? real : -0.0)
@@ -72,8 +76,9 @@ enum CloudGen {
     }
 
     static func record(using rng: inout any SeededRandomNumberGenerator) -> CloudRecord {
-        CloudRecord(key: text(using: &rng), value: optionalValue(using: &rng), stamp: stamp(using: &rng),
-                    revision: Int64.random(in: 0 ... .max, using: &rng))
+        CloudRecord(
+            key: text(using: &rng), value: optionalValue(using: &rng), stamp: stamp(using: &rng),
+            revision: Int64.random(in: 0 ... .max, using: &rng))
     }
 
     static func revisions(using rng: inout any SeededRandomNumberGenerator) -> [String: Int64] {
@@ -83,50 +88,62 @@ enum CloudGen {
     }
 
     static var agentMessage: Generator<AgentMessage, [AgentMessage]> {
-        Generator(run: { rng in
-            switch Int.random(in: 0..<5, using: &rng) {
-            case 4:
-                return .restore(store: text(using: &rng), records: (0..<Int.random(in: 0...4, using: &rng)).map { _ in
-                    UploadedChange(key: text(using: &rng), value: optionalValue(using: &rng), stamp: stamp(using: &rng))
-                })
-            case 0: return .hello(device: text(using: &rng), account: text(using: &rng), stores: revisions(using: &rng))
-            case 1: return .subscribe(store: text(using: &rng), since: Int64.random(in: 0 ... .max, using: &rng))
-            case 2:
-                return .upload(store: text(using: &rng), changes: (0..<Int.random(in: 0...4, using: &rng)).map { _ in
-                    UploadedChange(key: text(using: &rng), value: optionalValue(using: &rng), stamp: stamp(using: &rng))
-                })
-            default: return .poll(stores: revisions(using: &rng))
-            }
-        }, shrink: { _ in [] })
+        Generator(
+            run: { rng in
+                switch Int.random(in: 0..<5, using: &rng) {
+                case 4:
+                    return .restore(
+                        store: text(using: &rng),
+                        records: (0..<Int.random(in: 0...4, using: &rng)).map { _ in
+                            UploadedChange(key: text(using: &rng), value: optionalValue(using: &rng), stamp: stamp(using: &rng))
+                        })
+                case 0: return .hello(device: text(using: &rng), account: text(using: &rng), stores: revisions(using: &rng))
+                case 1: return .subscribe(store: text(using: &rng), since: Int64.random(in: 0 ... .max, using: &rng))
+                case 2:
+                    return .upload(
+                        store: text(using: &rng),
+                        changes: (0..<Int.random(in: 0...4, using: &rng)).map { _ in
+                            UploadedChange(key: text(using: &rng), value: optionalValue(using: &rng), stamp: stamp(using: &rng))
+                        })
+                default: return .poll(stores: revisions(using: &rng))
+                }
+            }, shrink: { _ in [] })
     }
 
     static var cloudMessage: Generator<CloudMessage, [CloudMessage]> {
-        Generator(run: { rng in
-            switch Int.random(in: 0..<5, using: &rng) {
-            case 0: return .welcome(server: text(using: &rng))
-            case 4:
-                return .restored(store: text(using: &rng), kept: (0..<Int.random(in: 0...3, using: &rng)).map { _ in text(using: &rng) },
-                                 refused: [], superseded: (0..<Int.random(in: 0...2, using: &rng)).map { _ in record(using: &rng) },
-                                 advanced: Bool.random(using: &rng) ? Advance(base: 1, revision: 2, generation: text(using: &rng)) : nil)
-            case 1:
-                return .changes(store: text(using: &rng), base: Int64.random(in: 0 ... .max, using: &rng),
-                                revision: Int64.random(in: 0 ... .max, using: &rng), initial: Bool.random(using: &rng),
-                                records: (0..<Int.random(in: 0...4, using: &rng)).map { _ in record(using: &rng) },
-                                lineage: Bool.random(using: &rng) ? nil : StoreLineage(
-                                    generations: (0..<Int.random(in: 0...3, using: &rng)).map { _ in
-                                        StoreLineage.Generation(id: text(using: &rng), through: Int64.random(in: 0 ... .max, using: &rng))
-                                    }, forgotten: Int64.random(in: 0 ... .max, using: &rng)))
-            case 2:
-                return .ack(store: text(using: &rng),
-                            accepted: (0..<Int.random(in: 0...4, using: &rng)).map { _ in Int64.random(in: .min ... .max, using: &rng) },
-                            refused: (0..<Int.random(in: 0...2, using: &rng)).map { _ in
-                                RefusedChange(key: text(using: &rng), sequence: Int64.random(in: .min ... .max, using: &rng), reason: text(using: &rng))
-                            },
-                            superseded: (0..<Int.random(in: 0...2, using: &rng)).map { _ in record(using: &rng) },
-                            advanced: Bool.random(using: &rng) ? Advance(base: Int64.random(in: 0...1000, using: &rng), revision: Int64.random(in: 0...1000, using: &rng)) : nil)
-            default: return .error(text(using: &rng))
-            }
-        }, shrink: { _ in [] })
+        Generator(
+            run: { rng in
+                switch Int.random(in: 0..<5, using: &rng) {
+                case 0: return .welcome(server: text(using: &rng))
+                case 4:
+                    return .restored(
+                        store: text(using: &rng), kept: (0..<Int.random(in: 0...3, using: &rng)).map { _ in text(using: &rng) },
+                        refused: [], superseded: (0..<Int.random(in: 0...2, using: &rng)).map { _ in record(using: &rng) },
+                        advanced: Bool.random(using: &rng) ? Advance(base: 1, revision: 2, generation: text(using: &rng)) : nil)
+                case 1:
+                    return .changes(
+                        store: text(using: &rng), base: Int64.random(in: 0 ... .max, using: &rng),
+                        revision: Int64.random(in: 0 ... .max, using: &rng), initial: Bool.random(using: &rng),
+                        records: (0..<Int.random(in: 0...4, using: &rng)).map { _ in record(using: &rng) },
+                        lineage: Bool.random(using: &rng)
+                            ? nil
+                            : StoreLineage(
+                                generations: (0..<Int.random(in: 0...3, using: &rng)).map { _ in
+                                    StoreLineage.Generation(id: text(using: &rng), through: Int64.random(in: 0 ... .max, using: &rng))
+                                }, forgotten: Int64.random(in: 0 ... .max, using: &rng)))
+                case 2:
+                    return .ack(
+                        store: text(using: &rng),
+                        accepted: (0..<Int.random(in: 0...4, using: &rng)).map { _ in Int64.random(in: .min ... .max, using: &rng) },
+                        refused: (0..<Int.random(in: 0...2, using: &rng)).map { _ in
+                            RefusedChange(key: text(using: &rng), sequence: Int64.random(in: .min ... .max, using: &rng), reason: text(using: &rng))
+                        },
+                        superseded: (0..<Int.random(in: 0...2, using: &rng)).map { _ in record(using: &rng) },
+                        advanced: Bool.random(using: &rng)
+                            ? Advance(base: Int64.random(in: 0...1000, using: &rng), revision: Int64.random(in: 0...1000, using: &rng)) : nil)
+                default: return .error(text(using: &rng))
+                }
+            }, shrink: { _ in [] })
     }
 
     /// Changes of a few keys by a few devices, with sequence numbers unique
@@ -134,23 +151,26 @@ enum CloudGen {
     struct History: CustomStringConvertible {
         var changes: [UploadedChange]
         var reordered: [UploadedChange]
-        var description: String { changes.map { "\($0.key)=\($0.value.map { PlistJSON.encode($0) } ?? "removed") by \($0.stamp)" }.joined(separator: ", ") }
+        var description: String {
+            changes.map { "\($0.key)=\($0.value.map { PlistJSON.encode($0) } ?? "removed") by \($0.stamp)" }.joined(separator: ", ")
+        }
     }
 
     static var history: Generator<History, [History]> {
-        Generator(run: { rng in
-            var nextSequence: [String: Int64] = [:]
-            let changes = (0..<Int.random(in: 1...8, using: &rng)).map { index -> UploadedChange in
-                let device = ["iPhone", "iPad", "é", "Z"].randomElement(using: &rng)!
-                let sequence = nextSequence[device, default: 1]
-                nextSequence[device] = sequence + 1
-                // Three times only, so most keys see writes in the same millisecond.
-                let stamp = ChangeStamp(time: Int64.random(in: 0...2, using: &rng), device: device, sequence: sequence)
-                let value: PlistValue? = Int.random(in: 0..<4, using: &rng) == 0 ? nil : .integer(Int64(index))
-                return UploadedChange(key: ["a", "b", "c"].randomElement(using: &rng)!, value: value, stamp: stamp)
-            }
-            return History(changes: changes, reordered: changes.shuffled(using: &rng))
-        }, shrink: { _ in [] })
+        Generator(
+            run: { rng in
+                var nextSequence: [String: Int64] = [:]
+                let changes = (0..<Int.random(in: 1...8, using: &rng)).map { index -> UploadedChange in
+                    let device = ["iPhone", "iPad", "é", "Z"].randomElement(using: &rng)!
+                    let sequence = nextSequence[device, default: 1]
+                    nextSequence[device] = sequence + 1
+                    // Three times only, so most keys see writes in the same millisecond.
+                    let stamp = ChangeStamp(time: Int64.random(in: 0...2, using: &rng), device: device, sequence: sequence)
+                    let value: PlistValue? = Int.random(in: 0..<4, using: &rng) == 0 ? nil : .integer(Int64(index))
+                    return UploadedChange(key: ["a", "b", "c"].randomElement(using: &rng)!, value: value, stamp: stamp)
+                }
+                return History(changes: changes, reordered: changes.shuffled(using: &rng))
+            }, shrink: { _ in [] })
     }
 
     /// Per key, the change with the greatest stamp: what last-writer-wins must end with.

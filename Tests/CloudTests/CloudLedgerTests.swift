@@ -1,8 +1,9 @@
 import CloudModel
 import Foundation
 import PropertyList
-import Testing
 import TestSupport
+import Testing
+
 @testable import CloudService
 
 /// The cloud's durable state on real files: per key the greatest stamp
@@ -43,14 +44,16 @@ import TestSupport
             #expect(outcome.push?.revision == 1, "\(account)")
         }
         let damaged = reports.lines.filter { $0.hasPrefix("damaged") }
-        #expect(damaged.count == 2 && damaged.allSatisfy { $0.contains("must be a revision (from 0 to 9007199254740992), found 9223372036854775807") },
-                "\(reports.lines)")
+        #expect(
+            damaged.count == 2 && damaged.allSatisfy { $0.contains("must be a revision (from 0 to 9007199254740992), found 9223372036854775807") },
+            "\(reports.lines)")
     }
 
     @Test func anUploadIsOnDiskBeforeUploadReturns() throws {
         var ledger = CloudLedger(dataFolder: folder)
-        let outcome = try ledger.upload([Self.change("k", ["nested": [1]], time: 10), Self.change("gone", nil, time: 10, sequence: 2)],
-                                        to: "com.example.notes", of: "alice@example.com", from: "iPhone")
+        let outcome = try ledger.upload(
+            [Self.change("k", ["nested": [1]], time: 10), Self.change("gone", nil, time: 10, sequence: 2)],
+            to: "com.example.notes", of: "alice@example.com", from: "iPhone")
         #expect(outcome.accepted == [1, 2] && outcome.refused.isEmpty && outcome.superseded.isEmpty)
         #expect(outcome.push?.base == 0 && outcome.push?.revision == 1 && outcome.push?.records.map(\.key) == ["gone", "k"])
         #expect(FileManager.default.fileExists(atPath: folder + "/accounts/alice@example.com/com.example.notes.plist"))
@@ -58,7 +61,9 @@ import TestSupport
         var reopened = CloudLedger(dataFolder: folder)
         let state = try reopened.store("com.example.notes", of: "alice@example.com")
         #expect(state.revision == 1)
-        #expect(state.records["k"] == CloudRecord(key: "k", value: ["nested": [1]], stamp: ChangeStamp(time: 10, device: "iPhone", sequence: 1), revision: 1))
+        #expect(
+            state.records["k"]
+                == CloudRecord(key: "k", value: ["nested": [1]], stamp: ChangeStamp(time: 10, device: "iPhone", sequence: 1), revision: 1))
         #expect(state.records["gone"]?.value == nil && state.records["gone"]?.revision == 1)
         #expect(state.values == ["k": ["nested": [1]]])
         #expect(reopened.knownAccounts == ["alice@example.com"])
@@ -92,21 +97,24 @@ import TestSupport
         var ledger = CloudLedger(dataFolder: folder)
         _ = try ledger.upload([Self.change("k", 1, time: 10), Self.change("j", 2, time: 10, sequence: 2)], to: "s", of: "alice", from: "iPhone")
         let removal = try ledger.upload([Self.change("k", nil, time: 30, sequence: 3)], to: "s", of: "alice", from: "iPhone")
-        #expect(removal.push?.records == [CloudRecord(key: "k", value: nil, stamp: ChangeStamp(time: 30, device: "iPhone", sequence: 3), revision: 2)])
+        #expect(
+            removal.push?.records == [CloudRecord(key: "k", value: nil, stamp: ChangeStamp(time: 30, device: "iPhone", sequence: 3), revision: 2)])
         let late = try ledger.upload([Self.change("k", "late", time: 20, device: "iPad")], to: "s", of: "alice", from: "iPad")
         #expect(late.superseded.map(\.value) == [nil])
         let state = try ledger.store("s", of: "alice")
         #expect(state.values == ["j": 2])
         // A device that has revision 1 gets the removal; one that has nothing gets both keys.
-        #expect(state.changes(since: 1) == [CloudRecord(key: "k", value: nil, stamp: ChangeStamp(time: 30, device: "iPhone", sequence: 3), revision: 2)])
+        #expect(
+            state.changes(since: 1) == [CloudRecord(key: "k", value: nil, stamp: ChangeStamp(time: 30, device: "iPhone", sequence: 3), revision: 2)])
         #expect(state.changes(since: 0).map(\.key) == ["j", "k"])
         #expect(state.changes(since: 2).isEmpty)
     }
 
     @Test func aChangeStampedByAnotherDeviceIsRefused() throws {
         var ledger = CloudLedger(dataFolder: folder)
-        let outcome = try ledger.upload([Self.change("k", 1, time: 10, device: "iPad", sequence: 4), Self.change("j", 2, time: 10)],
-                                        to: "s", of: "alice", from: "iPhone")
+        let outcome = try ledger.upload(
+            [Self.change("k", 1, time: 10, device: "iPad", sequence: 4), Self.change("j", 2, time: 10)],
+            to: "s", of: "alice", from: "iPhone")
         #expect(outcome.refused == [RefusedChange(key: "k", sequence: 4, reason: "the change is stamped by device iPad, not iPhone")])
         #expect(outcome.accepted == [1])
         #expect(try ledger.store("s", of: "alice").values == ["j": 2])
@@ -118,7 +126,8 @@ import TestSupport
     /// and must be told (else it shows its value for ever).
     @Test func canonicallyEquivalentDeviceNamesAreTwoDevices() throws {
         var ledger = CloudLedger(dataFolder: folder)
-        let composed = "Caf\u{E9}", decomposed = "Cafe\u{301}"
+        let composed = "Caf\u{E9}"
+        let decomposed = "Cafe\u{301}"
         _ = try ledger.upload([Self.change("k", "composed", time: 10, device: composed)], to: "s", of: "alice", from: composed)
         let second = try ledger.upload([Self.change("k", "decomposed", time: 10, device: decomposed)], to: "s", of: "alice", from: decomposed)
         do {
@@ -140,8 +149,9 @@ import TestSupport
         // A key written again is not a new key; a removal makes room.
         let rewrite = try ledger.upload([Self.change("key1", "again", time: 12, sequence: 1026)], to: "s", of: "alice", from: "iPhone")
         #expect(rewrite.refused.isEmpty)
-        let room = try ledger.upload([Self.change("key2", nil, time: 13, sequence: 1027), Self.change("key1025", 1025, time: 13, sequence: 1028)],
-                                     to: "s", of: "alice", from: "iPhone")
+        let room = try ledger.upload(
+            [Self.change("key2", nil, time: 13, sequence: 1027), Self.change("key1025", 1025, time: 13, sequence: 1028)],
+            to: "s", of: "alice", from: "iPhone")
         #expect(room.refused.isEmpty && room.accepted == [1027, 1028])
         var reopened = CloudLedger(dataFolder: folder)
         #expect(try reopened.store("s", of: "alice").values.count == 1024)
@@ -150,8 +160,9 @@ import TestSupport
     @Test func aValueOverTheLimitIsRefusedAndNothingElseChanges() throws {
         var ledger = CloudLedger(dataFolder: folder)
         let big = CloudLimitsTests.value(ofSize: CloudLimits.maximumValueBytes + 1)
-        let outcome = try ledger.upload([Self.change("big", big, time: 10), Self.change("small", 1, time: 10, sequence: 2)],
-                                        to: "s", of: "alice", from: "iPhone")
+        let outcome = try ledger.upload(
+            [Self.change("big", big, time: 10), Self.change("small", 1, time: 10, sequence: 2)],
+            to: "s", of: "alice", from: "iPhone")
         #expect(outcome.refused.map(\.key) == ["big"] && outcome.refused.first?.reason.contains("a value may have at most") == true)
         #expect(outcome.accepted == [2])
         #expect(try ledger.store("s", of: "alice").values == ["small": 1])
@@ -230,7 +241,8 @@ import TestSupport
     @Test func anAccountFileOfTheOldLayoutIsMigrated() throws {
         try FileManager.default.createDirectory(atPath: folder + "/accounts", withIntermediateDirectories: true)
         let record = CloudRecord(key: "k", value: "old", stamp: ChangeStamp(time: 5, device: "iPhone", sequence: 3), revision: 2)
-        try BinaryPropertyList.encode(["s": ["revision": 2, "records": ["k": record.plist]]]).write(to: URL(fileURLWithPath: folder + "/accounts/alice.plist"))
+        try BinaryPropertyList.encode(["s": ["revision": 2, "records": ["k": record.plist]]]).write(
+            to: URL(fileURLWithPath: folder + "/accounts/alice.plist"))
         let reports = Reports()
         var ledger = CloudLedger(dataFolder: folder, report: reports.record)
         let state = try ledger.store("s", of: "alice")
@@ -330,8 +342,9 @@ import TestSupport
         var ledger = CloudLedger(dataFolder: folder)
         var deep: PlistValue = 1
         for _ in 0..<509 { deep = .array([deep]) }
-        let outcome = try ledger.upload([Self.change("deep", deep, time: 10), Self.change("k", 1, time: 10, sequence: 2)],
-                                        to: "s", of: "alice", from: "iPhone")
+        let outcome = try ledger.upload(
+            [Self.change("deep", deep, time: 10), Self.change("k", 1, time: 10, sequence: 2)],
+            to: "s", of: "alice", from: "iPhone")
         #expect(outcome.accepted.contains(2))
         do {
             var reopened = CloudLedger(dataFolder: folder)
@@ -362,8 +375,9 @@ extension CloudLedgerTests {
         var ledger = CloudLedger(dataFolder: folder)
         _ = try ledger.upload([Self.change("small", 1, time: 10)], to: "s", of: "alice", from: "iPhone")
         let huge = PlistValue.array(Array(repeating: .array([]), count: 2_200_000))
-        let outcome = try ledger.upload([Self.change("huge", huge, time: 11, sequence: 2), Self.change("other", 2, time: 11, sequence: 3)],
-                                        to: "s", of: "alice", from: "iPhone")
+        let outcome = try ledger.upload(
+            [Self.change("huge", huge, time: 11, sequence: 2), Self.change("other", 2, time: 11, sequence: 3)],
+            to: "s", of: "alice", from: "iPhone")
         let refusal = outcome.refused.first { $0.key == "huge" }
         #expect(refusal != nil && !outcome.accepted.contains(2), "\(outcome.refused)")
         if CloudLimits.violation(of: ["huge": huge], writing: "huge") == nil {

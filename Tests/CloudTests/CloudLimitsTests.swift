@@ -22,17 +22,20 @@ import Testing
 
     @Test func atMost1024Keys() {
         #expect(CloudLimits.violation(of: Self.keys(1024), writing: "key1023") == nil)
-        #expect(CloudLimits.violation(of: Self.keys(1025), writing: "key1024")
-            == "the store would hold 1025 keys; it may hold at most 1024")
+        #expect(
+            CloudLimits.violation(of: Self.keys(1025), writing: "key1024")
+                == "the store would hold 1025 keys; it may hold at most 1024")
     }
 
     @Test func keysOfAtMost64BytesOfUTF8() {
         #expect(CloudLimits.violation(of: [String(repeating: "k", count: 64): 1], writing: String(repeating: "k", count: 64)) == nil)
         let ascii65 = String(repeating: "k", count: 65)
-        #expect(CloudLimits.violation(of: [ascii65: 1], writing: ascii65)
-            == "key \"\(ascii65)\" is 65 bytes of UTF-8; a key may have at most 64")
+        #expect(
+            CloudLimits.violation(of: [ascii65: 1], writing: ascii65)
+                == "key \"\(ascii65)\" is 65 bytes of UTF-8; a key may have at most 64")
         // Bytes, not characters: 32 two-byte characters fit, 33 do not.
-        let twoByte32 = String(repeating: "é", count: 32), twoByte33 = String(repeating: "é", count: 33)
+        let twoByte32 = String(repeating: "é", count: 32)
+        let twoByte33 = String(repeating: "é", count: 33)
         #expect(CloudLimits.violation(of: [twoByte32: 1], writing: twoByte32) == nil)
         #expect(CloudLimits.violation(of: [twoByte33: 1], writing: twoByte33)?.contains("is 66 bytes of UTF-8") == true)
         // 16 four-byte characters are 64 bytes; one more byte is too many.
@@ -54,11 +57,13 @@ import Testing
         #expect(CloudLimits.violation(of: ["k": atLimit], writing: "k") == nil)
         #expect(CloudLimits.violation(of: [String(repeating: "k", count: 64): atLimit], writing: String(repeating: "k", count: 64)) == nil)
         // …and leaves no room for any other key, as Apple says.
-        #expect(CloudLimits.violation(of: ["k": atLimit, "other": false], writing: "other")
-            == "the store would hold 1048577 bytes; it may hold at most 1048576 (1 MB)")
+        #expect(
+            CloudLimits.violation(of: ["k": atLimit, "other": false], writing: "other")
+                == "the store would hold 1048577 bytes; it may hold at most 1048576 (1 MB)")
         let overLimit = Self.value(ofSize: CloudLimits.maximumValueBytes + 1)
-        #expect(CloudLimits.violation(of: ["k": overLimit], writing: "k")
-            == "the value of key \"k\" is 1048577 bytes; a value may have at most 1048576")
+        #expect(
+            CloudLimits.violation(of: ["k": overLimit], writing: "k")
+                == "the value of key \"k\" is 1048577 bytes; a value may have at most 1048576")
         // Only the value being written is measured on its own.
         #expect(CloudLimits.violation(of: ["k": overLimit, "small": 1], writing: "small")?.hasPrefix("the store would hold") == true)
     }
@@ -71,8 +76,9 @@ import Testing
         #expect(values.values.reduce(0) { $0 + CloudLimits.size(of: $1) } == 1_048_576)
         #expect(CloudLimits.violation(of: values, writing: "d") == nil)
         values["d"] = Self.value(ofSize: quarter + 1)
-        #expect(CloudLimits.violation(of: values, writing: "d")
-            == "the store would hold 1048577 bytes; it may hold at most 1048576 (1 MB)")
+        #expect(
+            CloudLimits.violation(of: values, writing: "d")
+                == "the store would hold 1048577 bytes; it may hold at most 1048576 (1 MB)")
         // Whichever key is being written when the total goes over.
         #expect(CloudLimits.violation(of: values, writing: "a") != nil)
     }

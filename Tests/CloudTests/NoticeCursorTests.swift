@@ -1,6 +1,7 @@
 import CloudModel
 import PropertyList
 import Testing
+
 @testable import CloudDevice
 
 /// What one process posts from its device's copy: every notice in order
@@ -32,8 +33,9 @@ import Testing
         var cursor = NoticeCursor(at: copy)
         Self.pushes(["b", "c"], into: &copy)
         copy.write(5, forKey: "mine", device: "iPhone", time: 50)
-        #expect(cursor.advance(to: copy, device: "iPhone")
-            == [ExternalChange(reason: .serverChange, keys: ["b"]), ExternalChange(reason: .serverChange, keys: ["c"])])
+        #expect(
+            cursor.advance(to: copy, device: "iPhone")
+                == [ExternalChange(reason: .serverChange, keys: ["b"]), ExternalChange(reason: .serverChange, keys: ["c"])])
         #expect(cursor.advance(to: copy, device: "iPhone").isEmpty)
         Self.pushes(["d"], into: &copy, from: 10)
         #expect(cursor.advance(to: copy, device: "iPhone") == [ExternalChange(reason: .serverChange, keys: ["d"])])

@@ -2,20 +2,26 @@ import CloudModel
 import Foundation
 import PropertyList
 import Testing
+
 @testable import CloudDevice
 
 /// A device's copy when the cloud lost the history it followed: it takes
 /// the cloud's whole store and gives back what the cloud lacks, with the
 /// stamps it holds; and two writes with one stamp end the same on every copy.
 @Suite struct StoreCopyResetTests {
-    static func record(_ key: String, _ value: PlistValue?, time: Int64, device: String = "iPad", sequence: Int64 = 1, revision: Int64 = 1) -> CloudRecord {
+    static func record(_ key: String, _ value: PlistValue?, time: Int64, device: String = "iPad", sequence: Int64 = 1, revision: Int64 = 1)
+        -> CloudRecord
+    {
         StoreCopyTests.record(key, value, time: time, device: device, sequence: sequence, revision: revision)
     }
 
     @Test func aResetTakesTheCloudsStoreAndGivesBackWhatItLacks() throws {
         var copy = StoreCopyTests.signedIn()
-        copy.apply([Self.record("a", "old", time: 10), Self.record("b", "from iPad", time: 11, sequence: 2),
-                    Self.record("c", nil, time: 12, sequence: 3)], revision: 7, initial: true)
+        copy.apply(
+            [
+                Self.record("a", "old", time: 10), Self.record("b", "from iPad", time: 11, sequence: 2),
+                Self.record("c", nil, time: 12, sequence: 3),
+            ], revision: 7, initial: true)
         copy.generation = "lost"
         copy.write("pending", forKey: "d", device: "iPhone", time: 13)
         // The cloud (emptied, then written again by another device) has a newer a, and nothing of b, c, d.
@@ -26,10 +32,11 @@ import Testing
         #expect(copy.revision == 1 && copy.generation == "now")
         #expect(copy.notices.last?.change == ExternalChange(reason: .serverChange, keys: ["a"]))
         // b and c go back as they were (iPad's stamps, c's removal too); d goes up as a pending write.
-        #expect(copy.restoreUploads == [
-            UploadedChange(key: "b", value: "from iPad", stamp: ChangeStamp(time: 11, device: "iPad", sequence: 2)),
-            UploadedChange(key: "c", value: nil, stamp: ChangeStamp(time: 12, device: "iPad", sequence: 3)),
-        ])
+        #expect(
+            copy.restoreUploads == [
+                UploadedChange(key: "b", value: "from iPad", stamp: ChangeStamp(time: 11, device: "iPad", sequence: 2)),
+                UploadedChange(key: "c", value: nil, stamp: ChangeStamp(time: 12, device: "iPad", sequence: 3)),
+            ])
         #expect(copy.uploads.map(\.key) == ["d"])
         // Survives the file, so an agent killed mid-way gives back the rest.
         let reread = try StoreCopy(copy.plist, path: "copy")

@@ -3,6 +3,7 @@ import Foundation
 import PropertyBased
 import PropertyList
 import Testing
+
 @testable import CloudDevice
 
 /// A device's copy of a store: local writes at once, pending until the
@@ -15,7 +16,9 @@ import Testing
         return copy
     }
 
-    static func record(_ key: String, _ value: PlistValue?, time: Int64, device: String = "iPad", sequence: Int64 = 1, revision: Int64 = 1) -> CloudRecord {
+    static func record(_ key: String, _ value: PlistValue?, time: Int64, device: String = "iPad", sequence: Int64 = 1, revision: Int64 = 1)
+        -> CloudRecord
+    {
         CloudRecord(key: key, value: value, stamp: ChangeStamp(time: time, device: device, sequence: sequence), revision: revision)
     }
 
@@ -36,7 +39,9 @@ import Testing
         #expect(copy.uploads.first == UploadedChange(key: "k", value: 2, stamp: ChangeStamp(time: 11, device: "iPhone", sequence: 2)))
         // A removal is a pending write too.
         copy.write(nil, forKey: "k", device: "iPhone", time: 13)
-        #expect(copy.values["k"] == nil && copy.uploads.last == UploadedChange(key: "k", value: nil, stamp: ChangeStamp(time: 13, device: "iPhone", sequence: 4)))
+        #expect(
+            copy.values["k"] == nil
+                && copy.uploads.last == UploadedChange(key: "k", value: nil, stamp: ChangeStamp(time: 13, device: "iPhone", sequence: 4)))
         // Local writes are never announced.
         #expect(copy.notices.isEmpty)
     }
@@ -227,8 +232,10 @@ import Testing
         #expect(try StoreCopy(fields, path: "copy.plist") == copy)
         // A file written before, with the value beside the pending write too, reads the same.
         var older = fields
-        older["pending"] = .dictionary(["big": .dictionary((fields["pending"]?.dictionaryValue?["big"]?.dictionaryValue ?? [:]).merging(["value": big]) { $1 }),
-                                        "gone": fields["pending"]?.dictionaryValue?["gone"] ?? .bool(false)])
+        older["pending"] = .dictionary([
+            "big": .dictionary((fields["pending"]?.dictionaryValue?["big"]?.dictionaryValue ?? [:]).merging(["value": big]) { $1 }),
+            "gone": fields["pending"]?.dictionaryValue?["gone"] ?? .bool(false),
+        ])
         #expect(try StoreCopy(older, path: "copy.plist") == copy)
     }
 
@@ -242,7 +249,8 @@ import Testing
             fields["nextSequence"] = .integer(numbers[0])
             fields["revision"] = .integer(numbers[1])
             fields["notices"] = [["serial": .integer(numbers[2]), "reason": "server-change", "keys": []]]
-            let possible = (1...CloudLimits.maximumCounter).contains(numbers[0]) && (0...CloudLimits.maximumCounter).contains(numbers[1])
+            let possible =
+                (1...CloudLimits.maximumCounter).contains(numbers[0]) && (0...CloudLimits.maximumCounter).contains(numbers[1])
                 && (1...CloudLimits.maximumCounter).contains(numbers[2])
             #expect((StoreCopy.impossibleNumber(in: fields) == nil) == possible, "\(numbers)")
             do {
@@ -292,8 +300,10 @@ import Testing
             ("pending.k.overQuota must be true or false", { $0["pending"] = ["k": ["time": 1, "device": "d", "sequence": 1, "overQuota": "yes"]] }),
             ("notices must be an array", { $0["notices"] = [:] }),
             ("notices[0] must be an object, found a string", { $0["notices"] = ["x"] }),
-            ("notices[0].reason is not one of server-change, initial-sync-change, quota-violation-change, account-change",
-             { $0["notices"] = [["serial": 1, "reason": "fly", "keys": []]] }),
+            (
+                "notices[0].reason is not one of server-change, initial-sync-change, quota-violation-change, account-change",
+                { $0["notices"] = [["serial": 1, "reason": "fly", "keys": []]] }
+            ),
             ("notices[0].serial must be an integer", { $0["notices"] = [["reason": "server-change", "keys": []]] }),
             ("notices[0].keys must be an array", { $0["notices"] = [["serial": 1, "reason": "server-change", "keys": "k"]] }),
         ]

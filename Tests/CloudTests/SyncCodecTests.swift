@@ -13,16 +13,20 @@ import Testing
         "string": .string("héllo \"quoted\" \\ / \n\t\r 😀 \u{0} \u{1F} \u{7F} \u{2028}"),
         "empty string": "",
         "integers": [.integer(.min), .integer(.max), 0, -1, 1],
-        "reals": [1.5, .real(-0.0), 0.1, 1e-300, .real(.leastNonzeroMagnitude), .real(.greatestFiniteMagnitude), .real(-.greatestFiniteMagnitude), 1e21, 123456789.0],
+        "reals": [
+            1.5, .real(-0.0), 0.1, 1e-300, .real(.leastNonzeroMagnitude), .real(.greatestFiniteMagnitude), .real(-.greatestFiniteMagnitude), 1e21,
+            123456789.0,
+        ],
         "bools": [true, false],
-        "dates": .array(([
-            0, 1, -1, 999, 1_234_567_890_123,  // 2001, its neighbours, 2040
-            -978_307_200_000,  // 1970
-            -63_113_904_000_000,  // the year 0
-            252_423_993_599_999,  // 9999-12-31T23:59:59.999Z
-            252_423_993_600_000,  // +010000-01-01: a sign and six digits
-            -100_000_000_000_000,
-        ] as [Int64]).map { .date(CloudGen.millisecondDate($0)) }),
+        "dates": .array(
+            ([
+                0, 1, -1, 999, 1_234_567_890_123,  // 2001, its neighbours, 2040
+                -978_307_200_000,  // 1970
+                -63_113_904_000_000,  // the year 0
+                252_423_993_599_999,  // 9999-12-31T23:59:59.999Z
+                252_423_993_600_000,  // +010000-01-01: a sign and six digits
+                -100_000_000_000_000,
+            ] as [Int64]).map { .date(CloudGen.millisecondDate($0)) }),
         "data": .data(Data(0...255)),
         "empty data": .data(Data()),
         "nested": [[["a": [1, [2, ["b": [:]]]]], []], [:], ["": ["": [[]]]]],
@@ -58,11 +62,13 @@ import Testing
             .subscribe(store: "com.example.notes", since: 0),
             .subscribe(store: "s", since: CloudLimits.maximumCounter),
             .upload(store: "s", changes: []),
-            .upload(store: "s", changes: [
-                UploadedChange(key: "all", value: Self.everyKind, stamp: stamp),
-                UploadedChange(key: "removed", value: nil, stamp: ChangeStamp(time: .min, device: "", sequence: .min)),
-                UploadedChange(key: "", value: .string(""), stamp: ChangeStamp(time: .max, device: "Mac", sequence: .max)),
-            ]),
+            .upload(
+                store: "s",
+                changes: [
+                    UploadedChange(key: "all", value: Self.everyKind, stamp: stamp),
+                    UploadedChange(key: "removed", value: nil, stamp: ChangeStamp(time: .min, device: "", sequence: .min)),
+                    UploadedChange(key: "", value: .string(""), stamp: ChangeStamp(time: .max, device: "Mac", sequence: .max)),
+                ]),
             .poll(stores: [:]),
             .poll(stores: ["a": 1, "b": 2, "\u{0}": 3]),
             .restore(store: "s", records: [UploadedChange(key: "k", value: nil, stamp: stamp), UploadedChange(key: "j", value: 1, stamp: stamp)]),
@@ -78,12 +84,15 @@ import Testing
             .changes(store: "s", base: 0, revision: 0, initial: true, records: []),
             .changes(store: "s", base: 6, revision: 8, initial: false, records: [record, removal]),
             .ack(store: "s", accepted: [], refused: [], superseded: [], advanced: nil),
-            .changes(store: "s", base: 0, revision: 9, initial: true, records: [record],
-                     lineage: StoreLineage(generations: [.init(id: "g1", through: 4), .init(id: "g2", through: 9)], forgotten: 3)),
-            .restored(store: "s", kept: ["k", "j"], refused: [RefusedChange(key: "x", sequence: 2, reason: "full")], superseded: [removal],
-                      advanced: Advance(base: 9, revision: 10, generation: "g2")),
-            .ack(store: "s", accepted: [1, .max, .min], refused: [RefusedChange(key: "k", sequence: 3, reason: "over \"quota\"\n")],
-                 superseded: [record, removal], advanced: Advance(base: 4, revision: 5)),
+            .changes(
+                store: "s", base: 0, revision: 9, initial: true, records: [record],
+                lineage: StoreLineage(generations: [.init(id: "g1", through: 4), .init(id: "g2", through: 9)], forgotten: 3)),
+            .restored(
+                store: "s", kept: ["k", "j"], refused: [RefusedChange(key: "x", sequence: 2, reason: "full")], superseded: [removal],
+                advanced: Advance(base: 9, revision: 10, generation: "g2")),
+            .ack(
+                store: "s", accepted: [1, .max, .min], refused: [RefusedChange(key: "k", sequence: 3, reason: "over \"quota\"\n")],
+                superseded: [record, removal], advanced: Advance(base: 4, revision: 5)),
             .error("line one\nline two \u{0}"),
         ]
         for message in messages { #expect(try Self.cloudRoundTrip(message) == message) }
@@ -92,8 +101,9 @@ import Testing
     @Test func aRemovalIsAnAbsentValue() throws {
         let upload = SyncCodec.encode(AgentMessage.upload(store: "s", changes: [UploadedChange(key: "k", value: nil, stamp: stamp)]))
         #expect(!upload.contains("\"value\""))
-        let changes = SyncCodec.encode(CloudMessage.changes(
-            store: "s", base: 0, revision: 1, initial: false, records: [CloudRecord(key: "k", value: nil, stamp: stamp, revision: 1)]))
+        let changes = SyncCodec.encode(
+            CloudMessage.changes(
+                store: "s", base: 0, revision: 1, initial: false, records: [CloudRecord(key: "k", value: nil, stamp: stamp, revision: 1)]))
         #expect(!changes.contains("\"value\""))
         // An explicit null is not a removal (nor a value): it is refused, naming the field.
         let withNull = #"{"type":"upload","store":"s","changes":[{"key":"k","value":null,"time":1,"device":"d","sequence":1}]}"#
@@ -138,8 +148,9 @@ import Testing
         ("NaN", PlistValue.real(.nan)),
     ])
     func valuesThatJSONDoesNotCarryAsTheyAre(what: String, value: PlistValue) throws {
-        let message = CloudMessage.changes(store: "s", base: 0, revision: 1, initial: false,
-                                           records: [CloudRecord(key: "k", value: value, stamp: stamp, revision: 1)])
+        let message = CloudMessage.changes(
+            store: "s", base: 0, revision: 1, initial: false,
+            records: [CloudRecord(key: "k", value: value, stamp: stamp, revision: 1)])
         #expect(try Self.cloudRoundTrip(message) == message, "\(what)")
     }
 
@@ -147,12 +158,14 @@ import Testing
     /// cloud takes it from one device and every device refuses the pushes
     /// holding it.
     @Test func aDateTheReaderTakesTheWriterWrites() throws {
-        let upload = #"{"type":"upload","store":"s","changes":[{"key":"k","value":{"$date":"+999999-12-31T00:00:00Z"},"time":1,"device":"d","sequence":1}]}"#
+        let upload =
+            #"{"type":"upload","store":"s","changes":[{"key":"k","value":{"$date":"+999999-12-31T00:00:00Z"},"time":1,"device":"d","sequence":1}]}"#
         #expect(Self.agentRefusal(upload).contains("is not an ISO 8601 date and time within ±285,000 years of 2001"))
         // The farthest date the writer writes is read back as it was.
         let far = PlistValue.date(Date(timeIntervalSinceReferenceDate: 9_007_199_254_740.992))
-        let push = CloudMessage.changes(store: "s", base: 0, revision: 1, initial: false,
-                                        records: [CloudRecord(key: "k", value: far, stamp: ChangeStamp(time: 1, device: "d", sequence: 1), revision: 1)])
+        let push = CloudMessage.changes(
+            store: "s", base: 0, revision: 1, initial: false,
+            records: [CloudRecord(key: "k", value: far, stamp: ChangeStamp(time: 1, device: "d", sequence: 1), revision: 1)])
         #expect(try Self.cloudRoundTrip(push) == push)
     }
 
@@ -163,8 +176,9 @@ import Testing
         for _ in 0..<509 { deep = .array([deep]) }
         let upload = AgentMessage.upload(store: "s", changes: [UploadedChange(key: "k", value: deep, stamp: stamp)])
         #expect(try Self.agentRoundTrip(upload) == upload)
-        let push = CloudMessage.changes(store: "s", base: 0, revision: 1, initial: false,
-                                        records: [CloudRecord(key: "k", value: deep, stamp: stamp, revision: 1)])
+        let push = CloudMessage.changes(
+            store: "s", base: 0, revision: 1, initial: false,
+            records: [CloudRecord(key: "k", value: deep, stamp: stamp, revision: 1)])
         #expect(try Self.cloudRoundTrip(push) == push)
         // As deep as any file holds still crosses (the cloud's limits then refuse it); one more level is
         // refused by the reader, not a trap.
@@ -211,9 +225,15 @@ import Testing
             (#"{"type":"upload","store":"s","changes":{}}"#, "upload.changes must be an array"),
             (#"{"type":"upload","store":"s","changes":[7]}"#, "upload.changes[0] must be an object, found an integer"),
             (#"{"type":"upload","store":"s","changes":[{"time":1,"device":"d","sequence":1}]}"#, "upload.changes[0].key must be a string"),
-            (#"{"type":"upload","store":"s","changes":[{"key":"k","time":"1","device":"d","sequence":1}]}"#, "upload.changes[0].time must be an integer"),
+            (
+                #"{"type":"upload","store":"s","changes":[{"key":"k","time":"1","device":"d","sequence":1}]}"#,
+                "upload.changes[0].time must be an integer"
+            ),
             (#"{"type":"upload","store":"s","changes":[{"key":"k","time":1,"sequence":1}]}"#, "upload.changes[0].device must be a string"),
-            (#"{"type":"upload","store":"s","changes":[{"key":"k","time":1,"device":"d","sequence":true}]}"#, "upload.changes[0].sequence must be an integer"),
+            (
+                #"{"type":"upload","store":"s","changes":[{"key":"k","time":1,"device":"d","sequence":true}]}"#,
+                "upload.changes[0].sequence must be an integer"
+            ),
             (#"{"type":"upload","changes":[]}"#, "upload.store must be a string"),
             (#"{"type":"poll","stores":{"s":null}}"#, "is null"),
         ]
@@ -223,8 +243,10 @@ import Testing
             (#"{"type":"changes","store":"s","revision":1,"records":[]}"#, "changes.base must be an integer"),
             (#"{"type":"changes","store":"s","base":0,"records":[]}"#, "changes.revision must be an integer"),
             (#"{"type":"changes","store":"s","base":0,"revision":1,"initial":1,"records":[]}"#, "changes.initial must be true or false"),
-            (#"{"type":"changes","store":"s","base":0,"revision":1,"records":[{"key":"k","time":1,"device":"d","sequence":1}]}"#,
-             "changes.records[0].revision must be an integer"),
+            (
+                #"{"type":"changes","store":"s","base":0,"revision":1,"records":[{"key":"k","time":1,"device":"d","sequence":1}]}"#,
+                "changes.records[0].revision must be an integer"
+            ),
             (#"{"type":"changes","store":"s","base":0,"revision":1,"records":["k"]}"#, "changes.records[0] must be an object, found a string"),
             (#"{"type":"ack","store":"s","accepted":["1"]}"#, "ack.accepted holds sequence numbers"),
             (#"{"type":"ack","store":"s","accepted":[],"refused":[{"key":"k","sequence":1}]}"#, "ack.refused[0].reason must be a string"),
@@ -263,16 +285,20 @@ import Testing
     }
 
     @Test func negativeRevisionsAreRefused() {
-        #expect(Self.agentRefusal(#"{"type":"hello","device":"d","account":"a","stores":{"s":-1}}"#)
-            == "hello.stores.s must be a revision (an integer from 0 to 9007199254740992)")
-        #expect(Self.agentRefusal(#"{"type":"poll","stores":{"s":-9223372036854775808}}"#)
-            == "poll.stores.s must be a revision (an integer from 0 to 9007199254740992)")
+        #expect(
+            Self.agentRefusal(#"{"type":"hello","device":"d","account":"a","stores":{"s":-1}}"#)
+                == "hello.stores.s must be a revision (an integer from 0 to 9007199254740992)")
+        #expect(
+            Self.agentRefusal(#"{"type":"poll","stores":{"s":-9223372036854775808}}"#)
+                == "poll.stores.s must be a revision (an integer from 0 to 9007199254740992)")
         do {
             #expect(Self.agentRefusal(#"{"type":"subscribe","store":"s","since":-1}"#).contains("subscribe.since"))
             #expect(Self.cloudRefusal(#"{"type":"changes","store":"s","base":-1,"revision":1,"records":[]}"#).contains("changes.base"))
             #expect(Self.cloudRefusal(#"{"type":"changes","store":"s","base":0,"revision":-1,"records":[]}"#).contains("changes.revision"))
-            #expect(Self.cloudRefusal(
-                #"{"type":"changes","store":"s","base":0,"revision":1,"records":[{"key":"k","time":1,"device":"d","sequence":1,"revision":-1}]}"#)
+            #expect(
+                Self.cloudRefusal(
+                    #"{"type":"changes","store":"s","base":0,"revision":1,"records":[{"key":"k","time":1,"device":"d","sequence":1,"revision":-1}]}"#
+                )
                 .contains("changes.records[0].revision"))
         }
     }
@@ -286,10 +312,12 @@ import Testing
     }
 
     @Test func integersBeyondInt64AreRefused() {
-        #expect(Self.agentRefusal(#"{"type":"subscribe","store":"s","since":9223372036854775808}"#)
-            .contains("since: 9223372036854775808 is outside the 64-bit integer range"))
-        #expect(Self.cloudRefusal(#"{"type":"ack","store":"s","accepted":[-9223372036854775809]}"#)
-            .contains("accepted[0]: -9223372036854775809 is outside the 64-bit integer range"))
+        #expect(
+            Self.agentRefusal(#"{"type":"subscribe","store":"s","since":9223372036854775808}"#)
+                .contains("since: 9223372036854775808 is outside the 64-bit integer range"))
+        #expect(
+            Self.cloudRefusal(#"{"type":"ack","store":"s","accepted":[-9223372036854775809]}"#)
+                .contains("accepted[0]: -9223372036854775809 is outside the 64-bit integer range"))
         #expect(Self.agentRefusal(#"{"type":"subscribe","store":"s","since":1e400}"#).contains("too large for a real"))
     }
 

@@ -2,8 +2,8 @@ import CloudDevice
 import Foundation
 import GroupDefaults
 import PropertyList
-import Testing
 import TestSupport
+import Testing
 
 /// A device's clock, as an app process's writes are stamped with it.
 @Suite struct UbiquitousStoreClockTests {

@@ -3,8 +3,8 @@ import CloudModel
 import Foundation
 import GroupDefaults
 import PropertyList
-import Testing
 import TestSupport
+import Testing
 
 /// A value over Apple's limits stays in the device's copy, however large:
 /// the copy is bound by the disk, not by a suite file's limits.

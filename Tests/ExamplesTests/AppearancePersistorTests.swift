@@ -1,7 +1,8 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 import XCTest
+
 @testable import SettingsExamples
 
 /// The persistor's own test, as its original: a mock store injected.

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// A Codable struct saved as JSON data in one launch and loaded in the next.
 @Suite struct AudioPreferencesTests {

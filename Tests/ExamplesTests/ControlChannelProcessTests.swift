@@ -1,8 +1,8 @@
 import AppProtocol
 import Foundation
 import PropertyList
-import Testing
 import TestSupport
+import Testing
 
 /// The examples' own program, `settings-examples`, run as the example app
 /// with a control channel (docs/protocol.md, "The control channel of your
@@ -14,10 +14,11 @@ import TestSupport
     /// with Apple's key-value observer, with a launch argument and its own
     /// `register(defaults:)`.
     private func startEditorWatch(_ root: TemporaryRoot, changes: Int = 2, launchArguments: [String] = []) throws -> AppProcess {
-        let program = try AppProcess(controlling: [
-            BuiltExecutable.path("groupsim"), "exec", "--app", "com.example.notes", "--control-socket", AppProcess.controlSocketPlaceholder, "--",
-            BuiltExecutable.path("settings-examples"), "editor-watch", String(changes),
-        ] + launchArguments, root: root)
+        let program = try AppProcess(
+            controlling: [
+                BuiltExecutable.path("groupsim"), "exec", "--app", "com.example.notes", "--control-socket", AppProcess.controlSocketPlaceholder, "--",
+                BuiltExecutable.path("settings-examples"), "editor-watch", String(changes),
+            ] + launchArguments, root: root)
         // The program has registered its defaults and added its observer.
         try program.process.waitForLine(timeout: 20) { $0 == "ready=true" }
         return program
@@ -38,8 +39,10 @@ import TestSupport
         #expect(typed.value == .integer(0))
 
         let searchList = try program.request(.searchList)
-        #expect(searchList.fields["searchList"] == .array(
-            ["NSArgumentDomain", "com.example.notes", "NSGlobalDomain", "NSLanguagesDomain", "NSRegistrationDomain"].map { .string($0) }))
+        #expect(
+            searchList.fields["searchList"]
+                == .array(
+                    ["NSArgumentDomain", "com.example.notes", "NSGlobalDomain", "NSLanguagesDomain", "NSRegistrationDomain"].map { .string($0) }))
         #expect(searchList.fields["searchList"] == program.ready["searchList"])
 
         // A suite named in the request answers as UserDefaults(suiteName:) does in the program.
@@ -52,10 +55,11 @@ import TestSupport
     /// values it would see (its launch arguments), writes through its standard defaults.
     @Test func aProgramThatNeverUsesDefaultsStillAnswers() throws {
         let root = try rootWithExampleApp()
-        let program = try AppProcess(controlling: [
-            BuiltExecutable.path("groupsim"), "exec", "--app", "com.example.notes", "--target", "widget", "--",
-            BuiltExecutable.path("settings-examples"), "wait-input", "-theme", "dark",
-        ], root: root)
+        let program = try AppProcess(
+            controlling: [
+                BuiltExecutable.path("groupsim"), "exec", "--app", "com.example.notes", "--target", "widget", "--",
+                BuiltExecutable.path("settings-examples"), "wait-input", "-theme", "dark",
+            ], root: root)
         #expect(program.ready["bundleId"] == .string("com.example.notes.widget"))
         let theme = try program.get("theme")
         #expect(theme.value == .string("dark") && theme.domain == "NSArgumentDomain")
@@ -71,10 +75,11 @@ import TestSupport
     /// `exit` ends the program with its status, after saving what it holds.
     @Test func exitEndsTheProgramAndSavesWhatItHolds() throws {
         let root = try rootWithExampleApp()
-        let program = try AppProcess(controlling: [
-            BuiltExecutable.path("groupsim"), "exec", "--app", "com.example.notes", "--",
-            BuiltExecutable.path("settings-examples"), "wait-input",
-        ], root: root)
+        let program = try AppProcess(
+            controlling: [
+                BuiltExecutable.path("groupsim"), "exec", "--app", "com.example.notes", "--",
+                BuiltExecutable.path("settings-examples"), "wait-input",
+            ], root: root)
         #expect(try program.request(.set(key: "unsaved", value: .string("kept"))).ok)
         #expect(try program.request(.exit(status: 3)).ok)
         #expect(try program.process.waitForExit(timeout: 20) == 3)
@@ -85,8 +90,9 @@ import TestSupport
     /// A program that ends at once still says `ready` before it goes.
     @Test func aProgramThatEndsAtOnceStillSaysReady() throws {
         let root = try rootWithExampleApp()
-        let program = try AppProcess(controlling: [BuiltExecutable.path("settings-examples"), "no-such-command"], root: root,
-                                     environment: ["GROUPSIM_BUNDLE_ID": "com.example.notes"])
+        let program = try AppProcess(
+            controlling: [BuiltExecutable.path("settings-examples"), "no-such-command"], root: root,
+            environment: ["GROUPSIM_BUNDLE_ID": "com.example.notes"])
         #expect(program.ready["role"] == .string("executable"))
         #expect(try program.process.waitForExit(timeout: 20) == 64)
     }
@@ -201,11 +207,12 @@ import TestSupport
         var ends: [Int32] = [0, 0]
         try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0)
         let output = Pipe()
-        let pid = try spawn([
-            BuiltExecutable.path("groupsim"), "exec", "--app", "com.example.notes", "--control-fd", "3", "--",
-            BuiltExecutable.path("settings-examples"), "editor-watch", "1", "-TitleString", "Passed",
-        ], output: output.fileHandleForWriting.fileDescriptor, giving: ends[1], asDescriptor: 3,
-           environment: ["GROUPSIM_ROOT": root.path, "GROUPSIM_DEVICE": "iPhone"])
+        let pid = try spawn(
+            [
+                BuiltExecutable.path("groupsim"), "exec", "--app", "com.example.notes", "--control-fd", "3", "--",
+                BuiltExecutable.path("settings-examples"), "editor-watch", "1", "-TitleString", "Passed",
+            ], output: output.fileHandleForWriting.fileDescriptor, giving: ends[1], asDescriptor: 3,
+            environment: ["GROUPSIM_ROOT": root.path, "GROUPSIM_DEVICE": "iPhone"])
         // The program holds the only other copies: its exit closes the channel and the output.
         close(ends[1])
         try output.fileHandleForWriting.close()
@@ -237,7 +244,8 @@ import TestSupport
         #expect(standardStream.status == 64 && standardStream.stderr.contains("standard streams"), "\(standardStream.stderr)")
         let closed = try groupsim(["exec", "--app", "com.example.notes", "--control-fd", "77", "--", "/bin/true"], root: root)
         #expect(closed.status == 64 && closed.stderr.contains("no socket is open"), "\(closed.stderr)")
-        let nobody = try groupsim(["exec", "--app", "com.example.notes", "--control-socket", root.path + "/none.sock", "--", "/bin/true"], root: root)
+        let nobody = try groupsim(
+            ["exec", "--app", "com.example.notes", "--control-socket", root.path + "/none.sock", "--", "/bin/true"], root: root)
         #expect(nobody.status == 64 && nobody.stderr.contains("no socket listens"), "\(nobody.stderr)")
     }
 
@@ -255,8 +263,10 @@ import TestSupport
 
 /// Starts `command` with `descriptor` as its descriptor `number`, `output`
 /// as its standard output, and every other descriptor closed.
-private func spawn(_ command: [String], output: Int32, giving descriptor: Int32, asDescriptor number: Int32,
-                   environment: [String: String]) throws -> pid_t {
+private func spawn(
+    _ command: [String], output: Int32, giving descriptor: Int32, asDescriptor number: Int32,
+    environment: [String: String]
+) throws -> pid_t {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }

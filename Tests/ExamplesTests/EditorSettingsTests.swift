@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Settings read and written directly, and watched by another process for
 /// changes from the app and from the `defaults` tool.

@@ -38,8 +38,10 @@ enum ExampleProcess {
             fatalError("cannot make a temporary simulation root: errno \(errno)")
         }
         rootPath = String(cString: template.withUnsafeBufferPointer { $0.baseAddress! })
-        SimulatedProcess.use(SimulatedProcess(identity: ProcessIdentity(
-            root: SimulationRoot(path: rootPath), bundleIdentifier: "com.example.notes", appGroups: ["group.com.example.notes"])))
+        SimulatedProcess.use(
+            SimulatedProcess(
+                identity: ProcessIdentity(
+                    root: SimulationRoot(path: rootPath), bundleIdentifier: "com.example.notes", appGroups: ["group.com.example.notes"])))
         // Saved first, then removed: nothing is left pending for the exit-time save.
         atexit {
             DomainRegistry.shared.synchronizeAll()

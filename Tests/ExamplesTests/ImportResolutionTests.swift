@@ -1,7 +1,7 @@
 import Foundation
 import SimulatedFoundation
-import Testing
 import TestSupport
+import Testing
 
 /// What `UserDefaults` means in a user's file, checked by the compiler: the
 /// sources in ImportFixtures/ are type-checked with swiftc against the built
@@ -21,24 +21,28 @@ import TestSupport
 
     /// Type-checks the fixtures as one module; the compiler's status and messages.
     static func typeCheck(_ files: [String], options: [String] = []) throws -> ProcessResult {
-        try runProcess("/usr/bin/env", ["swiftc", "-typecheck", "-module-name", "UserModule"] + searchPaths + options + files.map { fixtures + "/" + $0 })
+        try runProcess(
+            "/usr/bin/env", ["swiftc", "-typecheck", "-module-name", "UserModule"] + searchPaths + options + files.map { fixtures + "/" + $0 })
     }
 
     /// SimulatedFoundation and the targets it depends on, as built objects, to link an executable with.
     static var simulatedFoundationObjects: [String] {
         get throws {
-            try ["SimulatedFoundation", "AppProtocol", "GroupDefaults", "CloudDevice", "CloudModel", "PropertyList", "SharedFiles", "ChildProcess"].flatMap { target in
-                let folder = BuiltExecutable.directory + "/\(target).build"
-                return try FileManager.default.contentsOfDirectory(atPath: folder)
-                    .filter { $0.hasSuffix(".swift.o") }.map { folder + "/" + $0 }
-            }
+            try ["SimulatedFoundation", "AppProtocol", "GroupDefaults", "CloudDevice", "CloudModel", "PropertyList", "SharedFiles", "ChildProcess"]
+                .flatMap { target in
+                    let folder = BuiltExecutable.directory + "/\(target).build"
+                    return try FileManager.default.contentsOfDirectory(atPath: folder)
+                        .filter { $0.hasSuffix(".swift.o") }.map { folder + "/" + $0 }
+                }
         }
     }
 
     /// Links fixtures (the first is the executable's top-level code) with SimulatedFoundation into `output`.
     static func link(_ files: [String], extra: [String] = [], output: String) throws {
-        let result = try runProcess("/usr/bin/env", ["swiftc", "-module-name", "UserApp", "-o", output] + searchPaths + extra
-            + files.map { fixtures + "/" + $0 } + simulatedFoundationObjects + ["-linotifytools"])
+        let result = try runProcess(
+            "/usr/bin/env",
+            ["swiftc", "-module-name", "UserApp", "-o", output] + searchPaths + extra
+                + files.map { fixtures + "/" + $0 } + simulatedFoundationObjects + ["-linotifytools"])
         try #require(result.status == 0, "\(result.stderr)")
     }
 
@@ -96,10 +100,12 @@ import TestSupport
         let root = TemporaryRoot()
         let build = root.path + "/build"
         try FileManager.default.createDirectory(atPath: build, withIntermediateDirectories: true)
-        let kit = try runProcess("/usr/bin/env", [
-            "swiftc", "-parse-as-library", "-emit-module", "-emit-object", "-module-name", "SettingsKit",
-            "-emit-module-path", build + "/SettingsKit.swiftmodule", "-o", build + "/SettingsKit.o", Self.fixtures + "/Run/SettingsKit.swift",
-        ])
+        let kit = try runProcess(
+            "/usr/bin/env",
+            [
+                "swiftc", "-parse-as-library", "-emit-module", "-emit-object", "-module-name", "SettingsKit",
+                "-emit-module-path", build + "/SettingsKit.swiftmodule", "-o", build + "/SettingsKit.o", Self.fixtures + "/Run/SettingsKit.swift",
+            ])
         try #require(kit.status == 0, "\(kit.stderr)")
         try Self.link(["Run/UsesSettingsKit.swift"], extra: ["-I", build, build + "/SettingsKit.o"], output: build + "/mixed")
         try Self.link(
@@ -146,6 +152,8 @@ import TestSupport
                 try FoundationDefaultsCheck.foundationUserDefaultsUses(inExecutable: cut)
             }
         }
-        #expect(throws: FoundationDefaultsCheck.CheckError.self) { try FoundationDefaultsCheck.foundationUserDefaultsUses(inExecutable: root.path + "/absent") }
+        #expect(throws: FoundationDefaultsCheck.CheckError.self) {
+            try FoundationDefaultsCheck.foundationUserDefaultsUses(inExecutable: root.path + "/absent")
+        }
     }
 }

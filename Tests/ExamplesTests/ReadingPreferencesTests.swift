@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// The reading app's settings (initial values, a shared suite, a property
 /// wrapper, a cloud mirror), each step a real process of the example app.
@@ -69,8 +69,9 @@ import TestSupport
         let run = try ExampleRun(["cloud-mirror-long-key"], root: root)
         #expect(run.status == SIGABRT, "killed by SIGABRT (a shell shows 134): \(run.stderr)")
         #expect(run["mirroring"] == "started" && run["survived"] == nil)
-        #expect(run.stderr.contains(
-            "*** Terminating app due to uncaught exception 'NSInvalidArgumentException', reason: 'NSUbiquitousKeyValueStore: key 'sync-"))
+        #expect(
+            run.stderr.contains(
+                "*** Terminating app due to uncaught exception 'NSInvalidArgumentException', reason: 'NSUbiquitousKeyValueStore: key 'sync-"))
         #expect(run.stderr.contains("' is too long.'"))
     }
 }

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 import XCTest
+
 @testable import SettingsExamples
 
 /// The theme controller's own unit test, as its original: a cleared suite

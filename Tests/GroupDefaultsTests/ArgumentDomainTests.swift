@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import GroupDefaults
 import PropertyList
+import Testing
+
+@testable import GroupDefaults
 
 @Suite struct ArgumentDomainTests {
     /// Parses, collecting the warnings instead of printing them.

@@ -1,9 +1,10 @@
 import Foundation
-import Testing
+import PropertyList
 import TestSupport
+import Testing
+
 @testable import GroupDefaults
 @testable import SharedFiles
-import PropertyList
 
 @Suite(.serialized) struct BadInputTests {
     /// Diagnostics said during one test (TestSupport); it looks for its own paths only.

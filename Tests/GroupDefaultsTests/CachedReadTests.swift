@@ -1,9 +1,10 @@
 import AllocationCounter
 import Foundation
-import Testing
-import TestSupport
-@testable import GroupDefaults
 import PropertyList
+import TestSupport
+import Testing
+
+@testable import GroupDefaults
 
 /// The typed getters and `value(forKey:)` answer from the cached snapshot
 /// while nothing moved: every change must still reach the very next read,
@@ -65,7 +66,9 @@ import PropertyList
     @Test func canonicallyEqualKeysAreOneKeyInACachedRead() throws {
         let f = Fixture()
         let defaults = try f.standard()
-        let precomposed = "caf\u{E9}", decomposed = "cafe\u{301}", kelvin = "\u{212A}"
+        let precomposed = "caf\u{E9}"
+        let decomposed = "cafe\u{301}"
+        let kelvin = "\u{212A}"
         defaults.set("composed", forKey: precomposed)
         #expect(defaults.value(forKey: decomposed) == "composed")
         f.process.register(["K": "registered"])

@@ -1,9 +1,10 @@
 import Foundation
-import Testing
-import TestSupport
-@testable import GroupDefaults
 import PropertyList
 import SharedFiles
+import TestSupport
+import Testing
+
+@testable import GroupDefaults
 
 /// The root's durability setting: where it is kept, what it makes a commit
 /// do, and a setting nobody could have written.

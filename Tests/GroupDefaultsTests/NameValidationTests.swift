@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import GroupDefaults
 
 /// Names that become file and folder names, and the device a command acts on.

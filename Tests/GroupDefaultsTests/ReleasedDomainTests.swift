@@ -1,8 +1,9 @@
 import Foundation
 import PropertyList
-import Testing
 import SharedFiles
 import TestSupport
+import Testing
+
 @testable import GroupDefaults
 
 /// A domain whose last user lets go of it while its change is still being

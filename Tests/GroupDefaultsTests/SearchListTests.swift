@@ -1,8 +1,9 @@
 import Foundation
-import Testing
-import TestSupport
-@testable import GroupDefaults
 import PropertyList
+import TestSupport
+import Testing
+
+@testable import GroupDefaults
 
 /// One simulated process's view: its own volatile domains over a fresh root.
 struct Fixture {
@@ -31,9 +32,10 @@ struct Fixture {
         let f = Fixture()
         let defaults = try f.standard()
         try defaults.addSuite(named: f.group)
-        #expect(defaults.searchList == [
-            "NSArgumentDomain", "com.example.app", f.group, "NSGlobalDomain", "NSLanguagesDomain", "NSRegistrationDomain",
-        ])
+        #expect(
+            defaults.searchList == [
+                "NSArgumentDomain", "com.example.app", f.group, "NSGlobalDomain", "NSLanguagesDomain", "NSRegistrationDomain",
+            ])
 
         f.process.register(["k": "registered"])
         #expect(defaults.lookup("k")?.domain == "NSRegistrationDomain")
@@ -232,7 +234,9 @@ struct Fixture {
             #expect(try defaults.persistentDomain(forName: "com.example.released") == ["round": .integer(Int64(round))])
         }
         // A domain only on disk (written by another process, not open in this one).
-        try DomainFiles(root: SimulationRoot(path: f.root.path), device: "iPhone", app: "com.example.app").update("com.example.on-disk") { $0["k"] = "disk" }
+        try DomainFiles(root: SimulationRoot(path: f.root.path), device: "iPhone", app: "com.example.app").update("com.example.on-disk") {
+            $0["k"] = "disk"
+        }
         #expect(try defaults.persistentDomain(forName: "com.example.on-disk") == ["k": "disk"])
     }
 

@@ -1,8 +1,8 @@
 import Foundation
-import Synchronization
-import Testing
-import TestSupport
 import SharedFiles
+import Synchronization
+import TestSupport
+import Testing
 
 /// The secrets of the cloud and of each device: private files reached from the root through real folders only.
 @Suite struct SecretFileTests {

@@ -1,10 +1,11 @@
 import Foundation
+import PropertyList
 import Synchronization
-import Testing
 import TestSupport
+import Testing
+
 @testable import GroupDefaults
 @testable import SharedFiles
-import PropertyList
 
 /// Limits and refusals of the shared-file layer, in one process.
 @Suite struct SharedFileSafetyTests {
@@ -19,7 +20,10 @@ import PropertyList
             try defaults.flush()
             Issue.record("expected the commit to be refused")
         } catch let error as SharedFileError {
-            guard case .contentsTooLarge(let path, let size, let limit) = error else { Issue.record("wrong error \(error)"); return }
+            guard case .contentsTooLarge(let path, let size, let limit) = error else {
+                Issue.record("wrong error \(error)")
+                return
+            }
             #expect(path == f.root.groupSuitePath(f.group))
             #expect(size > limit)
             #expect("\(error)".contains("nothing was written and the change stays pending"))
@@ -36,10 +40,14 @@ import PropertyList
     @Test func aFIFOOrAFolderIsNotReadAsAFile() throws {
         let root = TemporaryRoot()
         #expect(mkfifo(root.path + "/pipe", 0o600) == 0)
-        #expect(throws: SharedFileError.notARegularFile(path: root.path + "/pipe", kind: "a FIFO (named pipe)")) { try readWholeFile(root.path + "/pipe") }
+        #expect(throws: SharedFileError.notARegularFile(path: root.path + "/pipe", kind: "a FIFO (named pipe)")) {
+            try readWholeFile(root.path + "/pipe")
+        }
         #expect(throws: SharedFileError.notARegularFile(path: root.path, kind: "a folder")) { try readWholeFile(root.path) }
         try Data(count: 100).write(to: URL(fileURLWithPath: root.path + "/file"))
-        #expect(throws: SharedFileError.fileTooLarge(path: root.path + "/file", size: 100, limit: 99)) { try readWholeFile(root.path + "/file", limit: 99) }
+        #expect(throws: SharedFileError.fileTooLarge(path: root.path + "/file", size: 100, limit: 99)) {
+            try readWholeFile(root.path + "/file", limit: 99)
+        }
         #expect(try readWholeFile(root.path + "/file", limit: 100)?.count == 100)
         #expect(try readWholeFile(root.path + "/absent") == nil)
     }
@@ -77,7 +85,8 @@ import PropertyList
     }
 
     @Test func aConfinedFolderRefusesLinksAndNonFoldersOnTheWay() throws {
-        let root = TemporaryRoot(), outside = TemporaryRoot()
+        let root = TemporaryRoot()
+        let outside = TemporaryRoot()
         try createDirectories(root.path + "/a")
         #expect(symlink(outside.path, root.path + "/a/link") == 0)
         #expect(throws: SharedFileError.symbolicLink(path: root.path + "/a/link")) {
@@ -89,7 +98,9 @@ import PropertyList
             try ConfinedFolder(root.path + "/a/file/b", top: root.path).withDescriptor(creating: true) { _ in }
         }
         #expect(throws: SharedFileError.outsideTop(path: outside.path, top: root.path)) { try ConfinedFolder(outside.path, top: root.path) }
-        #expect(throws: SharedFileError.outsideTop(path: root.path + "/a/../..", top: root.path)) { try ConfinedFolder(root.path + "/a/../..", top: root.path) }
+        #expect(throws: SharedFileError.outsideTop(path: root.path + "/a/../..", top: root.path)) {
+            try ConfinedFolder(root.path + "/a/../..", top: root.path)
+        }
         #expect(try ConfinedFolder(root.path + "/a/new/deeper", top: root.path).withDescriptor(creating: false) { _ in 1 } == nil)
         #expect(try ConfinedFolder(root.path + "/a/new/deeper", top: root.path).withDescriptor(creating: true) { _ in 1 } == 1)
         var info = stat()
@@ -122,8 +133,12 @@ import PropertyList
         // A real flock, held here through a second open file description.
         let root = TemporaryRoot()
         let path = root.path + "/lock"
-        let holder = open(path, O_RDONLY | O_CREAT, 0o600), waiter = open(path, O_RDONLY)
-        defer { close(holder); close(waiter) }
+        let holder = open(path, O_RDONLY | O_CREAT, 0o600)
+        let waiter = open(path, O_RDONLY)
+        defer {
+            close(holder)
+            close(waiter)
+        }
         #expect(flock(holder, LOCK_EX) == 0)
         let found = LockHolder.find(lockedFile: waiter)
         #expect(found?.pid == getpid())
@@ -143,7 +158,10 @@ import PropertyList
             try lock.withLock(in: folder, path: root.path + "/.domain.plist.lock", deadline: MonotonicClock.now() + 50_000_000) {}
             Issue.record("expected a timeout")
         } catch let error as SharedFileError {
-            guard case .lockTimeout(_, _, let found) = error else { Issue.record("wrong error \(error)"); return }
+            guard case .lockTimeout(_, _, let found) = error else {
+                Issue.record("wrong error \(error)")
+                return
+            }
             #expect(found?.pid == getpid())
             #expect("\(error)".contains("Nothing was written; the change stays pending"))
         }
@@ -169,7 +187,10 @@ import PropertyList
         #expect(throws: SharedFileError.self) { try SharedPlistFile.read(path: path, root: root.path, contentCheck: check) }
         #expect(try SharedPlistFile.read(path: path, root: root.path)?["next"] == .integer(.max), "without the check it reads as it is")
         let file = try SharedPlistFile(path: path, root: root.path, contentCheck: check)
-        do { _ = try file.read(); Issue.record("read through the check") } catch {
+        do {
+            _ = try file.read()
+            Issue.record("read through the check")
+        } catch {
             #expect("\(error)".contains("next is Int64.max"), "\(error)")
         }
         let update = try file.update { $0["next"] = .integer(1) }

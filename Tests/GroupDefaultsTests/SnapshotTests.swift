@@ -1,8 +1,9 @@
 import Foundation
-import Testing
-import TestSupport
-@testable import GroupDefaults
 import PropertyList
+import TestSupport
+import Testing
+
+@testable import GroupDefaults
 
 /// Reads are answered from a snapshot of the whole search list, cached
 /// between changes: every kind of change must reach the next read, in the
@@ -100,7 +101,9 @@ import PropertyList
                     defaults.set(.integer(Int64(round)), forKey: "n")
                     continue
                 }
-                guard case .integer(let seen)? = worker == 1 ? defaults.value(forKey: "n") : defaults.dictionaryRepresentation()["n"] else { continue }
+                guard case .integer(let seen)? = worker == 1 ? defaults.value(forKey: "n") : defaults.dictionaryRepresentation()["n"] else {
+                    continue
+                }
                 if seen < last { wentBack.withLock { regressions.append("worker \(worker): \(last) then \(seen)") } }
                 last = seen
             }

@@ -1,8 +1,9 @@
 import Foundation
-import Testing
-import TestSupport
-@testable import GroupDefaults
 import PropertyList
+import TestSupport
+import Testing
+
+@testable import GroupDefaults
 
 /// What a synchronous observer was told, in order, and whether on the
 /// thread that made the log (the test's, which makes the changes).

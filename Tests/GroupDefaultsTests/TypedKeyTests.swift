@@ -1,8 +1,9 @@
 import Foundation
-import Testing
-import TestSupport
-@testable import GroupDefaults
 import PropertyList
+import TestSupport
+import Testing
+
+@testable import GroupDefaults
 
 enum Theme: String, DefaultsStorable { case light, dark }
 
@@ -96,7 +97,12 @@ extension DefaultsKeys {
         try defaults.flush()
         let path = f.root.groupSuitePath(f.group)
         let fileBefore = try Data(contentsOf: URL(fileURLWithPath: path))
-        #expect(throws: Refused.self) { try defaults.transaction { contents in contents["lost"] = 1; throw Refused() } }
+        #expect(throws: Refused.self) {
+            try defaults.transaction { contents in
+                contents["lost"] = 1
+                throw Refused()
+            }
+        }
         // The file is byte for byte what it was, and the process's view too.
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == fileBefore)
         #expect(defaults.value(forKey: "lost") == nil)
@@ -131,8 +137,10 @@ extension DefaultsKeys {
 
     @Test func incrementRefusesWhatIsNotAWholeNumber() throws {
         let defaults = try fixture.suite()
-        for (value, ok) in [(PlistValue.real(1e30), false), (.real(.nan), false), (.string("hello"), false), (.array([]), false),
-                            (.real(4.0), true), (.string(" 7"), true), (.bool(true), true)] {
+        for (value, ok) in [
+            (PlistValue.real(1e30), false), (.real(.nan), false), (.string("hello"), false), (.array([]), false),
+            (.real(4.0), true), (.string(" 7"), true), (.bool(true), true),
+        ] {
             defaults.set(value, forKey: "n")
             if ok {
                 #expect(throws: Never.self) { try defaults.increment("n") }

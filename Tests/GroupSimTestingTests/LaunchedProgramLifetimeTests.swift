@@ -35,7 +35,10 @@ import Testing
         kill(owner.processIdentifier, SIGKILL)
         let deadline = Date().addingTimeInterval(10)
         while isAlive(pid) && Date() < deadline { usleep(10_000) }
-        #expect(!isAlive(pid), "the program outlived its owner: \((try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8))?.prefix(400) ?? "") owner \(owner.processIdentifier)")
+        #expect(
+            !isAlive(pid),
+            "the program outlived its owner: \((try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8))?.prefix(400) ?? "") owner \(owner.processIdentifier)"
+        )
         if isAlive(pid) { kill(pid, SIGKILL) }
     }
 

@@ -122,16 +122,18 @@ import Testing
     /// manifest with a mistake is refused, naming the mistake's line.
     @Test func anInlineManifestIsInstalledAndAMistakeIsNamed() async throws {
         try await withSimulation { simulation in
-            let bundle = try simulation.install(.yaml("""
-                name: Recipes
-                targets:
-                  main-app:
-                    bundle-id: com.example.recipes
-                    app-groups: [group.com.example.recipes]
-                  widget:
-                    bundle-id: com.example.recipes.widget
-                    app-groups: [group.com.example.recipes]
-                """), on: "iPad")
+            let bundle = try simulation.install(
+                .yaml(
+                    """
+                    name: Recipes
+                    targets:
+                      main-app:
+                        bundle-id: com.example.recipes
+                        app-groups: [group.com.example.recipes]
+                      widget:
+                        bundle-id: com.example.recipes.widget
+                        app-groups: [group.com.example.recipes]
+                    """), on: "iPad")
             #expect(bundle == "com.example.recipes")
             let widget = try await simulation.launch("settings-examples", as: .widget, on: "iPad", arguments: ["wait-input"])
             #expect(widget.info["bundleId"] == "com.example.recipes.widget")

@@ -1,8 +1,8 @@
 import AppProtocol
 import Foundation
-import Testing
-import TestSupport
 import PropertyList
+import TestSupport
+import Testing
 
 /// main-app, widget and intent-extension started for real and driven through the control protocol.
 @Suite struct AppProcessTests {
@@ -76,11 +76,13 @@ import PropertyList
 
     @Test func malformedRequestsGetErrorsAndTheProcessKeepsRunning() throws {
         let main = try AppProcess("main-app", root: root, manifest: try app())
-        for line in ["not json", "[1, 2]", "{\"id\": 9}", "{\"id\": 10, \"cmd\": \"fly\"}", "{\"id\": 11, \"cmd\": \"get\"}",
-                     "{\"id\": 12, \"cmd\": \"set\", \"key\": \"k\", \"value\": null}",
-                     "{\"id\": 13, \"cmd\": \"increment\", \"key\": \"n\", \"by\": \"lots\"}",
-                     "{\"id\": 14, \"cmd\": \"increment\", \"key\": \"n\", \"by\": 1.9}",
-                     "{\"id\": 15, \"cmd\": \"exit\", \"status\": true}"] {
+        for line in [
+            "not json", "[1, 2]", "{\"id\": 9}", "{\"id\": 10, \"cmd\": \"fly\"}", "{\"id\": 11, \"cmd\": \"get\"}",
+            "{\"id\": 12, \"cmd\": \"set\", \"key\": \"k\", \"value\": null}",
+            "{\"id\": 13, \"cmd\": \"increment\", \"key\": \"n\", \"by\": \"lots\"}",
+            "{\"id\": 14, \"cmd\": \"increment\", \"key\": \"n\", \"by\": 1.9}",
+            "{\"id\": 15, \"cmd\": \"exit\", \"status\": true}",
+        ] {
             let response = try main.send(raw: line)
             #expect(!response.ok, "\(line)")
             #expect(response.error?.isEmpty == false)
@@ -103,21 +105,28 @@ import PropertyList
         guard case .error(let message) = error else { return }
         #expect(message == "uncaught NSInvalidArgumentException: NSUbiquitousKeyValueStore: key '\(key)' is too long.")
         #expect(try app.process.waitForTermination(timeout: 60).shellStatus == 128 + SIGABRT)
-        #expect(app.process.stderr.contains(
-            "*** Terminating app due to uncaught exception 'NSInvalidArgumentException', reason: 'NSUbiquitousKeyValueStore: key '\(key)' is too long.'"))
+        #expect(
+            app.process.stderr.contains(
+                "*** Terminating app due to uncaught exception 'NSInvalidArgumentException', reason: 'NSUbiquitousKeyValueStore: key '\(key)' is too long.'"
+            ))
     }
 
     @Test func searchListAnswersTheCurrentList() throws {
         let main = try AppProcess("main-app", root: root)
         #expect(try main.request(.searchList).fields["searchList"] == main.ready["searchList"])
         #expect(try main.request(.addSuite(name: "group.com.example.extra")).ok)
-        #expect(try main.request(.searchList).fields["searchList"] == .array([
-            "NSArgumentDomain", "group.com.example.notes", "group.com.example.extra", "NSGlobalDomain", "NSLanguagesDomain", "NSRegistrationDomain",
-        ].map { .string($0) }))
+        #expect(
+            try main.request(.searchList).fields["searchList"]
+                == .array(
+                    [
+                        "NSArgumentDomain", "group.com.example.notes", "group.com.example.extra", "NSGlobalDomain", "NSLanguagesDomain",
+                        "NSRegistrationDomain",
+                    ].map { .string($0) }))
     }
 
     @Test func aProcessWithoutTheGroupEntitlementDoesNotShare() throws {
-        let path = try manifest("""
+        let path = try manifest(
+            """
             name: Misconfigured
             targets:
               main-app: { bundle-id: com.example.mis, app-groups: [group.com.example.mis] }
@@ -138,11 +147,15 @@ import PropertyList
         // only the app's value, the widget's private copy only its own.
         let privateCopy = root.appDomainPath("com.example.mis.widget", domain: "group.com.example.mis")
         #expect(try PropertyListFormat.decodeDictionary(Data(contentsOf: URL(fileURLWithPath: privateCopy))) == ["theme": "from-widget"])
-        #expect(try PropertyListFormat.decodeDictionary(Data(contentsOf: URL(fileURLWithPath: root.groupSuitePath("group.com.example.mis")))) == ["theme": "dark"])
+        #expect(
+            try PropertyListFormat.decodeDictionary(Data(contentsOf: URL(fileURLWithPath: root.groupSuitePath("group.com.example.mis")))) == [
+                "theme": "dark"
+            ])
     }
 
     @Test func theStandardDomainWhereTheSuiteWasMeantIsNotShared() throws {
-        let path = try manifest("""
+        let path = try manifest(
+            """
             name: Standard
             targets:
               main-app: { bundle-id: com.example.std, app-groups: [group.com.example.std], suite: standard }
@@ -155,7 +168,8 @@ import PropertyList
         #expect(try main.get("theme") == ("dark", "com.example.std"))
         #expect(try widget.get("theme").value == nil)
         // On disk: the app's own domain has it, the group suite does not exist.
-        #expect(try PropertyListFormat.decodeDictionary(Data(contentsOf: URL(fileURLWithPath: root.appDomainPath("com.example.std"))))["theme"] == "dark")
+        #expect(
+            try PropertyListFormat.decodeDictionary(Data(contentsOf: URL(fileURLWithPath: root.appDomainPath("com.example.std"))))["theme"] == "dark")
         #expect(!FileManager.default.fileExists(atPath: root.groupSuitePath("group.com.example.std")))
     }
 
@@ -235,7 +249,8 @@ import PropertyList
     }
 
     @Test func aBadManifestIsRejectedWithFileAndLine() throws {
-        let path = try manifest("""
+        let path = try manifest(
+            """
             name: Broken
             targets:
               main-app:
@@ -257,7 +272,8 @@ import PropertyList
             // Background commits held: the value is only pending when the signal comes.
             let main = try AppProcess("main-app", root: root, environment: ["GROUPSIM_DEFER_COMMITS": "1"])
             try main.set("round", .integer(Int64(round)))
-            let before = try? PropertyListFormat.decodeDictionary(Data(contentsOf: URL(fileURLWithPath: root.groupSuitePath("group.com.example.notes"))))
+            let before = try? PropertyListFormat.decodeDictionary(
+                Data(contentsOf: URL(fileURLWithPath: root.groupSuitePath("group.com.example.notes"))))
             #expect(before?["round"] != .integer(Int64(round)))
             main.process.signal(SIGTERM)
             #expect(try main.exitEvent() == 143)

@@ -3,8 +3,8 @@ import CloudService
 import Foundation
 import GroupDefaults
 import PropertyList
-import Testing
 import TestSupport
+import Testing
 
 /// The cloud and the sync agents as real processes over real sockets: what
 /// the cloud acknowledged survives kill -9, and no message a peer can send
@@ -165,9 +165,10 @@ import TestSupport
         try until(agent) { try DeviceCloud(root: simulation, device: "iPhone").readStore("com.example.kvs")?.pending.isEmpty == true }
         try server.killHard()
         let data = ServerLocation.dataFolder(root: simulation)
-        let files = FileManager.default.enumerator(atPath: data)?.compactMap { $0 as? String }.filter {
-            $0.hasSuffix(".plist") && !($0 as NSString).lastPathComponent.hasPrefix(".")
-        } ?? []
+        let files =
+            FileManager.default.enumerator(atPath: data)?.compactMap { $0 as? String }.filter {
+                $0.hasSuffix(".plist") && !($0 as NSString).lastPathComponent.hasPrefix(".")
+            } ?? []
         #expect(!files.isEmpty)
         for file in files { try Data("damaged".utf8).write(to: URL(fileURLWithPath: data + "/" + file)) }
         server = try startCloud()
@@ -190,11 +191,15 @@ import TestSupport
         let pad = try CloudChild(["agent", "--device", "iPad"], root: root)
         try write("pad", "0", device: "iPad")
         try until(pad) { try cloudValue("pad") == .integer(0) }
-        let location = try location(), secret = try secret(of: "iPhone")
+        let location = try location()
+        let secret = try secret(of: "iPhone")
         let hello = #"{"type":"hello","device":"iPhone","account":"alice","stores":{}}"#
         func upload(_ value: String) throws -> String {
-            let frame = #"{"type":"upload","store":"com.example.kvs","changes":[{"key":"k","value":"\#(value)","time":1000,"device":"iPhone","sequence":1}]}"#
-            let replies = try CloudClient.blocking { try await RawSyncClient.exchange(location, device: "iPhone", secret: secret, send: [hello, frame], replies: 2) }
+            let frame =
+                #"{"type":"upload","store":"com.example.kvs","changes":[{"key":"k","value":"\#(value)","time":1000,"device":"iPhone","sequence":1}]}"#
+            let replies = try CloudClient.blocking {
+                try await RawSyncClient.exchange(location, device: "iPhone", secret: secret, send: [hello, frame], replies: 2)
+            }
             return replies.last ?? ""
         }
         _ = try upload("banana")
@@ -206,8 +211,11 @@ import TestSupport
         _ = try upload("apple")
         #expect(try cloudValue("k") == .string("banana"))
         let frame = #"{"type":"upload","store":"com.example.kvs","changes":[{"key":"j","value":"apple","time":1000,"device":"iPhone","sequence":2}]}"#
-        let second = #"{"type":"upload","store":"com.example.kvs","changes":[{"key":"j","value":"banana","time":1000,"device":"iPhone","sequence":2}]}"#
-        let replies = try CloudClient.blocking { try await RawSyncClient.exchange(location, device: "iPhone", secret: secret, send: [hello, frame, second], replies: 3) }
+        let second =
+            #"{"type":"upload","store":"com.example.kvs","changes":[{"key":"j","value":"banana","time":1000,"device":"iPhone","sequence":2}]}"#
+        let replies = try CloudClient.blocking {
+            try await RawSyncClient.exchange(location, device: "iPhone", secret: secret, send: [hello, frame, second], replies: 3)
+        }
         #expect(replies.last?.contains("\"superseded\":[]") == true, "\(replies)")
         #expect(try cloudValue("j") == .string("banana"))
         try until(pad) { try deviceValue("j", device: "iPad") == .string("banana") }
@@ -218,12 +226,17 @@ import TestSupport
     /// usual wait (they took 42 s when each removal re-read the whole store).
     @Test func manyRemovalsInOneUploadAreAcknowledgedPromptly() throws {
         let server = try startCloud()
-        let location = try location(), secret = try secret(of: "iPhone")
+        let location = try location()
+        let secret = try secret(of: "iPhone")
         let hello = #"{"type":"hello","device":"iPhone","account":"alice","stores":{}}"#
         let changes = (0..<25_000).map { #"{"key":"k\#($0)","time":\#(1000 + $0),"device":"iPhone","sequence":\#($0 + 1)}"# }
         let upload = #"{"type":"upload","store":"s","changes":["# + changes.joined(separator: ",") + "]}"
-        let replies = try CloudClient.blocking { try await RawSyncClient.exchange(location, device: "iPhone", secret: secret, send: [hello, upload], replies: 2, timeout: .seconds(20)) }
-        #expect(replies.last?.contains("\"type\":\"ack\"") == true && replies.last?.contains("\"sequence\"") == false, "\(replies.last?.prefix(300) ?? "no ack")")
+        let replies = try CloudClient.blocking {
+            try await RawSyncClient.exchange(location, device: "iPhone", secret: secret, send: [hello, upload], replies: 2, timeout: .seconds(20))
+        }
+        #expect(
+            replies.last?.contains("\"type\":\"ack\"") == true && replies.last?.contains("\"sequence\"") == false,
+            "\(replies.last?.prefix(300) ?? "no ack")")
         let records = try cloudStore("s", account: "alice")
         #expect(records.count <= 4096, "\(records.count) removals kept")
         withExtendedLifetime(server) {}
@@ -245,10 +258,14 @@ import TestSupport
         let later = Int64(Date().timeIntervalSince1970 * 1000) + 60_000
         let removals = (0..<5_000).map { #"{"key":"x\#($0)","time":\#(later + Int64($0)),"device":"Mac","sequence":\#($0 + 1)}"# }
         let upload = #"{"type":"upload","store":"com.example.kvs","changes":["# + removals.joined(separator: ",") + "]}"
-        let location = try location(), secret = try secret(of: "Mac")
-        let replies = try CloudClient.blocking { try await RawSyncClient.exchange(location, device: "Mac", secret: secret, send: [hello, upload], replies: 2, timeout: .seconds(20)) }
-        #expect(replies.last?.contains("\"type\":\"ack\"") == true && replies.last?.contains("\"refused\":[]") == true,
-                "\(replies.last?.prefix(300) ?? "no ack")")
+        let location = try location()
+        let secret = try secret(of: "Mac")
+        let replies = try CloudClient.blocking {
+            try await RawSyncClient.exchange(location, device: "Mac", secret: secret, send: [hello, upload], replies: 2, timeout: .seconds(20))
+        }
+        #expect(
+            replies.last?.contains("\"type\":\"ack\"") == true && replies.last?.contains("\"refused\":[]") == true,
+            "\(replies.last?.prefix(300) ?? "no ack")")
         #expect(try cloudStore("com.example.kvs", account: "alice")["k1"] == nil, "k1's removal is still kept")
         // iPhone, online, had every removal pushed to it: no reset there.
         let ack = try PlistJSON.decode(PlistJSON.parse(replies.last ?? "{}")).dictionaryValue ?? [:]
@@ -273,12 +290,19 @@ import TestSupport
     @Test func oneAccountWaitingForItsFileHoldsUpNoOtherAccount() throws {
         let server = try startCloud()
         let location = try location()
-        let bobsSecret = try secret(of: "bobsPhone"), alicesSecret = try secret(of: "alicesPhone"), endpoint = try endpoint()
+        let bobsSecret = try secret(of: "bobsPhone")
+        let alicesSecret = try secret(of: "alicesPhone")
+        let endpoint = try endpoint()
         @Sendable func frames(_ account: String, _ device: String, key: String, sequence: Int) -> [String] {
-            [#"{"type":"hello","device":"\#(device)","account":"\#(account)","stores":{}}"#,
-             #"{"type":"upload","store":"s","changes":[{"key":"\#(key)","value":1,"time":1000,"device":"\#(device)","sequence":\#(sequence)}]}"#]
+            [
+                #"{"type":"hello","device":"\#(device)","account":"\#(account)","stores":{}}"#,
+                #"{"type":"upload","store":"s","changes":[{"key":"\#(key)","value":1,"time":1000,"device":"\#(device)","sequence":\#(sequence)}]}"#,
+            ]
         }
-        _ = try CloudClient.blocking { try await RawSyncClient.exchange(location, device: "bobsPhone", secret: bobsSecret, send: frames("bob", "bobsPhone", key: "k0", sequence: 1), replies: 2) }
+        _ = try CloudClient.blocking {
+            try await RawSyncClient.exchange(
+                location, device: "bobsPhone", secret: bobsSecret, send: frames("bob", "bobsPhone", key: "k0", sequence: 1), replies: 2)
+        }
         let lockPath = ServerLocation.dataFolder(root: simulation) + "/accounts/bob/.s.plist.lock"
         let lock = open(lockPath, O_RDWR)
         #expect(lock >= 0 && flock(lock, LOCK_EX) == 0, "\(lockPath)")
@@ -288,7 +312,9 @@ import TestSupport
         let bobDone = DispatchSemaphore(value: 0)
         DispatchQueue.global().async {
             let replies = try? CloudClient.blocking {
-                try await RawSyncClient.exchange(location, device: "bobsPhone", secret: bobsSecret, send: frames("bob", "bobsPhone", key: "k1", sequence: 2), replies: 2, timeout: .seconds(30))
+                try await RawSyncClient.exchange(
+                    location, device: "bobsPhone", secret: bobsSecret, send: frames("bob", "bobsPhone", key: "k1", sequence: 2), replies: 2,
+                    timeout: .seconds(30))
             }
             bob.update { $0 = replies }
             bobDone.signal()
@@ -297,10 +323,14 @@ import TestSupport
         var uploaded: Int64 = 0
         while uploaded < 2 {
             let status = try CloudClient.blocking { try await CloudClient.request(endpoint, path: "/v1/status", timeout: .seconds(5)) }
-            if case .integer(let count)? = status.dictionaryValue?["traffic"]?.dictionaryValue?["bobsPhone"]?.dictionaryValue?["uploadedChanges"] { uploaded = count }
+            if case .integer(let count)? = status.dictionaryValue?["traffic"]?.dictionaryValue?["bobsPhone"]?.dictionaryValue?["uploadedChanges"] {
+                uploaded = count
+            }
         }
         let alice = try CloudClient.blocking {
-            try await RawSyncClient.exchange(location, device: "alicesPhone", secret: alicesSecret, send: frames("alice", "alicesPhone", key: "k", sequence: 1), replies: 2, timeout: .seconds(5))
+            try await RawSyncClient.exchange(
+                location, device: "alicesPhone", secret: alicesSecret, send: frames("alice", "alicesPhone", key: "k", sequence: 1), replies: 2,
+                timeout: .seconds(5))
         }
         #expect(alice.last?.contains("\"accepted\":[1]") == true, "\(alice)")
         #expect(bobDone.wait(timeout: .now()) == .timedOut, "bob's upload finished while its file was locked")
@@ -346,7 +376,8 @@ import TestSupport
         let server = try startCloud()
         var agent = try CloudChild(["agent", "--device", "iPhone"], root: root)
         try agent.waitFor("connected")
-        let rounds = 3, perRound = 10
+        let rounds = 3
+        let perRound = 10
         for round in 0..<rounds {
             for index in 0..<perRound {
                 let key = round * perRound + index
@@ -368,7 +399,9 @@ import TestSupport
         }
         let records = try cloudStore("com.example.kvs", account: "alice")
         for key in 0..<(rounds * perRound) {
-            #expect(records["k\(key)"]?.dictionaryValue?["value"] == .integer(Int64(key)), "k\(key) was written on the device and never reached the cloud")
+            #expect(
+                records["k\(key)"]?.dictionaryValue?["value"] == .integer(Int64(key)), "k\(key) was written on the device and never reached the cloud"
+            )
         }
         withExtendedLifetime(server) {}
     }
@@ -439,7 +472,9 @@ import TestSupport
 
     @Test func hostileMessagesGetAnErrorAndTheCloudKeepsServing() throws {
         let server = try startCloud()
-        let location = try location(), endpoint = try endpoint(), secret = try secret(of: "iPhone")
+        let location = try location()
+        let endpoint = try endpoint()
+        let secret = try secret(of: "iPhone")
         let deep = String(repeating: "[", count: 600) + String(repeating: "]", count: 600)
         let frames = [
             "not json at all",
@@ -451,7 +486,9 @@ import TestSupport
             #"{"type":"hello","device":"iPhone","account":"alice","stores":{"s":99999999999999999999}}"#,
             #"{"type":"subscribe","store":"s","since":0}"#,
         ]
-        let replies = try CloudClient.blocking { try await RawSyncClient.exchange(location, device: "iPhone", secret: secret, send: frames, replies: frames.count) }
+        let replies = try CloudClient.blocking {
+            try await RawSyncClient.exchange(location, device: "iPhone", secret: secret, send: frames, replies: frames.count)
+        }
         #expect(replies.count == frames.count, "\(replies)")
         for (frame, reply) in zip(frames, replies) {
             #expect(reply.contains("\"type\":\"error\""), "\(frame.prefix(60)) → \(reply.prefix(200))")
@@ -460,11 +497,15 @@ import TestSupport
         #expect(replies.joined().contains("this connection showed the secret of iPhone"))
         // A well-formed hello on a new connection still works.
         let hello = #"{"type":"hello","device":"iPhone","account":"alice","stores":{"s":0}}"#
-        let answer = try CloudClient.blocking { try await RawSyncClient.exchange(location, device: "iPhone", secret: secret, send: [hello], replies: 2) }
+        let answer = try CloudClient.blocking {
+            try await RawSyncClient.exchange(location, device: "iPhone", secret: secret, send: [hello], replies: 2)
+        }
         #expect(answer.first?.contains("\"type\":\"welcome\"") == true, "\(answer)")
         #expect(answer.last?.contains("\"initial\":true") == true, "\(answer)")
         // The HTTP face answers bad requests with a reason and keeps serving.
-        let badFault = Result { try CloudClient.blocking { try await CloudClient.request(endpoint, path: "/v1/faults/iPhone", body: ["latencyMs": -5]) } }
+        let badFault = Result {
+            try CloudClient.blocking { try await CloudClient.request(endpoint, path: "/v1/faults/iPhone", body: ["latencyMs": -5]) }
+        }
         #expect("\(badFault)".contains("latencyMs"), "\(badFault)")
         let unknown = Result { try CloudClient.blocking { try await CloudClient.request(endpoint, path: "/v1/nothing") } }
         #expect("\(unknown)".contains("404"), "\(unknown)")
@@ -480,7 +521,9 @@ import TestSupport
         try Data(BinaryPropertyList.encode(.dictionary(["account": .integer(5)]))).write(to: URL(fileURLWithPath: folder + "/device.plist"))
         let settings = try groupsim(["cloud", "write", "com.example.kvs", "k", "1"], root: root)
         #expect(settings.status == 0, "\(settings.stderr)")
-        #expect(settings.stderr.contains(folder + "/device.plist") && settings.stderr.contains("account must be a non-empty string"), "\(settings.stderr)")
+        #expect(
+            settings.stderr.contains(folder + "/device.plist") && settings.stderr.contains("account must be a non-empty string"), "\(settings.stderr)"
+        )
         // A store copy of the wrong shape: writes are refused naming the file and field; the file is left as it was.
         let store = folder + "/stores/com.example.other.plist"
         let malformed = BinaryPropertyList.encode(.dictionary(["values": .string("not a dictionary")]))
@@ -521,8 +564,9 @@ import TestSupport
     func expectScenarioPasses(_ name: String) throws {
         let tmp = root.path + "/tmp"
         try FileManager.default.createDirectory(atPath: tmp, withIntermediateDirectories: true)
-        let result = try runBounded(BuiltExecutable.path("groupsim"), ["run", Self.scenarios + "/\(name).yaml"],
-                                    environment: ["TMPDIR": tmp, "NO_COLOR": "1"], timeout: 180)
+        let result = try runBounded(
+            BuiltExecutable.path("groupsim"), ["run", Self.scenarios + "/\(name).yaml"],
+            environment: ["TMPDIR": tmp, "NO_COLOR": "1"], timeout: 180)
         #expect(result.status == 0 && result.stdout.contains("scenarios: 1 passed, 0 failed"), "\(result.stdout)\(result.stderr)")
     }
 
@@ -537,8 +581,9 @@ import TestSupport
         let server = try startCloud()
         let phoneAgent = try CloudChild(["agent", "--device", "iPhone"], root: root)
         let padAgent = try CloudChild(["agent", "--device", "iPad"], root: root)
-        let app = try AppProcess("main-app", root: root, manifest: Self.scenarios + "/apps/synced-notes.yaml", device: "iPhone",
-                                 environment: ["GROUPSIM_CLOUD_AUTOSTART": "0"])
+        let app = try AppProcess(
+            "main-app", root: root, manifest: Self.scenarios + "/apps/synced-notes.yaml", device: "iPhone",
+            environment: ["GROUPSIM_CLOUD_AUTOSTART": "0"])
         try app.event { if case .cloudChange("initial-sync-change", _) = $0 { true } else { false } }
         let watch = try CloudChild(["watch", "com.example.synced", "--device", "iPhone"], root: root)
         try watch.waitFor("ready")
@@ -579,8 +624,9 @@ import TestSupport
         #expect(try groupsim(["cloud", "account", "sign-in", "alice"], root: root).status == 0)
         let server = try startCloud()
         let agent = try CloudChild(["agent", "--device", "iPhone"], root: root)
-        let app = try AppProcess("main-app", root: root, manifest: Self.scenarios + "/apps/synced-notes.yaml", device: "iPhone",
-                                 environment: ["GROUPSIM_CLOUD_AUTOSTART": "0"])
+        let app = try AppProcess(
+            "main-app", root: root, manifest: Self.scenarios + "/apps/synced-notes.yaml", device: "iPhone",
+            environment: ["GROUPSIM_CLOUD_AUTOSTART": "0"])
         try app.event { if case .cloudChange("initial-sync-change", _) = $0 { true } else { false } }
         let sizes = ["nine": 9_000_000, "seventeen": 17_000_000]
         for (key, size) in sizes.sorted(by: { $0.value < $1.value }) {

@@ -1,6 +1,7 @@
 import CloudDevice
 import CloudModel
 import Testing
+
 @testable import Scenarios
 
 /// `wait-cloud` lets the next step run only when each device's side is
@@ -38,9 +39,12 @@ import Testing
 
     @Test func aCopyStillGivingBackAfterAResetIsNotSettled() {
         var copy = settledCopy()
-        copy.apply([CloudRecord(key: "k", value: 1, stamp: ChangeStamp(time: 1, device: "iPhone", sequence: 1), revision: 1)], revision: 1, initial: false)
+        copy.apply(
+            [CloudRecord(key: "k", value: 1, stamp: ChangeStamp(time: 1, device: "iPhone", sequence: 1), revision: 1)], revision: 1, initial: false)
         copy.reset(to: [], revision: 0, generation: "new")
-        #expect(CloudRig.unsettled(device: "iPad", store: "s", account: "alice", copy: copy) == "iPad still has 1 key(s) of s to give back to the cloud after a reset")
+        #expect(
+            CloudRig.unsettled(device: "iPad", store: "s", account: "alice", copy: copy)
+                == "iPad still has 1 key(s) of s to give back to the cloud after a reset")
     }
 
     @Test func aCopyAfterItsFirstDownloadWithNothingToUploadIsSettled() {

@@ -3,8 +3,8 @@ import CloudService
 import Foundation
 import GroupDefaults
 import PropertyList
-import Testing
 import TestSupport
+import Testing
 
 /// Who may talk to the cloud, and what one peer may cost it: real cloud
 /// processes, real sockets, peers that behave as no agent does.
@@ -17,7 +17,8 @@ extension CloudProcessTests {
     }
 
     func upgradeRequest(device: String?, secret: String?) -> String {
-        var request = "GET /v1/sync HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        var request =
+            "GET /v1/sync HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
         if let device { request += "Groupsim-Device: \(device)\r\n" }
         if let secret { request += "Authorization: Bearer \(secret)\r\n" }
@@ -32,11 +33,13 @@ extension CloudProcessTests {
         #expect(stat(root.path + "/cloud/control.secret", &info) == 0 && info.st_mode & 0o777 == 0o600)
         let none = try rawHTTP("GET /v1/accounts/alice HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", port: location.port)
         #expect(none.hasPrefix("HTTP/1.1 401"), "\(none)")
-        let wrong = try rawHTTP("GET /v1/status HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(String(repeating: "0", count: 64))\r\n\r\n", port: location.port)
+        let wrong = try rawHTTP(
+            "GET /v1/status HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(String(repeating: "0", count: 64))\r\n\r\n", port: location.port)
         #expect(wrong.hasPrefix("HTTP/1.1 401"), "\(wrong)")
         try server.waitFor("unauthorized") { $0.contains("wrong control secret") }
-        let right = try rawHTTP("GET /v1/status HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(try CloudTrust.controlSecret(root: simulation))\r\n\r\n",
-                                port: location.port)
+        let right = try rawHTTP(
+            "GET /v1/status HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(try CloudTrust.controlSecret(root: simulation))\r\n\r\n",
+            port: location.port)
         #expect(right.hasPrefix("HTTP/1.1 200"), "\(right)")
         // What the cloud does not have is not found, not an empty answer.
         let endpoint = try endpoint()
@@ -51,12 +54,16 @@ extension CloudProcessTests {
         let server = try startCloud()
         let location = try location()
         let secret = try secret(of: "iPhone")
-        for (device, offered) in [("iPhone", nil), ("iPhone", String(repeating: "a", count: 64)), ("iPad", secret), (nil, secret)] as [(String?, String?)] {
+        for (device, offered) in [("iPhone", nil), ("iPhone", String(repeating: "a", count: 64)), ("iPad", secret), (nil, secret)]
+            as [(String?, String?)]
+        {
             let answer = try rawHTTP(upgradeRequest(device: device, secret: offered), port: location.port)
             #expect(answer.hasPrefix("HTTP/1.1 401"), "\(device ?? "no device") with \(offered == nil ? "no" : "a wrong") secret: \(answer)")
         }
         try server.waitFor("unauthorized") { $0.contains("wrong secret for device iPhone") }
-        let refused = Result { try CloudClient.blocking { try await RawSyncClient.exchange(location, device: "iPad", secret: secret, send: [], replies: 0) } }
+        let refused = Result {
+            try CloudClient.blocking { try await RawSyncClient.exchange(location, device: "iPad", secret: secret, send: [], replies: 0) }
+        }
         #expect("\(refused)".contains("refused the WebSocket of iPad"), "\(refused)")
         // The device's own secret opens it, for that device only.
         let accepted = try rawHTTP(upgradeRequest(device: "iPhone", secret: secret), port: location.port)
@@ -70,7 +77,8 @@ extension CloudProcessTests {
         let server = try startCloud()
         let location = try location()
         let hello = #"{"type":"hello","device":"iPhone","account":"alice","stores":{}}"#
-        let upload = #"{"type":"upload","store":"s","changes":[{"key":"pinned","value":1,"time":9223372036854775807,"device":"iPhone","sequence":1}]}"#
+        let upload =
+            #"{"type":"upload","store":"s","changes":[{"key":"pinned","value":1,"time":9223372036854775807,"device":"iPhone","sequence":1}]}"#
         let replies = try CloudClient.blocking {
             try await RawSyncClient.exchange(location, device: "iPhone", secret: try secret(of: "iPhone"), send: [hello, upload], replies: 2)
         }
@@ -93,7 +101,9 @@ extension CloudProcessTests {
             }
             return nil
         }
-        #expect(refusal?.hasPrefix("1024: ") == true && refusal?.contains("the most the cloud keeps") == true, "\(refusal ?? "all 1025 devices got faults")")
+        #expect(
+            refusal?.hasPrefix("1024: ") == true && refusal?.contains("the most the cloud keeps") == true,
+            "\(refusal ?? "all 1025 devices got faults")")
         // Healing one makes room.
         _ = try CloudClient.blocking { try await CloudClient.request(endpoint, path: CloudClient.Path.faults("device0"), body: ["latencyMs": 0]) }
         _ = try CloudClient.blocking { try await CloudClient.request(endpoint, path: CloudClient.Path.faults("device1024"), body: ["latencyMs": 5]) }
@@ -115,10 +125,12 @@ extension CloudProcessTests {
     /// device is told its change was not stored.
     @Test func aLinkSwappedInForTheDataFolderWhileTheCloudRunsIsRefused() throws {
         let server = try startCloud()
-        let location = try location(), secret = try secret(of: "iPhone")
+        let location = try location()
+        let secret = try secret(of: "iPhone")
         let hello = #"{"type":"hello","device":"iPhone","account":"alice","stores":{}}"#
         func upload(_ store: String, _ key: String, sequence: Int) throws -> String {
-            let frame = #"{"type":"upload","store":"\#(store)","changes":[{"key":"\#(key)","value":1,"time":1000,"device":"iPhone","sequence":\#(sequence)}]}"#
+            let frame =
+                #"{"type":"upload","store":"\#(store)","changes":[{"key":"\#(key)","value":1,"time":1000,"device":"iPhone","sequence":\#(sequence)}]}"#
             return try CloudClient.blocking {
                 try await RawSyncClient.exchange(location, device: "iPhone", secret: secret, send: [hello, frame], replies: 2)
             }.last ?? ""
@@ -152,8 +164,9 @@ extension CloudProcessTests {
         try server.waitFor("disconnected") { $0.contains("iPhone") && $0.contains("fell behind") }
         // It comes back and syncs like any device.
         let again = try CloudClient.blocking {
-            try await RawSyncClient.exchange(location, device: "iPhone", secret: try secret(of: "iPhone"),
-                                             send: [#"{"type":"hello","device":"iPhone","account":"alice","stores":{"s":0}}"#], replies: 2)
+            try await RawSyncClient.exchange(
+                location, device: "iPhone", secret: try secret(of: "iPhone"),
+                send: [#"{"type":"hello","device":"iPhone","account":"alice","stores":{"s":0}}"#], replies: 2)
         }
         #expect(again.last?.contains("\"revision\":1") == true, "\(again.map { $0.prefix(100) })")
         withExtendedLifetime(server) {}
@@ -190,7 +203,9 @@ extension CloudProcessTests {
         // Once the connections are gone, their places are free again.
         let endpoint = try endpoint()
         let deadline = Date().addingTimeInterval(20)
-        var answer = Result<PlistValue, any Error> { try CloudClient.blocking { try await CloudClient.request(endpoint, path: CloudClient.Path.status) } }
+        var answer = Result<PlistValue, any Error> {
+            try CloudClient.blocking { try await CloudClient.request(endpoint, path: CloudClient.Path.status) }
+        }
         while (try? answer.get()) == nil && Date() < deadline {
             usleep(100_000)
             answer = Result { try CloudClient.blocking { try await CloudClient.request(endpoint, path: CloudClient.Path.status) } }
@@ -203,7 +218,8 @@ extension CloudProcessTests {
     @Test func aDeviceIsCreatedWithItsSecret() throws {
         #expect(try groupsim(["device", "create", "iPad"], root: root).status == 0)
         var info = stat()
-        #expect(lstat(root.path + "/devices/iPad/cloud/device.secret", &info) == 0 && info.st_mode & S_IFMT == S_IFREG && info.st_mode & 0o777 == 0o600)
+        #expect(
+            lstat(root.path + "/devices/iPad/cloud/device.secret", &info) == 0 && info.st_mode & S_IFMT == S_IFREG && info.st_mode & 0o777 == 0o600)
         let secret = try DeviceCloud(root: simulation, device: "iPad").secretFile().read()
         #expect(secret?.count == 64)
     }
@@ -215,7 +231,9 @@ extension CloudProcessTests {
         try FileManager.default.removeItem(atPath: root.path + "/cloud/control.secret")
         let read = try groupsim(["cloud", "read", "com.example.kvs", "--account", "alice"], root: root)
         #expect(read.status != 0)
-        #expect(read.stderr.contains(root.path + "/cloud/control.secret does not exist") && read.stderr.contains("groupsim cloud serve"), "\(read.stderr)")
+        #expect(
+            read.stderr.contains(root.path + "/cloud/control.secret does not exist") && read.stderr.contains("groupsim cloud serve"), "\(read.stderr)"
+        )
         // A device secret others may read is no secret: its agent says so and does not connect.
         let secret = root.path + "/devices/iPhone/cloud/device.secret"
         #expect(chmod(secret, 0o644) == 0)
@@ -247,10 +265,12 @@ extension CloudProcessTests {
             }
             return #"{"type":"upload","store":"com.example.kvs","changes":[\#(changes.joined(separator: ","))]}"#
         }
-        let location = try location(), secret = try secret(of: "iPad")
+        let location = try location()
+        let secret = try secret(of: "iPad")
         let hello = #"{"type":"hello","device":"iPad","account":"alice","stores":{}}"#
         let replies = try CloudClient.blocking {
-            try await RawSyncClient.exchange(location, device: "iPad", secret: secret, send: [hello] + uploads, replies: 1 + uploads.count, timeout: .seconds(60))
+            try await RawSyncClient.exchange(
+                location, device: "iPad", secret: secret, send: [hello] + uploads, replies: 1 + uploads.count, timeout: .seconds(60))
         }
         #expect(replies.filter { $0.contains("\"type\":\"ack\"") }.count == uploads.count, "\(replies.map { $0.prefix(80) })")
         try server.waitFor("disconnected") { $0.contains("iPhone") && $0.contains("fell behind") }

@@ -1,7 +1,7 @@
 import Foundation
-import Testing
-import TestSupport
 import PropertyList
+import TestSupport
+import Testing
 
 /// Several real processes writing one suite at once.
 @Suite(.serialized) struct ConcurrentWriterTests {
@@ -13,9 +13,10 @@ import PropertyList
 
     @Test(arguments: 1...3) func distinctKeysFromThreeProcessesAreAllKept(run: Int) throws {
         let root = TemporaryRoot()
-        let results = try runConcurrently((0..<3).map { writer in
-            ["write-keys", "--domain", group, "--prefix", "w\(writer)", "--count", "1000"]
-        }, executable: "groupsim-stress", root: root)
+        let results = try runConcurrently(
+            (0..<3).map { writer in
+                ["write-keys", "--domain", group, "--prefix", "w\(writer)", "--count", "1000"]
+            }, executable: "groupsim-stress", root: root)
         for result in results { #expect(result.status == 0, "\(result.stderr)") }
         let contents = try contents(root)
         #expect(contents.count == 3000)
@@ -26,18 +27,20 @@ import PropertyList
 
     @Test func atomicAddsFromThreeProcessesLoseNothing() throws {
         let root = TemporaryRoot()
-        let results = try runConcurrently((0..<3).map { _ in
-            ["int-add", "--domain", group, "--key", "counter", "--count", "1000"]
-        }, executable: "groupsim-stress", root: root)
+        let results = try runConcurrently(
+            (0..<3).map { _ in
+                ["int-add", "--domain", group, "--key", "counter", "--count", "1000"]
+            }, executable: "groupsim-stress", root: root)
         for result in results { #expect(result.status == 0, "\(result.stderr)") }
         #expect(try contents(root)["counter"] == 3000)
     }
 
     @Test func arrayAppendsFromThreeProcessesLoseNothing() throws {
         let root = TemporaryRoot()
-        let results = try runConcurrently((0..<3).map { writer in
-            ["array-add", "--domain", group, "--key", "items", "--prefix", "w\(writer)", "--count", "300"]
-        }, executable: "groupsim-stress", root: root)
+        let results = try runConcurrently(
+            (0..<3).map { writer in
+                ["array-add", "--domain", group, "--key", "items", "--prefix", "w\(writer)", "--count", "300"]
+            }, executable: "groupsim-stress", root: root)
         for result in results { #expect(result.status == 0, "\(result.stderr)") }
         let items = try #require(contents(root)["items"]?.arrayValue)
         #expect(items.count == 900)

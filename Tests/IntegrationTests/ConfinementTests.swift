@@ -1,8 +1,8 @@
 import AppProtocol
 import Foundation
-import Testing
-import TestSupport
 import PropertyList
+import TestSupport
+import Testing
 
 /// Nothing is written outside the simulation root, even when a folder is
 /// swapped for a symbolic link under a running process.

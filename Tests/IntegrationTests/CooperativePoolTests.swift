@@ -3,8 +3,8 @@ import CloudService
 import Foundation
 import GroupDefaults
 import PropertyList
-import Testing
 import TestSupport
+import Testing
 
 /// The cloud's blocking work stays off the cooperative pool, whose threads
 /// (one per core) every task of a process shares: more blocked callers than
@@ -66,7 +66,7 @@ extension CloudProcessTests {
             }
             return Task.detached { await agent.run() }
         }
-        defer { runs.forEach { $0.cancel() } }
+        defer { for run in runs { run.cancel() } }
 
         // An agent waiting for a copy's lock has the lock file open: wait until one does.
         let deadline = Date().addingTimeInterval(20)

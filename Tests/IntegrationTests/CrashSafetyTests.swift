@@ -1,8 +1,8 @@
 import Foundation
-import Testing
-import TestSupport
 import GroupDefaults
 import PropertyList
+import TestSupport
+import Testing
 
 /// kill -9 at random instants of a tight write loop, hundreds of times, in
 /// each durability: without fsync too, a killed process loses nothing it committed.

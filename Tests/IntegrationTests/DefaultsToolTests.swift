@@ -1,7 +1,7 @@
 import Foundation
-import Testing
-import TestSupport
 import PropertyList
+import TestSupport
+import Testing
 
 /// `groupsim defaults`, run as a real process, checked by stdout, stderr, exit status and the files.
 @Suite struct DefaultsToolTests {
@@ -186,7 +186,8 @@ import PropertyList
         _ = try fails(["defaults", "rename", "--device", "Ghost", "com.example.app", "a", "b"])
         // A device that does not exist is refused, never made (a typo of a real one is named).
         #expect(try fails(["defaults", "domains", "--device", "Ghost"]).stderr.contains("no device named Ghost"))
-        #expect(try fails(["defaults", "write", "--device", "Ghost", "group.com.example.nope", "k", "v"]).stderr.contains("groupsim device create Ghost"))
+        #expect(
+            try fails(["defaults", "write", "--device", "Ghost", "group.com.example.nope", "k", "v"]).stderr.contains("groupsim device create Ghost"))
         _ = try ok(["device", "create", "iPad"])
         #expect(try fails(["defaults", "write", "--device", "Ipda", "group.com.example.nope", "k", "v"]).stderr.contains("did you mean iPad?"))
         #expect(try fails(["container", "--device", "NoSuchDevice", "group.com.example.nope"]).stderr.contains("no device named NoSuchDevice"))
@@ -201,8 +202,9 @@ import PropertyList
         #expect(try ok(["container", group]) == "\(root.path)/devices/iPhone/Containers/Shared/AppGroup/\(group)")
         _ = try ok(["device", "create", "iPad"])
         _ = try ok(["app", "install", "--device", "iPad"])
-        #expect(try ok(["container", "--device", "iPad", "com.example.notes.widget"])
-            == "\(root.path)/devices/iPad/Containers/Data/Application/com.example.notes.widget")
+        #expect(
+            try ok(["container", "--device", "iPad", "com.example.notes.widget"])
+                == "\(root.path)/devices/iPad/Containers/Data/Application/com.example.notes.widget")
         // An app never installed gets no container: the likely one is named.
         #expect(try fails(["container", "--device", "iPad", "com.example.note"]).stderr.contains("did you mean com.example.notes?"))
         #expect(!FileManager.default.fileExists(atPath: root.path + "/devices/iPad/Containers/Data/Application/com.example.note"))

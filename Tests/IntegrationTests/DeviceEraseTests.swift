@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// `groupsim device erase/delete` and `app uninstall` with symbolic links in
 /// the device: a link is removed itself, and what it points to survives.

@@ -3,8 +3,8 @@ import CloudService
 import Foundation
 import GroupDefaults
 import PropertyList
-import Testing
 import TestSupport
+import Testing
 
 /// Numbers at their edges, from the command line, from files and from a
 /// scenario, against the real executables: each is a clear error or is
@@ -34,7 +34,8 @@ import TestSupport
     }
 
     func keptAside(_ path: String) throws -> [String] {
-        let folder = (path as NSString).deletingLastPathComponent, name = (path as NSString).lastPathComponent
+        let folder = (path as NSString).deletingLastPathComponent
+        let name = (path as NSString).lastPathComponent
         return try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasPrefix(name + ".corrupt-") }
     }
 
@@ -59,8 +60,10 @@ import TestSupport
         try edit(settings) { $0["clockSkewMilliseconds"] = .integer(.max) }
         // Shown where it is, with what to do; the rest of the status still is.
         let damaged = try groupsim(["cloud", "status"], root: root)
-        #expect(damaged.status == 0 && damaged.stdout.contains("iPhone  settings unreadable:")
-            && damaged.stdout.contains("clockSkewMilliseconds is 9223372036854775807") && damaged.stdout.contains("the next write moves it aside"),
+        #expect(
+            damaged.status == 0 && damaged.stdout.contains("iPhone  settings unreadable:")
+                && damaged.stdout.contains("clockSkewMilliseconds is 9223372036854775807")
+                && damaged.stdout.contains("the next write moves it aside"),
             "\(damaged.stdout)\(damaged.stderr)")
         // Stamping a write with it would overflow: the file is damaged, and treated as a corrupt one.
         let write = try groupsim(["cloud", "write", "com.example.kvs", "k", "1"], root: root)
@@ -120,7 +123,8 @@ import TestSupport
 
     @Test func countsFromTheCommandLineAreCheckedBeforeAnythingRuns() throws {
         let scenario = root.path + "/one.yaml"
-        try "summary: x\nprocesses: { app: { role: main-app } }\nsteps: [ { launch: app } ]\n".write(toFile: scenario, atomically: true, encoding: .utf8)
+        try "summary: x\nprocesses: { app: { role: main-app } }\nsteps: [ { launch: app } ]\n".write(
+            toFile: scenario, atomically: true, encoding: .utf8)
         let cases: [(tool: String, arguments: [String], message: String)] = [
             ("groupsim-bench", ["propagation", "--changes=-1"], "--changes must be from 1 to 1000000, found -1"),
             ("groupsim-bench", ["burst", "--sets=-9223372036854775808"], "--sets must be from 1 to 1000000, found -9223372036854775808"),
@@ -145,11 +149,11 @@ import TestSupport
     @Test func anAheadMsAtInt64MinIsRefusedWhenTheScenarioIsRead() throws {
         let path = root.path + "/ahead.yaml"
         try """
-            summary: x
-            devices: [ { iPhone: { account: alice } } ]
-            steps:
-              - expect: [ { cloud: com.example.notes, account: alice, key: k, value: 1, ahead-ms: -9223372036854775808 } ]
-            """.write(toFile: path, atomically: true, encoding: .utf8)
+        summary: x
+        devices: [ { iPhone: { account: alice } } ]
+        steps:
+          - expect: [ { cloud: com.example.notes, account: alice, key: k, value: 1, ahead-ms: -9223372036854775808 } ]
+        """.write(toFile: path, atomically: true, encoding: .utf8)
         let result = try groupsimBounded(["run", path], root: root, timeout: 60)
         #expect(result.status == 2, "\(result.stdout)\(result.stderr)")
         #expect(result.stderr.contains("ahead-ms: expected a whole number from -315360000000 to 315360000000"), "\(result.stderr)")
@@ -171,8 +175,9 @@ import TestSupport
     }
 
     @Test func aRoleExecutableEndsQuietlyWhenItsReaderIsGone() throws {
-        let result = try runBounded(BuiltExecutable.path("main-app"), ["--json"], environment: ["GROUPSIM_ROOT": root.path],
-                                    stdin: Data("{\"id\":1,\"op\":\"ping\"}\n".utf8), readerGone: true)
+        let result = try runBounded(
+            BuiltExecutable.path("main-app"), ["--json"], environment: ["GROUPSIM_ROOT": root.path],
+            stdin: Data("{\"id\":1,\"op\":\"ping\"}\n".utf8), readerGone: true)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(!result.stderr.contains("Fatal error"), "\(result.stderr)")
     }

@@ -1,7 +1,7 @@
 import Foundation
 import PropertyList
-import Testing
 import TestSupport
+import Testing
 
 /// The commands as a person types them: help is reachable, a bad value says
 /// only what is wrong, a destructive prompt command asks first, and

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Scenario processes that are a user's own executable (`exec:`): bad ones
 /// are refused when the file is read, at file:line:column; a process that
@@ -24,8 +24,10 @@ import TestSupport
         return try runBounded(BuiltExecutable.path("groupsim"), arguments, environment: ["TMPDIR": tmp, "NO_COLOR": "1"], timeout: limit)
     }
 
-    func expectRefused(_ name: String, _ yaml: String, _ location: String, _ messages: [String],
-                       sourceLocation: SourceLocation = #_sourceLocation) throws {
+    func expectRefused(
+        _ name: String, _ yaml: String, _ location: String, _ messages: [String],
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
         let path = try write(name + ".yaml", yaml)
         let result = try groupsim(["run", "--list", path])
         #expect(result.status == 2, "\(name): \(result.stderr)", sourceLocation: sourceLocation)
@@ -38,14 +40,18 @@ import TestSupport
     static var settingsExamples: String { BuiltExecutable.path("settings-examples") }
 
     @Test func aMissingExecutableIsRefusedWithThePathTried() throws {
-        try expectRefused("missing", """
+        try expectRefused(
+            "missing",
+            """
             summary: x
             processes:
               tool: { exec: [./not-built-yet, --verbose] }
             steps:
               - launch: tool
             """, ":3:17:", ["no executable at '\(folder.path)/not-built-yet'", "relative to the scenario file's folder"])
-        try expectRefused("not-on-path", """
+        try expectRefused(
+            "not-on-path",
+            """
             summary: x
             processes:
               tool: { exec: no-such-tool-anywhere }
@@ -53,7 +59,9 @@ import TestSupport
               - launch: tool
             """, ":3:17:", ["no executable 'no-such-tool-anywhere' on PATH"])
         _ = try write("data.txt", "not a program")
-        try expectRefused("not-executable", """
+        try expectRefused(
+            "not-executable",
+            """
             summary: x
             processes:
               tool: { exec: [./data.txt] }
@@ -62,7 +70,9 @@ import TestSupport
             """, ":3:17:", ["'\(folder.path)/data.txt' is not an executable file"])
         // A FIFO marked executable would block the reading of its symbols: refused before.
         #expect(mkfifo(folder.path + "/pipe", 0o755) == 0)
-        try expectRefused("fifo", """
+        try expectRefused(
+            "fifo",
+            """
             summary: x
             processes:
               tool: { exec: [./pipe] }
@@ -73,16 +83,23 @@ import TestSupport
 
     @Test func aStepNeedingTheControlChannelOfAnExecutableWithoutSimulatedFoundationIsRefusedSayingHowToLinkIt() throws {
         // cat is an ELF executable with no SimulatedFoundation in it.
-        try expectRefused("no-foundation", """
+        try expectRefused(
+            "no-foundation",
+            """
             summary: x
             processes:
               copier: { exec: [cat] }
             steps:
               - launch: copier
               - set: { in: copier, key: theme, value: dark }
-            """, ":6:10:", ["'set' needs the control channel of copier", "does not link SimulatedFoundation",
-                            "`.product(name: \"SimulatedFoundation\", package: …)`", "`import SimulatedFoundation`"])
-        try expectRefused("no-foundation-check", """
+            """, ":6:10:",
+            [
+                "'set' needs the control channel of copier", "does not link SimulatedFoundation",
+                "`.product(name: \"SimulatedFoundation\", package: …)`", "`import SimulatedFoundation`",
+            ])
+        try expectRefused(
+            "no-foundation-check",
+            """
             summary: x
             processes:
               copier: { exec: [cat] }
@@ -92,14 +109,18 @@ import TestSupport
                   - { in: copier, output: { contains: x } }
                   - { in: copier, key: theme, value: dark }
             """, ":8:9:", ["this check needs the control channel of copier", "does not link SimulatedFoundation"])
-        try expectRefused("forced-control", """
+        try expectRefused(
+            "forced-control",
+            """
             summary: x
             processes:
               copier: { exec: [cat], control: true }
             steps:
               - launch: copier
             """, ":3:35:", ["control: true, but", "does not link SimulatedFoundation"])
-        try expectRefused("opted-out", """
+        try expectRefused(
+            "opted-out",
+            """
             summary: x
             processes:
               tool: { exec: [\(Self.settingsExamples), wait-input], control: false }
@@ -110,7 +131,9 @@ import TestSupport
     }
 
     @Test func aBadRegularExpressionIsRefusedAtItsLineAndColumn() throws {
-        try expectRefused("bad-wait", """
+        try expectRefused(
+            "bad-wait",
+            """
             summary: x
             processes:
               copier: { exec: [cat] }
@@ -118,7 +141,9 @@ import TestSupport
               - launch: copier
               - wait: { for: output, in: copier, matches: "([a-z" }
             """, ":6:47:", ["'([a-z' is not a valid regular expression"])
-        try expectRefused("bad-check", """
+        try expectRefused(
+            "bad-check",
+            """
             summary: x
             processes:
               copier: { exec: [cat] }
@@ -126,14 +151,18 @@ import TestSupport
               - launch: copier
               - expect: { in: copier, output: { matches: "a{2,1}" } }
             """, ":6:46:", ["'a{2,1}' is not a valid regular expression"])
-        try expectRefused("output-without-pattern", """
+        try expectRefused(
+            "output-without-pattern",
+            """
             summary: x
             processes:
               copier: { exec: [cat] }
             steps:
               - wait: { for: output, in: copier }
             """, ":5:18:", ["an output event needs 'matches'"])
-        try expectRefused("status-with-key", """
+        try expectRefused(
+            "status-with-key",
+            """
             summary: x
             processes:
               copier: { exec: [cat] }
@@ -143,7 +172,9 @@ import TestSupport
     }
 
     @Test func aFloodingProcessIsKeptBoundedAndTheReportsSayHowManyLinesWereDropped() throws {
-        let path = try write("flood.yaml", """
+        let path = try write(
+            "flood.yaml",
+            """
             summary: must fail at its last step, after a flood of output
             processes:
               flood: { exec: [awk, 'BEGIN { for (i = 0; i < 300000; i++) print "flood-line"; print "done" }'] }
@@ -154,7 +185,8 @@ import TestSupport
               - expect: { in: flood, output: { contains: flood-line, stream: stdout } }
               - wait: { for: output, in: flood, matches: "^never printed$", timeout: 1 }
             """)
-        let json = folder.path + "/flood.json", junit = folder.path + "/flood.xml"
+        let json = folder.path + "/flood.json"
+        let junit = folder.path + "/flood.xml"
         let result = try groupsim(["run", path, "--json", json, "--junit", junit])
         #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
         #expect(result.stdout.contains("\(path):9:"), "\(result.stdout)")
@@ -172,7 +204,9 @@ import TestSupport
 
     @Test func wideLinesAreTakenInPiecesAndWhatIsKeptIsBoundedInBytes() throws {
         // 40 lines of 131,072 bytes: each is taken as two pieces of 64 KiB, and 1 MiB holds the last 15 pieces and "end".
-        let path = try write("wide.yaml", """
+        let path = try write(
+            "wide.yaml",
+            """
             summary: must fail - no line says never
             processes:
               wide: { exec: [awk, 'BEGIN { line = "w"; while (length(line) < 100000) line = line line; for (i = 0; i < 40; i++) print line; print "end" }'] }
@@ -184,7 +218,8 @@ import TestSupport
         let json = folder.path + "/wide.json"
         let result = try groupsim(["run", path, "--json", json])
         #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
-        #expect(result.stdout.contains("wide wrote no line containing \"never\" among its last 16 (65 earlier lines were dropped)"), "\(result.stdout)")
+        #expect(
+            result.stdout.contains("wide wrote no line containing \"never\" among its last 16 (65 earlier lines were dropped)"), "\(result.stdout)")
         #expect(result.stdout.contains("[stdout] end"), "\(result.stdout)")
         // Failure messages show a line's start; the report holds at most 1 MiB of output.
         #expect(result.stdout.utf8.count < 20_000, "\(result.stdout.utf8.count) bytes")
@@ -195,7 +230,9 @@ import TestSupport
 
     @Test func outputWithoutNewlinesIsTakenInPiecesAndTheRunGoesOn() throws {
         // 20 MB on one line: kept as pieces of 64 KiB (the last 16 in 1 MiB), never as one growing line.
-        let path = try write("no-newline.yaml", """
+        let path = try write(
+            "no-newline.yaml",
+            """
             summary: one endless line, then a short one
             processes:
               spew: { exec: [sh, -c, "head -c 20000000 /dev/zero | tr '\\\\0' x; echo; echo end"] }
@@ -210,7 +247,9 @@ import TestSupport
 
     @Test func aProcessThatExitsAtStartIsReportedWithItsStatusAndLastLines() throws {
         _ = try write("fails.sh", "#!/bin/sh\necho 'cannot start: no configuration' >&2\nexit 5\n", executable: true)
-        let path = try write("exits.yaml", """
+        let path = try write(
+            "exits.yaml",
+            """
             summary: must fail - the program exits before it serves its channel
             processes:
               tool: { exec: [./fails.sh], control: true }
@@ -225,7 +264,9 @@ import TestSupport
 
     @Test func aProcessThatHangsAtStartFailsAfterItsStartTimeout() throws {
         _ = try write("hangs.sh", "#!/bin/sh\necho waiting for nothing\nexec sleep 60\n", executable: true)
-        let path = try write("hangs.yaml", """
+        let path = try write(
+            "hangs.yaml",
+            """
             summary: must fail - the program never connects to its channel
             processes:
               tool: { exec: [./hangs.sh], control: true, start-timeout: 1 }
@@ -235,14 +276,18 @@ import TestSupport
         let started = Date()
         let result = try groupsim(["run", path], limit: 30)
         #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
-        #expect(result.stdout.contains("tool (\(folder.path)/hangs.sh) did not connect to its control channel within 1.0 s (its start-timeout)"), "\(result.stdout)")
+        #expect(
+            result.stdout.contains("tool (\(folder.path)/hangs.sh) did not connect to its control channel within 1.0 s (its start-timeout)"),
+            "\(result.stdout)")
         #expect(result.stdout.contains("[stdout] waiting for nothing"), "\(result.stdout)")
         #expect(Date().timeIntervalSince(started) < 25)
     }
 
     @Test func aProcessThatClosesItsControlChannelIsReportedAndTheRunEnds() throws {
         // A program that serves the protocol by hand: it comes up, answers the runner's ping, then closes the channel and lives on.
-        _ = try write("closes.py", """
+        _ = try write(
+            "closes.py",
+            """
             #!/usr/bin/env python3
             from json import dumps, loads
             from os import environ
@@ -258,7 +303,9 @@ import TestSupport
             print("channel closed", flush=True)
             sleep(60)
             """, executable: true)
-        let path = try write("closes.yaml", """
+        let path = try write(
+            "closes.yaml",
+            """
             summary: must fail - the program closes its control channel
             processes:
               tool: { exec: [./closes.py], control: true }
@@ -281,7 +328,9 @@ import TestSupport
         try FileManager.default.createDirectory(atPath: tmp, withIntermediateDirectories: true)
         // The last argument only marks the processes as this test's.
         let sleeper = "[python3, -c, 'import time; time.sleep(120)', \(tmp)/marker]"
-        let path = try write("long.yaml", """
+        let path = try write(
+            "long.yaml",
+            """
             summary: waits a long time
             processes:
               first: { exec: \(sleeper) }

@@ -1,7 +1,7 @@
 import Foundation
 import PropertyList
-import Testing
 import TestSupport
+import Testing
 
 /// What a new user runs into, tried as one would: a typo in a name makes
 /// nothing and names the likely one meant; a cloud value that is not JSON,
@@ -23,8 +23,9 @@ import TestSupport
         ] {
             let result = try groupsim(command, root: root)
             #expect(result.status != 0, "\(command)")
-            #expect(result.stderr.contains("no device named ipda") && result.stderr.contains("did you mean iPad?")
-                && result.stderr.contains("(devices: iPad)"), "\(command): \(result.stderr)")
+            #expect(
+                result.stderr.contains("no device named ipda") && result.stderr.contains("did you mean iPad?")
+                    && result.stderr.contains("(devices: iPad)"), "\(command): \(result.stderr)")
         }
         #expect(try devices() == ["iPad"])
     }
@@ -33,8 +34,9 @@ import TestSupport
         #expect(try groupsim(["app", "install"], root: root).status == 0)
         let result = try groupsim(["defaults", "write", "--app", "com.example.noes", "com.example.noes", "k", "v"], root: root)
         #expect(result.status != 0)
-        #expect(result.stderr.contains("no app com.example.noes on iPhone") && result.stderr.contains("did you mean com.example.notes?")
-            && result.stderr.contains("com.example.notes.widget"), "\(result.stderr)")
+        #expect(
+            result.stderr.contains("no app com.example.noes on iPhone") && result.stderr.contains("did you mean com.example.notes?")
+                && result.stderr.contains("com.example.notes.widget"), "\(result.stderr)")
         #expect(!FileManager.default.fileExists(atPath: root.path + "/devices/iPhone/Containers/Data/Application/com.example.noes"))
         // The app meant works.
         #expect(try groupsim(["defaults", "write", "--app", "com.example.notes", "com.example.notes", "k", "v"], root: root).status == 0)

@@ -1,8 +1,8 @@
 import AppProtocol
 import Foundation
-import Testing
-import TestSupport
 import PropertyList
+import TestSupport
+import Testing
 
 /// Suite files that are not what they should be: a FIFO, a huge sparse file,
 /// a link; `groupsim` run for real must refuse them at once, with the path,

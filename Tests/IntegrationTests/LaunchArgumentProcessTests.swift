@@ -1,8 +1,8 @@
 import AppProtocol
 import Foundation
 import PropertyList
-import Testing
 import TestSupport
+import Testing
 
 /// A simulated app launched with awkward arguments: it starts, warns about the
 /// one that is not the property list it looks like, and reads the rest as iOS does.

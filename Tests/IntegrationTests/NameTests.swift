@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Names that cannot be file names, or would garble the lines that show
 /// them, are refused by the real tools before anything is touched.

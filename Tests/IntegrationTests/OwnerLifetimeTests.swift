@@ -1,7 +1,7 @@
 import AppProtocol
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// A child of `RunningProcess` ends with the process that started it
 /// (`OwnerLifetime`; kill -9 of a real run: `ScenarioRunnerTests`), and not

@@ -1,9 +1,10 @@
 import AppProtocol
 import Foundation
-import Testing
-import TestSupport
-@testable import GroupDefaults
 import PropertyList
+import TestSupport
+import Testing
+
+@testable import GroupDefaults
 
 /// Changes travelling between real processes through files and inotify.
 @Suite struct PropagationTests {
@@ -153,14 +154,17 @@ import PropertyList
     @Test func anOverflowedQueueIsRecoveredByAFullReload() throws {
         let watcher = try WatchProcess(root: root, domain: group, heldUntilInput: true)
         // About five events per durable commit: enough commits to overflow the kernel's queue.
-        let limit = Int((try? String(contentsOfFile: "/proc/sys/fs/inotify/max_queued_events", encoding: .utf8))?
-            .trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 16384
+        let limit =
+            Int(
+                (try? String(contentsOfFile: "/proc/sys/fs/inotify/max_queued_events", encoding: .utf8))?
+                    .trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 16384
         let commits = limit / 4 + 500
         let burst = try groupsimStress(["write-loop", "--domain", group, "--key", "n", "--count", "\(commits)"], root: root)
         #expect(burst.status == 0)
         watcher.process.write("resume")
         // The overflow notice and the final value may come in either order.
-        var sawOverflow = false, sawFinal = false
+        var sawOverflow = false
+        var sawFinal = false
         try watcher.nextLine { line in
             if line.isOverflow { sawOverflow = true }
             if let change = line.change, change.key == "n", change.new == .integer(Int64(commits)) { sawFinal = true }

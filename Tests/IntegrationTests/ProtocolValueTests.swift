@@ -1,7 +1,7 @@
 import AppProtocol
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Values cross the control protocol exactly, or are refused with an error
 /// that names the field and changes nothing (docs/protocol.md, "Values").
@@ -36,8 +36,9 @@ import TestSupport
         }
         // An increment that stays in range is exact too.
         _ = try app.rawResponse(to: #"{"id":90,"cmd":"set","key":"big","value":-1000000000000000000}"#)
-        #expect(try app.rawResponse(to: #"{"id":91,"cmd":"increment","key":"big","by":-8000000000000000000}"#)
-            == #"{"id":91,"ok":true,"value":-9000000000000000000}"#)
+        #expect(
+            try app.rawResponse(to: #"{"id":91,"cmd":"increment","key":"big","by":-8000000000000000000}"#)
+                == #"{"id":91,"ok":true,"value":-9000000000000000000}"#)
         // -0 is the integer 0; a real keeps its point.
         _ = try app.rawResponse(to: #"{"id":92,"cmd":"set","key":"z","value":[-0,-0.0,1e3,5e-324]}"#)
         #expect(try get(app, "z", id: 93) == #"{"id":93,"ok":true,"key":"z","value":[0,-0.0,1000.0,5e-324],"domain":"group.com.example.notes"}"#)
@@ -52,11 +53,15 @@ import TestSupport
         for (index, date) in dates.enumerated() {
             let id = 2 * index + 1
             #expect(try app.rawResponse(to: #"{"id":\#(id),"cmd":"set","key":"d","value":{"$date":"\#(date)"}}"#) == #"{"id":\#(id),"ok":true}"#)
-            #expect(try get(app, "d", id: id + 1) == #"{"id":\#(id + 1),"ok":true,"key":"d","value":{"$date":"\#(date)"},"domain":"group.com.example.notes"}"#)
+            #expect(
+                try get(app, "d", id: id + 1)
+                    == #"{"id":\#(id + 1),"ok":true,"key":"d","value":{"$date":"\#(date)"},"domain":"group.com.example.notes"}"#)
         }
         // An offset is converted to UTC; more digits are rounded to the nearest millisecond.
         _ = try app.rawResponse(to: #"{"id":50,"cmd":"set","key":"d","value":{"$date":"2024-05-01T14:00:00.6786+02:00"}}"#)
-        #expect(try get(app, "d", id: 51) == #"{"id":51,"ok":true,"key":"d","value":{"$date":"2024-05-01T12:00:00.679Z"},"domain":"group.com.example.notes"}"#)
+        #expect(
+            try get(app, "d", id: 51)
+                == #"{"id":51,"ok":true,"key":"d","value":{"$date":"2024-05-01T12:00:00.679Z"},"domain":"group.com.example.notes"}"#)
         let bad = try app.rawResponse(to: #"{"id":52,"cmd":"set","key":"d","value":{"$date":"2024-02-30T00:00:00Z"}}"#)
         #expect(bad.hasPrefix(#"{"id":52,"ok":false,"error":"value: $date \"2024-02-30T00:00:00Z\""#), "\(bad)")
     }

@@ -1,7 +1,8 @@
 import Foundation
-@testable import Scenarios
-import Testing
 import TestSupport
+import Testing
+
+@testable import Scenarios
 
 /// Randomized histories: a seed always gives the same history, the model's
 /// checks are live (a wrong one fails against the real processes), and a
@@ -19,14 +20,20 @@ import TestSupport
     @Test func historiesPassAgainstTheRealProcessesAndAWrongCheckFails() throws {
         let tmp = folder.path + "/tmp"
         try FileManager.default.createDirectory(atPath: tmp, withIntermediateDirectories: true)
-        let result = try runBounded(BuiltExecutable.path("groupsim"), ["fuzz", "--seed", "100", "--runs", "4", "--length", "40", "--out", folder.path],
-                                    environment: ["TMPDIR": tmp], timeout: 300)
+        let result = try runBounded(
+            BuiltExecutable.path("groupsim"), ["fuzz", "--seed", "100", "--runs", "4", "--length", "40", "--out", folder.path],
+            environment: ["TMPDIR": tmp], timeout: 300)
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
         #expect(result.stdout.contains("fuzz: 4 passed, 0 failed (first seed 100)"))
         // The same history with one expected value changed must fail on that check.
         let history = RandomRun.generate(seed: 100, length: 40)
         let text = history.yaml
-        guard let line = text.split(separator: "\n").first(where: { $0.contains("{ file: group.com.example.notes, device: iPhone, key: c") || $0.contains("{ file: group.com.example.notes, device: iPad, key: c") }) else {
+        guard
+            let line = text.split(separator: "\n").first(where: {
+                $0.contains("{ file: group.com.example.notes, device: iPhone, key: c")
+                    || $0.contains("{ file: group.com.example.notes, device: iPad, key: c")
+            })
+        else {
             Issue.record("seed 100 has no counter check: \(text)")
             return
         }
@@ -57,8 +64,10 @@ import TestSupport
     }
 
     @Test func cloudWritesAreOrderedByTheDevicesClocksThenByTheOrderADeviceMadeThem() {
-        let writes: [RandomRun.Operation] = [.kvsSet(process: "app", key: "v0", value: 1), .kvsSet(process: "pad", key: "v0", value: 2),
-                                             .kvsSet(process: "app", key: "v0", value: 3), .kvsConcurrent(key: "v1", appValue: 4, padValue: 5)]
+        let writes: [RandomRun.Operation] = [
+            .kvsSet(process: "app", key: "v0", value: 1), .kvsSet(process: "pad", key: "v0", value: 2),
+            .kvsSet(process: "app", key: "v0", value: 3), .kvsConcurrent(key: "v1", appValue: 4, padValue: 5),
+        ]
         // An even seed puts the iPad's clock an hour ahead: its writes win whenever they were made.
         let (ahead, _) = world(2, writes)
         #expect(ahead.winners["v0"]?.value == .integer(2) && ahead.winners["v0"]?.device == "iPad")
@@ -80,10 +89,17 @@ import TestSupport
     }
 
     @Test func faultsFlipAndThoseThatNeedTheCloudWaitForIt() {
-        let (_, steps) = world(1, [.toggleCloud, .togglePartition(device: "iPad"), .pushFault(device: "iPad", duplicate: true, count: 2),
-                                   .toggleCloud, .togglePartition(device: "iPad"), .toggleAgent(device: "iPhone"), .toggleOnline(device: "iPad")])
-        #expect(steps == ["  - kill-cloud:", "  - restart-cloud:", "  - network: { device: iPad, partition: true }",
-                          "  - kill-agent: iPhone", "  - offline: iPad"])
+        let (_, steps) = world(
+            1,
+            [
+                .toggleCloud, .togglePartition(device: "iPad"), .pushFault(device: "iPad", duplicate: true, count: 2),
+                .toggleCloud, .togglePartition(device: "iPad"), .toggleAgent(device: "iPhone"), .toggleOnline(device: "iPad"),
+            ])
+        #expect(
+            steps == [
+                "  - kill-cloud:", "  - restart-cloud:", "  - network: { device: iPad, partition: true }",
+                "  - kill-agent: iPhone", "  - offline: iPad",
+            ])
         // The end undoes every fault before it waits for agreement.
         var (left, _) = world(1, [.togglePartition(device: "iPad"), .toggleAgent(device: "iPhone"), .toggleOnline(device: "iPad"), .toggleCloud])
         let settled = left.settle()
@@ -91,9 +107,12 @@ import TestSupport
     }
 
     @Test func addedSuitesAreSearchedBelowTheOwnSuiteTheOneAddedLastFirst() {
-        var (world, _) = world(5, [.toggleSuite(process: "app", suite: "group.com.example.extra1"), .toggleSuite(process: "app", suite: "group.com.example.extra2")])
-        world.addedSuiteFiles["iPhone"] = ["group.com.example.extra1": ["k0": .string("one"), "k1": .string("only-one")],
-                                           "group.com.example.extra2": ["k0": .string("two")]]
+        var (world, _) = world(
+            5, [.toggleSuite(process: "app", suite: "group.com.example.extra1"), .toggleSuite(process: "app", suite: "group.com.example.extra2")])
+        world.addedSuiteFiles["iPhone"] = [
+            "group.com.example.extra1": ["k0": .string("one"), "k1": .string("only-one")],
+            "group.com.example.extra2": ["k0": .string("two")],
+        ]
         #expect(world.effective("k0", in: "app")! == (.string("two"), "group.com.example.extra2"))
         #expect(world.effective("k1", in: "app")! == (.string("only-one"), "group.com.example.extra1"))
         #expect(world.effective("k0", in: "widget") == nil)
@@ -108,7 +127,8 @@ import TestSupport
         func isKill(_ operation: RandomRun.Operation) -> Bool { if case .killAndRelaunch = operation { true } else { false } }
         // The first seed whose history kills a process.
         guard let history = (1...100).lazy.map({ RandomRun.generate(seed: $0, length: 60) }).first(where: { $0.operations.contains(where: isKill) }),
-              let culprit = history.operations.first(where: isKill) else {
+            let culprit = history.operations.first(where: isKill)
+        else {
             Issue.record("no history of seeds 1…100 kills a process")
             return
         }

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// `groupsim run` finds main-app, widget and intent-extension beside its own
 /// executable, wherever it is started from.

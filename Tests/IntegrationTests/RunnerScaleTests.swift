@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// The suite split across machines (`--shard`) and run several at a time
 /// (`--jobs`): every scenario runs exactly once either way.
@@ -57,7 +57,9 @@ import TestSupport
             let shard = try run(["--shard", "\(index)/2", "--junit", root.path + "/shard\(index).xml"] + filters + [scenarios])
             #expect(shard.status == 0, "\(shard.stdout)")
         }
-        let merged = try run(["--merge-junit", root.path + "/shard1.xml", "--merge-junit", root.path + "/shard2.xml", "--junit", root.path + "/all.xml"])
+        let merged = try run([
+            "--merge-junit", root.path + "/shard1.xml", "--merge-junit", root.path + "/shard2.xml", "--junit", root.path + "/all.xml",
+        ])
         #expect(merged.status == 0, "\(merged.stderr)")
         let report = try String(contentsOfFile: root.path + "/all.xml", encoding: .utf8)
         #expect(report.contains("<testsuites tests=\"4\" failures=\"0\""), "\(report)")

@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 /// `RunningProcess`, the one owner of a child: its lines, its end, its signals,
 /// and that letting it go ends the child.

@@ -12,7 +12,8 @@ import Testing
     /// Where the table under "## Steps" is: the indices of its lines, from its header row to the last row.
     static func stepTable(in lines: [String]) -> Range<Int>? {
         guard let section = lines.firstIndex(of: "## Steps"),
-              let start = lines[section...].firstIndex(where: { $0.hasPrefix("| step |") }) else { return nil }
+            let start = lines[section...].firstIndex(where: { $0.hasPrefix("| step |") })
+        else { return nil }
         let end = lines[start...].firstIndex { !$0.hasPrefix("|") } ?? lines.endIndex
         return start..<end
     }
@@ -26,7 +27,9 @@ import Testing
             try lines.joined(separator: "\n").write(to: Self.docs, atomically: true, encoding: .utf8)
             return
         }
-        #expect(lines[range].joined(separator: "\n") == generated, """
+        #expect(
+            lines[range].joined(separator: "\n") == generated,
+            """
             docs/scenarios.md's step table differs from the step grammar (Sources/ScenarioModel/StepTable.swift); \
             run GROUPSIM_UPDATE_DOCS=1 swift test --filter ScenarioGrammarDocs, or put this table there:
             \(generated)

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// `groupsim run` itself: scenarios that must fail must fail, with a report
 /// that says where and why; bad files are refused before anything runs;
@@ -33,7 +33,9 @@ import TestSupport
     }
 
     @Test func aPassingScenarioPasses() throws {
-        let path = try scenario("passes", """
+        let path = try scenario(
+            "passes",
+            """
             summary: the app's write reaches the widget
             processes:
               app: { role: main-app }
@@ -50,7 +52,9 @@ import TestSupport
     }
 
     @Test func aWrongExpectationFailsWithExpectedFoundAndWhatEachProcessSaw() throws {
-        let path = try scenario("wrong-value", """
+        let path = try scenario(
+            "wrong-value",
+            """
             summary: must fail - the widget sees dark, not light
             processes:
               app: { role: main-app }
@@ -73,7 +77,9 @@ import TestSupport
     }
 
     @Test func aWaitThatTimesOutFailsAtItsLine() throws {
-        let path = try scenario("never", """
+        let path = try scenario(
+            "never",
+            """
             summary: must fail - nobody writes the key
             processes:
               widget: { role: widget }
@@ -89,7 +95,9 @@ import TestSupport
     }
 
     @Test func aCrashedProcessAndANotSawCheckAreReported() throws {
-        let path = try scenario("not-saw", """
+        let path = try scenario(
+            "not-saw",
+            """
             summary: must fail - the widget did see the change
             processes:
               app: { role: main-app }
@@ -101,7 +109,9 @@ import TestSupport
               - kill: app
               - expect: [{ exit: app, status: 137 }, { in: widget, not-saw: change, key: k }]
             """)
-        let result = try run([path, "--junit", folder.path + "/junit.xml", "--json", folder.path + "/report.json", "--timeline", folder.path + "/timeline.html"])
+        let result = try run([
+            path, "--junit", folder.path + "/junit.xml", "--json", folder.path + "/report.json", "--timeline", folder.path + "/timeline.html",
+        ])
         #expect(result.status == 1)
         #expect(result.stdout.contains("widget should not have seen change, key k, but saw: change k: absent → 1 (other-process)"))
         let junit = try String(contentsOfFile: folder.path + "/junit.xml", encoding: .utf8)
@@ -115,7 +125,9 @@ import TestSupport
     }
 
     @Test func countedEventsAndIntentResultsAreChecked() throws {
-        let times = try scenario("times", """
+        let times = try scenario(
+            "times",
+            """
             summary: must fail - two changes, not one
             processes: { app: { role: main-app } }
             steps:
@@ -125,7 +137,9 @@ import TestSupport
               - wait: { for: change, in: app, key: theme, value: black }
               - expect: { in: app, saw: change, key: theme, times: 1 }
             """)
-        let result = try scenario("result", """
+        let result = try scenario(
+            "result",
+            """
             summary: must fail - the counter starts at zero
             processes: { app: { role: main-app } }
             steps:
@@ -139,7 +153,9 @@ import TestSupport
     }
 
     @Test func invalidFilesAreRefusedWithFileAndLineBeforeAnythingRuns() throws {
-        let good = try scenario("good", """
+        let good = try scenario(
+            "good",
+            """
             summary: would pass
             processes: { app: { role: main-app } }
             steps: [ { launch: app } ]
@@ -147,10 +163,22 @@ import TestSupport
         // (file, contents, where the error must point, what it must say)
         let cases: [(String, String, String, String)] = [
             ("bad-yaml", "summary: x\nsteps: [ { launch: app }\n", ":3:", "invalid YAML"),
-            ("unknown-step", "summary: x\nprocesses: { app: { role: main-app } }\nsteps:\n  - fly: app\n", ":4:", "steps[0].fly: unknown step 'fly'; steps are: launch"),
-            ("unknown-process", "summary: x\nprocesses: { app: { role: main-app } }\nsteps:\n  - launch: ghost\n", ":4:", "steps[0].launch: unknown process 'ghost'; declared: app"),
-            ("wrong-type", "summary: x\nprocesses: { app: { role: main-app } }\nsteps:\n  - increment: { in: app, key: n, by: lots }\n", ":4:", "steps[0].increment.by: expected a whole number, found 'lots'"),
-            ("missing-field", "summary: x\nprocesses: { app: { role: main-app } }\nsteps:\n  - set: { in: app, key: n }\n", ":4:", "steps[0].set: missing required key 'value'"),
+            (
+                "unknown-step", "summary: x\nprocesses: { app: { role: main-app } }\nsteps:\n  - fly: app\n", ":4:",
+                "steps[0].fly: unknown step 'fly'; steps are: launch"
+            ),
+            (
+                "unknown-process", "summary: x\nprocesses: { app: { role: main-app } }\nsteps:\n  - launch: ghost\n", ":4:",
+                "steps[0].launch: unknown process 'ghost'; declared: app"
+            ),
+            (
+                "wrong-type", "summary: x\nprocesses: { app: { role: main-app } }\nsteps:\n  - increment: { in: app, key: n, by: lots }\n", ":4:",
+                "steps[0].increment.by: expected a whole number, found 'lots'"
+            ),
+            (
+                "missing-field", "summary: x\nprocesses: { app: { role: main-app } }\nsteps:\n  - set: { in: app, key: n }\n", ":4:",
+                "steps[0].set: missing required key 'value'"
+            ),
             ("no-summary", "processes: { app: { role: main-app } }\nsteps: []\n", ":1:", "missing required key 'summary'"),
         ]
         for (name, yaml, location, message) in cases {
@@ -180,7 +208,9 @@ import TestSupport
     /// and the summary and the JUnit report say it was interrupted.
     @Test(arguments: [SIGINT, SIGTERM])
     func anInterruptedRunEndsEveryProcessItStartedAndSaysSo(signal: Int32) throws {
-        let path = try scenario("long", """
+        let path = try scenario(
+            "long",
+            """
             summary: waits a long time
             processes:
               app: { role: main-app }
@@ -193,7 +223,8 @@ import TestSupport
         let tmp = folder.path + "/tmp"
         try FileManager.default.createDirectory(atPath: tmp, withIntermediateDirectories: true)
         let junit = folder.path + "/junit.xml"
-        let runner = try RunningProcess(BuiltExecutable.path("groupsim"), ["run", path, "--junit", junit], environment: ["TMPDIR": tmp, "NO_COLOR": "1"])
+        let runner = try RunningProcess(
+            BuiltExecutable.path("groupsim"), ["run", path, "--junit", junit], environment: ["TMPDIR": tmp, "NO_COLOR": "1"])
         defer { endLeftovers() }
         try runner.waitForLine { $0.hasPrefix("Running 1 scenario") }
         // Wait until both processes are up (their command lines name the test folder).
@@ -217,7 +248,9 @@ import TestSupport
     /// kill -9 of the runner, which no handler sees: its cloud, its agent and
     /// its apps (a suspended one too) end with it, through the kernel.
     @Test func killingTheRunnerEndsItsCloudAgentsAndApps() throws {
-        let path = try scenario("cloud-long", """
+        let path = try scenario(
+            "cloud-long",
+            """
             summary: waits a long time, with the cloud
             devices:
               - iPhone: { account: alice }
@@ -269,7 +302,9 @@ import TestSupport
 
 extension ScenarioRunnerTests {
     @Test func aCommandToAProcessThatDiedFailsTheScenarioNotTheRunner() throws {
-        let path = try scenario("dead", """
+        let path = try scenario(
+            "dead",
+            """
             summary: must fail - the app was killed
             processes: { app: { role: main-app } }
             steps:

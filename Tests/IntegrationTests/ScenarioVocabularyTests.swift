@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Each thing a scenario can say is shown twice: a scenario that passes, and
 /// the same scenario changed so that it must fail, with the reason reported.
@@ -30,15 +30,19 @@ import TestSupport
 
     @Test func nothingHappensWithin() throws {
         // A suspended widget must not render, however long one looks.
-        try passes("quiet", "summary: x\n" + Self.processes + """
-              - suspend: widget
-              - set: { in: app, key: theme, value: dark }
-              - quiet: { for: render, in: widget, seconds: 0.5 }
-            """)
-        try fails("quiet-mutated", "summary: x\n" + Self.processes + """
-              - set: { in: app, key: theme, value: dark }
-              - quiet: { for: change, in: widget, key: theme, seconds: 5 }
-            """, saying: "should have had no change, key theme for 5.0 s, but had: change theme")
+        try passes(
+            "quiet",
+            "summary: x\n" + Self.processes + """
+                  - suspend: widget
+                  - set: { in: app, key: theme, value: dark }
+                  - quiet: { for: render, in: widget, seconds: 0.5 }
+                """)
+        try fails(
+            "quiet-mutated",
+            "summary: x\n" + Self.processes + """
+                  - set: { in: app, key: theme, value: dark }
+                  - quiet: { for: change, in: widget, key: theme, seconds: 5 }
+                """, saying: "should have had no change, key theme for 5.0 s, but had: change theme")
     }
 
     @Test func aDiagnosticsText() throws {
@@ -49,102 +53,132 @@ import TestSupport
                 main-app: { bundle-id: com.example.a, app-groups: [group.com.example.a] }
                 widget: { bundle-id: com.example.a.widget, suite: group.com.example.a }
             """
-        try passes("message", "summary: x\n" + app + "\n" + Self.processes + """
-              - wait: { for: warning, in: widget, kind: missing-entitlement, message: "not entitled to app group group.com.example.a" }
-            """)
-        try fails("message-mutated", "summary: x\n" + app + "\n" + Self.processes + """
-              - wait: { for: warning, in: widget, message: "group.com.example.other", timeout: 1 }
-            """, saying: "no warning, message containing \"group.com.example.other\" event in widget within 1.0 s")
+        try passes(
+            "message",
+            "summary: x\n" + app + "\n" + Self.processes + """
+                  - wait: { for: warning, in: widget, kind: missing-entitlement, message: "not entitled to app group group.com.example.a" }
+                """)
+        try fails(
+            "message-mutated",
+            "summary: x\n" + app + "\n" + Self.processes + """
+                  - wait: { for: warning, in: widget, message: "group.com.example.other", timeout: 1 }
+                """, saying: "no warning, message containing \"group.com.example.other\" event in widget within 1.0 s")
     }
 
     @Test func restartAfterAKill() throws {
-        try passes("restart", "summary: x\n" + Self.processes + """
-              - kill: widget
-              - restart: widget
-              - expect: { in: widget, key: theme, absent: true }
-            """)
-        try fails("restart-mutated", "summary: x\nprocesses:\n  app: { role: main-app }\n  widget: { role: widget }\nsteps:\n  - restart: widget\n",
-                  saying: "widget was never launched: use launch, not restart")
+        try passes(
+            "restart",
+            "summary: x\n" + Self.processes + """
+                  - kill: widget
+                  - restart: widget
+                  - expect: { in: widget, key: theme, absent: true }
+                """)
+        try fails(
+            "restart-mutated", "summary: x\nprocesses:\n  app: { role: main-app }\n  widget: { role: widget }\nsteps:\n  - restart: widget\n",
+            saying: "widget was never launched: use launch, not restart")
     }
 
     @Test func removeSuiteAndTheSearchList() throws {
-        try passes("suites", "summary: x\n" + Self.processes + """
-              - add-suite: { in: app, name: com.example.extra }
-              - expect: { in: app, search-list: [NSArgumentDomain, group.com.example.notes, com.example.extra, NSGlobalDomain, NSLanguagesDomain, NSRegistrationDomain] }
-              - remove-suite: { in: app, name: com.example.extra }
-              - expect: { in: app, search-list: [NSArgumentDomain, group.com.example.notes, NSGlobalDomain, NSLanguagesDomain, NSRegistrationDomain] }
-            """)
-        try fails("suites-mutated", "summary: x\n" + Self.processes + """
-              - add-suite: { in: app, name: com.example.extra }
-              - remove-suite: { in: app, name: com.example.extra }
-              - expect: { in: app, search-list: [NSArgumentDomain, group.com.example.notes, com.example.extra, NSGlobalDomain, NSLanguagesDomain, NSRegistrationDomain] }
-            """, saying: "app's search list should be NSArgumentDomain, group.com.example.notes, com.example.extra")
+        try passes(
+            "suites",
+            "summary: x\n" + Self.processes + """
+                  - add-suite: { in: app, name: com.example.extra }
+                  - expect: { in: app, search-list: [NSArgumentDomain, group.com.example.notes, com.example.extra, NSGlobalDomain, NSLanguagesDomain, NSRegistrationDomain] }
+                  - remove-suite: { in: app, name: com.example.extra }
+                  - expect: { in: app, search-list: [NSArgumentDomain, group.com.example.notes, NSGlobalDomain, NSLanguagesDomain, NSRegistrationDomain] }
+                """)
+        try fails(
+            "suites-mutated",
+            "summary: x\n" + Self.processes + """
+                  - add-suite: { in: app, name: com.example.extra }
+                  - remove-suite: { in: app, name: com.example.extra }
+                  - expect: { in: app, search-list: [NSArgumentDomain, group.com.example.notes, com.example.extra, NSGlobalDomain, NSLanguagesDomain, NSRegistrationDomain] }
+                """, saying: "app's search list should be NSArgumentDomain, group.com.example.notes, com.example.extra")
     }
 
     @Test func changesByTheDomainTheValueComesFrom() throws {
         // A change says where its new value comes from: the suite's, then the registered default once the key is removed.
-        try passes("value-domain", "summary: x\n" + Self.processes + """
-              - set: { in: app, key: theme, value: dark }
-              - wait: { for: change, in: widget, key: theme, value-domain: group.com.example.notes }
-              - remove: { in: app, key: theme }
-              - wait: { for: change, in: app, key: theme, value-domain: NSRegistrationDomain }
-            """)
-        try fails("value-domain-mutated", "summary: x\n" + Self.processes + """
-              - set: { in: app, key: theme, value: dark }
-              - wait: { for: change, in: widget, key: theme, value-domain: NSArgumentDomain, timeout: 1 }
-            """, saying: "no change, key theme, value from NSArgumentDomain event in widget within 1.0 s")
+        try passes(
+            "value-domain",
+            "summary: x\n" + Self.processes + """
+                  - set: { in: app, key: theme, value: dark }
+                  - wait: { for: change, in: widget, key: theme, value-domain: group.com.example.notes }
+                  - remove: { in: app, key: theme }
+                  - wait: { for: change, in: app, key: theme, value-domain: NSRegistrationDomain }
+                """)
+        try fails(
+            "value-domain-mutated",
+            "summary: x\n" + Self.processes + """
+                  - set: { in: app, key: theme, value: dark }
+                  - wait: { for: change, in: widget, key: theme, value-domain: NSArgumentDomain, timeout: 1 }
+                """, saying: "no change, key theme, value from NSArgumentDomain event in widget within 1.0 s")
     }
 
     @Test func aCommandRunForItsVerdict() throws {
         // A script that checks the files with another tool: its status is the verdict, its output is in the report.
-        try "import plistlib, os, sys\np = os.environ['GROUPSIM_ROOT'] + '/devices/iPhone/Containers/Shared/AppGroup/group.com.example.notes/Library/Preferences/group.com.example.notes.plist'\nd = plistlib.load(open(p, 'rb'))\nprint('theme is', d.get('theme'))\nsys.exit(0 if d.get('theme') == sys.argv[1] else 3)\n"
+        try
+            "import plistlib, os, sys\np = os.environ['GROUPSIM_ROOT'] + '/devices/iPhone/Containers/Shared/AppGroup/group.com.example.notes/Library/Preferences/group.com.example.notes.plist'\nd = plistlib.load(open(p, 'rb'))\nprint('theme is', d.get('theme'))\nsys.exit(0 if d.get('theme') == sys.argv[1] else 3)\n"
             .write(toFile: folder.path + "/check.py", atomically: true, encoding: .utf8)
-        try passes("verdict", "summary: x\n" + Self.processes + """
-              - set: { in: app, key: theme, value: dark }
-              - synchronize: app
-              - run: { args: [python3, check.py, dark], output: "theme is dark" }
-            """)
-        try fails("verdict-mutated", "summary: x\n" + Self.processes + """
-              - set: { in: app, key: theme, value: dark }
-              - synchronize: app
-              - run: [python3, check.py, light]
-            """, saying: "run python3 exited with status 3, expected 0 (printed: theme is dark)")
+        try passes(
+            "verdict",
+            "summary: x\n" + Self.processes + """
+                  - set: { in: app, key: theme, value: dark }
+                  - synchronize: app
+                  - run: { args: [python3, check.py, dark], output: "theme is dark" }
+                """)
+        try fails(
+            "verdict-mutated",
+            "summary: x\n" + Self.processes + """
+                  - set: { in: app, key: theme, value: dark }
+                  - synchronize: app
+                  - run: [python3, check.py, light]
+                """, saying: "run python3 exited with status 3, expected 0 (printed: theme is dark)")
     }
 
     @Test func whatTheDefaultsToolPrintedAndFilesBesideTheScenario() throws {
         try #"<?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict><key>imported</key><string>yes</string></dict></plist>"#
             .write(toFile: folder.path + "/import.plist", atomically: true, encoding: .utf8)
-        try passes("defaults-output", "summary: x\n" + Self.processes + """
-              - defaults: [import, group.com.example.notes, import.plist]
-              - defaults: { args: [read, group.com.example.notes, imported], output: "yes" }
-              - defaults: { args: [read-type, group.com.example.notes, imported], output: "Type is string" }
-            """)
-        try fails("defaults-output-mutated", "summary: x\n" + Self.processes + """
-              - defaults: [import, group.com.example.notes, import.plist]
-              - defaults: { args: [read, group.com.example.notes, imported], output: "no" }
-            """, saying: "defaults groupsim should have printed \"no\", it printed: yes")
+        try passes(
+            "defaults-output",
+            "summary: x\n" + Self.processes + """
+                  - defaults: [import, group.com.example.notes, import.plist]
+                  - defaults: { args: [read, group.com.example.notes, imported], output: "yes" }
+                  - defaults: { args: [read-type, group.com.example.notes, imported], output: "Type is string" }
+                """)
+        try fails(
+            "defaults-output-mutated",
+            "summary: x\n" + Self.processes + """
+                  - defaults: [import, group.com.example.notes, import.plist]
+                  - defaults: { args: [read, group.com.example.notes, imported], output: "no" }
+                """, saying: "defaults groupsim should have printed \"no\", it printed: yes")
     }
 
     @Test func everyKeyOfABurstOnDisk() throws {
-        try passes("burst-count", "summary: x\n" + Self.processes + """
-              - burst: { in: app, count: 200, key: "burst-{i}" }
-              - synchronize: app
-              - expect: { file: group.com.example.notes, matching: "burst-*", count: 200 }
-            """)
-        try fails("burst-count-mutated", "summary: x\n" + Self.processes + """
-              - burst: { in: app, count: 200, key: "burst-{i}" }
-              - synchronize: app
-              - expect: { file: group.com.example.notes, matching: "burst-*", count: 201 }
-            """, saying: "should hold 201 keys matching burst-*, holds 200")
+        try passes(
+            "burst-count",
+            "summary: x\n" + Self.processes + """
+                  - burst: { in: app, count: 200, key: "burst-{i}" }
+                  - synchronize: app
+                  - expect: { file: group.com.example.notes, matching: "burst-*", count: 200 }
+                """)
+        try fails(
+            "burst-count-mutated",
+            "summary: x\n" + Self.processes + """
+                  - burst: { in: app, count: 200, key: "burst-{i}" }
+                  - synchronize: app
+                  - expect: { file: group.com.example.notes, matching: "burst-*", count: 201 }
+                """, saying: "should hold 201 keys matching burst-*, holds 200")
     }
 
     @Test func aFailingCheckIsReportedAtItsOwnLineAndTheTeardownIsNamed() throws {
-        let result = try run("check-line", "summary: x\n" + Self.processes + """
-              - set: { in: app, key: theme, value: dark }
-              - expect:
-                  - { in: app, key: theme, value: dark }
-                  - { in: app, key: theme, value: light }
-            """)
+        let result = try run(
+            "check-line",
+            "summary: x\n" + Self.processes + """
+                  - set: { in: app, key: theme, value: dark }
+                  - expect:
+                      - { in: app, key: theme, value: dark }
+                      - { in: app, key: theme, value: light }
+                """)
         #expect(result.status == 1)
         // The second check is on line 10 of the file (the expect on line 8).
         #expect(result.stdout.contains("check-line.yaml:10: expect"), "\(result.stdout)")
@@ -152,40 +186,51 @@ import TestSupport
     }
 
     @Test func whatTheTypedGettersReturn() throws {
-        let launch = "summary: x\nprocesses:\n  app: { role: main-app, args: [-flag, YES, -count, \"7\", -site, \"https://example.com\"] }\nsteps:\n  - launch: app\n"
-        try passes("typed", launch + """
-              - expect:
-                  - { in: app, key: flag, as: bool, value: true }
-                  - { in: app, key: count, as: integer, value: 7 }
-                  - { in: app, key: count, as: double, value: 7.0 }
-                  - { in: app, key: site, as: url, value: "https://example.com" }
-                  - { in: app, key: missing, as: string, absent: true }
-            """)
-        try fails("typed-mutated", launch + """
-              - expect: { in: app, key: flag, as: bool, value: false }
-            """, saying: "app: bool(forKey: flag) should return false, it returns true")
+        let launch =
+            "summary: x\nprocesses:\n  app: { role: main-app, args: [-flag, YES, -count, \"7\", -site, \"https://example.com\"] }\nsteps:\n  - launch: app\n"
+        try passes(
+            "typed",
+            launch + """
+                  - expect:
+                      - { in: app, key: flag, as: bool, value: true }
+                      - { in: app, key: count, as: integer, value: 7 }
+                      - { in: app, key: count, as: double, value: 7.0 }
+                      - { in: app, key: site, as: url, value: "https://example.com" }
+                      - { in: app, key: missing, as: string, absent: true }
+                """)
+        try fails(
+            "typed-mutated",
+            launch + """
+                  - expect: { in: app, key: flag, as: bool, value: false }
+                """, saying: "app: bool(forKey: flag) should return false, it returns true")
     }
 
     @Test func aLaunchThatMustFail() throws {
-        let blocked = #"  - run: [sh, -c, 'mkdir -p "$GROUPSIM_ROOT/devices/iPhone/Containers/Shared" && ln -s /tmp "$GROUPSIM_ROOT/devices/iPhone/Containers/Shared/AppGroup"']"# + "\n"
+        let blocked =
+            #"  - run: [sh, -c, 'mkdir -p "$GROUPSIM_ROOT/devices/iPhone/Containers/Shared" && ln -s /tmp "$GROUPSIM_ROOT/devices/iPhone/Containers/Shared/AppGroup"']"#
+            + "\n"
         let head = "summary: x\nprocesses:\n  app: { role: main-app }\nsteps:\n"
         try passes("launch-fails", head + blocked + "  - launch: { process: app, fails: \"symbolic link\" }\n")
-        try fails("launch-fails-mutated", head + "  - launch: { process: app, fails: \"symbolic link\" }\n",
-                  saying: "app started and kept running; it should have failed with \"symbolic link\"")
+        try fails(
+            "launch-fails-mutated", head + "  - launch: { process: app, fails: \"symbolic link\" }\n",
+            saying: "app started and kept running; it should have failed with \"symbolic link\"")
     }
 
     @Test func aBurstInTheBackground() throws {
-        try passes("background-burst", "summary: x\n" + Self.processes + """
-              - burst: { in: app, count: 300, key: "b{i}", background: true }
-              - set: { in: widget, key: meanwhile, value: 1 }
-              - wait-burst: app
-              - synchronize: app
-              - expect: { file: group.com.example.notes, matching: "b*", count: 300 }
-            """)
-        try fails("background-burst-mutated", "summary: x\n" + Self.processes + """
-              - burst: { in: app, count: 300, key: "b{i}", background: true }
-              - wait-burst: widget
-            """, saying: "widget has no burst running in the background")
+        try passes(
+            "background-burst",
+            "summary: x\n" + Self.processes + """
+                  - burst: { in: app, count: 300, key: "b{i}", background: true }
+                  - set: { in: widget, key: meanwhile, value: 1 }
+                  - wait-burst: app
+                  - synchronize: app
+                  - expect: { file: group.com.example.notes, matching: "b*", count: 300 }
+                """)
+        try fails(
+            "background-burst-mutated",
+            "summary: x\n" + Self.processes + """
+                  - burst: { in: app, count: 300, key: "b{i}", background: true }
+                  - wait-burst: widget
+                """, saying: "widget has no burst running in the background")
     }
 }
-

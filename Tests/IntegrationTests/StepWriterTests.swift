@@ -1,8 +1,9 @@
 import Foundation
 import PropertyList
-@testable import Scenarios
 import ScenarioModel
 import Testing
+
+@testable import Scenarios
 
 /// Generated histories are typed steps written by StepWriter: what it
 /// writes, the parser reads back as the same steps.
@@ -25,7 +26,9 @@ import Testing
             .dictionary(["k": .dictionary([:]), "on": .string("off")]), .date(Date(timeIntervalSince1970: 1_700_000_000.678)), .data(Data([0, 255])),
         ]
         for value in values {
-            let text = "summary: x\nprocesses: { app: { role: main-app } }\nsteps:\n" + StepWriter.lines(.command(process: "app", .set(key: "k", value: value))).joined(separator: "\n") + "\n"
+            let text =
+                "summary: x\nprocesses: { app: { role: main-app } }\nsteps:\n"
+                + StepWriter.lines(.command(process: "app", .set(key: "k", value: value))).joined(separator: "\n") + "\n"
             let scenario = try ScenarioParser.parse(text, file: "/tmp/values.yaml")
             guard case .command(_, .set(_, let read)) = scenario.steps[0].action else {
                 Issue.record("not a set: \(text)")

@@ -1,8 +1,8 @@
 import AppProtocol
 import Foundation
-import Testing
-import TestSupport
 import PropertyList
+import TestSupport
+import Testing
 
 /// A writer stopped (SIGSTOP) while it holds a suite's lock: every other
 /// process waits a bounded time, then fails naming it, keeps its change
@@ -128,7 +128,8 @@ import PropertyList
 
     @Test func anExtensionStopsPromptlyOnSIGTERMAndSaysWhatWasNotSaved() throws {
         let holder = try StoppedHolder(root: root, domain: group)
-        let intent = try AppProcess("intent-extension", root: root, arguments: ["SetLastNote", "text=hello"], environment: ["GROUPSIM_LOCK_TIMEOUT": "60"])
+        let intent = try AppProcess(
+            "intent-extension", root: root, arguments: ["SetLastNote", "text=hello"], environment: ["GROUPSIM_LOCK_TIMEOUT": "60"])
         // Its own change event: the value is set and pending, its commit waiting for the lock.
         try intent.change("lastNote") { $0 == "hello" }
         intent.process.signal(SIGTERM)

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// The timeline as a person sees it: rendered by a real browser (Debian's
 /// chromium, headless), the page must draw lanes, dots and arrows, with the
@@ -12,27 +12,29 @@ import TestSupport
 
     /// Runs a passing and a failing scenario with `--timeline`; returns the page's path.
     func writeTimeline() throws -> String {
-        let passing = folder.path + "/passing.yaml", failing = folder.path + "/failing.yaml"
+        let passing = folder.path + "/passing.yaml"
+        let failing = folder.path + "/failing.yaml"
         try """
-            summary: the app's write reaches the widget
-            processes: { app: { role: main-app }, widget: { role: widget } }
-            steps:
-              - launch: [app, widget]
-              - set: { in: app, key: theme, value: dark }
-              - wait: { for: change, in: widget, key: theme, value: dark }
-            """.write(toFile: passing, atomically: true, encoding: .utf8)
+        summary: the app's write reaches the widget
+        processes: { app: { role: main-app }, widget: { role: widget } }
+        steps:
+          - launch: [app, widget]
+          - set: { in: app, key: theme, value: dark }
+          - wait: { for: change, in: widget, key: theme, value: dark }
+        """.write(toFile: passing, atomically: true, encoding: .utf8)
         try """
-            summary: a check that fails
-            processes: { app: { role: main-app } }
-            steps:
-              - launch: app
-              - expect: { in: app, key: theme, value: never }
-            """.write(toFile: failing, atomically: true, encoding: .utf8)
+        summary: a check that fails
+        processes: { app: { role: main-app } }
+        steps:
+          - launch: app
+          - expect: { in: app, key: theme, value: never }
+        """.write(toFile: failing, atomically: true, encoding: .utf8)
         let tmp = folder.path + "/tmp"
         try FileManager.default.createDirectory(atPath: tmp, withIntermediateDirectories: true)
         let html = folder.path + "/timeline.html"
-        let run = try runBounded(BuiltExecutable.path("groupsim"), ["run", "--timeline", html, passing, failing],
-                                 environment: ["TMPDIR": tmp, "NO_COLOR": "1"], timeout: 120)
+        let run = try runBounded(
+            BuiltExecutable.path("groupsim"), ["run", "--timeline", html, passing, failing],
+            environment: ["TMPDIR": tmp, "NO_COLOR": "1"], timeout: 120)
         #expect(run.status == 1)
         return html
     }
@@ -43,14 +45,19 @@ import TestSupport
         let html = try writeTimeline()
         let page = try String(contentsOfFile: html, encoding: .utf8)
         // The failure comes first, then the passing run with its arrow and latency.
-        let failure = page.range(of: "failing.yaml"), success = page.range(of: "passing.yaml")
+        let failure = page.range(of: "failing.yaml")
+        let success = page.range(of: "passing.yaml")
         #expect(failure != nil && success != nil && failure!.lowerBound < success!.lowerBound)
         #expect(page.contains("marker-end=\"url(#arrow)\"") && page.contains("changes seen in other processes: 1"))
 
         let png = folder.path + "/timeline.png"
-        let shot = try runBounded(chromium, ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                                             "--screenshot=\(png)", "--window-size=1400,1000", "file://\(html)"],
-                                  environment: ["HOME": folder.path], timeout: 120)
+        let shot = try runBounded(
+            chromium,
+            [
+                "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                "--screenshot=\(png)", "--window-size=1400,1000", "file://\(html)",
+            ],
+            environment: ["HOME": folder.path], timeout: 120)
         #expect(shot.status == 0, "\(shot.stderr)")
         let image = try Data(contentsOf: URL(fileURLWithPath: png))
         #expect(image.starts(with: [0x89, 0x50, 0x4E, 0x47]), "not a PNG")
@@ -113,12 +120,17 @@ import TestSupport
         #expect(!page.contains("<button") && page.components(separatedBy: "<script>").count == 2)
         let probed = folder.path + "/probed.html"
         try page.replacingOccurrences(of: "</body>", with: Self.zoomProbe + "</body>").write(toFile: probed, atomically: true, encoding: .utf8)
-        let dump = try runBounded(chromium, ["--headless", "--no-sandbox", "--disable-gpu", "--window-size=1400,1000",
-                                             "--virtual-time-budget=10000", "--dump-dom", "file://\(probed)"],
-                                  environment: ["HOME": folder.path], timeout: 120)
+        let dump = try runBounded(
+            chromium,
+            [
+                "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1400,1000",
+                "--virtual-time-budget=10000", "--dump-dom", "file://\(probed)",
+            ],
+            environment: ["HOME": folder.path], timeout: 120)
         #expect(dump.status == 0, "\(dump.stderr)")
         guard let open = dump.stdout.range(of: "<pre id=\"zoom-probe\">"),
-              let close = dump.stdout.range(of: "</pre>", range: open.upperBound..<dump.stdout.endIndex) else {
+            let close = dump.stdout.range(of: "</pre>", range: open.upperBound..<dump.stdout.endIndex)
+        else {
             Issue.record("the probe wrote nothing: \(dump.stdout.suffix(2000)) \(dump.stderr)")
             return
         }
@@ -126,10 +138,11 @@ import TestSupport
         var steps: [String: [String: String]] = [:]
         for line in report.split(separator: "\n") {
             let words = line.split(separator: " ")
-            steps[String(words[0])] = Dictionary(words.dropFirst().map { word in
-                let pair = word.split(separator: "=", maxSplits: 1)
-                return (String(pair[0]), pair.count > 1 ? String(pair[1]) : "")
-            }, uniquingKeysWith: { _, last in last })
+            steps[String(words[0])] = Dictionary(
+                words.dropFirst().map { word in
+                    let pair = word.split(separator: "=", maxSplits: 1)
+                    return (String(pair[0]), pair.count > 1 ? String(pair[1]) : "")
+                }, uniquingKeysWith: { _, last in last })
         }
         #expect(!report.contains("error"), "\(report)")
         func number(_ step: String, _ field: String) -> Double { steps[step]?[field].flatMap(Double.init) ?? .nan }

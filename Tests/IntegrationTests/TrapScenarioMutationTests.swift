@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// A scenario that shows one of Apple's traps must fail when the behaviour
 /// it shows is switched off: each case runs a copy of a file in scenarios/
@@ -17,11 +17,13 @@ import TestSupport
 
     static let mutations = [
         // With every change heard, the dotted key's widget reloads: the quiet step sees a render.
-        Mutation(file: "kvo-dotted-key-widget-never-updates.yaml", replacing: "observer: key-value-observing", with: "observer: any-change",
-                 reason: "render"),
+        Mutation(
+            file: "kvo-dotted-key-widget-never-updates.yaml", replacing: "observer: key-value-observing", with: "observer: any-change",
+            reason: "render"),
         // Hearing other processes' changes, the notification widget reloads before it is asked to.
-        Mutation(file: "did-change-notification-misses-other-processes.yaml", replacing: "observer: did-change-notification",
-                 with: "observer: any-change", reason: "render"),
+        Mutation(
+            file: "did-change-notification-misses-other-processes.yaml", replacing: "observer: did-change-notification",
+            with: "observer: any-change", reason: "render"),
     ]
 
     @Test(arguments: mutations) func theMutatedCopyFails(_ mutation: Mutation) throws {

@@ -1,7 +1,7 @@
 import ChildProcess
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// The widget's card as a person sees it: the real `widget` executable in a
 /// real terminal (a tmux pane running a shell), typed into and read back.
@@ -15,8 +15,9 @@ import TestSupport
         guard let tmux = Self.tmux.located() else { return }
         let tmp = folder.path + "/tmp"
         try FileManager.default.createDirectory(atPath: tmp, withIntermediateDirectories: true)
-        let pane = try TerminalPane(tmux: tmux, socket: folder.path + "/tmux",
-                                    environment: ["GROUPSIM_ROOT": folder.path + "/root", "TMPDIR": tmp, "NO_COLOR": "1"])
+        let pane = try TerminalPane(
+            tmux: tmux, socket: folder.path + "/tmux",
+            environment: ["GROUPSIM_ROOT": folder.path + "/root", "TMPDIR": tmp, "NO_COLOR": "1"])
         defer { pane.close() }
         try pane.waitForScreen("the shell's prompt") { $0.contains("$") }
 
@@ -46,7 +47,8 @@ import TestSupport
         let screen = try pane.waitForScreen("the shell's echo") { $0.contains { $0.hasPrefix("MARK") } }
         // The shell goes on under the last line the widget printed, not over its card at the top.
         let markRow = screen.firstIndex { $0.hasPrefix("MARK") } ?? -1
-        #expect(markRow > before.row, "MARK is at row \(markRow), the cursor was at row \(before.row) before quit:\n\(screen.joined(separator: "\n"))")
+        #expect(
+            markRow > before.row, "MARK is at row \(markRow), the cursor was at row \(before.row) before quit:\n\(screen.joined(separator: "\n"))")
         #expect(screen.first?.hasPrefix("┌") == true, "the card's top was overwritten:\n\(screen.joined(separator: "\n"))")
     }
 }
@@ -73,7 +75,8 @@ struct TerminalPane {
     /// blocked signals (the server would never see its shell exit).
     private func startServer(_ arguments: [String], log: String) throws {
         let environment = ProcessInfo.processInfo.environment.filter { $0.key != "TMUX" }
-        let pid = try DetachedProcess.start(tmux, ["-S", socket] + arguments, log: log, appending: false, newSession: false, environment: environment)
+        let pid = try DetachedProcess.start(
+            tmux, ["-S", socket] + arguments, log: log, appending: false, newSession: false, environment: environment)
         let deadline = Date().addingTimeInterval(20)
         var status: Int32 = 0
         while waitpid(pid, &status, WNOHANG) != pid {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import PropertyList
 
 @Suite struct BinaryPropertyListTests {
@@ -72,7 +73,8 @@ import Testing
         var bytes: [UInt8] = Array("bplist00".utf8) + [0xA1, 0x00]
         let offsetTable = bytes.count
         bytes += [0x08]
-        bytes += [0, 0, 0, 0, 0, 0, 1, 1] + [0, 0, 0, 0, 0, 0, 0, 1] + [0, 0, 0, 0, 0, 0, 0, 0]
+        bytes +=
+            [0, 0, 0, 0, 0, 0, 1, 1] + [0, 0, 0, 0, 0, 0, 0, 1] + [0, 0, 0, 0, 0, 0, 0, 0]
             + [0, 0, 0, 0, 0, 0, 0, UInt8(offsetTable)]
         #expect(throws: PropertyListError.self) { try BinaryPropertyList.decode(Data(bytes)) }
     }
@@ -82,8 +84,9 @@ import Testing
     /// Seeded, so a failure names the round that reproduces it.
     @Test(.timeLimit(.minutes(1))) func survivesRandomCorruption() throws {
         let original = [UInt8](BinaryPropertyList.encode(Self.sample))
-        var generator = SplitMix64(seed: 0x67726f7570)
-        var decoded = 0, refused = 0
+        var generator = SplitMix64(seed: 0x67_726f_7570)
+        var decoded = 0
+        var refused = 0
         for round in 0..<3000 {
             var bytes = original
             for _ in 0..<Int.random(in: 1...4, using: &generator) {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import PropertyList
 
 /// Builds a binary property list by hand: each object's bytes (references

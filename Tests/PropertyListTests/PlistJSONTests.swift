@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import PropertyList
 
 /// The strict JSON reader of the line protocols and the `$date` text: values
@@ -53,7 +54,10 @@ import Testing
         #expect(try PlistJSON.parse("5e-324") == .real(.leastNonzeroMagnitude))
         #expect(try PlistJSON.parse("1.7976931348623157e308") == .real(.greatestFiniteMagnitude))
         #expect(try PlistJSON.parse("0e999999") == .real(0))
-        guard case .real(let negativeZero) = try PlistJSON.parse("-0.0") else { Issue.record("not a real"); return }
+        guard case .real(let negativeZero) = try PlistJSON.parse("-0.0") else {
+            Issue.record("not a real")
+            return
+        }
         #expect(negativeZero == 0 && negativeZero.sign == .minus)
         #expect(refusal("1e400").hasPrefix("1e400 is too large for a real"))
         #expect(refusal("-1e-400").hasPrefix("-1e-400 is too small for a real"))
@@ -79,8 +83,10 @@ import Testing
         #expect(refusal(#""\u12""#).hasPrefix("invalid JSON at byte "))
         #expect(refusal("\"open").hasPrefix("invalid JSON at byte 0: the string is not closed"))
         // Bytes that are not UTF-8: a stray continuation, an overlong form, an encoded surrogate, a cut sequence, past U+10FFFF.
-        for bad: [UInt8] in [[0x22, 0xFF, 0x22], [0x22, 0x80, 0x22], [0x22, 0xC0, 0xAF, 0x22], [0x22, 0xED, 0xA0, 0x80, 0x22],
-                             [0x22, 0xE2, 0x82, 0x22], [0x22, 0xF4, 0x90, 0x80, 0x80, 0x22]] {
+        for bad: [UInt8] in [
+            [0x22, 0xFF, 0x22], [0x22, 0x80, 0x22], [0x22, 0xC0, 0xAF, 0x22], [0x22, 0xED, 0xA0, 0x80, 0x22],
+            [0x22, 0xE2, 0x82, 0x22], [0x22, 0xF4, 0x90, 0x80, 0x80, 0x22],
+        ] {
             #expect(refusal(bytes: bad).contains("is not valid UTF-8"), "\(bad): \(refusal(bytes: bad))")
         }
         #expect(refusal(bytes: [0xEF, 0xBB, 0xBF, 0x31]).hasPrefix("invalid JSON at byte 0"))
@@ -97,7 +103,9 @@ import Testing
             _ = try PlistJSON.parseObject(#"{"id":1,"value":\#(nested(513))}"#)
             Issue.record("accepted")
         } catch {
-            #expect(error.description == "value nests arrays and objects more than 512 deep, which no property-list reader accepts; flatten it (at byte 528)")
+            #expect(
+                error.description
+                    == "value nests arrays and objects more than 512 deep, which no property-list reader accepts; flatten it (at byte 528)")
         }
         #expect(try PlistJSON.parseObject(#"{"card":[{"value":\#(nested(512))}]}"#, maximumFieldDepth: 514)["card"] != nil)
     }
@@ -155,10 +163,12 @@ import Testing
         #expect(text("0000-01-01T00:00:00Z") == "0000-01-01T00:00:00.000Z")
         #expect(text("+010000-01-01T00:00:00.001Z") == "+010000-01-01T00:00:00.001Z")
         #expect(text("-000001-12-31T23:59:59.999Z") == "-000001-12-31T23:59:59.999Z")
-        for invalid in ["2024-02-30", "2023-02-29", "1900-02-29", "2024-13-01", "2024-00-10", "2024-05-00", "2024-05-01T24:00:00Z",
-                        "2024-05-01T12:60:00Z", "2024-05-01T12:00:60Z", "2024-05-01T12:00:00.Z", "2024-05-01T12:00:00.1234567890Z",
-                        "2024-05-01 12:00:00Z", "24-05-01", "2024-5-1", "2024-05-01T12:00Z", "2024-05-01T12:00:00+2", "2024-05-01T12:00:00Zx",
-                        "", "yesterday", "+10000-01-01"] {
+        for invalid in [
+            "2024-02-30", "2023-02-29", "1900-02-29", "2024-13-01", "2024-00-10", "2024-05-00", "2024-05-01T24:00:00Z",
+            "2024-05-01T12:60:00Z", "2024-05-01T12:00:60Z", "2024-05-01T12:00:00.Z", "2024-05-01T12:00:00.1234567890Z",
+            "2024-05-01 12:00:00Z", "24-05-01", "2024-5-1", "2024-05-01T12:00Z", "2024-05-01T12:00:00+2", "2024-05-01T12:00:00Zx",
+            "", "yesterday", "+10000-01-01",
+        ] {
             #expect(PlistJSON.date(iso8601: invalid) == nil, "\(invalid)")
         }
         let unrepresentable = PlistJSON.timestamp(Date(timeIntervalSinceReferenceDate: .nan))
@@ -177,7 +187,11 @@ import Testing
         #expect(throws: JSONError("value.gone is null, which is not a property-list value (a key is removed with remove, not set to null)")) {
             try PlistJSON.decode(json)
         }
-        #expect(throws: JSONError(#"prefs.list[1]: $date "2024-02-30T00:00:00Z" is not an ISO 8601 date and time within ±285,000 years of 2001 (e.g. 2024-05-01T12:00:00.000Z)"#)) {
+        #expect(
+            throws: JSONError(
+                #"prefs.list[1]: $date "2024-02-30T00:00:00Z" is not an ISO 8601 date and time within ±285,000 years of 2001 (e.g. 2024-05-01T12:00:00.000Z)"#
+            )
+        ) {
             try PlistJSON.decode(PlistJSON.parse(#"{"list":[1,{"$date":"2024-02-30T00:00:00Z"}]}"#), path: "prefs")
         }
         #expect(throws: JSONError("value: $data is not base64")) { try PlistJSON.decode(PlistJSON.parse(#"{"$data":"***"}"#)) }
@@ -198,6 +212,8 @@ import Testing
         #expect(PlistJSON.encode(read) == PlistJSON.encode(value))
         #expect(PlistJSON.encode(.real(-0.0)) == "-0.0")
         #expect(PlistJSON.encode(.real(1000)) == "1000.0")
-        #expect(PlistJSON.encode(JSONValue.object(["b": .real(1.5), "a": .array([.null, .integer(-3), .string("x")])])) == #"{"a":[null,-3,"x"],"b":1.5}"#)
+        #expect(
+            PlistJSON.encode(JSONValue.object(["b": .real(1.5), "a": .array([.null, .integer(-3), .string("x")])])) == #"{"a":[null,-3,"x"],"b":1.5}"#
+        )
     }
 }

@@ -1,14 +1,17 @@
 import Foundation
 import PropertyBased
 import Testing
+
 @testable import PropertyList
 
 /// Random property-list values, nested up to a few levels, with the awkward
 /// scalars mixed in: NaN and signed zeros, extreme integers, dates with
 /// fractions, strings with markup, controls and characters beyond the BMP.
 enum PlistGen {
-    static let scalarText = ["", "plain", "two words", "a<b & c>d", "tab\tline\nreturn\r", "héllo ✓ 🎉", "\u{0}\u{1F}", "//comment", "/*x",
-                             "//not a comment", "/*", "\"quoted\" \\", "$+/:.-_", "'", "(", "{", "<0a>"]
+    static let scalarText = [
+        "", "plain", "two words", "a<b & c>d", "tab\tline\nreturn\r", "héllo ✓ 🎉", "\u{0}\u{1F}", "//comment", "/*x",
+        "//not a comment", "/*", "\"quoted\" \\", "$+/:.-_", "'", "(", "{", "<0a>",
+    ]
 
     static func value(maximumDepth: Int, oldStyleOnly: Bool = false) -> Generator<PlistValue, [PlistValue]> {
         Generator(
@@ -34,10 +37,12 @@ enum PlistGen {
             return .integer(Bool.random(using: &rng) ? edges.randomElement(using: &rng)! : Int64.random(in: .min ... .max, using: &rng))
         case 3:
             let edges: [Double] = [0, -0.0, .nan, -.nan, .infinity, -.infinity, .leastNonzeroMagnitude, .greatestFiniteMagnitude, 0.1]
-            return .real(Bool.random(using: &rng) ? edges.randomElement(using: &rng)!
-                : Double(bitPattern: UInt64.random(in: 0 ... .max, using: &rng)))
+            return .real(
+                Bool.random(using: &rng)
+                    ? edges.randomElement(using: &rng)!
+                    : Double(bitPattern: UInt64.random(in: 0 ... .max, using: &rng)))
         case 4: return .bool(Bool.random(using: &rng))
-        default: return .date(Date(timeIntervalSinceReferenceDate: Double.random(in: -1e11 ... 1e11, using: &rng)))
+        default: return .date(Date(timeIntervalSinceReferenceDate: Double.random(in: -1e11...1e11, using: &rng)))
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import PropertyList
 
 @Suite struct XMLReaderTests {
@@ -35,13 +36,17 @@ import Testing
         "when": .date(Date(timeIntervalSince1970: 1_795_316_400)), "bytes": .data(Data([0, 1, 2, 255])), "list": ["", false],
     ]
 
-    func expectInvalid(_ text: String, line: Int, column: Int? = nil, containing reason: String,
-                       sourceLocation: SourceLocation = #_sourceLocation) {
+    func expectInvalid(
+        _ text: String, line: Int, column: Int? = nil, containing reason: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         expectInvalid(Data(text.utf8), line: line, column: column, containing: reason, sourceLocation: sourceLocation)
     }
 
-    func expectInvalid(_ data: Data, line: Int, column: Int? = nil, containing reason: String,
-                       sourceLocation: SourceLocation = #_sourceLocation) {
+    func expectInvalid(
+        _ data: Data, line: Int, column: Int? = nil, containing reason: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         do {
             let value = try XMLPropertyList.decode(data)
             Issue.record("decoded \(value) instead of failing", sourceLocation: sourceLocation)
@@ -120,8 +125,10 @@ import Testing
         expectInvalid("<plist><string>a</string><string>b</string></plist>", line: 1, containing: "expected </plist>")
         expectInvalid("<plist></plist>", line: 1, containing: "holds no value")
         expectInvalid("", line: 1, containing: "empty")
-        expectInvalid(Data([0x3C, 0x70, 0x6C, 0x69, 0x73, 0x74, 0x3E, 0x3C, 0x73, 0x74, 0x72, 0x69, 0x6E, 0x67, 0x3E, 0xFF]
-            + Array("</string></plist>".utf8)), line: 1, containing: "not valid UTF-8")
+        expectInvalid(
+            Data(
+                [0x3C, 0x70, 0x6C, 0x69, 0x73, 0x74, 0x3E, 0x3C, 0x73, 0x74, 0x72, 0x69, 0x6E, 0x67, 0x3E, 0xFF]
+                    + Array("</string></plist>".utf8)), line: 1, containing: "not valid UTF-8")
     }
 
     @Test func integersRealsAndDatesInEveryForm() throws {

@@ -2,8 +2,8 @@ import AllocationCounter
 import Foundation
 import GroupDefaults
 import SimulatedFoundation
-import Testing
 import TestSupport
+import Testing
 
 /// The face's getters answer from the cached search list: another real
 /// process's write must reach them, and a cached read allocates nothing.

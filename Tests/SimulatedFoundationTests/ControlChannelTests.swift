@@ -2,8 +2,8 @@ import AppProtocol
 import GroupDefaults
 import PropertyList
 import SimulatedFoundation
-import Testing
 import TestSupport
+import Testing
 
 /// The control channel's own rules, in this process over a socket pair
 /// (ControlChannelProcessTests drives real programs): a peer that does not
@@ -88,8 +88,9 @@ import TestSupport
             try agent.waitForLine(timeout: 20) { $0.contains("\"connected\"") }
             agents.append(agent)
         }
-        let pad = SimulatedProcess(identity: ProcessIdentity(
-            root: SimulationRoot(path: f.root.path), device: "iPad", bundleIdentifier: "com.example.app"))
+        let pad = SimulatedProcess(
+            identity: ProcessIdentity(
+                root: SimulationRoot(path: f.root.path), device: "iPad", bundleIdentifier: "com.example.app"))
         let (channel, peer) = try serve(pad)
         let store = NSUbiquitousKeyValueStore(process: pad, environment: [NSUbiquitousKeyValueStore.identifierVariable: "com.example.kvs"])
         #expect(try groupsim(["cloud", "write", "--device", "iPhone", "com.example.kvs", "theme", #""dark""#], root: f.root).status == 0)

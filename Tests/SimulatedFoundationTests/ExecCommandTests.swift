@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// `groupsim exec` runs a command as a target of an installed app: refusals,
 /// the identity it hands over, and the command's own status and signals.
@@ -21,7 +21,8 @@ import TestSupport
 
         let manifest = root.path + "/solo.yaml"
         try "name: Solo\ntargets:\n  main-app:\n    bundle-id: com.example.solo\n".write(toFile: manifest, atomically: true, encoding: .utf8)
-        let noWidget = try groupsim(["exec", "--app", "com.example.solo", "--manifest", manifest, "--target", "widget", "--", "/bin/true"], root: root)
+        let noWidget = try groupsim(
+            ["exec", "--app", "com.example.solo", "--manifest", manifest, "--target", "widget", "--", "/bin/true"], root: root)
         #expect(noWidget.status == 1)
         #expect(noWidget.stderr.contains("has no widget target; it has: main-app"))
         let wrongApp = try groupsim(["exec", "--app", "com.example.notes", "--manifest", manifest, "--", "/bin/true"], root: root)

@@ -1,8 +1,8 @@
 import GroupDefaults
 import PropertyList
 import SimulatedFoundation
-import Testing
 import TestSupport
+import Testing
 
 /// A simulated process over a fresh root. Each test makes its own, so none
 /// touches the process-wide `SimulatedProcess.current` (ExamplesTests owns it).
@@ -216,7 +216,8 @@ final class Counter: @unchecked Sendable {
     @Test func aSetThroughTheFacePostsOneNotification() throws {
         let f = FaceFixture()
         let defaults = UserDefaults(process: f.process())
-        let facePosts = Counter(), groupPosts = Counter()
+        let facePosts = Counter()
+        let groupPosts = Counter()
         let tokens = [
             NotificationCenter.default.addObserver(forName: UserDefaults.didChangeNotification, object: defaults, queue: nil) { _ in
                 facePosts.add(onWritingThread: true)
@@ -267,7 +268,9 @@ final class Counter: @unchecked Sendable {
     @Test func observersHearOtherProcesses() throws {
         let f = FaceFixture()
         let defaults = try #require(UserDefaults(suiteName: f.group, process: f.process(arguments: ["-hidden", "argument"])))
-        let theme = Received(), hidden = Received(), marker = Received()
+        let theme = Received()
+        let hidden = Received()
+        let marker = Received()
         let observations = [
             defaults.observe("theme") { theme.add($0) }, defaults.observe("hidden") { hidden.add($0) },
             defaults.observe("marker") { marker.add($0) },

@@ -1,7 +1,7 @@
 import GroupDefaults
 import SimulatedFoundation
-import Testing
 import TestSupport
+import Testing
 
 /// An observer written as on Apple platforms: an NSObject subclass that
 /// overrides `observeValue(forKeyPath:of:change:context:)`.
@@ -105,7 +105,10 @@ extension UserDefaults {
         let observer = KeyValueRecorder()
         let first = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
         let second = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
-        defer { first.deallocate(); second.deallocate() }
+        defer {
+            first.deallocate()
+            second.deallocate()
+        }
         defaults.addObserver(observer, forKeyPath: "k", options: [], context: first)
         defaults.addObserver(observer, forKeyPath: "k", options: [], context: second)
         defaults.set("a", forKey: "k")

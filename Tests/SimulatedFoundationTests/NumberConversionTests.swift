@@ -1,7 +1,7 @@
 import GroupDefaults
 import SimulatedFoundation
-import Testing
 import TestSupport
+import Testing
 
 /// The conversions between number kinds, strings and booleans, against what
 /// Foundation's own UserDefaults gives on Linux (swift-corelibs-foundation,
@@ -63,7 +63,10 @@ import TestSupport
         ("stringBlank7x", { $0.set(" 7x", forKey: $1) }, Reads(" 7x", 7, true, 7, 7)),
         ("stringHuge", { $0.set("99999999999999999999", forKey: $1) }, Reads("99999999999999999999", .max, true, 1e20, 1e20)),
         ("stringHugeNegative", { $0.set("-99999999999999999999", forKey: $1) }, Reads("-99999999999999999999", .min, true, -1e20, -1e20)),
-        ("stringExact", { $0.set("9007199254740993", forKey: $1) }, Reads("9007199254740993", 9_007_199_254_740_993, true, 9.007199e15, 9_007_199_254_740_992)),
+        (
+            "stringExact", { $0.set("9007199254740993", forKey: $1) },
+            Reads("9007199254740993", 9_007_199_254_740_993, true, 9.007199e15, 9_007_199_254_740_992)
+        ),
         ("stringExponent", { $0.set("1e3", forKey: $1) }, Reads("1e3", 1, true, 1000, 1000)),
         ("stringHex", { $0.set("0x10", forKey: $1) }, Reads("0x10", 0, false, 0, 0)),
         ("stringInf", { $0.set("inf", forKey: $1) }, Reads("inf", 0, false, 0, 0)),

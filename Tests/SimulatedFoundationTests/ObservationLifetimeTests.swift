@@ -1,7 +1,7 @@
 import GroupDefaults
 import SimulatedFoundation
-import Testing
 import TestSupport
+import Testing
 
 /// An observation lives as long as its token, whatever became of the
 /// instance it was made through (as on Apple platforms).

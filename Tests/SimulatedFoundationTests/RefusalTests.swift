@@ -1,8 +1,8 @@
 import GroupDefaults
 import PropertyList
 import SimulatedFoundation
-import Testing
 import TestSupport
+import Testing
 
 /// Where Foundation raises an exception, the simulated UserDefaults changes
 /// nothing and says so through Diagnostics.

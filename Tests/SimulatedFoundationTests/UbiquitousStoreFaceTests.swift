@@ -1,8 +1,8 @@
 import GroupDefaults
 import PropertyList
 import SimulatedFoundation
-import Testing
 import TestSupport
+import Testing
 
 /// `NSUbiquitousKeyValueStore` as Foundation code uses it: typed accessors,
 /// the missing entitlement said loudly, and notifications from another device
@@ -11,8 +11,9 @@ import TestSupport
     let fixture = FaceFixture()
 
     func store(device: String = "iPhone", entitled: Bool = true, report: (Diagnostic) -> Void = { _ in }) -> NSUbiquitousKeyValueStore {
-        let process = SimulatedProcess(identity: ProcessIdentity(
-            root: SimulationRoot(path: fixture.root.path), device: device, bundleIdentifier: "com.example.app"))
+        let process = SimulatedProcess(
+            identity: ProcessIdentity(
+                root: SimulationRoot(path: fixture.root.path), device: device, bundleIdentifier: "com.example.app"))
         return NSUbiquitousKeyValueStore(
             process: process, environment: entitled ? [NSUbiquitousKeyValueStore.identifierVariable: "com.example.kvs"] : [:], report: report)
     }
@@ -61,8 +62,9 @@ import TestSupport
     /// however many stores the process makes, as a device logs it once.
     @Test func theMissingEntitlementIsSaidOncePerProcess() {
         let reported = Received.Lines()
-        let process = SimulatedProcess(identity: ProcessIdentity(
-            root: SimulationRoot(path: fixture.root.path), bundleIdentifier: "com.example.app"))
+        let process = SimulatedProcess(
+            identity: ProcessIdentity(
+                root: SimulationRoot(path: fixture.root.path), bundleIdentifier: "com.example.app"))
         for _ in 0..<3 {
             let kvs = NSUbiquitousKeyValueStore(process: process, environment: [:]) { reported.add($0.message) }
             kvs.set("x", forKey: "k")
@@ -93,16 +95,19 @@ import TestSupport
         }
         let pad = store(device: "iPad")
         let received = NotificationLog()
-        let token = NotificationCenter.default.addObserver(forName: NSUbiquitousKeyValueStore.didChangeExternallyNotification, object: pad, queue: nil) {
+        let token = NotificationCenter.default.addObserver(
+            forName: NSUbiquitousKeyValueStore.didChangeExternallyNotification, object: pad, queue: nil
+        ) {
             received.add($0.userInfo ?? [:])
         }
         defer { NotificationCenter.default.removeObserver(token) }
         #expect(received.wait { ($0[NSUbiquitousKeyValueStoreChangeReasonKey] as? NSNumber)?.intValue == NSUbiquitousKeyValueStoreInitialSyncChange })
         #expect(try groupsim(["cloud", "write", "--device", "iPhone", "com.example.kvs", "theme", #""dark""#], root: fixture.root).status == 0)
-        #expect(received.wait { info in
-            (info[NSUbiquitousKeyValueStoreChangeReasonKey] as? NSNumber)?.intValue == NSUbiquitousKeyValueStoreServerChange
-                && (info[NSUbiquitousKeyValueStoreChangedKeysKey] as? [String]) == ["theme"]
-        })
+        #expect(
+            received.wait { info in
+                (info[NSUbiquitousKeyValueStoreChangeReasonKey] as? NSNumber)?.intValue == NSUbiquitousKeyValueStoreServerChange
+                    && (info[NSUbiquitousKeyValueStoreChangedKeysKey] as? [String]) == ["theme"]
+            })
         #expect(pad.string(forKey: "theme") == "dark")
         #expect(pad.synchronize())
     }

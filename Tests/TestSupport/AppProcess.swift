@@ -27,8 +27,10 @@ package final class AppProcess: @unchecked Sendable {
     private var backlog: [DecodedLine] = []
     private var nextID = 0
 
-    package init(_ role: String, root: TemporaryRoot, manifest: String? = nil, device: String = "iPhone", arguments: [String] = [],
-                launchArguments: [String] = [], environment: [String: String] = [:]) throws {
+    package init(
+        _ role: String, root: TemporaryRoot, manifest: String? = nil, device: String = "iPhone", arguments: [String] = [],
+        launchArguments: [String] = [], environment: [String: String] = [:]
+    ) throws {
         var all = ["--json"] + (manifest.map { ["--manifest", $0] } ?? []) + arguments
         if !launchArguments.isEmpty { all += ["--"] + launchArguments }
         process = try RunningProcess(
@@ -72,7 +74,10 @@ package final class AppProcess: @unchecked Sendable {
         var found: DecodedLine? = nil
         try lines.waitForLine(timeout: timeout) { text in
             guard let line = try? ControlProtocol.decode(text) else { return false }
-            if predicate(line.message) { found = line; return true }
+            if predicate(line.message) {
+                found = line
+                return true
+            }
             backlog.append(line)
             return false
         }
@@ -143,7 +148,10 @@ package final class AppProcess: @unchecked Sendable {
         var found: String? = nil
         try lines.waitForLine(timeout: timeout) { text in
             guard let line = try? ControlProtocol.decode(text) else { return false }
-            if case .response = line.message { found = text; return true }
+            if case .response = line.message {
+                found = text
+                return true
+            }
             backlog.append(line)
             return false
         }
@@ -176,8 +184,10 @@ package final class AppProcess: @unchecked Sendable {
     /// Waits for a delivery to an executable's own observers (of `mechanism`
     /// and `key`, if given, and satisfying `matches`).
     @discardableResult
-    package func delivery(_ mechanism: DeliveryMechanism? = nil, key: String? = nil, timeout: TimeInterval = 20,
-                         where matches: (Delivery) -> Bool = { _ in true }) throws -> Delivery {
+    package func delivery(
+        _ mechanism: DeliveryMechanism? = nil, key: String? = nil, timeout: TimeInterval = 20,
+        where matches: (Delivery) -> Bool = { _ in true }
+    ) throws -> Delivery {
         let event = try event(timeout: timeout) { event in
             guard case .delivery(let delivery) = event else { return false }
             return (mechanism == nil || delivery.mechanism == mechanism) && (key == nil || delivery.key == key) && matches(delivery)

@@ -1,5 +1,5 @@
-import Foundation
 @_exported import ChildProcess
+import Foundation
 
 /// The project's built executables, run as real processes by the tests.
 package enum BuiltExecutable {
@@ -29,7 +29,8 @@ package struct ProcessResult: Sendable {
 
 /// Runs an executable to completion with the given environment additions
 /// (killed, and the test failed, if it runs longer than ten minutes).
-package func runProcess(_ executable: String, _ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil) throws -> ProcessResult {
+package func runProcess(_ executable: String, _ arguments: [String], environment: [String: String] = [:], stdin: Data? = nil) throws -> ProcessResult
+{
     try runBounded(executable, arguments, environment: environment, stdin: stdin, timeout: 600)
 }
 
@@ -50,8 +51,9 @@ package func runConcurrently(_ commands: [[String]], executable: String = "group
     let errors = UnsafeSendableBox([Error?](repeating: nil, count: commands.count))
     DispatchQueue.concurrentPerform(iterations: commands.count) { index in
         do {
-            let result = try runProcess(BuiltExecutable.path(executable), commands[index],
-                                        environment: ["GROUPSIM_ROOT": root.path, "GROUPSIM_DEVICE": "iPhone"])
+            let result = try runProcess(
+                BuiltExecutable.path(executable), commands[index],
+                environment: ["GROUPSIM_ROOT": root.path, "GROUPSIM_DEVICE": "iPhone"])
             results.update { $0[index] = result }
         } catch let failure {
             errors.update { $0[index] = failure }

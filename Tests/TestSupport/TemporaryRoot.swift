@@ -37,7 +37,10 @@ extension TemporaryRoot {
         let set = try groupsim(["root", "durability", durability.rawValue], root: self)
         let shown = try groupsim(["root", "durability"], root: self)
         guard set.status == 0, shown.trimmedOutput == durability.rawValue else {
-            throw DurabilityNotSet(description: "groupsim root durability \(durability.rawValue): status \(set.status), \(set.stderr); then it printed '\(shown.trimmedOutput)' \(shown.stderr)")
+            throw DurabilityNotSet(
+                description:
+                    "groupsim root durability \(durability.rawValue): status \(set.status), \(set.stderr); then it printed '\(shown.trimmedOutput)' \(shown.stderr)"
+            )
         }
     }
 }

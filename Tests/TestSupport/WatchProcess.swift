@@ -1,6 +1,6 @@
 import AppProtocol
-import Foundation
 @_exported import ChildProcess
+import Foundation
 import PropertyList
 
 /// `groupsim defaults watch --json DOMAIN` as a real observer process. Its

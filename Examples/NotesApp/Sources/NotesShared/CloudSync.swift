@@ -31,8 +31,10 @@ public final class CloudSync: @unchecked Sendable {  // its state is guarded by 
     private var applyingRemoteChanges = false
     private var observers: [NSObjectProtocol] = []
 
-    public init(defaults: UserDefaults = .shared, store: NSUbiquitousKeyValueStore = .default,
-                report: @escaping @Sendable (String) -> Void) {
+    public init(
+        defaults: UserDefaults = .shared, store: NSUbiquitousKeyValueStore = .default,
+        report: @escaping @Sendable (String) -> Void
+    ) {
         self.defaults = defaults
         self.store = store
         self.report = report
@@ -45,12 +47,14 @@ public final class CloudSync: @unchecked Sendable {  // its state is guarded by 
     public func start() {
         let center = NotificationCenter.default
         lock.withLock {
-            observers.append(center.addObserver(
-                forName: NSUbiquitousKeyValueStore.didChangeExternallyNotification, object: store, queue: nil
-            ) { [weak self] note in self?.updateLocal(note) })
-            observers.append(center.addObserver(
-                forName: UserDefaults.didChangeNotification, object: nil, queue: nil
-            ) { [weak self] _ in self?.updateRemote() })
+            observers.append(
+                center.addObserver(
+                    forName: NSUbiquitousKeyValueStore.didChangeExternallyNotification, object: store, queue: nil
+                ) { [weak self] note in self?.updateLocal(note) })
+            observers.append(
+                center.addObserver(
+                    forName: UserDefaults.didChangeNotification, object: nil, queue: nil
+                ) { [weak self] _ in self?.updateRemote() })
         }
         store.synchronize()
         let prefixed = store.dictionaryRepresentation.keys.filter { $0.hasPrefix(Self.prefix) }
@@ -120,7 +124,7 @@ public final class CloudSync: @unchecked Sendable {  // its state is guarded by 
 func sameValue(_ a: Any?, _ b: Any?) -> Bool {
     switch (a, b) {
     case (nil, nil): return true
-    case let (a?, b?): return NSDictionary(dictionary: ["value": a]).isEqual(to: ["value": b])
+    case (let a?, let b?): return NSDictionary(dictionary: ["value": a]).isEqual(to: ["value": b])
     default: return false
     }
 }
