@@ -105,6 +105,28 @@ public struct ExecutableIdentity: Sendable, Equatable {
     }
 }
 
+/// Which of an app's targets a user's executable plays, by the short names
+/// `groupsim exec --target`, a scenario's `exec:` process and GroupSimTesting take.
+public enum AppTarget: String, Sendable, CaseIterable {
+    case app, widget, intent
+
+    public var role: Role {
+        switch self {
+        case .app: .mainApp
+        case .widget: .widget
+        case .intent: .intentExtension
+        }
+    }
+
+    public init(role: Role) {
+        switch role {
+        case .mainApp: self = .app
+        case .widget: self = .widget
+        case .intentExtension: self = .intent
+        }
+    }
+}
+
 /// Where an executable that links SimulatedFoundation serves the control
 /// protocol (docs/protocol.md): a Unix socket it connects to, or a connected
 /// socket it inherits as a descriptor.

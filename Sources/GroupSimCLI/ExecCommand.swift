@@ -26,25 +26,13 @@ struct ExecCommand: ParsableCommand {
             such as {"id":1,"cmd":"get","key":"theme"} in the first.
             """)
 
-    enum Target: String, ExpressibleByArgument, CaseIterable {
-        case app, widget, intent
-
-        var role: Role {
-            switch self {
-            case .app: .mainApp
-            case .widget: .widget
-            case .intent: .intentExtension
-            }
-        }
-    }
-
     @OptionGroup var location: LocationOptions
 
     @Option(help: "The app's bundle id, as installed on the device (groupsim app list shows them).")
     var app: String
 
     @Option(help: "Which of the app's targets to be: app, widget or intent.")
-    var target: Target = .app
+    var target: AppTarget = .app
 
     @Option(help: "Take the app from this manifest instead of the one installed on the device.")
     var manifest: String?
@@ -131,3 +119,5 @@ enum ExecReplacement {
         return error == ENOENT ? 127 : 126
     }
 }
+
+extension AppTarget: ExpressibleByArgument {}

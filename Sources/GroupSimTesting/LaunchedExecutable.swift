@@ -1,3 +1,4 @@
+import AppModel
 import AppProtocol
 import ChildProcess
 import Foundation
@@ -11,18 +12,8 @@ public typealias Delivery = AppProtocol.Delivery
 /// Which kind of observer a `Delivery` went to (`.observe`, `.keyValueObserver`, …).
 public typealias DeliveryMechanism = AppProtocol.DeliveryMechanism
 
-/// Which of an app's targets a launched executable is.
-public enum AppTarget: String, Sendable, CaseIterable {
-    case app, widget, intent
-
-    var role: Role {
-        switch self {
-        case .app: .mainApp
-        case .widget: .widget
-        case .intent: .intentExtension
-        }
-    }
-}
+/// Which of an app's targets a launched executable is (`.app`, `.widget`, `.intent`).
+public typealias AppTarget = AppModel.AppTarget
 
 /// The effective value of a key in a program, and the domain it comes from
 /// (`NSArgumentDomain`, the suite, `NSRegistrationDomain` …; nil when absent).

@@ -8,9 +8,6 @@ extension ScenarioParser {
     /// How long an executable has to connect to its control channel and answer, when its process gives no `start-timeout`.
     public static let defaultStartTimeout: Double = 20
 
-    /// The `target:` words of an `exec:` process, as `groupsim exec --target` takes them.
-    static let executableTargets: [String: Role] = ["app": .mainApp, "widget": .widget, "intent": .intentExtension]
-
     /// One entry of `processes:`: a built-in role (`role:`) or a user's executable (`exec:`).
     static func parseProcess(_ name: String, _ node: SpecNode, app: AppManifest, devices: [String], file: String) throws -> ProcessSpec {
         let spec = try node.fields(allowed: ["role", "device", "args", "exec", "target", "env", "control", "start-timeout"])
@@ -22,7 +19,7 @@ extension ScenarioParser {
         if let execNode = spec["exec"] {
             if let roleNode = spec["role"] { throw roleNode.error("a process has 'role' (a built-in process) or 'exec' (your executable), not both") }
             let targetText = try spec["target"]?.string() ?? "app"
-            guard let role = executableTargets[targetText] else {
+            guard let role = AppTarget(rawValue: targetText)?.role else {
                 throw spec["target"]!.error(
                     "target is app, widget or intent (which of the app's targets the executable plays), found '\(targetText)'")
             }

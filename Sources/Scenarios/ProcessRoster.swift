@@ -79,7 +79,7 @@ final class ProcessRoster: @unchecked Sendable {
         }
         let listener = try executable.control ? LineSocketListener(path: nextSocketPath()) : nil
         var command = [
-            "exec", "--root", context.root, "--device", spec.device, "--app", bundle, "--target", Self.targetWord(spec.role),
+            "exec", "--root", context.root, "--device", spec.device, "--app", bundle, "--target", AppTarget(role: spec.role).rawValue,
             "--manifest", try manifestForExecutables(),
         ]
         if let listener { command += ["--control-socket", listener.path] }
@@ -89,7 +89,10 @@ final class ProcessRoster: @unchecked Sendable {
         let driver = try ProcessDriver(
             name: spec.name, executable: context.binaries + "/groupsim", arguments: command, environment: environment,
             directory: (context.scenario.file as NSString).deletingLastPathComponent, transport: listener == nil ? .none : .channel, log: context.log)
-        guard let listener else { return driver }
+        guard let listener else {
+            try waitUntilReplaced(driver, executable: executable)
+            return driver
+        }
         // Accepted in short slices, so a program that exits at start is seen at once rather than at the deadline.
         let deadline = Date().addingTimeInterval(executable.startTimeout)
         while driver.isRunning, Date() < deadline {
@@ -109,17 +112,26 @@ final class ProcessRoster: @unchecked Sendable {
         return driver
     }
 
-    private var socketCount = 0
-    private var writtenManifest: String?
-
-    /// `groupsim exec --target`'s word for a role.
-    static func targetWord(_ role: Role) -> String {
-        switch role {
-        case .mainApp: "app"
-        case .widget: "widget"
-        case .intentExtension: "intent"
+    /// Waits until `groupsim exec` has made the child the executable: only
+    /// then is it tied to the runner's life (`OwnerLifetime`), so a step right
+    /// after the launch (a `suspend`, say) cannot catch it before that.
+    private func waitUntilReplaced(_ driver: ProcessDriver, executable: ExecutableSpec) throws {
+        let starter = context.binaries + "/groupsim"
+        let deadline = Date().addingTimeInterval(executable.startTimeout)
+        while driver.isRunning {
+            let running = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(driver.process.pid)/exe")
+            guard let running, (running as NSString).resolvingSymlinksInPath == (starter as NSString).resolvingSymlinksInPath else { return }
+            guard Date() < deadline else {
+                driver.signal(SIGKILL)
+                throw CheckFailed(
+                    "\(driver.name): groupsim exec did not start \(executable.path) within \(executable.startTimeout) s (its start-timeout)")
+            }
+            usleep(1_000)
         }
     }
+
+    private var socketCount = 0
+    private var writtenManifest: String?
 
     /// The app's manifest as a file `groupsim exec` reads: the scenario's, or the built-in example written into the run's root.
     private func manifestForExecutables() throws -> String {
