@@ -1,4 +1,5 @@
 import ArgumentParser
+import AppProtocol
 import ChildProcess
 import Foundation
 import Histogram
@@ -46,14 +47,12 @@ struct StartupBenchmark: ParsableCommand {
 
     /// A user's executable (settings-examples, which links SimulatedFoundation)
     /// alone — spawned with its identity in the environment, to its first line
-    /// — and as the scenario runner starts an `exec:` process: through
-    /// `groupsim exec`, to its connection on a control socket, its `ready`
-    /// event and the answer to a ping.
+    /// — and as the scenario runner starts an `exec:` process that links
+    /// SimulatedFoundation: to its connection on a control socket, its
+    /// `ready` event and the answer to a ping.
     func userExecutable(root: String, folder: String) throws {
         let executable = folder + "/settings-examples"
         let groupsim = folder + "/groupsim"
-        let manifest = root + "/bench-app.yaml"
-        try "name: Bench\ntargets:\n  main-app:\n    bundle-id: com.example.notes\n".write(toFile: manifest, atomically: true, encoding: .utf8)
         let created = try RunningProcess(groupsim, ["device", "create", "iPhone", "--root", root])
         guard try created.waitForExit(timeout: 30) == 0 || created.stderr.contains("exists") else {
             throw ValidationError("groupsim device create failed: \(created.stderr)")
@@ -77,11 +76,13 @@ struct StartupBenchmark: ParsableCommand {
             let socket = root + "/bench-\(run).sock"
             let listener = try LineSocketListener(path: socket)
             let start = MonotonicClock.now()
+            // As the runner starts an executable that links SimulatedFoundation: directly, its identity,
+            // its control socket and the unblocking of its signals in the environment.
             let process = try RunningProcess(
-                groupsim,
-                [
-                    "exec", "--root", root, "--device", "iPhone", "--app", "com.example.notes", "--manifest", manifest,
-                    "--control-socket", socket, "--", executable, "wait-input",
+                executable, ["wait-input"],
+                environment: [
+                    "GROUPSIM_ROOT": root, "GROUPSIM_DEVICE": "iPhone", "GROUPSIM_BUNDLE_ID": "com.example.notes",
+                    ControlProtocol.channelSocketVariable: socket, StartingSignalMask.unblockVariable: "1",
                 ])
             let channel = try listener.accept(timeout: 30)
             try channel.waitForLine(timeout: 30) { $0.hasPrefix("{\"event\":\"ready\"") }
@@ -91,7 +92,7 @@ struct StartupBenchmark: ParsableCommand {
             process.closeStdin()
             try process.waitForExit()
         }
-        report("settings-examples as an exec: process (groupsim exec → channel connected → ready → ping answered)", underRunner)
+        report("settings-examples as an exec: process (spawn → channel connected → ready → ping answered)", underRunner)
     }
 
     func report(_ name: String, _ histogram: Histogram<UInt64>) {

@@ -2,6 +2,7 @@ import AppModel
 import AppProtocol
 import ChildProcess
 import Foundation
+import GroupDefaults
 import PropertyList
 import ScenarioModel
 
@@ -64,31 +65,44 @@ final class ProcessRoster: @unchecked Sendable {
 
     private static let cloudAutostart = "GROUPSIM_CLOUD_AUTOSTART"
 
-    /// A user's executable, started through `groupsim exec` (which gives it
-    /// its identity from the app's manifest, `ExecutableIdentity`, and
-    /// replaces itself with it): so it runs with no signal blocked (the
-    /// runner's children start with all blocked) and is tied to the runner's
-    /// life (`OwnerLifetime`), which only code run in the child before it
-    /// execs can arrange. It runs in the scenario file's folder. With a control
-    /// channel, it is given a socket in the run's root to connect to as it
-    /// loads; the driver speaks the protocol there once it has connected.
+    /// A user's executable, with its identity from the app's manifest
+    /// (`ExecutableIdentity`), in the scenario file's folder. It must run with
+    /// no signal blocked (the runner's children start with all blocked) and
+    /// be tied to the runner's life (`OwnerLifetime`), which only code run in
+    /// the child can arrange: SimulatedFoundation's, as it loads, for one that
+    /// links it (it is then given a socket in the run's root to connect to, and
+    /// the driver speaks the protocol there once it has connected);
+    /// `groupsim exec`'s, before it replaces itself with the executable, for
+    /// any other.
     private func startExecutable(_ spec: ProcessSpec, _ executable: ExecutableSpec, launchArguments: [String]) throws -> ProcessDriver {
         let app = context.scenario.app
         guard let bundle = (app.targets[.mainApp] ?? app.targets[spec.role])?.bundleIdentifier else {
             throw CheckFailed("the app \(app.name) has no \(spec.role.rawValue) target")
         }
         let listener = try executable.control ? LineSocketListener(path: nextSocketPath()) : nil
-        var command = [
-            "exec", "--root", context.root, "--device", spec.device, "--app", bundle, "--target", AppTarget(role: spec.role).rawValue,
-            "--manifest", try manifestForExecutables(),
-        ]
-        if let listener { command += ["--control-socket", listener.path] }
-        command += ["--", executable.path] + executable.arguments + launchArguments
         var environment = executable.environment
         environment[Self.cloudAutostart] = "0"
-        let driver = try ProcessDriver(
-            name: spec.name, executable: context.binaries + "/groupsim", arguments: command, environment: environment,
-            directory: (context.scenario.file as NSString).deletingLastPathComponent, transport: listener == nil ? .none : .channel, log: context.log)
+        let folder = (context.scenario.file as NSString).deletingLastPathComponent
+        let driver: ProcessDriver
+        if let listener {
+            // It links SimulatedFoundation, whose load hook unblocks its signals and ties it to
+            // the runner (`ExecutableIdentity`'s variables): started directly, without
+            // `groupsim exec`'s second executable to load (most of a launch's time).
+            let identity = try ExecutableIdentity.of(spec.role, in: app, root: SimulationRoot(path: context.root), device: spec.device)
+            driver = try ProcessDriver(
+                name: spec.name, executable: executable.path, arguments: executable.arguments + launchArguments,
+                environment: identity.environment(over: environment, control: .socket(listener.path)), directory: folder,
+                transport: .channel, log: context.log)
+        } else {
+            let command =
+                [
+                    "exec", "--root", context.root, "--device", spec.device, "--app", bundle, "--target", AppTarget(role: spec.role).rawValue,
+                    "--manifest", try manifestForExecutables(), "--",
+                ] + [executable.path] + executable.arguments + launchArguments
+            driver = try ProcessDriver(
+                name: spec.name, executable: context.binaries + "/groupsim", arguments: command, environment: environment, directory: folder,
+                transport: .none, log: context.log)
+        }
         guard let listener else {
             try waitUntilReplaced(driver, executable: executable)
             return driver
