@@ -1,5 +1,5 @@
-import ArgumentParser
 import AppProtocol
+import ArgumentParser
 import ChildProcess
 import Foundation
 import Histogram

@@ -105,7 +105,7 @@ import Testing
             steps:
               - launch: [app, widget]
               - set: { in: app, key: k, value: 1 }
-              - wait: { for: change, in: widget, key: k }
+              - wait: { for: change, in: widget, key: k, timeout: 60 }
               - kill: app
               - expect: [{ exit: app, status: 137 }, { in: widget, not-saw: change, key: k }]
             """)

@@ -20,7 +20,7 @@ import Testing
         steps:
           - launch: [app, widget]
           - set: { in: app, key: theme, value: dark }
-          - wait: { for: change, in: widget, key: theme, value: dark }
+          - wait: { for: change, in: widget, key: theme, value: dark, timeout: 60 }
         """.write(toFile: passing, atomically: true, encoding: .utf8)
         try """
         summary: a check that fails
