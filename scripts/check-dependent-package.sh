@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Builds and tests a throwaway package that depends on this one by path, as a
-# user's package does, reaching this clone through a folder that is NOT named
-# groupsim (a link called gs-clone): the Package.swift spelling that README.md
-# and docs/testing.md give must work wherever the clone is. The package has an
-# executable that links SimulatedFoundation and a Swift Testing test that
-# launches it with GroupSimTesting. Slow (a full build of the dependency):
-# CI runs it once. --keep keeps the temporary folder.
+# Follows README.md's "Testing your own app" as a new user would: its
+# Package.swift, its executable, its app manifest and its scenario, taken from
+# the README's code blocks as they are written, in a package beside a clone of
+# this repository that is NOT named groupsim (a link called gs-clone), so the
+# Package.swift spelling the README gives must work wherever the clone is.
+# Then the README's commands: build the package, run its scenarios with the
+# clone's groupsim. A Swift Testing test that drives the same executable with
+# GroupSimTesting is added to the package (the README's Package.swift gains a
+# test target) and run too. Slow (a full build of the dependency): CI runs it
+# once. --keep keeps the temporary folder.
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 keep=0
@@ -15,54 +18,66 @@ cleanup() { if [[ $keep == 1 ]]; then echo "kept: $work"; else rm -rf "$work"; f
 trap cleanup EXIT
 
 ln -s "$here" "$work/gs-clone"
-mkdir -p "$work/Notes/Sources/NotesTool" "$work/Notes/Tests/NotesTests"
-cat > "$work/Notes/Package.swift" <<'SWIFT'
-// swift-tools-version: 6.0
-import PackageDescription
+mkdir -p "$work/MyApp/Sources/my-app" "$work/MyApp/scenarios" "$work/MyApp/Tests/MyAppTests"
 
-let package = Package(
-    name: "Notes",
-    dependencies: [
-        .package(name: "groupsim", path: "../gs-clone"),
-    ],
-    targets: [
-        .executableTarget(name: "NotesTool", dependencies: [.product(name: "SimulatedFoundation", package: "groupsim")]),
-        .testTarget(name: "NotesTests", dependencies: [
-            "NotesTool",
-            .product(name: "GroupSimTesting", package: "groupsim"),
-        ]),
-    ]
-)
-SWIFT
-cat > "$work/Notes/Sources/NotesTool/main.swift" <<'SWIFT'
-import SimulatedFoundation
-
-// Registers a default, says it is ready (flushed: its standard output is a pipe), then waits for its input to end.
-UserDefaults.standard.register(defaults: ["theme": "light"])
-print("ready")
-fflush(nil)
-while readLine() != nil {}
-SWIFT
-cat > "$work/Notes/Tests/NotesTests/NotesTests.swift" <<'SWIFT'
+# The README's blocks, in the order the section gives them: Package.swift and main.swift (swift), the manifest
+# and the scenario (yaml). A section whose blocks moved or changed kind fails here, naming what it found.
+python3 - "$here/README.md" "$work/MyApp" <<'PY'
+import re, sys
+readme, app = sys.argv[1], sys.argv[2]
+text = open(readme, encoding="utf-8").read()
+start = text.find("\n## Testing your own app\n")
+if start < 0:
+    sys.exit("README.md has no section '## Testing your own app'")
+end = text.find("\n## ", start + 1)
+section = text[start:end if end > 0 else len(text)]
+blocks = re.findall(r"^```(\w+)\n(.*?)^```", section, flags=re.M | re.S)
+swift = [body for kind, body in blocks if kind == "swift"]
+yaml = [body for kind, body in blocks if kind == "yaml"]
+if len(swift) < 2 or len(yaml) < 2:
+    sys.exit(f"README.md's 'Testing your own app' has {len(swift)} swift and {len(yaml)} yaml blocks; expected 2 and 2")
+package, main, manifest, scenario = swift[0], swift[1], yaml[0], yaml[1]
+if 'path: "../groupsim"' not in package or "\n    ]\n)" not in package:
+    sys.exit("README.md's Package.swift no longer depends on path ../groupsim or no longer ends its targets with '    ]\\n)'")
+package = package.replace('path: "../groupsim"', 'path: "../gs-clone"')
+# A test target beside the README's executable, for the GroupSimTesting test below.
+test_target = ('        .testTarget(name: "MyAppTests", dependencies: '
+               '["my-app", .product(name: "GroupSimTesting", package: "groupsim")]),\n    ]\n)')
+package = package.replace("\n    ]\n)", "\n" + test_target, 1)
+files = {"Package.swift": package, "Sources/my-app/main.swift": main, "app.yaml": manifest, "scenarios/theme.yaml": scenario}
+for name, body in files.items():
+    with open(f"{app}/{name}", "w", encoding="utf-8") as out:
+        out.write(body)
+PY
+cat > "$work/MyApp/Tests/MyAppTests/MyAppTests.swift" <<'SWIFT'
+import Foundation
 import GroupSimTesting
 import Testing
 
-@Test func theToolRunsAsTheExampleApp() async throws {
+@Test func theThemeIsTheAppGroupsAndItsRegisteredDefault() async throws {
     try await withSimulation { simulation in
-        try simulation.install(.example)
-        let tool = try await simulation.launch("NotesTool", arguments: ["-fontSize", "20"])
-        try await tool.waitForOutput(matching: "^ready$")
-        #expect(try await tool.effectiveValue(forKey: "theme") == EffectiveValue(value: "light", domain: "NSRegistrationDomain"))
-        #expect(try await tool.value(forKey: "fontSize") == "20")
-        try await tool.set("theme", "dark")
-        #expect(try await tool.value(forKey: "theme") == "dark")
+        let manifest = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../app.yaml")
+        try simulation.install(.file(manifest.standardized.path))
+        let app = try await simulation.launch("my-app", arguments: ["-fontSize", "20"])
+        try await app.waitForOutput(matching: "^theme=light$")
+        #expect(try await app.value(forKey: "fontSize") == "20")
+        try app.sendInput("set theme dark")
+        try await app.waitForOutput(matching: "^theme=dark$")
+        #expect(try await app.value(forKey: "theme", suite: "group.com.example.myapp") == "dark")
     }
 }
 SWIFT
 
-cd "$work/Notes"
-echo "==> building a package that depends on $here through $work/gs-clone"
+groupsim="$here/.build/debug/groupsim"
+if [[ ! -x "$groupsim" ]]; then
+    echo "==> building groupsim and its roles in the clone (README step 1)"
+    (cd "$here" && for product in groupsim main-app widget intent-extension; do swift build --product "$product"; done)
+fi
+cd "$work/MyApp"
+echo "==> building the README's package, which depends on $here through $work/gs-clone (README step 2)"
 swift build --build-tests
-echo "==> testing it"
+echo "==> running its scenarios with the clone's groupsim (README step 3)"
+"$groupsim" run scenarios
+echo "==> testing it with GroupSimTesting"
 swift test --skip-build
-echo "==> the dependent package builds and its test passes"
+echo "==> the README's package builds, its scenario passes and its test passes"
