@@ -82,9 +82,11 @@ package final class RunningProcess: Sendable {
     /// child that may flood its output); `nextLine`, `allLines` and `stderr` then have none.
     /// With a `lineLimit`, a line longer than that many bytes is handed over in
     /// pieces of it, so a child that writes without newlines costs bounded memory.
+    /// With `unblockedSignals`, the child starts with no signal blocked (see
+    /// `SpawningThread`): a program that links no code of this package to unblock them.
     package init(
         _ executable: String, _ arguments: [String], environment: [String: String] = [:], directory: String? = nil,
-        handlers: Handlers? = nil, keepsOutput: Bool = true, lineLimit: Int? = nil
+        handlers: Handlers? = nil, keepsOutput: Bool = true, lineLimit: Int? = nil, unblockedSignals: Bool = false
     ) throws {
         Self.ignoreBrokenPipes
         let output = Output(handlers: handlers, keepsOutput: keepsOutput, lineLimit: lineLimit)
@@ -106,7 +108,7 @@ package final class RunningProcess: Sendable {
                 ended.terminationReason == .uncaughtSignal ? .signalled(ended.terminationStatus) : .exited(ended.terminationStatus)
             output.finish(termination)
         }
-        try SpawningThread.shared.run { [child] in try child.run() }
+        try SpawningThread.shared.run(unblockingSignals: unblockedSignals) { [child] in try child.run() }
         pid = child.processIdentifier
         // One reader thread per pipe owns its read end until EOF, then closes
         // it: no descriptor is closed while being read, and none outlives its
