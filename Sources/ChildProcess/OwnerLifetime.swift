@@ -101,22 +101,9 @@ final class SpawningThread: @unchecked Sendable {
     }
 
     /// Runs `body` on the spawning thread and returns what it returned (or throws what it threw).
-    /// With `unblockingSignals`, the thread blocks no signal while `body` runs, so a child it starts
-    /// begins with none blocked: for a program that has no load hook to unblock them itself. A
-    /// signal sent to this process in that moment may be taken by this thread, as by any other.
-    func run<T>(unblockingSignals: Bool = false, _ body: @escaping () throws -> T) throws -> T {
+    func run<T>(_ body: @escaping () throws -> T) throws -> T {
         let outcome = Outcome<T>()
-        let job = { () throws -> T in
-            guard unblockingSignals else { return try body() }
-            var nothing = sigset_t()
-            var all = sigset_t()
-            sigemptyset(&nothing)
-            sigfillset(&all)
-            pthread_sigmask(SIG_SETMASK, &nothing, nil)
-            defer { pthread_sigmask(SIG_SETMASK, &all, nil) }
-            return try body()
-        }
-        condition.withLock { jobs.append { outcome.finish(Result { try job() }) } }
+        condition.withLock { jobs.append { outcome.finish(Result { try body() }) } }
         condition.signal()
         return try outcome.wait().get()
     }

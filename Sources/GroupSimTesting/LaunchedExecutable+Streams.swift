@@ -29,7 +29,8 @@ extension LaunchedExecutable {
                 expression.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) != nil
             }
             if let found { return found }
-            throw outcome.failure("\(name): no line of its \(stream.description) matching '\(pattern)' within \(seconds) s" + Self.outputSummary(record), at: place)
+            throw outcome.failure(
+                "\(name): no line of its \(stream.description) matching '\(pattern)' within \(seconds) s" + Self.outputSummary(record), at: place)
         }
     }
 

@@ -275,4 +275,3 @@ public final class LaunchedExecutable: Sendable {
         }
     }
 }
-

@@ -76,7 +76,7 @@ import Testing
     @Test func anExecutableWithoutSimulatedFoundationRunsWithoutAChannel() async throws {
         try await withExpectedFailures { simulation in
             try simulation.install(.example)
-            let script = "grep SigBlk /proc/$$/status; echo bundle=$GROUPSIM_BUNDLE_ID; echo oops >&2; read line; echo got=$line"
+            let script = "grep SigBlk /proc/self/status; echo bundle=$GROUPSIM_BUNDLE_ID; echo oops >&2; read line; echo got=$line"
             let shell = try await simulation.launch(.path("/bin/sh"), as: .widget, arguments: ["-c", script])
             #expect(!shell.hasControlChannel)
             try await shell.waitForOutput(matching: "^SigBlk:\\s*0+$")
