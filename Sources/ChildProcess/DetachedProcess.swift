@@ -13,45 +13,20 @@ import Foundation
 /// whoever waits on it for as long as the daemon lives), and, if asked, a
 /// session of its own (it outlives the starter's terminal).
 package enum DetachedProcess {
-    struct SpawnError: Error, CustomStringConvertible {
-        package let description: String
-    }
+    typealias SpawnError = CleanSpawn.SpawnError
 
     /// Returns the child's pid. `log` gets its standard output and error:
     /// appended to, or truncated first; a link there is refused (O_NOFOLLOW).
     package static func start(
         _ executable: String, _ arguments: [String], log: String, appending: Bool, newSession: Bool, environment: [String: String]? = nil
     ) throws -> pid_t {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_NOFOLLOW | (appending ? O_APPEND : O_TRUNC), 0o600)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        // glibc 2.34 and later (not in Swift's view of spawn.h): every other descriptor closed in the child at once.
-        typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
-        guard let closeFrom = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else {
-            throw SpawnError(
-                description: "cannot start \(executable): this C library lacks posix_spawn_file_actions_addclosefrom_np (glibc 2.34 or later)")
-        }
-        _ = unsafeBitCast(closeFrom, to: AddCloseFrom.self)(&actions, 3)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var nothingBlocked = sigset_t()
-        sigemptyset(&nothingBlocked)
-        posix_spawnattr_setsigmask(&attributes, &nothingBlocked)
-        // POSIX_SPAWN_SETSID is glibc's 0x80 (not exported to Swift).
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | (newSession ? 0x80 : 0)))
-        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         // Detached: never tied to the starter's life (OwnerLifetime), whatever the starter was given.
         var environment = environment ?? ProcessInfo.processInfo.environment
         environment[OwnerLifetime.variable] = nil
-        let variables = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { for word in argv + variables { free(word) } }
-        var pid: pid_t = 0
-        let result = posix_spawn(&pid, executable, &actions, &attributes, argv, variables)
-        guard result == 0 else { throw SpawnError(description: "cannot start \(executable): \(String(cString: strerror(result)))") }
-        return pid
+        return try CleanSpawn.start(executable, arguments, environment: environment, newSession: newSession) { actions in
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+            posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_NOFOLLOW | (appending ? O_APPEND : O_TRUNC), 0o600)
+            posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        }
     }
 }

@@ -82,32 +82,43 @@ package final class RunningProcess: Sendable {
     /// child that may flood its output); `nextLine`, `allLines` and `stderr` then have none.
     /// With a `lineLimit`, a line longer than that many bytes is handed over in
     /// pieces of it, so a child that writes without newlines costs bounded memory.
+    /// With `unblockedSignals`, the child starts with no signal blocked and
+    /// every signal's default action (`CleanSpawn`): a program that links no
+    /// code of this package to unblock them (`StartingSignalMask`).
     package init(
         _ executable: String, _ arguments: [String], environment: [String: String] = [:], directory: String? = nil,
-        handlers: Handlers? = nil, keepsOutput: Bool = true, lineLimit: Int? = nil
+        handlers: Handlers? = nil, keepsOutput: Bool = true, lineLimit: Int? = nil, unblockedSignals: Bool = false
     ) throws {
         Self.ignoreBrokenPipes
         let output = Output(handlers: handlers, keepsOutput: keepsOutput, lineLimit: lineLimit)
         self.output = output
-        child.executableURL = URL(fileURLWithPath: executable)
-        child.arguments = arguments
         var variables = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-        // The child ends when this process does, however it ends (OwnerLifetime).
+        // The child ends when this process does, however it ends (OwnerLifetime), if it asks to.
         variables[OwnerLifetime.variable] = String(getpid())
-        child.environment = variables
-        if let directory { child.currentDirectoryURL = URL(fileURLWithPath: directory) }
         let stdoutPipe = Pipe()
         let stderrPipe = Pipe()
-        child.standardInput = stdinPipe
-        child.standardOutput = stdoutPipe
-        child.standardError = stderrPipe
-        child.terminationHandler = { ended in
-            let termination: Termination =
-                ended.terminationReason == .uncaughtSignal ? .signalled(ended.terminationStatus) : .exited(ended.terminationStatus)
-            output.finish(termination)
+        if unblockedSignals {
+            guard directory == nil else {
+                throw CleanSpawn.SpawnError(
+                    description: "cannot start \(executable) in \(directory!): a child with unblocked signals starts in this process's folder")
+            }
+            pid = try Self.startClean(executable, arguments, variables, pipes: (stdinPipe, stdoutPipe, stderrPipe), output: output)
+        } else {
+            child.executableURL = URL(fileURLWithPath: executable)
+            child.arguments = arguments
+            child.environment = variables
+            if let directory { child.currentDirectoryURL = URL(fileURLWithPath: directory) }
+            child.standardInput = stdinPipe
+            child.standardOutput = stdoutPipe
+            child.standardError = stderrPipe
+            child.terminationHandler = { ended in
+                let termination: Termination =
+                    ended.terminationReason == .uncaughtSignal ? .signalled(ended.terminationStatus) : .exited(ended.terminationStatus)
+                output.finish(termination)
+            }
+            try SpawningThread.shared.run { [child] in try child.run() }
+            pid = child.processIdentifier
         }
-        try SpawningThread.shared.run { [child] in try child.run() }
-        pid = child.processIdentifier
         // One reader thread per pipe owns its read end until EOF, then closes
         // it: no descriptor is closed while being read, and none outlives its
         // child (a driver that starts hundreds of children must not run out
@@ -124,6 +135,34 @@ package final class RunningProcess: Sendable {
             reader.name = "groupsim.child-\(pid)-\(stream)"
             reader.start()
         }
+    }
+
+    /// Starts the child with `CleanSpawn` (from the spawning thread, as every
+    /// child) on the pipes' ends, and a thread that reaps it and reports its end.
+    private static func startClean(
+        _ executable: String, _ arguments: [String], _ variables: [String: String], pipes: (stdin: Pipe, stdout: Pipe, stderr: Pipe),
+        output: Output
+    ) throws -> pid_t {
+        let descriptors = [
+            pipes.stdin.fileHandleForReading.fileDescriptor, pipes.stdout.fileHandleForWriting.fileDescriptor,
+            pipes.stderr.fileHandleForWriting.fileDescriptor,
+        ]
+        let pid = try SpawningThread.shared.run {
+            try CleanSpawn.start(executable, arguments, environment: variables, defaultActions: true) { actions in
+                for (target, descriptor) in descriptors.enumerated() { posix_spawn_file_actions_adddup2(&actions, descriptor, Int32(target)) }
+            }
+        }
+        // The child's ends are its own now: the readers see end of file when it (and its children) close them.
+        try? pipes.stdin.fileHandleForReading.close()
+        try? pipes.stdout.fileHandleForWriting.close()
+        try? pipes.stderr.fileHandleForWriting.close()
+        let reaper = Thread {
+            // Not seen only if someone else reaped it; it has ended then all the same.
+            output.finish(CleanSpawn.waitForEnd(of: pid) ?? .signalled(SIGKILL))
+        }
+        reaper.name = "groupsim.child-\(pid)-end"
+        reaper.start()
+        return pid
     }
 
     /// The next stdout line not yet returned, waiting up to `timeout` seconds

@@ -35,7 +35,8 @@ public enum AppManifestSource: Sendable {
 }
 
 /// An executable to launch: a product built next to the tests (on Linux,
-/// in the same `.build/<configuration>/` folder as the test bundle), or a path.
+/// in the same `.build/<configuration>/` folder as the test bundle), or a path
+/// (any executable: one that does not link SimulatedFoundation has no control channel).
 /// A string literal names a built product: `"NotesWidget"`.
 public struct Executable: Sendable, ExpressibleByStringLiteral, CustomStringConvertible {
     enum Location: Sendable {
@@ -183,9 +184,11 @@ public final class Simulation: @unchecked Sendable {
 
     /// Starts `executable` as `target` of the app `app` (by default the one
     /// app installed on `device`) with `arguments` (its launch arguments:
-    /// `["-theme", "dark"]` fills its argument domain), and waits until it
-    /// is ready on its control channel. The executable must link
-    /// SimulatedFoundation, which serves the channel.
+    /// `["-theme", "dark"]` fills its argument domain). One that links
+    /// SimulatedFoundation is waited for until it is ready on its control
+    /// channel; any other executable is launched too, with the target's identity
+    /// in its environment, and has its output, input, end and signals only
+    /// (`hasControlChannel` is false; the channel's calls fail, saying how to link it).
     public func launch(
         _ executable: Executable, as target: AppTarget = .app, of app: String? = nil, on device: String = "iPhone",
         arguments: [String] = [], environment: [String: String] = [:],
@@ -203,20 +206,45 @@ public final class Simulation: @unchecked Sendable {
             } catch {
                 throw outcome.failure("cannot launch \(executable) as \(target.rawValue): \(error)", at: place)
             }
-            let number = lock.withLock { () -> Int in
-                launches += 1
-                return launches
-            }
-            let socket = root + "/control-\(number).sock"
-            var variables = identity.environment(over: environment, control: .socket(socket))
+            var variables = environment
             // The simulation starts the cloud and the agents itself: the program must not start its own.
             variables["GROUPSIM_CLOUD_AUTOSTART"] = "0"
-            let process = try LaunchedExecutable(
+            let spec = LaunchSpec(
                 name: "\(executable) (\(target.rawValue) of \(bundle) on \(device))", executable: path, arguments: arguments,
-                environment: variables, socketPath: socket, outcome: outcome, place: place)
-            lock.withLock { launched.append(process) }
-            return process
+                identity: identity, environment: variables, linksSimulatedFoundation: SimulatedFoundationLinkage.of(path).links)
+            return try start(spec, at: place)
         }
+    }
+
+    /// Starts `program` again: the same executable with the same identity,
+    /// with `arguments` in place of its launch arguments when given. A running
+    /// program is ended first (SIGTERM, then SIGKILL after 10 s), as iOS ends an
+    /// app before it launches it again. Returns the new program; the old one stays
+    /// as it ended (its output, its status).
+    public func restart(
+        _ program: LaunchedExecutable, arguments: [String]? = nil,
+        fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+    ) async throws -> LaunchedExecutable {
+        let place = SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column)
+        return try await Blocking.run { [self] in
+            if program.process.signal(SIGTERM), (try? program.process.waitForTermination(timeout: 10)) == nil,
+                program.process.kill(timeout: 10) == nil
+            {
+                throw outcome.failure("\(program.name) did not end within 10 s of SIGTERM and SIGKILL: cannot restart it", at: place)
+            }
+            return try start(program.spec.with(arguments: arguments), at: place)
+        }
+    }
+
+    /// Starts the program of `spec`, with a control socket of its own in the root.
+    private func start(_ spec: LaunchSpec, at place: SourcePlace) throws -> LaunchedExecutable {
+        let number = lock.withLock { () -> Int in
+            launches += 1
+            return launches
+        }
+        let process = try LaunchedExecutable(spec, socketPath: root + "/control-\(number).sock", outcome: outcome, place: place)
+        lock.withLock { launched.append(process) }
+        return process
     }
 
     private func resolve(_ executable: Executable, at place: SourcePlace) throws -> String {
@@ -277,6 +305,22 @@ public final class Simulation: @unchecked Sendable {
                 throw failure
             } catch {
                 throw outcome.failure("cannot take \(device) \(online ? "online" : "offline"): \(error)", at: place)
+            }
+        }
+    }
+
+    /// Erases `device`, as the scenario step `erase-device` does: every
+    /// container and preference on it is removed, its installed apps with them;
+    /// the device itself stays, and its running programs keep running (they find
+    /// their files gone).
+    public func eraseDevice(
+        _ device: String,
+        fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+    ) async throws {
+        let place = SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column)
+        try await Blocking.run { [self] in
+            do { try DeviceManager(root: simulationRoot).erase(device) } catch {
+                throw outcome.failure("cannot erase \(device): \(error)", at: place)
             }
         }
     }

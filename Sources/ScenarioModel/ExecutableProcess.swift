@@ -91,7 +91,7 @@ extension ScenarioParser {
 /// Whether an executable links SimulatedFoundation, read from its file:
 /// Swift links a package's libraries into the executable, so its own symbol
 /// table defines SimulatedFoundation's control channel when it does.
-enum SimulatedFoundationLinkage {
+package enum SimulatedFoundationLinkage {
     case links
     /// It does not: why, and how to link it.
     case absent(String)
@@ -102,7 +102,7 @@ enum SimulatedFoundationLinkage {
         "link SimulatedFoundation: add `.product(name: \"SimulatedFoundation\", package: …)` to the target's dependencies "
         + "and `import SimulatedFoundation` where it uses UserDefaults (docs/api.md), or leave out the steps that need the channel"
 
-    static func of(_ path: String) -> SimulatedFoundationLinkage {
+    package static func of(_ path: String) -> SimulatedFoundationLinkage {
         do {
             let file = try ELFFile(path: path)
             defer { file.close() }
@@ -115,7 +115,7 @@ enum SimulatedFoundationLinkage {
         }
     }
 
-    var links: Bool { if case .links = self { true } else { false } }
+    package var links: Bool { if case .links = self { true } else { false } }
     var reason: String? {
         switch self {
         case .links: nil

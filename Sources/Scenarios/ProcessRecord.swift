@@ -182,34 +182,36 @@ final class ProcessRecord: @unchecked Sendable {
     }
 }
 
-/// One line a process wrote, as the runner keeps it.
-struct OutputLine: Sendable {
-    enum Stream: String, Sendable { case stdout, stderr }
+/// One line a process wrote, as the runner (and GroupSimTesting) keeps it.
+package struct OutputLine: Sendable {
+    package enum Stream: String, Sendable { case stdout, stderr }
     /// Its number among all the lines the process wrote (dropped ones included).
-    let sequence: Int
-    let stream: Stream
-    let text: String
-    let time: UInt64
+    package let sequence: Int
+    package let stream: Stream
+    package let text: String
+    package let time: UInt64
 }
 
 /// The last lines of a process's output: at most `maximumLines` lines and
 /// `maximumBytes` bytes (a line longer than `maximumLineBytes` is cut), and
 /// how many were dropped, so a process flooding its output costs bounded memory.
-struct OutputBuffer {
-    static let maximumLines = 2_000
-    static let maximumBytes = 1 << 20
-    static let maximumLineBytes = 64 << 10
+package struct OutputBuffer {
+    package static let maximumLines = 2_000
+    package static let maximumBytes = 1 << 20
+    package static let maximumLineBytes = 64 << 10
 
     private var storage: [OutputLine] = []
     /// The first kept line of `storage`; the ones before it were dropped and are removed in batches.
     private var head = 0
     private var bytes = 0
-    private(set) var dropped = 0
-    private(set) var total = 0
+    package private(set) var dropped = 0
+    package private(set) var total = 0
 
-    var lines: ArraySlice<OutputLine> { storage[head...] }
+    package init() {}
 
-    mutating func append(_ line: String, stream: OutputLine.Stream, time: UInt64) {
+    package var lines: ArraySlice<OutputLine> { storage[head...] }
+
+    package mutating func append(_ line: String, stream: OutputLine.Stream, time: UInt64) {
         var text = line
         if text.utf8.count > Self.maximumLineBytes {
             text = String(decoding: text.utf8.prefix(Self.maximumLineBytes), as: UTF8.self) + " … (line cut at \(Self.maximumLineBytes) bytes)"

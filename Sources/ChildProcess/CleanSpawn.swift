@@ -1,0 +1,63 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `posix_spawn` of a program that must not inherit what its starter's
+/// threads have: no signal blocked (Foundation's `Process` starts every child
+/// with all of them blocked), with `defaultActions` every signal's action the
+/// default (the starter ignores SIGPIPE), no descriptor but 0, 1 and 2 (set up
+/// by `streams`), and, if asked, a session of its own.
+enum CleanSpawn {
+    struct SpawnError: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    static func start(
+        _ executable: String, _ arguments: [String], environment: [String: String], newSession: Bool = false, defaultActions: Bool = false,
+        streams: (inout posix_spawn_file_actions_t) -> Void
+    ) throws -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        streams(&actions)
+        // glibc 2.34 and later (not in Swift's view of spawn.h): every other descriptor closed in the child at once.
+        typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+        guard let closeFrom = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else {
+            throw SpawnError(
+                description: "cannot start \(executable): this C library lacks posix_spawn_file_actions_addclosefrom_np (glibc 2.34 or later)")
+        }
+        _ = unsafeBitCast(closeFrom, to: AddCloseFrom.self)(&actions, 3)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var nothingBlocked = sigset_t()
+        sigemptyset(&nothingBlocked)
+        posix_spawnattr_setsigmask(&attributes, &nothingBlocked)
+        var every = sigset_t()
+        sigfillset(&every)
+        posix_spawnattr_setsigdefault(&attributes, &every)
+        // POSIX_SPAWN_SETSID is glibc's 0x80 (not exported to Swift).
+        let flags = POSIX_SPAWN_SETSIGMASK | (defaultActions ? POSIX_SPAWN_SETSIGDEF : 0) | (newSession ? 0x80 : 0)
+        posix_spawnattr_setflags(&attributes, Int16(flags))
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        let variables = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { for word in argv + variables { free(word) } }
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, executable, &actions, &attributes, argv, variables)
+        guard result == 0 else { throw SpawnError(description: "cannot start \(executable): \(String(cString: strerror(result)))") }
+        return pid
+    }
+
+    /// Waits for `pid` to end and reaps it (on the caller's thread, which it blocks).
+    static func waitForEnd(of pid: pid_t) -> RunningProcess.Termination? {
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 {
+            guard errno == EINTR else { return nil }
+        }
+        // WIFEXITED / WEXITSTATUS / WTERMSIG, macros Swift does not import.
+        let signal = status & 0x7f
+        return signal == 0 ? .exited((status >> 8) & 0xff) : .signalled(signal)
+    }
+}

@@ -1,0 +1,132 @@
+import AppProtocol
+import Foundation
+import PropertyList
+
+/// The waits on what the program's control channel reported: its observers'
+/// deliveries and its warnings, each taken once, by the positive waits and
+/// the negative ones alike.
+extension LaunchedExecutable {
+    /// Waits until one of the program's observers is told that `key` now
+    /// has `value` (any value, when nil), by `mechanism` (any, when nil), and
+    /// returns that delivery: which observer fired, the old and new values,
+    /// and whether the change came from this process or another. Deliveries
+    /// that came before the call count too (each is returned once), so a
+    /// change that arrived early is never missed.
+    @discardableResult
+    public func waitForChange(
+        key: String, value: Value? = nil, mechanism: DeliveryMechanism? = nil, timeout: Duration = .seconds(10),
+        fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+    ) async throws
+        -> Delivery
+    {
+        let wanted = Self.describe(key: key, value: value, mechanism: mechanism)
+        return try await waitForDelivery(wanted, timeout: timeout, at: SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column)) {
+            Self.delivery($0, of: key, value: value, mechanism: mechanism)
+        }
+    }
+
+    /// The negative of `waitForChange`: fails, at the caller's line and as
+    /// soon as it comes, if one of the program's observers is told of `key`
+    /// (with `value`, by `mechanism`, when given) within `within`, naming that
+    /// delivery (its mechanism and values). A delivery that came before the
+    /// call and that no wait took counts too: take the ones you expect first.
+    /// Returns early, passed, once the program has ended (nothing more can come).
+    public func expectNoChange(
+        key: String, value: Value? = nil, mechanism: DeliveryMechanism? = nil, within: Duration,
+        fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+    ) async throws {
+        let place = SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column)
+        let unwanted = Self.describe(key: key, value: value, mechanism: mechanism)
+        guard hasControlChannel else { throw channelMissing(for: "expectNoChange(key: \(key))", at: place) }
+        let seconds = within.seconds
+        try await Blocking.run { [record, outcome, name] in
+            let found = record.takeEvent(timeout: seconds) { event -> Delivery? in
+                guard case .delivery(let delivery) = event else { return nil }
+                return Self.delivery(delivery, of: key, value: value, mechanism: mechanism) ? delivery : nil
+            }
+            guard let delivery = found.found else { return }
+            throw outcome.failure("\(name): expected no \(unwanted) within \(seconds) s, but its observer was told: \(delivery)", at: place)
+        }
+    }
+
+    /// Waits until the program's `NSUbiquitousKeyValueStore` posts
+    /// `didChangeExternallyNotification` for a change that includes `key`
+    /// (values from another device, the first download, an account change; with
+    /// `reason`, only that one: "server-change", "initial-sync-change" …), and
+    /// returns that delivery (`reason`, `keys`). Earlier ones count, each once.
+    @discardableResult
+    public func waitForCloudChange(
+        key: String, reason: String? = nil, timeout: Duration = .seconds(20),
+        fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+    ) async throws
+        -> Delivery
+    {
+        let wanted = "iCloud change" + (reason.map { " (\($0))" } ?? "") + " of \(key)"
+        return try await waitForDelivery(wanted, timeout: timeout, at: SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column)) {
+            delivery in
+            delivery.mechanism == .didChangeExternally && delivery.keys.contains(key) && (reason == nil || delivery.reason == reason)
+        }
+    }
+
+    /// Waits until the program says a warning of `kind` (`missing-entitlement`,
+    /// `launch-argument`, `corrupt-file-moved-aside` …) and returns its message.
+    /// Warnings said before the call count too, each once.
+    @discardableResult
+    public func waitForWarning(
+        kind: String, timeout: Duration = .seconds(10),
+        fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+    ) async throws -> String {
+        let place = SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column)
+        guard hasControlChannel else { throw channelMissing(for: "waitForWarning(kind: \(kind))", at: place) }
+        let seconds = timeout.seconds
+        return try await Blocking.run { [record, outcome, name] in
+            let found = record.takeEvent(timeout: seconds) { event -> String? in
+                if case .warning(kind, let message) = event { message } else { nil }
+            }
+            if let message = found.found { return message }
+            let said = record.events.compactMap { if case .warning(let kind, let message) = $0 { "\(kind): \(message)" } else { nil } }
+            throw outcome.failure(
+                "\(name): no \(kind) warning within \(seconds) s" + (found.closed ? " (its control channel closed: the program ended)" : "")
+                    + "; its warnings: " + (said.isEmpty ? "none" : said.suffix(5).joined(separator: "; ")), at: place)
+        }
+    }
+
+    /// Every delivery to the program's observers so far, in order.
+    public var deliveries: [Delivery] {
+        record.events.compactMap { if case .delivery(let delivery) = $0 { delivery } else { nil } }
+    }
+
+    /// Every warning the program said so far (kind, message): `missing-entitlement`, `launch-argument` …
+    public var warnings: [(kind: String, message: String)] {
+        record.events.compactMap { if case .warning(let kind, let message) = $0 { (kind, message) } else { nil } }
+    }
+
+    /// The first delivery not taken before that `matches`, waiting up to `timeout`.
+    private func waitForDelivery(
+        _ wanted: String, timeout: Duration, at place: SourcePlace,
+        matching matches: @escaping @Sendable (Delivery) -> Bool
+    ) async throws -> Delivery {
+        guard hasControlChannel else { throw channelMissing(for: "a wait for a \(wanted)", at: place) }
+        let seconds = timeout.seconds
+        return try await Blocking.run { [record, outcome, name] in
+            let found = record.takeEvent(timeout: seconds) { event -> Delivery? in
+                if case .delivery(let delivery) = event, matches(delivery) { delivery } else { nil }
+            }
+            if let delivery = found.found { return delivery }
+            let seen = record.events.compactMap { if case .delivery(let delivery) = $0 { delivery.description } else { nil } }.suffix(5)
+            throw outcome.failure(
+                "\(name): no \(wanted) within \(seconds) s"
+                    + (found.closed ? " (its control channel closed: the program ended)" : "")
+                    + "; its observers were told: " + (seen.isEmpty ? "nothing" : seen.joined(separator: "; "))
+                    + " (only what the program observes is delivered)", at: place)
+        }
+    }
+
+    private static func describe(key: String, value: Value?, mechanism: DeliveryMechanism?) -> String {
+        "\(mechanism.map { "\($0.rawValue) " } ?? "")delivery of \(key)" + (value.map { " = \(PlistJSON.encode($0))" } ?? "")
+    }
+
+    private static func delivery(_ delivery: Delivery, of key: String, value: Value?, mechanism: DeliveryMechanism?) -> Bool {
+        delivery.key == key && (value == nil || delivery.new == value) && (mechanism == nil || delivery.mechanism == mechanism)
+    }
+}

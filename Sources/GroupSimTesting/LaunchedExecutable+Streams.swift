@@ -1,0 +1,135 @@
+import ChildProcess
+import Foundation
+import Scenarios
+
+/// A program's standard streams, its end and the signals a test sends it:
+/// what every launched executable has, with or without a control channel.
+extension LaunchedExecutable {
+    /// Waits for the next line of the program's `stream` (standard output by
+    /// default; standard error, or either) after those an earlier wait of that
+    /// stream consumed, that the regular expression `pattern` matches; returns it.
+    /// Only the last 2,000 lines (1 MiB) are kept, as the runner keeps them: a
+    /// failure says how many earlier ones were dropped.
+    @discardableResult
+    public func waitForOutput(
+        matching pattern: String, stream: StandardStream = .standardOutput, timeout: Duration = .seconds(10),
+        fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+    ) async throws
+        -> String
+    {
+        let place = SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column)
+        let expression: NSRegularExpression
+        do { expression = try NSRegularExpression(pattern: pattern) } catch {
+            throw outcome.failure("'\(pattern)' is not a regular expression: \(error)", at: place)
+        }
+        let seconds = timeout.seconds
+        return try await Blocking.run { [record, outcome, name] in
+            // NSRegularExpression is not Sendable: it is used on this thread only.
+            let found = record.takeLine(of: stream, timeout: seconds) { text in
+                expression.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) != nil
+            }
+            if let found { return found }
+            throw outcome.failure(
+                "\(name): no line of its \(stream.description) matching '\(pattern)' within \(seconds) s" + Self.outputSummary(record), at: place)
+        }
+    }
+
+    /// The last lines of the program's output, and how many were dropped, for a failure message.
+    static func outputSummary(_ record: ProgramRecord) -> String {
+        let kept = record.keptOutput
+        let last = kept.lines.suffix(5).map { "[\($0.stream.rawValue)] \($0.text.prefix(300))" }
+        let dropped =
+            kept.dropped > 0
+            ? "; \(kept.dropped) of its \(kept.total) output lines were dropped (only the last \(OutputBuffer.maximumLines) lines "
+                + "or \(OutputBuffer.maximumBytes >> 20) MiB are kept)" : ""
+        return dropped + "; its last lines: "
+            + (last.isEmpty
+                ? "none (its standard output is a pipe: a program that does not flush, fflush(nil), keeps its lines in its buffer)"
+                : last.joined(separator: " | "))
+    }
+
+    /// What the program wrote to standard output, line by line: the last 2,000 lines (1 MiB).
+    public var output: [String] { record.lines(of: .stdout) }
+    /// What the program wrote to standard error: its last lines, as for `output`.
+    public var standardError: String { record.standardError }
+
+    /// Writes `line` and a newline to the program's standard input.
+    public func sendInput(_ line: String, fileID: String = #fileID, filePath: String = #filePath, line callLine: Int = #line, column: Int = #column)
+        throws
+    {
+        guard process.write(line) else {
+            throw outcome.failure(
+                "\(name) has closed its standard input (it ended?): cannot send '\(line)'",
+                at: SourcePlace(fileID: fileID, filePath: filePath, line: callLine, column: column))
+        }
+    }
+
+    /// Closes the program's standard input (it reads end of file).
+    public func closeInput() { process.closeStdin() }
+
+    /// Waits for the program to end; returns its status as a shell shows it
+    /// (128 + the signal for a death by signal: 137 after `kill()`). With
+    /// `status`, a different one is a failure.
+    @discardableResult
+    public func waitForExit(
+        status expected: Int32? = nil, timeout: Duration = .seconds(10),
+        fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+    ) async throws -> Int32 {
+        let place = SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column)
+        let seconds = timeout.seconds
+        let ended = try await Blocking.run { [process, record, outcome, name] in
+            let started = Date()
+            do {
+                let ended = try process.waitForTermination(timeout: seconds)
+                // Its last lines too, so `output` is complete once this returns.
+                record.waitForOutputEnd(timeout: min(5, max(0, seconds - Date().timeIntervalSince(started))))
+                return ended
+            } catch {
+                throw outcome.failure("\(name) was still running after \(seconds) s" + Self.outputSummary(record), at: place)
+            }
+        }
+        if let expected, ended.shellStatus != expected {
+            throw outcome.failure(
+                "\(name) \(ended) (status \(ended.shellStatus)), not status \(expected); stderr: \(record.standardError.suffix(500))", at: place)
+        }
+        return ended.shellStatus
+    }
+
+    /// Whether the program is still running (its end not yet seen).
+    public var isRunning: Bool { process.isRunning }
+
+    // MARK: Faults
+
+    /// `kill -9`: the program ends at once, saving nothing it had pending.
+    /// Returns once its end is seen.
+    public func kill(fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column) async throws {
+        let place = SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column)
+        let ended = await (try? Blocking.run { [process] in process.kill(timeout: 10) }) ?? nil
+        guard ended != nil else { throw outcome.failure("\(name) was not seen to end within 10 s of SIGKILL", at: place) }
+    }
+
+    /// SIGTERM: the program ends as its own handling of the signal decides
+    /// (by default it ends at once, as iOS ends an app). `waitForExit` waits for it.
+    public func terminate(fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column) throws {
+        try signal(SIGTERM, "SIGTERM", at: SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column))
+    }
+
+    /// SIGSTOP: the program stops where it is (holding any lock it holds) until `resume()`.
+    public func suspend(fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column) throws {
+        try signal(SIGSTOP, "SIGSTOP", at: SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column))
+    }
+
+    /// SIGCONT: a suspended program goes on.
+    public func resume(fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column) throws {
+        try signal(SIGCONT, "SIGCONT", at: SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column))
+    }
+
+    private func signal(_ number: Int32, _ signalName: String, at place: SourcePlace) throws {
+        guard process.signal(number) else {
+            throw outcome.failure("cannot send \(signalName) to \(name): it has ended (\(process.termination.map(\.description) ?? "?"))", at: place)
+        }
+    }
+
+    /// Whether the program's iCloud store is in use (its target has the entitlement).
+    var hasKeyValueStore: Bool { info["icloudKVS"] != nil }
+}
