@@ -67,6 +67,8 @@ package final class RunningProcess: Sendable {
     /// termination handler only, and is not changed after `run()`.
     private let child = Process()
     private let stdinPipe = Pipe()
+    /// The write end of `stdinPipe`, from `run()` on.
+    private let input: ChildInput
     /// Everything the reader threads and the termination handler share with
     /// the caller. They hold it, never `self`: a `RunningProcess` let go
     /// while its child runs reaches its `deinit`, which ends the child.
@@ -119,6 +121,7 @@ package final class RunningProcess: Sendable {
             try SpawningThread.shared.run { [child] in try child.run() }
             pid = child.processIdentifier
         }
+        input = ChildInput(stdinPipe.fileHandleForWriting)
         // One reader thread per pipe owns its read end until EOF, then closes
         // it: no descriptor is closed while being read, and none outlives its
         // child (a driver that starts hundreds of children must not run out
@@ -203,19 +206,26 @@ package final class RunningProcess: Sendable {
         return stderr
     }
 
-    /// Writes a line to the child's stdin; false if the child is gone (its stdin closed).
+    /// Writes a line to the child's stdin, waiting for room as long as it
+    /// takes; false if the child is gone (its stdin closed).
     @discardableResult
     package func write(_ line: String) -> Bool {
-        (try? stdinPipe.fileHandleForWriting.write(contentsOf: Data((line + "\n").utf8))) != nil
+        input.write(Data((line + "\n").utf8), timeout: nil) == .written
     }
 
     /// Writes bytes as they are to the child's stdin; false if the child is gone.
     @discardableResult
     package func write(bytes: Data) -> Bool {
-        (try? stdinPipe.fileHandleForWriting.write(contentsOf: bytes)) != nil
+        input.write(bytes, timeout: nil) == .written
     }
 
-    package func closeStdin() { try? stdinPipe.fileHandleForWriting.close() }
+    /// Writes bytes to the child's stdin, waiting at most `timeout` seconds for
+    /// the child to take them: one that never reads (or is stopped) cannot hold the caller.
+    package func write(_ bytes: Data, within timeout: TimeInterval) -> InputWrite {
+        input.write(bytes, timeout: timeout)
+    }
+
+    package func closeStdin() { input.close() }
 
     /// Waits until the child (and whatever it left holding them) closed stdout
     /// and stderr, up to `timeout`; false if they are still open.

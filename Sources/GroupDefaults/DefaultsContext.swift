@@ -47,16 +47,18 @@ public struct DefaultsContext: Sendable, Hashable {
         return Location(domain: domain, path: container + "/Library/Preferences/\(stem).plist", kind: .app)
     }
 
-    /// Opens the process's shared object for a domain, reporting a missing entitlement loudly.
+    /// Opens the process's shared object for a domain, reporting a missing
+    /// entitlement loudly, once per simulated process and suite (not at every open).
     func open(_ domain: String) throws -> PersistentDomain {
         let location = try locate(domain)
         if location.kind == .privateFallback {
-            Diagnostics.report(
+            Diagnostics.reportOnce(
                 Diagnostic(
                     kind: .missingEntitlement,
                     message:
                         "\(bundleIdentifier) is not entitled to app group \(domain) (missing com.apple.security.application-groups entry \"\(domain)\"): detaching from the shared suite, its values stay in this process's private container '\(location.path)'",
-                    path: location.path))
+                    path: location.path),
+                key: "missing-entitlement \(location.path)")
         }
         return try DomainRegistry.shared.domain(named: domain, at: location.path, root: root.path)
     }

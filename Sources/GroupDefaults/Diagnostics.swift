@@ -68,4 +68,14 @@ public enum Diagnostics {
         let current = lock.withLock { handler }
         current(diagnostic)
     }
+
+    nonisolated(unsafe) private static var said: Set<String> = []
+
+    /// Reports `diagnostic` the first time this process asks with `key`: a
+    /// warning about the process itself (a missing entitlement) is said once,
+    /// not at every open.
+    static func reportOnce(_ diagnostic: Diagnostic, key: String) {
+        guard lock.withLock({ said.insert(key).inserted }) else { return }
+        report(diagnostic)
+    }
 }

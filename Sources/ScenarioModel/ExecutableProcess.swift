@@ -2,6 +2,7 @@ import AppModel
 import AppProtocol
 import ChildProcess
 import Foundation
+import GroupDefaults
 import SpecFormat
 
 extension ScenarioParser {
@@ -50,14 +51,42 @@ extension ScenarioParser {
             throw node.error("exec needs the executable, e.g. exec: [../.build/debug/MyTool, --verbose]")
         }
         let path = try locateExecutable(name, at: node, scenarioFile: file)
-        var variables: [String: String] = [:]
-        for (variable, value) in try environment?.entries() ?? [] { variables[variable] = try value.string() }
+        let variables = try parseEnvironment(environment)
         let linkage = SimulatedFoundationLinkage.of(path)
         let wanted = try control?.bool()
         if wanted == true, case .absent(let reason) = linkage { throw control!.error("control: true, but \(reason)") }
         let hasChannel = wanted ?? linkage.links
         let reason: String? = hasChannel ? nil : wanted == false ? "it is declared with control: false" : linkage.reason
-        return ExecutableSpec(path: path, arguments: Array(words.dropFirst()), environment: variables, control: hasChannel, noControlReason: reason)
+        return ExecutableSpec(
+            path: path, arguments: Array(words.dropFirst()), environment: variables, control: hasChannel, noControlReason: reason,
+            linksSimulatedFoundation: linkage.links)
+    }
+
+    /// `GROUPSIM_CLOUD_AUTOSTART=0`, which the runner gives every process it starts: the run starts and ends its own cloud.
+    public static let cloudAutostartVariable = "GROUPSIM_CLOUD_AUTOSTART"
+
+    /// What the runner sets in an executable's environment itself: its identity, its control channel, its tie to the runner.
+    static let runnerVariables = [
+        ProcessIdentity.Variable.root, ProcessIdentity.Variable.device, ProcessIdentity.Variable.bundleIdentifier,
+        ProcessIdentity.Variable.appGroups, ExecutableIdentity.keyValueStoreVariable, ControlProtocol.channelSocketVariable,
+        ControlProtocol.channelDescriptorVariable, StartingSignalMask.unblockVariable, OwnerLifetime.variable, cloudAutostartVariable,
+    ]
+
+    /// `env: { NAME: value }`: strings only, and none of the runner's own GROUPSIM_* variables.
+    static func parseEnvironment(_ node: SpecNode?) throws -> [String: String] {
+        var variables: [String: String] = [:]
+        for (variable, value) in try node?.entries() ?? [] {
+            guard case .scalar = value.node else {
+                throw value.error("env values are strings (NAME: \"value\"), found \(value.kindName) for \(variable)")
+            }
+            if variable.hasPrefix("GROUPSIM_") {
+                throw value.error(
+                    "env cannot set \(variable): the runner sets the GROUPSIM_* variables itself (\(runnerVariables.joined(separator: ", "))) "
+                        + "from the app's manifest (target, app groups, icloud-kvs) and the run; change the manifest or the process's target instead")
+            }
+            variables[variable] = try value.string()
+        }
+        return variables
     }
 
     /// A path with a '/' is relative to the scenario file's folder; a bare name is looked up on PATH.

@@ -60,6 +60,10 @@ public struct ExecutableSpec: Sendable {
     public let control: Bool
     /// Why it has none, for the error of a step that needs one.
     public let noControlReason: String?
+    /// Whether its own file links SimulatedFoundation (read from its ELF symbols),
+    /// whose load hook unblocks its signals and ties it to the runner; false
+    /// for a script that starts such an executable, even with `control: true`.
+    public let linksSimulatedFoundation: Bool
     /// How long it has to connect to its channel and answer a ping (`start-timeout`), in seconds.
     public var startTimeout = ScenarioParser.defaultStartTimeout
 }

@@ -74,6 +74,19 @@ public enum ScenarioParser {
             )
         }
 
+        /// An event filter for `process`. `value-domain` is a built-in role's
+        /// change events': your own executable's changes are its observers'
+        /// deliveries, which carry no domain, so it could never match there.
+        func matcher(_ fields: [String: SpecNode], eventNode: SpecNode, in process: String) throws -> EventMatcher {
+            let matcher = try ScenarioParser.parseMatcher(fields, eventNode: eventNode)
+            if matcher.valueDomain != nil, processes[process]?.executable != nil {
+                throw fields["value-domain"]!.error(
+                    "'value-domain' never matches in \(process), your own executable: its changes are its observers' deliveries, "
+                        + "which carry no domain; check where a value comes from with expect: { in: \(process), key: …, domain: … } instead")
+            }
+            return matcher
+        }
+
         func device(_ node: SpecNode?) throws -> String? {
             guard let node else { return nil }
             let name = try node.string()
@@ -217,7 +230,7 @@ public enum ScenarioParser {
     /// A check on a process: `{ in: P, … }` with saw / not-saw, search-list, kvs, card, or a key's value and domain.
     static func parseProcessCheck(_ process: String, _ fields: [String: SpecNode], _ node: SpecNode, _ context: Context) throws -> Check {
         if let eventNode = fields["saw"] ?? fields["not-saw"] {
-            let matcher = try parseMatcher(fields, eventNode: eventNode)
+            let matcher = try context.matcher(fields, eventNode: eventNode, in: process)
             if fields["times"] != nil && fields["saw"] == nil { throw fields["times"]!.error("'times' goes with 'saw'") }
             let times = try fields["times"]?.int(in: 0...maximumCount)
             return fields["saw"] != nil ? .saw(process: process, matcher, times: times) : .notSaw(process: process, matcher)

@@ -15,6 +15,9 @@ public enum StepGrammar {
 
     static func spec(_ keyword: String) -> StepSpec? { byKeyword[keyword] }
 
+    /// How long a `send` waits for the process to take its line, once its stdin pipe is full.
+    public static let sendTimeout: Double = 10
+
     static let status = StepField.Kind.number(ScenarioParser.statusRange)
     static let count = StepField.Kind.number(1...ScenarioParser.maximumCount)
 
@@ -63,12 +66,19 @@ public enum StepGrammar {
             return (.quit(process), "quit \(process)")
         },
         StepSpec(
-            "send", fields: [.required("to", .process), .required("line", .text, "written with a newline")],
-            does: "writes a line to the process's stdin (an interactive tool reads it); a built-in role reads its stdin as the control protocol"
+            "send", fields: [.required("to", .process), .required("line", .text, "written with a newline; none in it")],
+            does: "writes a line to the process's stdin (an interactive tool reads it); a built-in role reads its stdin as the control protocol. "
+                + "Fails if the process has not taken it within \(Int(sendTimeout)) s (it is suspended, or does not read, and its pipe is full)"
         ) { input in
             let fields = try input.fields()
             let process = try fields.process("to")
-            let line = try fields.node("line").string()
+            let lineNode = fields.node("line")
+            let line = try lineNode.string()
+            // The runner adds the one newline: a line of its own must not end or break it.
+            if line.unicodeScalars.contains(where: { $0 == "\n" || $0 == "\r" }) {
+                throw lineNode.error(
+                    "a sent line has no newline or carriage return in it (the runner ends it with one); send each line with a send step of its own")
+            }
             return (.send(process: process, line: line), "send \(PlistJSON.quote(line)) to \(process)")
         },
         StepSpec(
@@ -207,7 +217,7 @@ public enum StepGrammar {
         ) { input in
             let fields = try input.fields()
             let process = try fields.process("in")
-            let matcher = try ScenarioParser.parseMatcher(fields.nodes, eventNode: fields.node("for"))
+            let matcher = try input.context.matcher(fields.nodes, eventNode: fields.node("for"), in: process)
             let timeout = try fields.seconds("timeout") ?? ScenarioParser.defaultWait
             return (.wait(process: process, matcher: matcher, timeout: timeout), "wait for \(matcher) in \(process)")
         },
@@ -219,7 +229,7 @@ public enum StepGrammar {
         ) { input in
             let fields = try input.fields()
             let process = try fields.process("in")
-            let matcher = try ScenarioParser.parseMatcher(fields.nodes, eventNode: fields.node("for"))
+            let matcher = try input.context.matcher(fields.nodes, eventNode: fields.node("for"), in: process)
             let seconds = try fields.seconds("seconds")!
             return (.quiet(process: process, matcher: matcher, seconds: seconds), "no \(matcher) in \(process) for \(seconds) s")
         },

@@ -119,7 +119,7 @@ final class Execution: @unchecked Sendable {
         case .cloud(let cloudAction): try performCloud(cloudAction, step)
         case .send(let process, let line):
             log.action(process, step)
-            try roster.driver(process).writeInput(line)
+            try roster.driver(process).writeInput(line, timeout: RunnerTimeouts.input)
         }
     }
 

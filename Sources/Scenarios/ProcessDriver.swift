@@ -107,9 +107,23 @@ final class ProcessDriver: @unchecked Sendable {
         }
     }
 
-    /// Writes a line to the child's stdin (`send`).
-    func writeInput(_ line: String) throws {
-        guard process.write(line) else { throw CheckFailed("\(name) no longer reads its stdin (it closed it or exited)") }
+    /// Writes a line to the child's stdin (`send`), waiting at most `timeout`
+    /// seconds for the child to take it: one that does not read its stdin (or
+    /// is suspended) fails the step once the pipe is full, rather than hang the run.
+    func writeInput(_ line: String, timeout: Double) throws {
+        let bytes = Data((line + "\n").utf8)
+        switch process.write(bytes, within: timeout) {
+        case .written: return
+        case .closed: throw CheckFailed("\(name) no longer reads its stdin (it closed it or exited)")
+        case .timedOut(let unwritten):
+            let why =
+                suspended
+                ? "it is suspended: resume it before sending to it"
+                : "it does not read its stdin, or not as fast: have it read its stdin, or send it less"
+            throw CheckFailed(
+                "\(name) did not take the line within \(Int(timeout)) s: \(unwritten) of its \(bytes.count) bytes "
+                    + "(with the newline) were not written, as its stdin pipe is full; \(why)\(lastLines)")
+        }
     }
 
     /// Sends a command without waiting; returns its request id.

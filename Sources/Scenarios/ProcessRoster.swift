@@ -60,70 +60,77 @@ final class ProcessRoster: @unchecked Sendable {
             name: name, executable: context.binaries + "/" + spec.role.rawValue,
             arguments: context.commonArguments(device: spec.device) + (arguments.isEmpty ? [] : ["--"] + arguments),
             // The run starts and ends its own cloud: an app must not start another.
-            environment: [Self.cloudAutostart: "0"], transport: .standardStreams, log: context.log)
+            environment: [ScenarioParser.cloudAutostartVariable: "0"], transport: .standardStreams, log: context.log)
     }
-
-    private static let cloudAutostart = "GROUPSIM_CLOUD_AUTOSTART"
 
     /// A user's executable, with its identity from the app's manifest
     /// (`ExecutableIdentity`), in the scenario file's folder. It must run with
     /// no signal blocked (the runner's children start with all blocked) and
     /// be tied to the runner's life (`OwnerLifetime`), which only code run in
-    /// the child can arrange: SimulatedFoundation's, as it loads, for one that
-    /// links it (it is then given a socket in the run's root to connect to, and
-    /// the driver speaks the protocol there once it has connected);
-    /// `groupsim exec`'s, before it replaces itself with the executable, for
-    /// any other.
+    /// the child can arrange: SimulatedFoundation's, as it loads, for a file
+    /// that links it (it is started directly, given a socket in the run's root
+    /// to connect to); `groupsim exec`'s, before it replaces itself with the
+    /// executable, for any other, a script with `control: true` too (it is
+    /// passed the socket, for the program the script starts).
     private func startExecutable(_ spec: ProcessSpec, _ executable: ExecutableSpec, launchArguments: [String]) throws -> ProcessDriver {
+        let listener = try executable.control ? LineSocketListener(path: nextSocketPath()) : nil
+        var environment = executable.environment
+        environment[ScenarioParser.cloudAutostartVariable] = "0"
+        let folder = (context.scenario.file as NSString).deletingLastPathComponent
+        let command = executable.arguments + launchArguments
+        let driver: ProcessDriver
+        if let listener, executable.linksSimulatedFoundation {
+            // Its load hook unblocks its signals and ties it to the runner (`ExecutableIdentity`'s
+            // variables): started directly, without `groupsim exec`'s second executable to load
+            // (most of a launch's time).
+            let identity = try ExecutableIdentity.of(
+                spec.role, in: context.scenario.app, root: SimulationRoot(path: context.root), device: spec.device)
+            driver = try ProcessDriver(
+                name: spec.name, executable: executable.path, arguments: command,
+                environment: identity.environment(over: environment, control: .socket(listener.path)), directory: folder,
+                transport: .channel, log: context.log)
+        } else {
+            let control = listener.map { ["--control-socket", $0.path] } ?? []
+            driver = try ProcessDriver(
+                name: spec.name, executable: context.binaries + "/groupsim",
+                arguments: try execArguments(spec) + control + ["--", executable.path] + command, environment: environment,
+                directory: folder, transport: listener == nil ? .none : .channel, log: context.log)
+            try waitUntilReplaced(driver, executable: executable)
+        }
+        guard let listener else { return driver }
+        try connect(driver, to: listener, executable: executable)
+        return driver
+    }
+
+    /// `groupsim exec`'s options for `spec`, up to the control channel's.
+    private func execArguments(_ spec: ProcessSpec) throws -> [String] {
         let app = context.scenario.app
         guard let bundle = (app.targets[.mainApp] ?? app.targets[spec.role])?.bundleIdentifier else {
             throw CheckFailed("the app \(app.name) has no \(spec.role.rawValue) target")
         }
-        let listener = try executable.control ? LineSocketListener(path: nextSocketPath()) : nil
-        var environment = executable.environment
-        environment[Self.cloudAutostart] = "0"
-        let folder = (context.scenario.file as NSString).deletingLastPathComponent
-        let driver: ProcessDriver
-        if let listener {
-            // It links SimulatedFoundation, whose load hook unblocks its signals and ties it to
-            // the runner (`ExecutableIdentity`'s variables): started directly, without
-            // `groupsim exec`'s second executable to load (most of a launch's time).
-            let identity = try ExecutableIdentity.of(spec.role, in: app, root: SimulationRoot(path: context.root), device: spec.device)
-            driver = try ProcessDriver(
-                name: spec.name, executable: executable.path, arguments: executable.arguments + launchArguments,
-                environment: identity.environment(over: environment, control: .socket(listener.path)), directory: folder,
-                transport: .channel, log: context.log)
-        } else {
-            let command =
-                [
-                    "exec", "--root", context.root, "--device", spec.device, "--app", bundle, "--target", AppTarget(role: spec.role).rawValue,
-                    "--manifest", try manifestForExecutables(), "--",
-                ] + [executable.path] + executable.arguments + launchArguments
-            driver = try ProcessDriver(
-                name: spec.name, executable: context.binaries + "/groupsim", arguments: command, environment: environment, directory: folder,
-                transport: .none, log: context.log)
-        }
-        guard let listener else {
-            try waitUntilReplaced(driver, executable: executable)
-            return driver
-        }
+        return [
+            "exec", "--root", context.root, "--device", spec.device, "--app", bundle, "--target", AppTarget(role: spec.role).rawValue,
+            "--manifest", try manifestForExecutables(),
+        ]
+    }
+
+    /// Waits until the executable connected to its control channel, and attaches it.
+    private func connect(_ driver: ProcessDriver, to listener: LineSocketListener, executable: ExecutableSpec) throws {
         // Accepted in short slices, so a program that exits at start is seen at once rather than at the deadline.
         let deadline = Date().addingTimeInterval(executable.startTimeout)
         while driver.isRunning, Date() < deadline {
             if let connection = try? listener.accept(timeout: 0.1, handler: driver.channelHandler) {
                 driver.attach(connection)
-                return driver
+                return
             }
         }
-        guard !driver.isRunning else {
-            driver.signal(SIGKILL)
-            throw CheckFailed(
-                "\(spec.name) (\(executable.path)) did not connect to its control channel within \(executable.startTimeout) s (its start-timeout); "
-                    + "an executable that links SimulatedFoundation connects as it loads (say control: false for one that should not)"
-                    + driver.lastLines)
-        }
         // It exited first: the wait for its ready event says so, with its last lines.
-        return driver
+        guard driver.isRunning else { return }
+        driver.signal(SIGKILL)
+        throw CheckFailed(
+            "\(driver.name) (\(executable.path)) did not connect to its control channel within \(executable.startTimeout) s (its start-timeout); "
+                + "an executable that links SimulatedFoundation connects as it loads (say control: false for one that should not)"
+                + driver.lastLines)
     }
 
     /// Waits until `groupsim exec` has made the child the executable: only

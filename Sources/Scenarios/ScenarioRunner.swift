@@ -104,6 +104,8 @@ enum RunnerTimeouts {
     static let startUp: Double = 20
     /// A request's answer.
     static let request: Double = 20
+    /// A process taking a line sent to its stdin (`send`), once its pipe is full.
+    static let input = StepGrammar.sendTimeout
     /// A process ending after its stdin closed or a signal that ends it.
     static let exit: Double = 10
     /// Acknowledged synchronizes a `kill: { after-acks }` waits for.

@@ -32,7 +32,8 @@ public enum TimelineReport {
             <div class="legend">
             """
         for (name, color) in [
-            ("runner action / write", color(for: "action")), ("change seen", color(for: "change")), ("widget render", color(for: "render")),
+            ("runner action / write", color(for: "action")), ("change seen / delivered", color(for: "change")),
+            ("widget render", color(for: "render")), ("program output", color(for: "output")),
             ("warning / error", color(for: "warning")), ("exit", color(for: "exit")),
             ("ready / notification / result", color(for: "ready")),
         ] {
@@ -134,7 +135,8 @@ public enum TimelineReport {
     static func color(for name: String) -> String {
         switch name {
         case "action": "#0969da"
-        case "change": "#1a7f37"
+        case "change", "delivery": "#1a7f37"
+        case "output": "#1b7c83"
         case "render": "#8250df"
         case "warning", "error", "failure", "damaged", "cloud-reset", "history-lost", "write-failed": "#cf222e"
         case "exit": "#6e7781"
@@ -143,77 +145,128 @@ public enum TimelineReport {
         }
     }
 
-    /// One scenario's picture. Time starts at the first step after the
-    /// launches (start-up is squeezed into a narrow band on the left), the
-    /// width grows with what happened (the page scrolls sideways), labels
-    /// that would overprint are moved or left to the hover text, and arrows
-    /// are drawn only where the cause is certain.
-    static func svg(_ result: ScenarioResult) -> String {
-        let lanes = result.lanes
-        let events = result.events.filter { $0.kind != .response && $0.kind != .stderr && lanes.contains($0.process) }
-        let first = events.first { $0.kind == .action && $0.name != "launch" }?.time ?? events.first?.time ?? 0
-        let end = max(events.map(\.time).max() ?? 1, first + 1)
-        let startupWidth = first > 0 ? 70.0 : 0
-        // About 1.5 px per millisecond after start-up, at least the page's width.
-        let span = Double(end - first) / 1e6
-        let plotWidth = max(width - left - 20 - startupWidth, min(span * 1.5, 12_000))
-        let totalWidth = left + startupWidth + plotWidth + 20
-        let height = Double(lanes.count) * laneHeight + 30
+    /// Where one scenario's picture puts things. Time starts at the first
+    /// step after the launches (start-up is squeezed into a narrow band on
+    /// the left), and the width grows with what happened (the page scrolls sideways).
+    struct Layout {
+        let lanes: [String]
+        /// The first step after the launches, and the last event.
+        let first: UInt64, end: UInt64
+        let startupWidth: Double, plotWidth: Double, totalWidth: Double, height: Double
+        /// Milliseconds from `first` to `end`.
+        let span: Double
+
+        init(lanes: [String], events: [RecordedEvent]) {
+            self.lanes = lanes
+            first = events.first { $0.kind == .action && $0.name != "launch" }?.time ?? events.first?.time ?? 0
+            end = max(events.map(\.time).max() ?? 1, first + 1)
+            startupWidth = first > 0 ? 70.0 : 0
+            span = Double(end - first) / 1e6
+            // About 1.5 px per millisecond after start-up, at least the page's width.
+            plotWidth = max(width - left - 20 - startupWidth, min(span * 1.5, 12_000))
+            totalWidth = left + startupWidth + plotWidth + 20
+            height = Double(lanes.count) * laneHeight + 30
+        }
+
         func x(_ time: UInt64) -> Double {
             if time < first { return left + Double(time) / Double(max(first, 1)) * startupWidth }
             return left + startupWidth + Double(time - first) / Double(max(end - first, 1)) * plotWidth
         }
+
         func y(_ lane: String) -> Double { Double(lanes.firstIndex(of: lane) ?? 0) * laneHeight + laneHeight / 2 + 4 }
+
+        func top(ofLane index: Int) -> Double { Double(index) * laneHeight + 4 }
+    }
+
+    /// The events a picture shows: those of its lanes, without responses and the role's own stderr.
+    static func pictured(_ result: ScenarioResult) -> [RecordedEvent] {
+        result.events.filter { $0.kind != .response && $0.kind != .stderr && result.lanes.contains($0.process) }
+    }
+
+    /// One scenario's picture: lanes, time axis, arrows, dots, then the lane
+    /// names over everything; labels that would overprint are moved or left
+    /// to the hover text, and arrows are drawn only where the cause is certain.
+    static func svg(_ result: ScenarioResult) -> String {
+        let events = pictured(result)
+        let layout = Layout(lanes: result.lanes, events: events)
         var out =
-            "<div class=\"scroll\"><svg width=\"\(Int(totalWidth))\" height=\"\(Int(height))\" "
-            + "data-axis=\"\(left + startupWidth) \(plotWidth) \(span)\" xmlns=\"http://www.w3.org/2000/svg\">\n"
-        out +=
-            "<defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#1a7f37\"/></marker>"
-            + "<marker id=\"cloud-arrow\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#0550ae\"/></marker></defs>\n"
-        for index in lanes.indices {
-            let top = Double(index) * laneHeight + 4
-            out += "<rect class=\"lane\" x=\"0\" y=\"\(top)\" width=\"\(totalWidth)\" height=\"\(laneHeight - 6)\" rx=\"4\"/>\n"
+            "<div class=\"scroll\"><svg width=\"\(Int(layout.totalWidth))\" height=\"\(Int(layout.height))\" "
+            + "data-axis=\"\(left + layout.startupWidth) \(layout.plotWidth) \(layout.span)\" xmlns=\"http://www.w3.org/2000/svg\">\n"
+        out += arrowMarkers + background(layout) + timeAxis(layout)
+        out += arrows(events, scenario: result.scenario, layout)
+        out += dots(events, layout) + laneNames(layout)
+        return out + "</svg></div>\n" + latencySummary(result)
+    }
+
+    /// The arrowheads of the write → seen arrows (green) and of the iCloud hops (blue).
+    static let arrowMarkers =
+        "<defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#1a7f37\"/></marker>"
+        + "<marker id=\"cloud-arrow\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#0550ae\"/></marker></defs>\n"
+
+    /// The lanes' bands, and the start-up band.
+    static func background(_ layout: Layout) -> String {
+        var out = ""
+        for index in layout.lanes.indices {
+            out +=
+                "<rect class=\"lane\" x=\"0\" y=\"\(layout.top(ofLane: index))\" width=\"\(layout.totalWidth)\" height=\"\(laneHeight - 6)\" rx=\"4\"/>\n"
         }
-        if startupWidth > 0 {
-            out += "<rect x=\"\(left)\" y=\"0\" width=\"\(startupWidth)\" height=\"\(height - 24)\" fill=\"#eaeef2\" opacity=\"0.7\"/>"
-            out += "<text x=\"\(left + 4)\" y=\"\(height - 4)\" fill=\"#57606a\">start-up</text>\n"
+        if layout.startupWidth > 0 {
+            out += "<rect x=\"\(left)\" y=\"0\" width=\"\(layout.startupWidth)\" height=\"\(layout.height - 24)\" fill=\"#eaeef2\" opacity=\"0.7\"/>"
+            out += "<text x=\"\(left + 4)\" y=\"\(layout.height - 4)\" fill=\"#57606a\">start-up</text>\n"
         }
-        // Time axis, from the first step (the zoom script lays it out again at each scale).
-        let ticks = max(4, Int(plotWidth / tickSpacing))
-        out += "<g class=\"axis\" fill=\"#57606a\" transform=\"translate(0 \(height - 4))\">"
+        return out
+    }
+
+    /// The time axis, from the first step (the zoom script lays it out again at each scale).
+    static func timeAxis(_ layout: Layout) -> String {
+        let ticks = max(4, Int(layout.plotWidth / tickSpacing))
+        var out = "<g class=\"axis\" fill=\"#57606a\" transform=\"translate(0 \(layout.height - 4))\">"
         for tick in 0...ticks {
-            let time = first + UInt64(Double(end - first) * Double(tick) / Double(ticks))
+            let time = layout.first + UInt64(Double(layout.end - layout.first) * Double(tick) / Double(ticks))
             let anchor = tick == 0 ? "start" : tick == ticks ? "end" : "middle"
-            out += "<text x=\"\(x(time))\" text-anchor=\"\(anchor)\">\(String(format: "%.0f ms", Double(time - first) / 1e6))</text>"
+            out += "<text x=\"\(layout.x(time))\" text-anchor=\"\(anchor)\">\(String(format: "%.0f ms", Double(time - layout.first) / 1e6))</text>"
         }
-        out += "</g>\n"
+        return out + "</g>\n"
+    }
+
+    /// Every write → seen arrow, then every iCloud hop, with their latencies.
+    static func arrows(_ events: [RecordedEvent], scenario: Scenario, _ layout: Layout) -> String {
         var labels = LabelPlacer()
-        for (write, seen) in defaultsArrows(events) {
-            let latency = Double(seen.time - write.time) / 1e6
-            out += arrow(
-                from: (x(write.time), y(write.process)), to: (x(seen.time), y(seen.process)), latency: latency, colour: "#1a7f37",
-                marker: "arrow", labels: &labels)
+        var out = ""
+        for (pairs, colour, marker) in [
+            (defaultsArrows(events), "#1a7f37", "arrow"), (cloudArrows(events, scenario: scenario), "#0550ae", "cloud-arrow"),
+        ] {
+            for (from, to) in pairs {
+                out += arrow(
+                    from: (layout.x(from.time), layout.y(from.process)), to: (layout.x(to.time), layout.y(to.process)),
+                    latency: Double(to.time - from.time) / 1e6, colour: colour, marker: marker, labels: &labels)
+            }
         }
-        for (from, to) in cloudArrows(events, scenario: result.scenario) {
-            out += arrow(
-                from: (x(from.time), y(from.process)), to: (x(to.time), y(to.process)), latency: Double(to.time - from.time) / 1e6,
-                colour: "#0550ae", marker: "cloud-arrow", labels: &labels)
-        }
+        return out
+    }
+
+    /// One dot per event, its details in the hover text.
+    static func dots(_ events: [RecordedEvent], _ layout: Layout) -> String {
+        var out = ""
         for event in events {
             let name = event.kind == .action ? (event.name == "failure" ? "failure" : "action") : event.name
             let radius = event.kind == .action ? 5.0 : 4.0
-            let since = event.time >= first ? String(format: "%.2f ms", Double(event.time - first) / 1e6) : "start-up"
-            out += "<circle cx=\"\(x(event.time))\" cy=\"\(y(event.process))\" r=\"\(radius)\" fill=\"\(color(for: name))\">"
+            let since = event.time >= layout.first ? String(format: "%.2f ms", Double(event.time - layout.first) / 1e6) : "start-up"
+            out += "<circle cx=\"\(layout.x(event.time))\" cy=\"\(layout.y(event.process))\" r=\"\(radius)\" fill=\"\(color(for: name))\">"
             out += "<title>\(since) \(escape(event.process)): \(escape(event.text))</title></circle>\n"
         }
-        // The lane names last, over everything: the zoom script keeps them in view when the picture scrolls sideways.
-        out += "<g class=\"names\">"
-        for (index, lane) in lanes.enumerated() {
-            let top = Double(index) * laneHeight + 4
+        return out
+    }
+
+    /// The lane names last, over everything: the zoom script keeps them in view when the picture scrolls sideways.
+    static func laneNames(_ layout: Layout) -> String {
+        var out = "<g class=\"names\">"
+        for (index, lane) in layout.lanes.enumerated() {
+            let top = layout.top(ofLane: index)
             out += "<rect class=\"lane\" x=\"0\" y=\"\(top)\" width=\"\(left - 4)\" height=\"\(laneHeight - 6)\" rx=\"4\"/>"
             out += "<text class=\"label\" x=\"8\" y=\"\(top + laneHeight / 2)\">\(escape(lane))</text>"
         }
-        return out + "</g></svg></div>\n" + latencySummary(result)
+        return out + "</g>"
     }
 
     /// An arrow with its latency; the label goes where no other label is, or
@@ -249,21 +302,30 @@ public enum TimelineReport {
         }
     }
 
-    /// Each change seen in another process, with the write that caused it,
-    /// only where the cause is certain: a write that carries the same value
-    /// (the writer's own change event), or a write by an outside tool
-    /// (which carries no value) that came before the change with no other
-    /// write of the key in between.
+    /// A value change as a process saw it: a built-in role's change event, or
+    /// an executable's observer delivery of one key (its changes are its deliveries).
+    static func seenChange(_ event: RecordedEvent) -> (key: String, new: PlistValue?, origin: String)? {
+        if let change = event.change { return (change.key, change.new, change.origin) }
+        if case .delivery(let delivery)? = event.appEvent, let key = delivery.key { return (key, delivery.new, delivery.origin) }
+        return nil
+    }
+
+    /// Each change seen in another process (a change event or an observer's
+    /// delivery), with the write that caused it, only where the cause is
+    /// certain: a write that carries the same value (the writer's own change
+    /// event or delivery), or a write by an outside tool (which carries no
+    /// value) that came before the change with no other write of the key in between.
     static func defaultsArrows(_ events: [RecordedEvent]) -> [(RecordedEvent, RecordedEvent)] {
-        let ownWrites = events.filter { $0.change?.origin == "this-process" }
+        let ownWrites = events.filter { seenChange($0)?.origin == "this-process" }
         let toolWrites = events.filter { $0.kind == .action && $0.key != nil && $0.process == "defaults" }
         var arrows: [(RecordedEvent, RecordedEvent)] = []
-        for seen in events where seen.change?.origin == "other-process" {
-            guard let key = seen.key, let change = seen.change else { continue }
+        for seen in events {
+            guard let change = seenChange(seen), change.origin == "other-process" else { continue }
+            let key = change.key
             // The latest write of this very value before the change was seen. (A transaction's writer
             // reports its change only after its commit, sometimes after the reader: then no arrow, as
             // its time says nothing about the latency.)
-            let byValue = ownWrites.filter { $0.process != seen.process && $0.key == key && $0.change?.new == change.new }
+            let byValue = ownWrites.filter { $0.process != seen.process && $0.key == key && seenChange($0)?.new == change.new }
             if let write = byValue.last(where: { $0.time <= seen.time }) {
                 arrows.append((write, seen))
                 continue
@@ -278,7 +340,7 @@ public enum TimelineReport {
 
     /// The latencies of a scenario's arrows, in a line under its picture.
     static func latencySummary(_ result: ScenarioResult) -> String {
-        let events = result.events.filter { $0.kind != .response && $0.kind != .stderr && result.lanes.contains($0.process) }
+        let events = pictured(result)
         func describe(_ name: String, _ pairs: [(RecordedEvent, RecordedEvent)]) -> String? {
             let latencies = pairs.map { Double($0.1.time - $0.0.time) / 1e6 }.sorted()
             guard !latencies.isEmpty else { return nil }

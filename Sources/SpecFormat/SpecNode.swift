@@ -82,7 +82,7 @@ public struct SpecNode: @unchecked Sendable {
         SpecNode(node: node, file: file, path: "\(path)[\(index)]")
     }
 
-    var kindName: String {
+    package var kindName: String {
         switch node {
         case .scalar: "a scalar"
         case .mapping: "a mapping"

@@ -117,6 +117,27 @@ import Testing
         #expect(try SharedPlistFileContents.read(f.root.appDomainPath("com.example.app.widget", domain: f.group)) == ["k": "private"])
     }
 
+    /// Said once per process and suite, as the iCloud store's is: not at every
+    /// open of the suite (each `UserDefaults(suiteName:)`, each `addSuite`).
+    @Test func aMissingEntitlementIsReportedOncePerSuite() throws {
+        let collected = Collected()
+        let f = Fixture()
+        let context = f.context("com.example.app.widget", groups: [])
+        func warnings(_ suite: String) -> Int {
+            collected.all.filter { $0.kind == .missingEntitlement && $0.message.contains("app group \(suite) ") && $0.message.contains(f.root.path) }
+                .count
+        }
+        let first = try GroupDefaults(suiteName: f.group, context: context, processDomains: f.process)
+        let second = try GroupDefaults(suiteName: f.group, context: context, processDomains: f.process)
+        let standard = try GroupDefaults(context: context, processDomains: f.process)
+        try standard.addSuite(named: f.group)
+        #expect(warnings(f.group) == 1)
+        let other = "group.com.example.other"
+        try standard.addSuite(named: other)
+        #expect(warnings(other) == 1)
+        withExtendedLifetime((first, second)) {}
+    }
+
     /// What a writer accepts, every reader must read: a value nested past the
     /// readers' limit is refused where it enters, and the file is untouched.
     @Test func aValueNestedPastTheReadersLimitIsRefusedNotWritten() throws {

@@ -361,3 +361,125 @@ import Testing
         #expect(marked().isEmpty, "still running: \(marked())")
     }
 }
+
+/// `send` to a process that does not take its input, and the GROUPSIM_* and
+/// other fields of an exec process refused at load.
+extension ExecProcessTests {
+    @Test func aSendToAProcessThatNeverReadsItsStdinFailsInBoundedTimeSayingWhatWasNotTaken() throws {
+        let line = String(repeating: "x", count: 100 * 1024)
+        let path = try write(
+            "never-reads.yaml",
+            """
+            summary: must fail - sleep never reads its stdin, and a pipe holds 64 KiB
+            processes:
+              sleeper: { exec: [sleep, "60"] }
+            steps:
+              - launch: sleeper
+              - send: { to: sleeper, line: \(line) }
+              - send: { to: sleeper, line: \(line) }
+            """)
+        let started = Date()
+        let result = try groupsim(["run", path], limit: 45)
+        #expect(result.status == 1, "\(result.stdout.prefix(2000))\(result.stderr)")
+        #expect(result.stdout.contains("\(path):6:"), "\(result.stdout.prefix(2000))")
+        #expect(result.stdout.contains("sleeper did not take the line within 10 s: "), "\(result.stdout.prefix(2000))")
+        #expect(result.stdout.contains(" of its \(line.utf8.count + 1) bytes (with the newline) were not written"), "\(result.stdout.prefix(2000))")
+        #expect(result.stdout.contains("have it read its stdin, or send it less"), "\(result.stdout.prefix(2000))")
+        #expect(Date().timeIntervalSince(started) < 40)
+    }
+
+    @Test func aSentLineWithANewlineOrCarriageReturnIsRefusedAtLoad() throws {
+        for (name, text) in [("newline", #""one\ntwo""#), ("return", #""one\rtwo""#)] {
+            try expectRefused(
+                name,
+                """
+                summary: x
+                processes:
+                  copier: { exec: [cat] }
+                steps:
+                  - send: { to: copier, line: \(text) }
+                """, ":5:31:", ["a sent line has no newline or carriage return in it", "send each line with a send step of its own"])
+        }
+    }
+
+    /// A script that starts a SimulatedFoundation program (as docs/scenarios.md
+    /// suggests) links nothing itself: it is started through `groupsim exec`,
+    /// which unblocks its signals, so TERM reaches it (Python unblocks none itself).
+    @Test func termReachesAWrapperScriptWithAControlChannel() throws {
+        _ = try write(
+            "wrapper.py",
+            """
+            #!/usr/bin/env python3
+            import signal, subprocess, sys
+            child = subprocess.Popen([sys.argv[1], "wait-input"], stdin=subprocess.PIPE)
+            def end(*_):
+                print("wrapper got TERM", flush=True)
+                child.kill()
+                sys.exit(7)
+            signal.signal(signal.SIGTERM, end)
+            print("wrapping", flush=True)
+            child.wait()
+            """, executable: true)
+        let path = try write(
+            "wrapper.yaml",
+            """
+            summary: TERM reaches a wrapper script that serves a control channel through its child
+            processes:
+              tool: { exec: [./wrapper.py, \(Self.settingsExamples)], control: true }
+            steps:
+              - launch: tool
+              - wait: { for: output, in: tool, matches: "^wrapping$" }
+              - set: { in: tool, key: theme, value: dark }
+              - kill: { process: tool, signal: TERM }
+              - wait: { for: output, in: tool, matches: "^wrapper got TERM$", timeout: 10 }
+              - wait: { for: exit, in: tool, status: 7 }
+            """)
+        let result = try groupsim(["run", path])
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+    }
+
+    @Test func badExecFieldsAreRefusedAtTheirLineAndColumn() throws {
+        let refusals: [(String, String, String, [String])] = [
+            ("bad-target", "tool: { exec: [cat], target: watch }", ":3:32:", ["target is app, widget or intent", "found 'watch'"]),
+            ("role-and-exec", "tool: { exec: [cat], role: widget }", ":3:30:", ["a process has 'role' (a built-in process) or 'exec'"]),
+            ("role-target", "app: { role: main-app, target: widget }", ":3:34:", ["'target' goes with 'exec'"]),
+            ("role-env", "app: { role: main-app, env: { A: b } }", ":3:31:", ["'env' goes with 'exec'"]),
+            ("role-control", "app: { role: main-app, control: true }", ":3:35:", ["'control' goes with 'exec'"]),
+            ("role-start-timeout", "app: { role: main-app, start-timeout: 5 }", ":3:41:", ["'start-timeout' goes with 'exec'"]),
+            ("env-list", "tool: { exec: [cat], env: { A: [b, c] } }", ":3:34:", ["env values are strings", "found a list for A"]),
+            (
+                "env-groupsim", "tool: { exec: [cat], env: { GROUPSIM_ROOT: /tmp } }", ":3:46:",
+                ["env cannot set GROUPSIM_ROOT", "GROUPSIM_DEVICE, GROUPSIM_BUNDLE_ID", "GROUPSIM_CONTROL_SOCKET", "from the app's manifest"]
+            ),
+        ]
+        for (name, process, location, messages) in refusals {
+            try expectRefused(name, "summary: x\nprocesses:\n  \(process)\nsteps:\n  - quit: \(process.prefix { $0 != ":" })\n", location, messages)
+        }
+        try expectRefused(
+            "bad-stream",
+            """
+            summary: x
+            processes:
+              copier: { exec: [cat] }
+            steps:
+              - wait: { for: output, in: copier, matches: x, stream: stdin }
+            """, ":5:58:", ["stream is stdout or stderr, found 'stdin'"])
+    }
+
+    @Test func aValueDomainOnAnExecutablesChangeIsRefusedAtLoad() throws {
+        for (name, step, location) in [
+            ("wait", "- wait: { for: change, in: tool, key: theme, value-domain: com.example.notes }", ":5:62:"),
+            ("saw", "- expect: { in: tool, saw: change, key: theme, value-domain: com.example.notes }", ":5:64:"),
+        ] {
+            try expectRefused(
+                name,
+                """
+                summary: x
+                processes:
+                  tool: { exec: [\(Self.settingsExamples), wait-input] }
+                steps:
+                  \(step)
+                """, location, ["'value-domain' never matches in tool, your own executable", "expect: { in: tool, key: …, domain: … }"])
+        }
+    }
+}

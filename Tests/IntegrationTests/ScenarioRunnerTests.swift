@@ -124,6 +124,34 @@ import Testing
         #expect(html.contains("marker-end=\"url(#arrow)\""))  // the write → seen arrow
     }
 
+    /// An executable's output has a colour of its own in the legend, and the
+    /// app's write gets its arrow to the executable's observer delivery.
+    @Test func theTimelineDrawsAnExecutablesOutputAndDeliveries() throws {
+        let path = try scenario(
+            "exec-timeline",
+            """
+            summary: the app's write reaches the executable's observer
+            processes:
+              app: { role: main-app }
+              reader: { exec: [\(BuiltExecutable.path("settings-examples")), reading-watch, "1"], target: widget }
+            steps:
+              - launch: [app, reader]
+              - wait: { for: output, in: reader, matches: "^ready=true$" }
+              - set: { in: app, key: ReadingMode, value: sepia }
+              - wait: { for: change, in: reader, key: ReadingMode, value: sepia, origin: other-process, timeout: 60 }
+              - wait: { for: exit, in: reader, status: 0 }
+            """)
+        let page = folder.path + "/timeline.html"
+        let result = try run([path, "--timeline", page])
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        let html = try String(contentsOfFile: page, encoding: .utf8)
+        let output = "#1b7c83"
+        #expect(html.contains("style=\"background:\(output)\"></i>program output</span>"))
+        #expect(html.contains("fill=\"\(output)\"><title>"), "no output dot")
+        #expect(html.contains("marker-end=\"url(#arrow)\""))
+        #expect(html.contains("changes seen in other processes: 1,"), "\(html.suffix(600))")
+    }
+
     @Test func countedEventsAndIntentResultsAreChecked() throws {
         let times = try scenario(
             "times",
