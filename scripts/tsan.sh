@@ -2,8 +2,12 @@
 # Thread Sanitizer over the tests of the concurrent parts: the defaults
 # library (its commit, notification and watcher threads, released domains),
 # the iCloud key-value store's device copy and ledger, the Foundation face,
-# and the multi-process propagation and concurrent-writer tests (whose
-# executables are built with TSan too). A report of a race fails the run.
+# the multi-process propagation and concurrent-writer tests (whose
+# executables are built with TSan too), the child processes' owners
+# (RunningProcess, the parent-death tie), the scenario runner, the cloud's
+# processes (CloudProcessTests holds CooperativePoolTests.swift's and
+# CloudTrustTests.swift's tests) and the testing library. A report of a
+# race fails the run.
 # Its own build folder: a sanitized build shares nothing with the debug one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,7 +18,10 @@ swift build --build-tests --sanitize=thread --scratch-path .build-tsan
 # One suite group at a time: under TSan everything runs several times slower,
 # and the groups' threads and processes would otherwise share the two cores.
 for suites in GroupDefaultsTests CloudTests SimulatedFoundationTests \
-    'IntegrationTests\.(PropagationTests|ConcurrentWriterTests|RunningProcessTests)'; do
+    'IntegrationTests\.(PropagationTests|ConcurrentWriterTests|RunningProcessTests|OwnerLifetimeTests)/' \
+    'IntegrationTests\.(ScenarioRunnerTests|RunnerScaleTests)/' \
+    'IntegrationTests\.CloudProcessTests/' \
+    GroupSimTestingTests; do
     echo "==> testing $suites under TSan"
     swift test --skip-build --sanitize=thread --scratch-path .build-tsan --filter "$suites" "$@"
 done

@@ -166,7 +166,9 @@ public struct AppManifest: Sendable {
             if words.count == 2, words[0] == "every", words[1].hasSuffix("s") {
                 let number = words[1].dropLast()
                 guard let seconds = Double(number), timelinePeriods.contains(seconds) else {
-                    throw node.error("'every Ns' needs N from 0.1 to 86400 seconds, found '\(number)'")
+                    let (shortest, longest) = (timelinePeriods.lowerBound, timelinePeriods.upperBound)
+                    throw node.error(
+                        "'every Ns' needs N from \(String(format: "%g", shortest)) to \(String(format: "%g", longest)) seconds, found '\(number)'")
                 }
                 return .periodic(seconds: seconds)
             }

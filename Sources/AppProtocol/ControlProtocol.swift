@@ -7,6 +7,9 @@ import PropertyList
 /// process keeps running; closing stdin ends the process cleanly.
 package enum ControlProtocol {
     package static let version = 1
+    /// An exit status, as a shell shows it (128 + the signal for a death by
+    /// signal): what `exit` takes, and what a scenario's steps and checks name.
+    package static let exitStatusRange = 0...255
 
     /// Parses one request line into its id and command. The line is read by
     /// the project's strict JSON reader: values arrive exactly as written or
@@ -101,7 +104,10 @@ package enum ControlProtocol {
         case "ping": return .ping
         case "exit":
             let status = try fields.integer("status", default: 0)
-            guard (0...255).contains(status) else { throw AppRequestError("exit: \"status\" must be 0 to 255, found \(status)") }
+            guard exitStatusRange.contains(Int(status)) else {
+                throw AppRequestError(
+                    "exit: \"status\" must be \(exitStatusRange.lowerBound) to \(exitStatusRange.upperBound), found \(status)")
+            }
             return .exit(status: Int32(status))
         default:
             throw AppRequestError(

@@ -35,6 +35,47 @@ struct FoundationBenchmark: ParsableCommand {
     func run() throws {
         let (root, temporary) = try options.makeRoot()
         defer { if temporary { try? FileManager.default.removeItem(atPath: root) } }
+        let sides = try makeSides(root: root)
+        if let only {
+            let calls = only == .setSync ? syncCalls : calls
+            let time = measureOnly(only, calls: calls, sides)
+            sides.cleanUp()
+            print("foundation --only \(only.rawValue) --side \(side.rawValue): \(calls) calls, \(duration(time)) each (median of \(rounds))")
+            return
+        }
+        let rows = measureAll(sides)
+        sides.cleanUp()
+        printTable(rows)
+    }
+
+    /// The two suites measured, Foundation's and the simulated one, filled alike.
+    struct Sides {
+        let foundation: Foundation.UserDefaults
+        let simulated: SimulatedFoundation.UserDefaults
+        let foundationSide: DefaultsUnderTest<Foundation.UserDefaults>
+        let simulatedSide: DefaultsUnderTest<SimulatedFoundation.UserDefaults>
+
+        /// Finishes the commits a burst of sets started (between rounds, untimed).
+        func settle() {
+            foundation.synchronize()
+            simulated.synchronize()
+        }
+
+        func cleanUp() {
+            foundationSide.cleanUp()
+            simulatedSide.cleanUp()
+        }
+    }
+
+    /// One operation's line of the table: the median call on each side.
+    struct Row {
+        let operation: String
+        let goal: String
+        let foundation: Double
+        let simulated: Double
+    }
+
+    private func makeSides(root: String) throws -> Sides {
         // Foundation keeps the suite in the home folder's .config (read once, at start-up: run with HOME set
         // to keep it elsewhere); cleanUp removes it.
         guard let foundation = Foundation.UserDefaults(suiteName: options.domain) else {
@@ -55,23 +96,20 @@ struct FoundationBenchmark: ParsableCommand {
         try Self.fillSearchList(of: simulated, process: process)
         foundationSide.addSuites { Foundation.UserDefaults(suiteName: $0) }
         simulatedSide.addSuites { SimulatedFoundation.UserDefaults(suiteName: $0, process: process) }
-        if let only {
-            let body: (Int) -> Int =
-                side == .groupsim ? simulatedSide.operation(only, hit: "key-\(keys / 2)") : foundationSide.operation(only, hit: "key-\(keys / 2)")
-            let calls = only == .setSync ? syncCalls : calls
-            let time = median(
-                rounds: rounds, calls: calls, body,
-                settle: {
-                    foundation.synchronize()
-                    simulated.synchronize()
-                })
-            foundationSide.cleanUp()
-            simulatedSide.cleanUp()
-            print("foundation --only \(only.rawValue) --side \(side.rawValue): \(calls) calls, \(duration(time)) each (median of \(rounds))")
-            return
-        }
+        return Sides(foundation: foundation, simulated: simulated, foundationSide: foundationSide, simulatedSide: simulatedSide)
+    }
 
-        var rows: [(operation: String, goal: String, foundation: Double, simulated: Double)] = []
+    /// `--only`: one operation on one side (for callgrind), the median call.
+    private func measureOnly(_ only: MeasuredOperation, calls: Int, _ sides: Sides) -> Double {
+        let hit = "key-\(keys / 2)"
+        let body: (Int) -> Int = side == .groupsim ? sides.simulatedSide.operation(only, hit: hit) : sides.foundationSide.operation(only, hit: hit)
+        return median(rounds: rounds, calls: calls, body, settle: sides.settle)
+    }
+
+    /// Every operation, each side in turn.
+    private func measureAll(_ sides: Sides) -> [Row] {
+        let (foundationSide, simulatedSide) = (sides.foundationSide, sides.simulatedSide)
+        var rows: [Row] = []
         /// Each side in turn; `settle` runs after each round, untimed.
         func measure(
             _ operation: String, goal: String, calls: Int,
@@ -79,7 +117,7 @@ struct FoundationBenchmark: ParsableCommand {
         ) {
             let foundationTime = median(rounds: rounds, calls: calls, foundationBody, settle: settle)
             let simulatedTime = median(rounds: rounds, calls: calls, simulatedBody, settle: settle)
-            rows.append((operation, goal, foundationTime, simulatedTime))
+            rows.append(Row(operation: operation, goal: goal, foundation: foundationTime, simulated: simulatedTime))
         }
         let hit = "key-\(keys / 2)"
         measure(
@@ -95,10 +133,7 @@ struct FoundationBenchmark: ParsableCommand {
         measure(
             "set (no sync)", goal: "≤ 0.5 µs", calls: calls / 10,
             { foundationSide.set($0, synchronizing: false) }, { simulatedSide.set($0, synchronizing: false) },
-            settle: {
-                foundation.synchronize()
-                simulated.synchronize()
-            })
+            settle: sides.settle)
         measure(
             "set + synchronize()", goal: "≤ 0.8 ms", calls: syncCalls,
             { foundationSide.set($0, synchronizing: true) }, { simulatedSide.set($0, synchronizing: true) })
@@ -106,16 +141,14 @@ struct FoundationBenchmark: ParsableCommand {
         measure(
             "set, then string(forKey:)", goal: "—", calls: calls / 10,
             { foundationSide.setThenRead(hit, $0) }, { simulatedSide.setThenRead(hit, $0) },
-            settle: {
-                foundation.synchronize()
-                simulated.synchronize()
-            })
+            settle: sides.settle)
         measure(
             "dictionaryRepresentation()", goal: "≤ 10 µs", calls: calls / 100,
             foundationSide.dictionaryRepresentations, simulatedSide.dictionaryRepresentations)
-        foundationSide.cleanUp()
-        simulatedSide.cleanUp()
+        return rows
+    }
 
+    private func printTable(_ rows: [Row]) {
         print("foundation: \(keys)-key suite \(options.domain), one process, median of \(rounds) rounds")
         print(
             "search list: launch arguments, the suite, two added suites, NSGlobalDomain, languages, registration (Foundation's side: its suite, the two added suites, registration)"

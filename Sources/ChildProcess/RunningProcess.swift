@@ -274,11 +274,6 @@ package final class RunningProcess: Sendable {
         }
     }
 
-    /// Foundation's handle of the child, for the callers not yet moved to
-    /// `termination` and `signal`; the child is this object's alone.
-    @available(*, deprecated, message: "use termination, signal(_:) and waitForTermination")
-    package var process: Process { child }
-
     /// Sends SIGKILL (with SIGCONT, should it be stopped) and waits for the
     /// end (up to `timeout`); returns how it ended, nil if not seen in time.
     @discardableResult

@@ -102,11 +102,13 @@ package struct CloudDaemons: Sendable {
                 running.append(("\(device)'s agent", path, holder))
             }
         }
-        for (_, _, holder) in running { kill(holder.pid, SIGTERM) }
+        // Signalled only while still holding its lock: the pid is then still the daemon's.
+        func stillHeld(_ path: String, by holder: LockHolder) -> Bool { LifetimeLock.holder(of: path, root: root.path) == holder }
+        for (_, path, holder) in running { DetachedProcess.signal(holder.pid, SIGTERM) { stillHeld(path, by: holder) } }
         let deadline = Date().addingTimeInterval(5)
         for (_, path, holder) in running {
-            while LifetimeLock.holder(of: path, root: root.path) == holder, Date() < deadline { usleep(20_000) }
-            if LifetimeLock.holder(of: path, root: root.path) == holder { kill(holder.pid, SIGKILL) }
+            while stillHeld(path, by: holder), Date() < deadline { usleep(20_000) }
+            DetachedProcess.signal(holder.pid, SIGKILL) { stillHeld(path, by: holder) }
         }
         return running.map { "\($0.0) (pid \($0.2.pid))" }
     }
@@ -125,8 +127,7 @@ package struct CloudDaemons: Sendable {
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {
             if LifetimeLock.holder(of: path, root: root.path)?.pid == pid { return }
-            var status: Int32 = 0
-            if waitpid(pid, &status, WNOHANG) == pid {
+            if DetachedProcess.hasExited(pid) {
                 let text = (try? String(contentsOfFile: Self.logFolder(root: root) + "/" + log, encoding: .utf8)) ?? ""
                 let tail = text.split(separator: "\n").suffix(3).joined(separator: "\n")
                 throw AlreadyRunning(description: "\(what) did not start: \(tail.isEmpty ? "it exited" : tail)")

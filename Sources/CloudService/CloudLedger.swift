@@ -337,39 +337,9 @@ struct CloudLedger {
         var changed: [String: CloudRecord] = [:]
         let next = state.revision + 1
         for change in changes {
-            guard restoring || change.stamp.isFrom(device) else {
-                outcome.refused.append(
-                    RefusedChange(
-                        key: change.key, sequence: change.stamp.sequence,
-                        reason: "the change is stamped by device \(change.stamp.device), not \(device)"))
-                continue
+            if let record = Self.apply(change, to: &state, revision: next, from: device, restoring: restoring, outcome: &outcome) {
+                changed[change.key] = record
             }
-            if let current = state.records[change.key], !WriteOrder.precedes(current.stamp, current.value, change.stamp, change.value) {
-                outcome.accepted.append(change.stamp.sequence)
-                outcome.kept.append(change.key)
-                // The same change again changes nothing; a lower one lost, and its writer must show the winner.
-                if !WriteOrder.same(current.stamp, current.value, change.stamp, change.value) { outcome.superseded.append(current) }
-                continue
-            }
-            if state.records[change.key] == nil, let horizon = state.horizon, change.stamp <= horizon {
-                // Older than a removal the store no longer remembers, which may have been of this key.
-                outcome.accepted.append(change.stamp.sequence)
-                outcome.kept.append(change.key)
-                if change.value != nil {
-                    outcome.superseded.append(CloudRecord(key: change.key, value: nil, stamp: horizon, revision: state.revision))
-                }
-                continue
-            }
-            let counts = state.counts(writing: change.key, change.value)
-            if let violation = CloudLimits.violation(writing: change.key, change.value, storeKeys: counts.keys, storeBytes: counts.bytes) {
-                outcome.refused.append(RefusedChange(key: change.key, sequence: change.stamp.sequence, reason: violation))
-                continue
-            }
-            let record = CloudRecord(key: change.key, value: change.value, stamp: change.stamp, revision: next)
-            state.put(record)
-            changed[change.key] = record
-            outcome.accepted.append(change.stamp.sequence)
-            outcome.kept.append(change.key)
         }
         guard !changed.isEmpty else { return outcome }
         let base = state.revision
@@ -381,16 +351,64 @@ struct CloudLedger {
             // Within every limit, yet too large a file (values whose count is
             // far below their encoding): refused once, with the reason, never retried.
             let reason = "the store's file would be \(size) bytes, over the \(limit) the cloud writes; the change is not kept"
-            let refusedKeys = Set(changed.keys)
-            let refusedChanges = changes.filter { refusedKeys.contains($0.key) && state.records[$0.key]?.stamp == $0.stamp }
-            outcome.refused += refusedChanges.map { RefusedChange(key: $0.key, sequence: $0.stamp.sequence, reason: reason) }
-            let refusedSequences = Set(refusedChanges.map(\.stamp.sequence))
-            outcome.accepted.removeAll { refusedSequences.contains($0) }
-            outcome.kept.removeAll { refusedKeys.contains($0) }
+            Self.refuse(changes, writing: Set(changed.keys), to: state, reason: reason, outcome: &outcome)
             return outcome
         }
         loaded[account, default: [:]][identifier] = state
         outcome.push = (base, next, changed.values.sorted { $0.key < $1.key }, state.lineage)
         return outcome
+    }
+
+    /// One uploaded change against the store: refused (another device's
+    /// stamp, over a limit), kept as it is (the store has it or a later
+    /// write), or put at `revision`, whose record is returned.
+    private static func apply(
+        _ change: UploadedChange, to state: inout CloudStoreState, revision: Int64, from device: String, restoring: Bool,
+        outcome: inout UploadOutcome
+    ) -> CloudRecord? {
+        guard restoring || change.stamp.isFrom(device) else {
+            outcome.refused.append(
+                RefusedChange(
+                    key: change.key, sequence: change.stamp.sequence,
+                    reason: "the change is stamped by device \(change.stamp.device), not \(device)"))
+            return nil
+        }
+        if let current = state.records[change.key], !WriteOrder.precedes(current.stamp, current.value, change.stamp, change.value) {
+            outcome.accepted.append(change.stamp.sequence)
+            outcome.kept.append(change.key)
+            // The same change again changes nothing; a lower one lost, and its writer must show the winner.
+            if !WriteOrder.same(current.stamp, current.value, change.stamp, change.value) { outcome.superseded.append(current) }
+            return nil
+        }
+        if state.records[change.key] == nil, let horizon = state.horizon, change.stamp <= horizon {
+            // Older than a removal the store no longer remembers, which may have been of this key.
+            outcome.accepted.append(change.stamp.sequence)
+            outcome.kept.append(change.key)
+            if change.value != nil {
+                outcome.superseded.append(CloudRecord(key: change.key, value: nil, stamp: horizon, revision: state.revision))
+            }
+            return nil
+        }
+        let counts = state.counts(writing: change.key, change.value)
+        if let violation = CloudLimits.violation(writing: change.key, change.value, storeKeys: counts.keys, storeBytes: counts.bytes) {
+            outcome.refused.append(RefusedChange(key: change.key, sequence: change.stamp.sequence, reason: violation))
+            return nil
+        }
+        let record = CloudRecord(key: change.key, value: change.value, stamp: change.stamp, revision: revision)
+        state.put(record)
+        outcome.accepted.append(change.stamp.sequence)
+        outcome.kept.append(change.key)
+        return record
+    }
+
+    /// The changes that wrote `keys` (as `state` holds them) refused with `reason` after all.
+    private static func refuse(
+        _ changes: [UploadedChange], writing keys: Set<String>, to state: CloudStoreState, reason: String, outcome: inout UploadOutcome
+    ) {
+        let refusedChanges = changes.filter { keys.contains($0.key) && state.records[$0.key]?.stamp == $0.stamp }
+        outcome.refused += refusedChanges.map { RefusedChange(key: $0.key, sequence: $0.stamp.sequence, reason: reason) }
+        let refusedSequences = Set(refusedChanges.map(\.stamp.sequence))
+        outcome.accepted.removeAll { refusedSequences.contains($0) }
+        outcome.kept.removeAll { keys.contains($0) }
     }
 }

@@ -109,62 +109,77 @@ package enum CloudListener {
             // (NIO adds an AcceptBackoffHandler: at EMFILE it waits a second before accepting again.)
             .bind(host: host, port: port) { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    guard limiter.admit() else {
-                        if let open = limiter.refusalToReport() {
-                            events(
-                                "refused-connection",
-                                [
-                                    "reason": .string(
-                                        "\(open) connections are open, the most this cloud serves at once "
-                                            + "(half its descriptor limit, at most \(ConnectionLimiter.ceiling)); each waits at most \(requestTimeout) for its request "
-                                            + "and \(idleTimeout) idle")
-                                ])
-                        }
-                        channel.close(promise: nil)
-                        return channel.eventLoop.makeSucceededFuture(Connection.refused)
-                    }
-                    channel.closeFuture.whenComplete { _ in limiter.release() }
-                    // A request sent half, or a byte at a time, is closed when its time is up.
-                    let deadline = channel.eventLoop.scheduleTask(in: requestTimeout) { channel.close(promise: nil) }
-                    channel.closeFuture.whenComplete { _ in deadline.cancel() }
-                    let upgrader = NIOTypedWebSocketServerUpgrader<Connection>(
-                        maxFrameSize: maximumFrameBytes,
-                        shouldUpgrade: { channel, head in
-                            guard path(of: head) == "/v1/sync" else { return channel.eventLoop.makeSucceededFuture(nil) }
-                            // The device's secret is a file: read off the event loop.
-                            return NIOThreadPool.singleton.runIfActive(eventLoop: channel.eventLoop) { () -> CloudTrust.Refusal? in
-                                refusal(of: head, isSync: true, gate: gate)
-                            }.map { refusal -> HTTPHeaders? in
-                                guard let refusal else { return HTTPHeaders() }
-                                // NIO drops the head of an upgrade it does not make: the refusal is answered here.
-                                logRefusal(refusal, of: head, peer: channel.remoteAddress, events: events)
-                                let parts = response(status: .unauthorized, ["error": .string(refusal.description)], extra: unauthorizedHeaders)
-                                for part in parts.dropLast() { channel.write(part, promise: nil) }
-                                channel.writeAndFlush(parts[parts.count - 1]).whenComplete { _ in channel.close(promise: nil) }
-                                return nil
-                            }
-                        },
-                        upgradePipelineHandler: { channel, head in
-                            deadline.cancel()
-                            return channel.eventLoop.makeCompletedFuture {
-                                try channel.pipeline.syncOperations.addHandler(IdleStateHandler(readTimeout: idleTimeout))
-                                try channel.pipeline.syncOperations.addHandler(CloseWhenIdle())
-                                return .websocket(
-                                    try NIOAsyncChannel<WebSocketFrame, WebSocketFrame>(wrappingChannelSynchronously: channel),
-                                    device: head.headers.first(name: CloudTrust.deviceHeader) ?? "")
-                            }
-                        })
-                    let configuration = NIOTypedHTTPServerUpgradeConfiguration(
-                        upgraders: [upgrader],
-                        notUpgradingCompletionHandler: { channel in
-                            channel.eventLoop.makeCompletedFuture {
-                                return .http(try NIOAsyncChannel(wrappingChannelSynchronously: channel))
-                            }
-                        })
-                    return try channel.pipeline.syncOperations.configureUpgradableHTTPServerPipeline(
-                        configuration: .init(upgradeConfiguration: configuration))
+                    try configure(channel, gate: gate, limiter: limiter, events: events)
                 }
             }
+    }
+
+    /// A new connection: refused past the limiter's bound; otherwise HTTP,
+    /// with a deadline for its request, upgraded to the sync WebSocket by `syncUpgrader`.
+    private static func configure(
+        _ channel: Channel, gate: CloudTrust.Gate, limiter: ConnectionLimiter, events: @escaping Events
+    ) throws -> EventLoopFuture<Connection> {
+        guard limiter.admit() else {
+            if let open = limiter.refusalToReport() {
+                events(
+                    "refused-connection",
+                    [
+                        "reason": .string(
+                            "\(open) connections are open, the most this cloud serves at once "
+                                + "(half its descriptor limit, at most \(ConnectionLimiter.ceiling)); each waits at most \(requestTimeout) for its request "
+                                + "and \(idleTimeout) idle")
+                    ])
+            }
+            channel.close(promise: nil)
+            return channel.eventLoop.makeSucceededFuture(Connection.refused)
+        }
+        channel.closeFuture.whenComplete { _ in limiter.release() }
+        // A request sent half, or a byte at a time, is closed when its time is up.
+        let deadline = channel.eventLoop.scheduleTask(in: requestTimeout) { channel.close(promise: nil) }
+        channel.closeFuture.whenComplete { _ in deadline.cancel() }
+        let configuration = NIOTypedHTTPServerUpgradeConfiguration(
+            upgraders: [syncUpgrader(deadline: deadline, gate: gate, events: events)],
+            notUpgradingCompletionHandler: { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    return .http(try NIOAsyncChannel(wrappingChannelSynchronously: channel))
+                }
+            })
+        return try channel.pipeline.syncOperations.configureUpgradableHTTPServerPipeline(
+            configuration: .init(upgradeConfiguration: configuration))
+    }
+
+    /// `/v1/sync` becomes a device's WebSocket once its secret is checked
+    /// (a refusal is answered with 401); the request's deadline then gives way to the idle timer.
+    private static func syncUpgrader(
+        deadline: Scheduled<Void>, gate: CloudTrust.Gate, events: @escaping Events
+    ) -> NIOTypedWebSocketServerUpgrader<Connection> {
+        NIOTypedWebSocketServerUpgrader<Connection>(
+            maxFrameSize: maximumFrameBytes,
+            shouldUpgrade: { channel, head in
+                guard path(of: head) == "/v1/sync" else { return channel.eventLoop.makeSucceededFuture(nil) }
+                // The device's secret is a file: read off the event loop.
+                return NIOThreadPool.singleton.runIfActive(eventLoop: channel.eventLoop) { () -> CloudTrust.Refusal? in
+                    refusal(of: head, isSync: true, gate: gate)
+                }.map { refusal -> HTTPHeaders? in
+                    guard let refusal else { return HTTPHeaders() }
+                    // NIO drops the head of an upgrade it does not make: the refusal is answered here.
+                    logRefusal(refusal, of: head, peer: channel.remoteAddress, events: events)
+                    let parts = response(status: .unauthorized, ["error": .string(refusal.description)], extra: unauthorizedHeaders)
+                    for part in parts.dropLast() { channel.write(part, promise: nil) }
+                    channel.writeAndFlush(parts[parts.count - 1]).whenComplete { _ in channel.close(promise: nil) }
+                    return nil
+                }
+            },
+            upgradePipelineHandler: { channel, head in
+                deadline.cancel()
+                return channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(IdleStateHandler(readTimeout: idleTimeout))
+                    try channel.pipeline.syncOperations.addHandler(CloseWhenIdle())
+                    return .websocket(
+                        try NIOAsyncChannel<WebSocketFrame, WebSocketFrame>(wrappingChannelSynchronously: channel),
+                        device: head.headers.first(name: CloudTrust.deviceHeader) ?? "")
+                }
+            })
     }
 
     private static func handle(_ connection: EventLoopFuture<Connection>, server: CloudServer, gate: CloudTrust.Gate, events: @escaping Events) async

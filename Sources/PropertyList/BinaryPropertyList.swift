@@ -392,21 +392,7 @@ public enum BinaryPropertyList {
                 default: throw corrupt(start, "null or fill objects are not property-list values")
                 }
             case 0x1:
-                guard marker & 0x0F <= 4 else { throw corrupt(start, "invalid integer width") }
-                let width = 1 << Int(marker & 0x0F)
-                try need(start + 1, width, for: "an integer")
-                if width == 16 {
-                    // 128-bit integers hold values above Int64.max; keep those that fit.
-                    let high = Self.readUInt(bytes, at: start + 1, width: 8)
-                    let low = Self.readUInt(bytes, at: start + 9, width: 8)
-                    guard high == 0, let fitting = Int64(exactly: low) else {
-                        throw corrupt(start, "integer does not fit in 64 bits")
-                    }
-                    return (.scalar(.integer(fitting)), false)
-                }
-                // 1, 2 and 4-byte integers are unsigned, 8-byte ones signed.
-                let raw = Self.readUInt(bytes, at: start + 1, width: width)
-                return (.scalar(.integer(width == 8 ? Int64(bitPattern: raw) : Int64(raw))), false)
+                return (.scalar(.integer(try integer(marker, at: start))), false)
             case 0x2:
                 switch marker & 0x0F {
                 case 2:
@@ -432,19 +418,43 @@ public enum BinaryPropertyList {
                 return (.scalar(.string(try utf8String(body, length, object: index, at: start))), length > 15)
             case 0x6:
                 let (length, body) = try length(at: start)
-                try need(body, length * 2, for: "a string")  // length is below the data's size: no overflow
-                var units = [UInt16]()
-                units.reserveCapacity(length)
-                for i in 0..<length { units.append(UInt16(bytes[body + 2 * i]) << 8 | UInt16(bytes[body + 2 * i + 1])) }
-                guard let string = String(validating: units, as: UTF16.self) else {
-                    throw corrupt(start, "string object \(index) is not valid UTF-16 (an unpaired surrogate)")
-                }
-                return (.scalar(.string(string)), length > 7)
+                return (.scalar(.string(try utf16String(body, length, object: index, at: start))), length > 7)
             case 0xA, 0xD:
                 return try decodeCollection(index, at: start, depth: depth, isDictionary: marker >> 4 == 0xD)
             default:
                 throw corrupt(start, "unsupported object marker 0x\(String(marker, radix: 16)) (UIDs and sets are not property-list values)")
             }
+        }
+
+        /// An integer object: 1, 2, 4 or 8 bytes, or 16 when its value fits in 64 bits.
+        func integer(_ marker: UInt8, at start: Int) throws -> Int64 {
+            guard marker & 0x0F <= 4 else { throw corrupt(start, "invalid integer width") }
+            let width = 1 << Int(marker & 0x0F)
+            try need(start + 1, width, for: "an integer")
+            if width == 16 {
+                // 128-bit integers hold values above Int64.max; keep those that fit.
+                let high = Self.readUInt(bytes, at: start + 1, width: 8)
+                let low = Self.readUInt(bytes, at: start + 9, width: 8)
+                guard high == 0, let fitting = Int64(exactly: low) else {
+                    throw corrupt(start, "integer does not fit in 64 bits")
+                }
+                return fitting
+            }
+            // 1, 2 and 4-byte integers are unsigned, 8-byte ones signed.
+            let raw = Self.readUInt(bytes, at: start + 1, width: width)
+            return width == 8 ? Int64(bitPattern: raw) : Int64(raw)
+        }
+
+        /// A UTF-16 string object's `length` big-endian units at `body`.
+        func utf16String(_ body: Int, _ length: Int, object index: Int, at start: Int) throws -> String {
+            try need(body, length * 2, for: "a string")  // length is below the data's size: no overflow
+            var units = [UInt16]()
+            units.reserveCapacity(length)
+            for i in 0..<length { units.append(UInt16(bytes[body + 2 * i]) << 8 | UInt16(bytes[body + 2 * i + 1])) }
+            guard let string = String(validating: units, as: UTF16.self) else {
+                throw corrupt(start, "string object \(index) is not valid UTF-16 (an unpaired surrogate)")
+            }
+            return string
         }
 
         mutating func decodeCollection(_ index: Int, at start: Int, depth: Int, isDictionary: Bool) throws -> (Decoded, keep: Bool) {

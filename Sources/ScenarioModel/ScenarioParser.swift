@@ -13,8 +13,6 @@ public enum ScenarioParser {
     public static let maximumWait: Double = 3600
     /// The largest count a step takes (burst sizes, synchronize intervals, acknowledged synchronizes, event counts).
     public static let maximumCount = 100_000
-    /// An exit status, as a shell shows it (128 + the signal for a death by signal).
-    public static let statusRange = 0...255
     /// How long a `wait` waits when the step gives no `timeout`, in seconds.
     public static let defaultWait: Double = 10
     /// How long `wait-cloud` waits for the devices and the cloud to agree when it gives no `timeout`.
@@ -147,7 +145,7 @@ public enum ScenarioParser {
         matcher.reason = try fields["reason"]?.string()
         matcher.card = try fields["card"].map(parseCard)
         matcher.kind = try fields["kind"]?.string()
-        matcher.status = try fields["status"]?.int(in: statusRange)
+        matcher.status = try fields["status"]?.int(in: ControlProtocol.exitStatusRange)
         matcher.keys = try fields["keys"].map { node in
             if case .sequence = node.node { return try node.list().map { try $0.string() } }
             return try node.strings()
@@ -217,7 +215,7 @@ public enum ScenarioParser {
         if let process = fields["acknowledged"] { return .acknowledged(process: try context.process(process)) }
         if let process = fields["exit"] {
             guard let status = fields["status"] else { throw node.error("an exit check needs 'status'") }
-            return .exit(process: try context.process(process), status: Int32(try status.int(in: statusRange)))
+            return .exit(process: try context.process(process), status: Int32(try status.int(in: ControlProtocol.exitStatusRange)))
         }
         guard let inNode = fields["in"] else {
             throw node.error("a check needs 'in' (a process), 'file' (a domain), 'acknowledged' or 'exit'")
@@ -239,7 +237,7 @@ public enum ScenarioParser {
             if let other = ["output", "search-list", "kvs", "card", "key"].first(where: { fields[$0] != nil }) {
                 throw status.error("'status' checks how \(process) exited; write it as a check of its own, not with '\(other)'")
             }
-            return .exit(process: process, status: Int32(try status.int(in: statusRange)))
+            return .exit(process: process, status: Int32(try status.int(in: ControlProtocol.exitStatusRange)))
         }
         if let output = fields["output"] {
             let inner = try output.fields(allowed: ["contains", "matches", "stream"])

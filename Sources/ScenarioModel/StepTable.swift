@@ -18,7 +18,9 @@ public enum StepGrammar {
     /// How long a `send` waits for the process to take its line, once its stdin pipe is full.
     public static let sendTimeout: Double = 10
 
-    static let status = StepField.Kind.number(ScenarioParser.statusRange)
+    static let status = StepField.Kind.number(ControlProtocol.exitStatusRange)
+    /// A failed launch's status: any but 0.
+    static let failureStatus = StepField.Kind.number(1...ControlProtocol.exitStatusRange.upperBound)
     static let count = StepField.Kind.number(1...ScenarioParser.maximumCount)
 
     // MARK: Processes
@@ -28,7 +30,7 @@ public enum StepGrammar {
             "launch", shorthand: "a process name or a list of them",
             fields: [
                 .required("process", .process), .required("fails", .text, "text its error must say"),
-                .optional("status", .number(1...255), "default 1"),
+                .optional("status", failureStatus, "default 1"),
             ],
             does: "starts them and waits until each answers a request (fully started: a widget's timeline listens); "
                 + "with `fails`, the launch must fail: the process exits with `status` without coming up, and its error says the text"

@@ -8,51 +8,28 @@ import PropertyList
 import ScenarioModel
 
 /// A cloud process of a run (the server, or one device's sync agent): its
-/// JSON lines are recorded in the scenario log as they arrive, on a reader
-/// thread it owns, so the timeline shows uploads and downloads.
-/// Unchecked Sendable: the lines seen and the end are under `condition`; the rest is set in `init`.
-final class CloudProcess: @unchecked Sendable {
+/// JSON lines are recorded in the scenario log as they arrive, by
+/// `RunningProcess`'s readers, so the timeline shows uploads and downloads.
+/// The readers hold only the `CloudLane` they share, never this object: a
+/// `CloudProcess` let go (a rig that is never ended) reaches its process's
+/// `deinit`, which ends the child.
+final class CloudProcess: Sendable {
     let lane: String
     let process: RunningProcess
-    private let log: ScenarioLog
-    private let condition = NSCondition()
-    private var seen: [String] = []
-    private var finished = false
+    private let record: CloudLane
 
     init(lane: String, executable: String, arguments: [String], log: ScenarioLog) throws {
         self.lane = lane
-        self.log = log
-        process = try RunningProcess(executable, arguments)
-        LiveProcesses.shared.add(process.pid)
-        Thread { [self] in readLoop() }.start()
-    }
-
-    private func readLoop() {
-        while let line = try? process.nextLine(timeout: 365 * 86_400) {
-            guard let json = try? PlistJSON.parse(line), let fields = try? PlistJSON.decode(json, droppingNulls: true).dictionaryValue,
-                let name = fields["event"]?.stringValue
-            else {
-                log.record(process: lane, kind: .stderr, name: "output", text: line)
-                continue
-            }
-            log.record(process: lane, kind: .event, name: name, fields: fields, text: Self.describe(name, fields))
-            condition.withLock { seen.append(name) }
-            condition.broadcast()
-        }
-        let ended = try? process.waitForTermination(timeout: 30)
-        LiveProcesses.shared.remove(process.pid)
-        let status: Int32 =
-            switch ended {
-            case .exited(let status)?, .signalled(let status)?: status
-            case nil: -1
-            }
-        var killed = false
-        if case .signalled? = ended { killed = true }
-        log.record(
-            process: lane, kind: .exit, name: "exit", fields: ["status": .integer(Int64(status))],
-            text: "exited" + (killed ? " (killed)" : ""))
-        condition.withLock { finished = true }
-        condition.broadcast()
+        let record = CloudLane(lane: lane, log: log)
+        self.record = record
+        process = try RunningProcess(
+            executable, arguments,
+            handlers: RunningProcess.Handlers(
+                stdout: { line in record.receive(line) },
+                stderr: { line in record.receiveError(line) },
+                ended: { termination in record.finish(termination) }),
+            keepsOutput: false)
+        LiveProcesses.shared.add(process)
     }
 
     static func describe(_ name: String, _ fields: [String: PlistValue]) -> String {
@@ -79,22 +56,88 @@ final class CloudProcess: @unchecked Sendable {
 
     /// Waits for the first line naming `event`; throws if the process ends first.
     func waitFor(_ event: String, timeout: Double) throws {
-        let deadline = Date().addingTimeInterval(timeout)
-        condition.lock()
-        defer { condition.unlock() }
-        while !seen.contains(event) {
-            if finished { throw CheckFailed("\(lane) exited before it said \(event): \(process.stderr)") }
-            guard condition.wait(until: deadline) else { throw CheckFailed("\(lane) did not say \(event) within \(timeout) s") }
+        try record.waitFor(event, timeout: timeout)
+    }
+
+    var isRunning: Bool { record.isRunning }
+
+    func kill() {
+        process.signal(SIGKILL)
+        record.waitUntilFinished(timeout: 10)
+    }
+}
+
+/// What a cloud process's readers share with its `CloudProcess`: the lane's
+/// log, the events seen, the last lines of stderr and the end.
+/// Unchecked Sendable: `seen`, `errorTail` and `finished` are under `condition`; the rest is set in `init`.
+private final class CloudLane: @unchecked Sendable {
+    /// How many of the last stderr lines a failure to start shows.
+    static let errorLines = 20
+
+    let lane: String
+    let log: ScenarioLog
+    private let condition = NSCondition()
+    private var seen = Set<String>()
+    private var errorTail: [String] = []
+    private var finished = false
+
+    init(lane: String, log: ScenarioLog) {
+        self.lane = lane
+        self.log = log
+    }
+
+    /// A stdout line: an event (a JSON object with "event") or, if not, output.
+    func receive(_ line: String) {
+        guard let json = try? PlistJSON.parse(line), let fields = try? PlistJSON.decode(json, droppingNulls: true).dictionaryValue,
+            let name = fields["event"]?.stringValue
+        else {
+            log.record(process: lane, kind: .stderr, name: "output", text: line)
+            return
         }
+        log.record(process: lane, kind: .event, name: name, fields: fields, text: CloudProcess.describe(name, fields))
+        condition.withLock { _ = seen.insert(name) }
+        condition.broadcast()
+    }
+
+    /// A stderr line, kept (the last few) for the message of a process that ends before it is ready.
+    func receiveError(_ line: String) {
+        condition.withLock {
+            errorTail.append(line)
+            if errorTail.count > Self.errorLines { errorTail.removeFirst() }
+        }
+    }
+
+    func finish(_ termination: RunningProcess.Termination?) {
+        let status: Int32 =
+            switch termination {
+            case .exited(let status)?, .signalled(let status)?: status
+            case nil: -1
+            }
+        var killed = false
+        if case .signalled? = termination { killed = true }
+        log.record(
+            process: lane, kind: .exit, name: "exit", fields: ["status": .integer(Int64(status))],
+            text: "exited" + (killed ? " (killed)" : ""))
+        condition.withLock { finished = true }
+        condition.broadcast()
     }
 
     var isRunning: Bool { condition.withLock { !finished } }
 
-    func kill() {
-        process.signal(SIGKILL)
+    func waitFor(_ event: String, timeout: Double) throws {
+        let deadline = Date().addingTimeInterval(timeout)
         condition.lock()
         defer { condition.unlock() }
-        let deadline = Date().addingTimeInterval(10)
+        while !seen.contains(event) {
+            if finished { throw CheckFailed("\(lane) exited before it said \(event): \(errorTail.joined(separator: "\n"))") }
+            guard condition.wait(until: deadline) else { throw CheckFailed("\(lane) did not say \(event) within \(timeout) s") }
+        }
+    }
+
+    func waitUntilFinished(timeout: Double) {
+        let deadline = Date().addingTimeInterval(timeout)
+        condition.lock()
+        defer { condition.unlock() }
         while !finished { if !condition.wait(until: deadline) { break } }
     }
 }
@@ -154,6 +197,9 @@ public final class CloudRig: @unchecked Sendable {
     }
 
     var lanes: [String] { [Self.serverLane] + lock.withLock { agents.keys.sorted() }.map(Self.agentLane) }
+
+    /// The pids of the cloud and the agents started so far (for tests).
+    var processIDs: [Int32] { lock.withLock { (server.map { [$0] } ?? []) + Array(agents.values) }.map(\.process.pid) }
 
     // MARK: Steps
 

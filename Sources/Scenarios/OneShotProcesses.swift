@@ -66,8 +66,7 @@ struct OneShotProcesses {
         let process = try RunningProcess(
             executable, arguments, environment: ["GROUPSIM_ROOT": context.root, "GROUPSIM_DEVICE": context.scenario.defaultDevice],
             directory: folder.isEmpty ? nil : folder)
-        LiveProcesses.shared.add(process.pid)
-        defer { LiveProcesses.shared.remove(process.pid) }
+        LiveProcesses.shared.add(process)
         process.closeStdin()
         let status: Int32
         do { status = try process.waitForExit(timeout: RunnerTimeouts.tool) } catch {

@@ -67,8 +67,7 @@ final class ProcessDriver: @unchecked Sendable {
                 ended: { termination in record.finish(termination) }),
             // Plain output (not protocol lines) is cut into pieces of a line's bound as it arrives.
             keepsOutput: false, lineLimit: protocolOnStdout ? nil : OutputBuffer.maximumLineBytes)
-        LiveProcesses.shared.add(process.pid)
-        record.onFinish { [pid = process.pid] in LiveProcesses.shared.remove(pid) }
+        LiveProcesses.shared.add(process)
     }
 
     /// The handler of a control channel's lines, given when it is accepted.
@@ -325,34 +324,42 @@ final class ProcessDriver: @unchecked Sendable {
 }
 
 /// Every child process the runner started, so an interrupted run ends them all.
-/// Unchecked Sendable: the pids and the interrupting signal are under `lock`; the signal sources are made once, under it too.
+/// It holds them weakly and signals them through `RunningProcess`, never by
+/// pid: a child already reaped is not signalled (its pid may be another
+/// process's by now), and one whose owner let go is ended by its `deinit`.
+/// Unchecked Sendable: the processes and the interrupting signal are under `lock`; the signal sources are made once, under it too.
 public final class LiveProcesses: @unchecked Sendable {
     public static let shared = LiveProcesses()
     private let lock = NSLock()
-    private var pids = Set<Int32>()
+    private var processes: [ObjectIdentifier: Entry] = [:]
     private var interruptedBy: Int32?
     nonisolated(unsafe) private var sources: [DispatchSourceSignal] = []
 
-    /// A process started while the run is being interrupted is killed at once.
-    func add(_ pid: Int32) {
-        let late = lock.withLock { () -> Bool in
-            pids.insert(pid)
-            return interruptedBy != nil
-        }
-        if late { kill(pid, SIGKILL) }
+    private struct Entry {
+        weak var process: RunningProcess?
     }
 
-    func remove(_ pid: Int32) { _ = lock.withLock { pids.remove(pid) } }
-
-    /// Kills (and resumes) every child; returns their pids.
-    @discardableResult
-    public func endAll() -> Set<Int32> {
-        let all = lock.withLock { pids }
-        for pid in all {
-            kill(pid, SIGCONT)
-            kill(pid, SIGKILL)
+    /// A process started while the run is being interrupted is killed at once.
+    /// The ones that ended or were let go are dropped here, so the list stays as long as what runs.
+    func add(_ process: RunningProcess) {
+        let late = lock.withLock { () -> Bool in
+            processes = processes.filter { $0.value.process?.isRunning == true }
+            processes[ObjectIdentifier(process)] = Entry(process: process)
+            return interruptedBy != nil
         }
-        return all
+        if late { process.signal(SIGKILL) }
+    }
+
+    /// Kills (and resumes) every child still running; returns how many there were.
+    @discardableResult
+    public func endAll() -> Int {
+        let all = lock.withLock { processes.values.compactMap(\.process) }
+        var ended = 0
+        for process in all {
+            process.signal(SIGCONT)
+            if process.signal(SIGKILL) { ended += 1 }
+        }
+        return ended
     }
 
     /// The signal (SIGINT, SIGTERM) that interrupted the run, if one did.
@@ -385,9 +392,9 @@ public final class LiveProcesses: @unchecked Sendable {
                         defer { if interruptedBy == nil { interruptedBy = number } }
                         return interruptedBy != nil
                     }
-                    let all = endAll()
+                    let ended = endAll()
                     if again { exit(128 + number) }
-                    FileHandle.standardError.write(Data("\ninterrupted (\(Self.describe(number))): ended \(all.count) simulated process(es)\n".utf8))
+                    FileHandle.standardError.write(Data("\ninterrupted (\(Self.describe(number))): ended \(ended) simulated process(es)\n".utf8))
                     finish(number)
                 }
                 source.resume()

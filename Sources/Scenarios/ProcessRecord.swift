@@ -8,7 +8,7 @@ import ScenarioModel
 /// requests, its output (bounded) and its end. The child's reader threads
 /// (stdout, stderr, the control channel) hand it each line; the steps wait on it.
 /// It holds no thread or descriptor of its own, so the readers never keep the driver alive.
-/// Unchecked Sendable: `state` and `finishActions` are under `condition`; the rest is set in `init`.
+/// Unchecked Sendable: `state` is under `condition`; the rest is set in `init`.
 final class ProcessRecord: @unchecked Sendable {
     struct State {
         var events: [RecordedEvent] = []
@@ -56,7 +56,6 @@ final class ProcessRecord: @unchecked Sendable {
     let log: ScenarioLog
     private let condition = NSCondition()
     private var state = State()
-    private var finishActions: [@Sendable () -> Void] = []
 
     /// `logsOutput`: the output lines go to the run's log as `output` events (a lane of the timeline).
     init(name: String, log: ScenarioLog, logsOutput: Bool) {
@@ -102,14 +101,6 @@ final class ProcessRecord: @unchecked Sendable {
             if let writes { state.pendingSyncs[state.nextID] = writes }
             return state.nextID
         }
-    }
-
-    func onFinish(_ action: @escaping @Sendable () -> Void) {
-        let done = withLock { state -> Bool in
-            if !state.finished { finishActions.append(action) }
-            return state.finished
-        }
-        if done { action() }
     }
 
     /// A line where the process speaks the protocol; anything else there is output.
@@ -163,7 +154,7 @@ final class ProcessRecord: @unchecked Sendable {
     func finish(_ termination: RunningProcess.Termination?) {
         // A death by signal reads as a shell shows it: 128 + the signal (137 for KILL).
         let status = termination?.shellStatus
-        let actions = changed { state -> [@Sendable () -> Void] in
+        changed { state in
             let unlogged = state.output.total - state.loggedOutput
             if state.showsOutput, unlogged > 0 {
                 log.record(
@@ -175,10 +166,7 @@ final class ProcessRecord: @unchecked Sendable {
             log.record(
                 process: name, kind: .exit, name: "exit", fields: ["status": .integer(Int64(status ?? -1))],
                 text: "exited with status \(status.map(String.init) ?? "?")", appEvent: .exit(status: status ?? -1))
-            defer { finishActions = [] }
-            return finishActions
         }
-        for action in actions { action() }
     }
 }
 

@@ -126,6 +126,11 @@ struct RandomWorld {
 
     /// The steps of an operation on the defaults side; nil for one on the iCloud side.
     mutating func defaultsSteps(for operation: RandomRun.Operation) -> [Step.Action]? {
+        writeSteps(for: operation) ?? lifeSteps(for: operation)
+    }
+
+    /// The processes' writes (sets, counters, lists, intents, registrations, suites).
+    private mutating func writeSteps(for operation: RandomRun.Operation) -> [Step.Action]? {
         typealias W = RandomWorld
         switch operation {
         case .set(let process, let key, let value):
@@ -157,6 +162,25 @@ struct RandomWorld {
                 ]),
                 W.together([W.synchronize("app"), W.synchronize("widget")]),
             ]
+        case .register(let process, let key, let value):
+            registered[process, default: [:]][key] = .integer(Int64(value))
+            return [W.write(process, .register(defaults: [key: .integer(Int64(value))]))]
+        case .toggleSuite(let process, let suite):
+            if let place = added[process, default: []].firstIndex(of: suite) {
+                added[process]!.remove(at: place)
+                return [W.write(process, .removeSuite(name: suite))]
+            }
+            added[process, default: []].insert(suite, at: 0)
+            return [W.write(process, .addSuite(name: suite))]
+        default:
+            return nil
+        }
+    }
+
+    /// Restarts, kills, suspensions, a corrupt file and an erased device, with the writes around them.
+    private mutating func lifeSteps(for operation: RandomRun.Operation) -> [Step.Action]? {
+        typealias W = RandomWorld
+        switch operation {
         case .restart(let process, let given):
             started(process, arguments: given)
             return [.restart(process: process, arguments: given.keys.sorted().flatMap { ["-\($0)", given[$0]!] })]
@@ -166,22 +190,12 @@ struct RandomWorld {
         case .suspendedWhileAppWrites(let key, let value):
             file[key] = .integer(Int64(value))
             return [.suspend("widget"), W.write("app", .set(key: key, value: .integer(Int64(value)))), W.synchronize("app"), .resume("widget")]
-        case .register(let process, let key, let value):
-            registered[process, default: [:]][key] = .integer(Int64(value))
-            return [W.write(process, .register(defaults: [key: .integer(Int64(value))]))]
         case .corruptThenWrite(let key, let value):
             file = [key: .integer(Int64(value))]
             return [
                 .corrupt(domain: RandomRun.suite, device: nil, content: ScenarioParser.notAPropertyList),
                 W.write("app", .set(key: key, value: .integer(Int64(value)))), W.synchronize("app"),
             ]
-        case .toggleSuite(let process, let suite):
-            if let place = added[process, default: []].firstIndex(of: suite) {
-                added[process]!.remove(at: place)
-                return [W.write(process, .removeSuite(name: suite))]
-            }
-            added[process, default: []].insert(suite, at: 0)
-            return [W.write(process, .addSuite(name: suite))]
         case .eraseDevice(let device):
             return erase(device)
         default:

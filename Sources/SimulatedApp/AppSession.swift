@@ -90,23 +90,10 @@ final class AppSession: @unchecked Sendable {
             return .value(key: key, value: found?.value, domain: found?.domain)
         case .typedGet(let key, let kind):
             return .value(key: key, value: typedValue(forKey: key, as: kind), domain: store.lookup(key)?.domain)
-        case .set(let key, let value):
-            store.set(value, forKey: key)
-            return .done
-        case .remove(let key):
-            store.removeObject(forKey: key)
-            return .done
+        case .set, .remove, .register, .addSuite, .removeSuite, .clear, .increment, .append, .mergeDictionary:
+            return try performWrite(command)
         case .dump:
             return .values(effectiveValues())
-        case .register(let defaults):
-            store.register(defaults: defaults)
-            return .done
-        case .addSuite(let name):
-            try store.addSuite(named: name)
-            return .done
-        case .removeSuite(let name):
-            store.removeSuite(named: name)
-            return .done
         case .synchronize:
             // The bridge's answer to what the sync agent already wrote (the first
             // download) is part of what this process has to save: a scenario's
@@ -115,17 +102,6 @@ final class AppSession: @unchecked Sendable {
             cloudBridge?.waitUntilIdle()
             try store.flush()
             try cloudStore?.flush()
-            return .done
-        case .clear:
-            try clearSuite()
-            return .done
-        case .increment(let key, let by):
-            return .integer(try store.increment(key, by: by))
-        case .append(let key, let values):
-            try append(values, to: key)
-            return .done
-        case .mergeDictionary(let key, let entries):
-            try store.transaction { try DefaultsWriteRequest.dictAdd(key: key, entries: entries).apply(to: &$0) }
             return .done
         case .reloadTimeline:
             guard let widget else { throw AppRequestError("only a widget has a timeline to reload") }
@@ -145,6 +121,33 @@ final class AppSession: @unchecked Sendable {
         case .exit:
             return .done
         }
+    }
+
+    /// A request that changes the process's defaults (or its search list).
+    private func performWrite(_ command: AppRequest) throws -> AppResponse {
+        switch command {
+        case .set(let key, let value):
+            store.set(value, forKey: key)
+        case .remove(let key):
+            store.removeObject(forKey: key)
+        case .register(let defaults):
+            store.register(defaults: defaults)
+        case .addSuite(let name):
+            try store.addSuite(named: name)
+        case .removeSuite(let name):
+            store.removeSuite(named: name)
+        case .clear:
+            try clearSuite()
+        case .increment(let key, let by):
+            return .integer(try store.increment(key, by: by))
+        case .append(let key, let values):
+            try append(values, to: key)
+        case .mergeDictionary(let key, let entries):
+            try store.transaction { try DefaultsWriteRequest.dictAdd(key: key, entries: entries).apply(to: &$0) }
+        default:
+            throw AppRequestError("\(command) is not a write to the defaults")
+        }
+        return .done
     }
 
     /// A request to the process's iCloud key-value store (its entitlement's).

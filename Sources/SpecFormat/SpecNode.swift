@@ -188,45 +188,7 @@ public struct SpecNode: @unchecked Sendable {
     private func plistValue(levelsLeft: Int, whole: SpecNode, maximumDepth: Int) throws -> PlistValue {
         switch node {
         case .scalar(let scalar):
-            switch scalar.tag.description {
-            case "!date":
-                guard let date = Self.parseDate(scalar.string) else {
-                    throw error("'\(scalar.string)' is not a date (use 2026-11-22T10:00:00Z or 2026-11-22T10:00:00.250Z)")
-                }
-                // The protocol carries milliseconds: a finer date could not reach a process unchanged.
-                if let point = scalar.string.firstIndex(where: { $0 == "." || $0 == "," }),
-                    scalar.string[scalar.string.index(after: point)...].prefix(while: \.isNumber).count > 3
-                {
-                    throw error("'\(scalar.string)' is finer than a millisecond, which a process cannot be sent; write at most 3 fractional digits")
-                }
-                return .date(date)
-            case "!data":
-                guard let data = Data(hexDigits: scalar.string) else { throw error("!data needs hex digits, found '\(scalar.string)'") }
-                return .data(data)
-            default: break
-            }
-            guard scalar.style == .plain else { return .string(scalar.string) }
-            switch resolvedTag {
-            case .bool:
-                if let value = node.bool { return .bool(value) }
-            case .int:
-                guard let value = Self.integer(scalar.string) else { throw error(Self.outOfRange(scalar.string)) }
-                return .integer(value)
-            case .float:
-                let mantissa = scalar.string.prefix { $0 != "e" && $0 != "E" }
-                let value = node.float
-                if let problem = PlistJSON.realProblem(
-                    value, literal: Substring(scalar.string), hasNonZeroDigit: mantissa.contains { ("1"..."9").contains($0) })
-                {
-                    throw error(problem)
-                }
-                return .real(value ?? 0)
-            case .null:
-                throw error("null is not a property-list value (to remove a key use 'remove')")
-            default:
-                break
-            }
-            return .string(scalar.string)
+            return try scalarValue(scalar)
         case .sequence, .mapping:
             guard levelsLeft > 0 else {
                 // Where it got too deep, named after the whole value.
@@ -247,6 +209,50 @@ public struct SpecNode: @unchecked Sendable {
         case .alias:
             throw error("aliases are not supported")
         }
+    }
+
+    /// A scalar's value: a `!date` or `!data` tag, else what its plain text
+    /// resolves to (bool, integer, real), else a string (any quoted scalar).
+    private func scalarValue(_ scalar: Node.Scalar) throws -> PlistValue {
+        switch scalar.tag.description {
+        case "!date":
+            guard let date = Self.parseDate(scalar.string) else {
+                throw error("'\(scalar.string)' is not a date (use 2026-11-22T10:00:00Z or 2026-11-22T10:00:00.250Z)")
+            }
+            // The protocol carries milliseconds: a finer date could not reach a process unchanged.
+            if let point = scalar.string.firstIndex(where: { $0 == "." || $0 == "," }),
+                scalar.string[scalar.string.index(after: point)...].prefix(while: \.isNumber).count > 3
+            {
+                throw error("'\(scalar.string)' is finer than a millisecond, which a process cannot be sent; write at most 3 fractional digits")
+            }
+            return .date(date)
+        case "!data":
+            guard let data = Data(hexDigits: scalar.string) else { throw error("!data needs hex digits, found '\(scalar.string)'") }
+            return .data(data)
+        default: break
+        }
+        guard scalar.style == .plain else { return .string(scalar.string) }
+        switch resolvedTag {
+        case .bool:
+            if let value = node.bool { return .bool(value) }
+        case .int:
+            guard let value = Self.integer(scalar.string) else { throw error(Self.outOfRange(scalar.string)) }
+            return .integer(value)
+        case .float:
+            let mantissa = scalar.string.prefix { $0 != "e" && $0 != "E" }
+            let value = node.float
+            if let problem = PlistJSON.realProblem(
+                value, literal: Substring(scalar.string), hasNonZeroDigit: mantissa.contains { ("1"..."9").contains($0) })
+            {
+                throw error(problem)
+            }
+            return .real(value ?? 0)
+        case .null:
+            throw error("null is not a property-list value (to remove a key use 'remove')")
+        default:
+            break
+        }
+        return .string(scalar.string)
     }
 
     package func plistDictionary() throws -> [String: PlistValue] {

@@ -102,7 +102,10 @@ import Testing
         #expect(try app.request(.cloudSet(key: String(repeating: "k", count: 64), value: "fits")).error == nil)
         _ = app.send(.cloudSet(key: key, value: "too long"))
         let error = try app.event { if case .error = $0 { true } else { false } }
-        guard case .error(let message) = error else { return }
+        guard case .error(let message) = error else {
+            Issue.record("expected the app's error event, got \(error)")
+            return
+        }
         #expect(message == "uncaught NSInvalidArgumentException: NSUbiquitousKeyValueStore: key '\(key)' is too long.")
         #expect(try app.process.waitForTermination(timeout: 60).shellStatus == 128 + SIGABRT)
         #expect(
