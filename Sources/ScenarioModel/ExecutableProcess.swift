@@ -44,8 +44,8 @@ extension ScenarioParser {
         return ProcessSpec(name: name, role: role, device: device, arguments: arguments)
     }
 
-    /// `exec: [PATH, ARG…]`, with its `env` and `control`: the file is found now,
-    /// and whether it links SimulatedFoundation is read from it.
+    /// `exec: [PATH, ARG…]`, with its `env` and `control`: the file is found now
+    /// in `fileSystem`, which also says whether it links SimulatedFoundation.
     static func parseExecutable(
         _ node: SpecNode, environment: SpecNode?, control: SpecNode?, file: String, fileSystem: any ScenarioFileSystem
     ) throws -> ExecutableSpec {
@@ -79,9 +79,8 @@ extension ScenarioParser {
     }
 }
 
-/// Whether an executable links SimulatedFoundation, read from its file:
-/// Swift links a package's libraries into the executable, so its own symbol
-/// table defines SimulatedFoundation's control channel when it does.
+/// Whether an executable links SimulatedFoundation, as the scenario's
+/// errors word it (the file system reads it from the file's symbols).
 enum SimulatedFoundationLinkage {
     case links
     /// It does not: why, and how to link it.
