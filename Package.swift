@@ -37,7 +37,9 @@ let package = Package(
         // UserDefaults semantics over the simulation root's shared files.
         .target(name: "GroupDefaults", dependencies: ["PropertyList", "SharedFiles", "CInotifyTools"]),
         // Foundation's UserDefaults API over GroupDefaults; re-exports Foundation.
-        .target(name: "SimulatedFoundation", dependencies: ["AppProtocol", "ChildProcess", "CloudDevice", "CloudModel", "GroupDefaults", "PropertyList"]),
+        .target(name: "SimulatedFoundation", dependencies: [
+            "AppProtocol", "ChildProcess", "CloudDevice", "CloudModel", "ExecutableFile", "GroupDefaults", "PropertyList",
+        ]),
         // The iCloud key-value store's shared rules: limits, change order, wire messages. Pure.
         .target(name: "CloudModel", dependencies: ["PropertyList"]),
         // A device's side of the iCloud key-value store: its copies of the stores and
@@ -71,17 +73,18 @@ let package = Package(
         .executableTarget(name: "widget", dependencies: ["ChildProcess", "SimulatedApp"]),
         .executableTarget(name: "intent-extension", dependencies: ["ChildProcess", "SimulatedApp"]),
         // A scenario file as typed steps and checks: its grammar, parsing and validation with
-        // file:line:column errors. No processes, no I/O beyond reading the file; fuzzed on its own.
+        // file:line:column errors. No processes, no I/O beyond reading the file (what else it
+        // needs, executables and manifests, it asks of a ScenarioFileSystem); fuzzed on its own.
         .target(name: "ScenarioModel", dependencies: [
-            "AppModel", "AppProtocol", "ChildProcess", "CloudModel", "GroupDefaults", "PropertyList", "SpecFormat",
+            "AppModel", "AppProtocol", "CloudModel", "GroupDefaults", "PropertyList", "SpecFormat",
             .product(name: "Yams", package: "Yams"),
         ]),
         // The runner that executes scenarios with real processes, and the reports.
         // It drives the roles only through processes and the protocol: it knows the protocol and the
         // app model, never the simulated processes' code.
         .target(name: "Scenarios", dependencies: [
-            "AppModel", "AppProtocol", "CloudDevice", "CloudModel", "CloudService", "ChildProcess", "GroupDefaults", "PropertyList",
-            "ScenarioModel", "SharedFiles", "Terminal",
+            "AppModel", "AppProtocol", "CloudDevice", "CloudModel", "CloudService", "ChildProcess", "ExecutableFile", "GroupDefaults",
+            "PropertyList", "ScenarioModel", "SharedFiles", "SpecFormat", "Terminal",
         ]),
         // What the `groupsim defaults` commands share with `groupsim-stress`: the location and domain
         // options, and the watch loop (the test tool's watcher probes must watch as `defaults watch` does).
@@ -104,6 +107,8 @@ let package = Package(
         .executableTarget(name: "groupsim-stress", dependencies: ["ChildProcess", "StressTool"]),
         // A child process driven line by line: tests, benchmarks and the scenario runner.
         .target(name: "ChildProcess"),
+        // The symbols an executable's ELF file imports or defines. Reads the one file; no dependencies.
+        .target(name: "ExecutableFile"),
         // Benchmarks with their own executable; results are kept in benchmarks/.
         .target(name: "Benchmarks", dependencies: [
             "AppProtocol", "ChildProcess", "CloudDevice", "CloudModel", "GroupDefaults", "PropertyList", "SharedFiles", "SimulatedFoundation", "Terminal",
@@ -151,8 +156,8 @@ let package = Package(
             "GroupSimTesting", "settings-examples", "groupsim", "main-app", "widget", "intent-extension",
         ], exclude: ["Scenarios"]),
         .testTarget(name: "IntegrationTests", dependencies: [
-            "AppProtocol", "ChildProcess", "CloudDevice", "CloudModel", "CloudService", "GroupDefaults", "PropertyList", "ScenarioModel", "Scenarios", "SharedFiles", "TestSupport",
-            "groupsim", "groupsim-stress", "groupsim-bench", "main-app", "widget", "intent-extension",
+            "AppProtocol", "ChildProcess", "CloudDevice", "CloudModel", "CloudService", "GroupDefaults", "PropertyList", "ScenarioModel", "Scenarios", "SharedFiles",
+            "SpecFormat", "TestSupport", "groupsim", "groupsim-stress", "groupsim-bench", "main-app", "widget", "intent-extension",
         ]),
     ]
 )

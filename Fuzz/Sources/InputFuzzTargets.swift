@@ -23,9 +23,29 @@ enum InputFuzzTargets {
         require((try? JSONSerialization.jsonObject(with: Data(id.utf8), options: .fragmentsAllowed)) != nil, "response id \(id) is not JSON")
     }
 
+    /// What the scenario target's files name beyond themselves, fixed in
+    /// memory so that no input reaches the disk: an executable of each kind
+    /// and one manifest (the names are in Fuzz/dictionaries/scenario.dict).
+    static let fuzzFiles = FixedScenarioFiles(
+        executables: [
+            "./app": .found(path: "/fuzz/app", linkage: .links),
+            "./tool": .found(path: "/fuzz/tool", linkage: .doesNotLink),
+            "./script": .found(path: "/fuzz/script", linkage: .unreadable("'/fuzz/script' is not a 64-bit little-endian ELF executable")),
+            "./folder": .notRunnable(path: "/fuzz/folder"),
+            "sh": .found(path: "/usr/bin/sh", linkage: .doesNotLink),
+        ],
+        manifests: [
+            "apps/notes.yaml": """
+            name: Notes
+            targets:
+              main-app: { bundle-id: com.example.notes, app-groups: [group.com.example.notes], icloud-kvs: com.example.notes }
+              widget: { bundle-id: com.example.notes.widget, app-groups: [group.com.example.notes], shows: [theme] }
+            """
+        ])
+
     /// A scenario file's text.
     static func scenario(_ data: Data) {
         let text = String(decoding: data, as: UTF8.self)
-        _ = try? ScenarioParser.parse(SpecNode.parse(text, file: "fuzz-input.yaml"))
+        _ = try? ScenarioParser.parse(SpecNode.parse(text, file: "fuzz-input.yaml"), fileSystem: fuzzFiles)
     }
 }

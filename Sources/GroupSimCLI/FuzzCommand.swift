@@ -56,7 +56,7 @@ struct FuzzCommand: ParsableCommand {
             let path = scratch + "/random-\(history.seed).yaml"
             do {
                 try history.yaml.write(toFile: path, atomically: true, encoding: .utf8)
-                return runner.run(try ScenarioParser.load(path)).failure?.description
+                return runner.run(try ScenarioParser.load(path, fileSystem: DiskScenarioFiles())).failure?.description
             } catch {
                 return "the generated scenario is not valid: \(error)"
             }

@@ -22,7 +22,7 @@ extension Simulation {
         try await Blocking.run {
             let scenario: Scenario
             do {
-                scenario = try ScenarioParser.load(path)
+                scenario = try ScenarioParser.load(path, fileSystem: DiskScenarioFiles())
             } catch let mistake as SpecError {
                 throw Failure(
                     "scenario file: \(mistake.message)",

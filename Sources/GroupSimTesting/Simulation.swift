@@ -211,7 +211,7 @@ public final class Simulation: @unchecked Sendable {
             variables["GROUPSIM_CLOUD_AUTOSTART"] = "0"
             let spec = LaunchSpec(
                 name: "\(executable) (\(target.rawValue) of \(bundle) on \(device))", executable: path, arguments: arguments,
-                identity: identity, environment: variables, linksSimulatedFoundation: SimulatedFoundationLinkage.of(path).links)
+                identity: identity, environment: variables, linksSimulatedFoundation: SimulatedFoundationLinkage.of(path, DiskScenarioFiles.linkage(of: path)).links)
             return try start(spec, at: place)
         }
     }

@@ -1,6 +1,5 @@
 import AppModel
 import AppProtocol
-import ChildProcess
 import Foundation
 import GroupDefaults
 import SpecFormat
@@ -10,7 +9,9 @@ extension ScenarioParser {
     public static let defaultStartTimeout: Double = 20
 
     /// One entry of `processes:`: a built-in role (`role:`) or a user's executable (`exec:`).
-    static func parseProcess(_ name: String, _ node: SpecNode, app: AppManifest, devices: [String], file: String) throws -> ProcessSpec {
+    static func parseProcess(
+        _ name: String, _ node: SpecNode, app: AppManifest, devices: [String], file: String, fileSystem: any ScenarioFileSystem
+    ) throws -> ProcessSpec {
         let spec = try node.fields(allowed: ["role", "device", "args", "exec", "target", "env", "control", "start-timeout"])
         let device = try spec["device"]?.string() ?? devices[0]
         guard devices.contains(device) else {
@@ -25,7 +26,8 @@ extension ScenarioParser {
                     "target is app, widget or intent (which of the app's targets the executable plays), found '\(targetText)'")
             }
             guard app.targets[role] != nil else { throw (spec["target"] ?? execNode).error("the app '\(app.name)' has no \(role.rawValue) target") }
-            var executable = try parseExecutable(execNode, environment: spec["env"], control: spec["control"], file: file)
+            var executable = try parseExecutable(
+                execNode, environment: spec["env"], control: spec["control"], file: file, fileSystem: fileSystem)
             executable.startTimeout = try spec["start-timeout"]?.seconds(atMost: maximumWait) ?? defaultStartTimeout
             return ProcessSpec(name: name, role: role, device: device, arguments: arguments, executable: executable)
         }
@@ -43,16 +45,18 @@ extension ScenarioParser {
         return ProcessSpec(name: name, role: role, device: device, arguments: arguments)
     }
 
-    /// `exec: [PATH, ARG…]`, with its `env` and `control`: the file is found now,
-    /// and whether it links SimulatedFoundation is read from it.
-    static func parseExecutable(_ node: SpecNode, environment: SpecNode?, control: SpecNode?, file: String) throws -> ExecutableSpec {
+    /// `exec: [PATH, ARG…]`, with its `env` and `control`: the file is found now
+    /// in `fileSystem`, which also says whether it links SimulatedFoundation.
+    static func parseExecutable(
+        _ node: SpecNode, environment: SpecNode?, control: SpecNode?, file: String, fileSystem: any ScenarioFileSystem
+    ) throws -> ExecutableSpec {
         let words = try node.listOrSingle().map { try $0.string() }
         guard let name = words.first, !name.isEmpty else {
             throw node.error("exec needs the executable, e.g. exec: [../.build/debug/MyTool, --verbose]")
         }
-        let path = try locateExecutable(name, at: node, scenarioFile: file)
+        let (path, found) = try locateExecutable(name, at: node, lookup: fileSystem.resolveExecutable(name, relativeTo: file))
         let variables = try parseEnvironment(environment)
-        let linkage = SimulatedFoundationLinkage.of(path)
+        let linkage = SimulatedFoundationLinkage.of(path, found)
         let wanted = try control?.bool()
         if wanted == true, case .absent(let reason) = linkage { throw control!.error("control: true, but \(reason)") }
         let hasChannel = wanted ?? linkage.links
@@ -89,37 +93,23 @@ extension ScenarioParser {
         return variables
     }
 
-    /// A path with a '/' is relative to the scenario file's folder; a bare name is looked up on PATH.
-    static func locateExecutable(_ name: String, at node: SpecNode, scenarioFile: String) throws -> String {
-        let manager = FileManager.default
-        // A regular file only: its symbols are read next, and a FIFO or device would block or never end.
-        func runnable(_ path: String) -> Bool {
-            var status = stat()
-            return stat(path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFREG && manager.isExecutableFile(atPath: path)
-        }
-        guard name.contains("/") else {
-            let folders = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map(String.init)
-            if let found = folders.map({ ($0 as NSString).appendingPathComponent(name) }).first(where: runnable) { return found }
+    /// The executable's path and linkage, or the error at `node` that says why there is none.
+    static func locateExecutable(_ name: String, at node: SpecNode, lookup: ExecutableLookup) throws -> (String, ExecutableLinkage) {
+        switch lookup {
+        case .found(let path, let linkage):
+            return (path, linkage)
+        case .notOnPath(let folders):
             throw node.error("no executable '\(name)' on PATH (\(folders.joined(separator: ":"))); give its path (relative to this file) instead")
-        }
-        let folder = (scenarioFile as NSString).deletingLastPathComponent
-        // Absolute, as the process runs in the scenario's folder, wherever the runner was started.
-        var path = name.hasPrefix("/") ? name : (folder as NSString).appendingPathComponent(name)
-        if !path.hasPrefix("/") { path = (manager.currentDirectoryPath as NSString).appendingPathComponent(path) }
-        path = (path as NSString).standardizingPath
-        guard manager.fileExists(atPath: path) else {
+        case .missing(let path):
             throw node.error("no executable at '\(path)' (exec paths are relative to the scenario file's folder); build it first, e.g. swift build")
-        }
-        guard runnable(path) else {
+        case .notRunnable(let path):
             throw node.error("'\(path)' is not an executable file (a folder, a device, or a file not marked executable: chmod +x)")
         }
-        return path
     }
 }
 
-/// Whether an executable links SimulatedFoundation, read from its file:
-/// Swift links a package's libraries into the executable, so its own symbol
-/// table defines SimulatedFoundation's control channel when it does.
+/// Whether an executable links SimulatedFoundation, as the scenario's
+/// errors word it (the file system reads it from the file's symbols).
 package enum SimulatedFoundationLinkage {
     case links
     /// It does not: why, and how to link it.
@@ -131,14 +121,13 @@ package enum SimulatedFoundationLinkage {
         "link SimulatedFoundation: add `.product(name: \"SimulatedFoundation\", package: …)` to the target's dependencies "
         + "and `import SimulatedFoundation` where it uses UserDefaults (docs/api.md), or leave out the steps that need the channel"
 
-    package static func of(_ path: String) -> SimulatedFoundationLinkage {
-        do {
-            let file = try ELFFile(path: path)
-            defer { file.close() }
-            if try file.definesSymbol(withPrefix: ControlProtocol.channelServerSymbolPrefix) { return .links }
-            return .absent("'\(path)' does not link SimulatedFoundation (no symbol of its control channel in the file); \(howToLink)")
-        } catch {
-            return .unknown(
+    package static func of(_ path: String, _ linkage: ExecutableLinkage) -> SimulatedFoundationLinkage {
+        switch linkage {
+        case .links: .links
+        case .doesNotLink:
+            .absent("'\(path)' does not link SimulatedFoundation (no symbol of its control channel in the file); \(howToLink)")
+        case .unreadable(let error):
+            .unknown(
                 "the runner cannot tell whether '\(path)' links SimulatedFoundation (\(error)); if it does, say control: true; otherwise \(howToLink)"
             )
         }

@@ -20,27 +20,30 @@ public enum ScenarioParser {
     /// What `corrupt` writes when the step gives no `content`.
     public static let notAPropertyList = "this is not a property list"
 
-    public static func load(_ path: String) throws -> Scenario {
-        try parse(SpecNode.load(path))
+    /// Reads and parses the scenario file at `path`; what it names beyond
+    /// itself (executables, an app manifest) is looked up in `fileSystem`.
+    public static func load(_ path: String, fileSystem: any ScenarioFileSystem) throws -> Scenario {
+        try parse(SpecNode.load(path), fileSystem: fileSystem)
     }
 
     /// Parses scenario text as if read from `file` (which names it in errors
-    /// and is where a relative `app:` path is looked up); nothing is written.
-    public static func parse(_ text: String, file: String) throws -> Scenario {
-        try parse(SpecNode.parse(text, file: file))
+    /// and is where a relative `app:` or `exec:` path is looked up, in
+    /// `fileSystem`); nothing is written.
+    public static func parse(_ text: String, file: String, fileSystem: any ScenarioFileSystem) throws -> Scenario {
+        try parse(SpecNode.parse(text, file: file), fileSystem: fileSystem)
     }
 
-    public static func parse(_ root: SpecNode) throws -> Scenario {
+    public static func parse(_ root: SpecNode, fileSystem: any ScenarioFileSystem) throws -> Scenario {
         let fields = try root.fields(
             allowed: ["name", "summary", "tags", "app", "devices", "processes", "steps"],
             required: ["summary", "steps"])
         let fileName = ((root.file as NSString).lastPathComponent as NSString).deletingPathExtension
-        let (app, appSource) = try parseApp(fields["app"], file: root.file)
+        let (app, appSource) = try parseApp(fields["app"], file: root.file, fileSystem: fileSystem)
         let deviceSpecs = try parseDevices(fields["devices"])
         let devices = deviceSpecs.map(\.name)
         var processes: [String: ProcessSpec] = [:]
         for (name, node) in try fields["processes"]?.entries() ?? [] {
-            processes[name] = try parseProcess(name, node, app: app, devices: devices, file: root.file)
+            processes[name] = try parseProcess(name, node, app: app, devices: devices, file: root.file, fileSystem: fileSystem)
         }
         let context = Context(processes: processes, devices: devices, app: app)
         var steps = try fields["steps"]!.list().map { try parseStep($0, context) }
@@ -93,7 +96,7 @@ public enum ScenarioParser {
         }
     }
 
-    static func parseApp(_ node: SpecNode?, file: String) throws -> (AppManifest, AppSource) {
+    static func parseApp(_ node: SpecNode?, file: String, fileSystem: any ScenarioFileSystem) throws -> (AppManifest, AppSource) {
         guard let node else { return (.example, .example) }
         if case .mapping = node.node {
             return (try AppManifest.parse(node), .inline(yaml: try Yams.serialize(node: node.node)))
@@ -101,8 +104,8 @@ public enum ScenarioParser {
         let text = try node.string()
         if text == "example" { return (.example, .example) }
         let path = text.hasPrefix("/") ? text : ((file as NSString).deletingLastPathComponent as NSString).appendingPathComponent(text)
-        guard FileManager.default.fileExists(atPath: path) else { throw node.error("no app manifest at '\(path)' (or use 'example')") }
-        return (try AppManifest.load(path), .file(path))
+        guard let manifest = try fileSystem.loadManifest(at: path) else { throw node.error("no app manifest at '\(path)' (or use 'example')") }
+        return (manifest, .file(path))
     }
 
     static func parseStep(_ node: SpecNode, _ context: Context) throws -> Step {

@@ -1,4 +1,4 @@
-import ChildProcess
+import ExecutableFile
 import Foundation
 import GroupDefaults
 import Synchronization
@@ -15,7 +15,7 @@ public enum FoundationDefaultsCheck {
     /// The mangled prefix of every member of `Foundation.UserDefaults`.
     static let symbolPrefix = "$s10Foundation12UserDefaultsC"
 
-    /// Why an executable could not be checked (the ELF reader's, in ChildProcess).
+    /// Why an executable could not be checked (the ELF reader's, in ExecutableFile).
     public typealias CheckError = ELFFile.Failure
 
     /// The `Foundation.UserDefaults` members the executable at `path` imports,

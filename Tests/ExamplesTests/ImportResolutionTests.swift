@@ -28,12 +28,15 @@ import Testing
     /// SimulatedFoundation and the targets it depends on, as built objects, to link an executable with.
     static var simulatedFoundationObjects: [String] {
         get throws {
-            try ["SimulatedFoundation", "AppProtocol", "GroupDefaults", "CloudDevice", "CloudModel", "PropertyList", "SharedFiles", "ChildProcess"]
-                .flatMap { target in
-                    let folder = BuiltExecutable.directory + "/\(target).build"
-                    return try FileManager.default.contentsOfDirectory(atPath: folder)
-                        .filter { $0.hasSuffix(".swift.o") }.map { folder + "/" + $0 }
-                }
+            try [
+                "SimulatedFoundation", "AppProtocol", "GroupDefaults", "CloudDevice", "CloudModel", "PropertyList", "SharedFiles", "ChildProcess",
+                "ExecutableFile",
+            ]
+            .flatMap { target in
+                let folder = BuiltExecutable.directory + "/\(target).build"
+                return try FileManager.default.contentsOfDirectory(atPath: folder)
+                    .filter { $0.hasSuffix(".swift.o") }.map { folder + "/" + $0 }
+            }
         }
     }
 

@@ -8,7 +8,8 @@ import Testing
 /// `groupsim cloud network` and a scenario's steps accept the same range.
 @Suite struct ScenarioLimitsTests {
     func parse(_ step: String) throws -> Scenario {
-        try ScenarioParser.parse("summary: x\ndevices: [iPhone, iPad]\nsteps:\n  - \(step)\n", file: "/tmp/limits.yaml")
+        try ScenarioParser.parse(
+            "summary: x\ndevices: [iPhone, iPad]\nsteps:\n  - \(step)\n", file: "/tmp/limits.yaml", fileSystem: FixedScenarioFiles())
     }
 
     @Test func clockSkewIsTenYearsEitherWayForTheCLIAndScenarios() throws {

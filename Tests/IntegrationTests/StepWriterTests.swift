@@ -12,7 +12,7 @@ import Testing
         for seed in UInt64(1)...30 {
             let history = RandomRun.generate(seed: seed, length: 60)
             let text = history.yaml
-            let scenario = try ScenarioParser.parse(text, file: "/tmp/random-\(seed).yaml")
+            let scenario = try ScenarioParser.parse(text, file: "/tmp/random-\(seed).yaml", fileSystem: FixedScenarioFiles())
             let rewritten = scenario.steps.flatMap { StepWriter.lines($0.action) }
             let written = text.split(separator: "\n").drop { $0 != "steps:" }.dropFirst().map(String.init)
             #expect(rewritten == written, "seed \(seed)")
@@ -29,7 +29,7 @@ import Testing
             let text =
                 "summary: x\nprocesses: { app: { role: main-app } }\nsteps:\n"
                 + StepWriter.lines(.command(process: "app", .set(key: "k", value: value))).joined(separator: "\n") + "\n"
-            let scenario = try ScenarioParser.parse(text, file: "/tmp/values.yaml")
+            let scenario = try ScenarioParser.parse(text, file: "/tmp/values.yaml", fileSystem: FixedScenarioFiles())
             guard case .command(_, .set(_, let read)) = scenario.steps[0].action else {
                 Issue.record("not a set: \(text)")
                 continue

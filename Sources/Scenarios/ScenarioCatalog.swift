@@ -1,4 +1,5 @@
 import Foundation
+import ScenarioModel
 import SpecFormat
 
 /// Finds and checks scenario files: every file is read before any runs,
@@ -25,12 +26,13 @@ public enum ScenarioCatalog {
         return files.sorted()
     }
 
-    /// Parses every file; returns the scenarios and the errors (by file).
+    /// Parses every file (its executables and manifests looked up on the disk);
+    /// returns the scenarios and the errors (by file).
     public static func load(_ files: [String]) -> (scenarios: [Scenario], errors: [Error]) {
         var scenarios: [Scenario] = []
         var errors: [Error] = []
         for file in files {
-            do { scenarios.append(try ScenarioParser.load(file)) } catch { errors.append(error) }
+            do { scenarios.append(try ScenarioParser.load(file, fileSystem: DiskScenarioFiles())) } catch { errors.append(error) }
         }
         var seen: [String: String] = [:]
         for scenario in scenarios {

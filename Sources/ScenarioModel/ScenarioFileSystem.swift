@@ -1,0 +1,61 @@
+import AppModel
+import SpecFormat
+
+/// What the parser asks of the world beyond the scenario's text: where an
+/// `exec:` executable is and whether it links SimulatedFoundation, and the
+/// app manifest an `app:` path names. The runner and the command line ask
+/// the disk (`DiskScenarioFiles`, in Scenarios); the fuzz target and tests
+/// ask `FixedScenarioFiles`, so parsing touches nothing but the text. The
+/// parser alone words the errors, so both give the same messages.
+public protocol ScenarioFileSystem: Sendable {
+    /// The executable `name` (as written after `exec:`) of the scenario file
+    /// `scenarioFile`: a name with a '/' is relative to the file's folder, a
+    /// bare name is looked up on PATH.
+    func resolveExecutable(_ name: String, relativeTo scenarioFile: String) -> ExecutableLookup
+    /// The manifest at `path`; nil when no file is there.
+    func loadManifest(at path: String) throws -> AppManifest?
+}
+
+/// What became of looking an `exec:` executable up.
+public enum ExecutableLookup: Sendable, Equatable {
+    /// A runnable regular file, at this absolute path.
+    case found(path: String, linkage: ExecutableLinkage)
+    /// A bare name that no folder of PATH (these) has.
+    case notOnPath(searched: [String])
+    /// Nothing at this absolute path.
+    case missing(path: String)
+    /// Something at this absolute path that cannot be run: a folder, a device, a file not marked executable.
+    case notRunnable(path: String)
+}
+
+/// Whether an executable's file shows SimulatedFoundation linked in.
+public enum ExecutableLinkage: Sendable, Equatable {
+    case links
+    case doesNotLink
+    /// The file cannot be read as an ELF executable (a script, say); why.
+    case unreadable(String)
+}
+
+/// A file system fixed in memory: executables by the name a scenario gives
+/// them, manifests' YAML by path. Anything else is not there.
+public struct FixedScenarioFiles: ScenarioFileSystem {
+    public var executables: [String: ExecutableLookup]
+    public var manifests: [String: String]
+    /// What a bare name missing from `executables` was looked for on.
+    public var searchPath: [String]
+
+    public init(executables: [String: ExecutableLookup] = [:], manifests: [String: String] = [:], searchPath: [String] = ["/usr/bin"]) {
+        self.executables = executables
+        self.manifests = manifests
+        self.searchPath = searchPath
+    }
+
+    public func resolveExecutable(_ name: String, relativeTo scenarioFile: String) -> ExecutableLookup {
+        if let lookup = executables[name] { return lookup }
+        return name.contains("/") ? .missing(path: name) : .notOnPath(searched: searchPath)
+    }
+
+    public func loadManifest(at path: String) throws -> AppManifest? {
+        try manifests[path].map { try AppManifest.parse(SpecNode.parse($0, file: path)) }
+    }
+}
