@@ -1,5 +1,6 @@
 import AppProtocol
 import ChildProcess
+import CloudDevice
 import Foundation
 import GroupDefaults
 
@@ -16,6 +17,15 @@ public struct ExecutableIdentity: Sendable, Equatable {
 
     /// Read by SimulatedFoundation's `NSUbiquitousKeyValueStore.default`.
     public static let keyValueStoreVariable = "GROUPSIM_KVS_IDENTIFIER"
+
+    /// Every variable a starter of an executable sets itself: its identity and entitlement, its control channel, its
+    /// signal mask, its tie to its starter, and (the runner and the testing library) that the cloud is theirs to start.
+    /// A scenario's `env` may set none of them.
+    package static let startersVariables = [
+        ProcessIdentity.Variable.root, ProcessIdentity.Variable.device, ProcessIdentity.Variable.bundleIdentifier,
+        ProcessIdentity.Variable.appGroups, keyValueStoreVariable, ControlProtocol.channelSocketVariable,
+        ControlProtocol.channelDescriptorVariable, StartingSignalMask.unblockVariable, OwnerLifetime.variable, CloudDaemons.autostartVariable,
+    ]
 
     public struct Failure: Error, CustomStringConvertible {
         public let description: String

@@ -16,6 +16,10 @@ package struct CloudDaemons: Sendable {
     /// The `groupsim` executable that runs them.
     package let groupsim: String
 
+    /// `GROUPSIM_CLOUD_AUTOSTART=0`: an app never starts the cloud (the scenario runner and the testing library start and
+    /// end their own, and say so to every process they start).
+    package static let autostartVariable = "GROUPSIM_CLOUD_AUTOSTART"
+
     package init(root: SimulationRoot, groupsim: String) {
         self.root = root
         self.groupsim = groupsim

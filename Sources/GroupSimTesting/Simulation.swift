@@ -208,10 +208,11 @@ public final class Simulation: @unchecked Sendable {
             }
             var variables = environment
             // The simulation starts the cloud and the agents itself: the program must not start its own.
-            variables["GROUPSIM_CLOUD_AUTOSTART"] = "0"
+            variables[CloudDaemons.autostartVariable] = "0"
             let spec = LaunchSpec(
                 name: "\(executable) (\(target.rawValue) of \(bundle) on \(device))", executable: path, arguments: arguments,
-                identity: identity, environment: variables, linksSimulatedFoundation: SimulatedFoundationLinkage.of(path, DiskScenarioFiles.linkage(of: path)).links)
+                identity: identity, environment: variables,
+                linksSimulatedFoundation: SimulatedFoundationLinkage.of(path, DiskScenarioFiles.linkage(of: path)).links)
             return try start(spec, at: place)
         }
     }

@@ -66,15 +66,8 @@ extension ScenarioParser {
             linksSimulatedFoundation: linkage.links)
     }
 
-    /// `GROUPSIM_CLOUD_AUTOSTART=0`, which the runner gives every process it starts: the run starts and ends its own cloud.
-    public static let cloudAutostartVariable = "GROUPSIM_CLOUD_AUTOSTART"
-
     /// What the runner sets in an executable's environment itself: its identity, its control channel, its tie to the runner.
-    static let runnerVariables = [
-        ProcessIdentity.Variable.root, ProcessIdentity.Variable.device, ProcessIdentity.Variable.bundleIdentifier,
-        ProcessIdentity.Variable.appGroups, ExecutableIdentity.keyValueStoreVariable, ControlProtocol.channelSocketVariable,
-        ControlProtocol.channelDescriptorVariable, StartingSignalMask.unblockVariable, OwnerLifetime.variable, cloudAutostartVariable,
-    ]
+    static let runnerVariables = ExecutableIdentity.startersVariables
 
     /// `env: { NAME: value }`: strings only, and none of the runner's own GROUPSIM_* variables.
     static func parseEnvironment(_ node: SpecNode?) throws -> [String: String] {

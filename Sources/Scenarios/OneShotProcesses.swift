@@ -1,6 +1,7 @@
 import AppModel
 import AppProtocol
 import ChildProcess
+import CloudDevice
 import Foundation
 import PropertyList
 import ScenarioModel
@@ -23,7 +24,7 @@ struct OneShotProcesses {
         var all = context.commonArguments(device: device) + [name] + parameters.keys.sorted().map { "\($0)=\(parameters[$0]!)" }
         if !arguments.isEmpty { all += ["--"] + arguments }
         let driver = try ProcessDriver(
-            name: lane, executable: context.binaries + "/intent-extension", arguments: all, environment: ["GROUPSIM_CLOUD_AUTOSTART": "0"],
+            name: lane, executable: context.binaries + "/intent-extension", arguments: all, environment: [CloudDaemons.autostartVariable: "0"],
             transport: .standardStreams, log: context.log)
         driver.process.closeStdin()
         guard let status = driver.waitForExit(timeout: RunnerTimeouts.startUp) else {

@@ -1,6 +1,7 @@
 import AppModel
 import AppProtocol
 import ChildProcess
+import CloudDevice
 import Foundation
 import GroupDefaults
 import PropertyList
@@ -60,7 +61,7 @@ final class ProcessRoster: @unchecked Sendable {
             name: name, executable: context.binaries + "/" + spec.role.rawValue,
             arguments: context.commonArguments(device: spec.device) + (arguments.isEmpty ? [] : ["--"] + arguments),
             // The run starts and ends its own cloud: an app must not start another.
-            environment: [ScenarioParser.cloudAutostartVariable: "0"], transport: .standardStreams, log: context.log)
+            environment: [CloudDaemons.autostartVariable: "0"], transport: .standardStreams, log: context.log)
     }
 
     /// A user's executable, with its identity from the app's manifest
@@ -75,7 +76,7 @@ final class ProcessRoster: @unchecked Sendable {
     private func startExecutable(_ spec: ProcessSpec, _ executable: ExecutableSpec, launchArguments: [String]) throws -> ProcessDriver {
         let listener = try executable.control ? LineSocketListener(path: nextSocketPath()) : nil
         var environment = executable.environment
-        environment[ScenarioParser.cloudAutostartVariable] = "0"
+        environment[CloudDaemons.autostartVariable] = "0"
         let folder = (context.scenario.file as NSString).deletingLastPathComponent
         let command = executable.arguments + launchArguments
         let driver: ProcessDriver

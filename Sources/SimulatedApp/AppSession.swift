@@ -207,15 +207,11 @@ final class AppSession: @unchecked Sendable {
         try store.transaction { try DefaultsWriteRequest.arrayAdd(key: key, values: values).apply(to: &$0) }
     }
 
-    /// `GROUPSIM_CLOUD_AUTOSTART=0`: never start the cloud (the scenario runner
-    /// starts and ends its own).
-    static let cloudAutostartVariable = "GROUPSIM_CLOUD_AUTOSTART"
-
     /// An app whose device is signed in needs the cloud and its device's
     /// agent: if they are not running, they are started in the background
     /// (as `groupsim cloud start` does) and run until `groupsim cloud stop`.
     private func startCloudIfNeeded() {
-        guard ProcessInfo.processInfo.environment[Self.cloudAutostartVariable] != "0",
+        guard ProcessInfo.processInfo.environment[CloudDaemons.autostartVariable] != "0",
             (try? DeviceCloud(root: context.root, device: context.device).readSettings().account) != nil
         else { return }
         let folder = (ownExecutablePath() as NSString?)?.deletingLastPathComponent ?? ""
