@@ -6,40 +6,40 @@ import SpecFormat
 
 /// A simulated app: its targets, their bundle ids and entitlements, their
 /// registered defaults, what the widget shows and what each intent does.
-public struct AppManifest: Sendable {
-    public var name: String
-    public var targets: [Role: Target]
+package struct AppManifest: Sendable {
+    package var name: String
+    package var targets: [Role: Target]
     /// The file it came from ("built-in" for the example).
-    public var source: String
+    package var source: String
 
-    public struct Target: Sendable {
-        public var bundleIdentifier: String
+    package struct Target: Sendable {
+        package var bundleIdentifier: String
         /// The app-group entitlement (com.apple.security.application-groups).
-        public var appGroups: [String]
+        package var appGroups: [String]
         /// The iCloud key-value store identifier entitlement, if any.
-        public var keyValueStore: String?
+        package var keyValueStore: String?
         /// Mirror prefixed keys between the target's suite and its key-value store.
-        public var cloudBridge: CloudBridge?
+        package var cloudBridge: CloudBridge?
         /// The suite the target reads and writes: an app group's id, or
         /// "standard" for the app's own domain (the classic mistake when the
         /// group was meant). Defaults to the first app group.
-        public var suite: String
-        public var registeredDefaults: [String: PlistValue]
-        public var widget: Widget?
-        public var intents: [String: Intent]
+        package var suite: String
+        package var registeredDefaults: [String: PlistValue]
+        package var widget: Widget?
+        package var intents: [String: Intent]
 
-        public var usesStandardDefaults: Bool { suite == "standard" }
+        package var usesStandardDefaults: Bool { suite == "standard" }
     }
 
     /// `icloud-bridge: fixed` (or `naive`, or `{mode: fixed, prefix: "sync-"}`).
-    public struct CloudBridge: Sendable, Equatable {
-        public var mode: String
-        public var prefix: String
-        public static let modes = ["fixed", "naive"]
+    package struct CloudBridge: Sendable, Equatable {
+        package var mode: String
+        package var prefix: String
+        package static let modes = ["fixed", "naive"]
     }
 
-    public struct Widget: Sendable {
-        public enum Timeline: Sendable, Equatable {
+    package struct Widget: Sendable {
+        package enum Timeline: Sendable, Equatable {
             /// Reloads whenever a shown key changes (the app reloading timelines on every write).
             case onChange
             /// Reloads every so many seconds.
@@ -48,7 +48,7 @@ public struct AppManifest: Sendable {
             case manual
         }
         /// How an on-change timeline hears of changes, as a real widget's code might.
-        public enum Observer: String, Sendable, CaseIterable {
+        package enum Observer: String, Sendable, CaseIterable {
             /// Every change of a shown key, from any process (the app reloading timelines on every write).
             case anyChange = "any-change"
             /// Key-value observing of each shown key: a dotted key (or one starting with '@') is
@@ -57,24 +57,24 @@ public struct AppManifest: Sendable {
             /// `UserDefaults.didChangeNotification`: this process's own changes only, so never the app's.
             case didChangeNotification = "did-change-notification"
         }
-        public var shows: [String]
-        public var timeline: Timeline
-        public var observer: Observer = .anyChange
+        package var shows: [String]
+        package var timeline: Timeline
+        package var observer: Observer = .anyChange
     }
 
-    public struct Intent: Sendable {
-        public enum Action: String, Sendable, CaseIterable { case set, remove, append, increment, toggle }
-        public var action: Action
-        public var key: String
+    package struct Intent: Sendable {
+        package enum Action: String, Sendable, CaseIterable { case set, remove, append, increment, toggle }
+        package var action: Action
+        package var key: String
         /// A fixed value (set, append).
-        public var value: PlistValue?
+        package var value: PlistValue?
         /// The name of the parameter that supplies the value (`name=value` on the command line).
-        public var parameter: String?
+        package var parameter: String?
         /// The step of `increment`.
-        public var by: Int64
+        package var by: Int64
     }
 
-    public func target(_ role: Role) throws -> Target {
+    package func target(_ role: Role) throws -> Target {
         guard let target = targets[role] else {
             throw SpecError(file: source, line: 0, column: 0, message: "the app '\(name)' has no \(role.rawValue) target")
         }
@@ -83,7 +83,7 @@ public struct AppManifest: Sendable {
 
     // MARK: Reading
 
-    public static func load(_ path: String) throws -> AppManifest {
+    package static func load(_ path: String) throws -> AppManifest {
         try parse(SpecNode.load(path))
     }
 
@@ -152,7 +152,7 @@ public struct AppManifest: Sendable {
     }
 
     /// The shortest and longest period of a periodic timeline, in seconds.
-    public static let timelinePeriods = 0.1...86_400.0
+    package static let timelinePeriods = 0.1...86_400.0
 
     static func parseTimeline(_ node: SpecNode?) throws -> Widget.Timeline {
         guard let node else { return .onChange }
@@ -206,13 +206,13 @@ public struct AppManifest: Sendable {
     }
 
     /// The example app the demo uses when no manifest is given.
-    public static let example: AppManifest = {
+    package static let example: AppManifest = {
         do { return try parse(SpecNode.parse(exampleYAML, file: "built-in example")) } catch {
             preconditionFailure("the built-in example manifest is invalid: \(error)")
         }
     }()
 
-    public static let exampleYAML = """
+    package static let exampleYAML = """
         # A notes app with a home-screen widget and a Shortcuts/Siri extension.
         name: Notes
         targets:

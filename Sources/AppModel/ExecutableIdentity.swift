@@ -10,13 +10,13 @@ import GroupDefaults
 /// environment that SimulatedFoundation reads. `groupsim exec`, the scenario
 /// runner's `exec:` processes and the testing library all start executables
 /// with it, so the three agree on what an executable is told.
-public struct ExecutableIdentity: Sendable, Equatable {
-    public let identity: ProcessIdentity
+package struct ExecutableIdentity: Sendable, Equatable {
+    package let identity: ProcessIdentity
     /// The target's iCloud key-value store identifier (nil: no entitlement).
-    public let keyValueStore: String?
+    package let keyValueStore: String?
 
     /// Read by SimulatedFoundation's `NSUbiquitousKeyValueStore.default`.
-    public static let keyValueStoreVariable = "GROUPSIM_KVS_IDENTIFIER"
+    package static let keyValueStoreVariable = "GROUPSIM_KVS_IDENTIFIER"
 
     /// Every variable a starter of an executable sets itself: its identity and entitlement, its control channel, its
     /// signal mask, its tie to its starter, and (the runner and the testing library) that the cloud is theirs to start.
@@ -27,11 +27,11 @@ public struct ExecutableIdentity: Sendable, Equatable {
         ControlProtocol.channelDescriptorVariable, StartingSignalMask.unblockVariable, OwnerLifetime.variable, CloudDaemons.autostartVariable,
     ]
 
-    public struct Failure: Error, CustomStringConvertible {
-        public let description: String
+    package struct Failure: Error, CustomStringConvertible {
+        package let description: String
     }
 
-    public init(identity: ProcessIdentity, keyValueStore: String?) {
+    package init(identity: ProcessIdentity, keyValueStore: String?) {
         self.identity = identity
         self.keyValueStore = keyValueStore
     }
@@ -41,7 +41,7 @@ public struct ExecutableIdentity: Sendable, Equatable {
     /// executable starts with no signal blocked, as any program does, even
     /// when its starter is a `RunningProcess` (whose children start with all
     /// blocked): SimulatedFoundation unblocks them as it loads.
-    public func environment(control: ControlChannelAddress? = nil) -> [String: String?] {
+    package func environment(control: ControlChannelAddress? = nil) -> [String: String?] {
         var variables: [String: String?] = identity.environment.mapValues { $0 }
         variables[Self.keyValueStoreVariable] = .some(keyValueStore)
         variables[StartingSignalMask.unblockVariable] = .some("1")
@@ -58,7 +58,7 @@ public struct ExecutableIdentity: Sendable, Equatable {
     }
 
     /// `base` with `environment(control:)` applied.
-    public func environment(over base: [String: String], control: ControlChannelAddress? = nil) -> [String: String] {
+    package func environment(over base: [String: String], control: ControlChannelAddress? = nil) -> [String: String] {
         var result = base
         for (name, value) in environment(control: control) { result[name] = value }
         return result
@@ -67,7 +67,7 @@ public struct ExecutableIdentity: Sendable, Equatable {
     /// The identity of `role` of the app `app` on `device`: from `manifestPath`,
     /// else from the manifest installed on the device. Unknown devices, apps
     /// and targets are refused with what exists instead.
-    public static func resolve(root: SimulationRoot, device: String, app: String, role: Role, manifestPath: String?) throws
+    package static func resolve(root: SimulationRoot, device: String, app: String, role: Role, manifestPath: String?) throws
         -> ExecutableIdentity
     {
         let manifest: AppManifest
@@ -94,7 +94,7 @@ public struct ExecutableIdentity: Sendable, Equatable {
     }
 
     /// The identity of `role` of `manifest`'s app on `device` (no check that it is installed).
-    public static func of(_ role: Role, in manifest: AppManifest, root: SimulationRoot, device: String) throws -> ExecutableIdentity {
+    package static func of(_ role: Role, in manifest: AppManifest, root: SimulationRoot, device: String) throws -> ExecutableIdentity {
         guard let target = manifest.targets[role] else {
             let roles = manifest.targets.keys.map(\.rawValue).sorted().joined(separator: ", ")
             throw Failure(description: "the app \(manifest.name) has no \(role.rawValue) target; it has: \(roles)")
@@ -120,7 +120,7 @@ public struct ExecutableIdentity: Sendable, Equatable {
 public enum AppTarget: String, Sendable, CaseIterable {
     case app, widget, intent
 
-    public var role: Role {
+    package var role: Role {
         switch self {
         case .app: .mainApp
         case .widget: .widget
@@ -128,7 +128,7 @@ public enum AppTarget: String, Sendable, CaseIterable {
         }
     }
 
-    public init(role: Role) {
+    package init(role: Role) {
         switch role {
         case .mainApp: self = .app
         case .widget: self = .widget
@@ -140,7 +140,7 @@ public enum AppTarget: String, Sendable, CaseIterable {
 /// Where an executable that links SimulatedFoundation serves the control
 /// protocol (docs/protocol.md): a Unix socket it connects to, or a connected
 /// socket it inherits as a descriptor.
-public enum ControlChannelAddress: Sendable, Equatable {
+package enum ControlChannelAddress: Sendable, Equatable {
     case socket(String)
     case descriptor(Int32)
 }

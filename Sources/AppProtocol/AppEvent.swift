@@ -1,7 +1,7 @@
 import PropertyList
 
 /// Things a simulated process tells its driver without being asked.
-public enum AppEvent: Sendable, Equatable {
+package enum AppEvent: Sendable, Equatable {
     case ready(info: [String: PlistValue])
     /// An effective value changed (this process or another made the change).
     case change(ValueChange)
@@ -41,7 +41,7 @@ public enum AppEvent: Sendable, Equatable {
 }
 
 /// A change of one key's effective value, as the protocol carries it.
-public struct ValueChange: Sendable, Equatable {
+package struct ValueChange: Sendable, Equatable {
     package let key: String
     package let old: PlistValue?
     package let new: PlistValue?
@@ -63,7 +63,7 @@ public struct ValueChange: Sendable, Equatable {
 }
 
 /// One line of a widget's card: a shown key, its value and where it came from.
-public struct CardLine: Sendable, Equatable {
+package struct CardLine: Sendable, Equatable {
     package let key: String
     package let value: PlistValue?
     package let domain: String?

@@ -1,7 +1,7 @@
 import PropertyList
 
 /// The three kinds of process an app is made of.
-public enum Role: String, Sendable, CaseIterable {
+package enum Role: String, Sendable, CaseIterable {
     case mainApp = "main-app"
     case widget
     case intentExtension = "intent-extension"
@@ -9,7 +9,7 @@ public enum Role: String, Sendable, CaseIterable {
 
 /// What a person (console) or a program (control protocol) asks a simulated
 /// process to do. Both faces turn their input into these.
-public enum AppRequest: Sendable, Equatable {
+package enum AppRequest: Sendable, Equatable {
     case get(key: String)
     /// What a typed getter returns: `bool(forKey:)`, `integer(forKey:)` …
     case typedGet(key: String, as: TypedRead)
@@ -45,7 +45,7 @@ public enum AppRequest: Sendable, Equatable {
 }
 
 /// The typed getters of UserDefaults, as the protocol names them.
-public enum TypedRead: String, Sendable, CaseIterable {
+package enum TypedRead: String, Sendable, CaseIterable {
     case bool, integer, double, string, url
     case stringArray = "string-array"
 }

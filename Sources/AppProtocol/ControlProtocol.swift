@@ -339,7 +339,7 @@ package enum ProtocolMessage: Sendable {
 }
 
 /// A response to a request: its id, whether it succeeded, and what it returned.
-public struct ProtocolResponse: Sendable {
+package struct ProtocolResponse: Sendable {
     /// Every field of the response, nulls left out.
     package let fields: [String: PlistValue]
 

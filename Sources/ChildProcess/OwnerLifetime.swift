@@ -129,12 +129,12 @@ final class SpawningThread: @unchecked Sendable {
 /// interrupted by SIGINT as any program is. Its starter sets this variable;
 /// the program, as it loads (SimulatedFoundation does it), unblocks every
 /// signal, as `groupsim exec` does before it becomes the program.
-public enum StartingSignalMask {
-    public static let unblockVariable = "GROUPSIM_UNBLOCK_SIGNALS"
+package enum StartingSignalMask {
+    package static let unblockVariable = "GROUPSIM_UNBLOCK_SIGNALS"
 
     /// Child side: with the variable set (to "1"), removes it and unblocks
     /// every signal of the calling thread (at load, the only one).
-    public static func unblockIfAsked() {
+    package static func unblockIfAsked() {
         guard let raw = getenv(unblockVariable) else { return }
         let asked = String(cString: raw) == "1"
         unsetenv(unblockVariable)

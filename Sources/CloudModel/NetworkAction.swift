@@ -2,7 +2,7 @@
 /// and a scenario's steps make it, with the bounds of each amount: the one
 /// place they are defined (the cloud's fault table, a device's settings
 /// file and the cloud's refusal of far-future stamps read them too).
-public enum NetworkAction: Sendable, Equatable {
+package enum NetworkAction: Sendable, Equatable {
     case online, offline, partition, heal
     case latency(milliseconds: Int64)
     case dropPushes(Int64)

@@ -7,12 +7,12 @@ import Foundation
 /// links statically: the static `.symtab` has it, the dynamic table may not).
 /// Every offset and size read from the file is checked against what was
 /// read, so a damaged file is an error, not a crash.
-public struct ELFFile {
-    public enum Failure: Error, CustomStringConvertible {
+package struct ELFFile {
+    package enum Failure: Error, CustomStringConvertible {
         case unreadable(path: String, reason: String)
         case notELF64(path: String, reason: String)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .unreadable(let path, let reason): "'\(path)' cannot be read: \(reason)"
             case .notELF64(let path, let reason): "'\(path)' is not a 64-bit little-endian ELF executable (\(reason)); the check knows only those"
@@ -20,7 +20,7 @@ public struct ELFFile {
         }
     }
 
-    public let path: String
+    package let path: String
     private let handle: FileHandle
     private let size: UInt64
     /// No section table or symbol table of an executable is near this; more means a damaged file.
@@ -28,7 +28,7 @@ public struct ELFFile {
     private static let staticSymbolTable: UInt64 = 2  // SHT_SYMTAB
     private static let dynamicSymbolTable: UInt64 = 11  // SHT_DYNSYM
 
-    public init(path: String) throws {
+    package init(path: String) throws {
         self.path = path
         do {
             handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
@@ -38,16 +38,16 @@ public struct ELFFile {
         }
     }
 
-    public func close() { try? handle.close() }
+    package func close() { try? handle.close() }
 
     /// The symbols the dynamic symbol table imports (empty for a statically linked file).
-    public func undefinedDynamicSymbols() throws -> [String] {
+    package func undefinedDynamicSymbols() throws -> [String] {
         try symbols(in: [Self.dynamicSymbolTable], defined: false, where: { _ in true })
     }
 
     /// Whether the file defines a symbol starting with `prefix`, in its static
     /// symbol table (`.symtab`, absent once stripped) or its dynamic one.
-    public func definesSymbol(withPrefix prefix: String) throws -> Bool {
+    package func definesSymbol(withPrefix prefix: String) throws -> Bool {
         let bytes = Array(prefix.utf8)
         return try !symbols(
             in: [Self.staticSymbolTable, Self.dynamicSymbolTable], defined: true, limit: 1,

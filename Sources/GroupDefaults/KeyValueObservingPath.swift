@@ -7,13 +7,13 @@ import PropertyList
 /// "sync.theme" is never observed. A path starting with '@' is a collection
 /// operator, which names no key at all. SimulatedFoundation's `addObserver`
 /// and the built-in widget's key-value observer both follow it.
-public struct KeyValueObservingPath: Sendable, Equatable {
+package struct KeyValueObservingPath: Sendable, Equatable {
     /// The defaults key whose changes are delivered (nil: none ever is).
-    public let key: String?
+    package let key: String?
     /// The keys followed inside that key's value.
-    public let inside: [String]
+    package let inside: [String]
 
-    public init(_ keyPath: String) {
+    package init(_ keyPath: String) {
         if keyPath.hasPrefix("@") {
             (key, inside) = (nil, [])
             return
@@ -23,7 +23,7 @@ public struct KeyValueObservingPath: Sendable, Equatable {
     }
 
     /// The value the path reaches from the key's value (nil: absent, or no dictionary on the way).
-    public func value(from keyValue: PlistValue?) -> PlistValue? {
+    package func value(from keyValue: PlistValue?) -> PlistValue? {
         var current = keyValue
         for part in inside {
             guard case .dictionary(let entries)? = current else { return nil }
@@ -34,7 +34,7 @@ public struct KeyValueObservingPath: Sendable, Equatable {
 
     /// Why a key named as the whole path is never delivered (nil: a plain key, delivered as itself).
     /// `observing` names who observes, e.g. `addObserver(_:forKeyPath: "a.b")`.
-    public func neverDeliveredWarning(observing: String, keyPath: String) -> String? {
+    package func neverDeliveredWarning(observing: String, keyPath: String) -> String? {
         guard let key else {
             return "\(observing): a key path starting with '@' is a collection operator, not a key; "
                 + "key-value observing never delivers a change for it (as on Apple platforms). Observe a key without '@'"

@@ -4,8 +4,8 @@ import Foundation
 /// catches, the process ends: this ends a simulated process the same way,
 /// with the line the system logs and SIGABRT (status 134 in a shell), so a
 /// scenario or a test sees the crash the device would show.
-public enum UncaughtException {
-    public static func terminate(name: String, reason: String) -> Never {
+package enum UncaughtException {
+    package static func terminate(name: String, reason: String) -> Never {
         // No fflush: as on Apple platforms, what stdio still buffers is lost (and
         // another thread may hold a stream's lock, reading stdin, for ever).
         FileHandle.standardError.write(Data("*** Terminating app due to uncaught exception '\(name)', reason: '\(reason)'\n".utf8))

@@ -3,8 +3,8 @@ import Foundation
 import GroupDefaults
 
 /// `groupsim`: the simulator's command-line front door.
-public struct GroupSimCommand: ParsableCommand {
-    public static let configuration = CommandConfiguration(
+package struct GroupSimCommand: ParsableCommand {
+    package static let configuration = CommandConfiguration(
         commandName: "groupsim",
         abstract: "Simulate how an iOS app, its widget and its extensions share settings.",
         version: GroupSimVersion.current,
@@ -14,11 +14,11 @@ public struct GroupSimCommand: ParsableCommand {
         ]
     )
 
-    public init() {}
+    package init() {}
 
     /// macOS `defaults` spells the global domain `-g`; ArgumentParser would
     /// take that for an option, so it is renamed before parsing.
-    public static func main() {
+    package static func main() {
         var arguments = Array(CommandLine.arguments.dropFirst())
         if arguments.first == "defaults", let domain = domainPosition(in: arguments),
             arguments[domain] == "-g" || arguments[domain] == "-globalDomain"

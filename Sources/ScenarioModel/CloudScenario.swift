@@ -5,15 +5,15 @@ import PropertyList
 import SpecFormat
 
 /// A device as a scenario declares it: `- iPad` or `- iPad: {account: alice, clock-skew-ms: 5000, online: false}`.
-public struct DeviceSpec: Sendable, Equatable {
-    public let name: String
-    public var account: String?
-    public var clockSkewMilliseconds: Int64 = 0
-    public var online = true
+package struct DeviceSpec: Sendable, Equatable {
+    package let name: String
+    package var account: String?
+    package var clockSkewMilliseconds: Int64 = 0
+    package var online = true
 }
 
 /// A runner step that acts on the cloud, a device's account or its network.
-public enum CloudAction: Sendable {
+package enum CloudAction: Sendable {
     case signIn(device: String, account: String)
     case signOut(device: String)
     case network(device: String, NetworkAction)
@@ -26,7 +26,7 @@ public enum CloudAction: Sendable {
 }
 
 /// A check on the cloud's side of the state.
-public enum CloudCheck: Sendable {
+package enum CloudCheck: Sendable {
     /// The cloud's value of a key (Some(nil): absent), and optionally which device's write it is.
     /// `aheadMs`: the winning write's timestamp is at least that far ahead of the real time now
     /// (negative: at least that far behind), as a skewed clock leaves it.

@@ -6,7 +6,7 @@ import SpecFormat
 
 extension ScenarioParser {
     /// How long an executable has to connect to its control channel and answer, when its process gives no `start-timeout`.
-    public static let defaultStartTimeout: Double = 20
+    package static let defaultStartTimeout: Double = 20
 
     /// One entry of `processes:`: a built-in role (`role:`) or a user's executable (`exec:`).
     static func parseProcess(

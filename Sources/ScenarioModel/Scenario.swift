@@ -4,30 +4,30 @@ import Foundation
 import PropertyList
 
 /// One scenario file, checked and ready to run.
-public struct Scenario: Sendable {
-    public let name: String
-    public let summary: String
-    public let file: String
-    public let tags: [String]
-    public let app: AppManifest
+package struct Scenario: Sendable {
+    package let name: String
+    package let summary: String
+    package let file: String
+    package let tags: [String]
+    package let app: AppManifest
     /// How the processes get the app: the built-in example, a manifest file, or inline YAML.
-    public let appSource: AppSource
-    public let devices: [String]
+    package let appSource: AppSource
+    package let devices: [String]
     /// The devices with their cloud settings (account, clock, network).
-    public let deviceSpecs: [DeviceSpec]
-    public let processes: [String: ProcessSpec]
-    public let steps: [Step]
+    package let deviceSpecs: [DeviceSpec]
+    package let processes: [String: ProcessSpec]
+    package let steps: [Step]
 
-    public var defaultDevice: String { devices.first ?? "iPhone" }
+    package var defaultDevice: String { devices.first ?? "iPhone" }
 
     /// Whether a run starts the cloud and a sync agent per device: when a
     /// device has an account or a step or check speaks of the cloud.
-    public var usesCloud: Bool {
+    package var usesCloud: Bool {
         deviceSpecs.contains { $0.account != nil } || steps.contains { $0.usesCloud }
     }
 }
 
-public enum AppSource: Sendable {
+package enum AppSource: Sendable {
     case example
     case file(String)
     case inline(yaml: String)
@@ -35,56 +35,56 @@ public enum AppSource: Sendable {
 
 /// A long-lived process the steps refer to by name: a built-in role, or a
 /// user's own executable playing one of the app's targets (`executable`).
-public struct ProcessSpec: Sendable {
-    public let name: String
+package struct ProcessSpec: Sendable {
+    package let name: String
     /// The built-in role, or the target a user's executable plays.
-    public let role: Role
-    public let device: String
-    public let arguments: [String]
-    public var executable: ExecutableSpec? = nil
+    package let role: Role
+    package let device: String
+    package let arguments: [String]
+    package var executable: ExecutableSpec? = nil
 
     /// Whether the runner speaks the control protocol with it (every built-in role does).
-    public var hasControlChannel: Bool { executable?.control ?? true }
+    package var hasControlChannel: Bool { executable?.control ?? true }
 }
 
 /// A user's own executable as a scenario process (`exec:`), started as
 /// `groupsim exec` starts it.
-public struct ExecutableSpec: Sendable {
+package struct ExecutableSpec: Sendable {
     /// The file, found when the scenario was loaded.
-    public let path: String
+    package let path: String
     /// The arguments after the path in the `exec` list (the launch arguments follow them).
-    public let arguments: [String]
+    package let arguments: [String]
     /// Added to its environment (its identity's variables win).
-    public let environment: [String: String]
+    package let environment: [String: String]
     /// Whether the runner gives it a control channel, which SimulatedFoundation serves.
-    public let control: Bool
+    package let control: Bool
     /// Why it has none, for the error of a step that needs one.
-    public let noControlReason: String?
+    package let noControlReason: String?
     /// Whether its own file links SimulatedFoundation (read from its ELF symbols),
     /// whose load hook unblocks its signals and ties it to the runner; false
     /// for a script that starts such an executable, even with `control: true`.
-    public let linksSimulatedFoundation: Bool
+    package let linksSimulatedFoundation: Bool
     /// How long it has to connect to its channel and answer a ping (`start-timeout`), in seconds.
-    public var startTimeout = ScenarioParser.defaultStartTimeout
+    package var startTimeout = ScenarioParser.defaultStartTimeout
 }
 
 /// One step, with where it is written (for reports).
-public struct Step: Sendable {
-    public let action: Action
-    public let line: Int
+package struct Step: Sendable {
+    package let action: Action
+    package let line: Int
     /// The step's keyword, e.g. "set" or "wait".
-    public let keyword: String
+    package let keyword: String
     /// A short text for reports, e.g. "set theme = dark in app".
-    public let summary: String
+    package let summary: String
 
-    public init(action: Action, line: Int, keyword: String, summary: String) {
+    package init(action: Action, line: Int, keyword: String, summary: String) {
         self.action = action
         self.line = line
         self.keyword = keyword
         self.summary = summary
     }
 
-    public indirect enum Action: Sendable {
+    package indirect enum Action: Sendable {
         case launch([String])
         /// The launch must fail: the process exits with `status` and says `message` (an error event or stderr).
         case launchFails(process: String, message: String, status: Int32)
@@ -118,7 +118,7 @@ public struct Step: Sendable {
     }
 
     /// The processes this step speaks the control protocol with (a step inside `parallel` or a check is asked on its own).
-    public var controlledProcesses: [String] {
+    package var controlledProcesses: [String] {
         switch action {
         case .command(let process, _), .waitBurst(let process): [process]
         case .burst(let burst): [burst.process]
@@ -143,58 +143,58 @@ public struct Step: Sendable {
     }
 }
 
-public struct Burst: Sendable {
-    public let process: String
-    public let count: Int
-    public let keyTemplate: String
+package struct Burst: Sendable {
+    package let process: String
+    package let count: Int
+    package let keyTemplate: String
     /// nil: the value is the integer i.
-    public let value: PlistValue?
-    public let syncEvery: Int?
+    package let value: PlistValue?
+    package let syncEvery: Int?
     /// False when a later `kill` of the same process cuts the burst short.
-    public let waitForResponses: Bool
+    package let waitForResponses: Bool
     /// Writes go to the iCloud key-value store instead of the defaults suite.
-    public var cloud = false
+    package var cloud = false
     /// The runner goes on with the next steps while the burst runs (`wait-burst` waits for it).
-    public var background = false
+    package var background = false
 
-    public func key(_ index: Int) -> String { keyTemplate.replacingOccurrences(of: "{i}", with: String(index)) }
-    public func value(_ index: Int) -> PlistValue { value ?? .integer(Int64(index)) }
+    package func key(_ index: Int) -> String { keyTemplate.replacingOccurrences(of: "{i}", with: String(index)) }
+    package func value(_ index: Int) -> PlistValue { value ?? .integer(Int64(index)) }
 }
 
 /// Which events a `wait` or an `expect saw/not-saw` is about.
-public struct EventMatcher: Sendable, CustomStringConvertible {
-    public let event: String
-    public var key: String?
+package struct EventMatcher: Sendable, CustomStringConvertible {
+    package let event: String
+    package var key: String?
     /// Some(nil): the key must have become absent.
-    public var value: PlistValue??
-    public var origin: String?
-    public var reason: String?
-    public var card: [String: PlistValue?]?
-    public var kind: String?
-    public var status: Int?
+    package var value: PlistValue??
+    package var origin: String?
+    package var reason: String?
+    package var card: [String: PlistValue?]?
+    package var kind: String?
+    package var status: Int?
     /// cloud-change: a notification naming at least these keys.
-    public var keys: [String]?
+    package var keys: [String]?
     /// warning, error: the message contains this text.
-    public var message: String?
+    package var message: String?
     /// change: the domain the new effective value comes from.
-    public var valueDomain: String?
+    package var valueDomain: String?
     /// change, delivery: the observer mechanism of a user's executable that was delivered.
-    public var mechanism: String?
+    package var mechanism: String?
     /// output: a regular expression a line must match (checked when the file is read).
-    public var pattern: String?
+    package var pattern: String?
     /// output: "stdout" or "stderr" (nil: either).
-    public var stream: String?
+    package var stream: String?
 
-    public init(event: String) { self.event = event }
+    package init(event: String) { self.event = event }
 
-    public static let events = [
+    package static let events = [
         "change", "render", "notification", "cloud-change", "warning", "exit", "ready", "intent-result", "error", "delivery", "output",
     ]
 
     /// Whether the event comes over the control protocol (output and exit are seen without it).
-    public var needsControl: Bool { event != "output" && event != "exit" }
+    package var needsControl: Bool { event != "output" && event != "exit" }
 
-    public var description: String {
+    package var description: String {
         var parts = [event]
         if let key { parts.append("key \(key)") }
         if let value { parts.append("value \(value.map { PlistJSON.encode($0) } ?? "absent")") }
@@ -216,18 +216,18 @@ public struct EventMatcher: Sendable, CustomStringConvertible {
 }
 
 /// A check and where it is written.
-public struct LocatedCheck: Sendable {
-    public let check: Check
-    public let line: Int
+package struct LocatedCheck: Sendable {
+    package let check: Check
+    package let line: Int
 
-    public init(check: Check, line: Int) {
+    package init(check: Check, line: Int) {
         self.check = check
         self.line = line
     }
 }
 
 /// A check on the resulting state.
-public enum Check: Sendable {
+package enum Check: Sendable {
     case value(process: String, key: String, value: PlistValue??, domain: String?)
     /// What a typed getter returns in the process (`bool(forKey:)` …; Some(nil): nil).
     case typedValue(process: String, key: String, as: TypedRead, value: PlistValue?)
@@ -247,7 +247,7 @@ public enum Check: Sendable {
     case output(process: String, contains: String?, pattern: String?, stream: String?)
 
     /// The process this check asks over the control protocol, if any.
-    public var controlledProcess: String? {
+    package var controlledProcess: String? {
         switch self {
         case .value(let process, _, _, _), .typedValue(let process, _, _, _), .card(let process, _), .acknowledged(let process),
             .cloudValueIn(let process, _, _), .searchList(let process, _):
@@ -258,8 +258,8 @@ public enum Check: Sendable {
     }
 }
 
-public struct FileCheck: Sendable {
-    public enum Condition: Sendable {
+package struct FileCheck: Sendable {
+    package enum Condition: Sendable {
         case value(key: String, PlistValue)
         case absent(key: String)
         case count(Int)
@@ -269,13 +269,13 @@ public struct FileCheck: Sendable {
         case intact
         case movedAside
     }
-    public let domain: String
-    public let device: String?
+    package let domain: String
+    package let device: String?
     /// Read the domain inside this app's container (its private copy).
-    public let app: String?
-    public let condition: Condition
+    package let app: String?
+    package let condition: Condition
 
-    public init(domain: String, device: String?, app: String?, condition: Condition) {
+    package init(domain: String, device: String?, app: String?, condition: Condition) {
         self.domain = domain
         self.device = device
         self.app = app

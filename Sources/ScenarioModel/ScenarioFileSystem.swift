@@ -7,7 +7,7 @@ import SpecFormat
 /// the disk (`DiskScenarioFiles`, in Scenarios); the fuzz target and tests
 /// ask `FixedScenarioFiles`, so parsing touches nothing but the text. The
 /// parser alone words the errors, so both give the same messages.
-public protocol ScenarioFileSystem: Sendable {
+package protocol ScenarioFileSystem: Sendable {
     /// The executable `name` (as written after `exec:`) of the scenario file
     /// `scenarioFile`: a name with a '/' is relative to the file's folder, a
     /// bare name is looked up on PATH.
@@ -17,7 +17,7 @@ public protocol ScenarioFileSystem: Sendable {
 }
 
 /// What became of looking an `exec:` executable up.
-public enum ExecutableLookup: Sendable, Equatable {
+package enum ExecutableLookup: Sendable, Equatable {
     /// A runnable regular file, at this absolute path.
     case found(path: String, linkage: ExecutableLinkage)
     /// A bare name that no folder of PATH (these) has.
@@ -29,7 +29,7 @@ public enum ExecutableLookup: Sendable, Equatable {
 }
 
 /// Whether an executable's file shows SimulatedFoundation linked in.
-public enum ExecutableLinkage: Sendable, Equatable {
+package enum ExecutableLinkage: Sendable, Equatable {
     case links
     case doesNotLink
     /// The file cannot be read as an ELF executable (a script, say); why.
@@ -38,24 +38,24 @@ public enum ExecutableLinkage: Sendable, Equatable {
 
 /// A file system fixed in memory: executables by the name a scenario gives
 /// them, manifests' YAML by path. Anything else is not there.
-public struct FixedScenarioFiles: ScenarioFileSystem {
-    public var executables: [String: ExecutableLookup]
-    public var manifests: [String: String]
+package struct FixedScenarioFiles: ScenarioFileSystem {
+    package var executables: [String: ExecutableLookup]
+    package var manifests: [String: String]
     /// What a bare name missing from `executables` was looked for on.
-    public var searchPath: [String]
+    package var searchPath: [String]
 
-    public init(executables: [String: ExecutableLookup] = [:], manifests: [String: String] = [:], searchPath: [String] = ["/usr/bin"]) {
+    package init(executables: [String: ExecutableLookup] = [:], manifests: [String: String] = [:], searchPath: [String] = ["/usr/bin"]) {
         self.executables = executables
         self.manifests = manifests
         self.searchPath = searchPath
     }
 
-    public func resolveExecutable(_ name: String, relativeTo scenarioFile: String) -> ExecutableLookup {
+    package func resolveExecutable(_ name: String, relativeTo scenarioFile: String) -> ExecutableLookup {
         if let lookup = executables[name] { return lookup }
         return name.contains("/") ? .missing(path: name) : .notOnPath(searched: searchPath)
     }
 
-    public func loadManifest(at path: String) throws -> AppManifest? {
+    package func loadManifest(at path: String) throws -> AppManifest? {
         try manifests[path].map { try AppManifest.parse(SpecNode.parse($0, file: path)) }
     }
 }

@@ -8,32 +8,32 @@ import Yams
 
 /// Reads and checks a scenario file; every error names the file, line and
 /// what was expected, and nothing runs until every file is valid.
-public enum ScenarioParser {
+package enum ScenarioParser {
     /// The longest `wait` timeout, in seconds: a wait always ends, and its deadline is a date that exists.
-    public static let maximumWait: Double = 3600
+    package static let maximumWait: Double = 3600
     /// The largest count a step takes (burst sizes, synchronize intervals, acknowledged synchronizes, event counts).
-    public static let maximumCount = 100_000
+    package static let maximumCount = 100_000
     /// How long a `wait` waits when the step gives no `timeout`, in seconds.
-    public static let defaultWait: Double = 10
+    package static let defaultWait: Double = 10
     /// How long `wait-cloud` waits for the devices and the cloud to agree when it gives no `timeout`.
-    public static let defaultCloudWait: Double = 20
+    package static let defaultCloudWait: Double = 20
     /// What `corrupt` writes when the step gives no `content`.
-    public static let notAPropertyList = "this is not a property list"
+    package static let notAPropertyList = "this is not a property list"
 
     /// Reads and parses the scenario file at `path`; what it names beyond
     /// itself (executables, an app manifest) is looked up in `fileSystem`.
-    public static func load(_ path: String, fileSystem: any ScenarioFileSystem) throws -> Scenario {
+    package static func load(_ path: String, fileSystem: any ScenarioFileSystem) throws -> Scenario {
         try parse(SpecNode.load(path), fileSystem: fileSystem)
     }
 
     /// Parses scenario text as if read from `file` (which names it in errors
     /// and is where a relative `app:` or `exec:` path is looked up, in
     /// `fileSystem`); nothing is written.
-    public static func parse(_ text: String, file: String, fileSystem: any ScenarioFileSystem) throws -> Scenario {
+    package static func parse(_ text: String, file: String, fileSystem: any ScenarioFileSystem) throws -> Scenario {
         try parse(SpecNode.parse(text, file: file), fileSystem: fileSystem)
     }
 
-    public static func parse(_ root: SpecNode, fileSystem: any ScenarioFileSystem) throws -> Scenario {
+    package static func parse(_ root: SpecNode, fileSystem: any ScenarioFileSystem) throws -> Scenario {
         let fields = try root.fields(
             allowed: ["name", "summary", "tags", "app", "devices", "processes", "steps"],
             required: ["summary", "steps"])

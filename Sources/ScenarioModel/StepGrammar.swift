@@ -4,8 +4,8 @@ import SpecFormat
 
 /// One field of a step written as a mapping: its name, what it holds,
 /// whether the step needs it, and a few words for the docs.
-public struct StepField: Sendable {
-    public enum Kind: Sendable {
+package struct StepField: Sendable {
+    package enum Kind: Sendable {
         /// A declared process, a declared device.
         case process, device
         case text, words, flag
@@ -21,10 +21,10 @@ public struct StepField: Sendable {
         case seconds
     }
 
-    public let name: String
-    public let kind: Kind
-    public let required: Bool
-    public let note: String?
+    package let name: String
+    package let kind: Kind
+    package let required: Bool
+    package let note: String?
 
     static func required(_ name: String, _ kind: Kind = .text, _ note: String? = nil) -> StepField {
         StepField(name: name, kind: kind, required: true, note: note)
@@ -53,16 +53,16 @@ public struct StepField: Sendable {
 /// in, what it does, and how it is read. The parser, the docs' step table
 /// (`docs/scenarios.md`, checked by a test) and the error messages all come
 /// from these declarations.
-public struct StepSpec: Sendable {
-    public let keyword: String
+package struct StepSpec: Sendable {
+    package let keyword: String
     /// What the step takes when it is not a mapping (a process name, a list, a device), for the docs; nil: a mapping only.
-    public let shorthand: String?
+    package let shorthand: String?
     /// The fields of its mapping form, in the order errors list them.
-    public let fields: [StepField]
+    package let fields: [StepField]
     /// Whether the mapping also takes an event's filters (`wait`, `quiet`).
-    public let takesFilters: Bool
+    package let takesFilters: Bool
     /// What it does, for the docs.
-    public let does: String
+    package let does: String
     let read: @Sendable (StepInput) throws -> (Step.Action, String)
 
     init(
@@ -175,7 +175,7 @@ struct StepFields {
 
 extension StepSpec {
     /// The docs' step table, in the order of `StepGrammar.all`.
-    public static var table: String {
+    package static var table: String {
         (["| step | fields | what it does |", "|---|---|---|"] + StepGrammar.all.map(\.tableRow)).joined(separator: "\n")
     }
 }

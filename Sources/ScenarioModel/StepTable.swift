@@ -6,17 +6,17 @@ import SpecFormat
 /// Every step a scenario may take, one declaration each, in the order of
 /// the docs' table: the one place a step's name, forms, fields, ranges and
 /// description are written.
-public enum StepGrammar {
-    public static let all: [StepSpec] = processSteps + defaultsSteps + toolSteps + waitSteps + faultSteps + cloudSteps + flowSteps
+package enum StepGrammar {
+    package static let all: [StepSpec] = processSteps + defaultsSteps + toolSteps + waitSteps + faultSteps + cloudSteps + flowSteps
 
     static let byKeyword = Dictionary(uniqueKeysWithValues: all.map { ($0.keyword, $0) })
 
-    public static var keywords: [String] { all.map(\.keyword) }
+    package static var keywords: [String] { all.map(\.keyword) }
 
     static func spec(_ keyword: String) -> StepSpec? { byKeyword[keyword] }
 
     /// How long a `send` waits for the process to take its line, once its stdin pipe is full.
-    public static let sendTimeout: Double = 10
+    package static let sendTimeout: Double = 10
 
     static let status = StepField.Kind.number(ControlProtocol.exitStatusRange)
     /// A failed launch's status: any but 0.

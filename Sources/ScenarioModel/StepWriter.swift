@@ -7,9 +7,9 @@ import PropertyList
 /// any other). It writes the steps and checks a program makes; each
 /// keyword is checked against the grammar, so a step written here is one
 /// the parser reads.
-public enum StepWriter {
+package enum StepWriter {
     /// The step as list items of a `steps:` list, indented by `indent`.
-    public static func lines(_ action: Step.Action, indent: String = "  ") -> [String] {
+    package static func lines(_ action: Step.Action, indent: String = "  ") -> [String] {
         switch action {
         case .parallel(let steps):
             return [indent + "- " + keyword("parallel") + ":"] + steps.flatMap { lines($0.action, indent: indent + "    ") }
@@ -162,7 +162,7 @@ public enum StepWriter {
 
     // MARK: Checks
 
-    public static func check(_ check: Check) -> String {
+    package static func check(_ check: Check) -> String {
         switch check {
         case .value(let process, let key, let expected, let domain):
             var fields = [("in", scalar(process)), ("key", scalar(key))]

@@ -147,7 +147,7 @@ private final class CloudLane: @unchecked Sendable {
 /// and the runner's cloud steps and checks. The testing library starts its
 /// simulations' clouds with it too (`startServer`, `startAgent`, `perform`).
 /// Unchecked Sendable: the server and the agents are under `lock`; the rest is set in `init`.
-public final class CloudRig: @unchecked Sendable {
+package final class CloudRig: @unchecked Sendable {
     let root: SimulationRoot
     let groupsim: String
     let log: ScenarioLog
@@ -155,7 +155,7 @@ public final class CloudRig: @unchecked Sendable {
     private var server: CloudProcess?
     private var agents: [String: CloudProcess] = [:]
 
-    public init(root: SimulationRoot, groupsim: String, log: ScenarioLog) {
+    package init(root: SimulationRoot, groupsim: String, log: ScenarioLog) {
         self.root = root
         self.groupsim = groupsim
         self.log = log
@@ -177,21 +177,21 @@ public final class CloudRig: @unchecked Sendable {
     }
 
     /// Starts `groupsim cloud serve` and waits until it listens.
-    public func startServer() throws {
+    package func startServer() throws {
         let process = try CloudProcess(lane: Self.serverLane, executable: groupsim, arguments: ["cloud", "serve", "--root", root.path], log: log)
         lock.withLock { server = process }
         try process.waitFor("listening", timeout: 20)
     }
 
     /// Starts `device`'s sync agent (`groupsim cloud agent`) and waits until it is ready.
-    public func startAgent(_ device: String) throws {
+    package func startAgent(_ device: String) throws {
         let process = try CloudProcess(
             lane: Self.agentLane(device), executable: groupsim, arguments: ["cloud", "agent", "--root", root.path, "--device", device], log: log)
         lock.withLock { agents[device] = process }
         try process.waitFor("ready", timeout: 20)
     }
 
-    public func endAll() {
+    package func endAll() {
         let all = lock.withLock { Array(agents.values) + (server.map { [$0] } ?? []) }
         for process in all where process.isRunning { process.kill() }
     }
@@ -203,7 +203,7 @@ public final class CloudRig: @unchecked Sendable {
 
     // MARK: Steps
 
-    public func perform(_ action: CloudAction) throws {
+    package func perform(_ action: CloudAction) throws {
         switch action {
         case .signIn(let device, let account): try DeviceCloud(root: root, device: device).updateSettings { $0.account = account }
         case .signOut(let device): try DeviceCloud(root: root, device: device).updateSettings { $0.account = nil }
@@ -245,7 +245,7 @@ public final class CloudRig: @unchecked Sendable {
     }
 
     /// Whether the devices and the cloud agree now (what `wait-cloud` waits for).
-    public func isSettled() throws -> Bool { try firstDisagreement() == nil }
+    package func isSettled() throws -> Bool { try firstDisagreement() == nil }
 
     private func firstDisagreement() throws -> String? {
         guard let endpoint = try CloudEndpoint.control(root: root), lock.withLock({ server?.isRunning }) == true else {

@@ -7,10 +7,10 @@ import ScenarioModel
 /// The parser's look-ups on the disk, for the runner and the command line:
 /// an `exec:` executable on PATH or beside the scenario file, its symbols
 /// read for SimulatedFoundation's control channel, and `app:` manifests.
-public struct DiskScenarioFiles: ScenarioFileSystem {
-    public init() {}
+package struct DiskScenarioFiles: ScenarioFileSystem {
+    package init() {}
 
-    public func resolveExecutable(_ name: String, relativeTo scenarioFile: String) -> ExecutableLookup {
+    package func resolveExecutable(_ name: String, relativeTo scenarioFile: String) -> ExecutableLookup {
         let manager = FileManager.default
         guard name.contains("/") else {
             let folders = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map(String.init)
@@ -29,7 +29,7 @@ public struct DiskScenarioFiles: ScenarioFileSystem {
         return .found(path: path, linkage: Self.linkage(of: path))
     }
 
-    public func loadManifest(at path: String) throws -> AppManifest? {
+    package func loadManifest(at path: String) throws -> AppManifest? {
         guard FileManager.default.fileExists(atPath: path) else { return nil }
         return try AppManifest.load(path)
     }

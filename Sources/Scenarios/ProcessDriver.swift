@@ -6,11 +6,11 @@ import PropertyList
 import ScenarioModel
 
 /// Why a scenario stopped: the step, what was expected and what was found.
-public struct StepFailure: Error, Sendable, CustomStringConvertible {
-    public let line: Int
-    public let step: String
-    public let message: String
-    public var description: String { "line \(line): \(step): \(message)" }
+package struct StepFailure: Error, Sendable, CustomStringConvertible {
+    package let line: Int
+    package let step: String
+    package let message: String
+    package var description: String { "line \(line): \(step): \(message)" }
 }
 
 /// A failure inside a step, before the step's line is known.
@@ -328,8 +328,8 @@ final class ProcessDriver: @unchecked Sendable {
 /// pid: a child already reaped is not signalled (its pid may be another
 /// process's by now), and one whose owner let go is ended by its `deinit`.
 /// Unchecked Sendable: the processes and the interrupting signal are under `lock`; the signal sources are made once, under it too.
-public final class LiveProcesses: @unchecked Sendable {
-    public static let shared = LiveProcesses()
+package final class LiveProcesses: @unchecked Sendable {
+    package static let shared = LiveProcesses()
     private let lock = NSLock()
     private var processes: [ObjectIdentifier: Entry] = [:]
     private var interruptedBy: Int32?
@@ -352,7 +352,7 @@ public final class LiveProcesses: @unchecked Sendable {
 
     /// Kills (and resumes) every child still running; returns how many there were.
     @discardableResult
-    public func endAll() -> Int {
+    package func endAll() -> Int {
         let all = lock.withLock { processes.values.compactMap(\.process) }
         var ended = 0
         for process in all {
@@ -363,7 +363,7 @@ public final class LiveProcesses: @unchecked Sendable {
     }
 
     /// The signal (SIGINT, SIGTERM) that interrupted the run, if one did.
-    public var interruption: Int32? { lock.withLock { interruptedBy } }
+    package var interruption: Int32? { lock.withLock { interruptedBy } }
 
     /// Throws if the run was interrupted: nothing new starts after a stop request.
     func checkNotInterrupted() throws {
@@ -371,17 +371,17 @@ public final class LiveProcesses: @unchecked Sendable {
     }
 
     /// How the report's failure of an interrupted scenario begins.
-    public static let interruptedPrefix = "interrupted"
+    package static let interruptedPrefix = "interrupted"
 
     /// The signal's name, for reports.
-    public static func describe(_ signal: Int32) -> String {
+    package static func describe(_ signal: Int32) -> String {
         signal == SIGINT ? "SIGINT" : signal == SIGTERM ? "SIGTERM" : "signal \(signal)"
     }
 
     /// On SIGINT/SIGTERM: resume and kill every child, then call `finish`
     /// with the signal (by default: exit with 128 + the signal, 130 or 143).
     /// A second signal exits at once.
-    public func endAllOnInterrupt(then finish: @escaping @Sendable (Int32) -> Void = { exit(128 + $0) }) {
+    package func endAllOnInterrupt(then finish: @escaping @Sendable (Int32) -> Void = { exit(128 + $0) }) {
         lock.withLock {
             guard sources.isEmpty else { return }
             for number in [SIGINT, SIGTERM] {

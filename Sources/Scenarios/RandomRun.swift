@@ -15,15 +15,15 @@ import ScenarioModel
 /// ordinary scenario whose checks are what a model predicts (`RandomWorld`).
 /// The same seed gives the same history; a failing history is shrunk to the
 /// smallest that still fails.
-public struct RandomRun: Sendable {
-    public let seed: UInt64
-    public var operations: [Operation]
+package struct RandomRun: Sendable {
+    package let seed: UInt64
+    package var operations: [Operation]
 
     /// One operation of the history. Writes are followed by `synchronize`, so
     /// the commit order is the step order and the model can predict the file.
     /// Operations that flip a state (`toggle…`) mean "the other state", so a
     /// history with some operations taken out (shrinking) is still valid.
-    public enum Operation: Sendable, Equatable {
+    package enum Operation: Sendable, Equatable {
         case set(process: String, key: String, value: Int)
         case remove(process: String, key: String)
         case increment(process: String, counter: String, by: Int)
@@ -83,7 +83,7 @@ public struct RandomRun: Sendable {
     static let kvsKeys = ["v0", "v1", "v2"]
 
     /// The history a seed gives.
-    public static func generate(seed: UInt64, length: Int) -> RandomRun {
+    package static func generate(seed: UInt64, length: Int) -> RandomRun {
         var random = SplitMix64(seed: seed)
         var operations: [Operation] = []
         var nextCloudValue = 1
@@ -157,7 +157,7 @@ public struct RandomRun: Sendable {
 
     /// The smallest history (by removing operations, larger chunks first)
     /// for which `fails` still holds; `fails` runs it for real.
-    public func shrunk(while fails: (RandomRun) -> Bool) -> RandomRun {
+    package func shrunk(while fails: (RandomRun) -> Bool) -> RandomRun {
         var current = self
         var chunk = max(1, current.operations.count / 2)
         while chunk >= 1 {

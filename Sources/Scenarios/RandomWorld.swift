@@ -322,7 +322,7 @@ extension RandomRun {
     // MARK: As a scenario
 
     /// The history as a scenario file, with the model's checks at the end.
-    public var yaml: String {
+    package var yaml: String {
         var world = RandomWorld(history: self)
         let lines = [
             "name: random-\(seed)-\(operations.count)",

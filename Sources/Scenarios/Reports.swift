@@ -5,16 +5,16 @@ import Terminal
 
 /// The human report: progress while running, and for a failure what was
 /// expected, what each process saw, and the events around it.
-public struct TextReport: Sendable {
+package struct TextReport: Sendable {
     let style: TerminalStyle
 
-    public init(style: TerminalStyle) { self.style = style }
+    package init(style: TerminalStyle) { self.style = style }
 
-    public func started(_ scenario: Scenario, run: Int, of runs: Int) -> String {
+    package func started(_ scenario: Scenario, run: Int, of runs: Int) -> String {
         "\(style.dim("▶")) \(scenario.name)" + (runs > 1 ? style.dim(" (run \(run)/\(runs))") : "")
     }
 
-    public func finished(_ result: ScenarioResult) -> String {
+    package func finished(_ result: ScenarioResult) -> String {
         let time = style.dim(String(format: "(%.2f s)", result.duration))
         guard let failure = result.failure else { return "\(style.highlight("✔")) \(result.scenario.name) \(time)" }
         return "\(style.error("✘")) \(result.scenario.name) \(time)\n" + details(result, failure)
@@ -51,8 +51,8 @@ public struct TextReport: Sendable {
 }
 
 /// JUnit XML for CI.
-public enum JUnitReport {
-    public static func render(_ results: [ScenarioResult]) -> String {
+package enum JUnitReport {
+    package static func render(_ results: [ScenarioResult]) -> String {
         let failures = results.filter { !$0.passed }.count
         let total = results.reduce(0) { $0 + $1.duration }
         var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -104,13 +104,13 @@ public enum JUnitReport {
     }
 
     /// A report that is not one `render` wrote.
-    public struct MergeError: Error, CustomStringConvertible {
-        public let description: String
+    package struct MergeError: Error, CustomStringConvertible {
+        package let description: String
     }
 
     /// One report of the test cases of several (the shards of a CI matrix),
     /// in the order given. Only reports this type wrote are read.
-    public static func merge(_ reports: [(path: String, text: String)]) throws -> String {
+    package static func merge(_ reports: [(path: String, text: String)]) throws -> String {
         var cases: [String] = []
         for report in reports {
             guard report.text.contains("<testsuite name=\"groupsim scenarios\"") else {
@@ -151,8 +151,8 @@ public enum JUnitReport {
 }
 
 /// Machine-readable results: one object per run, with every recorded event.
-public enum JSONReport {
-    public static func render(_ results: [ScenarioResult]) -> String {
+package enum JSONReport {
+    package static func render(_ results: [ScenarioResult]) -> String {
         let runs = results.map { result -> String in
             let events = result.events.map { event in
                 "{\"t_ms\":\(String(format: "%.3f", Double(event.time) / 1e6)),\"process\":\(PlistJSON.quote(event.process)),"

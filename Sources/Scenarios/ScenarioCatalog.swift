@@ -4,9 +4,9 @@ import SpecFormat
 
 /// Finds and checks scenario files: every file is read before any runs,
 /// and all errors are reported together.
-public enum ScenarioCatalog {
+package enum ScenarioCatalog {
     /// YAML files under the given paths (folders are searched; `apps/` folders hold manifests, not scenarios).
-    public static func files(in paths: [String]) throws -> [String] {
+    package static func files(in paths: [String]) throws -> [String] {
         var files: [String] = []
         for path in paths {
             var isFolder: ObjCBool = false
@@ -28,7 +28,7 @@ public enum ScenarioCatalog {
 
     /// Parses every file (its executables and manifests looked up on the disk);
     /// returns the scenarios and the errors (by file).
-    public static func load(_ files: [String]) -> (scenarios: [Scenario], errors: [Error]) {
+    package static func load(_ files: [String]) -> (scenarios: [Scenario], errors: [Error]) {
         var scenarios: [Scenario] = []
         var errors: [Error] = []
         for file in files {
@@ -46,7 +46,7 @@ public enum ScenarioCatalog {
     }
 
     /// Whether a scenario matches a `--filter` word (name, file or tag contains it).
-    public static func matches(_ scenario: Scenario, filter: String) -> Bool {
+    package static func matches(_ scenario: Scenario, filter: String) -> Bool {
         let word = filter.lowercased()
         return scenario.name.lowercased().contains(word) || scenario.file.lowercased().contains(word)
             || scenario.tags.contains { $0.lowercased().contains(word) }

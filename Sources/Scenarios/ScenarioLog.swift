@@ -7,26 +7,26 @@ import SharedFiles
 /// Something that happened during a run: an event a process emitted, a
 /// response, or an action of the runner itself. Times are nanoseconds since
 /// the scenario started, taken when the runner received or did it.
-public struct RecordedEvent: Sendable {
-    public enum Kind: String, Sendable {
+package struct RecordedEvent: Sendable {
+    package enum Kind: String, Sendable {
         /// `output`: a line a user's executable wrote (its `stream` field says where).
         case event, response, action, exit, stderr, output
     }
-    public let time: UInt64
-    public let process: String
-    public let kind: Kind
+    package let time: UInt64
+    package let process: String
+    package let kind: Kind
     /// The event's name ("change", "render" …), the action's step keyword, or "response".
-    public let name: String
+    package let name: String
     /// The JSON fields (null fields are left out): as the process wrote them,
     /// or what the runner noted of its own action.
-    public let fields: [String: PlistValue]
+    package let fields: [String: PlistValue]
     /// A short human text.
-    public let text: String
+    package let text: String
     /// The event a process sent (or its exit, as the runner saw it), decoded.
-    public let appEvent: AppEvent?
+    package let appEvent: AppEvent?
 
     /// The key an event or action is about: a change's key, an intent's, or the key a step wrote.
-    public var key: String? {
+    package var key: String? {
         switch appEvent {
         case .change(let change)?: change.key
         case .intentResult(_, let key, _)?: key
@@ -36,24 +36,24 @@ public struct RecordedEvent: Sendable {
     }
 
     /// A change event, if this is one.
-    public var change: ValueChange? { if case .change(let change)? = appEvent { change } else { nil } }
+    package var change: ValueChange? { if case .change(let change)? = appEvent { change } else { nil } }
 
     /// A response's fields, typed.
-    public var response: ProtocolResponse? { kind == .response ? ProtocolResponse(fields: fields) : nil }
+    package var response: ProtocolResponse? { kind == .response ? ProtocolResponse(fields: fields) : nil }
 }
 
 /// Every recorded event of one scenario run, in order, and the lanes
 /// (processes, tools, the cloud) in the order they first appeared.
 /// Unchecked Sendable: the entries and the lane order are under `lock`; `start` is set once.
-public final class ScenarioLog: @unchecked Sendable {
-    public let start = MonotonicClock.now()
+package final class ScenarioLog: @unchecked Sendable {
+    package let start = MonotonicClock.now()
     private let lock = NSLock()
     private var entries: [RecordedEvent] = []
     private var laneOrder: [String] = []
 
-    public init() {}
+    package init() {}
 
-    public var now: UInt64 { MonotonicClock.now() - start }
+    package var now: UInt64 { MonotonicClock.now() - start }
 
     @discardableResult
     func record(
@@ -65,7 +65,7 @@ public final class ScenarioLog: @unchecked Sendable {
         return event
     }
 
-    public var all: [RecordedEvent] { lock.withLock { entries } }
+    package var all: [RecordedEvent] { lock.withLock { entries } }
 
     /// The lanes in the order they were opened.
     var lanes: [String] { lock.withLock { laneOrder } }

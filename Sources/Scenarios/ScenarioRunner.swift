@@ -8,45 +8,45 @@ import ScenarioModel
 import SharedFiles
 
 /// The outcome of one run of one scenario.
-public struct ScenarioResult: Sendable {
-    public let scenario: Scenario
-    public let failure: StepFailure?
-    public let duration: Double
-    public let events: [RecordedEvent]
+package struct ScenarioResult: Sendable {
+    package let scenario: Scenario
+    package let failure: StepFailure?
+    package let duration: Double
+    package let events: [RecordedEvent]
     /// The processes in lane order (first appearance).
-    public let lanes: [String]
+    package let lanes: [String]
     /// The run's simulation root (gone after the run unless the runner keeps roots).
-    public let root: String
-    public var passed: Bool { failure == nil }
+    package let root: String
+    package var passed: Bool { failure == nil }
 }
 
 /// Why a run cannot start at all.
-public struct RunnerSetupError: Error, CustomStringConvertible {
-    public let description: String
+package struct RunnerSetupError: Error, CustomStringConvertible {
+    package let description: String
     init(_ description: String) { self.description = description }
 }
 
 /// Runs scenarios, each in a fresh simulation root, with real processes;
 /// every process it started is ended when the scenario ends, passed or not.
-public struct ScenarioRunner: Sendable {
+package struct ScenarioRunner: Sendable {
     /// Where main-app, widget, intent-extension and groupsim are.
-    public let binaries: String
+    package let binaries: String
     /// Keep each scenario's simulation root (for inspection) instead of deleting it.
-    public let keepRoots: Bool
+    package let keepRoots: Bool
 
-    public init(binaries: String, keepRoots: Bool = false) {
+    package init(binaries: String, keepRoots: Bool = false) {
         self.binaries = binaries
         self.keepRoots = keepRoots
     }
 
     /// The executables a run starts, all in one folder.
-    public static let executables = ["main-app", "widget", "intent-extension", "groupsim"]
+    package static let executables = ["main-app", "widget", "intent-extension", "groupsim"]
 
     /// The folder holding `executables`: `$GROUPSIM_BIN_DIR`, else the folder
     /// of the running executable itself (read from /proc/self/exe, so a
     /// `groupsim` found through PATH or a symlink works from any folder).
     /// Throws, naming the folder, when one of them is not there.
-    public static func defaultBinaries() throws -> String {
+    package static func defaultBinaries() throws -> String {
         let folder: String
         let origin: String
         if let override = ProcessInfo.processInfo.environment["GROUPSIM_BIN_DIR"], !override.isEmpty {
@@ -68,7 +68,7 @@ public struct ScenarioRunner: Sendable {
         return folder
     }
 
-    public func run(_ scenario: Scenario) -> ScenarioResult {
+    package func run(_ scenario: Scenario) -> ScenarioResult {
         let started = Date()
         let execution = Execution(scenario: scenario, binaries: binaries)
         var failure: StepFailure? = nil

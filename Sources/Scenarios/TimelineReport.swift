@@ -8,14 +8,14 @@ import ScenarioModel
 /// labelled with the latency. Hover a dot for the event's details. Buttons
 /// above each picture (and ctrl + wheel over it) zoom the time axis; without
 /// JavaScript the picture is the same, at its first scale.
-public enum TimelineReport {
+package enum TimelineReport {
     static let laneHeight = 56.0
     static let left = 170.0
     static let width = 1100.0
     /// Pixels between time-axis labels, at any zoom.
     static let tickSpacing = 220.0
 
-    public static func render(_ results: [ScenarioResult]) -> String {
+    package static func render(_ results: [ScenarioResult]) -> String {
         var html = """
             <!DOCTYPE html>
             <html lang="en"><head><meta charset="utf-8"><title>groupsim run timeline</title>

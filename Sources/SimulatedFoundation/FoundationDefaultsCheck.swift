@@ -15,17 +15,23 @@ public enum FoundationDefaultsCheck {
     /// The mangled prefix of every member of `Foundation.UserDefaults`.
     static let symbolPrefix = "$s10Foundation12UserDefaultsC"
 
-    /// Why an executable could not be checked (the ELF reader's, in ExecutableFile).
-    public typealias CheckError = ELFFile.Failure
+    /// Why an executable could not be checked: the file, and what about it the ELF reader refused.
+    public struct CheckError: Error, CustomStringConvertible {
+        public let description: String
+    }
 
     /// The `Foundation.UserDefaults` members the executable at `path` imports,
     /// demangled ("static Foundation.UserDefaults.standard.getter …"); empty
     /// when it uses none. An executable with Foundation linked in statically
     /// (`--static-swift-stdlib`) imports nothing and cannot be checked so.
     public static func foundationUserDefaultsUses(inExecutable path: String) throws -> [String] {
-        let file = try ELFFile(path: path)
-        defer { file.close() }
-        return try file.undefinedDynamicSymbols().filter { $0.hasPrefix(symbolPrefix) }.map(demangled).sorted()
+        do {
+            let file = try ELFFile(path: path)
+            defer { file.close() }
+            return try file.undefinedDynamicSymbols().filter { $0.hasPrefix(symbolPrefix) }.map(demangled).sorted()
+        } catch let failure as ELFFile.Failure {
+            throw CheckError(description: failure.description)
+        }
     }
 
     private static let checked = Mutex(false)

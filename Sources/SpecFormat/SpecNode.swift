@@ -25,7 +25,7 @@ package struct SpecError: Error, CustomStringConvertible, Equatable {
 /// errors say where and what was expected. Reading is strict: unknown keys
 /// in a mapping are errors, so a typo never silently becomes a default.
 /// Unchecked Sendable: Yams.Node is an immutable value tree that Yams does not mark Sendable.
-public struct SpecNode: @unchecked Sendable {
+package struct SpecNode: @unchecked Sendable {
     package let node: Node
     package let file: String
     /// Where the node sits, for messages: "steps[2].set".

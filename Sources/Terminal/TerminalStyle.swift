@@ -5,7 +5,7 @@ import Foundation
 #endif
 
 /// ANSI styling for terminals; plain text when NO_COLOR is set or stdout is not a terminal.
-public struct TerminalStyle: Sendable {
+package struct TerminalStyle: Sendable {
     package let enabled: Bool
 
     package init(enabled: Bool) { self.enabled = enabled }
