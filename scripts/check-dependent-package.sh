@@ -7,8 +7,9 @@
 # Then the README's commands: build the package, run its scenarios with the
 # clone's groupsim. A Swift Testing test that drives the same executable with
 # GroupSimTesting is added to the package (the README's Package.swift gains a
-# test target) and run too. Slow (a full build of the dependency): CI runs it
-# once. --keep keeps the temporary folder.
+# test target) and run too; and a package that depends on a clone by URL
+# resolves it by the name the docs give. Slow (a full build of the
+# dependency): CI runs it once. --keep keeps the temporary folder.
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 keep=0
@@ -80,4 +81,22 @@ echo "==> running its scenarios with the clone's groupsim (README step 3)"
 "$groupsim" run scenarios
 echo "==> testing it with GroupSimTesting"
 swift test --skip-build
+
+# By URL, as docs/testing.md spells it: SwiftPM then knows the package by the repository's name (groupsim.git:
+# "groupsim"), so `package: "groupsim"` resolves. Loading the package graph checks that (no second full build).
+git clone -q --bare "$here" "$work/url/groupsim.git"
+mkdir -p "$work/url/ByURL/Sources/ByURL"
+cat > "$work/url/ByURL/Package.swift" <<SWIFT
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+    name: "ByURL",
+    dependencies: [.package(url: "file://$work/url/groupsim.git", revision: "$(git -C "$here" rev-parse HEAD)")],
+    targets: [.target(name: "ByURL", dependencies: [.product(name: "GroupSimTesting", package: "groupsim")])]
+)
+SWIFT
+echo 'import GroupSimTesting' > "$work/url/ByURL/Sources/ByURL/ByURL.swift"
+echo "==> a package that depends on a clone by URL resolves it as groupsim"
+(cd "$work/url/ByURL" && swift package describe >/dev/null)
 echo "==> the README's package builds, its scenario passes and its test passes"
