@@ -89,7 +89,10 @@ package enum StepGrammar {
                 .required("name"), .optional("params", .mapping), .optional("device", .device),
                 .optional("status", status, "expected exit status, default 0"), .optional("args", .words),
                 .optional("result", .value, "the value it must report having stored; `~` for absent"),
-            ], does: "runs the intent extension once and waits for it to exit", read: ScenarioParser.readIntent),
+            ],
+            does: "runs the intent extension once and waits for it to exit; with the manifest's `intents: in-app` and no `status` or `args`, "
+                + "performs it in the device's main-app process instead (`perform-intent`), launching that in the background if it is not running",
+            read: ScenarioParser.readIntent),
     ]
 
     // MARK: The defaults API
