@@ -11,6 +11,19 @@ package struct AppManifest: Sendable {
     package var targets: [Role: Target]
     /// The file it came from ("built-in" for the example).
     package var source: String
+    /// Where the intents (declared under the intent-extension target) run: `intents:`.
+    package var intentsRun: IntentPlacement = .extension
+
+    /// `intents: extension` runs each intent in the intent extension's own
+    /// process; `intents: in-app` in the main app's process (launched in the
+    /// background when it is not running), as App Intents in the app target do.
+    package enum IntentPlacement: String, Sendable, CaseIterable {
+        case `extension`
+        case inApp = "in-app"
+    }
+
+    /// The app's intents, by name: the intent-extension target's, wherever they run.
+    package var intents: [String: Intent] { targets[.intentExtension]?.intents ?? [:] }
 
     package struct Target: Sendable {
         package var bundleIdentifier: String
@@ -88,12 +101,27 @@ package struct AppManifest: Sendable {
     }
 
     package static func parse(_ root: SpecNode) throws -> AppManifest {
-        let fields = try root.fields(allowed: ["name", "targets"], required: ["name", "targets"])
+        let fields = try root.fields(allowed: ["name", "targets", "intents"], required: ["name", "targets"])
         var targets: [Role: Target] = [:]
         for (name, node) in try fields["targets"]!.entries(allowed: Role.allCases.map(\.rawValue)) {
             targets[Role(rawValue: name)!] = try parseTarget(node, role: Role(rawValue: name)!)
         }
-        return AppManifest(name: try fields["name"]!.string(), targets: targets, source: root.file)
+        var manifest = AppManifest(name: try fields["name"]!.string(), targets: targets, source: root.file)
+        if let node = fields["intents"] { manifest.intentsRun = try parseIntentPlacement(node, targets: targets) }
+        return manifest
+    }
+
+    static func parseIntentPlacement(_ node: SpecNode, targets: [Role: Target]) throws -> IntentPlacement {
+        let text = try node.string()
+        guard let placement = IntentPlacement(rawValue: text) else {
+            throw node.error(
+                "intents must be \(IntentPlacement.allCases.map(\.rawValue).joined(separator: " or ")) (where the app's intents run), found '\(text)'"
+            )
+        }
+        if placement == .inApp, targets[.mainApp] == nil {
+            throw node.error("intents: in-app runs the intents in the main app's process; add a main-app target or say intents: extension")
+        }
+        return placement
     }
 
     static func parseTarget(_ node: SpecNode, role: Role) throws -> Target {

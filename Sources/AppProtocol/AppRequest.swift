@@ -37,6 +37,9 @@ package enum AppRequest: Sendable, Equatable {
     case cloudDump
     /// `synchronize()`: false without an account.
     case cloudSynchronize
+    /// The main app performs one of the app's intents in its own process
+    /// (manifest `intents: in-app`): parameters as `name=value` gives them.
+    case performIntent(name: String, parameters: [String: String])
     case info
     /// The domains a read looks in, in order (`searchList` of the answering instance).
     case searchList

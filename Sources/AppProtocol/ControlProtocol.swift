@@ -99,6 +99,7 @@ package enum ControlProtocol {
         case "kvs-remove": return .cloudRemove(key: try fields.string("key"))
         case "kvs-dump": return .cloudDump
         case "kvs-sync": return .cloudSynchronize
+        case "perform-intent": return .performIntent(name: try fields.string("intent"), parameters: try fields.strings("params"))
         case "info": return .info
         case "search-list": return .searchList
         case "ping": return .ping
@@ -111,7 +112,7 @@ package enum ControlProtocol {
             return .exit(status: Int32(status))
         default:
             throw AppRequestError(
-                "unknown command \"\(name)\"; known: get set remove dump register add-suite remove-suite synchronize clear increment append merge reload reload-widgets kvs-get kvs-set kvs-remove kvs-dump kvs-sync info search-list ping exit"
+                "unknown command \"\(name)\"; known: get set remove dump register add-suite remove-suite synchronize clear increment append merge reload reload-widgets kvs-get kvs-set kvs-remove kvs-dump kvs-sync perform-intent info search-list ping exit"
             )
         }
     }
@@ -139,6 +140,20 @@ package enum ControlProtocol {
                 throw AppRequestError("\(command): \"\(field)\" must be a whole number, found \(PlistJSON.encode(raw))")
             }
             return value
+        }
+
+        /// An optional object whose values are all strings (absent: empty).
+        func strings(_ field: String) throws -> [String: String] {
+            guard let raw = object[field], raw != .null else { return [:] }
+            guard case .dictionary(let entries) = try PlistJSON.decode(raw, path: field) else {
+                throw AppRequestError("\(command): \"\(field)\" must be an object")
+            }
+            return try entries.mapValues { value in
+                guard let text = value.stringValue else {
+                    throw AppRequestError("\(command): \"\(field)\" values must be strings, found \(PlistJSON.encode(value))")
+                }
+                return text
+            }
         }
 
         func dictionary(_ field: String) throws -> [String: PlistValue] {
@@ -179,6 +194,9 @@ package enum ControlProtocol {
         case .cloudRemove(let key): body = "\"cmd\":\"kvs-remove\",\"key\":\(q(key))"
         case .cloudDump: body = "\"cmd\":\"kvs-dump\""
         case .cloudSynchronize: body = "\"cmd\":\"kvs-sync\""
+        case .performIntent(let name, let parameters):
+            body =
+                "\"cmd\":\"perform-intent\",\"intent\":\(q(name)),\"params\":\(PlistJSON.encode(.dictionary(parameters.mapValues { .string($0) })))"
         case .info: body = "\"cmd\":\"info\""
         case .searchList: body = "\"cmd\":\"search-list\""
         case .ping: body = "\"cmd\":\"ping\""

@@ -38,7 +38,7 @@ package enum StepWriter {
             return ("restart", mapping([("process", scalar(process)), ("args", list(arguments.map(scalar)))]))
         case .quit(let process): return ("quit", scalar(process))
         case .command(let process, let request): return command(process, request)
-        case .intent(let name, let parameters, let device, let status, let arguments, let result):
+        case .intent(let name, let parameters, let device, let status, let arguments, let result, _):
             var fields = [("name", scalar(name))]
             if !parameters.isEmpty { fields.append(("params", mapping(parameters.keys.sorted().map { ($0, scalar(parameters[$0]!)) }))) }
             if let device { fields.append(("device", scalar(device))) }

@@ -94,7 +94,9 @@ final class Execution: @unchecked Sendable {
         case .command(let process, let command):
             log.action(process, step, key: Self.key(of: command))
             try roster.driver(process).request(command, timeout: RunnerTimeouts.request)
-        case .intent(let name, let parameters, let device, let status, let arguments, let result):
+        case .intent(let name, let parameters, _, _, _, let result, let host?):
+            try roster.performIntentInApp(name, parameters: parameters, in: host, result: result, step: step)
+        case .intent(let name, let parameters, let device, let status, let arguments, let result, nil):
             try oneShots.runIntent(
                 name, parameters: parameters, device: device ?? context.scenario.defaultDevice, expected: status,
                 arguments: arguments, result: result, step: step)

@@ -38,15 +38,10 @@ struct OneShotProcesses {
                 }.first ?? driver.standardError
             throw CheckFailed("the intent extension exited with status \(status), expected \(expected): \(error)")
         }
-        if let result {
-            let reported = driver.recordedEvents().lazy.compactMap { event -> PlistValue?? in
-                if case .intentResult(_, _, let value)? = event.appEvent { value } else { nil }
-            }.first
-            guard let reported, reported == result else {
-                throw CheckFailed(
-                    "intent \(name) should have stored \(showValue(result)), it reported \(reported.map { showValue($0) } ?? "no result")")
-            }
-        }
+        let reported = driver.recordedEvents().lazy.compactMap { event -> PlistValue?? in
+            if case .intentResult(_, _, let value)? = event.appEvent { value } else { nil }
+        }.first
+        try checkIntentResult(name, expected: result, reported: reported)
     }
 
     func runDefaults(_ arguments: [String], status: Int32, output: String?) throws {
@@ -97,6 +92,15 @@ struct OneShotProcesses {
     static func onPath(_ name: String) -> String? {
         let folders = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
         return folders.map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+}
+
+/// An intent step's `result`: the value the intent must report having stored
+/// (`reported`: nil when it reported nothing).
+func checkIntentResult(_ name: String, expected: PlistValue??, reported: PlistValue??) throws {
+    guard let expected else { return }
+    guard let reported, reported == expected else {
+        throw CheckFailed("intent \(name) should have stored \(showValue(expected)), it reported \(reported.map { showValue($0) } ?? "no result")")
     }
 }
 

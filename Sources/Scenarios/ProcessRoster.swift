@@ -28,7 +28,7 @@ struct RunContext: Sendable {
 /// A process stays known after it exited, for checks of its events and exit.
 /// Unchecked Sendable: the two driver tables are read and changed under `lock` only (parallel steps launch and quit at once).
 final class ProcessRoster: @unchecked Sendable {
-    private let context: RunContext
+    let context: RunContext
     private let lock = NSLock()
     private var drivers: [String: ProcessDriver] = [:]
     private var everStarted: [String: ProcessDriver] = [:]
@@ -54,12 +54,16 @@ final class ProcessRoster: @unchecked Sendable {
 
     var running: [ProcessDriver] { lock.withLock { drivers.values.filter(\.isRunning) } }
 
-    private func start(_ name: String, arguments: [String]) throws -> ProcessDriver {
+    /// Whether the process of that name is running now.
+    func isRunning(_ name: String) -> Bool { lock.withLock { drivers[name]?.isRunning ?? false } }
+
+    private func start(_ name: String, arguments: [String], inBackground: Bool = false) throws -> ProcessDriver {
         let spec = context.scenario.processes[name]!
         if let executable = spec.executable { return try startExecutable(spec, executable, launchArguments: arguments) }
         return try ProcessDriver(
             name: name, executable: context.binaries + "/" + spec.role.rawValue,
-            arguments: context.commonArguments(device: spec.device) + (arguments.isEmpty ? [] : ["--"] + arguments),
+            arguments: context.commonArguments(device: spec.device) + (inBackground ? ["--background"] : [])
+                + (arguments.isEmpty ? [] : ["--"] + arguments),
             // The run starts and ends its own cloud: an app must not start another.
             environment: [CloudDaemons.autostartVariable: "0"], transport: .standardStreams, log: context.log)
     }
@@ -176,7 +180,9 @@ final class ProcessRoster: @unchecked Sendable {
         return context.root + "/control-\(number).sock"
     }
 
-    func launch(_ name: String, arguments override: [String]? = nil) throws {
+    /// `backgroundReason`: the system launches it in the background for that
+    /// (an in-app intent), said in its events (`--background`) and the log.
+    func launch(_ name: String, arguments override: [String]? = nil, backgroundReason: String? = nil) throws {
         let spec = context.scenario.processes[name]!
         if let existing = lock.withLock({ drivers[name] }), existing.isRunning {
             throw CheckFailed("\(name) is already running")
@@ -186,8 +192,10 @@ final class ProcessRoster: @unchecked Sendable {
         let what = spec.executable.map { ($0.path as NSString).lastPathComponent + " as " + spec.role.rawValue } ?? spec.role.rawValue
         context.log.record(
             process: name, kind: .action, name: "launch",
-            text: "launch \(what)" + (launchArguments.isEmpty ? "" : " -- " + launchArguments.joined(separator: " ")))
-        let driver = try start(name, arguments: launchArguments)
+            fields: backgroundReason == nil ? [:] : ["background": .bool(true)],
+            text: "launch \(what)" + (backgroundReason.map { " in the background \($0)" } ?? "")
+                + (launchArguments.isEmpty ? "" : " -- " + launchArguments.joined(separator: " ")))
+        let driver = try start(name, arguments: launchArguments, inBackground: backgroundReason != nil)
         lock.withLock {
             drivers[name] = driver
             everStarted[name] = driver

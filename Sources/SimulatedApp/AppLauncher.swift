@@ -21,6 +21,12 @@ struct AppProcessOptions: ParsableArguments {
     var json = false
 
     @Flag(
+        help:
+            "The system launched it in the background to run an intent (manifest intents: in-app), not the person: its ready event's info says launch: background."
+    )
+    var background = false
+
+    @Flag(
         help: "Read nothing from stdin: print what happens and run until SIGTERM or SIGINT (for running it in the background: widget --no-input &).")
     var noInput = false
 
@@ -45,7 +51,7 @@ enum AppLauncher {
             let session = try AppSession(
                 role: role, manifest: try options.loadManifest(),
                 root: SimulationRoot.resolve(explicit: options.root), device: SimulationRoot.resolveDevice(explicit: options.device),
-                launchArguments: launchArguments, events: sink)
+                launchArguments: launchArguments, launchedInBackground: options.background, events: sink)
             TerminationFlush.install { signal in
                 PersistentDomain.deliverPendingNotifications()
                 sink.emit(.exit(status: 128 + signal))

@@ -26,9 +26,15 @@ final class AppSession: @unchecked Sendable {
     private var observation: DefaultsObservation?
     private var notificationToken: NSObjectProtocol?
     private(set) var widget: WidgetTimeline?
+    /// Launched by the system in the background to run an intent, not by the person.
+    let launchedInBackground: Bool
 
-    package init(role: Role, manifest: AppManifest, root: SimulationRoot, device: String, launchArguments: [String], events: AppEventSink) throws {
+    package init(
+        role: Role, manifest: AppManifest, root: SimulationRoot, device: String, launchArguments: [String], launchedInBackground: Bool = false,
+        events: AppEventSink
+    ) throws {
         self.role = role
+        self.launchedInBackground = launchedInBackground
         self.manifest = manifest
         self.events = events
         target = try manifest.target(role)
@@ -79,6 +85,7 @@ final class AppSession: @unchecked Sendable {
             "protocol": .integer(Int64(ControlProtocol.version)),
         ]
         if let kvs = target.keyValueStore { info["icloudKVS"] = .string(kvs) }
+        if launchedInBackground { info["launch"] = .string("background") }
         if let bridge = cloudBridge { info["icloudBridge"] = .string("\(bridge.mode.rawValue) \(bridge.prefix)*") }
         return info
     }
@@ -112,6 +119,8 @@ final class AppSession: @unchecked Sendable {
             return .done
         case .cloudGet, .cloudSet, .cloudRemove, .cloudDump, .cloudSynchronize:
             return try performCloud(command)
+        case .performIntent(let name, let parameters):
+            return try performIntentInProcess(name, parameters: parameters)
         case .info:
             return .info(info)
         case .searchList:
@@ -121,6 +130,19 @@ final class AppSession: @unchecked Sendable {
         case .exit:
             return .done
         }
+    }
+
+    /// An App Intent run in the app's own process (manifest `intents: in-app`):
+    /// the write is this process's, so its observers hear it as such at once.
+    private func performIntentInProcess(_ name: String, parameters: [String: String]) throws -> AppResponse {
+        guard role == .mainApp else { throw AppRequestError("perform-intent is for the main app; the \(role.rawValue) runs no intents") }
+        guard manifest.intentsRun == .inApp else {
+            throw AppRequestError("the app '\(manifest.name)' runs its intents in its intent extension (manifest intents: extension), not in the app")
+        }
+        let value = try IntentPerformer.perform(name, parameters: parameters, session: self)
+        let key = manifest.intents[name]!.key
+        events.emit(.intentResult(intent: name, key: key, value: value))
+        return .value(key: key, value: value, domain: store.domainName)
     }
 
     /// A request that changes the process's defaults (or its search list).

@@ -4,14 +4,16 @@ import Foundation
 import GroupDefaults
 import PropertyList
 
-/// Performs one intent, as Siri or Shortcuts launch an extension to do one
-/// action: the change is committed before the process reports success.
+/// Performs one of the app's intents with the session's defaults, as Siri or
+/// Shortcuts run one action: in the intent extension's own short-lived
+/// process, or in the main app's (manifest `intents: in-app`). The change is
+/// committed before the process reports success.
 enum IntentPerformer {
     /// Returns the key's new value.
     static func perform(_ name: String, parameters: [String: String], session: AppSession) throws -> PlistValue? {
-        guard let intent = session.target.intents[name] else {
-            let known = session.target.intents.keys.sorted().joined(separator: ", ")
-            throw AppRequestError("unknown intent '\(name)'; this extension knows: \(known.isEmpty ? "none" : known)")
+        guard let intent = session.manifest.intents[name] else {
+            let known = session.manifest.intents.keys.sorted().joined(separator: ", ")
+            throw AppRequestError("unknown intent '\(name)'; this app knows: \(known.isEmpty ? "none" : known)")
         }
         for parameter in parameters.keys where parameter != intent.parameter {
             throw AppRequestError("intent \(name) takes no parameter '\(parameter)'\(intent.parameter.map { " (its parameter is '\($0)')" } ?? "")")

@@ -113,6 +113,8 @@ final class ControlSession: @unchecked Sendable {
             return .done
         case .reloadTimeline, .reloadWidgets:
             throw AppRequestError("reload and reload-widgets belong to the simulated widget and app (main-app, widget); this program is neither")
+        case .performIntent:
+            throw AppRequestError("perform-intent belongs to the simulated main app (its manifest's intents); this program has no intents")
         case .cloudGet, .cloudSet, .cloudRemove, .cloudDump, .cloudSynchronize:
             return try performCloud(request)
         case .info:

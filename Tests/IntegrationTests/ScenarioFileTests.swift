@@ -187,6 +187,45 @@ import Testing
             """, ":5:76:", "observer chooses how an on-change timeline hears of changes; this timeline is not on-change")
     }
 
+    @Test func whereIntentsRunIsCheckedWhenTheFileIsChecked() throws {
+        try expectRefused(
+            "intents-placement",
+            """
+            summary: x
+            app:
+              name: A
+              intents: in-the-app
+              targets:
+                main-app: { bundle-id: com.example.a }
+            steps: []
+            """, ":4:12:", "intents must be extension or in-app (where the app's intents run), found 'in-the-app'")
+        try expectRefused(
+            "intents-in-app-without-app",
+            """
+            summary: x
+            app:
+              name: A
+              intents: in-app
+              targets:
+                intent-extension: { bundle-id: com.example.a.intents, intents: { T: { toggle: t } } }
+            steps: []
+            """, ":4:12:", "intents: in-app runs the intents in the main app's process; add a main-app target")
+        // An in-app intent needs a main-app process of the scenario to run in.
+        try expectRefused(
+            "intents-in-app-no-process",
+            """
+            summary: x
+            app:
+              name: A
+              intents: in-app
+              targets:
+                main-app: { bundle-id: com.example.a }
+                intent-extension: { bundle-id: com.example.a.intents, intents: { T: { toggle: t } } }
+            steps:
+              - intent: { name: T }
+            """, ":9:13:", "the scenario has no main-app process on iPhone to run this one in")
+    }
+
     @Test func valuesNestingDeeperThanTheLimitAreRefusedWhenTheFileIsChecked() throws {
         func nested(_ depth: Int) -> String { String(repeating: "[", count: depth) + String(repeating: "]", count: depth) }
         try expectRefused(

@@ -24,6 +24,14 @@ import Testing
         Mutation(
             file: "did-change-notification-misses-other-processes.yaml", replacing: "observer: did-change-notification",
             with: "observer: any-change", reason: "render"),
+        // Run in the extension, the intent is another process's write: the app never hears it as its own.
+        Mutation(
+            file: "in-app-intent-seen-at-once.yaml", replacing: "intents: in-app", with: "intents: extension",
+            reason: "app should have seen change, key lastNote, origin this-process"),
+        // Run in the extension, the intent never launches the app.
+        Mutation(
+            file: "in-app-intent-background-launch.yaml", replacing: "intents: in-app", with: "intents: extension",
+            reason: "app was never launched"),
     ]
 
     @Test(arguments: mutations) func theMutatedCopyFails(_ mutation: Mutation) throws {
