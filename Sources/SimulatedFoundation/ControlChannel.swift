@@ -42,6 +42,8 @@ package final class ControlChannel: @unchecked Sendable {
     /// A pipe whose read end wakes the thread's `poll` when output is queued.
     private let wakeRead: Int32, wakeWrite: Int32
     private let session: ControlSession
+    /// The one simulated process whose instances' events this channel sends (nil: every one of the program's).
+    private let servedProcess: SimulatedProcess?
     private let worker = DispatchQueue(label: "groupsim.control.requests")
 
     private let condition = NSCondition()
@@ -59,6 +61,7 @@ package final class ControlChannel: @unchecked Sendable {
 
     private init(descriptor: Int32, limits: Limits, wake: (read: Int32, write: Int32), process: SimulatedProcess?) {
         session = ControlSession(process: process)
+        servedProcess = process
         self.descriptor = descriptor
         self.limits = limits
         wakeRead = wake.read
@@ -71,6 +74,9 @@ package final class ControlChannel: @unchecked Sendable {
     /// owns) and starts the tap; warnings go to the channel as well as to
     /// where they went before. `process`: whose defaults answer (nil: this
     /// process's `UserDefaults.standard`); a test or a benchmark names its own.
+    /// Whether events of `source`'s instances are this channel's to send.
+    func serves(_ source: SimulatedProcess) -> Bool { servedProcess.map { $0 === source } ?? true }
+
     package static func serve(descriptor: Int32, limits: Limits = Limits(), process: SimulatedProcess? = nil) throws -> ControlChannel {
         var ends: [Int32] = [0, 0]
         guard pipe(&ends) == 0 else { throw ControlChannelError("cannot make the channel's wake pipe: \(String(cString: strerror(errno)))") }

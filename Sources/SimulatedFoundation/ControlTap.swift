@@ -28,19 +28,22 @@ enum ControlTap {
         }
     }
 
-    static func emit(_ event: AppEvent) {
-        guard isServing, let sink = channel.withLock({ $0 }) else { return }
+    /// Sends `event` to the channel, if one serves `source` (the simulated process whose instance the event is of): a
+    /// program's channel serves every instance of it; a test's or a benchmark's channel, made for one process of its
+    /// own, only that one's, so events of other tests running beside it in the same process never reach it.
+    static func emit(_ event: AppEvent, from source: SimulatedProcess) {
+        guard isServing, let sink = channel.withLock({ $0 }), sink.serves(source) else { return }
         sink.emit(event)
     }
 
     /// An observer of `mechanism` has returned from a change of a `UserDefaults` instance of `domain`.
     @inline(__always)
-    static func delivered(_ mechanism: DeliveryMechanism, _ change: UserDefaults.KeyChange, domain: String) {
+    static func delivered(_ mechanism: DeliveryMechanism, _ change: UserDefaults.KeyChange, domain: String, from source: SimulatedProcess) {
         guard isServing else { return }
         emit(
             .delivery(
                 Delivery(
                     mechanism: mechanism, key: change.key, old: change.stored.old, new: change.stored.new,
-                    origin: change.stored.origin.rawValue, domain: domain)))
+                    origin: change.stored.origin.rawValue, domain: domain)), from: source)
     }
 }

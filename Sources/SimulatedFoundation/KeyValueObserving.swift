@@ -220,7 +220,7 @@ extension UserDefaults {
                 observer.observeValue(
                     forKeyPath: registration.keyPath, of: self,
                     change: registration.change(old: old, new: new, isPrior: false), context: registration.context)
-                ControlTap.delivered(.keyValueObserver, change, domain: self.groupDefaults.domainName)
+                ControlTap.delivered(.keyValueObserver, change, domain: self.groupDefaults.domainName, from: self.simulatedProcess)
             })
     }
 
@@ -298,7 +298,7 @@ extension _KeyValueCodingAndObserving where Self: UserDefaults {
                     NSKeyValueObservedChange(
                         kind: .setting, newValue: options.contains(.new) ? new : nil, oldValue: options.contains(.old) ? old : nil,
                         indexes: nil, isPrior: false))
-                ControlTap.delivered(.keyPathObservation, change, domain: self.groupDefaults.domainName)
+                ControlTap.delivered(.keyPathObservation, change, domain: self.groupDefaults.domainName, from: self.simulatedProcess)
             }
         }
         return NSKeyValueObservation(observations)

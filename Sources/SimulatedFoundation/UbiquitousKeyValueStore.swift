@@ -82,7 +82,7 @@ open class NSUbiquitousKeyValueStore: NSObject, @unchecked Sendable {
                         .delivery(
                             Delivery(
                                 mechanism: .didChangeExternally, key: nil, old: nil, new: nil, origin: "other-device", domain: storeIdentifier,
-                                reason: change.reason.rawValue, keys: change.keys)))
+                                reason: change.reason.rawValue, keys: change.keys)), from: process)
                     // Apple says nothing but this notification; a driver is told loudly.
                     if change.reason == .quotaViolationChange {
                         ControlTap.emit(
@@ -90,7 +90,7 @@ open class NSUbiquitousKeyValueStore: NSObject, @unchecked Sendable {
                                 kind: "quota-violation",
                                 message: "NSUbiquitousKeyValueStore \(storeIdentifier): "
                                     + "\(change.keys.joined(separator: ", ")) over Apple's limits (docs/cloud.md): kept on this device, never uploaded"
-                            ))
+                            ), from: process)
                     }
                 }
             }

@@ -61,6 +61,7 @@ extension UserDefaults {
     func observe(_ key: String, reportingAs mechanism: DeliveryMechanism?, _ handler: @escaping (KeyChange) -> Void) -> Observation {
         let box = HandlerBox(handler)
         let domain = groupDefaults.domainName
+        let process = simulatedProcess
         return Observation(
             groupDefaults.observeSynchronously(key) { change in
                 let keyChange = KeyChange(
@@ -70,7 +71,7 @@ extension UserDefaults {
                     isFromAnotherProcess: change.origin == .otherProcess,
                     stored: change)
                 box.handler(keyChange)
-                if let mechanism { ControlTap.delivered(mechanism, keyChange, domain: domain) }
+                if let mechanism { ControlTap.delivered(mechanism, keyChange, domain: domain, from: process) }
             }, observing: self)
     }
 }

@@ -307,7 +307,7 @@ open class UserDefaults: NSObject, @unchecked Sendable {
                 .delivery(
                     Delivery(
                         mechanism: .didChangeNotification, key: key, old: nil, new: key.flatMap(groupDefaults.value(forKey:)),
-                        origin: ChangeOrigin.thisProcess.rawValue, domain: groupDefaults.domainName)))
+                        origin: ChangeOrigin.thisProcess.rawValue, domain: groupDefaults.domainName)), from: simulatedProcess)
         }
     }
 }

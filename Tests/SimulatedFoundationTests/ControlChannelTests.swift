@@ -138,12 +138,34 @@ import Testing
         #expect(channel.waitUntilEnded(timeout: 20))
     }
 
+    /// A channel made for one simulated process (as a test's or a benchmark's
+    /// is) sends only that process's events: another one's, in the same
+    /// program (another test beside it), never reach it, not even to fill it.
+    @Test func anotherProcesssDeliveriesNeverReachTheChannel() throws {
+        let f = FaceFixture()
+        let process = f.process()
+        let (channel, peer) = try serve(process)
+        let other = UserDefaults(process: f.process())
+        let otherObservation = other.observe("theme") { _ in }
+        other.set("not-yours", forKey: "theme")
+        let own = UserDefaults(process: process)
+        let ownObservation = own.observe("theme") { _ in }
+        own.set("yours", forKey: "theme")
+        // The first delivery of "theme" the peer reads is its own process's: the other's came first and was never sent.
+        let first = try delivery(peer) { $0.key == "theme" }
+        #expect(first.new == .string("yours"))
+        withExtendedLifetime((otherObservation, ownObservation)) {}
+        peer.close()
+        #expect(channel.waitUntilEnded(timeout: 20))
+    }
+
     @Test(.timeLimit(.minutes(2))) func aPeerThatNeverReadsDoesNotHoldUpTheProgram() throws {
         let f = FaceFixture()
         var limits = ControlChannel.Limits()
         limits.maximumOutgoingBytes = 8192
-        let (channel, peer) = try serve(f.process(), limits: limits)
-        let defaults = UserDefaults(process: f.process())
+        let process = f.process()
+        let (channel, peer) = try serve(process, limits: limits)
+        let defaults = UserDefaults(process: process)
         let observation = defaults.observe("counter") { _ in }
         // Each set is two deliveries (the observer, didChangeNotification): far
         // more than the socket and the outgoing limit hold. Nobody reads.
@@ -216,11 +238,12 @@ import Testing
     /// defaults, observers and notifications go on.
     @Test func aPeerThatClosesEndsOnlyTheChannel() throws {
         let f = FaceFixture()
-        let (channel, peer) = try serve(f.process())
+        let process = f.process()
+        let (channel, peer) = try serve(process)
         try peer.waitForLine(timeout: 20) { $0.hasPrefix(#"{"event":"ready""#) }
         peer.close()
         #expect(channel.waitUntilEnded(timeout: 20))
-        let defaults = UserDefaults(process: f.process())
+        let defaults = UserDefaults(process: process)
         let received = Received()
         let observation = defaults.observe("after") { received.add($0) }
         defaults.set("yes", forKey: "after")
