@@ -64,12 +64,12 @@ public struct DefaultsContext: Sendable, Hashable {
     }
 
     /// Opens the managed domain of `domain` (the app's own by default): read
-    /// only by apps, watched like any other. A file whose managed
+    /// only by apps (opening it makes no folder or file), watched like any other. A file whose managed
     /// configuration is not a dictionary reads as corrupt (reported, the last view kept).
     func openManaged(_ domain: String? = nil) throws -> PersistentDomain {
         let path = try root.managedPreferencesPath(device: device, domain: domain ?? bundleIdentifier)
         return try DomainRegistry.shared.domain(
             named: domain == nil ? DomainName.managed : "\(DomainName.managed) of \(domain!)", at: path, root: root.path,
-            contentCheck: ManagedPreferences.check)
+            contentCheck: ManagedPreferences.check, readOnly: true)
     }
 }

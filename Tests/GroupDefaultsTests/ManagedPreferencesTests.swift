@@ -43,10 +43,11 @@ import Testing
         #expect(defaults.value(forKey: "k") == "forced")
     }
 
-    @Test func anUnmanagedAppListsNoManagedDomain() throws {
+    @Test func anUnmanagedAppListsNoManagedDomainAndOpeningItMakesNoFile() throws {
         let defaults = try fixture.standard()
         #expect(defaults.searchList.first == DomainName.argument)
         #expect(!defaults.isForced("k"))
+        #expect(!FileManager.default.fileExists(atPath: fixture.root.path + "/devices/iPhone/Library/Managed Preferences"))
     }
 
     @Test func aSetRightAfterARead_isNotReadBack() throws {
