@@ -14,15 +14,15 @@ import Testing
     }
 
     @Test func aForcedKeyIsForcedAndItsValueWins() throws {
-        try manage(.set(key: "theme", value: "dark"))
+        try manage(.set(key: "managedFaceTheme", value: "dark"))
         try manage(.configuration(["server": "https://mdm.example.com", "seats": 5]))
         let defaults = UserDefaults(process: fixture.process())
-        #expect(defaults.objectIsForced(forKey: "theme"))
-        #expect(!defaults.objectIsForced(forKey: "fontSize"))
-        #expect(defaults.objectIsForced(forKey: "theme", inDomain: "com.example.app"))
-        #expect(!defaults.objectIsForced(forKey: "theme", inDomain: fixture.group))
-        defaults.set("light", forKey: "theme")
-        #expect(defaults.string(forKey: "theme") == "dark")
+        #expect(defaults.objectIsForced(forKey: "managedFaceTheme"))
+        #expect(!defaults.objectIsForced(forKey: "managedFaceFontSize"))
+        #expect(defaults.objectIsForced(forKey: "managedFaceTheme", inDomain: "com.example.app"))
+        #expect(!defaults.objectIsForced(forKey: "managedFaceTheme", inDomain: fixture.group))
+        defaults.set("light", forKey: "managedFaceTheme")
+        #expect(defaults.string(forKey: "managedFaceTheme") == "dark")
         let configuration = defaults.dictionary(forKey: "com.apple.configuration.managed")
         #expect(configuration?["server"] as? String == "https://mdm.example.com")
         #expect(configuration?["seats"] as? Int == 5)
