@@ -68,8 +68,9 @@ public struct DefaultsContext: Sendable, Hashable {
     /// configuration is not a dictionary reads as corrupt (reported, the last view kept).
     func openManaged(_ domain: String? = nil) throws -> PersistentDomain {
         let path = try root.managedPreferencesPath(device: device, domain: domain ?? bundleIdentifier)
+        // One name for every managed file: an instance finds its managed layer's changes by it, whoever opened the file first.
         return try DomainRegistry.shared.domain(
-            named: domain == nil ? DomainName.managed : "\(DomainName.managed) of \(domain!)", at: path, root: root.path,
+            named: DomainName.managed, at: path, root: root.path,
             contentCheck: ManagedPreferences.check, readOnly: true)
     }
 }
