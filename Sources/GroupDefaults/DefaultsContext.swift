@@ -62,4 +62,15 @@ public struct DefaultsContext: Sendable, Hashable {
         }
         return try DomainRegistry.shared.domain(named: domain, at: location.path, root: root.path)
     }
+
+    /// Opens the managed domain of `domain` (the app's own by default): read
+    /// only by apps (opening it makes no folder or file), watched like any other. A file whose managed
+    /// configuration is not a dictionary reads as corrupt (reported, the last view kept).
+    func openManaged(_ domain: String? = nil) throws -> PersistentDomain {
+        let path = try root.managedPreferencesPath(device: device, domain: domain ?? bundleIdentifier)
+        // One name for every managed file: an instance finds its managed layer's changes by it, whoever opened the file first.
+        return try DomainRegistry.shared.domain(
+            named: DomainName.managed, at: path, root: root.path,
+            contentCheck: ManagedPreferences.check, readOnly: true)
+    }
 }

@@ -15,6 +15,7 @@ public enum DefaultsError: Error, CustomStringConvertible, Equatable {
     case nestedTransaction(domain: String)
     case transactionInsideAnotherDomain(domain: String)
     case badSetting(path: String, key: String, found: String, expected: String)
+    case invalidManagedValue(path: String, reason: String)
 
     public var description: String {
         switch self {
@@ -42,6 +43,8 @@ public enum DefaultsError: Error, CustomStringConvertible, Equatable {
             "a transaction, increment or synchronize of domain \(Self.show(domain)) was started inside a transaction of another domain: holding two domains' locks at once can deadlock with another process; set the values instead (they commit after the transaction), or run the two transactions one after the other."
         case .badSetting(let path, let key, let found, let expected):
             "'\(path)': setting \(Self.show(key)) is \(found), expected \(expected). Set it again (groupsim root \(key) VALUE) or remove the file for the defaults."
+        case .invalidManagedValue(let path, let reason):
+            "managed preferences '\(path)' not changed: \(reason). Give the configuration as a JSON object."
         }
     }
 

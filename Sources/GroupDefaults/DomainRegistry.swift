@@ -32,10 +32,10 @@ package final class DomainRegistry: @unchecked Sendable {
     /// The domain stored at `path`, opened if this process does not hold it yet.
     /// `root`: the folder the file must stay in, through real folders only (see `SharedPlistFile`).
     /// `maximumSize`: the largest file read and written (see `SharedPlistFile`).
-    /// `contentCheck`: see `SharedPlistFile`; it is the file's from its first opening in the process.
+    /// `contentCheck`, `readOnly`: see `SharedPlistFile`; they are the file's from its first opening in the process.
     package func domain(
         named name: String, at path: String, root: String, maximumSize: Int = PlistLimits.maximumFileSize,
-        contentCheck: SharedPlistFile.ContentCheck? = nil
+        contentCheck: SharedPlistFile.ContentCheck? = nil, readOnly: Bool = false
     ) throws -> PersistentDomain {
         // A released domain's last changes land before the file is opened again.
         PersistentDomain.waitForReleasedCommits()
@@ -46,7 +46,7 @@ package final class DomainRegistry: @unchecked Sendable {
             let domain = PersistentDomain(
                 name: name,
                 file: try SharedPlistFile(
-                    path: path, durable: durable, root: root, maximumSize: maximumSize, contentCheck: contentCheck))
+                    path: path, durable: durable, root: root, maximumSize: maximumSize, contentCheck: contentCheck, readOnly: readOnly))
             domains[path] = WeakDomain(domain)
             return (domain, true)
         }

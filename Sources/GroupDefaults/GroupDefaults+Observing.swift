@@ -114,7 +114,7 @@ extension GroupDefaults {
     /// the domains' locks are taken inside it, never the other way round).
     private func startListeningLocked() {
         observation.listening = true
-        for domain in [own, global] + addedSuites { listenLocked(to: domain) }
+        for domain in [managed, own, global] + addedSuites { listenLocked(to: domain) }
         observation.processListeners = [
             processDomains.addListener { [weak self] change in self?.deliver(change, inline: false) },
             processDomains.addListener(inline: true) { [weak self] change in self?.deliver(change, inline: true) },

@@ -7,6 +7,9 @@ import Synchronization
 /// rules, with persistent domains shared between processes.
 ///
 /// Search list, first hit wins:
+/// 0. the managed domain (what an administrator forced for this app on this
+///    device, `ManagedPreferences`): read-only, above everything, so a
+///    forced key's value wins over launch arguments and the app's own writes
 /// 1. argument domain (this process's `-key value` launch arguments)
 /// 2. this instance's own persistent domain (the app's bundle id, or the suite)
 /// 3. suites added with `addSuite(named:)`, the last added first (each goes
@@ -24,6 +27,8 @@ public final class GroupDefaults: @unchecked Sendable {
     public let processDomains: ProcessDomains
     let own: PersistentDomain
     let global: PersistentDomain
+    /// The app's managed domain; this process never writes it.
+    let managed: PersistentDomain
     private let lock = NSLock()
     private var suites: [PersistentDomain] = []
     /// Moves when a suite is added or removed.
@@ -59,15 +64,20 @@ public final class GroupDefaults: @unchecked Sendable {
         self.processDomains = processDomains
         own = try context.open(domain)
         global = try context.open(DomainName.global)
+        managed = try context.openManaged()
     }
 
     deinit { stopObserving() }
 
     // MARK: Search list
 
-    /// The domain names searched, in order.
+    /// The domain names searched, in order. The managed domain is always
+    /// searched first, but listed only while it holds something (an app no
+    /// administrator manages shows the list it has on an unmanaged device).
     public var searchList: [String] {
-        [DomainName.argument, domainName] + addedSuites.map(\.name) + [DomainName.global, DomainName.languages, DomainName.registration]
+        (managed.snapshot().isEmpty ? [] : [DomainName.managed]) + [DomainName.argument, domainName] + addedSuites.map(\.name) + [
+            DomainName.global, DomainName.languages, DomainName.registration,
+        ]
     }
 
     package var addedSuites: [PersistentDomain] { lock.withLock { suites } }
@@ -86,7 +96,7 @@ public final class GroupDefaults: @unchecked Sendable {
     }
 
     var sources: [Source] {
-        [.volatile(DomainName.argument), .persistent(own)] + addedSuites.map { .persistent($0) }
+        [.persistent(managed), .volatile(DomainName.argument), .persistent(own)] + addedSuites.map { .persistent($0) }
             + [.persistent(global), .volatile(DomainName.languages), .volatile(DomainName.registration)]
     }
 
@@ -115,7 +125,7 @@ public final class GroupDefaults: @unchecked Sendable {
         }
         if let cached { return cached }
         let built = SearchListSnapshot(
-            anyChange: anyChange, searchListVersion: listVersion, processDomains: processDomains, own: own,
+            anyChange: anyChange, searchListVersion: listVersion, processDomains: processDomains, managed: managed, own: own,
             suites: addedSuites, global: global)
         snapshotBuilds.add(1, ordering: .relaxed)
         cachedSnapshot.withLock { $0 = built }
@@ -154,6 +164,31 @@ public final class GroupDefaults: @unchecked Sendable {
     /// Every effective key and value, lower domains overridden by higher ones.
     public func dictionaryRepresentation() -> [String: PlistValue] {
         currentSnapshot().entries.mapValues(\.value)
+    }
+
+    // MARK: Managed preferences
+
+    /// `objectIsForced(forKey:)`: whether an administrator fixed the key's
+    /// value for this app (its value then comes from the managed domain,
+    /// whatever this process writes).
+    public func isForced(_ key: String) -> Bool { managed.value(forKey: key) != nil }
+
+    /// `objectIsForced(forKey:inDomain:)`: whether the key is forced in the
+    /// managed preferences of `domain` on this device. A domain nobody
+    /// manages forces nothing; a name that cannot be a domain forces nothing.
+    public func isForced(_ key: String, inDomain domain: String) -> Bool {
+        if domain == context.bundleIdentifier || domain == DomainName.managed { return isForced(key) }
+        guard let other = try? context.openManaged(domain) else { return false }
+        return other.value(forKey: key) != nil
+    }
+
+    /// Calls `handler` (on the library's notification queue) each time
+    /// another process changes this app's managed domain: how the Foundation
+    /// face posts `didChangeNotification` when an administrator pushes a change.
+    package func onManagedChange(_ handler: @escaping @Sendable () -> Void) -> DefaultsObservation {
+        let managed = self.managed
+        let id = managed.addListener { change in if change.origin == .otherProcess { handler() } }
+        return DefaultsObservation { managed.removeListener(id) }
     }
 
     // MARK: Writing

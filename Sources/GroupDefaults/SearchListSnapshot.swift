@@ -54,7 +54,8 @@ final class SearchListSnapshot: @unchecked Sendable {
     /// Each layer's contents as read, in search order: what a removal reveals.
     /// The own domain's (index `ownLayer`) is not consulted once a set was applied.
     private let layers: [[String: PlistValue]]
-    /// The persistent domains read (the own domain first), with the version each had before it was read.
+    /// The persistent domains read (the own domain first, the managed domain
+    /// last), with the version each had before it was read.
     @exclusivity(unchecked) private var domains: [(domain: PersistentDomain, version: UInt64)]
     private let processVersion: UInt64
     private let searchListVersion: UInt64
@@ -63,26 +64,27 @@ final class SearchListSnapshot: @unchecked Sendable {
     /// this, no source moved since.
     private let currentAt: Atomic<UInt64>
 
-    /// Where the instance's own domain is in the search list: right after the argument domain.
-    private static let ownLayer = 1
+    /// Where the instance's own domain is in the search list: right after the managed and argument domains.
+    private static let ownLayer = 2
 
     /// Reads every source. Each version is taken before its source is read,
     /// so a change that lands during the build makes this snapshot out of date.
     /// `anyChange`: `ContentVersion.anyChangeCount`, read before `searchListVersion`.
     init(
-        anyChange: UInt64, searchListVersion: UInt64, processDomains: ProcessDomains, own: PersistentDomain, suites: [PersistentDomain],
-        global: PersistentDomain
+        anyChange: UInt64, searchListVersion: UInt64, processDomains: ProcessDomains, managed: PersistentDomain, own: PersistentDomain,
+        suites: [PersistentDomain], global: PersistentDomain
     ) {
         currentAt = Atomic(anyChange)
         self.searchListVersion = searchListVersion
         let volatile = processDomains.searchListLayers()
         processVersion = volatile.version
         let persistent = [own] + suites + [global]
-        domains = persistent.map { ($0, $0.version.current) }
+        domains = (persistent + [managed]).map { ($0, $0.version.current) }
         let persistentLayers = persistent.map { (name: $0.name, contents: $0.snapshot()) }
 
         let layers =
-            [(name: DomainName.argument, contents: volatile.argument)] + persistentLayers + [
+            [(name: DomainName.managed, contents: managed.snapshot()), (name: DomainName.argument, contents: volatile.argument)]
+            + persistentLayers + [
                 (name: DomainName.languages, contents: volatile.languages),
                 (name: DomainName.registration, contents: volatile.registration),
             ]
@@ -135,8 +137,8 @@ final class SearchListSnapshot: @unchecked Sendable {
     func applyOwnSet(_ value: PlistValue?, forKey key: String, version: UInt64) -> Bool {
         guard domains[0].version == version &- 1 else { return false }
         domains[0].version = version
-        // A launch argument hides the key whatever the own domain holds.
-        if layers[0][key] != nil { return true }
+        // A forced value or a launch argument hides the key whatever the own domain holds.
+        if layers[..<Self.ownLayer].contains(where: { $0[key] != nil }) { return true }
         let entry = value.map { Entry(value: $0, layer: Self.ownLayer) } ?? lowerEntry(forKey: key)
         entries[key] = entry
         if asciiKeys.hash(key) == nil {

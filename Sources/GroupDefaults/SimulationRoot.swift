@@ -68,6 +68,12 @@ public struct SimulationRoot: Sendable, Hashable {
         return try devicePath(device) + "/Containers/Data/Application/" + bundleIdentifier
     }
 
+    /// The file of what an administrator (MDM) fixed for `domain` on the device
+    /// (`Library/Managed Preferences`, as on macOS): read-only to apps.
+    public func managedPreferencesPath(device: String, domain: String) throws -> String {
+        try devicePath(device) + "/Library/Managed Preferences/" + DomainName.fileStem(for: domain) + ".plist"
+    }
+
     public func groupContainerPath(device: String, groupIdentifier: String) throws -> String {
         try DomainName.validate(groupIdentifier, what: "app group identifier")
         return try devicePath(device) + "/Containers/Shared/AppGroup/" + groupIdentifier
@@ -97,6 +103,9 @@ public enum DomainName {
     public static let argument = "NSArgumentDomain"
     public static let registration = "NSRegistrationDomain"
     public static let languages = "NSLanguagesDomain"
+    /// The simulator's name for the managed domain (forced keys and the
+    /// managed app configuration), at the top of the search list.
+    public static let managed = "NSManagedDomain"
 
     public static func isGroup(_ name: String) -> Bool { name.hasPrefix("group.") }
 

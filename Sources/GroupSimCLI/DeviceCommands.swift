@@ -8,8 +8,8 @@ import GroupDefaults
 /// `groupsim device …`: simulated devices, as `simctl` manages simulators.
 struct DeviceCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "device", abstract: "Create, list, erase and delete simulated devices.",
-        subcommands: [Create.self, List.self, Erase.self, Delete.self])
+        commandName: "device", abstract: "Create, list, erase and delete simulated devices; manage their apps (MDM).",
+        subcommands: [Create.self, List.self, Erase.self, Delete.self, ManagedCommand.self])
 
     struct Create: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Create a device.")

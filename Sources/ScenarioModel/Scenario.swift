@@ -1,6 +1,7 @@
 import AppModel
 import AppProtocol
 import Foundation
+import GroupDefaults
 import PropertyList
 
 /// One scenario file, checked and ready to run.
@@ -110,6 +111,8 @@ package struct Step: Sendable {
         case corrupt(domain: String, device: String?, content: String)
         case deleteFile(domain: String, device: String?)
         case eraseDevice(String)
+        /// An administrator's change of an app's managed preferences.
+        case managed(device: String?, app: String, ManagedChange)
         case burst(Burst)
         case parallel([Step])
         /// Each check with the line it is written on (a failure points at it).

@@ -1,5 +1,7 @@
+import AppModel
 import AppProtocol
 import Foundation
+import GroupDefaults
 import PropertyList
 import SpecFormat
 
@@ -290,6 +292,16 @@ package enum StepGrammar {
             let device = try input.device()
             return (.eraseDevice(device), "erase \(device)")
         },
+        StepSpec(
+            "managed",
+            fields: [
+                .optional("device", .device), .required("app", .text, "a bundle id of the app's targets"), .optional("key"),
+                .optional("value", .value, "with `key`: forces it"), .optional("remove", .text, "a key: no longer forced"),
+                .optional("config", .mapping, "the managed app configuration, whole"),
+            ],
+            does: "an administrator (MDM) changes the app's managed preferences on the device (`groupsim device managed`): "
+                + "exactly one of `key` with `value`, `remove` or `config`; running processes of the app see it at once",
+            read: ScenarioParser.readManaged),
     ]
 
     // MARK: Structure
@@ -370,5 +382,27 @@ extension ScenarioParser {
             throw fields.node("sync-every").error("sync-every goes with defaults bursts; an iCloud write is on the device when it returns")
         }
         return (.burst(burst), "burst of \(count) \(burst.cloud ? "iCloud " : "")sets in \(process)")
+    }
+
+    @Sendable static func readManaged(_ input: StepInput) throws -> (Step.Action, String) {
+        let fields = try input.fields()
+        let appNode = fields.node("app")
+        let app = try appNode.string()
+        let known = input.context.app.targets.values.map(\.bundleIdentifier).sorted()
+        guard known.contains(app) else {
+            var message = "'\(app)' is not a bundle id of the app's targets"
+            if let guess = DeviceManager.closest(to: app, among: known) { message += "; did you mean \(guess)?" }
+            throw appNode.error(message + " (they are: \(known.joined(separator: ", ")))")
+        }
+        let chosen = Set(fields.nodes.keys).subtracting(["device", "app"])
+        let change: ManagedChange
+        switch chosen {
+        case ["key", "value"]: change = .set(key: try fields.node("key").string(), value: try fields.node("value").plistValue())
+        case ["remove"]: change = .remove(key: try fields.node("remove").string())
+        case ["config"]: change = .configuration(try fields.node("config").plistDictionary())
+        default: throw input.body.error("managed takes an app and one of: key with value (forces it), remove: KEY, config: {…}")
+        }
+        let device = try fields.device("device")
+        return (.managed(device: device, app: app, change), "\(change.summary) for \(app)" + (device.map { " on \($0)" } ?? ""))
     }
 }

@@ -1,5 +1,6 @@
 import AppProtocol
 import Foundation
+import GroupDefaults
 import PropertyList
 
 /// Typed steps written back as scenario YAML, in the forms `StepTable`
@@ -79,6 +80,7 @@ package enum StepWriter {
         case .deleteFile(let domain, let device):
             return ("delete-file", mapping([("domain", scalar(domain))] + (device.map { [("device", scalar($0))] } ?? [])))
         case .eraseDevice(let device): return ("erase-device", scalar(device))
+        case .managed(let device, let app, let change): return ("managed", managed(device: device, app: app, change))
         case .waitBurst(let process): return ("wait-burst", scalar(process))
         case .cloud(let cloudAction): return cloud(cloudAction)
         case .send(let process, let line): return ("send", mapping([("to", scalar(process)), ("line", quoted(line))]))
@@ -210,6 +212,16 @@ package enum StepWriter {
     }
 
     // MARK: YAML
+
+    static func managed(device: String?, app: String, _ change: ManagedChange) -> String {
+        let what: [(String, String)] =
+            switch change {
+            case .set(let key, let newValue): [("key", scalar(key)), ("value", value(newValue))]
+            case .remove(let key): [("remove", scalar(key))]
+            case .configuration(let configuration): [("config", value(.dictionary(configuration)))]
+            }
+        return mapping((device.map { [("device", scalar($0))] } ?? []) + [("app", scalar(app))] + what)
+    }
 
     static func mapping(_ fields: [(String, String)]) -> String { "{ " + fields.map { "\($0.0): \($0.1)" }.joined(separator: ", ") + " }" }
     static func list(_ items: [String]) -> String { "[" + items.joined(separator: ", ") + "]" }

@@ -116,6 +116,7 @@ final class Execution: @unchecked Sendable {
         case .corrupt(let domain, let device, let content): try faults.corrupt(domain, device: device, content: content, noting: step)
         case .deleteFile(let domain, let device): try faults.deleteFile(domain, device: device, noting: step)
         case .eraseDevice(let device): try faults.erase(device, noting: step)
+        case .managed(let device, let app, let change): try faults.manage(app, device: device, change, noting: step)
         case .parallel(let steps): try performTogether(steps)
         case .expect(let checks): try verify(checks)
         case .cloud(let cloudAction): try performCloud(cloudAction, step)

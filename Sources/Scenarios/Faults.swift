@@ -42,6 +42,14 @@ struct FaultInjector {
         try FileManager.default.removeItem(atPath: try path(of: domain, device: device))
     }
 
+    /// An administrator's push: the managed file is replaced atomically, as the CLI does.
+    func manage(_ app: String, device: String?, _ change: ManagedChange, noting step: Step) throws {
+        context.log.action("files", step)
+        try ManagedPreferences.update(root: SimulationRoot(path: context.root), device: device ?? context.scenario.defaultDevice, domain: app) {
+            change.apply(to: &$0)
+        }
+    }
+
     func erase(_ device: String, noting step: Step) throws {
         context.log.action("files", step)
         try DeviceManager(root: SimulationRoot(path: context.root)).erase(device)

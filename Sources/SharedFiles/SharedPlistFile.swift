@@ -47,9 +47,11 @@ package final class SharedPlistFile: @unchecked Sendable {
     /// `contentCheck`: what the contents must satisfy, beyond decoding (a
     /// number no writer can have made, say); a file that fails it is kept
     /// aside by the next `update` like any corrupt file.
+    /// `readOnly`: for a reader that never writes (an app's managed
+    /// preferences): no folder and no lock file is made.
     package init(
         path: String, format: PropertyListFormat = .binary, durable: Bool = true, root: String? = nil,
-        maximumSize: Int = PlistLimits.maximumFileSize, contentCheck: ContentCheck? = nil
+        maximumSize: Int = PlistLimits.maximumFileSize, contentCheck: ContentCheck? = nil, readOnly: Bool = false
     ) throws {
         self.path = path
         self.contentCheck = contentCheck
@@ -59,10 +61,11 @@ package final class SharedPlistFile: @unchecked Sendable {
         directory = (path as NSString).deletingLastPathComponent
         fileName = (path as NSString).lastPathComponent
         let top = root ?? directory
-        try createDirectories(top)
+        if !readOnly { try createDirectories(top) }
         folder = try ConfinedFolder(directory, top: top)
         lock = FileLock(name: "." + fileName + ".lock")
         temporaryName = "." + fileName + ".tmp"
+        if readOnly { return }
         // Fail early, with the path, if the folders or the lock file cannot be made.
         _ = try folder.withDescriptor(creating: true) { [lock, lockPath] in try lock.create(in: $0, path: lockPath) }
     }

@@ -25,8 +25,10 @@ open class UserDefaults: NSObject, @unchecked Sendable {
     public static let registrationDomain = DomainName.registration
 
     /// Posted on the writing thread, with the instance as its object, after
-    /// each call of this process that changes defaults through the instance.
-    /// Changes from other processes never post it: `observe` them.
+    /// each call of this process that changes defaults through the instance;
+    /// and, on the library's notification queue, when an administrator
+    /// changes the app's managed preferences while it runs (as MDM's push
+    /// does on iOS). Other changes from other processes never post it: `observe` them.
     public static let didChangeNotification = Notification.Name("NSUserDefaultsDidChangeNotification")
 
     /// Apple's name, for code that observes it; never posted, as the
@@ -40,6 +42,8 @@ open class UserDefaults: NSObject, @unchecked Sendable {
     public let simulatedProcess: SimulatedProcess
     /// Its `addObserver(_:forKeyPath:options:context:)` observers.
     let keyValueRegistrations = KeyValueRegistrations()
+    /// Posts `didChangeNotification` when the managed preferences change; set once, right after init.
+    private var managedChanges: DefaultsObservation?
 
     // MARK: Creating
 
@@ -98,6 +102,7 @@ open class UserDefaults: NSObject, @unchecked Sendable {
         self.groupDefaults = groupDefaults
         self.simulatedProcess = process
         super.init()
+        managedChanges = groupDefaults.onManagedChange { [weak self] in self?.postDidChange(origin: .otherProcess) }
     }
 
     // MARK: Reading
@@ -169,11 +174,12 @@ open class UserDefaults: NSObject, @unchecked Sendable {
         FoundationBridge.dictionary(groupDefaults.dictionaryRepresentation())
     }
 
-    /// Always false: managed (forced) preferences are not simulated.
-    open func objectIsForced(forKey key: String) -> Bool { false }
+    /// Whether an administrator forced the key for this app (its managed
+    /// preferences hold it): a `set` of it is kept but never read back.
+    open func objectIsForced(forKey key: String) -> Bool { groupDefaults.isForced(key) }
 
-    /// Always false: managed (forced) preferences are not simulated.
-    open func objectIsForced(forKey key: String, inDomain domain: String) -> Bool { false }
+    /// Whether the managed preferences of `domain` on this device force the key.
+    open func objectIsForced(forKey key: String, inDomain domain: String) -> Bool { groupDefaults.isForced(key, inDomain: domain) }
 
     // MARK: Writing
 
@@ -300,14 +306,16 @@ open class UserDefaults: NSObject, @unchecked Sendable {
     }
 
     /// `key`: the one key the call changed, if it changed one (what a control channel reports).
-    func postDidChange(key: String? = nil) {
+    /// `origin`: another process's only for an administrator's change of the managed preferences.
+    func postDidChange(key: String? = nil, origin: ChangeOrigin = .thisProcess) {
         NotificationCenter.default.post(name: Self.didChangeNotification, object: self)
         if ControlTap.isServing {
             ControlTap.emit(
                 .delivery(
                     Delivery(
                         mechanism: .didChangeNotification, key: key, old: nil, new: key.flatMap(groupDefaults.value(forKey:)),
-                        origin: ChangeOrigin.thisProcess.rawValue, domain: groupDefaults.domainName)), from: simulatedProcess)
+                        origin: origin.rawValue, domain: origin == .thisProcess ? groupDefaults.domainName : DomainName.managed)),
+                from: simulatedProcess)
         }
     }
 }

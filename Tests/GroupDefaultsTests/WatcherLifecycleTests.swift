@@ -33,8 +33,9 @@ import Testing
         // One domain object for the file, shared as apps share cfprefsd's cache.
         #expect(a.own === b.own)
         #expect(ChangeWatcher.shared.waitUntilIdle())
-        // The suite's folder and the global domain's folder, and one interest in each file.
-        #expect(ChangeWatcher.shared.watchedDirectories(under: f.root.path) == 2)
-        #expect(ChangeWatcher.shared.watchedFiles(under: f.root.path) == 2)
+        // The suite's folder, the global domain's folder and, for the managed preferences (none yet), the
+        // device's Library, where their folder will appear; one interest in each file (each app has its managed file).
+        #expect(ChangeWatcher.shared.watchedDirectories(under: f.root.path) == 3)
+        #expect(ChangeWatcher.shared.watchedFiles(under: f.root.path) == 4)
     }
 }

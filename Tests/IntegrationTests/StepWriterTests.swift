@@ -1,4 +1,5 @@
 import Foundation
+import GroupDefaults
 import PropertyList
 import ScenarioModel
 import Testing
@@ -36,5 +37,39 @@ import Testing
             }
             #expect(read == value, "\(text)")
         }
+    }
+
+    @Test func managedStepsReadBackAsTheSameSteps() throws {
+        let steps: [(device: String?, app: String, change: ManagedChange)] = [
+            (nil, "com.example.notes", .set(key: "theme", value: "dark")),
+            ("iPad", "com.example.notes.widget", .remove(key: "theme")),
+            (nil, "com.example.notes", .configuration(["server": "https://mdm.example.com", "seats": 5, "on": "off"])),
+        ]
+        for step in steps {
+            let text =
+                "summary: x\ndevices: [iPhone, iPad]\nprocesses: { app: { role: main-app } }\nsteps:\n"
+                + StepWriter.lines(.managed(device: step.device, app: step.app, step.change)).joined(separator: "\n") + "\n"
+            let scenario = try ScenarioParser.parse(text, file: "/tmp/managed.yaml", fileSystem: FixedScenarioFiles())
+            guard case .managed(let device, let app, let change) = scenario.steps[0].action else {
+                Issue.record("not a managed step: \(text)")
+                continue
+            }
+            #expect(device == step.device && app == step.app && change == step.change, "\(text)")
+        }
+    }
+
+    @Test func aManagedStepNamesWhatIsWrong() throws {
+        let base = "summary: x\nprocesses: { app: { role: main-app } }\nsteps:\n"
+        let typo = #expect(throws: (any Error).self) {
+            try ScenarioParser.parse(
+                base + "  - managed: { app: com.example.note, key: k, value: v }\n", file: "/tmp/m.yaml", fileSystem: FixedScenarioFiles())
+        }
+        #expect("\(typo.map { "\($0)" } ?? "")".contains("did you mean com.example.notes?"))
+        let both = #expect(throws: (any Error).self) {
+            try ScenarioParser.parse(
+                base + "  - managed: { app: com.example.notes, remove: k, config: { a: 1 } }\n", file: "/tmp/m.yaml", fileSystem: FixedScenarioFiles()
+            )
+        }
+        #expect("\(both.map { "\($0)" } ?? "")".contains("managed takes an app and one of"))
     }
 }

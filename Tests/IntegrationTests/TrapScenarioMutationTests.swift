@@ -32,6 +32,15 @@ import Testing
         Mutation(
             file: "in-app-intent-background-launch.yaml", replacing: "intents: in-app", with: "intents: extension",
             reason: "app was never launched"),
+        // The administrator's push goes to another bundle: the app is not managed, no forced value arrives.
+        Mutation(
+            file: "managed-forced-value-wins.yaml", replacing: "managed: { app: com.example.notes, key: theme, value: dark }",
+            with: "managed: { app: com.example.notes.intents, key: theme, value: dark }", reason: #"no change, key theme, value "dark""#),
+        // The new configuration goes to another bundle: nothing reaches the running app.
+        Mutation(
+            file: "managed-app-configuration.yaml", replacing: #"managed: { app: com.example.notes, config: { serverURL: "https://mdm2"#,
+            with: #"managed: { app: com.example.notes.intents, config: { serverURL: "https://mdm2"#,
+            reason: "no change, key com.apple.configuration.managed"),
     ]
 
     @Test(arguments: mutations) func theMutatedCopyFails(_ mutation: Mutation) throws {
@@ -39,7 +48,10 @@ import Testing
         let original = try String(contentsOfFile: FileManager.default.currentDirectoryPath + "/scenarios/" + mutation.file, encoding: .utf8)
         try #require(original.components(separatedBy: mutation.replacing).count == 2, "\(mutation.file) says '\(mutation.replacing)' once")
         let path = folder.path + "/" + mutation.file
-        try original.replacingOccurrences(of: mutation.replacing, with: mutation.with).write(toFile: path, atomically: true, encoding: .utf8)
+        // The copy runs elsewhere: an exec: path into the build folder is made absolute.
+        let build = FileManager.default.currentDirectoryPath + "/.build/"
+        try original.replacingOccurrences(of: mutation.replacing, with: mutation.with).replacingOccurrences(of: "../.build/", with: build)
+            .write(toFile: path, atomically: true, encoding: .utf8)
         let tmp = folder.path + "/tmp"
         try FileManager.default.createDirectory(atPath: tmp, withIntermediateDirectories: true)
         let result = try runBounded(BuiltExecutable.path("groupsim"), ["run", path], environment: ["TMPDIR": tmp, "NO_COLOR": "1"], timeout: 120)
