@@ -19,23 +19,23 @@ public enum DeliveryMechanism: String, Sendable, CaseIterable {
 /// One delivery to the process's own observers, reported once the observer
 /// (or every receiver of the notification) has returned.
 public struct Delivery: Sendable, Equatable, CustomStringConvertible {
-    package let mechanism: DeliveryMechanism
+    public let mechanism: DeliveryMechanism
     /// The key whose change was delivered; for `did-change-notification`, the
     /// key the call changed when it changed one (nil for whole-domain calls);
     /// nil for `did-change-externally` (see `keys`).
-    package let key: String?
-    package let old: PlistValue?
+    public let key: String?
+    public let old: PlistValue?
     /// The key's effective value after the change (nil: absent).
-    package let new: PlistValue?
+    public let new: PlistValue?
     /// "this-process" or "other-process"; "other-device" for `did-change-externally`.
-    package let origin: String
+    public let origin: String
     /// The domain of the `UserDefaults` instance delivered through (its suite
     /// or the bundle id), or the iCloud store's identifier.
-    package let domain: String
+    public let domain: String
     /// `did-change-externally`: the reason (server-change, initial-sync-change,
     /// quota-violation-change, account-change) and the changed keys.
-    package let reason: String?
-    package let keys: [String]
+    public let reason: String?
+    public let keys: [String]
 
     package init(
         mechanism: DeliveryMechanism, key: String?, old: PlistValue?, new: PlistValue?, origin: String, domain: String,
