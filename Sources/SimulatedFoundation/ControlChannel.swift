@@ -211,12 +211,14 @@ package final class ControlChannel: @unchecked Sendable {
         emit(.warning(kind: diagnostic.kind.rawValue, message: diagnostic.message))
     }
 
-    /// Waits until `ready` and everything queued after it is sent, the
-    /// channel ends, or `timeout` passes (a program that ends at once still says `ready`).
+    /// Waits until `ready`, every request received so far is answered, and
+    /// everything queued is sent; or the channel ends, or `timeout` passes (a
+    /// program that ends at once still says `ready`, and a program that ends
+    /// because of a request, an observer it made the program call, still answers it).
     package func waitUntilSent(timeout: TimeInterval) {
         let deadline = Date().addingTimeInterval(timeout)
         condition.withLock {
-            while !ended, !isReady || sentCount < outgoing.count, condition.wait(until: deadline) {}
+            while !ended, !isReady || requestsRunning > 0 || sentCount < outgoing.count, condition.wait(until: deadline) {}
         }
     }
 
@@ -333,6 +335,7 @@ package final class ControlChannel: @unchecked Sendable {
             }
             if open { self.respond(answer()) }
             self.condition.withLock { self.requestsRunning -= 1 }
+            self.condition.broadcast()
             self.wake()
         }
     }
