@@ -44,6 +44,8 @@ open class UserDefaults: NSObject, @unchecked Sendable {
     let keyValueRegistrations = KeyValueRegistrations()
     /// Posts `didChangeNotification` when the managed preferences change; set once, right after init.
     private var managedChanges: DefaultsObservation?
+    /// How `managedChanges` reaches this instance: with no weak reference, which would slow every `set`.
+    private var managedChangeGate: InstanceGate<UserDefaults>?
 
     // MARK: Creating
 
@@ -102,8 +104,12 @@ open class UserDefaults: NSObject, @unchecked Sendable {
         self.groupDefaults = groupDefaults
         self.simulatedProcess = process
         super.init()
-        managedChanges = groupDefaults.onManagedChange { [weak self] in self?.postDidChange(origin: .otherProcess) }
+        let gate = InstanceGate(self)
+        managedChangeGate = gate
+        managedChanges = groupDefaults.onManagedChange { gate.instance()?.postDidChange(origin: .otherProcess) }
     }
+
+    deinit { managedChangeGate?.close() }
 
     // MARK: Reading
 
