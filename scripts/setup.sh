@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what the project needs that Swift packages cannot bring: the
 # libinotifytools headers and library (Debian), tmux for the demo and the
-# test that runs the widget in a real terminal, and chromium for the test
-# that looks at the timeline in a real browser.
+# test that runs the widget in a real terminal, chromium for the test that
+# looks at the timeline in a real browser, and iproute2's ip for the
+# test that runs the cloud and its devices on two network namespaces.
 # Safe to run again: it installs only what is missing.
 set -euo pipefail
 
@@ -15,6 +16,9 @@ if [ "${GROUPSIM_NEED_TMUX:-0}" = 1 ] && ! command -v tmux >/dev/null 2>&1; then
 fi
 if [ "${GROUPSIM_NEED_CHROMIUM:-0}" = 1 ] && ! command -v chromium >/dev/null 2>&1; then
   need_apt+=(chromium)
+fi
+if [ "${GROUPSIM_NEED_IP:-0}" = 1 ] && ! command -v ip >/dev/null 2>&1 && [ ! -x /usr/sbin/ip ] && [ ! -x /sbin/ip ]; then
+  need_apt+=(iproute2)
 fi
 
 if [ ${#need_apt[@]} -gt 0 ]; then
@@ -29,6 +33,7 @@ if [ ${#need_apt[@]} -gt 0 ]; then
                  || $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libinotifytools-dev ;;
       tmux) $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux ;;
       chromium) $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium ;;
+      iproute2) $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iproute2 ;;
     esac
   done
 fi

@@ -77,13 +77,16 @@ package struct CloudDaemons: Sendable {
     /// Starts the cloud if it is not running, and an agent for each device
     /// that has none; returns what it started, once each holds its lock.
     /// Every device name is checked before anything starts: a name refused
-    /// must not leave a cloud running.
+    /// must not leave a cloud running. No cloud is started here when every
+    /// device given syncs with a cloud on another host (`server` in its settings).
+    /// `listen`: the cloud's `--listen HOST:PORT` (nil: loopback).
     @discardableResult
-    package func start(devices: [String]) throws -> [String] {
+    package func start(devices: [String], listen: String? = nil) throws -> [String] {
         for device in devices { _ = try Self.agentLockPath(root: root, device: device) }
         var started: [String] = []
-        if server == nil {
-            let pid = try spawn(["cloud", "serve", "--root", root.path], log: "server.log")
+        let needsOwnCloud = devices.isEmpty || devices.contains { (try? DeviceCloud(root: root, device: $0).readSettings().server) == nil }
+        if server == nil, needsOwnCloud {
+            let pid = try spawn(["cloud", "serve", "--root", root.path] + (listen.map { ["--listen", $0] } ?? []), log: "server.log")
             try waitUntilHolding(Self.serverLockPath(root: root), pid: pid, what: "the cloud", log: "server.log")
             started.append("cloud (pid \(pid))")
         }

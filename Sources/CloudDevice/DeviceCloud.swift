@@ -106,6 +106,9 @@ package struct DeviceCloudSettings: Sendable, Equatable {
     package static let maximumClockSkewMilliseconds: Int64 = NetworkAction.skewRange.upperBound
     /// Stores opened by an app on the device; the agent syncs these.
     package var stores: [String] = []
+    /// A cloud on another host (`groupsim cloud server`); nil: the root's own
+    /// cloud, found through `<root>/cloud/server.plist`.
+    package var server: CloudAddress?
 
     package init() {}
 
@@ -129,6 +132,10 @@ package struct DeviceCloudSettings: Sendable, Equatable {
             guard case .string(let name) = item else { throw CloudFormatError("\(path): stores holds store identifiers (strings)") }
             return name
         }
+        if let server = fields["server"] {
+            guard case .string(let url) = server else { throw CloudFormatError("\(path): server must be a URL (a string)") }
+            do { self.server = try CloudAddress(url: url) } catch { throw CloudFormatError("\(path): server: \(error)") }
+        }
     }
 
     package var plist: [String: PlistValue] {
@@ -137,6 +144,7 @@ package struct DeviceCloudSettings: Sendable, Equatable {
             "stores": .array(stores.map { .string($0) }),
         ]
         if let account { fields["account"] = .string(account) }
+        if let server { fields["server"] = .string(server.url) }
         return fields
     }
 

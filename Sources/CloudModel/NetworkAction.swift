@@ -9,6 +9,14 @@ package enum NetworkAction: Sendable, Equatable {
     case duplicatePushes(Int64)
     case skew(milliseconds: Int64)
 
+    /// Whether the cloud applies it (to the device's traffic), rather than the device (its network switch, its clock).
+    package var isSetByTheCloud: Bool {
+        switch self {
+        case .online, .offline, .skew: false
+        case .partition, .heal, .latency, .dropPushes, .duplicatePushes: true
+        }
+    }
+
     /// The delay the cloud adds to a device's traffic: at most ten minutes, so a delayed push still arrives within a run.
     package static let latencyRange: ClosedRange<Int64> = 0...600_000
     /// How many of a device's next pushes the cloud drops or sends twice.

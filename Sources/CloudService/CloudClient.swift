@@ -49,7 +49,7 @@ package enum CloudClient {
         return try await channel.executeThenClose { inbound, outbound in
             let payload = body.map { ByteBuffer(string: PlistJSON.encode($0)) }
             var headers = HTTPHeaders()
-            headers.add(name: "Host", value: "\(location.host):\(location.port)")
+            headers.add(name: "Host", value: location.address.hostAndPort)
             headers.add(name: "Content-Length", value: String(payload?.readableBytes ?? 0))
             headers.add(name: "Authorization", value: "Bearer \(secret)")
             if payload != nil { headers.add(name: "Content-Type", value: "application/json") }

@@ -13,7 +13,7 @@ import Synchronization
 /// by the server once it is bound, read by agents on every connection attempt
 /// (a restarted server may come back on another port) and by the CLI.
 package struct ServerLocation: Sendable, Equatable {
-    var host: String
+    package var host: String
     package var port: Int
     package var pid: Int32
 
@@ -37,7 +37,9 @@ package struct ServerLocation: Sendable, Equatable {
         }
     }
 
-    package var url: String { "http://\(host):\(port)" }
+    /// Where this host reaches the cloud.
+    package var address: CloudAddress { CloudAddress(host: host, port: port) }
+    package var url: String { address.url }
 }
 
 /// The cloud's network face: HTTP/1.1 on one port, where `/v1/sync` upgrades
@@ -67,11 +69,15 @@ package enum CloudListener {
     typealias Events = @Sendable (String, [String: PlistValue]) -> Void
 
     /// Binds, writes the location file, and serves until the task is cancelled.
-    /// `port` 0: the port of the last run if it is free, else any.
+    /// `listen`: loopback unless the cloud must be reached from other hosts;
+    /// port 0: the port of the last run if it is free, else any. The
+    /// location file and `ready` give the address this host reaches it at.
     package static func serve(
-        root: SimulationRoot, host: String = "127.0.0.1", port requested: Int,
+        root: SimulationRoot, listen: CloudAddress = CloudAddress(host: "127.0.0.1", port: 0),
         events: @escaping @Sendable (String, [String: PlistValue]) -> Void = { _, _ in }, ready: @Sendable (ServerLocation) -> Void
     ) async throws {
+        let host = listen.host
+        let requested = listen.port
         // Reached from the root through real folders only, as every path in the root: a link is refused, not followed.
         try root.prepareConfinedDirectory(ServerLocation.dataFolder(root: root) + "/accounts")
         let gate = CloudTrust.Gate(root: root, controlSecret: try CloudTrust.controlSecretFile(root: root).readOrCreate())
@@ -85,9 +91,9 @@ package enum CloudListener {
             do { bound = try await bind(host: host, port: port, gate: gate, limiter: limiter, events: events) } catch { lastError = error }
         }
         guard let channel = bound, let port = channel.channel.localAddress?.port else {
-            throw CloudFormatError("cannot listen on \(host):\(requested): \(lastError.map { "\($0)" } ?? "no address")")
+            throw CloudFormatError("cannot listen on \(listen.hostAndPort): \(lastError.map { "\($0)" } ?? "no address")")
         }
-        let location = ServerLocation(host: host, port: port, pid: getpid())
+        let location = ServerLocation(host: CloudAddress(host: host, port: port).local.host, port: port, pid: getpid())
         try location.write(root: root)
         ready(location)
         try await withThrowingDiscardingTaskGroup { group in

@@ -48,6 +48,14 @@ package enum CloudTrust {
         SecretFile(folder: try root.confinedFolder(root.path + "/cloud"), name: "control.secret")
     }
 
+    /// The secret of a device whose files live on another host, given to
+    /// this root's cloud by `groupsim cloud trust`: `<root>/cloud/trusted-devices/<device>.secret`.
+    /// A device of the root itself uses its own file instead.
+    package static func trustedSecretFile(root: SimulationRoot, device: String) throws -> SecretFile {
+        try DomainName.validate(device, what: "device name")
+        return SecretFile(folder: try root.confinedFolder(root.path + "/cloud/trusted-devices"), name: device + ".secret")
+    }
+
     /// The root's control secret; a clear error when the cloud never made one.
     package static func controlSecret(root: SimulationRoot) throws -> String {
         let file = try controlSecretFile(root: root)
@@ -100,12 +108,14 @@ package enum CloudTrust {
             let secret: String?
             do {
                 try DomainName.validate(device, what: "device name")
-                secret = try DeviceCloud(root: root, device: device).secretFile().read()
+                secret = try DeviceCloud(root: root, device: device).secretFile().read() ?? trustedSecretFile(root: root, device: device).read()
             } catch {
                 throw Refusal(description: "device \(CloudFormatError.brief(device)): \(error)")
             }
             guard let secret else {
-                throw Refusal(description: "device \(device) has no secret in this root (it is made when the device signs in)")
+                throw Refusal(
+                    description: "device \(device) has no secret in this root (it is made when the device signs in; "
+                        + "a device on another host needs `groupsim cloud trust --device \(device) --secret-file FILE` here)")
             }
             guard SecretFile.matches(offered, secret) else {
                 throw Refusal(description: "wrong secret for device \(device)")

@@ -60,13 +60,15 @@ package actor SyncAgent {
             do {
                 let current = try settings()
                 try prepareStores(current)
-                guard current.online, let account = current.account, let location = try ServerLocation.read(root: cloud.root) else {
+                guard current.online, let account = current.account,
+                    let address = try current.server ?? ServerLocation.read(root: cloud.root)?.address
+                else {
                     await wakeup.wait(timeout: .milliseconds(250))
                     continue
                 }
-                let channel = try await connect(location)
+                let channel = try await connect(address)
                 lastProblem = nil
-                events("connected", ["account": .string(account), "server": .string(location.url)])
+                events("connected", ["account": .string(account), "server": .string(address.url)])
                 try await session(channel, account: account)
                 events("disconnected", [:])
             } catch {
@@ -99,10 +101,10 @@ package actor SyncAgent {
 
     // MARK: The connection
 
-    private func connect(_ location: ServerLocation) async throws -> NIOAsyncChannel<WebSocketFrame, WebSocketFrame> {
+    private func connect(_ address: CloudAddress) async throws -> NIOAsyncChannel<WebSocketFrame, WebSocketFrame> {
         // Read (or made) on every attempt: erasing the device makes it a new secret.
         let secret = try cloud.secretFile().readOrCreate()
-        return try await SyncConnection.open(location, device: cloud.device, secret: secret)
+        return try await SyncConnection.open(address, device: cloud.device, secret: secret)
     }
 
     private func session(_ channel: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>, account: String) async throws {

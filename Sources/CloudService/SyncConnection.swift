@@ -13,11 +13,11 @@ enum SyncConnection {
         case refused
     }
 
-    static func open(_ location: ServerLocation, device: String, secret: String) async throws -> NIOAsyncChannel<WebSocketFrame, WebSocketFrame> {
+    static func open(_ address: CloudAddress, device: String, secret: String) async throws -> NIOAsyncChannel<WebSocketFrame, WebSocketFrame> {
         let upgrade: EventLoopFuture<Upgrade> = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .connectTimeout(.seconds(2))
-            .connect(host: location.host, port: location.port) { channel in
+            .connect(host: address.host, port: address.port) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let upgrader = NIOTypedWebSocketClientUpgrader<Upgrade>(
                         maxFrameSize: CloudListener.maximumFrameBytes,
@@ -27,7 +27,7 @@ enum SyncConnection {
                             }
                         })
                     var headers = HTTPHeaders()
-                    headers.add(name: "Host", value: "\(location.host):\(location.port)")
+                    headers.add(name: "Host", value: address.hostAndPort)
                     headers.add(name: "Content-Length", value: "0")
                     headers.add(name: CloudTrust.deviceHeader, value: device)
                     headers.add(name: "Authorization", value: "Bearer \(secret)")
@@ -43,7 +43,7 @@ enum SyncConnection {
         case .websocket(let channel): return channel
         case .refused:
             throw CloudFormatError(
-                "the cloud at \(location.url) refused the WebSocket of \(device) (a wrong or missing device secret? its log says why)")
+                "the cloud at \(address.url) refused the WebSocket of \(device) (a wrong or missing device secret? its log says why)")
         }
     }
 }
@@ -57,7 +57,7 @@ package enum RawSyncClient {
     package static func exchange(
         _ location: ServerLocation, device: String, secret: String, send frames: [String], replies: Int, timeout: Duration = .seconds(10)
     ) async throws -> [String] {
-        let channel = try await SyncConnection.open(location, device: device, secret: secret)
+        let channel = try await SyncConnection.open(location.address, device: device, secret: secret)
         return try await channel.executeThenClose { inbound, outbound in
             for text in frames {
                 try await outbound.write(WebSocketFrame(fin: true, opcode: .text, maskKey: .random(), data: ByteBuffer(string: text)))

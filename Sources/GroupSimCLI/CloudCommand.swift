@@ -15,7 +15,10 @@ struct CloudCommand: ParsableCommand {
         commandName: "cloud",
         abstract: "Run and inspect the simulated iCloud key-value store: the cloud, the devices' sync agents, accounts and network faults.",
         discussion: "docs/cloud.md describes the model, the wire protocol and the files.",
-        subcommands: [Start.self, Stop.self, Serve.self, Agent.self, Status.self, Account.self, Network.self, Read.self, Write.self, Watch.self])
+        subcommands: [
+            Start.self, Stop.self, Serve.self, Agent.self, Status.self, Account.self, Network.self, Read.self, Write.self, Watch.self,
+            Trust.self, Server.self,
+        ])
 
     /// Prints one JSON object per line, flushed at once (drivers read it as it comes).
     static func emit(_ event: String, _ fields: [String: PlistValue]) {
@@ -33,13 +36,15 @@ struct CloudCommand: ParsableCommand {
                 "They run until `groupsim cloud stop`; their output goes to <root>/cloud/logs/. An app whose device is signed in starts them itself.")
         @Option(help: "Simulation root.") var root: String?
         @Option(name: .customLong("device"), help: "Only these devices' agents (repeatable; default: every device).") var devices: [String] = []
+        @Option(help: "The cloud's HOST:PORT, if it must be reached from other hosts (default: 127.0.0.1, any port).") var listen: String?
 
         func run() throws {
             let root = SimulationRoot.resolve(explicit: root)
             let daemons = CloudDaemons(root: root, groupsim: try CloudCommand.groupsimExecutable())
             // Checked before anything starts: a device refused must not leave a cloud running.
             for device in devices { try DeviceManager(root: root).requireDevice(device) }
-            let started = try daemons.start(devices: devices.isEmpty ? daemons.devices : devices)
+            if let listen { _ = try CloudCommand.listenAddress(listen) }
+            let started = try daemons.start(devices: devices.isEmpty ? daemons.devices : devices, listen: listen)
             print(started.isEmpty ? "already running" : "started " + started.joined(separator: ", "))
         }
     }
@@ -53,6 +58,11 @@ struct CloudCommand: ParsableCommand {
             let ended = CloudDaemons(root: root, groupsim: "").stop()
             print(ended.isEmpty ? "nothing was running" : "ended " + ended.joined(separator: ", "))
         }
+    }
+
+    /// `--listen`'s HOST:PORT, or a usage error saying how to write it.
+    static func listenAddress(_ text: String) throws -> CloudAddress {
+        do { return try CloudAddress(listen: text) } catch { throw ValidationError(error.description) }
     }
 
     /// This executable, to start more of itself.
@@ -71,18 +81,32 @@ struct CloudCommand: ParsableCommand {
         )
         @Option(help: "Simulation root (default: $GROUPSIM_ROOT, else $XDG_DATA_HOME/groupsim, else ~/.local/share/groupsim).")
         var root: String?
-        @Option(help: "Port on 127.0.0.1 (0: the last run's if free, else any).") var port = 0
+        @Option(help: "Port on 127.0.0.1 (0: the last run's if free, else any).") var port: Int?
+        @Option(
+            help: ArgumentHelp(
+                "HOST:PORT to listen on, for devices on other hosts: an address of this host, 0.0.0.0 or [::] for all (no TLS: a test network only).",
+                valueName: "host:port"))
+        var listen: String?
 
         func run() throws {
-            guard (0...65_535).contains(port) else { throw ValidationError("--port must be from 0 to 65535, found \(port)") }
+            let address: CloudAddress
+            switch (listen, port) {
+            case (let text?, nil): address = try CloudCommand.listenAddress(text)
+            case (nil, let port):
+                guard (0...65_535).contains(port ?? 0) else { throw ValidationError("--port must be from 0 to 65535, found \(port ?? 0)") }
+                address = CloudAddress(host: "127.0.0.1", port: port ?? 0)
+            case (_?, _?): throw ValidationError("give --listen HOST:PORT or --port PORT (loopback), not both")
+            }
             let root = SimulationRoot.resolve(explicit: root)
-            let port = port
             let lock = try CloudDaemons.holdServerLock(root: root)
             Task {
                 defer { withExtendedLifetime(lock) {} }
                 do {
-                    try await CloudListener.serve(root: root, port: port, events: { CloudCommand.emit($0, $1) }) { location in
-                        CloudCommand.emit("listening", ["url": .string(location.url), "data": .string(ServerLocation.dataFolder(root: root))])
+                    try await CloudListener.serve(root: root, listen: address, events: { CloudCommand.emit($0, $1) }) { location in
+                        var fields: [String: PlistValue] = ["url": .string(location.url), "data": .string(ServerLocation.dataFolder(root: root))]
+                        // What other hosts use (the url is how this host reaches it).
+                        if address.host != location.host { fields["listen"] = .string(CloudAddress(host: address.host, port: location.port).url) }
+                        CloudCommand.emit("listening", fields)
                     }
                 } catch {
                     FileHandle.standardError.write(Data("groupsim cloud serve: \(error)\n".utf8))
@@ -139,7 +163,10 @@ struct CloudCommand: ParsableCommand {
                 case .failure(let error): print("cloud  \(location.url)  \(holder) is not answering: \(error)")
                 }
             } else {
-                print("cloud  not running in \(root.path) (groupsim cloud start)")
+                let remote = daemons.devices.contains { (try? DeviceCloud(root: root, device: $0).readSettings().server) != nil }
+                print(
+                    "cloud  not running in \(root.path) (groupsim cloud start)"
+                        + (remote ? "; the devices with a cloud URL below sync with a cloud on another host" : ""))
             }
             for device in daemons.devices {
                 let cloud = DeviceCloud(root: root, device: device)
@@ -151,7 +178,8 @@ struct CloudCommand: ParsableCommand {
                 }
                 print(
                     "\(device)  account \(settings.account ?? "none")  \(settings.online ? "online" : "offline")  clock skew \(settings.clockSkewMilliseconds) ms  "
-                        + "agent \(daemons.agent(device).map { "running (\($0))" } ?? "not running")")
+                        + "agent \(daemons.agent(device).map { "running (\($0))" } ?? "not running")"
+                        + (settings.server.map { "  cloud \($0.url)" } ?? ""))
                 for store in settings.stores {
                     let copy: StoreCopy?
                     do { copy = try cloud.readStore(store) } catch {
@@ -246,7 +274,6 @@ struct CloudCommand: ParsableCommand {
 
         func run() throws {
             let place = try location.simulationRoot
-            try place.requireKnownDevice()
             guard Self.actions.contains(action) else {
                 var message = "'\(action)' is not a network change"
                 if let guess = DeviceManager.closest(to: action, among: Self.actions) { message += "; did you mean \(guess)?" }
@@ -260,6 +287,9 @@ struct CloudCommand: ParsableCommand {
             }
             let change: NetworkAction
             do { change = try NetworkAction(action, number) } catch let error as CloudFormatError { throw ValidationError(error.description) }
+            // The cloud's faults for a device on another host are set where the cloud is, which trusts it.
+            let trustedHere = (try? CloudTrust.trustedSecretFile(root: place.root, device: place.device).read()) != nil
+            if !(change.isSetByTheCloud && trustedHere) { try place.requireKnownDevice() }
             try CloudControl(root: place.root).apply(change, device: place.device)
         }
     }

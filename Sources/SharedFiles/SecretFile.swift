@@ -58,6 +58,38 @@ package struct SecretFile: Sendable {
         return secret
     }
 
+    /// Whether `text` is a secret as these files hold one (64 lowercase hexadecimal digits).
+    package static func isSecret(_ text: String) -> Bool {
+        text.utf8.count == hexDigits && text.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
+    }
+
+    /// Puts `secret` in place of whatever the file holds (atomically, 0600):
+    /// how a cloud learns the secret of a device whose files are on another host.
+    package func replace(with secret: String) throws {
+        guard Self.isSecret(secret) else {
+            throw SecretFileError(path: path, problem: "cannot hold that: a secret is \(Self.hexDigits) lowercase hexadecimal digits")
+        }
+        _ = try folder.withDescriptor(creating: true) { descriptor in
+            let temporary = ".\(name).tmp.\(getpid()).\(UInt32.random(in: 0...UInt32.max))"
+            try writeTemporaryFile(Data((secret + "\n").utf8), named: temporary, in: descriptor, folderPath: folder.path, durable: true)
+            guard renameat(descriptor, temporary, descriptor, name) == 0 else {
+                let failure = errno
+                unlinkat(descriptor, temporary, 0)
+                throw FileSystemError(operation: "put the secret in place", path: path, errno: failure)
+            }
+            try systemCall("fsync the folder", folder.path) { fsync(descriptor) }
+        }
+    }
+
+    /// Removes the file; false when there was none.
+    package func remove() throws -> Bool {
+        try folder.withDescriptor(creating: false) { descriptor -> Bool in
+            if unlinkat(descriptor, name, 0) == 0 { return true }
+            if errno == ENOENT { return false }
+            throw FileSystemError(operation: "remove the secret", path: path, errno: errno)
+        } ?? false
+    }
+
     private func read(in descriptor: Int32) throws -> String? {
         let file = openat(descriptor, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         if file == -1 {
@@ -81,7 +113,7 @@ package struct SecretFile: Sendable {
         var bytes = [UInt8](repeating: 0, count: Self.hexDigits + 2)
         let count = try systemCall("read the secret", path) { Int32(Glibc.read(file, &bytes, bytes.count)) }
         let text = String(decoding: bytes[0..<Int(count)], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        guard text.utf8.count == Self.hexDigits, text.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else {
+        guard Self.isSecret(text) else {
             throw SecretFileError(
                 path: path, problem: "does not hold a secret (\(Self.hexDigits) lowercase hexadecimal digits); remove it to have a new one made")
         }
