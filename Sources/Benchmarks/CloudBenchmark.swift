@@ -31,37 +31,8 @@ struct CloudBenchmark: ParsableCommand {
     static let store = "com.example.bench.kvs"
 
     func run() throws {
-        let root = (NSTemporaryDirectory() as NSString).appendingPathComponent("groupsim-bench-cloud-\(getpid())")
-        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: root) }
-        let simulation = SimulationRoot(path: root)
-        let folder = binaries ?? (CommandLine.arguments[0] as NSString).deletingLastPathComponent
-        let groupsim = folder + "/groupsim"
-        for device in ["A", "B"] { try DeviceCloud(root: simulation, device: device).updateSettings { $0.account = "bench" } }
-
-        let server = try RunningProcess(groupsim, ["cloud", "serve", "--root", root])
-        defer { server.kill() }
-        try server.waitForLine(timeout: 30) { $0.contains("\"listening\"") }
-        var agents: [RunningProcess] = []
-        defer { for agent in agents { agent.kill() } }
-        for device in ["A", "B"] {
-            let agent = try RunningProcess(groupsim, ["cloud", "agent", "--root", root, "--device", device])
-            try agent.waitForLine(timeout: 30) { $0.contains("\"connected\"") }
-            agents.append(agent)
-        }
-        let observer = try RunningProcess(CommandLine.arguments[0], ["cloud-observer", "--root", root, "--device", "B"])
-        try observer.waitForLine(timeout: 30) { $0 == "ready" }
-        let writer = try UbiquitousStore(cloud: DeviceCloud(root: simulation, device: "A"), identifier: Self.store)
-
-        var histogram = Histogram<UInt64>(highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three)
-        for index in 1...(warmup + changes) {
-            let start = MonotonicClock.now()
-            try writer.set(.integer(Int64(index)), forKey: "probe")
-            let line = try observer.waitForLine(timeout: 30) { $0.hasPrefix("seen \(index) ") }
-            guard let seenAt = UInt64(line.split(separator: " ")[2]) else { throw ValidationError("bad observer line: \(line)") }
-            if index > warmup { _ = histogram.record(seenAt - start) }
-        }
-        observer.closeStdin()
+        let world = try CloudWorld(devices: 2, otherAccounts: 0, binaries: binaries)
+        let histogram = try world.measure(changes: changes, warmup: warmup)
         print(
             """
             cloud: \(changes) changes, device A's app → cloud → device B's app (all durable, loopback, no added latency)
@@ -69,6 +40,72 @@ struct CloudBenchmark: ParsableCommand {
                 p50 \(milliseconds(histogram.valueAtPercentile(50)))  p90 \(milliseconds(histogram.valueAtPercentile(90)))  \
             p99 \(milliseconds(histogram.valueAtPercentile(99)))  max \(milliseconds(histogram.max))  mean \(milliseconds(histogram.mean))
             """)
+    }
+}
+
+/// A cloud on loopback with `devices` devices signed in to one account (the
+/// first writes, an app on each other one observes), and `otherAccounts`
+/// more accounts, each with one device whose agent has uploaded a few keys
+/// and stays connected: what a busy cloud holds while the pair is measured.
+/// Every process is real; all end, and the root is removed, when it is let go.
+final class CloudWorld {
+    let root: String
+    let simulation: SimulationRoot
+    let server: RunningProcess
+    private(set) var agents: [RunningProcess] = []
+    private(set) var observers: [RunningProcess] = []
+    private let writer: UbiquitousStore
+
+    init(devices: Int, otherAccounts: Int, binaries: String?) throws {
+        root = (NSTemporaryDirectory() as NSString).appendingPathComponent("groupsim-bench-cloud-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        simulation = SimulationRoot(path: root)
+        let groupsim = (binaries ?? (CommandLine.arguments[0] as NSString).deletingLastPathComponent) + "/groupsim"
+        let measured = (0..<devices).map { "D\($0)" }
+        let others = (0..<otherAccounts).map { "X\($0)" }
+        for device in measured { try DeviceCloud(root: simulation, device: device).updateSettings { $0.account = "bench" } }
+        for (index, device) in others.enumerated() {
+            try DeviceCloud(root: simulation, device: device).updateSettings { $0.account = "other-\(index)" }
+        }
+        server = try RunningProcess(groupsim, ["cloud", "serve", "--root", root])
+        writer = try UbiquitousStore(cloud: DeviceCloud(root: simulation, device: measured[0]), identifier: CloudBenchmark.store)
+        try server.waitForLine(timeout: 30) { $0.contains("\"listening\"") }
+        // The other accounts' devices: a few keys each, uploaded and acknowledged before anything is measured.
+        for device in others {
+            let store = try UbiquitousStore(cloud: DeviceCloud(root: simulation, device: device), identifier: CloudBenchmark.store)
+            for key in 0..<10 { try store.set(.string("value \(key) of \(device)"), forKey: "key-\(key)") }
+        }
+        for device in measured + others {
+            agents.append(try RunningProcess(groupsim, ["cloud", "agent", "--root", root, "--device", device]))
+        }
+        for agent in agents { try agent.waitForLine(timeout: 60) { $0.contains("\"connected\"") } }
+        for agent in agents.suffix(others.count) { try agent.waitForLine(timeout: 60) { $0.contains("\"acknowledged\"") } }
+        for device in measured.dropFirst() {
+            observers.append(try RunningProcess(CommandLine.arguments[0], ["cloud-observer", "--root", root, "--device", device]))
+        }
+        for observer in observers { try observer.waitForLine(timeout: 60) { $0 == "ready" } }
+    }
+
+    deinit {
+        for process in observers + agents + [server] { process.kill() }
+        try? FileManager.default.removeItem(atPath: root)
+    }
+
+    /// Latency from the first device's set to the last observing app's notification.
+    func measure(changes: Int, warmup: Int) throws -> Histogram<UInt64> {
+        var histogram = Histogram<UInt64>(highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three)
+        for index in 1...(warmup + changes) {
+            let start = MonotonicClock.now()
+            try writer.set(.integer(Int64(index)), forKey: "probe")
+            var last = start
+            for observer in observers {
+                let line = try observer.waitForLine(timeout: 60) { $0.hasPrefix("seen \(index) ") }
+                guard let seenAt = UInt64(line.split(separator: " ")[2]) else { throw ValidationError("bad observer line: \(line)") }
+                last = max(last, seenAt)
+            }
+            if index > warmup { _ = histogram.record(last - start) }
+        }
+        return histogram
     }
 }
 

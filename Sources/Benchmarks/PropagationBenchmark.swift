@@ -36,12 +36,9 @@ struct PropagationBenchmark: ParsableCommand {
         let before = defaults.domainStatistics
         var measured = 0
         for index in 1...(warmup + changes) {
-            let start = MonotonicClock.now()
-            defaults.set(.integer(Int64(index)), forKey: "probe")
-            let line = try observer.waitForLine(timeout: 30) { $0.hasPrefix("seen \(index) ") }
-            guard let seenAt = UInt64(line.split(separator: " ")[2]) else { throw ValidationError("bad observer line: \(line)") }
+            let latency = try pair.propagate(index)
             if index > warmup {
-                _ = histogram.record(seenAt - start)
+                _ = histogram.record(latency)
                 measured += 1
             }
         }
@@ -113,23 +110,46 @@ struct BurstBenchmark: ParsableCommand {
     }
 }
 
-/// This process as the writer of a suite, and an observer process started
-/// after `prepare` ran (and ready: its watches are in place).
+/// This process as the writer of a suite, and observer processes started
+/// after `prepare` ran (and ready: their watches are in place).
 struct WriterAndObserver {
     let root: String
     let temporary: Bool
     let defaults: GroupDefaults
-    let observer: RunningProcess
+    let observers: [RunningProcess]
+    var observer: RunningProcess { observers[0] }
 
-    init(_ options: BenchOptions, observerArguments: [String] = [], prepare: (GroupDefaults) throws -> Void = { _ in }) throws {
+    init(_ options: BenchOptions, observers count: Int = 1, observerArguments: [String] = [], prepare: (GroupDefaults) throws -> Void = { _ in })
+        throws
+    {
         (root, temporary) = try options.makeRoot()
         defaults = try DomainFiles(root: SimulationRoot(path: root), device: SimulationRoot.defaultDevice).defaults(for: options.domain)
         try prepare(defaults)
-        observer = try RunningProcess(CommandLine.arguments[0], ["observer", "--root", root, "--domain", options.domain] + observerArguments)
-        try observer.waitForLine(timeout: 30) { $0 == "ready" }
+        var started: [RunningProcess] = []
+        for _ in 0..<max(count, 1) {
+            started.append(
+                try RunningProcess(CommandLine.arguments[0], ["observer", "--root", root, "--domain", options.domain] + observerArguments))
+        }
+        for observer in started { try observer.waitForLine(timeout: 60) { $0 == "ready" } }
+        observers = started
+    }
+
+    /// Sets the probe to `index` and returns the time from the set until the
+    /// last observer was told (its callback's clock reading, nanoseconds).
+    func propagate(_ index: Int) throws -> UInt64 {
+        let start = MonotonicClock.now()
+        defaults.set(.integer(Int64(index)), forKey: "probe")
+        var last: UInt64 = start
+        for observer in observers {
+            let line = try observer.waitForLine(timeout: 60) { $0.hasPrefix("seen \(index) ") }
+            guard let seenAt = UInt64(line.split(separator: " ")[2]) else { throw ValidationError("bad observer line: \(line)") }
+            last = max(last, seenAt)
+        }
+        return last - start
     }
 
     func removeRoot() {
+        for observer in observers { observer.kill() }
         if temporary { try? FileManager.default.removeItem(atPath: root) }
     }
 }
