@@ -60,7 +60,7 @@ public struct DefaultsContext: Sendable, Hashable {
                     path: location.path),
                 key: "missing-entitlement \(location.path)")
         }
-        return try DomainRegistry.shared.domain(named: domain, at: location.path, root: root.path)
+        return try DomainRegistry.shared.domain(named: domain, at: location.path, root: root.path, unreadable: protectedDataLocked)
     }
 
     /// Opens the managed domain of `domain` (the app's own by default): read
