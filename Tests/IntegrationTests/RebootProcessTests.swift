@@ -53,7 +53,7 @@ import Testing
         let tmp = root.path + "/tmp"
         try FileManager.default.createDirectory(atPath: tmp, withIntermediateDirectories: true)
         let result = try runBounded(
-            BuiltExecutable.path("groupsim"), ["run", FileManager.default.currentDirectoryPath + "/scenarios", "--filter", "reboot"],
+            BuiltExecutable.path("groupsim"), ["run", FileManager.default.currentDirectoryPath + "/scenarios", "--filter", "reboot-counter"],
             environment: ["TMPDIR": tmp, "NO_COLOR": "1"], timeout: 120)
         #expect(result.status == 0 && result.stdout.contains("scenarios: 2 passed, 0 failed"), "\(result.stdout)\(result.stderr)")
     }
