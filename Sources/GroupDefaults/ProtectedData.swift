@@ -134,8 +134,8 @@ package final class AvailabilityWatch: @unchecked Sendable {
 
 extension DefaultsContext {
     /// Whether this process's domains open unreadable: the device was rebooted
-    /// and not unlocked since. Read when a domain is first opened.
+    /// and not unlocked since (never for a tool's context). Read when a domain is first opened.
     func protectedDataLocked() throws -> Bool {
-        try !ProtectedData.state(root: root, device: device).isAvailable
+        try isOnDevice && !ProtectedData.state(root: root, device: device).isAvailable
     }
 }

@@ -52,6 +52,13 @@ import Testing
         #expect(application.isProtectedDataAvailable)
     }
 
+    @Test func aToolReadsTheFilesWhateverTheLock() throws {
+        _ = try files.update(fixture.group) { $0["lockedToolStreak"] = 41 }
+        try ProtectedData.set(root: root, device: "iPhone", locked: true, protection: .untilFirstUnlock)
+        // groupsim defaults watch opens its domain so: it looks at the device from outside.
+        #expect(try files.defaults(for: fixture.group).value(forKey: "lockedToolStreak") == 41)
+    }
+
     @Test func noProtectionHidesNothing() throws {
         try ProtectedData.set(root: root, device: "iPhone", locked: true, protection: ProtectedData.Protection.none)
         #expect(UIApplication(process: fixture.process()).isProtectedDataAvailable)
