@@ -13,6 +13,8 @@ package struct AppManifest: Sendable {
     package var source: String
     /// Where the intents (declared under the intent-extension target) run: `intents:`.
     package var intentsRun: IntentPlacement = .extension
+    /// What the app's processes do when launched before the device's first unlock: `protected-data:`.
+    package var protectedData: ProtectedDataUse = .trustReads
 
     /// `intents: extension` runs each intent in the intent extension's own
     /// process; `intents: in-app` in the main app's process (launched in the
@@ -101,13 +103,14 @@ package struct AppManifest: Sendable {
     }
 
     package static func parse(_ root: SpecNode) throws -> AppManifest {
-        let fields = try root.fields(allowed: ["name", "targets", "intents"], required: ["name", "targets"])
+        let fields = try root.fields(allowed: ["name", "targets", "intents", "protected-data"], required: ["name", "targets"])
         var targets: [Role: Target] = [:]
         for (name, node) in try fields["targets"]!.entries(allowed: Role.allCases.map(\.rawValue)) {
             targets[Role(rawValue: name)!] = try parseTarget(node, role: Role(rawValue: name)!)
         }
         var manifest = AppManifest(name: try fields["name"]!.string(), targets: targets, source: root.file)
         if let node = fields["intents"] { manifest.intentsRun = try parseIntentPlacement(node, targets: targets) }
+        if let node = fields["protected-data"] { manifest.protectedData = try parseProtectedDataUse(node) }
         return manifest
     }
 

@@ -9,6 +9,9 @@ public struct DefaultsContext: Sendable, Hashable {
     /// The app-group entitlement. nil means unrestricted (the `defaults` tool,
     /// like macOS's, may read any domain).
     public var appGroups: Set<String>?
+    /// Whether the device's data protection applies (`ProtectedData`): it does
+    /// to the device's processes, not to the tools that look at its files from outside.
+    package var isOnDevice = true
 
     public init(root: SimulationRoot, device: String = SimulationRoot.defaultDevice, bundleIdentifier: String, appGroups: Set<String>? = nil) {
         self.root = root
@@ -60,7 +63,7 @@ public struct DefaultsContext: Sendable, Hashable {
                     path: location.path),
                 key: "missing-entitlement \(location.path)")
         }
-        return try DomainRegistry.shared.domain(named: domain, at: location.path, root: root.path)
+        return try DomainRegistry.shared.domain(named: domain, at: location.path, root: root.path, unreadable: protectedDataLocked)
     }
 
     /// Opens the managed domain of `domain` (the app's own by default): read

@@ -16,6 +16,7 @@ public enum DefaultsError: Error, CustomStringConvertible, Equatable {
     case transactionInsideAnotherDomain(domain: String)
     case badSetting(path: String, key: String, found: String, expected: String)
     case invalidManagedValue(path: String, reason: String)
+    case invalidDeviceState(path: String, reason: String)
 
     public var description: String {
         switch self {
@@ -45,6 +46,8 @@ public enum DefaultsError: Error, CustomStringConvertible, Equatable {
             "'\(path)': setting \(Self.show(key)) is \(found), expected \(expected). Set it again (groupsim root \(key) VALUE) or remove the file for the defaults."
         case .invalidManagedValue(let path, let reason):
             "managed preferences '\(path)' not changed: \(reason). Give the configuration as a JSON object."
+        case .invalidDeviceState(let path, let reason):
+            "device state '\(path)': \(reason). Set it again with groupsim device reboot DEVICE --protection until-first-unlock|none."
         }
     }
 

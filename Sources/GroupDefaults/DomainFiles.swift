@@ -22,7 +22,10 @@ package struct DomainFiles: Sendable {
     /// domain's own app container when it is an app's bundle id.
     public func context(for domain: String) -> DefaultsContext {
         let bundle = app ?? (DomainName.isGroup(domain) || domain == DomainName.global ? "groupsim.defaults" : domain)
-        return DefaultsContext(root: root, device: device, bundleIdentifier: bundle, appGroups: app == nil ? nil : [])
+        var context = DefaultsContext(root: root, device: device, bundleIdentifier: bundle, appGroups: app == nil ? nil : [])
+        // A tool (groupsim defaults, the stress tool, the benchmarks) reads the files whatever the device's lock.
+        context.isOnDevice = false
+        return context
     }
 
     /// Opens the domain as the app that owns it would (through the process's

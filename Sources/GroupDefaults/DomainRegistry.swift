@@ -33,9 +33,11 @@ package final class DomainRegistry: @unchecked Sendable {
     /// `root`: the folder the file must stay in, through real folders only (see `SharedPlistFile`).
     /// `maximumSize`: the largest file read and written (see `SharedPlistFile`).
     /// `contentCheck`, `readOnly`: see `SharedPlistFile`; they are the file's from its first opening in the process.
+    /// `unreadable`: the device is locked before its first unlock (`ProtectedData`): a domain opened now reads as
+    /// empty for the process's life; it is asked only when the domain is first opened.
     package func domain(
         named name: String, at path: String, root: String, maximumSize: Int = PlistLimits.maximumFileSize,
-        contentCheck: SharedPlistFile.ContentCheck? = nil, readOnly: Bool = false
+        contentCheck: SharedPlistFile.ContentCheck? = nil, readOnly: Bool = false, unreadable: () throws -> Bool = { false }
     ) throws -> PersistentDomain {
         // A released domain's last changes land before the file is opened again.
         PersistentDomain.waitForReleasedCommits()
@@ -46,7 +48,8 @@ package final class DomainRegistry: @unchecked Sendable {
             let domain = PersistentDomain(
                 name: name,
                 file: try SharedPlistFile(
-                    path: path, durable: durable, root: root, maximumSize: maximumSize, contentCheck: contentCheck, readOnly: readOnly))
+                    path: path, durable: durable, root: root, maximumSize: maximumSize, contentCheck: contentCheck, readOnly: readOnly),
+                openedLocked: try unreadable())
             domains[path] = WeakDomain(domain)
             return (domain, true)
         }

@@ -78,11 +78,22 @@ package final class PersistentDomain: @unchecked Sendable {
         notificationQueue.sync {}
     }
 
-    init(name: String, file: SharedPlistFile) {
+    /// Opened while the device was locked before its first unlock (`ProtectedData`):
+    /// the file could not be read, so the view started empty and stays this
+    /// process's own (reloads skipped) until it is relaunched; a commit writes
+    /// the keys this process changed, from that view, over the user's file.
+    package let openedLocked: Bool
+
+    init(name: String, file: SharedPlistFile, openedLocked: Bool = false) {
         self.name = name
         self.file = file
+        self.openedLocked = openedLocked
         commitQueue = DispatchQueue(label: "groupsim.defaults.commit.\(name)")
         commitQueue.setSpecific(key: Self.onCommitQueue, value: queueToken)
+        if openedLocked {
+            committed = [:]
+            return
+        }
         do {
             committed = try file.read()
         } catch {
@@ -277,7 +288,8 @@ package final class PersistentDomain: @unchecked Sendable {
             reloadScheduled = false
             return commitScheduled
         }
-        if commitQueued { return }
+        // A view opened locked is kept until the process is relaunched, as iOS's cache is.
+        if commitQueued || openedLocked { return }
         do {
             let start = MonotonicClock.now()
             let contents = try file.read()
@@ -364,25 +376,35 @@ package final class PersistentDomain: @unchecked Sendable {
         let edits = pending
         inFlight = edits
         pending = Overlay()
+        // Locked: what the process saw is its own view, not the unreadable file.
+        var lockedView = openedLocked ? committed : nil
         state.unlock()
         if edits.isEmpty && transaction == nil { return InlineDelivery() }
 
         var transactionKeys = Set<String>()
         do {
             let update = try file.update(deadline: deadline) { contents in
-                contents = edits.applied(to: contents)
+                var view = edits.applied(to: lockedView ?? contents)
                 if let transaction {
-                    let before = contents
-                    try transaction(&contents)
-                    let changes = differences(from: before, to: contents)
+                    let before = view
+                    try transaction(&view)
+                    let changes = differences(from: before, to: view)
                     for change in changes {
                         try change.new?.checkNesting(what: "the value for key \"\(change.key)\"", limit: PlistLimits.maximumValueDepth)
                     }
                     transactionKeys = Set(changes.map(\.key))
                 }
+                if lockedView == nil {
+                    contents = view
+                    return
+                }
+                lockedView = view
+                // The keys written replace the user's values; the others stay in the file, unseen.
+                if edits.replace { contents = view }
+                for key in Set(edits.edits.keys).union(transactionKeys) { contents[key] = view[key] }
             }
             if let report = Diagnostic.movedAside(update, path: file.path, domain: name) { Diagnostics.report(report) }
-            let inline = absorb(update.after, localKeys: transactionKeys)
+            let inline = absorb(lockedView ?? update.after, localKeys: transactionKeys)
             state.withLock {
                 counters.commits += 1
                 counters.commitTimings = counters.commitTimings + update.timings

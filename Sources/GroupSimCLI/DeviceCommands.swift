@@ -9,7 +9,7 @@ import GroupDefaults
 struct DeviceCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "device", abstract: "Create, list, erase and delete simulated devices; manage their apps (MDM).",
-        subcommands: [Create.self, List.self, Erase.self, Delete.self, ManagedCommand.self])
+        subcommands: [Create.self, List.self, Erase.self, Delete.self, ManagedCommand.self, RebootCommand.self, UnlockCommand.self])
 
     struct Create: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Create a device.")
@@ -23,7 +23,8 @@ struct DeviceCommand: ParsableCommand {
         @OptionGroup var location: LocationOptions
         func run() throws {
             let root = try location.simulationRoot.root
-            let devices = try DeviceManager(root: root).list()
+            let manager = DeviceManager(root: root)
+            let devices = try manager.list()
             if devices.isEmpty { print("no devices in \(root.path)") }
             for device in devices {
                 if let problem = device.problem {
@@ -31,6 +32,7 @@ struct DeviceCommand: ParsableCommand {
                     continue
                 }
                 print(device.name + (device.created.map { "  (created \($0.formatted(.iso8601)))" } ?? ""))
+                if let state = try? manager.protectedDataState(device.name), state.locked { print("  state  \(state.summary)") }
                 for app in device.apps { print("  app    \(app)") }
                 for group in device.groups { print("  group  \(group)") }
             }

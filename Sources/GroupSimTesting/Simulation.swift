@@ -123,7 +123,7 @@ public final class Simulation: @unchecked Sendable {
         return (me as NSString).deletingLastPathComponent
     }
 
-    private var simulationRoot: SimulationRoot { SimulationRoot(path: root) }
+    var simulationRoot: SimulationRoot { SimulationRoot(path: root) }
 
     // MARK: Devices and apps
 

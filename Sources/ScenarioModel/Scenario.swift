@@ -122,6 +122,12 @@ package struct Step: Sendable {
         case cloud(CloudAction)
         /// A line written to the process's stdin.
         case send(process: String, line: String)
+        /// The device restarts, locked until `unlock` (its first unlock): processes launched meanwhile read no preferences.
+        case reboot(device: String?, protection: ProtectedData.Protection)
+        /// The person's first unlock after a reboot.
+        case unlock(device: String?)
+        /// The system launches a built-in role ahead of time (prewarming), without waiting for it to come up.
+        case prewarm(String)
     }
 
     /// The processes this step speaks the control protocol with (a step inside `parallel` or a check is asked on its own).

@@ -302,6 +302,34 @@ package enum StepGrammar {
             does: "an administrator (MDM) changes the app's managed preferences on the device (`groupsim device managed`): "
                 + "exactly one of `key` with `value`, `remove` or `config`; running processes of the app see it at once",
             read: ScenarioParser.readManaged),
+        StepSpec(
+            "reboot", shorthand: "a device name",
+            fields: [
+                .optional("device", .device),
+                .optional("protection", .text, "until-first-unlock (default, iOS's) or none (the protection switched off)"),
+            ],
+            does: "the device restarts and stays locked until `unlock`: a process launched meanwhile (any role) reads its preferences "
+                + "as absent and keeps that view until relaunched; what it writes replaces the user's values of those keys (`groupsim device reboot`)",
+            read: ScenarioParser.readReboot),
+        StepSpec(
+            "unlock", shorthand: "a device name", fields: [.optional("device", .device)],
+            does: "the person's first unlock after a reboot: processes opening their preferences from now on read them; "
+                + "an app waiting for protected data (manifest `protected-data: wait-for-unlock`) goes on (`groupsim device unlock`)"
+        ) { input in
+            let device = input.isScalar ? try input.device() : try input.fields().device("device")
+            return (.unlock(device: device), "unlock " + (device ?? "the device"))
+        },
+        StepSpec(
+            "prewarm", shorthand: "a process name (a built-in role)",
+            does: "the system launches it ahead of time (`--prewarm`; its ready info says `launch: prewarm`), maybe before the first unlock; "
+                + "nothing waits for it to come up (`wait: { for: ready }` does)"
+        ) { input in
+            let process = try input.process()
+            if input.context.processes[process]?.executable != nil {
+                throw input.body.error("prewarm launches a built-in role; '\(process)' runs an exec: executable (launch it instead)")
+            }
+            return (.prewarm(process), "prewarm \(process)")
+        },
     ]
 
     // MARK: Structure
@@ -382,6 +410,24 @@ extension ScenarioParser {
             throw fields.node("sync-every").error("sync-every goes with defaults bursts; an iCloud write is on the device when it returns")
         }
         return (.burst(burst), "burst of \(count) \(burst.cloud ? "iCloud " : "")sets in \(process)")
+    }
+
+    @Sendable static func readReboot(_ input: StepInput) throws -> (Step.Action, String) {
+        if input.isScalar {
+            let device = try input.device()
+            return (.reboot(device: device, protection: .untilFirstUnlock), "reboot \(device)")
+        }
+        let fields = try input.fields()
+        let device = try fields.device("device")
+        var protection = ProtectedData.Protection.untilFirstUnlock
+        if let node = fields["protection"] {
+            let name = try node.string()
+            guard let chosen = ProtectedData.Protection(rawValue: name) else {
+                throw node.error("protection must be \(ProtectedData.Protection.allCases.map(\.rawValue).joined(separator: " or ")), found '\(name)'")
+            }
+            protection = chosen
+        }
+        return (.reboot(device: device, protection: protection), "reboot " + (device ?? "the device") + " (data protection \(protection.rawValue))")
     }
 
     @Sendable static func readManaged(_ input: StepInput) throws -> (Step.Action, String) {

@@ -84,6 +84,10 @@ package enum StepWriter {
         case .waitBurst(let process): return ("wait-burst", scalar(process))
         case .cloud(let cloudAction): return cloud(cloudAction)
         case .send(let process, let line): return ("send", mapping([("to", scalar(process)), ("line", quoted(line))]))
+        case .reboot(let device, let protection):
+            return ("reboot", mapping((device.map { [("device", scalar($0))] } ?? []) + [("protection", protection.rawValue)]))
+        case .unlock(let device): return ("unlock", mapping(device.map { [("device", scalar($0))] } ?? []))
+        case .prewarm(let process): return ("prewarm", scalar(process))
         case .launchFails, .burst, .parallel, .expect:
             preconditionFailure("StepWriter does not write \(action) steps")
         }

@@ -54,4 +54,15 @@ struct FaultInjector {
         context.log.action("files", step)
         try DeviceManager(root: SimulationRoot(path: context.root)).erase(device)
     }
+
+    /// The device restarts, locked until `unlock` (running processes keep what they read).
+    func reboot(_ device: String?, protection: ProtectedData.Protection, noting step: Step) throws {
+        context.log.action("files", step)
+        try DeviceManager(root: SimulationRoot(path: context.root)).reboot(device ?? context.scenario.defaultDevice, protection: protection)
+    }
+
+    func unlock(_ device: String?, noting step: Step) throws {
+        context.log.action("files", step)
+        try DeviceManager(root: SimulationRoot(path: context.root)).unlock(device ?? context.scenario.defaultDevice)
+    }
 }

@@ -57,12 +57,12 @@ final class ProcessRoster: @unchecked Sendable {
     /// Whether the process of that name is running now.
     func isRunning(_ name: String) -> Bool { lock.withLock { drivers[name]?.isRunning ?? false } }
 
-    private func start(_ name: String, arguments: [String], inBackground: Bool = false) throws -> ProcessDriver {
+    private func start(_ name: String, arguments: [String], flags: [String] = []) throws -> ProcessDriver {
         let spec = context.scenario.processes[name]!
         if let executable = spec.executable { return try startExecutable(spec, executable, launchArguments: arguments) }
         return try ProcessDriver(
             name: name, executable: context.binaries + "/" + spec.role.rawValue,
-            arguments: context.commonArguments(device: spec.device) + (inBackground ? ["--background"] : [])
+            arguments: context.commonArguments(device: spec.device) + flags
                 + (arguments.isEmpty ? [] : ["--"] + arguments),
             // The run starts and ends its own cloud: an app must not start another.
             environment: [CloudDaemons.autostartVariable: "0"], transport: .standardStreams, log: context.log)
@@ -182,7 +182,8 @@ final class ProcessRoster: @unchecked Sendable {
 
     /// `backgroundReason`: the system launches it in the background for that
     /// (an in-app intent), said in its events (`--background`) and the log.
-    func launch(_ name: String, arguments override: [String]? = nil, backgroundReason: String? = nil) throws {
+    /// `prewarm`: the system starts it ahead of time (`--prewarm`), and nothing waits for it to come up.
+    func launch(_ name: String, arguments override: [String]? = nil, backgroundReason: String? = nil, prewarm: Bool = false) throws {
         let spec = context.scenario.processes[name]!
         if let existing = lock.withLock({ drivers[name] }), existing.isRunning {
             throw CheckFailed("\(name) is already running")
@@ -192,16 +193,17 @@ final class ProcessRoster: @unchecked Sendable {
         let what = spec.executable.map { ($0.path as NSString).lastPathComponent + " as " + spec.role.rawValue } ?? spec.role.rawValue
         context.log.record(
             process: name, kind: .action, name: "launch",
-            fields: backgroundReason == nil ? [:] : ["background": .bool(true)],
-            text: "launch \(what)" + (backgroundReason.map { " in the background \($0)" } ?? "")
+            fields: backgroundReason == nil ? (prewarm ? ["prewarm": .bool(true)] : [:]) : ["background": .bool(true)],
+            text: "launch \(what)" + (backgroundReason.map { " in the background \($0)" } ?? "") + (prewarm ? " ahead of time (prewarm)" : "")
                 + (launchArguments.isEmpty ? "" : " -- " + launchArguments.joined(separator: " ")))
-        let driver = try start(name, arguments: launchArguments, inBackground: backgroundReason != nil)
+        let flags = (backgroundReason == nil ? [] : ["--background"]) + (prewarm ? ["--prewarm"] : [])
+        let driver = try start(name, arguments: launchArguments, flags: flags)
         lock.withLock {
             drivers[name] = driver
             everStarted[name] = driver
         }
-        // Without a control channel, started is ready.
-        guard spec.hasControlChannel else { return }
+        // Without a control channel, started is ready; a prewarmed app may wait for the first unlock.
+        guard spec.hasControlChannel, !prewarm else { return }
         let startUp = spec.executable?.startTimeout ?? RunnerTimeouts.startUp
         _ = try driver.waitFor(EventMatcher(event: "ready"), timeout: startUp)
         // Answering a request means its start-up (a widget's timeline too) is done.

@@ -27,6 +27,12 @@ struct AppProcessOptions: ParsableArguments {
     var background = false
 
     @Flag(
+        help:
+            "The system launched it ahead of time (prewarming), maybe before the device's first unlock: its ready event's info says launch: prewarm."
+    )
+    var prewarm = false
+
+    @Flag(
         help: "Read nothing from stdin: print what happens and run until SIGTERM or SIGINT (for running it in the background: widget --no-input &).")
     var noInput = false
 
@@ -51,7 +57,7 @@ enum AppLauncher {
             let session = try AppSession(
                 role: role, manifest: try options.loadManifest(),
                 root: SimulationRoot.resolve(explicit: options.root), device: SimulationRoot.resolveDevice(explicit: options.device),
-                launchArguments: launchArguments, launchedInBackground: options.background, events: sink)
+                launchArguments: launchArguments, launchedInBackground: options.background, prewarmed: options.prewarm, events: sink)
             TerminationFlush.install { signal in
                 PersistentDomain.deliverPendingNotifications()
                 sink.emit(.exit(status: 128 + signal))

@@ -28,13 +28,18 @@ final class AppSession: @unchecked Sendable {
     private(set) var widget: WidgetTimeline?
     /// Launched by the system in the background to run an intent, not by the person.
     let launchedInBackground: Bool
+    /// Launched by the system ahead of time (prewarming), not by the person.
+    let prewarmed: Bool
+    /// Whether the device's protected data was available when the store was opened (`ProtectedData`).
+    let protectedDataAtOpen: Bool
 
     package init(
         role: Role, manifest: AppManifest, root: SimulationRoot, device: String, launchArguments: [String], launchedInBackground: Bool = false,
-        events: AppEventSink
+        prewarmed: Bool = false, events: AppEventSink
     ) throws {
         self.role = role
         self.launchedInBackground = launchedInBackground
+        self.prewarmed = prewarmed
         self.manifest = manifest
         self.events = events
         target = try manifest.target(role)
@@ -42,6 +47,7 @@ final class AppSession: @unchecked Sendable {
         // Volatile domains first, as at a real launch: arguments, then registration.
         ProcessDomains.shared.setLaunchArguments(launchArguments)
         ProcessDomains.shared.register(target.registeredDefaults)
+        protectedDataAtOpen = try Self.awaitProtectedData(manifest.protectedData, root: root, device: device)
         store =
             target.usesStandardDefaults
             ? try GroupDefaults(context: context)
@@ -86,6 +92,8 @@ final class AppSession: @unchecked Sendable {
         ]
         if let kvs = target.keyValueStore { info["icloudKVS"] = .string(kvs) }
         if launchedInBackground { info["launch"] = .string("background") }
+        if prewarmed { info["launch"] = .string("prewarm") }
+        if !protectedDataAtOpen { info["protectedData"] = .string("unavailable") }
         if let bridge = cloudBridge { info["icloudBridge"] = .string("\(bridge.mode.rawValue) \(bridge.prefix)*") }
         return info
     }

@@ -72,4 +72,31 @@ import Testing
         }
         #expect("\(both.map { "\($0)" } ?? "")".contains("managed takes an app and one of"))
     }
+
+    @Test func rebootStepsReadBackAsTheSameSteps() throws {
+        let steps: [Step.Action] = [
+            .reboot(device: nil, protection: .untilFirstUnlock), .reboot(device: "iPad", protection: ProtectedData.Protection.none),
+            .unlock(device: nil), .unlock(device: "iPad"), .prewarm("app"),
+        ]
+        for step in steps {
+            let text =
+                "summary: x\ndevices: [iPhone, iPad]\nprocesses: { app: { role: main-app } }\nsteps:\n"
+                + StepWriter.lines(step).joined(separator: "\n") + "\n"
+            let read = try ScenarioParser.parse(text, file: "/tmp/reboot.yaml", fileSystem: FixedScenarioFiles()).steps[0].action
+            #expect("\(read)" == "\(step)", "\(text)")
+        }
+    }
+
+    @Test func aRebootStepNamesWhatIsWrong() throws {
+        let base = "summary: x\nprocesses: { app: { role: main-app } }\nsteps:\n"
+        let protection = #expect(throws: (any Error).self) {
+            try ScenarioParser.parse(base + "  - reboot: { protection: some }\n", file: "/tmp/r.yaml", fileSystem: FixedScenarioFiles())
+        }
+        let message = "\(protection.map { "\($0)" } ?? "")"
+        #expect(message.contains("/tmp/r.yaml:4:") && message.contains("protection must be until-first-unlock or none, found 'some'"), "\(message)")
+        let process = #expect(throws: (any Error).self) {
+            try ScenarioParser.parse(base + "  - prewarm: ap\n", file: "/tmp/r.yaml", fileSystem: FixedScenarioFiles())
+        }
+        #expect("\(process.map { "\($0)" } ?? "")".contains("/tmp/r.yaml:4:"))
+    }
 }

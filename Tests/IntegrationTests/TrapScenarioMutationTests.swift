@@ -41,6 +41,14 @@ import Testing
             file: "managed-app-configuration.yaml", replacing: #"managed: { app: com.example.notes, config: { serverURL: "https://mdm2"#,
             with: #"managed: { app: com.example.notes.intents, config: { serverURL: "https://mdm2"#,
             reason: "no change, key com.apple.configuration.managed"),
+        // Containers without data protection: the prewarmed app reads the user's 41, nothing is lost.
+        Mutation(
+            file: "reboot-counter-lost.yaml", replacing: "protection: until-first-unlock", with: "protection: none",
+            reason: "streak"),
+        // The fixed app trusting its reads again: it comes up while the device is locked.
+        Mutation(
+            file: "reboot-counter-kept.yaml", replacing: "protected-data: wait-for-unlock", with: "protected-data: trust-reads",
+            reason: "app should have had no ready"),
     ]
 
     @Test(arguments: mutations) func theMutatedCopyFails(_ mutation: Mutation) throws {
