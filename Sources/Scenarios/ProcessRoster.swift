@@ -62,7 +62,7 @@ final class ProcessRoster: @unchecked Sendable {
         if let executable = spec.executable { return try startExecutable(spec, executable, launchArguments: arguments) }
         return try ProcessDriver(
             name: name, executable: context.binaries + "/" + spec.role.rawValue,
-            arguments: context.commonArguments(device: spec.device) + (inBackground ? ["--background"] : [])
+            arguments: context.commonArguments(device: spec.device) + (inBackground || spec.launchesInBackground ? ["--background"] : [])
                 + (arguments.isEmpty ? [] : ["--"] + arguments),
             // The run starts and ends its own cloud: an app must not start another.
             environment: [CloudDaemons.autostartVariable: "0"], transport: .standardStreams, log: context.log)
