@@ -41,6 +41,10 @@ import Testing
             file: "managed-app-configuration.yaml", replacing: #"managed: { app: com.example.notes, config: { serverURL: "https://mdm2"#,
             with: #"managed: { app: com.example.notes.intents, config: { serverURL: "https://mdm2"#,
             reason: "no change, key com.apple.configuration.managed"),
+        // With no budget the background app's reloads all go through: the app is never told one was deferred.
+        Mutation(
+            file: "widget-budget-stale-after-budget-spent.yaml", replacing: "reload-budget: 2", with: "reload-budget: unlimited",
+            reason: #"no warning, message containing "budget of 2 reloads""#),
     ]
 
     @Test(arguments: mutations) func theMutatedCopyFails(_ mutation: Mutation) throws {
