@@ -42,7 +42,7 @@ package struct DeviceClock: Sendable {
         }
         try root.prepareConfinedDirectory(try folder)
         var offset: Double = 0
-        try SharedPlistFile(path: try path, root: root.path).update { contents in
+        try SharedPlistFile(path: try path, durable: try root.durability().fsyncs, root: root.path).update { contents in
             if case .real(let old)? = contents["offset"] { offset = old }
             offset += seconds
             contents["offset"] = .real(offset)

@@ -72,7 +72,7 @@ package struct WidgetReloadBudget: Sendable {
         try root.prepareConfinedDirectory((try path as NSString).deletingLastPathComponent)
         let today = DeviceClock.day(of: try DeviceClock(root: root, device: device).now())
         var outcome = Outcome.free
-        try SharedPlistFile(path: try path, root: root.path).update { contents in
+        try sharedFile(try path).update { contents in
             guard let bundle, let budget else { return Self.bump(Self.allWidgets, in: &contents) }
             var counters = Self.rollOver(bundle, to: today, in: &contents)
             if inForeground {
@@ -100,7 +100,7 @@ package struct WidgetReloadBudget: Sendable {
         guard FileManager.default.fileExists(atPath: file) else { return [] }
         let today = DeviceClock.day(of: try DeviceClock(root: root, device: device).now())
         var delivered: [String] = []
-        try SharedPlistFile(path: file, root: root.path).update { contents in
+        try sharedFile(file).update { contents in
             for key in contents.keys.sorted() where key.hasPrefix("budget:") {
                 let bundle = String(key.dropFirst("budget:".count))
                 let before = Counters(contents[key], day: today)
@@ -110,6 +110,11 @@ package struct WidgetReloadBudget: Sendable {
             }
         }
         return delivered
+    }
+
+    /// The file, written with the root's durability (a scenario's root does not fsync), as the app's own domains are.
+    private func sharedFile(_ path: String) throws -> SharedPlistFile {
+        try SharedPlistFile(path: path, durable: try root.durability().fsyncs, root: root.path)
     }
 
     /// Every widget's counters on the device (for `groupsim device widget-budget`).
