@@ -75,6 +75,8 @@ package struct AppManifest: Sendable {
         package var shows: [String]
         package var timeline: Timeline
         package var observer: Observer = .anyChange
+        /// Reloads the app may ask from the background per simulated day (`reload-budget`); nil: unlimited.
+        package var reloadBudget: Int? = WidgetReloadBudget.defaultDailyBudget
     }
 
     package struct Intent: Sendable {
@@ -129,7 +131,7 @@ package struct AppManifest: Sendable {
 
     static func parseTarget(_ node: SpecNode, role: Role) throws -> Target {
         var allowed = ["bundle-id", "app-groups", "icloud-kvs", "icloud-bridge", "suite", "registered-defaults"]
-        if role == .widget { allowed += ["shows", "timeline", "observer"] }
+        if role == .widget { allowed += ["shows", "timeline", "observer", "reload-budget"] }
         if role == .intentExtension { allowed += ["intents"] }
         let fields = try node.fields(allowed: allowed, required: ["bundle-id"])
         let bundle = try fields["bundle-id"]!.string()
@@ -143,7 +145,7 @@ package struct AppManifest: Sendable {
         if role == .widget {
             widget = Widget(
                 shows: try fields["shows"]?.strings() ?? [], timeline: try parseTimeline(fields["timeline"]),
-                observer: try parseWidgetObserver(fields["observer"]))
+                observer: try parseWidgetObserver(fields["observer"]), reloadBudget: try parseReloadBudget(fields["reload-budget"]))
             if fields["observer"] != nil, widget?.timeline != .onChange {
                 throw fields["observer"]!.error("observer chooses how an on-change timeline hears of changes; this timeline is not on-change")
             }
@@ -207,6 +209,21 @@ package struct AppManifest: Sendable {
         }
     }
 
+    /// The largest daily reload budget a manifest may give (Apple's is 40 to 70).
+    package static let reloadBudgets = 0...10_000
+
+    static func parseReloadBudget(_ node: SpecNode?) throws -> Int? {
+        guard let node else { return WidgetReloadBudget.defaultDailyBudget }
+        let text = try node.string()
+        if text == "unlimited" { return nil }
+        guard let budget = Int(text), reloadBudgets.contains(budget) else {
+            throw node.error(
+                "reload-budget is the reloads a day the app may ask from the background, \(reloadBudgets.lowerBound) to \(reloadBudgets.upperBound), "
+                    + "or unlimited; found '\(text)'")
+        }
+        return budget
+    }
+
     static func parseWidgetObserver(_ node: SpecNode?) throws -> Widget.Observer {
         guard let node else { return .anyChange }
         let text = try node.string()
@@ -260,6 +277,7 @@ package struct AppManifest: Sendable {
             shows: [theme, noteCount, lastNote]
             timeline: on-change         # or manual, or every 60s
             observer: any-change        # how on-change hears: or key-value-observing, did-change-notification
+            reload-budget: 40           # reloads a day asked from the background (default 40), or unlimited
           intent-extension:
             bundle-id: com.example.notes.intents
             app-groups: [group.com.example.notes]

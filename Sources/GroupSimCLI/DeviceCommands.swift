@@ -9,7 +9,9 @@ import GroupDefaults
 struct DeviceCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "device", abstract: "Create, list, erase and delete simulated devices; manage their apps (MDM).",
-        subcommands: [Create.self, List.self, Erase.self, Delete.self, ManagedCommand.self, RebootCommand.self, UnlockCommand.self])
+        subcommands: [
+            Create.self, List.self, Erase.self, Delete.self, ManagedCommand.self, RebootCommand.self, UnlockCommand.self, ClockCommand.self,
+        ])
 
     struct Create: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Create a device.")

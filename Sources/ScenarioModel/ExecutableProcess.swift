@@ -12,7 +12,7 @@ extension ScenarioParser {
     static func parseProcess(
         _ name: String, _ node: SpecNode, app: AppManifest, devices: [String], file: String, fileSystem: any ScenarioFileSystem
     ) throws -> ProcessSpec {
-        let spec = try node.fields(allowed: ["role", "device", "args", "exec", "target", "env", "control", "start-timeout"])
+        let spec = try node.fields(allowed: ["role", "device", "args", "exec", "target", "env", "control", "start-timeout", "launch"])
         let device = try spec["device"]?.string() ?? devices[0]
         guard devices.contains(device) else {
             throw spec["device"]!.error("unknown device '\(device)'; declared: \(devices.joined(separator: ", "))")
@@ -20,6 +20,7 @@ extension ScenarioParser {
         let arguments = try spec["args"]?.strings() ?? []
         if let execNode = spec["exec"] {
             if let roleNode = spec["role"] { throw roleNode.error("a process has 'role' (a built-in process) or 'exec' (your executable), not both") }
+            if let launch = spec["launch"] { throw launch.error("'launch' goes with a built-in main-app role, not with 'exec'") }
             let targetText = try spec["target"]?.string() ?? "app"
             guard let role = AppTarget(rawValue: targetText)?.role else {
                 throw spec["target"]!.error(
@@ -42,7 +43,20 @@ extension ScenarioParser {
             throw roleNode.error("role must be main-app or widget (run the intent extension with the 'intent' step), found '\(roleText)'")
         }
         guard app.targets[role] != nil else { throw roleNode.error("the app '\(app.name)' has no \(roleText) target") }
-        return ProcessSpec(name: name, role: role, device: device, arguments: arguments)
+        var process = ProcessSpec(name: name, role: role, device: device, arguments: arguments)
+        process.launchesInBackground = try parseLaunch(spec["launch"], role: role)
+        return process
+    }
+
+    /// `launch: foreground` (the default) or `launch: background`, for the main app only.
+    static func parseLaunch(_ node: SpecNode?, role: Role) throws -> Bool {
+        guard let node else { return false }
+        let text = try node.string()
+        guard text == "background" || text == "foreground" else {
+            throw node.error("launch is foreground (the person opens the app) or background (the system does), found '\(text)'")
+        }
+        if role != .mainApp { throw node.error("launch: \(text) is for the main-app process; a widget is never in the foreground") }
+        return text == "background"
     }
 
     /// `exec: [PATH, ARG…]`, with its `env` and `control`: the file is found now

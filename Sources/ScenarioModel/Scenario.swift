@@ -43,6 +43,8 @@ package struct ProcessSpec: Sendable {
     package let device: String
     package let arguments: [String]
     package var executable: ExecutableSpec? = nil
+    /// `launch: background`: the app runs in the background (the system launched it), as its widget reload budget sees it.
+    package var launchesInBackground = false
 
     /// Whether the runner speaks the control protocol with it (every built-in role does).
     package var hasControlChannel: Bool { executable?.control ?? true }
@@ -128,6 +130,8 @@ package struct Step: Sendable {
         case unlock(device: String?)
         /// The system launches a built-in role ahead of time (prewarming), without waiting for it to come up.
         case prewarm(String)
+        /// The device's simulated clock moves forward (`DeviceClock`), without waiting.
+        case advanceClock(device: String?, seconds: Double)
     }
 
     /// The processes this step speaks the control protocol with (a step inside `parallel` or a check is asked on its own).

@@ -330,6 +330,12 @@ package enum StepGrammar {
             }
             return (.prewarm(process), "prewarm \(process)")
         },
+        StepSpec(
+            "advance-clock", shorthand: "a duration (the default device)",
+            fields: [.optional("device", .device), .required("by", .text, "a duration: 30s, 90m, 6h, 1d; at most 366d")],
+            does: "moves the device's simulated clock forward at once (no waiting), as every process of the device sees it; "
+                + "a reload deferred past a widget's daily budget comes when the clock reaches the next day",
+            read: ScenarioParser.readAdvanceClock),
     ]
 
     // MARK: Structure
@@ -450,5 +456,18 @@ extension ScenarioParser {
         }
         let device = try fields.device("device")
         return (.managed(device: device, app: app, change), "\(change.summary) for \(app)" + (device.map { " on \($0)" } ?? ""))
+    }
+
+    @Sendable static func readAdvanceClock(_ input: StepInput) throws -> (Step.Action, String) {
+        var (device, byNode): (String?, SpecNode) = (nil, input.body)
+        if !input.isScalar {
+            let fields = try input.fields()
+            (device, byNode) = (try fields.device("device"), fields.node("by"))
+        }
+        let text = try byNode.string()
+        guard let seconds = DeviceClock.parseDuration(text), seconds > 0, seconds <= DeviceClock.longestAdvance else {
+            throw byNode.error(DeviceClock.durationError(text, what: "advance-clock's 'by'"))
+        }
+        return (.advanceClock(device: device, seconds: seconds), "advance the clock by \(text)" + (device.map { " on \($0)" } ?? ""))
     }
 }

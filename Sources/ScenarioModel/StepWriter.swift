@@ -88,6 +88,8 @@ package enum StepWriter {
             return ("reboot", mapping((device.map { [("device", scalar($0))] } ?? []) + [("protection", protection.rawValue)]))
         case .unlock(let device): return ("unlock", mapping(device.map { [("device", scalar($0))] } ?? []))
         case .prewarm(let process): return ("prewarm", scalar(process))
+        case .advanceClock(let device, let seconds):
+            return ("advance-clock", mapping((device.map { [("device", scalar($0))] } ?? []) + [("by", scalar(duration(seconds)))]))
         case .launchFails, .burst, .parallel, .expect:
             preconditionFailure("StepWriter does not write \(action) steps")
         }
@@ -216,6 +218,15 @@ package enum StepWriter {
     }
 
     // MARK: YAML
+
+    /// A duration as advance-clock reads it, in its largest whole unit.
+    static func duration(_ seconds: Double) -> String {
+        for (unit, size) in [("d", 86_400.0), ("h", 3_600.0), ("m", 60.0)] where seconds >= size && seconds.truncatingRemainder(dividingBy: size) == 0
+        {
+            return "\(Int(seconds / size))\(unit)"
+        }
+        return "\(seconds)s"
+    }
 
     static func managed(device: String?, app: String, _ change: ManagedChange) -> String {
         let what: [(String, String)] =

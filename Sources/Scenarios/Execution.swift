@@ -117,6 +117,7 @@ final class Execution: @unchecked Sendable {
         case .deleteFile(let domain, let device): try faults.deleteFile(domain, device: device, noting: step)
         case .eraseDevice(let device): try faults.erase(device, noting: step)
         case .managed(let device, let app, let change): try faults.manage(app, device: device, change, noting: step)
+        case .advanceClock(let device, let seconds): try faults.advanceClock(device: device, by: seconds, noting: step)
         case .parallel(let steps): try performTogether(steps)
         case .expect(let checks): try verify(checks)
         case .cloud(let cloudAction): try performCloud(cloudAction, step)

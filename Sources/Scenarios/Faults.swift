@@ -65,4 +65,13 @@ struct FaultInjector {
         context.log.action("files", step)
         try DeviceManager(root: SimulationRoot(path: context.root)).unlock(device ?? context.scenario.defaultDevice)
     }
+
+    /// The device's clock jumps forward; reloads deferred past a widget's budget come if a new day began.
+    func advanceClock(device: String?, by seconds: Double, noting step: Step) throws {
+        context.log.action("files", step)
+        let root = SimulationRoot(path: context.root)
+        let device = device ?? context.scenario.defaultDevice
+        try DeviceClock(root: root, device: device).advance(by: seconds)
+        try WidgetReloadBudget(root: root, device: device).deliverDeferred()
+    }
 }

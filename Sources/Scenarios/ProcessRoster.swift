@@ -196,7 +196,7 @@ final class ProcessRoster: @unchecked Sendable {
             fields: backgroundReason == nil ? (prewarm ? ["prewarm": .bool(true)] : [:]) : ["background": .bool(true)],
             text: "launch \(what)" + (backgroundReason.map { " in the background \($0)" } ?? "") + (prewarm ? " ahead of time (prewarm)" : "")
                 + (launchArguments.isEmpty ? "" : " -- " + launchArguments.joined(separator: " ")))
-        let flags = (backgroundReason == nil ? [] : ["--background"]) + (prewarm ? ["--prewarm"] : [])
+        let flags = (backgroundReason == nil && !spec.launchesInBackground ? [] : ["--background"]) + (prewarm ? ["--prewarm"] : [])
         let driver = try start(name, arguments: launchArguments, flags: flags)
         lock.withLock {
             drivers[name] = driver

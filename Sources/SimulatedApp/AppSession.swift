@@ -123,7 +123,7 @@ final class AppSession: @unchecked Sendable {
             widget.reload(reason: "request")
             return .done
         case .reloadWidgets:
-            try WidgetCenter(root: context.root, device: context.device).requestReload()
+            try requestWidgetReload()
             return .done
         case .cloudGet, .cloudSet, .cloudRemove, .cloudDump, .cloudSynchronize:
             return try performCloud(command)

@@ -51,9 +51,13 @@ final class WidgetTimeline: @unchecked Sendable {
         do {
             let center = try WidgetCenter(root: session.context.root, device: session.context.device).domain()
             let bundle = session.target.bundleIdentifier
+            let deferred = WidgetReloadBudget.deferredKey(bundle)
             let id = center.addListener { [weak self] change in
                 if change.changes.contains(where: { $0.key == bundle || $0.key == WidgetCenter.allWidgets }) {
                     self?.reload(reason: "reload-request")
+                } else if change.changes.contains(where: { $0.key == deferred }) {
+                    // A reload deferred past the day's budget, delivered as the next day began.
+                    self?.reload(reason: "deferred-reload")
                 }
             }
             reloadListener = (center, id)
@@ -99,23 +103,16 @@ final class WidgetTimeline: @unchecked Sendable {
 }
 
 /// The simulated `WidgetCenter`: a per-device plist of reload requests,
-/// one counter per widget bundle id (or "*" for all). Widgets watch it like
-/// any other shared file, so a request reaches them across processes.
+/// one counter per widget bundle id (or "*" for all), written by
+/// `WidgetReloadBudget`. Widgets watch it like any other shared file, so a
+/// request reaches them across processes.
 struct WidgetCenter {
-    static let allWidgets = "*"
+    static let allWidgets = WidgetReloadBudget.allWidgets
     let root: SimulationRoot
     let device: String
 
-    var path: String {
-        get throws { try root.devicePath(device) + "/Library/WidgetCenter/timeline-reloads.plist" }
-    }
-
     func domain() throws -> PersistentDomain {
-        try DomainRegistry.shared.domain(named: "WidgetCenter", at: try path, root: root.path)
-    }
-
-    /// `reloadAllTimelines()`.
-    func requestReload(kind: String = allWidgets) throws {
-        try domain().transaction { try DefaultsWriteRequest.intAdd(key: kind, delta: 1).apply(to: &$0) }
+        try DomainRegistry.shared.domain(
+            named: "WidgetCenter", at: try WidgetReloadBudget(root: root, device: device).path, root: root.path)
     }
 }

@@ -49,6 +49,10 @@ import Testing
         Mutation(
             file: "reboot-counter-kept.yaml", replacing: "protected-data: wait-for-unlock", with: "protected-data: trust-reads",
             reason: "app should have had no ready"),
+        // With no budget the background app's reloads all go through: the app is never told one was deferred.
+        Mutation(
+            file: "widget-budget-stale-after-budget-spent.yaml", replacing: "reload-budget: 2", with: "reload-budget: unlimited",
+            reason: #"no warning, message containing "budget of 2 reloads""#),
     ]
 
     @Test(arguments: mutations) func theMutatedCopyFails(_ mutation: Mutation) throws {

@@ -1,0 +1,70 @@
+import Foundation
+import GroupDefaults
+import PropertyList
+import SharedFiles
+
+/// A device's simulated clock: the real time plus an offset kept in the
+/// device's folder, so every process of the device reads the same time.
+/// It moves only when advanced (`advance-clock`, `groupsim device clock`):
+/// nothing polls it, and a device whose clock was never advanced reads the
+/// real time, so nothing changes for a run that never advances it.
+package struct DeviceClock: Sendable {
+    package let root: SimulationRoot
+    package let device: String
+
+    /// The longest single advance: a year, far beyond any budget's period.
+    package static let longestAdvance: Double = 366 * 86_400
+
+    package init(root: SimulationRoot, device: String) {
+        self.root = root
+        self.device = device
+    }
+
+    var folder: String { get throws { try root.devicePath(device) + "/Library/Clock" } }
+    package var path: String { get throws { try folder + "/clock.plist" } }
+
+    /// How far the device's clock is ahead of the real time, in seconds (0 if never advanced).
+    package func offset() throws -> Double {
+        let contents = try SharedPlistFile.read(path: try path, root: root.path) ?? [:]
+        if case .real(let seconds)? = contents["offset"] { return seconds }
+        if case .integer(let seconds)? = contents["offset"] { return Double(seconds) }
+        return 0
+    }
+
+    /// The device's time now.
+    package func now() throws -> Date { Date().addingTimeInterval(try offset()) }
+
+    /// Moves the clock forward atomically (two advancers never lose one); returns the new time.
+    @discardableResult
+    package func advance(by seconds: Double) throws -> Date {
+        guard seconds > 0, seconds <= Self.longestAdvance else {
+            throw DeviceError("a clock advances by more than 0 and at most 366 days, found \(seconds) s")
+        }
+        try root.prepareConfinedDirectory(try folder)
+        var offset: Double = 0
+        try SharedPlistFile(path: try path, durable: try root.durability().fsyncs, root: root.path).update { contents in
+            if case .real(let old)? = contents["offset"] { offset = old }
+            offset += seconds
+            contents["offset"] = .real(offset)
+        }
+        return Date().addingTimeInterval(offset)
+    }
+
+    /// The simulated day a time falls in (days since 1970, UTC): budgets refill when it changes.
+    package static func day(of date: Date) -> Int { Int((date.timeIntervalSince1970 / 86_400).rounded(.down)) }
+
+    /// "6h", "90m", "30s", "2d" (or a bare number of seconds) in seconds; nil if it is none of those.
+    package static func parseDuration(_ text: String) -> Double? {
+        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3_600, "d": 86_400]
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        guard let last = trimmed.last else { return nil }
+        let (number, unit) = units[last].map { (String(trimmed.dropLast()), $0) } ?? (trimmed, 1)
+        guard let value = Double(number), value.isFinite else { return nil }
+        return value * unit
+    }
+
+    /// The error for a duration that is not one, naming what was given and what is meant.
+    package static func durationError(_ text: String, what: String) -> String {
+        "\(what) is a duration such as 6h, 90m, 30s or 1d (more than 0, at most 366d), found '\(text)'"
+    }
+}
