@@ -45,10 +45,14 @@ package enum ScenarioCatalog {
         return (scenarios, errors)
     }
 
-    /// Whether a scenario matches a `--filter` word (name, file or tag contains it).
+    /// Whether a scenario matches a `--filter` word: its name, its file (the
+    /// name and its folder's, as `cloud/partition-heals.yaml`: not the folders
+    /// above, or a checkout under `/work/reboot` would match `reboot` everywhere)
+    /// or a tag contains it.
     package static func matches(_ scenario: Scenario, filter: String) -> Bool {
         let word = filter.lowercased()
-        return scenario.name.lowercased().contains(word) || scenario.file.lowercased().contains(word)
+        let file = scenario.file.split(separator: "/").suffix(2).joined(separator: "/")
+        return scenario.name.lowercased().contains(word) || file.lowercased().contains(word)
             || scenario.tags.contains { $0.lowercased().contains(word) }
     }
 }
