@@ -16,6 +16,8 @@ public enum DefaultsError: Error, CustomStringConvertible, Equatable {
     case transactionInsideAnotherDomain(domain: String)
     case badSetting(path: String, key: String, found: String, expected: String)
     case invalidManagedValue(path: String, reason: String)
+    case unknownPlatform(name: String)
+    case badDeviceSetting(path: String, key: String, found: String, expected: String)
 
     public var description: String {
         switch self {
@@ -45,6 +47,10 @@ public enum DefaultsError: Error, CustomStringConvertible, Equatable {
             "'\(path)': setting \(Self.show(key)) is \(found), expected \(expected). Set it again (groupsim root \(key) VALUE) or remove the file for the defaults."
         case .invalidManagedValue(let path, let reason):
             "managed preferences '\(path)' not changed: \(reason). Give the configuration as a JSON object."
+        case .unknownPlatform(let name):
+            "unknown platform \(Self.show(name)); use one of \(DevicePlatform.allCases.map(\.rawValue).joined(separator: ", "))"
+        case .badDeviceSetting(let path, let key, let found, let expected):
+            "'\(path)': device setting \(Self.show(key)) is \(found), expected \(expected). Change it with groupsim device settings DEVICE --\(key) VALUE."
         }
     }
 

@@ -46,7 +46,8 @@ package final class DomainRegistry: @unchecked Sendable {
             let domain = PersistentDomain(
                 name: name,
                 file: try SharedPlistFile(
-                    path: path, durable: durable, root: root, maximumSize: maximumSize, contentCheck: contentCheck, readOnly: readOnly))
+                    path: path, durable: durable, root: root, maximumSize: maximumSize, contentCheck: contentCheck, readOnly: readOnly),
+                device: try DeviceSettings.forFile(at: path, root: root))
             domains[path] = WeakDomain(domain)
             return (domain, true)
         }

@@ -44,6 +44,8 @@ struct Overlay {
 package final class PersistentDomain: @unchecked Sendable {
     package let name: String
     package let file: SharedPlistFile
+    /// What the device's platform does when the domain grows (checked after this process's commits).
+    private let sizeGuard: DomainSizeGuard
 
     private let state = NSLock()
     private var committed: [String: PlistValue]
@@ -78,9 +80,10 @@ package final class PersistentDomain: @unchecked Sendable {
         notificationQueue.sync {}
     }
 
-    init(name: String, file: SharedPlistFile) {
+    init(name: String, file: SharedPlistFile, device: DeviceSettings = DeviceSettings()) {
         self.name = name
         self.file = file
+        sizeGuard = DomainSizeGuard(platform: device.platform)
         commitQueue = DispatchQueue(label: "groupsim.defaults.commit.\(name)")
         commitQueue.setSpecific(key: Self.onCommitQueue, value: queueToken)
         do {
@@ -382,6 +385,7 @@ package final class PersistentDomain: @unchecked Sendable {
                 }
             }
             if let report = Diagnostic.movedAside(update, path: file.path, domain: name) { Diagnostics.report(report) }
+            if let size = update.writtenSize { sizeGuard.check(size: size, domain: name, path: file.path) }
             let inline = absorb(update.after, localKeys: transactionKeys)
             state.withLock {
                 counters.commits += 1

@@ -168,6 +168,12 @@ package enum StepGrammar {
             let process = try input.process()
             return (.waitBurst(process), "wait for \(process)'s burst")
         },
+        request(
+            "set-data", [.required("key"), .required("bytes", .number(1...PlistLimits.maximumFileSize / 2), "how many bytes of data")],
+            does: "`set` of a data value of that many bytes (an app caching data in its defaults; see the platform's size limits)"
+        ) {
+            .set(key: try $0.node("key").string(), value: .data(Data(repeating: 0x2A, count: try $0.number("bytes") ?? 1)))
+        },
     ]
 
     // MARK: Outside tools

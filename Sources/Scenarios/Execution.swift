@@ -49,7 +49,9 @@ final class Execution: @unchecked Sendable {
         if case .inline(let yaml) = scenario.appSource, let path = context.manifestPath {
             try yaml.write(toFile: path, atomically: true, encoding: .utf8)
         }
-        for device in scenario.devices { try DeviceManager(root: SimulationRoot(path: root)).create(device) }
+        for device in scenario.deviceSpecs {
+            try DeviceManager(root: SimulationRoot(path: root)).create(device.name, settings: device.settings)
+        }
         if scenario.usesCloud {
             let rig = CloudRig(root: SimulationRoot(path: root), groupsim: context.binaries + "/groupsim", log: log)
             lock.withLock { cloud = rig }

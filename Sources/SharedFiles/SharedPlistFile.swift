@@ -126,6 +126,8 @@ package final class SharedPlistFile: @unchecked Sendable {
         package var corruptionReason: String?
         /// Where the time went.
         package var timings = CommitTimings()
+        /// The file's size in bytes when this update wrote it.
+        package var writtenSize: Int? = nil
     }
 
     /// Reads, changes and atomically replaces the file under the lock.
@@ -213,6 +215,7 @@ package final class SharedPlistFile: @unchecked Sendable {
         timings.readAndDecode = MonotonicClock.now() - mark
         try body(&current)
         let changed = current != before || movedTo != nil
+        var writtenSize: Int? = nil
         if changed {
             mark = MonotonicClock.now()
             let bytes = format.encode(.dictionary(current))
@@ -221,8 +224,11 @@ package final class SharedPlistFile: @unchecked Sendable {
                 throw SharedFileError.contentsTooLarge(path: path, size: bytes.count, limit: maximumSize)
             }
             try replace(in: descriptor, with: bytes, timings: &timings)
+            writtenSize = bytes.count
         }
-        return Update(before: before, after: current, wrote: changed, corruptFileMovedTo: movedTo, corruptionReason: reason, timings: timings)
+        return Update(
+            before: before, after: current, wrote: changed, corruptFileMovedTo: movedTo, corruptionReason: reason, timings: timings,
+            writtenSize: writtenSize)
     }
 
     /// Replaces the file with `bytes` (temporary file, fsync, rename, fsync folder).

@@ -41,6 +41,14 @@ import Testing
             file: "managed-app-configuration.yaml", replacing: #"managed: { app: com.example.notes, config: { serverURL: "https://mdm2"#,
             with: #"managed: { app: com.example.notes.intents, config: { serverURL: "https://mdm2"#,
             reason: "no change, key com.apple.configuration.managed"),
+        // On iOS the same cache is never warned about (nor ends the app).
+        Mutation(
+            file: "size-limit-tvos-terminated.yaml", replacing: "platform: tvOS", with: "platform: iOS",
+            reason: "no warning, kind size-limit-exceeded"),
+        // Just under 4 MiB, CFPreferences says nothing.
+        Mutation(
+            file: "size-limit-ios-logs-at-4mib.yaml", replacing: "key: imageCache, bytes: 1500000", with: "key: imageCache, bytes: 1000000",
+            reason: "no warning, kind size-limit-log"),
     ]
 
     @Test(arguments: mutations) func theMutatedCopyFails(_ mutation: Mutation) throws {
