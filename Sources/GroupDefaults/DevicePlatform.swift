@@ -6,13 +6,13 @@ import SharedFiles
 /// growing domain does (docs/apple-traps.md, "Size limits per platform") and
 /// whether the device's processes read through cfprefsd's cache ("cfprefsd's
 /// cache on macOS").
-public enum DevicePlatform: String, CaseIterable, Sendable {
+package enum DevicePlatform: String, CaseIterable, Sendable {
     case iOS, iPadOS, macOS, tvOS, watchOS, visionOS
 
-    public static let `default` = DevicePlatform.iOS
+    package static let `default` = DevicePlatform.iOS
 
     /// The platform a name means (any case); an unknown name is refused with the list.
-    public static func named(_ text: String) throws -> DevicePlatform {
+    package static func named(_ text: String) throws -> DevicePlatform {
         if let exact = DevicePlatform(rawValue: text) { return exact }
         if let platform = allCases.first(where: { $0.rawValue.lowercased() == text.lowercased() }) { return platform }
         throw DefaultsError.unknownPlatform(name: text)

@@ -46,6 +46,10 @@ package final class PersistentDomain: @unchecked Sendable {
     package let file: SharedPlistFile
     /// What the device's platform does when the domain grows (checked after this process's commits).
     private let sizeGuard: DomainSizeGuard
+    /// The device reads through cfprefsd's cache (macOS): a change of the
+    /// file that no store commit made is neither reloaded nor kept by the
+    /// next commit, which writes this process's view over it.
+    private let readsThroughCache: Bool
 
     private let state = NSLock()
     private var committed: [String: PlistValue]
@@ -84,6 +88,7 @@ package final class PersistentDomain: @unchecked Sendable {
         self.name = name
         self.file = file
         sizeGuard = DomainSizeGuard(platform: device.platform)
+        readsThroughCache = device.preferencesCache
         commitQueue = DispatchQueue(label: "groupsim.defaults.commit.\(name)")
         commitQueue.setSpecific(key: Self.onCommitQueue, value: queueToken)
         do {
@@ -281,6 +286,7 @@ package final class PersistentDomain: @unchecked Sendable {
             return commitScheduled
         }
         if commitQueued { return }
+        if readsThroughCache, (try? file.lastWriter()) == .foreign { return }
         do {
             let start = MonotonicClock.now()
             let contents = try file.read()
@@ -373,6 +379,8 @@ package final class PersistentDomain: @unchecked Sendable {
         var transactionKeys = Set<String>()
         do {
             let update = try file.update(deadline: deadline) { contents in
+                // cfprefsd writes the domain it holds: an edit made beside it is lost.
+                if readsThroughCache, (try? file.lastWriter()) == .foreign { contents = state.withLock { committed } }
                 contents = edits.applied(to: contents)
                 if let transaction {
                     let before = contents

@@ -122,6 +122,8 @@ package struct Step: Sendable {
         case cloud(CloudAction)
         /// A line written to the process's stdin.
         case send(process: String, line: String)
+        /// A domain's plist changed in place outside the store (an editor, PlistBuddy); `value` nil removes the key.
+        case editFile(domain: String, device: String?, key: String, value: PlistValue?)
     }
 
     /// The processes this step speaks the control protocol with (a step inside `parallel` or a check is asked on its own).

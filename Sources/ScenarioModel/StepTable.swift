@@ -308,6 +308,28 @@ package enum StepGrammar {
             does: "an administrator (MDM) changes the app's managed preferences on the device (`groupsim device managed`): "
                 + "exactly one of `key` with `value`, `remove` or `config`; running processes of the app see it at once",
             read: ScenarioParser.readManaged),
+        StepSpec(
+            "edit-file",
+            fields: [
+                .required("domain"), .optional("device", .device), .required("key"), .optional("value", .value),
+                .optional("absent", .flag, "`true`: removes the key"),
+            ],
+            does: "edits a domain's plist directly, in place and without the store's lock (a text editor, PlistBuddy): exactly one of "
+                + "`value` or `absent: true`. On a device with `preferences-cache` its running processes never see it"
+        ) { input in
+            let fields = try input.fields()
+            let domain = try fields.node("domain").string()
+            let key = try fields.node("key").string()
+            let removes = try fields.flag("absent") == true
+            guard removes != (fields.nodes["value"] != nil) else {
+                throw input.body.error("edit-file needs exactly one of 'value' or 'absent: true'")
+            }
+            let value = removes ? nil : try fields.node("value").plistValue()
+            return (
+                .editFile(domain: domain, device: try fields.device("device"), key: key, value: value),
+                "edit the file of \(domain): \(key) = \(value.map { PlistJSON.encode($0) } ?? "absent")"
+            )
+        },
     ]
 
     // MARK: Structure

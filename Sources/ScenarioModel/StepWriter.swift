@@ -84,6 +84,13 @@ package enum StepWriter {
         case .waitBurst(let process): return ("wait-burst", scalar(process))
         case .cloud(let cloudAction): return cloud(cloudAction)
         case .send(let process, let line): return ("send", mapping([("to", scalar(process)), ("line", quoted(line))]))
+        case .editFile(let domain, let device, let key, let newValue):
+            return (
+                "edit-file",
+                mapping(
+                    [("domain", scalar(domain))] + (device.map { [("device", scalar($0))] } ?? []) + [("key", scalar(key))]
+                        + [newValue.map { ("value", value($0)) } ?? ("absent", "true")])
+            )
         case .launchFails, .burst, .parallel, .expect:
             preconditionFailure("StepWriter does not write \(action) steps")
         }

@@ -119,6 +119,7 @@ final class Execution: @unchecked Sendable {
         case .deleteFile(let domain, let device): try faults.deleteFile(domain, device: device, noting: step)
         case .eraseDevice(let device): try faults.erase(device, noting: step)
         case .managed(let device, let app, let change): try faults.manage(app, device: device, change, noting: step)
+        case .editFile(let domain, let device, let key, let value): try faults.edit(domain, device: device, key: key, value: value, noting: step)
         case .parallel(let steps): try performTogether(steps)
         case .expect(let checks): try verify(checks)
         case .cloud(let cloudAction): try performCloud(cloudAction, step)

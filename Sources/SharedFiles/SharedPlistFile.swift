@@ -146,6 +146,12 @@ package final class SharedPlistFile: @unchecked Sendable {
         }
     }
 
+    /// Whether the file was last written by an update (any process's, or a
+    /// tool's through this type), by something else, or is absent (`CommitStamp`).
+    package func lastWriter() throws -> CommitStamp.Writer {
+        try folder.withDescriptor(creating: false) { CommitStamp.writer(of: fileName, in: $0) } ?? .absent
+    }
+
     /// Deletes the file under the lock (as `defaults delete DOMAIN` does).
     /// Returns false if there was no file.
     @discardableResult
@@ -235,7 +241,7 @@ package final class SharedPlistFile: @unchecked Sendable {
     private func replace(in folder: Int32, with bytes: Data, timings: inout CommitTimings) throws {
         var mark = MonotonicClock.now()
         // Under the lock, a temporary already there was left by a writer that died: it is replaced.
-        try writeTemporaryFile(bytes, named: temporaryName, in: folder, folderPath: directory, durable: durable)
+        try writeTemporaryFile(bytes, named: temporaryName, in: folder, folderPath: directory, durable: durable, stamped: true)
         timings.writeAndFsync = MonotonicClock.now() - mark
         mark = MonotonicClock.now()
         try moveIntoPlace(temporaryName, as: fileName, in: folder, folderPath: directory, durable: durable)
