@@ -26,12 +26,14 @@ package struct DeviceManager: Sendable {
         package let groups: [String]
         /// Set when the entry is not a device folder (a link or a file), which commands refuse.
         package let problem: String?
+        /// Its platform and preferences cache (nil with `problem`, or when its metadata cannot be read as settings).
+        package var settings: DeviceSettings? = nil
     }
 
     private func metadataPath(_ device: String) throws -> String { try root.devicePath(device) + "/device.plist" }
     private func installedPath(_ device: String) throws -> String { try root.devicePath(device) + "/Library/Installed" }
 
-    package func create(_ name: String) throws {
+    package func create(_ name: String, settings: DeviceSettings = DeviceSettings()) throws {
         let path = try metadataPath(name)
         // A device folder made by first use, without metadata yet, may be created (named) now.
         let exists = try root.confinedFolder(root.devicePath(name)).withDescriptor(creating: false) { device -> Bool in
@@ -40,7 +42,9 @@ package struct DeviceManager: Sendable {
         }
         if exists == true { throw DeviceError("device \(name) already exists") }
         try root.prepareConfinedDirectory(try root.devicePath(name))
-        try SharedPlistFile(path: path, root: root.path).update { $0 = ["name": .string(name), "created": .date(Date())] }
+        try SharedPlistFile(path: path, root: root.path).update {
+            $0 = ["name": .string(name), "created": .date(Date())].merging(settings.metadata) { _, new in new }
+        }
         // Its secret for the cloud is made with it (docs/cloud.md, Security).
         _ = try DeviceCloud(root: root, device: name).secretFile().readOrCreate()
     }
@@ -60,7 +64,8 @@ package struct DeviceManager: Sendable {
                 return Device(
                     name: name, created: metadata["created"]?.dateValue,
                     apps: (try? folderNames(device + "/Containers/Data/Application")) ?? [],
-                    groups: (try? folderNames(device + "/Containers/Shared/AppGroup")) ?? [], problem: nil)
+                    groups: (try? folderNames(device + "/Containers/Shared/AppGroup")) ?? [], problem: nil,
+                    settings: try? DeviceSettings(metadata: metadata, path: device + "/device.plist"))
             }
         } ?? []
     }
@@ -236,4 +241,29 @@ extension DeviceManager {
 package struct DeviceError: Error, CustomStringConvertible {
     package let description: String
     package init(_ description: String) { self.description = description }
+}
+
+/// A device's platform and preferences cache (docs/apple-traps.md).
+extension DeviceManager {
+    /// The device's settings (an iOS device's for one made by first use).
+    package func settings(of name: String) throws -> DeviceSettings {
+        try requireDevice(name)
+        let path = try metadataPath(name)
+        return try DeviceSettings(metadata: (try SharedPlistFile.read(path: path, root: root.path)) ?? [:], path: path)
+    }
+
+    /// Changes a device's settings; processes started afterwards use them (running ones keep theirs).
+    /// `preferencesCache` nil with a new platform: the new platform's default.
+    @discardableResult
+    package func changeSettings(of name: String, platform: DevicePlatform?, preferencesCache: Bool?) throws -> DeviceSettings {
+        let current = try settings(of: name)
+        let changed = DeviceSettings(
+            platform: platform ?? current.platform,
+            preferencesCache: preferencesCache ?? (platform == nil ? current.preferencesCache : nil))
+        try SharedPlistFile(path: try metadataPath(name), root: root.path).update {
+            if $0["name"] == nil { $0["name"] = .string(name) }
+            $0.merge(changed.metadata) { _, new in new }
+        }
+        return changed
+    }
 }

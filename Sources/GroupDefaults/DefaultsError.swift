@@ -17,6 +17,8 @@ public enum DefaultsError: Error, CustomStringConvertible, Equatable {
     case badSetting(path: String, key: String, found: String, expected: String)
     case invalidManagedValue(path: String, reason: String)
     case invalidDeviceState(path: String, reason: String)
+    case unknownPlatform(name: String)
+    case badDeviceSetting(path: String, key: String, found: String, expected: String)
 
     public var description: String {
         switch self {
@@ -48,6 +50,10 @@ public enum DefaultsError: Error, CustomStringConvertible, Equatable {
             "managed preferences '\(path)' not changed: \(reason). Give the configuration as a JSON object."
         case .invalidDeviceState(let path, let reason):
             "device state '\(path)': \(reason). Set it again with groupsim device reboot DEVICE --protection until-first-unlock|none."
+        case .unknownPlatform(let name):
+            "unknown platform \(Self.show(name)); use one of \(DevicePlatform.allCases.map(\.rawValue).joined(separator: ", "))"
+        case .badDeviceSetting(let path, let key, let found, let expected):
+            "'\(path)': device setting \(Self.show(key)) is \(found), expected \(expected). Change it with groupsim device settings DEVICE --\(key) VALUE."
         }
     }
 

@@ -24,6 +24,12 @@ public struct Diagnostic: Sendable, CustomStringConvertible {
         case foundationUserDefaults = "foundation-user-defaults"
         /// A key-value observer of a key path that Apple's KVO never delivers for a key of that name (a dot, a leading '@').
         case keyPathNeverObserved = "kvo-key-path"
+        /// CFPreferences's log that a domain of this size is invalid (iOS, macOS: 4 MiB).
+        case sizeLimitLogged = "size-limit-log"
+        /// tvOS's `sizeLimitExceededNotification`: the domain reached 512 KiB.
+        case sizeLimitExceeded = "size-limit-exceeded"
+        /// The system ends the process for its domain's size (tvOS: 1 MiB).
+        case sizeLimitTerminated = "size-limit-terminated"
     }
 
     public let kind: Kind

@@ -49,7 +49,7 @@ package final class DomainRegistry: @unchecked Sendable {
                 name: name,
                 file: try SharedPlistFile(
                     path: path, durable: durable, root: root, maximumSize: maximumSize, contentCheck: contentCheck, readOnly: readOnly),
-                openedLocked: try unreadable())
+                openedLocked: try unreadable(), device: try DeviceSettings.forFile(at: path, root: root))
             domains[path] = WeakDomain(domain)
             return (domain, true)
         }

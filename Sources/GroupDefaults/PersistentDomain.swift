@@ -44,6 +44,12 @@ struct Overlay {
 package final class PersistentDomain: @unchecked Sendable {
     package let name: String
     package let file: SharedPlistFile
+    /// What the device's platform does when the domain grows (checked after this process's commits).
+    private let sizeGuard: DomainSizeGuard
+    /// The device reads through cfprefsd's cache (macOS): a change of the
+    /// file that no store commit made is neither reloaded nor kept by the
+    /// next commit, which writes this process's view over it.
+    private let readsThroughCache: Bool
 
     private let state = NSLock()
     private var committed: [String: PlistValue]
@@ -84,10 +90,12 @@ package final class PersistentDomain: @unchecked Sendable {
     /// the keys this process changed, from that view, over the user's file.
     package let openedLocked: Bool
 
-    init(name: String, file: SharedPlistFile, openedLocked: Bool = false) {
+    init(name: String, file: SharedPlistFile, openedLocked: Bool = false, device: DeviceSettings = DeviceSettings()) {
         self.name = name
         self.file = file
         self.openedLocked = openedLocked
+        sizeGuard = DomainSizeGuard(platform: device.platform)
+        readsThroughCache = device.preferencesCache
         commitQueue = DispatchQueue(label: "groupsim.defaults.commit.\(name)")
         commitQueue.setSpecific(key: Self.onCommitQueue, value: queueToken)
         if openedLocked {
@@ -290,6 +298,7 @@ package final class PersistentDomain: @unchecked Sendable {
         }
         // A view opened locked is kept until the process is relaunched, as iOS's cache is.
         if commitQueued || openedLocked { return }
+        if readsThroughCache, (try? file.lastWriter()) == .foreign { return }
         do {
             let start = MonotonicClock.now()
             let contents = try file.read()
@@ -384,6 +393,8 @@ package final class PersistentDomain: @unchecked Sendable {
         var transactionKeys = Set<String>()
         do {
             let update = try file.update(deadline: deadline) { contents in
+                // cfprefsd writes the domain it holds: an edit made beside it is lost.
+                if readsThroughCache, (try? file.lastWriter()) == .foreign { contents = state.withLock { committed } }
                 var view = edits.applied(to: lockedView ?? contents)
                 if let transaction {
                     let before = view
@@ -404,6 +415,7 @@ package final class PersistentDomain: @unchecked Sendable {
                 for key in Set(edits.edits.keys).union(transactionKeys) { contents[key] = view[key] }
             }
             if let report = Diagnostic.movedAside(update, path: file.path, domain: name) { Diagnostics.report(report) }
+            if let size = update.writtenSize { sizeGuard.check(size: size, domain: name, path: file.path) }
             let inline = absorb(lockedView ?? update.after, localKeys: transactionKeys)
             state.withLock {
                 counters.commits += 1

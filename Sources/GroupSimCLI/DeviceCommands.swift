@@ -11,13 +11,18 @@ struct DeviceCommand: ParsableCommand {
         commandName: "device", abstract: "Create, list, erase and delete simulated devices; manage their apps (MDM).",
         subcommands: [
             Create.self, List.self, Erase.self, Delete.self, ManagedCommand.self, RebootCommand.self, UnlockCommand.self, ClockCommand.self,
+            Settings.self,
         ])
 
     struct Create: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Create a device.")
         @OptionGroup var location: LocationOptions
         @Argument var name: String
-        func run() throws { try DeviceManager(root: location.simulationRoot.root).create(name) }
+        @OptionGroup var settings: DeviceSettingOptions
+        func run() throws {
+            let chosen = DeviceSettings(platform: try settings.parsedPlatform ?? .default, preferencesCache: try settings.parsedPreferencesCache)
+            try DeviceManager(root: location.simulationRoot.root).create(name, settings: chosen)
+        }
     }
 
     struct List: ParsableCommand {
@@ -33,7 +38,8 @@ struct DeviceCommand: ParsableCommand {
                     print("\(device.name)  (\(problem); groupsim device delete \(device.name) removes it)")
                     continue
                 }
-                print(device.name + (device.created.map { "  (created \($0.formatted(.iso8601)))" } ?? ""))
+                let created = device.created.map { ", created \($0.formatted(.iso8601))" } ?? ""
+                print("\(device.name)  (\(device.settings?.summary ?? "unreadable settings")\(created))")
                 if let state = try? manager.protectedDataState(device.name), state.locked { print("  state  \(state.summary)") }
                 for app in device.apps { print("  app    \(app)") }
                 for group in device.groups { print("  group  \(group)") }

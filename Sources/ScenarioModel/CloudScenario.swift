@@ -10,6 +10,8 @@ package struct DeviceSpec: Sendable, Equatable {
     package var account: String?
     package var clockSkewMilliseconds: Int64 = 0
     package var online = true
+    /// The device's platform and preferences cache (docs/apple-traps.md).
+    package var settings = DeviceSettings()
 }
 
 /// A runner step that acts on the cloud, a device's account or its network.
@@ -50,7 +52,8 @@ extension ScenarioParser {
                     throw item.error("a device is a name, or one name with its settings: '- iPad: {account: alice}'")
                 }
                 spec = DeviceSpec(name: name)
-                let fields = try body.fields(allowed: ["account", "clock-skew-ms", "online"])
+                let fields = try body.fields(allowed: ["account", "clock-skew-ms", "online", "platform", "preferences-cache"])
+                spec.settings = try parseDeviceSettings(fields)
                 spec.account = try fields["account"]?.string()
                 if let account = spec.account {
                     do { try DomainName.validate(account, what: "account name") } catch { throw fields["account"]!.error("\(error)") }
@@ -65,6 +68,15 @@ extension ScenarioParser {
             devices.append(spec)
         }
         return devices
+    }
+
+    /// `platform: tvOS`, `preferences-cache: true`: a device's settings (the cache's default is the platform's).
+    static func parseDeviceSettings(_ fields: [String: SpecNode]) throws -> DeviceSettings {
+        var platform = DevicePlatform.default
+        if let node = fields["platform"] {
+            do { platform = try DevicePlatform.named(try node.string()) } catch let error as DefaultsError { throw node.error("\(error)") }
+        }
+        return DeviceSettings(platform: platform, preferencesCache: try fields["preferences-cache"]?.bool())
     }
 
     /// `{cloud: STORE, account: A, key: K, value: V | absent: true, by: DEVICE, ahead-ms: N}`,

@@ -132,6 +132,8 @@ package struct Step: Sendable {
         case prewarm(String)
         /// The device's simulated clock moves forward (`DeviceClock`), without waiting.
         case advanceClock(device: String?, seconds: Double)
+        /// A domain's plist changed in place outside the store (an editor, PlistBuddy); `value` nil removes the key.
+        case editFile(domain: String, device: String?, key: String, value: PlistValue?)
     }
 
     /// The processes this step speaks the control protocol with (a step inside `parallel` or a check is asked on its own).

@@ -168,6 +168,12 @@ package enum StepGrammar {
             let process = try input.process()
             return (.waitBurst(process), "wait for \(process)'s burst")
         },
+        request(
+            "set-data", [.required("key"), .required("bytes", .number(1...PlistLimits.maximumFileSize / 2), "how many bytes of data")],
+            does: "`set` of a data value of that many bytes (an app caching data in its defaults; see the platform's size limits)"
+        ) {
+            .set(key: try $0.node("key").string(), value: .data(Data(repeating: 0x2A, count: try $0.number("bytes") ?? 1)))
+        },
     ]
 
     // MARK: Outside tools
@@ -336,6 +342,28 @@ package enum StepGrammar {
             does: "moves the device's simulated clock forward at once (no waiting), as every process of the device sees it; "
                 + "a reload deferred past a widget's daily budget comes when the clock reaches the next day",
             read: ScenarioParser.readAdvanceClock),
+        StepSpec(
+            "edit-file",
+            fields: [
+                .required("domain"), .optional("device", .device), .required("key"), .optional("value", .value),
+                .optional("absent", .flag, "`true`: removes the key"),
+            ],
+            does: "edits a domain's plist directly, in place and without the store's lock (a text editor, PlistBuddy): exactly one of "
+                + "`value` or `absent: true`. On a device with `preferences-cache` its running processes never see it"
+        ) { input in
+            let fields = try input.fields()
+            let domain = try fields.node("domain").string()
+            let key = try fields.node("key").string()
+            let removes = try fields.flag("absent") == true
+            guard removes != (fields.nodes["value"] != nil) else {
+                throw input.body.error("edit-file needs exactly one of 'value' or 'absent: true'")
+            }
+            let value = removes ? nil : try fields.node("value").plistValue()
+            return (
+                .editFile(domain: domain, device: try fields.device("device"), key: key, value: value),
+                "edit the file of \(domain): \(key) = \(value.map { PlistJSON.encode($0) } ?? "absent")"
+            )
+        },
     ]
 
     // MARK: Structure

@@ -90,6 +90,13 @@ package enum StepWriter {
         case .prewarm(let process): return ("prewarm", scalar(process))
         case .advanceClock(let device, let seconds):
             return ("advance-clock", mapping((device.map { [("device", scalar($0))] } ?? []) + [("by", scalar(duration(seconds)))]))
+        case .editFile(let domain, let device, let key, let newValue):
+            return (
+                "edit-file",
+                mapping(
+                    [("domain", scalar(domain))] + (device.map { [("device", scalar($0))] } ?? []) + [("key", scalar(key))]
+                        + [newValue.map { ("value", value($0)) } ?? ("absent", "true")])
+            )
         case .launchFails, .burst, .parallel, .expect:
             preconditionFailure("StepWriter does not write \(action) steps")
         }

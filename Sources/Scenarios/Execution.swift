@@ -49,7 +49,9 @@ final class Execution: @unchecked Sendable {
         if case .inline(let yaml) = scenario.appSource, let path = context.manifestPath {
             try yaml.write(toFile: path, atomically: true, encoding: .utf8)
         }
-        for device in scenario.devices { try DeviceManager(root: SimulationRoot(path: root)).create(device) }
+        for device in scenario.deviceSpecs {
+            try DeviceManager(root: SimulationRoot(path: root)).create(device.name, settings: device.settings)
+        }
         if scenario.usesCloud {
             let rig = CloudRig(root: SimulationRoot(path: root), groupsim: context.binaries + "/groupsim", log: log)
             lock.withLock { cloud = rig }
@@ -118,6 +120,7 @@ final class Execution: @unchecked Sendable {
         case .eraseDevice(let device): try faults.erase(device, noting: step)
         case .managed(let device, let app, let change): try faults.manage(app, device: device, change, noting: step)
         case .advanceClock(let device, let seconds): try faults.advanceClock(device: device, by: seconds, noting: step)
+        case .editFile(let domain, let device, let key, let value): try faults.edit(domain, device: device, key: key, value: value, noting: step)
         case .parallel(let steps): try performTogether(steps)
         case .expect(let checks): try verify(checks)
         case .cloud(let cloudAction): try performCloud(cloudAction, step)

@@ -1,6 +1,7 @@
 import AppModel
 import Foundation
 import GroupDefaults
+import PropertyList
 import ScenarioModel
 
 /// The faults a scenario injects on the processes and files of a run:
@@ -35,6 +36,19 @@ struct FaultInjector {
         try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         // Replaced by rename, as a careless tool or a bad sync would.
         try Data(content.utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+    }
+
+    /// Rewrites the plist in place with one key changed, as an editor does: no lock, no store commit.
+    func edit(_ domain: String, device: String?, key: String, value: PlistValue?, noting step: Step) throws {
+        context.log.action("files", step)
+        let files = try DomainFiles(root: SimulationRoot(path: context.root), device: device ?? context.scenario.defaultDevice)
+        let path = try files.location(of: domain).path
+        var contents = try files.read(domain) ?? [:]
+        contents[key] = value
+        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
+        defer { try? handle.close() }
+        try handle.truncate(atOffset: 0)
+        try handle.write(contentsOf: BinaryPropertyList.encode(.dictionary(contents)))
     }
 
     func deleteFile(_ domain: String, device: String?, noting step: Step) throws {

@@ -83,7 +83,12 @@ final class ProcessDriver: @unchecked Sendable {
 
     /// A short human text for an event, for the log and the failure report.
     static func describe(_ event: AppEvent) -> String {
-        func show(_ value: PlistValue?) -> String { value.map { PlistJSON.encode($0) } ?? "absent" }
+        func show(_ value: PlistValue?) -> String {
+            guard let value else { return "absent" }
+            // A large value (a cache of data) would fill the report: its start and its size say enough.
+            let text = PlistJSON.encode(value)
+            return text.count <= 200 ? text : "\(text.prefix(120))… (\(text.utf8.count) bytes of JSON)"
+        }
         switch event {
         case .change(let change): return "change \(change.key): \(show(change.old)) → \(show(change.new)) (\(change.origin))"
         case .render(let card, let reason):

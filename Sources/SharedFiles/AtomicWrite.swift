@@ -18,7 +18,7 @@ package func writeFileAtomically(_ bytes: Data, named name: String, in folder: I
 /// (fsync'd when `durable`). A file left under that name (by a writer that
 /// died) is removed first; O_EXCL then follows no link and opens no FIFO.
 /// Nothing is left behind on failure.
-func writeTemporaryFile(_ bytes: Data, named name: String, in folder: Int32, folderPath: String, durable: Bool) throws {
+func writeTemporaryFile(_ bytes: Data, named name: String, in folder: Int32, folderPath: String, durable: Bool, stamped: Bool = false) throws {
     let path = folderPath + "/" + name
     if unlinkat(folder, name, 0) == -1 && errno != ENOENT {
         throw FileSystemError(operation: "remove the stale temporary file", path: path, errno: errno)
@@ -40,6 +40,7 @@ func writeTemporaryFile(_ bytes: Data, named name: String, in folder: Int32, fol
                 written += Int(count)
             }
         }
+        if stamped { CommitStamp.mark(fd) }
         if durable { try systemCall("fsync", path) { fsync(fd) } }
         open = false
         // Not retried on EINTR: on Linux the descriptor is gone either way.

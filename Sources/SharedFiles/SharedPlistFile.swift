@@ -126,6 +126,8 @@ package final class SharedPlistFile: @unchecked Sendable {
         package var corruptionReason: String?
         /// Where the time went.
         package var timings = CommitTimings()
+        /// The file's size in bytes when this update wrote it.
+        package var writtenSize: Int? = nil
     }
 
     /// Reads, changes and atomically replaces the file under the lock.
@@ -142,6 +144,12 @@ package final class SharedPlistFile: @unchecked Sendable {
                 try updateLocked(in: descriptor, requested: requested, body)
             }
         }
+    }
+
+    /// Whether the file was last written by an update (any process's, or a
+    /// tool's through this type), by something else, or is absent (`CommitStamp`).
+    package func lastWriter() throws -> CommitStamp.Writer {
+        try folder.withDescriptor(creating: false) { CommitStamp.writer(of: fileName, in: $0) } ?? .absent
     }
 
     /// Deletes the file under the lock (as `defaults delete DOMAIN` does).
@@ -213,6 +221,7 @@ package final class SharedPlistFile: @unchecked Sendable {
         timings.readAndDecode = MonotonicClock.now() - mark
         try body(&current)
         let changed = current != before || movedTo != nil
+        var writtenSize: Int? = nil
         if changed {
             mark = MonotonicClock.now()
             let bytes = format.encode(.dictionary(current))
@@ -221,15 +230,18 @@ package final class SharedPlistFile: @unchecked Sendable {
                 throw SharedFileError.contentsTooLarge(path: path, size: bytes.count, limit: maximumSize)
             }
             try replace(in: descriptor, with: bytes, timings: &timings)
+            writtenSize = bytes.count
         }
-        return Update(before: before, after: current, wrote: changed, corruptFileMovedTo: movedTo, corruptionReason: reason, timings: timings)
+        return Update(
+            before: before, after: current, wrote: changed, corruptFileMovedTo: movedTo, corruptionReason: reason, timings: timings,
+            writtenSize: writtenSize)
     }
 
     /// Replaces the file with `bytes` (temporary file, fsync, rename, fsync folder).
     private func replace(in folder: Int32, with bytes: Data, timings: inout CommitTimings) throws {
         var mark = MonotonicClock.now()
         // Under the lock, a temporary already there was left by a writer that died: it is replaced.
-        try writeTemporaryFile(bytes, named: temporaryName, in: folder, folderPath: directory, durable: durable)
+        try writeTemporaryFile(bytes, named: temporaryName, in: folder, folderPath: directory, durable: durable, stamped: true)
         timings.writeAndFsync = MonotonicClock.now() - mark
         mark = MonotonicClock.now()
         try moveIntoPlace(temporaryName, as: fileName, in: folder, folderPath: directory, durable: durable)

@@ -99,4 +99,27 @@ import Testing
         }
         #expect("\(process.map { "\($0)" } ?? "")".contains("/tmp/r.yaml:4:"))
     }
+
+    @Test func editFileStepsReadBackAsTheSameSteps() throws {
+        let steps: [(device: String?, key: String, value: PlistValue?)] = [(nil, "theme", "dark"), ("iPad", "count", 3), (nil, "theme", nil)]
+        for step in steps {
+            let text =
+                "summary: x\ndevices: [iPhone, iPad]\nprocesses: { app: { role: main-app } }\nsteps:\n"
+                + StepWriter.lines(.editFile(domain: "group.com.example.notes", device: step.device, key: step.key, value: step.value))
+                .joined(separator: "\n") + "\n"
+            let scenario = try ScenarioParser.parse(text, file: "/tmp/edit.yaml", fileSystem: FixedScenarioFiles())
+            guard case .editFile(let domain, let device, let key, let value) = scenario.steps[0].action else {
+                Issue.record("not an edit-file step: \(text)")
+                continue
+            }
+            #expect(domain == "group.com.example.notes" && device == step.device && key == step.key && value == step.value, "\(text)")
+        }
+        let both = #expect(throws: (any Error).self) {
+            try ScenarioParser.parse(
+                "summary: x\nprocesses: { app: { role: main-app } }\nsteps:\n  - edit-file: { domain: d.e, key: k, value: v, absent: true }\n",
+                file: "/tmp/e.yaml", fileSystem: FixedScenarioFiles())
+        }
+        #expect("\(both.map { "\($0)" } ?? "")".contains("/tmp/e.yaml:4:"), "\(both.map { "\($0)" } ?? "")")
+        #expect("\(both.map { "\($0)" } ?? "")".contains("edit-file needs exactly one of 'value' or 'absent: true'"))
+    }
 }

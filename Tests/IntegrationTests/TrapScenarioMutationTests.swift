@@ -53,6 +53,22 @@ import Testing
         Mutation(
             file: "widget-budget-stale-after-budget-spent.yaml", replacing: "reload-budget: 2", with: "reload-budget: unlimited",
             reason: #"no warning, message containing "budget of 2 reloads""#),
+        // On iOS the same cache is never warned about (nor ends the app).
+        Mutation(
+            file: "size-limit-tvos-terminated.yaml", replacing: "platform: tvOS", with: "platform: iOS",
+            reason: "no warning, kind size-limit-exceeded"),
+        // Just under 4 MiB, CFPreferences says nothing.
+        Mutation(
+            file: "size-limit-ios-logs-at-4mib.yaml", replacing: "key: imageCache, bytes: 1500000", with: "key: imageCache, bytes: 1000000",
+            reason: "no warning, kind size-limit-log"),
+        // Without cfprefsd's cache the app hears the hand edit (at once, or by the check's read).
+        Mutation(
+            file: "macos-cache-direct-edit-ignored.yaml", replacing: "platform: macOS }", with: "platform: macOS, preferences-cache: false }",
+            reason: #""dark""#),
+        // The same change made by hand instead of through the defaults tool never reaches the app.
+        Mutation(
+            file: "macos-cache-defaults-write-seen.yaml", replacing: "defaults: [write, group.com.example.notes, theme, -string, dark]",
+            with: "edit-file: { domain: group.com.example.notes, key: theme, value: dark }", reason: #"no change, key theme, value "dark""#),
     ]
 
     @Test(arguments: mutations) func theMutatedCopyFails(_ mutation: Mutation) throws {

@@ -1,0 +1,47 @@
+import Foundation
+
+/// The store's mark on a file it wrote: an extended attribute holding the
+/// file's modification time and size as written. A file changed any other
+/// way (rewritten in place by an editor, replaced by another tool) no longer
+/// matches its mark, so a process reading through cfprefsd's cache (macOS)
+/// can tell the store's commits, `defaults write` among them, from direct edits.
+package enum CommitStamp {
+    static let attribute = "user.groupsim.commit"
+
+    /// Who last wrote a file.
+    package enum Writer: Sendable, Equatable {
+        case store, foreign, absent
+    }
+
+    // Glibc's Swift module leaves out <sys/xattr.h>: its two calls are found by name, with C's calling convention.
+    private typealias SetAttribute = @convention(c) (Int32, UnsafePointer<CChar>, UnsafeRawPointer?, Int, Int32) -> Int32
+    private typealias GetAttribute = @convention(c) (Int32, UnsafePointer<CChar>, UnsafeMutableRawPointer?, Int) -> Int
+    private static let setAttribute = dlsym(nil, "fsetxattr").map { unsafeBitCast($0, to: SetAttribute.self) }
+    private static let getAttribute = dlsym(nil, "fgetxattr").map { unsafeBitCast($0, to: GetAttribute.self) }
+
+    private static func value(of info: stat) -> String { "\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec):\(info.st_size)" }
+
+    /// Marks the open file just written. Best effort: on a file system
+    /// without user attributes nothing is marked, and `writer` then counts
+    /// every writer as the store (today's behaviour).
+    static func mark(_ descriptor: Int32) {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { return }
+        let bytes = Array(value(of: info).utf8)
+        _ = setAttribute?(descriptor, attribute, bytes, bytes.count, 0)
+    }
+
+    /// Who last wrote `name` in `folder`.
+    static func writer(of name: String, in folder: Int32) -> Writer {
+        let descriptor = openat(folder, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        guard descriptor >= 0 else { return errno == ENOENT ? .absent : .store }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { return .store }
+        guard let getAttribute else { return .store }
+        var buffer = [UInt8](repeating: 0, count: 64)
+        let count = getAttribute(descriptor, attribute, &buffer, buffer.count)
+        if count < 0 { return errno == ENOTSUP || errno == EOPNOTSUPP ? .store : .foreign }
+        return String(decoding: buffer[..<count], as: UTF8.self) == value(of: info) ? .store : .foreign
+    }
+}

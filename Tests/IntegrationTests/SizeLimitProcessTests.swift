@@ -1,0 +1,53 @@
+import AppProtocol
+import Foundation
+import PropertyList
+import TestSupport
+import Testing
+
+/// A device's platform decides what a real app process does when its domain
+/// grows: tvOS warns at 512 KiB and ends the process at 1 MiB; iOS logs at 4 MiB.
+@Suite struct SizeLimitProcessTests {
+    let root = TemporaryRoot()
+
+    func cache(_ bytes: Int) -> PlistValue { .data(Data(repeating: 0x2A, count: bytes)) }
+
+    @Test func aTVOSAppIsWarnedThenTerminated() throws {
+        #expect(try groupsim(["device", "create", "AppleTV", "--platform", "tvos"], root: root).status == 0)
+        #expect(try groupsim(["device", "list"], root: root).stdout.contains("AppleTV  (tvOS, preferences cache off"))
+        let app = try AppProcess("main-app", root: root, device: "AppleTV")
+        try app.set("artwork", cache(300_000))
+        _ = try app.request(.synchronize)
+        try app.set("posters", cache(300_000))
+        #expect(try app.warning(kind: "size-limit-exceeded").message.contains("over tvOS's warning size of 524288 bytes"))
+        try app.set("trailers", cache(500_000))
+        #expect(try app.warning(kind: "size-limit-terminated").message.contains("1048576 bytes"))
+        #expect(try app.process.waitForTermination(timeout: 60).shellStatus == 128 + SIGABRT)
+    }
+
+    @Test func theSameGrowthOnIOSOnlyLogsAt4MiB() throws {
+        let app = try AppProcess("main-app", root: root)
+        try app.set("offline", cache(1_500_000))
+        _ = try app.request(.synchronize)
+        try app.set("images", cache(3_000_000))
+        let logged = try app.warning(kind: "size-limit-log")
+        #expect(logged.message.contains("Attempting to store >= 4194304 bytes of data in CFPreferences/NSUserDefaults on this platform is invalid"))
+        try app.set("lastNote", "still running")
+        #expect(try app.get("lastNote").value == "still running")
+    }
+
+    @Test func badPlatformsAreRefusedNamingWhatToUse() throws {
+        let create = try groupsim(["device", "create", "Box", "--platform", "android"], root: root)
+        #expect(create.status != 0)
+        #expect(
+            create.stderr.contains("--platform: unknown platform \"android\"; use one of iOS, iPadOS, macOS, tvOS, watchOS, visionOS"),
+            "\(create.stderr)")
+        #expect(try groupsim(["device", "create", "Mac", "--platform", "macOS"], root: root).status == 0)
+        #expect(try groupsim(["device", "settings", "Mac"], root: root).trimmedOutput == "Mac  macOS, preferences cache on")
+        let changed = try groupsim(["device", "settings", "Mac", "--platform", "tvOS"], root: root)
+        #expect(changed.trimmedOutput == "Mac  tvOS, preferences cache off", "\(changed.stderr)")
+        let unknown = try groupsim(["device", "settings", "Mak"], root: root)
+        #expect(unknown.stderr.contains("did you mean Mac?"), "\(unknown.stderr)")
+        let cache = try groupsim(["device", "settings", "Mac", "--preferences-cache", "maybe"], root: root)
+        #expect(cache.stderr.contains("--preferences-cache: 'maybe' is not on or off"), "\(cache.stderr)")
+    }
+}
