@@ -8,6 +8,8 @@ package enum NetworkAction: Sendable, Equatable {
     case dropPushes(Int64)
     case duplicatePushes(Int64)
     case skew(milliseconds: Int64)
+    /// The device's agent uploads a store's writes at most once per this many ms (0: as soon as it sees them).
+    case uploadInterval(milliseconds: Int64)
 
     /// The delay the cloud adds to a device's traffic: at most ten minutes, so a delayed push still arrives within a run.
     package static let latencyRange: ClosedRange<Int64> = 0...600_000
@@ -18,7 +20,11 @@ package enum NetworkAction: Sendable, Equatable {
     /// stamp made with it (now ± skew) stays far inside 64 bits.
     package static let skewRange: ClosedRange<Int64> = -10 * 365 * 86_400_000...10 * 365 * 86_400_000
 
-    package static let words = "online, offline, latency MS, partition, heal, drop-pushes N, duplicate-pushes N, skew MS"
+    /// How long a device's agent may hold a store's writes between uploads: at most ten minutes. Apple says uploads
+    /// are limited to "several per minute" (docs/apple-traps.md); a scenario uses seconds, so it never waits a real minute.
+    package static let uploadIntervalRange: ClosedRange<Int64> = 0...600_000
+
+    package static let words = "online, offline, latency MS, partition, heal, drop-pushes N, duplicate-pushes N, skew MS, upload-interval MS"
 
     package init(_ word: String, _ amount: Int64?) throws {
         switch (word, amount) {
@@ -47,6 +53,7 @@ package enum NetworkAction: Sendable, Equatable {
         switch word {
         case "latency": self = .latency(milliseconds: amount)
         case "drop-pushes": self = .dropPushes(amount)
+        case "upload-interval": self = .uploadInterval(milliseconds: amount)
         case "duplicate-pushes": self = .duplicatePushes(amount)
         default: self = .skew(milliseconds: amount)
         }
@@ -58,6 +65,7 @@ package enum NetworkAction: Sendable, Equatable {
         case "latency": return (latencyRange, "ms")
         case "drop-pushes", "duplicate-pushes": return (pushCountRange, "pushes")
         case "skew": return (skewRange, "ms (ten years either way)")
+        case "upload-interval": return (uploadIntervalRange, "ms")
         default: return nil
         }
     }

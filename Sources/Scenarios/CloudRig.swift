@@ -169,6 +169,8 @@ package final class CloudRig: @unchecked Sendable {
             try DeviceCloud(root: root, device: device.name).updateSettings {
                 $0.account = device.account
                 $0.clockSkewMilliseconds = device.clockSkewMilliseconds
+                $0.uploadIntervalMilliseconds = device.uploadIntervalMilliseconds
+                $0.keepsWritesBeforeFirstDownload = device.keepsWritesBeforeFirstDownload
                 $0.online = device.online
             }
         }

@@ -41,6 +41,14 @@ import Testing
             file: "managed-app-configuration.yaml", replacing: #"managed: { app: com.example.notes, config: { serverURL: "https://mdm2"#,
             with: #"managed: { app: com.example.notes.intents, config: { serverURL: "https://mdm2"#,
             reason: "no change, key com.apple.configuration.managed"),
+        // Uploaded at once, each tap reaches the iPad as a notification of its own: the app's tally is right by luck.
+        Mutation(
+            file: "cloud/throttle-app-assumed-each-write.yaml", replacing: "upload-interval-ms: 5000", with: "upload-interval-ms: 0",
+            reason: "times: 2"),
+        // Uploaded before the first download, the iPad's newer write wins over the cloud's value.
+        Mutation(
+            file: "cloud/throttle-write-before-first-download.yaml", replacing: "iPad: { account: alice, online: false }",
+            with: "iPad: { account: alice, online: false, writes-before-first-download: kept }", reason: "initial-sync-change"),
     ]
 
     @Test(arguments: mutations) func theMutatedCopyFails(_ mutation: Mutation) throws {
@@ -55,6 +63,8 @@ import Testing
         let mutated = original.replacingOccurrences(of: mutation.replacing, with: mutation.with).replacingOccurrences(of: "../.build/", with: build)
             .replacingOccurrences(of: #"(- quiet: \{[^}]*seconds: )[0-9.]+"#, with: "$160", options: .regularExpression)
         #expect(mutated.contains("seconds: 60") || !original.contains("- quiet:"), "the copy's quiet steps wait 60 s")
+        // A scenario of a subfolder (cloud/) is copied into the same subfolder.
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         try mutated.write(toFile: path, atomically: true, encoding: .utf8)
         let tmp = folder.path + "/tmp"
         try FileManager.default.createDirectory(atPath: tmp, withIntermediateDirectories: true)
