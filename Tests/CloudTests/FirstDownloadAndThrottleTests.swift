@@ -55,7 +55,7 @@ import Testing
         #expect(throttle.hold("s", interval: 0, changes: 1, now: start + .milliseconds(1001)) { _, _ in } == nil, "0: at once")
     }
 
-    @Test func theIntervalIsBoundedInTheSettingsFile() {
+    @Test func theIntervalIsBoundedInTheSettingsFile() throws {
         #expect(DeviceCloudSettings.impossibleNumber(in: ["uploadIntervalMilliseconds": .integer(600_001)]) != nil)
         #expect(DeviceCloudSettings.impossibleNumber(in: ["uploadIntervalMilliseconds": .integer(15_000)]) == nil)
         #expect(throws: CloudFormatError.self) { try NetworkAction("upload-interval", -1) }

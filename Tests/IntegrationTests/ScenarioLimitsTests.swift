@@ -40,9 +40,9 @@ import Testing
             try ScenarioParser.parse(
                 "summary: x\ndevices:\n  - iPad: { \(fields) }\nsteps:\n  - wait-cloud:\n", file: "/tmp/d.yaml", fileSystem: FixedScenarioFiles())
         }
-        #expect(try device("upload-interval-ms: 3000").devices.first?.uploadIntervalMilliseconds == 3000)
-        #expect(try device("writes-before-first-download: kept").devices.first?.keepsWritesBeforeFirstDownload == true)
+        #expect(try device("upload-interval-ms: 3000").deviceSpecs.first?.uploadIntervalMilliseconds == 3000)
+        #expect(try device("writes-before-first-download: kept").deviceSpecs.first?.keepsWritesBeforeFirstDownload == true)
         let error = #expect(throws: (any Error).self) { try device("writes-before-first-download: keep") }
-        #expect("\(error!)".contains("d.yaml:4") && "\(error!)".contains("'overwritten'"), "\(error!)")
+        #expect("\(error!)".contains("d.yaml:3:") && "\(error!)".contains("'overwritten'"), "\(error!)")
     }
 }

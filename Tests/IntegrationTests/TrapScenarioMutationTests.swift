@@ -44,7 +44,7 @@ import Testing
         // Uploaded at once, each tap reaches the iPad as a notification of its own: the app's tally is right by luck.
         Mutation(
             file: "cloud/throttle-app-assumed-each-write.yaml", replacing: "upload-interval-ms: 5000", with: "upload-interval-ms: 0",
-            reason: "times: 2"),
+            reason: "exactly 2 time(s), saw it 5 time(s)"),
         // Uploaded before the first download, the iPad's newer write wins over the cloud's value.
         Mutation(
             file: "cloud/throttle-write-before-first-download.yaml", replacing: "iPad: { account: alice, online: false }",
