@@ -109,11 +109,23 @@ package struct DeviceCloudSettings: Sendable, Equatable {
     /// A cloud on another host (`groupsim cloud server`); nil: the root's own
     /// cloud, found through `<root>/cloud/server.plist`.
     package var server: CloudAddress?
+    /// The agent uploads each store's writes at most once per this many
+    /// milliseconds, the latest value of each key changed since the last
+    /// upload (iCloud's "several per minute"); 0, the default: as soon as it sees them.
+    package var uploadIntervalMilliseconds: Int64 = 0
+    /// True: a write made before a store's first download is uploaded like
+    /// any other (no device does this; a scenario's switch to show the rule).
+    /// False, the default: it waits for the download, and a key the download
+    /// carries takes the cloud's value (`StoreCopy+FirstDownload.swift`).
+    package var keepsWritesBeforeFirstDownload = false
 
     package init() {}
 
     /// Why the fields hold a number no device has (nil: they do not).
     package static func impossibleNumber(in fields: [String: PlistValue]) -> String? {
+        if case .integer(let interval)? = fields["uploadIntervalMilliseconds"], !NetworkAction.uploadIntervalRange.contains(interval) {
+            return "uploadIntervalMilliseconds is \(interval); it is from 0 to \(NetworkAction.uploadIntervalRange.upperBound) ms"
+        }
         guard case .integer(let skew)? = fields["clockSkewMilliseconds"],
             !(-maximumClockSkewMilliseconds...maximumClockSkewMilliseconds).contains(skew)
         else { return nil }
@@ -128,6 +140,8 @@ package struct DeviceCloudSettings: Sendable, Equatable {
         }
         online = try fields.bool("online", at: path, default: true)
         clockSkewMilliseconds = fields["clockSkewMilliseconds"] == nil ? 0 : try fields.integer("clockSkewMilliseconds", at: path)
+        if fields["uploadIntervalMilliseconds"] != nil { uploadIntervalMilliseconds = try fields.integer("uploadIntervalMilliseconds", at: path) }
+        keepsWritesBeforeFirstDownload = try fields.bool("keepsWritesBeforeFirstDownload", at: path, default: false)
         stores = try fields.array("stores", at: path).map { item throws(CloudFormatError) in
             guard case .string(let name) = item else { throw CloudFormatError("\(path): stores holds store identifiers (strings)") }
             return name
@@ -145,6 +159,8 @@ package struct DeviceCloudSettings: Sendable, Equatable {
         ]
         if let account { fields["account"] = .string(account) }
         if let server { fields["server"] = .string(server.url) }
+        if uploadIntervalMilliseconds != 0 { fields["uploadIntervalMilliseconds"] = .integer(uploadIntervalMilliseconds) }
+        if keepsWritesBeforeFirstDownload { fields["keepsWritesBeforeFirstDownload"] = .bool(true) }
         return fields
     }
 

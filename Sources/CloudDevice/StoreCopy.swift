@@ -21,6 +21,10 @@ package struct StoreCopy: Sendable, Equatable {
         package var stamp: ChangeStamp
         /// Over a limit: kept on the device, never uploaded.
         package var overQuota: Bool
+        /// Made while signed in, before the store's first download: not
+        /// uploaded until it comes, and overwritten by the cloud's value of
+        /// the key if it has one (`StoreCopy+FirstDownload.swift`).
+        package var beforeFirstDownload = false
     }
 
     package struct Notice: Sendable, Equatable {
@@ -60,7 +64,11 @@ package struct StoreCopy: Sendable, Equatable {
     /// posts QuotaViolationChange for the key (what iCloud does). Returns the
     /// limit broken, if any.
     @discardableResult
-    package mutating func write(_ value: PlistValue?, forKey key: String, device: String, time: Int64) -> String? {
+    /// `heldForFirstDownload`: the device is signed in and iCloud's rule for
+    /// writes made before the first download applies (the device's setting).
+    package mutating func write(
+        _ value: PlistValue?, forKey key: String, device: String, time: Int64, heldForFirstDownload: Bool = false
+    ) -> String? {
         if values[key] == value && pending[key] == nil { return nil }
         values[key] = value
         let stamp = ChangeStamp(time: time, device: device, sequence: nextSequence)
@@ -74,14 +82,15 @@ package struct StoreCopy: Sendable, Equatable {
         // Measured against what can go up: values already over quota stay on the device and do not count.
         let counted = values.filter { $0.key == key || pending[$0.key]?.overQuota != true }
         let violation = value == nil ? nil : CloudLimits.violation(of: counted, writing: key)
-        pending[key] = Pending(value: value, stamp: stamp, overQuota: violation != nil)
+        pending[key] = Pending(
+            value: value, stamp: stamp, overQuota: violation != nil, beforeFirstDownload: heldForFirstDownload && !initialSyncDone)
         if violation != nil { post(ExternalChange(reason: .quotaViolationChange, keys: [key])) }
         return violation
     }
 
     /// What the agent should upload: pending writes within the limits, oldest first.
     package var uploads: [UploadedChange] {
-        pending.filter { !$0.value.overQuota }
+        pending.filter { !$0.value.overQuota && !($0.value.beforeFirstDownload && !initialSyncDone) }
             .map { UploadedChange(key: $0.key, value: $0.value.value, stamp: $0.value.stamp) }
             .sorted { $0.stamp.sequence < $1.stamp.sequence }
     }
@@ -115,7 +124,8 @@ package struct StoreCopy: Sendable, Equatable {
     /// whose value this device did not already have. Returns those keys.
     @discardableResult
     package mutating func apply(_ records: [CloudRecord], revision newRevision: Int64, initial: Bool) -> [String] {
-        let changed = merge(records)
+        let overwritten = initial && !initialSyncDone ? dropWritesBeforeFirstDownload(over: records) : []
+        let changed = Array(Set(merge(records)).union(overwritten)).sorted()
         revision = max(revision, newRevision)
         if initial && !initialSyncDone {
             initialSyncDone = true
@@ -195,10 +205,11 @@ package struct StoreCopy: Sendable, Equatable {
             "pending": .dictionary(
                 pending.mapValues { entry in
                     // No value: it is the key's entry in `values`.
-                    .dictionary([
-                        "time": .integer(entry.stamp.time), "device": .string(entry.stamp.device),
-                        "sequence": .integer(entry.stamp.sequence), "overQuota": .bool(entry.overQuota),
-                    ])
+                    .dictionary(
+                        [
+                            "time": .integer(entry.stamp.time), "device": .string(entry.stamp.device),
+                            "sequence": .integer(entry.stamp.sequence), "overQuota": .bool(entry.overQuota),
+                        ].merging(entry.beforeFirstDownload ? ["beforeFirstDownload": .bool(true)] : [:]) { $1 })
                 }),
             "notices": .array(
                 notices.map { notice in
@@ -256,7 +267,8 @@ package struct StoreCopy: Sendable, Equatable {
             // that files written before kept beside it is not read).
             pending[key] = Pending(
                 value: values[key], stamp: try ChangeStamp(fields: item, at: "\(path) pending.\(key)"),
-                overQuota: try item.bool("overQuota", at: "\(path) pending.\(key)", default: false))
+                overQuota: try item.bool("overQuota", at: "\(path) pending.\(key)", default: false),
+                beforeFirstDownload: try item.bool("beforeFirstDownload", at: "\(path) pending.\(key)", default: false))
         }
         for (index, entry) in try fields.array("notices", at: path).enumerated() {
             let where_ = "\(path) notices[\(index)]"

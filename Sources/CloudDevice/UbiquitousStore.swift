@@ -211,11 +211,16 @@ package final class UbiquitousStore: @unchecked Sendable {
         // process's cached view of it: a clock another process set a moment
         // ago is seen there only once inotify tells. With unreadable
         // settings the clock has no skew: the writes are not lost for it.
-        let skew = ((try? cloud.readSettings()) ?? DeviceCloudSettings()).clockSkewMilliseconds
+        let current = (try? cloud.readSettings()) ?? DeviceCloudSettings()
+        let skew = current.clockSkewMilliseconds
+        // Signed in: a write made before the first download waits for it, and may be overwritten by it.
+        let held = syncs && current.account != nil && !current.keepsWritesBeforeFirstDownload
         do {
             let violations = try domain.transaction { fields -> [String] in
                 var copy = try StoreCopy(fields, path: domain.file.path)
-                let found = writes.compactMap { copy.write($0.value, forKey: $0.key, device: cloud.device, time: $0.time + skew) }
+                let found = writes.compactMap {
+                    copy.write($0.value, forKey: $0.key, device: cloud.device, time: $0.time + skew, heldForFirstDownload: held)
+                }
                 fields = copy.plist
                 return found
             }

@@ -8,11 +8,13 @@ package enum NetworkAction: Sendable, Equatable {
     case dropPushes(Int64)
     case duplicatePushes(Int64)
     case skew(milliseconds: Int64)
+    /// The device's agent uploads a store's writes at most once per this many ms (0: as soon as it sees them).
+    case uploadInterval(milliseconds: Int64)
 
-    /// Whether the cloud applies it (to the device's traffic), rather than the device (its network switch, its clock).
+    /// Whether the cloud applies it (to the device's traffic), rather than the device (its network switch, its clock, its agent).
     package var isSetByTheCloud: Bool {
         switch self {
-        case .online, .offline, .skew: false
+        case .online, .offline, .skew, .uploadInterval: false
         case .partition, .heal, .latency, .dropPushes, .duplicatePushes: true
         }
     }
@@ -26,7 +28,11 @@ package enum NetworkAction: Sendable, Equatable {
     /// stamp made with it (now ± skew) stays far inside 64 bits.
     package static let skewRange: ClosedRange<Int64> = -10 * 365 * 86_400_000...10 * 365 * 86_400_000
 
-    package static let words = "online, offline, latency MS, partition, heal, drop-pushes N, duplicate-pushes N, skew MS"
+    /// How long a device's agent may hold a store's writes between uploads: at most ten minutes. Apple says uploads
+    /// are limited to "several per minute" (docs/apple-traps.md); a scenario uses seconds, so it never waits a real minute.
+    package static let uploadIntervalRange: ClosedRange<Int64> = 0...600_000
+
+    package static let words = "online, offline, latency MS, partition, heal, drop-pushes N, duplicate-pushes N, skew MS, upload-interval MS"
 
     package init(_ word: String, _ amount: Int64?) throws {
         switch (word, amount) {
@@ -55,6 +61,7 @@ package enum NetworkAction: Sendable, Equatable {
         switch word {
         case "latency": self = .latency(milliseconds: amount)
         case "drop-pushes": self = .dropPushes(amount)
+        case "upload-interval": self = .uploadInterval(milliseconds: amount)
         case "duplicate-pushes": self = .duplicatePushes(amount)
         default: self = .skew(milliseconds: amount)
         }
@@ -66,6 +73,7 @@ package enum NetworkAction: Sendable, Equatable {
         case "latency": return (latencyRange, "ms")
         case "drop-pushes", "duplicate-pushes": return (pushCountRange, "pushes")
         case "skew": return (skewRange, "ms (ten years either way)")
+        case "upload-interval": return (uploadIntervalRange, "ms")
         default: return nil
         }
     }

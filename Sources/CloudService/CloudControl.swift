@@ -23,6 +23,7 @@ package struct CloudControl: Sendable {
         case .latency(let ms): try setFaults(["latencyMs": .integer(ms)], device: device)
         case .dropPushes(let n): try setFaults(["dropPushes": .integer(n)], device: device)
         case .duplicatePushes(let n): try setFaults(["duplicatePushes": .integer(n)], device: device)
+        case .uploadInterval(let ms): try cloud.updateSettings { $0.uploadIntervalMilliseconds = ms }
         }
     }
 

@@ -37,6 +37,8 @@ package actor SyncAgent {
     private let events: @Sendable (String, [String: PlistValue]) -> Void
     /// The last problem reported for each store's copy, so a copy that stays malformed is reported once.
     private var reportedProblems: [String: String] = [:]
+    /// Upload throttling (`UploadThrottle`): when each store last went up, and what is held.
+    private var throttle = UploadThrottle()
 
     /// How long an unacknowledged upload waits before it is sent again, and how often the agent polls.
     static let retryInterval = Duration.seconds(1)
@@ -188,23 +190,31 @@ package actor SyncAgent {
                     try await writer.send(.subscribe(store: identifier, since: 0))
                 }
             }
-            try await uploadPending(account: account, writer: writer)
-            await wakeup.wait(timeout: Self.retryInterval)
+            let reopens = try await uploadPending(account: account, interval: current.uploadIntervalMilliseconds, writer: writer)
+            // A held store is looked at again when its window opens, not a retry interval later.
+            await wakeup.wait(timeout: min(Self.retryInterval, reopens ?? Self.retryInterval))
         }
     }
 
-    private func uploadPending(account: String, writer: MessageWriter) async throws {
+    /// Sends what is pending (each store at most once per `interval` ms);
+    /// returns how long until a store held back may go up, if one is.
+    private func uploadPending(account: String, interval: Int64, writer: MessageWriter) async throws -> Duration? {
+        var reopens: Duration?
         for identifier in stores.keys.sorted() {
             guard let copy = readable(identifier), copy.account == account else { continue }
             let sending = copy.uploads.filter { inFlight[identifier]?[$0.stamp.sequence] == nil }
             guard !sending.isEmpty else { continue }
+            if let wait = throttle.hold(identifier, interval: interval, changes: sending.count, events: events) {
+                reopens = min(reopens ?? wait, wait)
+                continue
+            }
             for change in sending { inFlight[identifier, default: [:]][change.stamp.sequence] = .now }
-            events(
-                "upload",
-                [
-                    "store": .string(identifier), "keys": .array(sending.map { .string($0.key) }),
-                    "stamps": .array(sending.map { .string($0.stamp.description) }),
-                ])
+            var fields: [String: PlistValue] = [
+                "store": .string(identifier), "keys": .array(sending.map { .string($0.key) }),
+                "stamps": .array(sending.map { .string($0.stamp.description) }),
+            ]
+            if let writes = throttle.sent(identifier, nextSequence: copy.nextSequence) { fields["writes"] = .integer(writes) }
+            events("upload", fields)
             try await writer.send(.upload(store: identifier, changes: sending))
         }
         for identifier in stores.keys.sorted() where restoresInFlight[identifier] == nil {
@@ -215,6 +225,7 @@ package actor SyncAgent {
             events("restore", ["store": .string(identifier), "keys": .array(giving.map { .string($0.key) })])
             try await writer.send(.restore(store: identifier, records: giving))
         }
+        return reopens
     }
 
     private func handle(_ text: String, account: String, writer: MessageWriter) async throws {

@@ -178,6 +178,7 @@ struct CloudCommand: ParsableCommand {
                 }
                 print(
                     "\(device)  account \(settings.account ?? "none")  \(settings.online ? "online" : "offline")  clock skew \(settings.clockSkewMilliseconds) ms  "
+                        + (settings.uploadIntervalMilliseconds == 0 ? "" : "uploads every \(settings.uploadIntervalMilliseconds) ms  ")
                         + "agent \(daemons.agent(device).map { "running (\($0))" } ?? "not running")"
                         + (settings.server.map { "  cloud \($0.url)" } ?? ""))
                 for store in settings.stores {
@@ -259,18 +260,21 @@ struct CloudCommand: ParsableCommand {
 
     struct Network: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Change a device's network or clock: online, offline, latency MS, partition, heal, drop-pushes N, duplicate-pushes N, skew MS.",
+            abstract:
+                "Change a device's network or clock: online, offline, latency MS, partition, heal, drop-pushes N, duplicate-pushes N, skew MS, upload-interval MS.",
             discussion: """
                 online/offline and skew are the device's own (its agent disconnects; its apps stamp writes with the skewed clock); \
-                latency, partition, heal, drop-pushes and duplicate-pushes are applied by the cloud to the device's traffic.
+                latency, partition, heal, drop-pushes and duplicate-pushes are applied by the cloud to the device's traffic; \
+                upload-interval is the device's too: its agent uploads each store at most once per MS, the latest value of each \
+                key written since (iCloud's throttling: "several per minute"); 0, the default, uploads at once.
                 """)
         @OptionGroup var location: LocationOptions
-        @Argument(help: "online, offline, latency, partition, heal, drop-pushes, duplicate-pushes or skew.") var action: String
+        @Argument(help: "online, offline, latency, partition, heal, drop-pushes, duplicate-pushes, skew or upload-interval.") var action: String
         // Taken as words, so a negative one (skew -3600000) is a number, not an unknown option.
-        @Argument(parsing: .allUnrecognized, help: "MS or N, for latency, skew (may be negative), drop-pushes, duplicate-pushes.")
+        @Argument(parsing: .allUnrecognized, help: "MS or N, for latency, skew (may be negative), drop-pushes, duplicate-pushes, upload-interval.")
         var amount: [String] = []
 
-        static let actions = ["online", "offline", "latency", "partition", "heal", "drop-pushes", "duplicate-pushes", "skew"]
+        static let actions = ["online", "offline", "latency", "partition", "heal", "drop-pushes", "duplicate-pushes", "skew", "upload-interval"]
 
         func run() throws {
             let place = try location.simulationRoot

@@ -12,6 +12,10 @@ package struct DeviceSpec: Sendable, Equatable {
     package var online = true
     /// The device's platform and preferences cache (docs/apple-traps.md).
     package var settings = DeviceSettings()
+    /// `upload-interval-ms`: the agent uploads a store at most once per this many ms (0: at once, the default).
+    package var uploadIntervalMilliseconds: Int64 = 0
+    /// `writes-before-first-download: kept` (not Apple's rule: the default, `overwritten`, is).
+    package var keepsWritesBeforeFirstDownload = false
 }
 
 /// A runner step that acts on the cloud, a device's account or its network.
@@ -52,7 +56,9 @@ extension ScenarioParser {
                     throw item.error("a device is a name, or one name with its settings: '- iPad: {account: alice}'")
                 }
                 spec = DeviceSpec(name: name)
-                let fields = try body.fields(allowed: ["account", "clock-skew-ms", "online", "platform", "preferences-cache"])
+                let fields = try body.fields(allowed: [
+                    "account", "clock-skew-ms", "online", "platform", "preferences-cache", "upload-interval-ms", "writes-before-first-download",
+                ])
                 spec.settings = try parseDeviceSettings(fields)
                 spec.account = try fields["account"]?.string()
                 if let account = spec.account {
@@ -60,6 +66,15 @@ extension ScenarioParser {
                 }
                 spec.clockSkewMilliseconds = try fields["clock-skew-ms"]?.int64(in: NetworkAction.skewRange) ?? 0
                 spec.online = try fields["online"]?.bool() ?? true
+                spec.uploadIntervalMilliseconds = try fields["upload-interval-ms"]?.int64(in: NetworkAction.uploadIntervalRange) ?? 0
+                if let node = fields["writes-before-first-download"] {
+                    switch try node.string() {
+                    case "overwritten": spec.keepsWritesBeforeFirstDownload = false
+                    case "kept": spec.keepsWritesBeforeFirstDownload = true
+                    case let other:
+                        throw node.error("writes-before-first-download is 'overwritten' (Apple's rule, the default) or 'kept', not '\(other)'")
+                    }
+                }
             } else {
                 spec = DeviceSpec(name: try item.string())
             }
@@ -219,6 +234,17 @@ extension StepGrammar {
                 throw input.body.error("wait-cloud takes nothing or {timeout: SECONDS}")
             }
             return (.cloud(.waitForQuiescence(timeout: timeout)), "wait until every device and the cloud agree")
+        },
+        StepSpec(
+            "upload-interval",
+            fields: [.required("device", .device), .required("ms", .milliseconds(NetworkAction.uploadIntervalRange), "0: at once")],
+            does: "the device's agent uploads each store at most once per that many ms, the latest value of each key written since "
+                + "(iCloud's throttling; a device's `upload-interval-ms` sets it from the start)"
+        ) { input in
+            let fields = try input.fields()
+            let name = try fields.device("device")!
+            let ms = try fields.milliseconds("ms")!
+            return (.cloud(.network(device: name, .uploadInterval(milliseconds: ms))), "\(name) uploads at most once per \(ms) ms")
         },
     ]
 

@@ -132,6 +132,8 @@ package enum StepWriter {
         case .network(let device, .online): return ("online", scalar(device))
         case .network(let device, .offline): return ("offline", scalar(device))
         case .network(let device, .skew(let ms)): return ("clock-skew", mapping([("device", scalar(device)), ("ms", "\(ms)")]))
+        case .network(let device, .uploadInterval(let ms)):
+            return ("upload-interval", mapping([("device", scalar(device)), ("ms", "\(ms)")]))
         case .network(let device, let change):
             let field: (String, String)
             switch change {
@@ -140,7 +142,7 @@ package enum StepWriter {
             case .latency(let ms): field = ("latency-ms", "\(ms)")
             case .dropPushes(let count): field = ("drop-pushes", "\(count)")
             case .duplicatePushes(let count): field = ("duplicate-pushes", "\(count)")
-            case .online, .offline, .skew: preconditionFailure("written above")
+            case .online, .offline, .skew, .uploadInterval: preconditionFailure("written above")
             }
             return ("network", mapping([("device", scalar(device)), field]))
         case .killCloud: return ("kill-cloud", "")

@@ -35,7 +35,13 @@ final class CloudProcess: Sendable {
     static func describe(_ name: String, _ fields: [String: PlistValue]) -> String {
         let keys = (fields["keys"]?.arrayValue ?? []).compactMap(\.stringValue)
         switch name {
-        case "upload": return "↑ upload \(keys.joined(separator: ", "))"
+        case "upload":
+            // A throttled upload says how many local writes it carries (coalesced into one change per key).
+            let writes = fields["writes"].map { " (\(PlistJSON.encode($0)) writes)" } ?? ""
+            return "↑ upload \(keys.joined(separator: ", "))" + writes
+        case "throttled":
+            return
+                "⏸ throttled: \(fields["changes"].map { PlistJSON.encode($0) } ?? "?") change(s) go up in \(fields["uploadInMs"].map { PlistJSON.encode($0) } ?? "?") ms"
         case "applied":
             return "↓ applied revision \(fields["revision"].map { PlistJSON.encode($0) } ?? "?")"
                 + (fields["initial"] == .bool(true) ? " (first download)" : "") + (keys.isEmpty ? "" : ": " + keys.joined(separator: ", "))
@@ -169,6 +175,8 @@ package final class CloudRig: @unchecked Sendable {
             try DeviceCloud(root: root, device: device.name).updateSettings {
                 $0.account = device.account
                 $0.clockSkewMilliseconds = device.clockSkewMilliseconds
+                $0.uploadIntervalMilliseconds = device.uploadIntervalMilliseconds
+                $0.keepsWritesBeforeFirstDownload = device.keepsWritesBeforeFirstDownload
                 $0.online = device.online
             }
         }

@@ -657,6 +657,29 @@ import Testing
         try expectScenarioPasses("quota-one-value-fills-the-store")
     }
 
+    /// iCloud uploads a few times a minute: a burst arrives elsewhere as two
+    /// changes with the final value, and an app counting notifications counts wrong.
+    @Test(arguments: ["throttle-burst-coalesced", "throttle-app-assumed-each-write"])
+    func throttledUploadsCoalesceWrites(_ scenario: String) throws {
+        try expectScenarioPasses(scenario)
+    }
+
+    /// A write made before the first download gives way to the cloud's value
+    /// (initial-sync-change); written after it, it wins.
+    @Test(arguments: ["throttle-write-before-first-download", "throttle-write-after-first-download"])
+    func writesAroundTheFirstDownload(_ scenario: String) throws {
+        try expectScenarioPasses(scenario)
+    }
+
+    /// `groupsim cloud network upload-interval` sets the device's interval, which status shows; a bad amount is refused.
+    @Test func theUploadIntervalIsSetAndShownByTheCLI() throws {
+        #expect(try groupsim(["cloud", "network", "--device", "iPhone", "upload-interval", "15000"], root: root).status == 0)
+        #expect(try DeviceCloud(root: simulation, device: "iPhone").readSettings().uploadIntervalMilliseconds == 15000)
+        #expect(try groupsim(["cloud", "status"], root: root).stdout.contains("uploads every 15000 ms"))
+        let bad = try groupsim(["cloud", "network", "--device", "iPhone", "upload-interval", "600001"], root: root)
+        #expect(bad.status != 0 && bad.stderr.contains("upload-interval takes a number from 0 to 600000 ms"), "\(bad.stderr)")
+    }
+
     @Test func networkFaultsWithoutACloudAreRefusedWithTheWayOut() throws {
         let result = try groupsim(["cloud", "network", "partition"], root: root)
         #expect(result.status != 0)

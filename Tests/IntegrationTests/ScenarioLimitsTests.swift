@@ -31,4 +31,18 @@ import Testing
         #expect(throws: (any Error).self) { try parse("network: { device: iPad, latency-ms: \(NetworkAction.latencyRange.upperBound + 1) }") }
         #expect(throws: CloudFormatError.self) { try NetworkAction("latency", NetworkAction.latencyRange.upperBound + 1) }
     }
+
+    @Test func uploadIntervalAndTheFirstDownloadRuleAreCheckedWhereWritten() throws {
+        _ = try parse("upload-interval: { device: iPad, ms: \(NetworkAction.uploadIntervalRange.upperBound) }")
+        #expect(throws: (any Error).self) { try parse("upload-interval: { device: iPad, ms: -1 }") }
+        #expect(throws: (any Error).self) { try parse("upload-interval: { device: iPda, ms: 10 }") }
+        func device(_ fields: String) throws -> Scenario {
+            try ScenarioParser.parse(
+                "summary: x\ndevices:\n  - iPad: { \(fields) }\nsteps:\n  - wait-cloud:\n", file: "/tmp/d.yaml", fileSystem: FixedScenarioFiles())
+        }
+        #expect(try device("upload-interval-ms: 3000").deviceSpecs.first?.uploadIntervalMilliseconds == 3000)
+        #expect(try device("writes-before-first-download: kept").deviceSpecs.first?.keepsWritesBeforeFirstDownload == true)
+        let error = #expect(throws: (any Error).self) { try device("writes-before-first-download: keep") }
+        #expect("\(error!)".contains("d.yaml:3:") && "\(error!)".contains("'overwritten'"), "\(error!)")
+    }
 }

@@ -58,6 +58,18 @@ import Testing
         }
     }
 
+    @Test func anUploadIntervalStepReadsBackAsTheSameStep() throws {
+        let text =
+            "summary: x\ndevices: [iPhone, iPad]\nsteps:\n"
+            + StepWriter.lines(.cloud(.network(device: "iPad", .uploadInterval(milliseconds: 3000)))).joined(separator: "\n") + "\n"
+        let scenario = try ScenarioParser.parse(text, file: "/tmp/interval.yaml", fileSystem: FixedScenarioFiles())
+        guard case .cloud(.network(let device, .uploadInterval(let ms))) = scenario.steps[0].action else {
+            Issue.record("not an upload-interval step: \(text)")
+            return
+        }
+        #expect(device == "iPad" && ms == 3000, "\(text)")
+    }
+
     @Test func aManagedStepNamesWhatIsWrong() throws {
         let base = "summary: x\nprocesses: { app: { role: main-app } }\nsteps:\n"
         let typo = #expect(throws: (any Error).self) {

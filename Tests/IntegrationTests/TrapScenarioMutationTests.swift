@@ -69,6 +69,14 @@ import Testing
         Mutation(
             file: "macos-cache-defaults-write-seen.yaml", replacing: "defaults: [write, group.com.example.notes, theme, -string, dark]",
             with: "edit-file: { domain: group.com.example.notes, key: theme, value: dark }", reason: #"no change, key theme, value "dark""#),
+        // Uploaded at once, each tap reaches the iPad as a notification of its own: the app's tally is right by luck.
+        Mutation(
+            file: "cloud/throttle-app-assumed-each-write.yaml", replacing: "upload-interval-ms: 5000", with: "upload-interval-ms: 0",
+            reason: "exactly 2 time(s), saw it 5 time(s)"),
+        // Uploaded before the first download, the iPad's newer write wins over the cloud's value.
+        Mutation(
+            file: "cloud/throttle-write-before-first-download.yaml", replacing: "iPad: { account: alice, online: false }",
+            with: "iPad: { account: alice, online: false, writes-before-first-download: kept }", reason: "initial-sync-change"),
     ]
 
     @Test(arguments: mutations) func theMutatedCopyFails(_ mutation: Mutation) throws {
@@ -83,6 +91,8 @@ import Testing
         let mutated = original.replacingOccurrences(of: mutation.replacing, with: mutation.with).replacingOccurrences(of: "../.build/", with: build)
             .replacingOccurrences(of: #"(- quiet: \{[^}]*seconds: )[0-9.]+"#, with: "$160", options: .regularExpression)
         #expect(mutated.contains("seconds: 60") || !original.contains("- quiet:"), "the copy's quiet steps wait 60 s")
+        // A scenario of a subfolder (cloud/) is copied into the same subfolder.
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         try mutated.write(toFile: path, atomically: true, encoding: .utf8)
         let tmp = folder.path + "/tmp"
         try FileManager.default.createDirectory(atPath: tmp, withIntermediateDirectories: true)
