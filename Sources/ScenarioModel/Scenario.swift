@@ -175,6 +175,8 @@ package struct Burst: Sendable {
     package var cloud = false
     /// The runner goes on with the next steps while the burst runs (`wait-burst` waits for it).
     package var background = false
+    /// `pace-ms`: one write every that many ms (a person tapping, a sync loop) instead of all at once.
+    package var paceMilliseconds: Int? = nil
 
     package func key(_ index: Int) -> String { keyTemplate.replacingOccurrences(of: "{i}", with: String(index)) }
     package func value(_ index: Int) -> PlistValue { value ?? .integer(Int64(index)) }

@@ -161,8 +161,10 @@ package enum StepGrammar {
                 .required("in", .process), .required("count", count), .required("key", .text, "may contain `{i}`"),
                 .optional("value", .value, "may be `{i}`, then the integer i"), .optional("sync-every", count),
                 .optional("kvs", .flag, "`true`: to the iCloud store"), .optional("background", .flag, "`true`: the next steps run while it does"),
+                .optional("pace-ms", .number(1...10_000), "one set every that many ms, as a person tapping (not with `background`)"),
             ],
-            does: "sends `count` sets without waiting, with a synchronize every `sync-every` sets; acknowledged synchronizes are remembered for "
+            does:
+                "sends `count` sets without waiting (or paced), with a synchronize every `sync-every` sets; acknowledged synchronizes are remembered for "
                 + "`expect: { acknowledged: … }`. Waits for all responses unless a later `kill` cuts it short", read: ScenarioParser.readBurst),
         StepSpec("wait-burst", shorthand: "a process name", does: "waits until the answers of its background burst are in") { input in
             let process = try input.process()
@@ -440,6 +442,10 @@ extension ScenarioParser {
             process: process, count: count, keyTemplate: try fields.node("key").string(), value: value, syncEvery: syncEvery, waitForResponses: true)
         burst.cloud = try fields.flag("kvs") ?? false
         burst.background = try fields.flag("background") ?? false
+        if let pace = try fields.number("pace-ms") {
+            burst.paceMilliseconds = pace
+            if burst.background { throw fields.node("pace-ms").error("a paced burst runs within its step; leave out either pace-ms or background") }
+        }
         if burst.cloud && syncEvery != nil {
             throw fields.node("sync-every").error("sync-every goes with defaults bursts; an iCloud write is on the device when it returns")
         }

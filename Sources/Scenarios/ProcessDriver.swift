@@ -244,6 +244,8 @@ final class ProcessDriver: @unchecked Sendable {
         var covered: [(key: String, value: PlistValue)] = []
         var lastID = 0
         for index in 0..<burst.count {
+            // The pace of a person's taps, not a wait for anything: the writes must be spread over time.
+            if let pace = burst.paceMilliseconds, index > 0 { usleep(useconds_t(pace) * 1000) }
             let key = burst.key(index)
             let value = burst.value(index)
             lastID = send(burst.cloud ? .cloudSet(key: key, value: value) : .set(key: key, value: value))

@@ -73,6 +73,15 @@ import Testing
         Mutation(
             file: "cloud/throttle-app-assumed-each-write.yaml", replacing: "upload-interval-ms: 5000", with: "upload-interval-ms: 0",
             reason: "exactly 2 time(s), saw it 5 time(s)"),
+        // Uploaded as they come, the paced burst's writes go up one by one.
+        Mutation(
+            file: "cloud/throttle-burst-coalesced.yaml", replacing: "upload-interval-ms: 4000", with: "upload-interval-ms: 0",
+            reason: "iPhone's agent should have uploaded 2 change(s)"),
+        // From the background, the second reload is past the budget of one: the widget stays stale.
+        Mutation(
+            file: "widget-budget-foreground-reloads-free.yaml", replacing: "  app: { role: main-app }",
+            with: "  app: { role: main-app, launch: background }",
+            reason: #"no render, reason reload-request, card lastNote="two""#),
         // Uploaded before the first download, the iPad's newer write wins over the cloud's value.
         Mutation(
             file: "cloud/throttle-write-before-first-download.yaml", replacing: "iPad: { account: alice, online: false }",
