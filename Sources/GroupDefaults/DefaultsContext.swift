@@ -63,7 +63,11 @@ public struct DefaultsContext: Sendable, Hashable {
                     path: location.path),
                 key: "missing-entitlement \(location.path)")
         }
-        return try DomainRegistry.shared.domain(named: domain, at: location.path, root: root.path, unreadable: protectedDataLocked)
+        // A tool looking at the files from outside is no app of the device: no platform's limits apply to it.
+        let onDevice = isOnDevice
+        return try DomainRegistry.shared.domain(
+            named: domain, at: location.path, root: root.path, unreadable: protectedDataLocked,
+            device: { onDevice ? try DeviceSettings.forFile(at: location.path, root: root.path) : nil })
     }
 
     /// Opens the managed domain of `domain` (the app's own by default): read

@@ -35,9 +35,12 @@ package final class DomainRegistry: @unchecked Sendable {
     /// `contentCheck`, `readOnly`: see `SharedPlistFile`; they are the file's from its first opening in the process.
     /// `unreadable`: the device is locked before its first unlock (`ProtectedData`): a domain opened now reads as
     /// empty for the process's life; it is asked only when the domain is first opened.
+    /// `device`: for an app's preferences on a device, that device's settings (its platform's size limits,
+    /// cfprefsd's cache); nil for any other file. Asked only when the domain is first opened.
     package func domain(
         named name: String, at path: String, root: String, maximumSize: Int = PlistLimits.maximumFileSize,
-        contentCheck: SharedPlistFile.ContentCheck? = nil, readOnly: Bool = false, unreadable: () throws -> Bool = { false }
+        contentCheck: SharedPlistFile.ContentCheck? = nil, readOnly: Bool = false, unreadable: () throws -> Bool = { false },
+        device: () throws -> DeviceSettings? = { nil }
     ) throws -> PersistentDomain {
         // A released domain's last changes land before the file is opened again.
         PersistentDomain.waitForReleasedCommits()
@@ -49,7 +52,7 @@ package final class DomainRegistry: @unchecked Sendable {
                 name: name,
                 file: try SharedPlistFile(
                     path: path, durable: durable, root: root, maximumSize: maximumSize, contentCheck: contentCheck, readOnly: readOnly),
-                openedLocked: try unreadable(), device: try DeviceSettings.forFile(at: path, root: root))
+                openedLocked: try unreadable(), device: try device())
             domains[path] = WeakDomain(domain)
             return (domain, true)
         }

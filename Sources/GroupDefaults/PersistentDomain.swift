@@ -45,7 +45,7 @@ package final class PersistentDomain: @unchecked Sendable {
     package let name: String
     package let file: SharedPlistFile
     /// What the device's platform does when the domain grows (checked after this process's commits).
-    private let sizeGuard: DomainSizeGuard
+    private let sizeGuard: DomainSizeGuard?
     /// The device reads through cfprefsd's cache (macOS): a change of the
     /// file that no store commit made is neither reloaded nor kept by the
     /// next commit, which writes this process's view over it.
@@ -90,12 +90,14 @@ package final class PersistentDomain: @unchecked Sendable {
     /// the keys this process changed, from that view, over the user's file.
     package let openedLocked: Bool
 
-    init(name: String, file: SharedPlistFile, openedLocked: Bool = false, device: DeviceSettings = DeviceSettings()) {
+    /// `device`: the settings of the device whose app preferences this domain is (nil: not an app's
+    /// preferences, as an iCloud store's copy or a tool's view: no platform's size limits, no cfprefsd cache).
+    init(name: String, file: SharedPlistFile, openedLocked: Bool = false, device: DeviceSettings? = nil) {
         self.name = name
         self.file = file
         self.openedLocked = openedLocked
-        sizeGuard = DomainSizeGuard(platform: device.platform)
-        readsThroughCache = device.preferencesCache
+        sizeGuard = device.map { DomainSizeGuard(platform: $0.platform) }
+        readsThroughCache = device?.preferencesCache ?? false
         commitQueue = DispatchQueue(label: "groupsim.defaults.commit.\(name)")
         commitQueue.setSpecific(key: Self.onCommitQueue, value: queueToken)
         if openedLocked {
@@ -415,7 +417,7 @@ package final class PersistentDomain: @unchecked Sendable {
                 for key in Set(edits.edits.keys).union(transactionKeys) { contents[key] = view[key] }
             }
             if let report = Diagnostic.movedAside(update, path: file.path, domain: name) { Diagnostics.report(report) }
-            if let size = update.writtenSize { sizeGuard.check(size: size, domain: name, path: file.path) }
+            if let size = update.writtenSize { sizeGuard?.check(size: size, domain: name, path: file.path) }
             let inline = absorb(lockedView ?? update.after, localKeys: transactionKeys)
             state.withLock {
                 counters.commits += 1

@@ -22,6 +22,29 @@ final class WidgetTimeline: @unchecked Sendable {
     init(manifest: AppManifest.Widget, session: AppSession) throws {
         self.manifest = manifest
         self.session = session
+        listenForReloadRequests()
+    }
+
+    /// WidgetCenter.reloadTimelines from the app reaches every widget whatever its policy.
+    /// Opened before the process says it is ready: a request made right after
+    /// `ready` would otherwise be in the file's first read, and never heard as a change.
+    private func listenForReloadRequests() {
+        do {
+            let center = try WidgetCenter(root: session.context.root, device: session.context.device).domain()
+            let bundle = session.target.bundleIdentifier
+            let deferred = WidgetReloadBudget.deferredKey(bundle)
+            let id = center.addListener { [weak self] change in
+                if change.changes.contains(where: { $0.key == bundle || $0.key == WidgetCenter.allWidgets }) {
+                    self?.reload(reason: "reload-request")
+                } else if change.changes.contains(where: { $0.key == deferred }) {
+                    // A reload deferred past the day's budget, delivered as the next day began.
+                    self?.reload(reason: "deferred-reload")
+                }
+            }
+            reloadListener = (center, id)
+        } catch {
+            session.events.emit(.warning(kind: "widget-center", message: "cannot listen for timeline reloads: \(error)"))
+        }
     }
 
     func start() {
@@ -46,23 +69,6 @@ final class WidgetTimeline: @unchecked Sendable {
             self.timer = timer
         case .manual:
             break
-        }
-        // WidgetCenter.reloadTimelines from the app reaches every widget whatever its policy.
-        do {
-            let center = try WidgetCenter(root: session.context.root, device: session.context.device).domain()
-            let bundle = session.target.bundleIdentifier
-            let deferred = WidgetReloadBudget.deferredKey(bundle)
-            let id = center.addListener { [weak self] change in
-                if change.changes.contains(where: { $0.key == bundle || $0.key == WidgetCenter.allWidgets }) {
-                    self?.reload(reason: "reload-request")
-                } else if change.changes.contains(where: { $0.key == deferred }) {
-                    // A reload deferred past the day's budget, delivered as the next day began.
-                    self?.reload(reason: "deferred-reload")
-                }
-            }
-            reloadListener = (center, id)
-        } catch {
-            session.events.emit(.warning(kind: "widget-center", message: "cannot listen for timeline reloads: \(error)"))
         }
     }
 

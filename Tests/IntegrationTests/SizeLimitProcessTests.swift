@@ -35,6 +35,27 @@ import Testing
         #expect(try app.get("lastNote").value == "still running")
     }
 
+    /// The limits are an app's: a tool writing the files from outside (`groupsim defaults`) and the device's
+    /// iCloud store copies (whose limits are iCloud's) are never warned nor ended.
+    @Test func toolsAndICloudCopiesAreNoAppsPreferences() throws {
+        #expect(try groupsim(["device", "create", "AppleTV", "--platform", "tvOS"], root: root).status == 0)
+        let big = String(repeating: "x", count: 1_200_000)
+        let plist = "<?xml version=\"1.0\" encoding=\"UTF-8\"?><plist version=\"1.0\"><dict><key>poster</key><string>\(big)</string></dict></plist>"
+        let tool = try groupsim(
+            ["defaults", "import", "--device", "AppleTV", "group.com.example.notes", "-"], root: root, stdin: Data(plist.utf8))
+        #expect(tool.status == 0, "\(tool.stderr.prefix(500))")
+        #expect(!tool.stderr.contains("Terminating") && !tool.stderr.contains("size"), "\(tool.stderr.prefix(500))")
+        let app = try AppProcess("main-app", root: root, device: "AppleTV")
+        #expect(try app.get("poster").value == .string(big))
+
+        // On iOS, an iCloud store copy past 4 MiB (values over the quota stay on the device) is no defaults domain.
+        let phone = try AppProcess("main-app", root: root)
+        for index in 1...5 { _ = try phone.request(.cloudSet(key: "photo-\(index)", value: cache(1_000_000))) }
+        _ = try phone.request(.cloudSynchronize)
+        let warnings = phone.unconsumed.filter { if case .event(.warning(let kind, _), _) = $0 { kind.hasPrefix("size-limit") } else { false } }
+        #expect(warnings.isEmpty, "\(warnings)")
+    }
+
     @Test func badPlatformsAreRefusedNamingWhatToUse() throws {
         let create = try groupsim(["device", "create", "Box", "--platform", "android"], root: root)
         #expect(create.status != 0)
