@@ -242,6 +242,32 @@ package final class RunningProcess: Sendable {
         return Foundation.kill(pid, signal) == 0
     }
 
+    /// SIGSTOP, and returns once the child is stopped: the kernel stops a
+    /// process at its next return to user space, so without the wait a
+    /// request sent right after could still be answered. False if the child
+    /// has ended, or is not seen stopped within `timeout` (its state, in
+    /// /proc/PID/stat, is read every millisecond meanwhile: nothing notifies
+    /// anyone but its parent's waitpid, which the reaper owns).
+    @discardableResult
+    package func stop(timeout: TimeInterval = 10) -> Bool {
+        guard signal(SIGSTOP) else { return false }
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline, termination == nil {
+            if Self.isStopped(pid) { return true }
+            usleep(1_000)
+        }
+        return false
+    }
+
+    /// Whether /proc says the process is stopped (state T, or t when traced).
+    static func isStopped(_ pid: Int32) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let afterName = stat.range(of: ") ", options: .backwards)
+        else { return false }
+        let state = stat[afterName.upperBound...].first
+        return state == "T" || state == "t"
+    }
+
     /// How the child ended; nil while it runs (or its end is not yet seen).
     package var termination: Termination? { output.withState { $0.termination } }
 

@@ -115,8 +115,15 @@ extension LaunchedExecutable {
     }
 
     /// SIGSTOP: the program stops where it is (holding any lock it holds) until `resume()`.
+    /// Returns once the program is stopped, so a request sent next is not answered.
     public func suspend(fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column) throws {
-        try signal(SIGSTOP, "SIGSTOP", at: SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column))
+        let place = SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column)
+        guard process.stop() else {
+            throw outcome.failure(
+                "cannot stop \(name) with SIGSTOP: "
+                    + (process.termination.map { "it has ended (\($0.description))" } ?? "it was not seen stopped within 10 s"),
+                at: place)
+        }
     }
 
     /// SIGCONT: a suspended program goes on.

@@ -10,12 +10,8 @@ extension Simulation {
         _ device: String, dataProtectionOff: Bool = false,
         fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
     ) async throws {
-        let place = SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column)
-        try await Blocking.run { [self] in
-            do {
-                try DeviceManager(root: simulationRoot).reboot(
-                    device, protection: dataProtectionOff ? ProtectedData.Protection.none : .untilFirstUnlock)
-            } catch { throw outcome.failure("cannot reboot \(device): \(error)", at: place) }
+        try await changeDevice("reboot \(device)", at: SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column)) {
+            try $0.reboot(device, protection: dataProtectionOff ? ProtectedData.Protection.none : .untilFirstUnlock)
         }
     }
 
@@ -24,11 +20,15 @@ extension Simulation {
         _ device: String,
         fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
     ) async throws {
-        let place = SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column)
+        try await changeDevice("unlock \(device)", at: SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column)) {
+            try $0.unlock(device)
+        }
+    }
+
+    /// Runs `change` on the simulation's devices off the caller's thread; its error is the test's failure at `place`.
+    func changeDevice(_ what: String, at place: SourcePlace, _ change: @escaping @Sendable (DeviceManager) throws -> Void) async throws {
         try await Blocking.run { [self] in
-            do { try DeviceManager(root: simulationRoot).unlock(device) } catch {
-                throw outcome.failure("cannot unlock \(device): \(error)", at: place)
-            }
+            do { try change(DeviceManager(root: simulationRoot)) } catch { throw outcome.failure("cannot \(what): \(error)", at: place) }
         }
     }
 }

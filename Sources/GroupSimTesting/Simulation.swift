@@ -318,11 +318,8 @@ public final class Simulation: @unchecked Sendable {
         _ device: String,
         fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
     ) async throws {
-        let place = SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column)
-        try await Blocking.run { [self] in
-            do { try DeviceManager(root: simulationRoot).erase(device) } catch {
-                throw outcome.failure("cannot erase \(device): \(error)", at: place)
-            }
+        try await changeDevice("erase \(device)", at: SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column)) {
+            try $0.erase(device)
         }
     }
 

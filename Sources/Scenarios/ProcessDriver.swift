@@ -274,7 +274,8 @@ final class ProcessDriver: @unchecked Sendable {
 
     func signal(_ signal: Int32) {
         // Through the child's owner: once it is reaped, its pid (perhaps another process's by now) is never signalled.
-        process.signal(signal)
+        // A stop is waited for: the next step's request must find the process stopped.
+        if signal == SIGSTOP { process.stop() } else { process.signal(signal) }
         if signal == SIGSTOP { record.withLock { $0.suspended = true } }
         if signal == SIGCONT { record.withLock { $0.suspended = false } }
     }

@@ -70,4 +70,21 @@ import Testing
         while kill(pid, 0) == 0 && Date() < deadline { usleep(10_000) }
         #expect(kill(pid, 0) == -1 && errno == ESRCH, "child \(pid) outlived its RunningProcess")
     }
+
+    /// `stop()` returns once the child is stopped: a line sent then is not
+    /// echoed until SIGCONT, and `stop()` on an ended child says so.
+    @Test func stopReturnsOnceTheChildIsStopped() throws {
+        let child = try RunningProcess("/bin/cat", [])
+        #expect(child.write("before"))
+        try child.waitForLine(timeout: 10) { $0 == "before" }
+        #expect(child.stop())
+        let stat = try String(contentsOfFile: "/proc/\(child.pid)/stat", encoding: .utf8)
+        #expect(stat.contains(") T "), "\(stat)")
+        #expect(child.write("while stopped"))
+        #expect(child.signal(SIGCONT))
+        try child.waitForLine(timeout: 10) { $0 == "while stopped" }
+        child.closeStdin()
+        _ = try child.waitForExit()
+        #expect(!child.stop())
+    }
 }
