@@ -15,10 +15,14 @@ struct CostCurve {
     let yLabel: String
     var series: [Series]
 
-    /// The exponent k of y ∝ x^k between the series' first and last points: 1 is linear, 0 flat.
+    /// The exponent k of y ∝ x^k over the series' last step (its two largest
+    /// sizes): 1 is linear, 0 flat. The last step, not the whole range: at
+    /// small sizes a fixed cost (process wake-ups, fsyncs) hides the growth.
     static func exponent(_ points: [(x: Double, y: Double)]) -> Double? {
-        guard let first = points.first, let last = points.last, first.x > 0, last.x > first.x, first.y > 0, last.y > 0 else { return nil }
-        return log(last.y / first.y) / log(last.x / first.x)
+        guard points.count >= 2 else { return nil }
+        let (before, last) = (points[points.count - 2], points[points.count - 1])
+        guard before.x > 0, last.x > before.x, before.y > 0, last.y > 0 else { return nil }
+        return log(last.y / before.y) / log(last.x / before.x)
     }
 
     /// "flat", "about linear", … for an exponent.
@@ -26,6 +30,7 @@ struct CostCurve {
         guard let exponent else { return "—" }
         let named =
             switch exponent {
+            case ..<(-0.15): "falls"
             case ..<0.15: "flat"
             case ..<0.6: "sublinear"
             case ..<1.25: "about linear"
@@ -43,7 +48,7 @@ struct CostCurve {
             let cells = series.map { line in line.points.first { $0.x == x }.map { Self.format($0.y) } ?? "—" }
             lines.append("| \(Self.format(x)) | " + cells.joined(separator: " | ") + " |")
         }
-        lines.append("| growth | " + series.map { Self.growth(Self.exponent($0.points)) }.joined(separator: " | ") + " |")
+        lines.append("| growth (last step) | " + series.map { Self.growth(Self.exponent($0.points)) }.joined(separator: " | ") + " |")
         return lines.joined(separator: "\n")
     }
 
@@ -121,8 +126,11 @@ struct CostCurve {
         return lower...upper
     }
 
+    /// 1, 2 and 5 times each power of ten within the range: a few labelled lines per decade.
     private static func powers(of range: ClosedRange<Double>) -> [Double] {
-        stride(from: range.lowerBound.rounded(.up), through: range.upperBound, by: 1).map { pow(10, $0) }
+        stride(from: range.lowerBound.rounded(.down), through: range.upperBound, by: 1).flatMap { decade in
+            [1.0, 2, 5].map { $0 * pow(10, decade) }
+        }.filter { range.contains(log10($0)) }
     }
 
     private static func gridLines(range: ClosedRange<Double>, ticks: [Double], _ draw: (Double, String) -> String) -> [String] {
