@@ -3,7 +3,7 @@
 # reference machine are kept in benchmarks/results.md.
 #
 # Usage: scripts/bench.sh [--smoke] [BENCHMARK ...]
-#   BENCHMARK   propagation burst start-to-ready foundation control cloud (default: all)
+#   BENCHMARK   propagation burst start-to-ready foundation control cloud curves (default: all)
 #   --smoke     tiny counts, seconds in all: checks that each benchmark runs
 #               to its end (CI runs it); the numbers mean nothing. Every
 #               benchmark is run, and the script fails naming those that did not.
@@ -20,7 +20,7 @@ for argument in "$@"; do
     *) names+=("$argument") ;;
   esac
 done
-[ ${#names[@]} -gt 0 ] || names=(propagation burst start-to-ready foundation control cloud)
+[ ${#names[@]} -gt 0 ] || names=(propagation burst start-to-ready foundation control cloud curves)
 
 source scripts/setup.sh
 swift build -c release
@@ -35,6 +35,8 @@ smoke_arguments() {
     foundation) echo "--keys 10 --rounds 1 --calls 1000 --sync-calls 5" ;;
     control) echo "--keys 10 --rounds 1 --calls 1000 --requests 20" ;;
     cloud) echo "--changes 5 --warmup 1" ;;
+    # Every curve at its two smallest sizes; the suite is one scenario, the output a scratch folder.
+    curves) echo "--quick --changes 3 --warmup 1 --scenarios scenarios/global-domain.yaml --output $(mktemp -d)" ;;
     *) echo "error: no smoke counts for benchmark '$1'; add them to scripts/bench.sh" >&2; return 1 ;;
   esac
 }
