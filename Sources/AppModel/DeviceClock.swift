@@ -23,12 +23,32 @@ package struct DeviceClock: Sendable {
     var folder: String { get throws { try root.devicePath(device) + "/Library/Clock" } }
     package var path: String { get throws { try folder + "/clock.plist" } }
 
+    /// How far a clock may get ahead of the real time: a century. Further, a
+    /// day number no longer fits an integer; a file saying so is damaged.
+    package static let farthestAhead: Double = 100 * 366 * 86_400
+
     /// How far the device's clock is ahead of the real time, in seconds (0 if never advanced).
     package func offset() throws -> Double {
-        let contents = try SharedPlistFile.read(path: try path, root: root.path) ?? [:]
-        if case .real(let seconds)? = contents["offset"] { return seconds }
-        if case .integer(let seconds)? = contents["offset"] { return Double(seconds) }
-        return 0
+        let file = try path
+        return try Self.offset(in: try SharedPlistFile.read(path: file, root: root.path) ?? [:], path: file)
+    }
+
+    /// The offset a clock file holds, checked: a hand-edited or damaged file
+    /// must give a clear error, never a time no day number can hold.
+    static func offset(in contents: [String: PlistValue], path: String) throws -> Double {
+        let seconds: Double
+        switch contents["offset"] {
+        case nil: return 0
+        case .real(let value)?: seconds = value
+        case .integer(let value)?: seconds = Double(value)
+        case let other?: throw DeviceError("\(path): offset is \(other), expected a number of seconds")
+        }
+        guard seconds.isFinite, (0...farthestAhead).contains(seconds) else {
+            throw DeviceError(
+                "\(path): offset \(seconds) s is no clock's (from 0 to 100 years ahead); remove the file to set the device's clock back to the real time"
+            )
+        }
+        return seconds
     }
 
     /// The device's time now.
@@ -41,10 +61,13 @@ package struct DeviceClock: Sendable {
             throw DeviceError("a clock advances by more than 0 and at most 366 days, found \(seconds) s")
         }
         try root.prepareConfinedDirectory(try folder)
+        let file = try path
         var offset: Double = 0
-        try SharedPlistFile(path: try path, durable: try root.durability().fsyncs, root: root.path).update { contents in
-            if case .real(let old)? = contents["offset"] { offset = old }
-            offset += seconds
+        try SharedPlistFile(path: file, durable: try root.durability().fsyncs, root: root.path).update { contents in
+            offset = try Self.offset(in: contents, path: file) + seconds
+            guard offset <= Self.farthestAhead else {
+                throw DeviceError("\(file): the clock would be more than 100 years ahead; remove the file to set it back to the real time")
+            }
             contents["offset"] = .real(offset)
         }
         return Date().addingTimeInterval(offset)

@@ -44,7 +44,8 @@ package struct WidgetReloadBudget: Sendable {
 
         init?(_ value: PlistValue?, day: Int) {
             guard let fields = value?.dictionaryValue else { return nil }
-            func number(_ key: String) -> Int { if case .integer(let n)? = fields[key] { Int(n) } else { 0 } }
+            // Bounded, whatever the file says: a damaged or hand-edited count must not overflow when counted on.
+            func number(_ key: String) -> Int { if case .integer(let n)? = fields[key] { Int(min(max(n, 0), 1 << 40)) } else { 0 } }
             self.day = number("day")
             used = number("used")
             deferred = number("deferred")

@@ -96,4 +96,33 @@ import Testing
                 + "    widget: { bundle-id: com.example.w, reload-budget: -1 }\nprocesses: { app: { role: main-app } }\nsteps:\n  - launch: app\n")
         #expect(manifest.contains("/tmp/budget.yaml:6:") && manifest.contains("reload-budget is"), "\(manifest)")
     }
+
+    /// A damaged clock or budget file gives a clear error or a bounded count, never a crash.
+    @Test func hostileClockAndBudgetFilesAreRefusedOrBounded() throws {
+        #expect(try groupsim(["app", "install"], root: root).status == 0)
+        let library = root.path + "/devices/iPhone/Library"
+        try FileManager.default.createDirectory(atPath: library + "/Clock", withIntermediateDirectories: true)
+        for offset in ["<real>1e300</real>", "<real>-5</real>", "<integer>9223372036854775807</integer>", "<string>soon</string>"] {
+            let plist = #"<?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict><key>offset</key>"# + offset + "</dict></plist>"
+            try plist.write(toFile: library + "/Clock/clock.plist", atomically: true, encoding: .utf8)
+            for arguments in [["device", "clock", "iPhone"], ["device", "clock", "iPhone", "--advance", "1h"]] {
+                let shown = try groupsim(arguments, root: root)
+                #expect(shown.status == 1 && shown.stderr.contains("clock.plist: offset"), "\(offset): \(shown.status) \(shown.stderr)")
+            }
+        }
+        try FileManager.default.removeItem(atPath: library + "/Clock/clock.plist")
+
+        let today = Int(Date().timeIntervalSince1970 / 86_400)
+        let counters =
+            "<dict><key>day</key><integer>\(today)</integer><key>used</key><integer>9223372036854775807</integer>"
+            + "<key>deferred</key><integer>9223372036854775807</integer><key>free</key><integer>-9223372036854775808</integer></dict>"
+        try FileManager.default.createDirectory(atPath: library + "/WidgetCenter", withIntermediateDirectories: true)
+        try
+            (#"<?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict><key>budget:com.example.notes.widget</key>"# + counters
+            + "</dict></plist>").write(toFile: library + "/WidgetCenter/timeline-reloads.plist", atomically: true, encoding: .utf8)
+        let app = try AppProcess("main-app", root: root, arguments: ["--background"])
+        _ = try app.request(.reloadWidgets)
+        try app.event { if case .warning("widget-reload-deferred", _) = $0 { true } else { false } }
+        #expect(app.process.isRunning)
+    }
 }
