@@ -94,7 +94,10 @@ final class Execution: @unchecked Sendable {
         case .restart(let process, let arguments): try roster.restart(process, arguments: arguments)
         case .quit(let process): try roster.quit(process)
         case .command(let process, let command):
-            log.action(process, step, key: Self.key(of: command))
+            // A set's value too: the timeline draws its arrow from here when the writer's own change is read late.
+            var value: PlistValue? = nil
+            if case .set(_, let written) = command { value = written }
+            log.action(process, step, key: Self.key(of: command), value: value)
             try roster.driver(process).request(command, timeout: RunnerTimeouts.request)
         case .intent(let name, let parameters, _, _, _, let result, let host?):
             try roster.performIntentInApp(name, parameters: parameters, in: host, result: result, step: step)

@@ -75,10 +75,11 @@ package final class ScenarioLog: @unchecked Sendable {
     }
 
     /// Records a step the runner takes on a lane (a process, "files", "defaults", the cloud).
-    func action(_ lane: String, _ step: Step, key: String? = nil) {
+    func action(_ lane: String, _ step: Step, key: String? = nil, value: PlistValue? = nil) {
         openLane(lane)
         var fields: [String: PlistValue] = [:]
         if let key { fields["key"] = .string(key) }
+        if let value { fields["value"] = value }
         record(process: lane, kind: .action, name: step.keyword, fields: fields, text: step.summary)
     }
 }

@@ -318,6 +318,7 @@ package enum TimelineReport {
     static func defaultsArrows(_ events: [RecordedEvent]) -> [(RecordedEvent, RecordedEvent)] {
         let ownWrites = events.filter { seenChange($0)?.origin == "this-process" }
         let toolWrites = events.filter { $0.kind == .action && $0.key != nil && $0.process == "defaults" }
+        let setSteps = events.filter { $0.kind == .action && $0.name == "set" && $0.fields["value"] != nil }
         var arrows: [(RecordedEvent, RecordedEvent)] = []
         for seen in events {
             guard let change = seenChange(seen), change.origin == "other-process" else { continue }
@@ -328,6 +329,16 @@ package enum TimelineReport {
             let byValue = ownWrites.filter { $0.process != seen.process && $0.key == key && seenChange($0)?.new == change.new }
             if let write = byValue.last(where: { $0.time <= seen.time }) {
                 arrows.append((write, seen))
+                continue
+            }
+            // Each process's lines are read by a thread of their own, so under load the writer's own change can be
+            // recorded after the reader's. The runner's set step that made it, noted before the request was sent, is
+            // then the certain cause.
+            let requested = setSteps.last {
+                $0.process != seen.process && $0.key == key && $0.fields["value"] == change.new && $0.time <= seen.time
+            }
+            if let requested, byValue.contains(where: { $0.process == requested.process && $0.time >= requested.time }) {
+                arrows.append((requested, seen))
                 continue
             }
             if byValue.contains(where: { $0.time > seen.time }) { continue }
