@@ -28,11 +28,16 @@ struct CloudBenchmark: ParsableCommand {
     }
     @Option(help: "Folder holding groupsim (default: beside this executable).") var binaries: String?
 
+    @Flag(help: "Leave out the time each hop takes (the processes then say no more than without it).")
+    var noPhases = false
+
     static let store = "com.example.bench.kvs"
 
     func run() throws {
-        let world = try CloudWorld(devices: 2, otherAccounts: 0, binaries: binaries)
+        let world = try CloudWorld(devices: 2, otherAccounts: 0, binaries: binaries, phases: !noPhases)
+        let before = world.writerCommits
         let histogram = try world.measure(changes: changes, warmup: warmup)
+        let commits = CommitTimingsReport(before: before, after: world.writerCommits)
         print(
             """
             cloud: \(changes) changes, device A's app → cloud → device B's app (all durable, loopback, no added latency)
@@ -40,6 +45,8 @@ struct CloudBenchmark: ParsableCommand {
                 p50 \(milliseconds(histogram.valueAtPercentile(50)))  p90 \(milliseconds(histogram.valueAtPercentile(90)))  \
             p99 \(milliseconds(histogram.valueAtPercentile(99)))  max \(milliseconds(histogram.max))  mean \(milliseconds(histogram.mean))
             """)
+        if let phases = world.phases { print(phases.table()) }
+        print("  device A's copy commits (mean, ms; \(commits.count)): \(commits.line)")
     }
 }
 
@@ -55,8 +62,13 @@ final class CloudWorld {
     private(set) var agents: [RunningProcess] = []
     private(set) var observers: [RunningProcess] = []
     private let writer: UbiquitousStore
+    /// Each hop's time, when asked for (two devices only: the path is then one line).
+    private(set) var phases: CloudTripPhases?
 
-    init(devices: Int, otherAccounts: Int, binaries: String?) throws {
+    /// `phases`: the cloud and the agents put the clock on their event lines, and each change's hops are timed.
+    init(devices: Int, otherAccounts: Int, binaries: String?, phases: Bool = false) throws {
+        self.phases = phases && devices == 2 ? CloudTripPhases() : nil
+        let environment = self.phases == nil ? [:] : [EventClock.variable: "1"]
         root = (NSTemporaryDirectory() as NSString).appendingPathComponent("groupsim-bench-cloud-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         simulation = SimulationRoot(path: root)
@@ -67,7 +79,7 @@ final class CloudWorld {
         for (index, device) in others.enumerated() {
             try DeviceCloud(root: simulation, device: device).updateSettings { $0.account = "other-\(index)" }
         }
-        server = try RunningProcess(groupsim, ["cloud", "serve", "--root", root])
+        server = try RunningProcess(groupsim, ["cloud", "serve", "--root", root], environment: environment)
         writer = try UbiquitousStore(cloud: DeviceCloud(root: simulation, device: measured[0]), identifier: CloudBenchmark.store)
         try server.waitForLine(timeout: 30) { $0.contains("\"listening\"") }
         // The other accounts' devices: a few keys each, uploaded and acknowledged before anything is measured.
@@ -76,7 +88,7 @@ final class CloudWorld {
             for key in 0..<10 { try store.set(.string("value \(key) of \(device)"), forKey: "key-\(key)") }
         }
         for device in measured + others {
-            agents.append(try RunningProcess(groupsim, ["cloud", "agent", "--root", root, "--device", device]))
+            agents.append(try RunningProcess(groupsim, ["cloud", "agent", "--root", root, "--device", device], environment: environment))
         }
         for agent in agents { try agent.waitForLine(timeout: 60) { $0.contains("\"connected\"") } }
         for agent in agents.suffix(others.count) { try agent.waitForLine(timeout: 60) { $0.contains("\"acknowledged\"") } }
@@ -91,6 +103,9 @@ final class CloudWorld {
         try? FileManager.default.removeItem(atPath: root)
     }
 
+    /// The commits of device A's copy made by the writer so far.
+    var writerCommits: PersistentDomain.Statistics { writer.commitStatistics }
+
     /// Latency from the first device's set to the last observing app's notification.
     func measure(changes: Int, warmup: Int) throws -> Histogram<UInt64> {
         var histogram = Histogram<UInt64>(highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three)
@@ -103,6 +118,7 @@ final class CloudWorld {
                 guard let seenAt = UInt64(line.split(separator: " ")[2]) else { throw ValidationError("bad observer line: \(line)") }
                 last = max(last, seenAt)
             }
+            try phases?.record(set: start, seen: last, writerAgent: agents[0], cloud: server, readerAgent: agents[1])
             if index > warmup { _ = histogram.record(last - start) }
         }
         return histogram

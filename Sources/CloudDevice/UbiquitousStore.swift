@@ -142,6 +142,8 @@ package final class UbiquitousStore: @unchecked Sendable {
 
     /// The account signed in on the device, as this copy knows it.
     package var account: String? { copy().account }
+    /// The copy's commits made by this process, and where their time went (for benchmarks).
+    package var commitStatistics: PersistentDomain.Statistics { domain.statistics }
 
     /// Whether this device's first download of the store (for its account) has arrived.
     package var initialSyncDone: Bool { domain.value(forKey: "initialSyncDone") == .bool(true) }

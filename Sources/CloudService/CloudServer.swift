@@ -153,12 +153,15 @@ actor CloudServer {
         case .poll(let stores):
             try await sendChanges(of: stores, to: id, onlyIfBehind: true)
         case .upload(let store, let changes):
+            if EventClock.isOn { events("upload-received", ["device": .string(session.device), "store": .string(store)]) }
             try DomainName.validate(store, what: "store identifier")
             traffic[session.device, default: DeviceTraffic()].uploadedChanges += changes.count
             let device = session.device
             let (acceptable, tooFarAhead) = CloudTrust.refusingFarFuture(changes, now: DeviceCloudSettings.realTime())
             var outcome = try await stored(store, of: session) { try $0.upload(acceptable, to: store, of: account, from: device) }
             outcome.refused += tooFarAhead
+            // The other devices first: their apps are waiting for the change, the writer only for its ack.
+            push(outcome, store: store, from: id, session: session)
             send(
                 .ack(store: store, accepted: outcome.accepted, refused: outcome.refused, superseded: outcome.superseded, advanced: advance(outcome)),
                 to: id, isPush: false)
@@ -170,7 +173,6 @@ actor CloudServer {
                         "keys": .array(outcome.refused.map { .string($0.key) }), "reason": .string(outcome.refused[0].reason),
                     ])
             }
-            push(outcome, store: store, from: id, session: session)
         case .restore(let store, let records):
             // A device gives back what it holds after a reset: kept as it was, whoever wrote it.
             try DomainName.validate(store, what: "store identifier")

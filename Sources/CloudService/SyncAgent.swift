@@ -116,7 +116,10 @@ package actor SyncAgent {
             let writer = MessageWriter(outbound: outbound)
             try await writer.send(.hello(device: cloud.device, account: account, stores: revisions()))
             try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask {
+                // Both tasks prefer the agent's thread: a frame read, or a
+                // wake-up, then reaches the actor without a stop on the
+                // cooperative pool's threads (one thread switch less each way).
+                group.addTask(executorPreference: executor) {
                     for try await frame in inbound {
                         switch frame.opcode {
                         case .text: try await self.handle(String(buffer: frame.unmaskedData), account: account, writer: writer)
@@ -132,7 +135,7 @@ package actor SyncAgent {
                         }
                     }
                 }
-                group.addTask { try await self.drive(account: account, writer: writer) }
+                group.addTask(executorPreference: executor) { try await self.drive(account: account, writer: writer) }
                 try await group.next()
                 group.cancelAll()
                 wakeup.signal()
@@ -193,6 +196,7 @@ package actor SyncAgent {
             let reopens = try await uploadPending(account: account, interval: current.uploadIntervalMilliseconds, writer: writer)
             // A held store is looked at again when its window opens, not a retry interval later.
             await wakeup.wait(timeout: min(Self.retryInterval, reopens ?? Self.retryInterval))
+            if EventClock.isOn { events("woke", [:]) }
         }
     }
 
@@ -242,6 +246,7 @@ package actor SyncAgent {
         case .restored(let store, let kept, let refused, let superseded, let advanced):
             try restored(store, kept: kept, refused: refused, superseded: superseded, advanced: advanced, account: account)
         case .changes(let store, let base, let revision, let initial, let records, let lineage):
+            if EventClock.isOn { events("push-received", ["store": .string(store), "revision": .integer(revision)]) }
             try await apply(
                 store, base: base, revision: revision, initial: initial, records: records, lineage: lineage,
                 account: account, writer: writer)

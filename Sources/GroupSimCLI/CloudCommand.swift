@@ -25,6 +25,7 @@ struct CloudCommand: ParsableCommand {
         var line = fields
         line["event"] = .string(event)
         line["time"] = .string(PlistJSON.timestamp(Date()))
+        if EventClock.isOn { line["clock"] = .integer(Int64(MonotonicClock.now())) }
         print(PlistJSON.encode(.dictionary(line)))
         fflush(nil)
     }
