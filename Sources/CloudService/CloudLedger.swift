@@ -138,6 +138,8 @@ struct CloudLedger {
     /// This run's generation: every revision written by it carries this id.
     let generation: String
     private var loaded: [String: [String: CloudStoreState]] = [:]
+    /// Store files by path (`storeFile`).
+    private var files: [String: SharedPlistFile] = [:]
     /// Accounts whose file of the old layout was looked for.
     private var migrated: Set<String> = []
     private let report: @Sendable (String, [String: PlistValue]) -> Void
@@ -164,9 +166,16 @@ struct CloudLedger {
         return "\(accountsFolder)/\(try DomainName.fileStem(for: account))"
     }
 
-    private func storeFile(_ identifier: String, of account: String) throws -> SharedPlistFile {
+    /// A store's file, made once: making one checks its folders and its lock
+    /// file, which an upload need not pay for again (its `update` still
+    /// checks the folders it goes through, and makes what is missing).
+    private mutating func storeFile(_ identifier: String, of account: String) throws -> SharedPlistFile {
         try DomainName.validate(identifier, what: "store identifier")
-        return try SharedPlistFile(path: "\(try accountFolder(account))/\(try DomainName.fileStem(for: identifier)).plist", root: top)
+        let path = "\(try accountFolder(account))/\(try DomainName.fileStem(for: identifier)).plist"
+        if let known = files[path] { return known }
+        let made = try SharedPlistFile(path: path, root: top)
+        files[path] = made
+        return made
     }
 
     /// One store, read from disk the first time.

@@ -35,6 +35,10 @@ package actor SyncAgent {
     /// Restores (what a copy gives back after a reset) sent and not yet answered: store → when sent.
     private var restoresInFlight: [String: ContinuousClock.Instant] = [:]
     private let events: @Sendable (String, [String: PlistValue]) -> Void
+    /// Each store's copy as last read, with the domain's version it was read at: a
+    /// copy is read again only once its domain changed (the loop looks at every
+    /// copy several times per wake-up).
+    private var readCopies: [String: (version: UInt64, copy: StoreCopy)] = [:]
     /// The last problem reported for each store's copy, so a copy that stays malformed is reported once.
     private var reportedProblems: [String: String] = [:]
     /// Upload throttling (`UploadThrottle`): when each store last went up, and what is held.
@@ -154,9 +158,12 @@ package actor SyncAgent {
     /// (another tool's doing), so one bad copy never stops the others syncing.
     private func readable(_ identifier: String) -> StoreCopy? {
         guard let domain = stores[identifier] else { return nil }
+        let (version, contents) = domain.versionedSnapshot()
+        if let known = readCopies[identifier], known.version == version { return known.copy }
         do {
-            let copy = try StoreCopy(domain.snapshot(), path: domain.file.path)
+            let copy = try StoreCopy(contents, path: domain.file.path)
             reportedProblems[identifier] = nil
+            readCopies[identifier] = (version, copy)
             return copy
         } catch {
             let problem = "\(error); the store \(identifier) is not synced until the file is fixed or removed"
