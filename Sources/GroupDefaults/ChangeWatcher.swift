@@ -372,8 +372,10 @@ package final class ChangeWatcher: @unchecked Sendable {
             pruneWatches()
             return
         }
+        // Written in place rather than renamed there: it may look unchanged.
+        let inPlace = mask & UInt32(IN_CLOSE_WRITE | IN_CREATE) != 0
         for entry in interests[directory]?[name]?.values ?? [:].values {
-            if let domain = entry.domain { scheduleReload(domain) }
+            if let domain = entry.domain { scheduleReload(domain, mustRead: inPlace) }
         }
     }
 
@@ -427,15 +429,16 @@ package final class ChangeWatcher: @unchecked Sendable {
         }
     }
 
+    /// After events may have been lost (a restart, an overflow) or a folder appeared: every file is read.
     private func reloadAll(in directory: String) {
         for files in interests[directory]?.values ?? [:].values {
-            for entry in files.values { if let domain = entry.domain { scheduleReload(domain) } }
+            for entry in files.values { if let domain = entry.domain { scheduleReload(domain, mustRead: true) } }
         }
     }
 
-    private func scheduleReload(_ domain: PersistentDomain) {
+    private func scheduleReload(_ domain: PersistentDomain, mustRead: Bool = false) {
         commandLock.withLock { counters.reloadsScheduled += 1 }
-        domain.scheduleReload()
+        domain.scheduleReload(mustRead: mustRead)
     }
 
     private func shutDown() {

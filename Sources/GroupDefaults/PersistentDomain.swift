@@ -57,6 +57,10 @@ package final class PersistentDomain: @unchecked Sendable {
     private var pending = Overlay()
     private var commitScheduled = false
     private var reloadScheduled = false
+    /// A reload was asked for because the file was written in place: it must read.
+    private var reloadMustRead = false
+    /// The file this process's last commit put in place, held open (`InstalledFile`).
+    private var installed: InstalledFile?
     private var listeners = ListenerList()
     /// Moves whenever this process's view of the domain changes (see `SearchListSnapshot`).
     let version = ContentVersion()
@@ -67,6 +71,8 @@ package final class PersistentDomain: @unchecked Sendable {
         package var reloads = 0
         /// Time spent reading and decoding the file in reloads, in nanoseconds.
         package var reloadReadTime: UInt64 = 0
+        /// Reloads not needed: the file was still this process's last commit.
+        package var reloadsOfOwnCommit = 0
     }
     private var counters = Statistics()
     package var statistics: Statistics { state.withLock { counters } }
@@ -280,8 +286,11 @@ package final class PersistentDomain: @unchecked Sendable {
     }
 
     /// Called when the file may have changed on disk; bursts become one reload.
-    package func scheduleReload() {
+    /// `mustRead`: the file was written in place (not renamed there), so it
+    /// is read even if it looks like this process's last commit (`InstalledFile`).
+    package func scheduleReload(mustRead: Bool = false) {
         let schedule = state.withLock { () -> Bool in
+            if mustRead { reloadMustRead = true }
             if reloadScheduled { return false }
             reloadScheduled = true
             return true
@@ -300,13 +309,19 @@ package final class PersistentDomain: @unchecked Sendable {
     /// the file under its lock and announces the same changes, so the reload
     /// (often of this process's own last write) would only delay it.
     package func reloadNow() {
-        let commitQueued = state.withLock { () -> Bool in
+        let (commitQueued, mustRead, ownFile) = state.withLock { () -> (Bool, Bool, InstalledFile?) in
             reloadScheduled = false
-            return commitScheduled
+            defer { reloadMustRead = false }
+            return (commitScheduled, reloadMustRead, installed)
         }
         // A view opened locked is kept until the process is relaunched, as iOS's cache is.
         if commitQueued || openedLocked { return }
         if readsThroughCache, (try? file.lastWriter()) == .foreign { return }
+        // Still the file this process's last commit wrote: its view is that file already.
+        if !mustRead, let ownFile, ownFile.isStill(at: file.path) {
+            state.withLock { counters.reloadsOfOwnCommit += 1 }
+            return
+        }
         do {
             let start = MonotonicClock.now()
             let contents = try file.read()
@@ -314,6 +329,8 @@ package final class PersistentDomain: @unchecked Sendable {
             state.withLock {
                 counters.reloads += 1
                 counters.reloadReadTime += elapsed
+                // Someone else's file now (or this process's, read anyway): nothing left to prove.
+                installed = nil
             }
             state.withLock { reportedReadError = nil }
             // What a reload finds is another process's: nothing is owed inline.
@@ -426,6 +443,8 @@ package final class PersistentDomain: @unchecked Sendable {
             if let size = update.writtenSize { sizeGuard?.check(size: size, domain: name, path: file.path) }
             let inline = absorb(lockedView ?? update.after, localKeys: transactionKeys)
             state.withLock {
+                // Only a view that is the file's may skip reloading it (not a locked one).
+                if let made = update.installed, lockedView == nil { installed = made }
                 counters.commits += 1
                 counters.commitTimings = counters.commitTimings + update.timings
             }

@@ -128,6 +128,8 @@ package final class SharedPlistFile: @unchecked Sendable {
         package var timings = CommitTimings()
         /// The file's size in bytes when this update wrote it.
         package var writtenSize: Int? = nil
+        /// The file this update put in place, held open (nil if it wrote nothing, or cannot hold it).
+        package var installed: InstalledFile? = nil
     }
 
     /// Reads, changes and atomically replaces the file under the lock.
@@ -222,6 +224,7 @@ package final class SharedPlistFile: @unchecked Sendable {
         try body(&current)
         let changed = current != before || movedTo != nil
         var writtenSize: Int? = nil
+        var installed: InstalledFile? = nil
         if changed {
             mark = MonotonicClock.now()
             let bytes = format.encode(.dictionary(current))
@@ -231,10 +234,12 @@ package final class SharedPlistFile: @unchecked Sendable {
             }
             try replace(in: descriptor, with: bytes, timings: &timings)
             writtenSize = bytes.count
+            // Still under the lock: what is at the name now is what was just written.
+            installed = InstalledFile(named: fileName, in: descriptor)
         }
         return Update(
             before: before, after: current, wrote: changed, corruptFileMovedTo: movedTo, corruptionReason: reason, timings: timings,
-            writtenSize: writtenSize)
+            writtenSize: writtenSize, installed: installed)
     }
 
     /// Replaces the file with `bytes` (temporary file, fsync, rename, fsync folder).

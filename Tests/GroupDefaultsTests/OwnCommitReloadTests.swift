@@ -1,0 +1,65 @@
+import Foundation
+import PropertyList
+import SharedFiles
+import Testing
+
+@testable import GroupDefaults
+
+/// A process is told by inotify of its own commits too; reading the file
+/// back would only find its own view again, so those reloads read nothing
+/// (`InstalledFile`), and every other change is still read.
+@Suite struct OwnCommitReloadTests {
+    @Test func reloadsOfThisProcesssOwnCommitsReadNothing() throws {
+        let f = Fixture()
+        let suite = try f.suite()
+        try suite.flush()
+        let before = suite.own.statistics
+        for index in 1...5 {
+            suite.set(.integer(Int64(index)), forKey: "k")
+            try suite.flush()
+        }
+        // Inotify tells of each commit (a reload may fold into another); wait until one has been looked at.
+        let deadline = Date().addingTimeInterval(10)
+        while suite.own.statistics.reloadsOfOwnCommit == before.reloadsOfOwnCommit, Date() < deadline {
+            #expect(ChangeWatcher.shared.waitUntilIdle())
+            try suite.flush()
+        }
+        let after = suite.own.statistics
+        #expect(after.commits - before.commits == 5)
+        #expect(after.reloadsOfOwnCommit > before.reloadsOfOwnCommit)
+        #expect(after.reloads == before.reloads)
+    }
+
+    @Test func aFileRewrittenInPlaceRightAfterACommitIsRead() throws {
+        let f = Fixture()
+        let suite = try f.suite()
+        suite.set(.string("aaaa"), forKey: "k")
+        try suite.flush()
+        let path = suite.own.file.path
+        // Same size, same inode, most likely the same clock tick: only the kind of event tells it apart.
+        let bytes = Array(PropertyListFormat.binary.encode(.dictionary(["k": .string("bbbb")])))
+        #expect(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int == bytes.count)
+        let seen = DispatchSemaphore(value: 0)
+        suite.own.addListener { change in if change.changes.contains(where: { $0.key == "k" }) { seen.signal() } }
+        let descriptor = open(path, O_WRONLY)
+        #expect(descriptor >= 0)
+        #expect(write(descriptor, bytes, bytes.count) == bytes.count)
+        close(descriptor)
+        #expect(seen.wait(timeout: .now() + 10) == .success)
+        #expect(suite.value(forKey: "k") == .string("bbbb"))
+    }
+
+    @Test func anotherWritersReplacementRightAfterACommitIsRead() throws {
+        let f = Fixture()
+        let suite = try f.suite()
+        suite.set(.string("mine"), forKey: "k")
+        try suite.flush()
+        let seen = DispatchSemaphore(value: 0)
+        suite.own.addListener { change in if change.changes.contains(where: { $0.key == "k" }) { seen.signal() } }
+        // Another writer's commit: a new file renamed over this process's.
+        let other = try SharedPlistFile(path: suite.own.file.path, root: f.root.path)
+        try other.update { $0["k"] = .string("than") }
+        #expect(seen.wait(timeout: .now() + 10) == .success)
+        #expect(suite.value(forKey: "k") == .string("than"))
+    }
+}
