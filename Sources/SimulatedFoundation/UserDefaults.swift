@@ -314,7 +314,8 @@ open class UserDefaults: NSObject, @unchecked Sendable {
     /// `key`: the one key the call changed, if it changed one (what a control channel reports).
     /// `origin`: another process's only for an administrator's change of the managed preferences.
     func postDidChange(key: String? = nil, origin: ChangeOrigin = .thisProcess) {
-        NotificationCenter.default.post(name: Self.didChangeNotification, object: self)
+        // What post(name:object:) does in corelibs Foundation, without its copy of the object.
+        NotificationCenter.default.post(Notification(name: Self.didChangeNotification, object: self))
         if ControlTap.isServing {
             ControlTap.emit(
                 .delivery(

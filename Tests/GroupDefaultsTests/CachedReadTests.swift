@@ -88,6 +88,25 @@ import Testing
         #expect(defaults.value(forKey: "") == "empty")
     }
 
+    /// Keys of every length from 0 to 20 bytes (each length of the hash's
+    /// last 0–7 bytes, after 0, 1 and 2 whole words), and keys that differ
+    /// from them in one byte only, each in each position: each is its own key.
+    @Test func keysOfEveryLengthAndOneByteApartAreDistinctInACachedRead() throws {
+        let f = Fixture()
+        let defaults = try f.standard()
+        let keys = (0...20).map { String(repeating: "k", count: $0) }
+        for key in keys { defaults.set(.integer(Int64(key.utf8.count)), forKey: key) }
+        #expect(keys.allSatisfy { defaults.integer(forKey: $0) == $0.utf8.count })
+        for key in keys where !key.isEmpty {
+            for position in 0..<key.utf8.count {
+                var bytes = Array(key.utf8)
+                bytes[position] = UInt8(ascii: "j")
+                let near = String(decoding: bytes, as: UTF8.self)
+                #expect(defaults.value(forKey: near) == nil, "\(near) is not \(key)")
+            }
+        }
+    }
+
     /// A reload that found another process's write (here the file changed
     /// behind the domain's back) reaches a cached read.
     @Test func aReloadReachesTheNextCachedRead() throws {

@@ -61,6 +61,19 @@ final class Counter: @unchecked Sendable {
     var allOnWritingThread: Bool { lock.withLock { seen.allSatisfy { $0 } } }
 }
 
+/// Labels of observer calls, in order.
+final class Calls: @unchecked Sendable {
+    private let lock = NSLock()
+    private var labels: [String] = []
+    func add(_ label: String) { lock.withLock { labels.append(label) } }
+    func take() -> [String] {
+        lock.withLock {
+            defer { labels = [] }
+            return labels
+        }
+    }
+}
+
 @Suite struct FoundationFaceTests {
     @Test func numbersAndBooleansReadAsFoundationBridgesThem() throws {
         let f = FaceFixture()
@@ -237,6 +250,38 @@ final class Counter: @unchecked Sendable {
         defaults.groupDefaults.set("w", forKey: "k")
         #expect(groupPosts.count == 1)
         #expect(facePosts.count == 4)
+    }
+
+    /// A set reaches every observer a post of `didChangeNotification` with
+    /// the instance reaches (by name or any name, for the instance or any
+    /// object), in the same order, with the same name and object, on the
+    /// setting thread; an observer of another instance is not called.
+    @Test func aSetNotifiesTheObserversAPostWouldInItsOrder() throws {
+        let f = FaceFixture()
+        let defaults = UserDefaults(process: f.process())
+        let other = UserDefaults(process: f.process())
+        let calls = Calls()
+        let writer = pthread_self()
+        let observers: [(String, Notification.Name?, AnyObject?)] = [
+            ("name, any object", UserDefaults.didChangeNotification, nil), ("any name, instance", nil, defaults),
+            ("name, instance", UserDefaults.didChangeNotification, defaults), ("any name, any object", nil, nil),
+            ("name, other instance", UserDefaults.didChangeNotification, other),
+        ]
+        let tokens = observers.map { label, name, object in
+            NotificationCenter.default.addObserver(forName: name, object: object, queue: nil) { note in
+                // Other tests post too: only this instance's notifications count.
+                guard (note.object as AnyObject?) === defaults else { return }
+                let named = note.name == UserDefaults.didChangeNotification
+                calls.add("\(label)\(named ? "" : " (wrong name)")\(pthread_equal(pthread_self(), writer) != 0 ? "" : " (other thread)")")
+            }
+        }
+        defer { for token in tokens { NotificationCenter.default.removeObserver(token) } }
+        NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: defaults)
+        let posted = calls.take()
+        #expect(posted.count == 4)
+        defaults.set("a string", forKey: "k")
+        #expect(calls.take() == posted)
+        #expect(defaults.string(forKey: "k") == "a string")
     }
 
     @Test func observersHearThisProcessBeforeSetReturnsAndOnlyAfterTheyStart() throws {
