@@ -48,22 +48,14 @@ enum FoundationBridge {
     /// NSInvalidArgumentException for is reported (naming the call and key
     /// path) and gives nil, so the call changes nothing.
     static func propertyList(_ value: Any, call: @autoclosure () -> String, path: String) -> PlistValue? {
-        // The commonest value, without the general conversion's reflection
-        // or a dynamic cast (about 250 instructions; the type is checked).
-        if type(of: value) == String.self { return .string(string(inStringBox: value)) }
+        // The commonest value, without the general conversion's reflection.
+        if type(of: value) == String.self, let string = value as? String { return .string(string) }
         do {
             return try PlistValue(any: value, path: path)
         } catch {
             refuse(call(), because: "\(error)")
             return nil
         }
-    }
-
-    /// The `String` an `Any` holds, copied out of the existential's inline
-    /// buffer, where Swift's layout keeps a value that fits in 3 words (docs/ABI/TypeLayout.rst).
-    private static func string(inStringBox value: Any) -> String {
-        precondition(type(of: value) == String.self, "string(inStringBox:) needs a String, got \(type(of: value))")
-        return withUnsafePointer(to: value) { UnsafeRawPointer($0).load(as: String.self) }
     }
 
     /// A whole dictionary, or nil (reported) if any of its values is not a property list.
