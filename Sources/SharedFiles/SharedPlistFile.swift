@@ -244,7 +244,11 @@ package final class SharedPlistFile: @unchecked Sendable {
         try writeTemporaryFile(bytes, named: temporaryName, in: folder, folderPath: directory, durable: durable, stamped: true)
         timings.writeAndFsync = MonotonicClock.now() - mark
         mark = MonotonicClock.now()
-        try moveIntoPlace(temporaryName, as: fileName, in: folder, folderPath: directory, durable: durable)
+        if durable {
+            try moveIntoPlace(temporaryName, as: fileName, in: folder, folderPath: directory, durable: true)
+        } else {
+            try exchangeIntoPlace(temporaryName, as: fileName, in: folder, folderPath: directory)
+        }
         timings.renameAndFolderFsync = MonotonicClock.now() - mark
     }
 

@@ -1,0 +1,54 @@
+import Foundation
+import PropertyList
+import TestSupport
+import Testing
+
+@testable import SharedFiles
+
+/// A commit without fsync swaps the new file in (`RENAME_EXCHANGE`) and then
+/// unlinks the old one: what it leaves, and what a writer killed between the
+/// two steps leaves.
+@Suite struct ExchangeCommitTests {
+    let root = TemporaryRoot()
+    var path: String { root.path + "/Library/Preferences/suite.plist" }
+    var folder: String { root.path + "/Library/Preferences" }
+
+    private func inode(_ path: String) throws -> UInt64 {
+        var info = stat()
+        try #require(stat(path, &info) == 0, "stat \(path): errno \(errno)")
+        return UInt64(info.st_ino)
+    }
+
+    @Test func aCommitOverAFileReplacesItAndLeavesNoTemporary() throws {
+        let file = try SharedPlistFile(path: path, durable: false, root: root.path)
+        try file.update { $0["k"] = 1 }  // no file yet: a plain rename
+        let first = try inode(path)
+        let update = try file.update { $0["k"] = 2 }  // over a file: an exchange
+        #expect(update.wrote)
+        #expect(try inode(path) != first, "the file is a new one, never rewritten in place")
+        #expect(try SharedPlistFile.read(path: path, root: root.path) == ["k": 2])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == [".suite.plist.lock", "suite.plist"])
+        #expect(try file.lastWriter() == .store)
+    }
+
+    @Test func theOldFileLeftAsTheTemporaryByAKilledWriterIsReplacedAndNeverRead() throws {
+        let file = try SharedPlistFile(path: path, durable: false, root: root.path)
+        try file.update { $0["k"] = 2 }
+        // A writer killed after the exchange, before the unlink: the old file is the temporary.
+        let old = PropertyListFormat.binary.encode(.dictionary(["k": 1]))
+        try old.write(to: URL(fileURLWithPath: folder + "/.suite.plist.tmp"))
+        #expect(try SharedPlistFile.read(path: path, root: root.path) == ["k": 2])
+        try file.update { $0["other"] = true }
+        #expect(try SharedPlistFile.read(path: path, root: root.path) == ["k": 2, "other": true])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == [".suite.plist.lock", "suite.plist"])
+    }
+
+    @Test func exchangingWithNothingThereIsAPlainRename() throws {
+        let file = try SharedPlistFile(path: path, durable: false, root: root.path)
+        try file.update { $0["k"] = 1 }
+        try FileManager.default.removeItem(atPath: path)
+        try file.update { $0["k"] = 3 }
+        #expect(try SharedPlistFile.read(path: path, root: root.path) == ["k": 3])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == [".suite.plist.lock", "suite.plist"])
+    }
+}
