@@ -17,7 +17,8 @@ import PropertyList
 ///
 /// Every operation reaches the file's folder afresh from the root through
 /// `ConfinedFolder` (no symbolic link followed) and works relative to it.
-/// Unchecked Sendable: every stored property is a constant; the file on disk is guarded by `lock` (a `FileLock`).
+/// Unchecked Sendable: every stored property is a constant; the file on disk is guarded by `lock` (a `FileLock`),
+/// `lastDecoded` by its own mutex.
 package final class SharedPlistFile: @unchecked Sendable {
     package let path: String
     package let directory: String
@@ -39,6 +40,12 @@ package final class SharedPlistFile: @unchecked Sendable {
     /// One temporary name per file: under the lock, one that exists was left
     /// by a writer that died, and the next writer replaces it.
     private let temporaryName: String
+    /// The bytes this object last read or wrote, and their contents: a
+    /// file read again with the same bytes (this process's own commit seen
+    /// by its watcher, or unchanged under the lock since the last commit)
+    /// is not decoded again. Equal bytes are equal contents, so no change
+    /// by anyone can be missed.
+    private let lastDecoded = DecodedBytes()
 
     /// `root`: the folder the file must stay in; every folder between it and
     /// the file must be a real folder (created 0700 when missing). nil: the
@@ -96,9 +103,11 @@ package final class SharedPlistFile: @unchecked Sendable {
     }
 
     private func readContents(in descriptor: Int32) throws -> [String: PlistValue]? {
-        try Self.decode(
-            readRegularFile(named: fileName, in: descriptor, path: path, limit: maximumSize), path: path, maximumSize: maximumSize,
-            check: contentCheck)
+        guard let bytes = try readRegularFile(named: fileName, in: descriptor, path: path, limit: maximumSize) else { return nil }
+        if let contents = lastDecoded.contents(ifSame: bytes) { return contents }
+        let contents = try Self.decode(bytes, path: path, maximumSize: maximumSize, check: contentCheck)
+        if let contents { lastDecoded.remember(bytes, as: contents) }
+        return contents
     }
 
     private static func decode(_ bytes: [UInt8]?, path: String, maximumSize: Int, check: ContentCheck?) throws -> [String: PlistValue]? {
@@ -230,6 +239,7 @@ package final class SharedPlistFile: @unchecked Sendable {
                 throw SharedFileError.contentsTooLarge(path: path, size: bytes.count, limit: maximumSize)
             }
             try replace(in: descriptor, with: bytes, timings: &timings)
+            lastDecoded.remember([UInt8](bytes), as: current)
             writtenSize = bytes.count
         }
         return Update(
@@ -265,5 +275,24 @@ package final class SharedPlistFile: @unchecked Sendable {
         }
         try systemCall("move the corrupt file aside", path) { renameat(folder, fileName, folder, target) }
         return directory + "/" + target
+    }
+}
+
+/// One file's last bytes and their decoded contents (see `SharedPlistFile.lastDecoded`).
+/// Unchecked Sendable: both are read and changed only under `lock`.
+private final class DecodedBytes: @unchecked Sendable {
+    private let lock = NSLock()
+    private var bytes: [UInt8] = []
+    private var contents: [String: PlistValue]? = nil
+
+    func contents(ifSame bytes: [UInt8]) -> [String: PlistValue]? {
+        lock.withLock { bytes == self.bytes ? contents : nil }
+    }
+
+    func remember(_ bytes: [UInt8], as contents: [String: PlistValue]) {
+        lock.withLock {
+            self.bytes = bytes
+            self.contents = contents
+        }
     }
 }

@@ -52,3 +52,29 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == [".suite.plist.lock", "suite.plist"])
     }
 }
+
+/// A file read again with the bytes last read or written is not decoded
+/// again; any other bytes are, even of the same size written in place.
+@Suite struct DecodedBytesTests {
+    let root = TemporaryRoot()
+    var path: String { root.path + "/Library/Preferences/suite.plist" }
+
+    @Test func anotherWritersCommitAndAnInPlaceEditOfTheSameSizeAreBothRead() throws {
+        let mine = try SharedPlistFile(path: path, durable: false, root: root.path)
+        let theirs = try SharedPlistFile(path: path, durable: false, root: root.path)
+        try mine.update { $0["k"] = 1 }
+        #expect(try mine.read() == ["k": 1])
+        try theirs.update { $0["k"] = 2 }
+        #expect(try mine.read() == ["k": 2])
+        let update = try mine.update { $0["x"] = true }
+        #expect(update.before == ["k": 2])
+        // Rewritten in place, same size: only the bytes tell.
+        let edited = PropertyListFormat.binary.encode(.dictionary(["k": 3, "x": true]))
+        #expect(edited.count == (try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int))
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        try handle.write(contentsOf: edited)
+        try handle.close()
+        #expect(try mine.read() == ["k": 3, "x": true])
+        #expect(try mine.update { $0["y"] = 1 }.before == ["k": 3, "x": true])
+    }
+}
