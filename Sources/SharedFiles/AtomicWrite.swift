@@ -64,8 +64,9 @@ func moveIntoPlace(_ temporary: String, as name: String, in folder: Int32, folde
     if durable { try systemCall("fsync the folder", folderPath) { fsync(folder) } }
 }
 
-/// Puts `temporary` in place of `name` without fsync, for a writer holding
-/// the file's lock: the two names are swapped (`renameat2` with
+/// Puts `temporary` (in the folder open at `scratch`) in place of `name`
+/// (in `folder`, on the same file system) without fsync, for a writer
+/// holding the file's lock: the two are swapped (`renameat2` with
 /// `RENAME_EXCHANGE`), so `name` never goes missing, and then the old file,
 /// now under the temporary's name, is unlinked. A plain rename over an
 /// existing file makes ext4 start writing the new file back at once
@@ -74,24 +75,24 @@ func moveIntoPlace(_ temporary: String, as name: String, in folder: Int32, folde
 /// the temporary, which the next writer replaces as it would any. Where
 /// there is nothing to exchange with, or the file system refuses the flag,
 /// it is a plain rename.
-func exchangeIntoPlace(_ temporary: String, as name: String, in folder: Int32, folderPath: String) throws {
-    guard let exchange = RenameExchange.call else {
-        return try moveIntoPlace(temporary, as: name, in: folder, folderPath: folderPath, durable: false)
+func exchangeIntoPlace(_ temporary: String, in scratch: Int32, as name: String, in folder: Int32, folderPath: String) throws {
+    var result: Int32 = -1
+    if let exchange = RenameExchange.call {
+        repeat { result = exchange(scratch, temporary, folder, name, RenameExchange.flag) } while result == -1 && errno == EINTR
+        if result == 0 {
+            // Best effort: a temporary left behind holds the old file and is replaced by the next writer.
+            unlinkat(scratch, temporary, 0)
+            return
+        }
     }
-    var result: Int32
-    repeat { result = exchange(folder, temporary, folder, name, RenameExchange.flag) } while result == -1 && errno == EINTR
-    if result == 0 {
-        // Best effort: a temporary left here holds the old file and is replaced by the next writer.
-        unlinkat(folder, temporary, 0)
-        return
-    }
-    switch errno {
-    case ENOENT, EINVAL, ENOSYS, ENOTSUP, EPERM, EXDEV:
+    let code = RenameExchange.call == nil ? ENOSYS : errno
+    switch code {
+    case ENOENT, EINVAL, ENOSYS, ENOTSUP, EPERM:
         // No file yet at `name`, or the file system cannot exchange.
-        try moveIntoPlace(temporary, as: name, in: folder, folderPath: folderPath, durable: false)
+        try systemCall("rename into place", folderPath + "/" + name) { renameat(scratch, temporary, folder, name) }
     default:
-        let error = FileSystemError(operation: "exchange into place", path: folderPath + "/" + name, errno: errno)
-        unlinkat(folder, temporary, 0)
+        let error = FileSystemError(operation: "exchange into place", path: folderPath + "/" + name, errno: code)
+        unlinkat(scratch, temporary, 0)
         throw error
     }
 }

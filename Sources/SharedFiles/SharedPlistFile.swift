@@ -13,7 +13,8 @@ import PropertyList
 ///   reader sees the old or the new version, never a torn one;
 /// - writers call `update`, which holds the lock file `.<name>.lock`, reads
 ///   what is on disk now, lets the caller change it, and atomically replaces
-///   the file (temporary file, fsync, rename, fsync of the folder).
+///   the file (temporary file, fsync, rename, fsync of the folder; when not
+///   `durable`, a temporary in the scratch folder exchanged with the file).
 ///
 /// Every operation reaches the file's folder afresh from the root through
 /// `ConfinedFolder` (no symbolic link followed) and works relative to it.
@@ -247,17 +248,30 @@ package final class SharedPlistFile: @unchecked Sendable {
             writtenSize: writtenSize)
     }
 
-    /// Replaces the file with `bytes` (temporary file, fsync, rename, fsync folder).
+    /// Replaces the file with `bytes`: temporary file, fsync, rename, fsync
+    /// of the folder; when not `durable`, the temporary is written in the
+    /// scratch folder and exchanged with the file (`exchangeIntoPlace`).
     private func replace(in folder: Int32, with bytes: Data, timings: inout CommitTimings) throws {
         var mark = MonotonicClock.now()
-        // Under the lock, a temporary already there was left by a writer that died: it is replaced.
-        try writeTemporaryFile(bytes, named: temporaryName, in: folder, folderPath: directory, durable: durable, stamped: true)
-        timings.writeAndFsync = MonotonicClock.now() - mark
-        mark = MonotonicClock.now()
         if durable {
+            // Under the lock, a temporary already there was left by a writer that died: it is replaced.
+            try writeTemporaryFile(bytes, named: temporaryName, in: folder, folderPath: directory, durable: true, stamped: true)
+            timings.writeAndFsync = MonotonicClock.now() - mark
+            mark = MonotonicClock.now()
             try moveIntoPlace(temporaryName, as: fileName, in: folder, folderPath: directory, durable: true)
         } else {
-            try exchangeIntoPlace(temporaryName, as: fileName, in: folder, folderPath: directory)
+            let scratch = try ScratchFolder.open(in: folder, folderPath: directory)
+            defer { close(scratch) }
+            let scratchPath = directory + "/" + ScratchFolder.name
+            try writeTemporaryFile(bytes, named: temporaryName, in: scratch, folderPath: scratchPath, durable: false, stamped: true)
+            timings.writeAndFsync = MonotonicClock.now() - mark
+            mark = MonotonicClock.now()
+            do {
+                try exchangeIntoPlace(temporaryName, in: scratch, as: fileName, in: folder, folderPath: directory)
+            } catch {
+                unlinkat(scratch, temporaryName, 0)
+                throw error
+            }
         }
         timings.renameAndFolderFsync = MonotonicClock.now() - mark
     }
@@ -294,5 +308,32 @@ private final class DecodedBytes: @unchecked Sendable {
             self.bytes = bytes
             self.contents = contents
         }
+    }
+}
+
+/// Where commits without fsync write their temporaries: a folder beside the
+/// files, so that writing one wakes no process watching the files' folder
+/// (inotify does not see into sub-folders); only the exchange does.
+enum ScratchFolder {
+    static let name = ".groupsim-scratch"
+
+    /// Opens the scratch folder in `folder`, made (0700) if missing; never through a link.
+    static func open(in folder: Int32, folderPath: String) throws -> Int32 {
+        let flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
+        var descriptor = openat(folder, name, flags)
+        if descriptor == -1 && errno == ENOENT {
+            if mkdirat(folder, name, 0o700) == -1 && errno != EEXIST {
+                throw FileSystemError(operation: "create the folder", path: folderPath + "/" + name, errno: errno)
+            }
+            descriptor = openat(folder, name, flags)
+        }
+        if descriptor == -1 {
+            let code = errno
+            if code == ENOENT {
+                throw FolderRemoved(error: FileSystemError(operation: "open the folder", path: folderPath + "/" + name, errno: code))
+            }
+            throw FileSystemError(operation: "open the folder", path: folderPath + "/" + name, errno: code)
+        }
+        return descriptor
     }
 }

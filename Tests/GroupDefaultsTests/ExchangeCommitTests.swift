@@ -5,13 +5,14 @@ import Testing
 
 @testable import SharedFiles
 
-/// A commit without fsync swaps the new file in (`RENAME_EXCHANGE`) and then
-/// unlinks the old one: what it leaves, and what a writer killed between the
-/// two steps leaves.
+/// A commit without fsync writes its temporary in the scratch folder, swaps
+/// it in (`RENAME_EXCHANGE`) and then unlinks the old file: what it leaves,
+/// and what a writer killed between the two steps leaves.
 @Suite struct ExchangeCommitTests {
     let root = TemporaryRoot()
     var path: String { root.path + "/Library/Preferences/suite.plist" }
     var folder: String { root.path + "/Library/Preferences" }
+    var scratch: String { folder + "/.groupsim-scratch" }
 
     private func inode(_ path: String) throws -> UInt64 {
         var info = stat()
@@ -27,7 +28,8 @@ import Testing
         #expect(update.wrote)
         #expect(try inode(path) != first, "the file is a new one, never rewritten in place")
         #expect(try SharedPlistFile.read(path: path, root: root.path) == ["k": 2])
-        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == [".suite.plist.lock", "suite.plist"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == [".groupsim-scratch", ".suite.plist.lock", "suite.plist"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch).isEmpty)
         #expect(try file.lastWriter() == .store)
     }
 
@@ -36,11 +38,23 @@ import Testing
         try file.update { $0["k"] = 2 }
         // A writer killed after the exchange, before the unlink: the old file is the temporary.
         let old = PropertyListFormat.binary.encode(.dictionary(["k": 1]))
-        try old.write(to: URL(fileURLWithPath: folder + "/.suite.plist.tmp"))
+        try old.write(to: URL(fileURLWithPath: scratch + "/.suite.plist.tmp"))
         #expect(try SharedPlistFile.read(path: path, root: root.path) == ["k": 2])
         try file.update { $0["other"] = true }
         #expect(try SharedPlistFile.read(path: path, root: root.path) == ["k": 2, "other": true])
-        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == [".suite.plist.lock", "suite.plist"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == [".groupsim-scratch", ".suite.plist.lock", "suite.plist"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch).isEmpty)
+    }
+
+    @Test func aLinkWhereTheScratchFolderBelongsIsRefusedAndNothingIsWrittenThrough() throws {
+        let outside = TemporaryRoot()
+        let file = try SharedPlistFile(path: path, durable: false, root: root.path)
+        try file.update { $0["k"] = 1 }
+        try FileManager.default.removeItem(atPath: scratch)
+        try FileManager.default.createSymbolicLink(atPath: scratch, withDestinationPath: outside.path)
+        #expect(throws: (any Error).self) { try file.update { $0["k"] = 2 } }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: outside.path).isEmpty)
+        #expect(try SharedPlistFile.read(path: path, root: root.path) == ["k": 1])
     }
 
     @Test func exchangingWithNothingThereIsAPlainRename() throws {
@@ -49,7 +63,8 @@ import Testing
         try FileManager.default.removeItem(atPath: path)
         try file.update { $0["k"] = 3 }
         #expect(try SharedPlistFile.read(path: path, root: root.path) == ["k": 3])
-        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == [".suite.plist.lock", "suite.plist"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == [".groupsim-scratch", ".suite.plist.lock", "suite.plist"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch).isEmpty)
     }
 }
 

@@ -52,8 +52,12 @@ import Testing
         // Temporaries of killed writers are swept by the next writer.
         _ = try groupsim(["defaults", "write", group, "final", "yes"], root: root)
         let folder = (path as NSString).deletingLastPathComponent
-        // Both kinds: a tool's `.NAME.tmp.PID` and a commit's `.NAME.tmp` (after an exchange, the old file).
-        let leftovers = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.contains(".tmp") }
+        // Both kinds: a tool's `.NAME.tmp.PID` and a commit's `.NAME.tmp` (without fsync, in the scratch
+        // folder; after an exchange, the old file).
+        let scratch = folder + "/.groupsim-scratch"
+        let leftovers = try
+            (FileManager.default.contentsOfDirectory(atPath: folder)
+            + ((try? FileManager.default.contentsOfDirectory(atPath: scratch)) ?? [])).filter { $0.contains(".tmp") }
         #expect(leftovers.isEmpty, "\(leftovers)")
     }
 
