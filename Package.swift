@@ -30,10 +30,12 @@ let package = Package(
             name: "CInotifyTools",
             providers: [.apt(["libinotifytools0-dev"])]
         ),
+        // Linux system calls without a glibc wrapper (openat2), as header-only C.
+        .systemLibrary(name: "CLinuxCalls"),
         // Property-list values and their codecs (binary, XML, old-style text). Pure logic.
         .target(name: "PropertyList"),
         // One plist file shared between processes: lock file, merge, atomic replace.
-        .target(name: "SharedFiles", dependencies: ["PropertyList"]),
+        .target(name: "SharedFiles", dependencies: ["CLinuxCalls", "PropertyList"]),
         // UserDefaults semantics over the simulation root's shared files.
         .target(name: "GroupDefaults", dependencies: ["PropertyList", "SharedFiles", "CInotifyTools"]),
         // Foundation's UserDefaults API over GroupDefaults; re-exports Foundation.

@@ -23,9 +23,21 @@ package struct DomainChange: Sendable {
 }
 
 /// Key-by-key differences between two versions of a dictionary.
+/// One look-up per key of `new`; `old` is searched for removed keys only
+/// when some of its keys were not found that way.
 func differences(from old: [String: PlistValue], to new: [String: PlistValue]) -> [KeyChange] {
     var changes: [KeyChange] = []
-    for (key, value) in new where old[key] != value { changes.append(KeyChange(key: key, old: old[key], new: value)) }
-    for (key, value) in old where new[key] == nil { changes.append(KeyChange(key: key, old: value, new: nil)) }
+    var kept = 0
+    for (key, value) in new {
+        guard let previous = old[key] else {
+            changes.append(KeyChange(key: key, old: nil, new: value))
+            continue
+        }
+        kept += 1
+        if previous != value { changes.append(KeyChange(key: key, old: previous, new: value)) }
+    }
+    if kept < old.count {
+        for (key, value) in old where new[key] == nil { changes.append(KeyChange(key: key, old: value, new: nil)) }
+    }
     return changes.sorted { $0.key < $1.key }
 }

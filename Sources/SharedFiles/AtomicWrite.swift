@@ -63,3 +63,44 @@ func moveIntoPlace(_ temporary: String, as name: String, in folder: Int32, folde
     }
     if durable { try systemCall("fsync the folder", folderPath) { fsync(folder) } }
 }
+
+/// Puts `temporary` (in the folder open at `scratch`) in place of `name`
+/// (in `folder`, on the same file system) without fsync, for a writer
+/// holding the file's lock: the two are swapped (`renameat2` with
+/// `RENAME_EXCHANGE`), so `name` never goes missing, and then the old file,
+/// now under the temporary's name, is unlinked. A plain rename over an
+/// existing file makes ext4 start writing the new file back at once
+/// (`auto_da_alloc`, its guard for programs that skip fsync); an exchange
+/// does not. A writer killed between the two steps leaves the old file as
+/// the temporary, which the next writer replaces as it would any. Where
+/// there is nothing to exchange with, or the file system refuses the flag,
+/// it is a plain rename.
+func exchangeIntoPlace(_ temporary: String, in scratch: Int32, as name: String, in folder: Int32, folderPath: String) throws {
+    var result: Int32 = -1
+    if let exchange = RenameExchange.call {
+        repeat { result = exchange(scratch, temporary, folder, name, RenameExchange.flag) } while result == -1 && errno == EINTR
+        if result == 0 {
+            // Best effort: a temporary left behind holds the old file and is replaced by the next writer.
+            unlinkat(scratch, temporary, 0)
+            return
+        }
+    }
+    let code = RenameExchange.call == nil ? ENOSYS : errno
+    switch code {
+    case ENOENT, EINVAL, ENOSYS, ENOTSUP, EPERM:
+        // No file yet at `name`, or the file system cannot exchange.
+        try systemCall("rename into place", folderPath + "/" + name) { renameat(scratch, temporary, folder, name) }
+    default:
+        let error = FileSystemError(operation: "exchange into place", path: folderPath + "/" + name, errno: code)
+        unlinkat(scratch, temporary, 0)
+        throw error
+    }
+}
+
+/// glibc's `renameat2`, which Glibc's Swift module leaves out: found by name, with C's calling convention.
+enum RenameExchange {
+    typealias Call = @convention(c) (Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32) -> Int32
+    static let call = dlsym(nil, "renameat2").map { unsafeBitCast($0, to: Call.self) }
+    /// `RENAME_EXCHANGE` from <linux/fs.h>.
+    static let flag: UInt32 = 1 << 1
+}

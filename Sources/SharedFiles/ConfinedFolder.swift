@@ -1,3 +1,4 @@
+import CLinuxCalls
 import Foundation
 
 #if canImport(Glibc)
@@ -23,6 +24,8 @@ package struct ConfinedFolder: Sendable {
     private let resolvedTop: String
     /// The folder names from the top down to this folder.
     let components: [String]
+    /// `components` joined by "/", for opening the folder in one call.
+    private let relativePath: String
 
     /// `path` must be `top` or lie below it, compared name by name as written
     /// (no link is resolved here: the walk checks every folder below the top).
@@ -34,6 +37,7 @@ package struct ConfinedFolder: Sendable {
             throw SharedFileError.outsideTop(path: path, top: top)
         }
         components = Array(folder.dropFirst(topFolder.count))
+        relativePath = components.joined(separator: "/")
         self.path = path
         self.top = top
         resolvedTop = Self.resolve(top) ?? top
@@ -70,6 +74,16 @@ package struct ConfinedFolder: Sendable {
         if current == -1 {
             if errno == ENOENT { return nil }
             throw FileSystemError(operation: "open the folder", path: top, errno: errno)
+        }
+        if !components.isEmpty {
+            // The same walk in one system call (no link followed, nothing
+            // outside the top); whatever it refuses or misses, the walk
+            // below says what stands where, or makes what is missing.
+            let folder = CLinuxCalls_openFolderBeneath(current, relativePath)
+            if folder >= 0 {
+                close(current)
+                return folder
+            }
         }
         var walked = top
         for name in components {

@@ -13,11 +13,13 @@ import PropertyList
 ///   reader sees the old or the new version, never a torn one;
 /// - writers call `update`, which holds the lock file `.<name>.lock`, reads
 ///   what is on disk now, lets the caller change it, and atomically replaces
-///   the file (temporary file, fsync, rename, fsync of the folder).
+///   the file (temporary file, fsync, rename, fsync of the folder; when not
+///   `durable`, a temporary in the scratch folder exchanged with the file).
 ///
 /// Every operation reaches the file's folder afresh from the root through
 /// `ConfinedFolder` (no symbolic link followed) and works relative to it.
-/// Unchecked Sendable: every stored property is a constant; the file on disk is guarded by `lock` (a `FileLock`).
+/// Unchecked Sendable: every stored property is a constant; the file on disk is guarded by `lock` (a `FileLock`),
+/// `lastDecoded` by its own mutex.
 package final class SharedPlistFile: @unchecked Sendable {
     package let path: String
     package let directory: String
@@ -39,6 +41,12 @@ package final class SharedPlistFile: @unchecked Sendable {
     /// One temporary name per file: under the lock, one that exists was left
     /// by a writer that died, and the next writer replaces it.
     private let temporaryName: String
+    /// The bytes this object last read or wrote, and their contents: a
+    /// file read again with the same bytes (this process's own commit seen
+    /// by its watcher, or unchanged under the lock since the last commit)
+    /// is not decoded again. Equal bytes are equal contents, so no change
+    /// by anyone can be missed.
+    private let lastDecoded = DecodedBytes()
 
     /// `root`: the folder the file must stay in; every folder between it and
     /// the file must be a real folder (created 0700 when missing). nil: the
@@ -96,9 +104,11 @@ package final class SharedPlistFile: @unchecked Sendable {
     }
 
     private func readContents(in descriptor: Int32) throws -> [String: PlistValue]? {
-        try Self.decode(
-            readRegularFile(named: fileName, in: descriptor, path: path, limit: maximumSize), path: path, maximumSize: maximumSize,
-            check: contentCheck)
+        guard let bytes = try readRegularFile(named: fileName, in: descriptor, path: path, limit: maximumSize) else { return nil }
+        if let contents = lastDecoded.contents(ifSame: bytes) { return contents }
+        let contents = try Self.decode(bytes, path: path, maximumSize: maximumSize, check: contentCheck)
+        if let contents { lastDecoded.remember(bytes, as: contents) }
+        return contents
     }
 
     private static func decode(_ bytes: [UInt8]?, path: String, maximumSize: Int, check: ContentCheck?) throws -> [String: PlistValue]? {
@@ -233,6 +243,7 @@ package final class SharedPlistFile: @unchecked Sendable {
                 throw SharedFileError.contentsTooLarge(path: path, size: bytes.count, limit: maximumSize)
             }
             try replace(in: descriptor, with: bytes, timings: &timings)
+            lastDecoded.remember([UInt8](bytes), as: current)
             writtenSize = bytes.count
             // Still under the lock: what is at the name now is what was just written.
             installed = InstalledFile(named: fileName, in: descriptor)
@@ -242,14 +253,31 @@ package final class SharedPlistFile: @unchecked Sendable {
             writtenSize: writtenSize, installed: installed)
     }
 
-    /// Replaces the file with `bytes` (temporary file, fsync, rename, fsync folder).
+    /// Replaces the file with `bytes`: temporary file, fsync, rename, fsync
+    /// of the folder; when not `durable`, the temporary is written in the
+    /// scratch folder and exchanged with the file (`exchangeIntoPlace`).
     private func replace(in folder: Int32, with bytes: Data, timings: inout CommitTimings) throws {
         var mark = MonotonicClock.now()
-        // Under the lock, a temporary already there was left by a writer that died: it is replaced.
-        try writeTemporaryFile(bytes, named: temporaryName, in: folder, folderPath: directory, durable: durable, stamped: true)
-        timings.writeAndFsync = MonotonicClock.now() - mark
-        mark = MonotonicClock.now()
-        try moveIntoPlace(temporaryName, as: fileName, in: folder, folderPath: directory, durable: durable)
+        if durable {
+            // Under the lock, a temporary already there was left by a writer that died: it is replaced.
+            try writeTemporaryFile(bytes, named: temporaryName, in: folder, folderPath: directory, durable: true, stamped: true)
+            timings.writeAndFsync = MonotonicClock.now() - mark
+            mark = MonotonicClock.now()
+            try moveIntoPlace(temporaryName, as: fileName, in: folder, folderPath: directory, durable: true)
+        } else {
+            let scratch = try ScratchFolder.open(in: folder, folderPath: directory)
+            defer { close(scratch) }
+            let scratchPath = directory + "/" + ScratchFolder.name
+            try writeTemporaryFile(bytes, named: temporaryName, in: scratch, folderPath: scratchPath, durable: false, stamped: true)
+            timings.writeAndFsync = MonotonicClock.now() - mark
+            mark = MonotonicClock.now()
+            do {
+                try exchangeIntoPlace(temporaryName, in: scratch, as: fileName, in: folder, folderPath: directory)
+            } catch {
+                unlinkat(scratch, temporaryName, 0)
+                throw error
+            }
+        }
         timings.renameAndFolderFsync = MonotonicClock.now() - mark
     }
 
@@ -266,5 +294,51 @@ package final class SharedPlistFile: @unchecked Sendable {
         }
         try systemCall("move the corrupt file aside", path) { renameat(folder, fileName, folder, target) }
         return directory + "/" + target
+    }
+}
+
+/// One file's last bytes and their decoded contents (see `SharedPlistFile.lastDecoded`).
+/// Unchecked Sendable: both are read and changed only under `lock`.
+private final class DecodedBytes: @unchecked Sendable {
+    private let lock = NSLock()
+    private var bytes: [UInt8] = []
+    private var contents: [String: PlistValue]? = nil
+
+    func contents(ifSame bytes: [UInt8]) -> [String: PlistValue]? {
+        lock.withLock { bytes == self.bytes ? contents : nil }
+    }
+
+    func remember(_ bytes: [UInt8], as contents: [String: PlistValue]) {
+        lock.withLock {
+            self.bytes = bytes
+            self.contents = contents
+        }
+    }
+}
+
+/// Where commits without fsync write their temporaries: a folder beside the
+/// files, so that writing one wakes no process watching the files' folder
+/// (inotify does not see into sub-folders); only the exchange does.
+enum ScratchFolder {
+    static let name = ".groupsim-scratch"
+
+    /// Opens the scratch folder in `folder`, made (0700) if missing; never through a link.
+    static func open(in folder: Int32, folderPath: String) throws -> Int32 {
+        let flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
+        var descriptor = openat(folder, name, flags)
+        if descriptor == -1 && errno == ENOENT {
+            if mkdirat(folder, name, 0o700) == -1 && errno != EEXIST {
+                throw FileSystemError(operation: "create the folder", path: folderPath + "/" + name, errno: errno)
+            }
+            descriptor = openat(folder, name, flags)
+        }
+        if descriptor == -1 {
+            let code = errno
+            if code == ENOENT {
+                throw FolderRemoved(error: FileSystemError(operation: "open the folder", path: folderPath + "/" + name, errno: code))
+            }
+            throw FileSystemError(operation: "open the folder", path: folderPath + "/" + name, errno: code)
+        }
+        return descriptor
     }
 }

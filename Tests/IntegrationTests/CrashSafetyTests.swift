@@ -52,7 +52,38 @@ import Testing
         // Temporaries of killed writers are swept by the next writer.
         _ = try groupsim(["defaults", "write", group, "final", "yes"], root: root)
         let folder = (path as NSString).deletingLastPathComponent
-        let leftovers = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.contains(".tmp.") }
+        // Both kinds: a tool's `.NAME.tmp.PID` and a commit's `.NAME.tmp` (without fsync, in the scratch
+        // folder; after an exchange, the old file).
+        let scratch = folder + "/.groupsim-scratch"
+        let leftovers = try
+            (FileManager.default.contentsOfDirectory(atPath: folder)
+            + ((try? FileManager.default.contentsOfDirectory(atPath: scratch)) ?? [])).filter { $0.contains(".tmp") }
         #expect(leftovers.isEmpty, "\(leftovers)")
+    }
+
+    /// Commits without fsync exchange the new file with the old one: a reader
+    /// in another process, opening the file by name over and over meanwhile,
+    /// always finds a whole file, never none.
+    @Test func aReaderAlwaysFindsAWholeFileWhileAnotherProcessCommitsWithoutFsync() throws {
+        let root = TemporaryRoot()
+        try root.setDurability(.process)
+        let path = root.groupSuitePath(group)
+        let commits = 400
+        let writer = try RunningProcess(
+            BuiltExecutable.path("groupsim-stress"),
+            ["write-loop", "--domain", group, "--key", "n", "--count", "\(commits)"],
+            environment: ["GROUPSIM_ROOT": root.path])
+        _ = try writer.waitForLine { $0 == "ack 1" }
+        var reads = 0
+        var highest: Int64 = 0
+        while writer.isRunning || reads == 0 {
+            reads += 1
+            let bytes = try #require(try? Data(contentsOf: URL(fileURLWithPath: path)), "read \(reads): the file was missing")
+            let contents = try #require(try? PropertyListFormat.decodeDictionary(bytes), "read \(reads): a torn file of \(bytes.count) bytes")
+            if case .integer(let n) = contents["n"] { highest = max(highest, n) }
+        }
+        #expect(try writer.waitForExit() == 0)
+        #expect(try PropertyListFormat.decodeDictionary(Data(contentsOf: URL(fileURLWithPath: path)))["n"] == .integer(Int64(commits)))
+        #expect(highest > 1, "the reader saw commits happen (\(reads) reads)")
     }
 }
