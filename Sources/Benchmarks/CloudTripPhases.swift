@@ -13,7 +13,7 @@ struct CloudTripPhases {
         "A's copy commit, inotify, A's agent wakes",
         "A's agent reads its copy, sends the upload",
         "upload on the wire, the cloud takes it",
-        "the cloud's ledger commit (fsync'd)",
+        "the cloud's ledger commit (fsync'd), pushes queued",
         "push on the wire to B's agent",
         "B's agent commits B's copy (fsync'd)",
         "inotify, B's app reloads, is told",

@@ -224,18 +224,19 @@ actor CloudServer {
     /// the writer's connection ended while its upload was being stored).
     private func push(_ outcome: CloudLedger.UploadOutcome, store: String, from id: Int, session: Session) {
         guard let push = outcome.push else { return }
-        events(
-            "stored",
-            [
-                "device": .string(session.device), "account": .string(session.account), "store": .string(store),
-                "revision": .integer(push.revision), "keys": .array(push.records.map { .string($0.key) }),
-            ])
         traffic[session.device, default: DeviceTraffic()].appliedChanges += push.records.count
         let message = CloudMessage.changes(
             store: store, base: push.base, revision: push.revision, initial: false, records: push.records,
             lineage: push.lineage)
         // The writer has these records already: its ack moves its revision on.
         for (other, target) in sessions where other != id && target.account == session.account { send(message, to: other, isPush: true) }
+        // Said once the pushes are on their way: the line costs time they need not wait for.
+        events(
+            "stored",
+            [
+                "device": .string(session.device), "account": .string(session.account), "store": .string(store),
+                "revision": .integer(push.revision), "keys": .array(push.records.map { .string($0.key) }),
+            ])
     }
 
     func greet(_ id: Int, stores: [String: Int64]) async throws {

@@ -225,8 +225,9 @@ package actor SyncAgent {
                 "stamps": .array(sending.map { .string($0.stamp.description) }),
             ]
             if let writes = throttle.sent(identifier, nextSequence: copy.nextSequence) { fields["writes"] = .integer(writes) }
-            events("upload", fields)
+            // Said once sent: the line costs time the upload need not wait for.
             try await writer.send(.upload(store: identifier, changes: sending))
+            events("upload", fields)
         }
         for identifier in stores.keys.sorted() where restoresInFlight[identifier] == nil {
             guard let copy = readable(identifier), copy.account == account else { continue }
