@@ -337,7 +337,15 @@ package enum TimelineReport {
             let requested = setSteps.last {
                 $0.process != seen.process && $0.key == key && $0.fields["value"] == change.new && $0.time <= seen.time
             }
-            if let requested, byValue.contains(where: { $0.process == requested.process && $0.time >= requested.time }) {
+            // A writer killed right after its commit may never say so: then the step is the cause too,
+            // unless an outside tool wrote the key in between.
+            let writerSaidNothing =
+                requested.map { step in !events.contains { $0.process == step.process && $0.time >= step.time && seenChange($0)?.key == key } }
+                ?? false
+            let toolBetween = requested.map { step in toolWrites.contains { $0.key == key && $0.time >= step.time && $0.time <= seen.time } } ?? true
+            if let requested,
+                byValue.contains(where: { $0.process == requested.process && $0.time >= requested.time }) || (writerSaidNothing && !toolBetween)
+            {
                 arrows.append((requested, seen))
                 continue
             }

@@ -14,8 +14,9 @@ import Testing
     static var searchPaths: [String] {
         [
             "-I", BuiltExecutable.directory + "/Modules",
-            // GroupDefaults' module map for libinotifytools, as SwiftPM passes it.
+            // The module maps of GroupDefaults' libinotifytools and SharedFiles' Linux calls, as SwiftPM passes them.
             "-I", packageRoot + "/Sources/CInotifyTools",
+            "-I", packageRoot + "/Sources/CLinuxCalls",
         ]
     }
 

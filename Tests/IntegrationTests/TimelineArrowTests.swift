@@ -34,6 +34,20 @@ import Testing
         #expect(arrows.map { "\($0.0.kind) \($0.0.time) → \($0.1.process)" } == ["action 1 → widget"])
     }
 
+    /// A writer killed right after its commit may never print its own change: the step is the cause.
+    @Test func aWriterThatNeverSaidItsChangeLeavesTheSetStepAsTheCause() {
+        let arrows = TimelineReport.defaultsArrows([setStep(1), change(2, in: "widget", origin: "other-process")])
+        #expect(arrows.map { "\($0.0.kind) \($0.0.time) → \($0.1.process)" } == ["action 1 → widget"])
+    }
+
+    /// ... unless an outside tool wrote the key in between: then the tool's write is the cause.
+    @Test func aToolsWriteAfterTheStepIsTheCauseInstead() {
+        let tool = RecordedEvent(
+            time: 2, process: "defaults", kind: .action, name: "write", fields: ["key": "theme"], text: "defaults write", appEvent: nil)
+        let arrows = TimelineReport.defaultsArrows([setStep(1), tool, change(3, in: "widget", origin: "other-process")])
+        #expect(arrows.map { "\($0.0.process) \($0.0.time) → \($0.1.process)" } == ["defaults 2 → widget"])
+    }
+
     /// Without a step that wrote the value (a write inside the app), a change recorded late gives no arrow.
     @Test func withoutAStepALateOwnChangeGivesNoArrow() {
         #expect(
