@@ -47,10 +47,7 @@ struct PropagationBenchmark: ParsableCommand {
         let stats = try observer.waitForLine(timeout: 30) { $0.hasPrefix("stats ") }
         try observer.waitForExit()
 
-        let commits = after.commits - before.commits
-        let t = after.commitTimings
-        let b = before.commitTimings
-        func perCommit(_ a: UInt64, _ z: UInt64) -> String { milliseconds(Double(a - z) / Double(max(commits, 1))) }
+        let commits = CommitTimingsReport(before: before, after: after)
         let observerReloads = Self.field(stats, "reloads") ?? 0
         let observerReadNs = Self.field(stats, "reloadReadNs") ?? 0
         print(
@@ -59,10 +56,8 @@ struct PropagationBenchmark: ParsableCommand {
               latency set → observer callback in another process (ms):
                 p50 \(milliseconds(histogram.valueAtPercentile(50)))  p90 \(milliseconds(histogram.valueAtPercentile(90)))  \
             p99 \(milliseconds(histogram.valueAtPercentile(99)))  max \(milliseconds(histogram.max))  mean \(milliseconds(histogram.mean))
-              where a change's time goes (mean per commit, ms; \(commits) commits):
-                lock wait \(perCommit(t.lockWait, b.lockWait))  read+decode \(perCommit(t.readAndDecode, b.readAndDecode))  \
-            encode \(perCommit(t.encode, b.encode))  write+fsync \(perCommit(t.writeAndFsync, b.writeAndFsync))  \
-            rename+folder fsync \(perCommit(t.renameAndFolderFsync, b.renameAndFolderFsync))
+              where a change's time goes (mean per commit, ms; \(commits.count) commits):
+                \(commits.line)
                 observer: \(observerReloads) reloads, read+decode \(milliseconds(Double(observerReadNs) / Double(max(observerReloads, 1)))) ms each
             """)
     }
