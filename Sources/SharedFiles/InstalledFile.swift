@@ -39,7 +39,7 @@ package final class InstalledFile: Sendable {
 
     /// How many are held in this process at once: each costs a descriptor,
     /// and a process with very many domains must not run out of them.
-    static let limit = 64
+    package static let limit = 64
     private static let held = Atomic<Int>(0)
 
     /// Opens `name` in `folder` (just renamed there, under the file's lock);

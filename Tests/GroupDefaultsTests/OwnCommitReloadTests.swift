@@ -62,4 +62,22 @@ import Testing
         #expect(seen.wait(timeout: .now() + 10) == .success)
         #expect(suite.value(forKey: "k") == .string("than"))
     }
+
+    /// Each held file costs a descriptor: a process with very many domains holds at most `InstalledFile.limit`.
+    @Test func aProcessWithManyDomainsHoldsABoundedNumberOfFiles() throws {
+        let f = Fixture()
+        var suites: [GroupDefaults] = []
+        for index in 0..<(InstalledFile.limit + 36) {
+            let suite = try GroupDefaults(suiteName: "group.com.example.s\(index)", context: f.context(groups: nil), processDomains: f.process)
+            suite.set(.integer(Int64(index)), forKey: "k")
+            try suite.flush()
+            suites.append(suite)
+        }
+        let held = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").filter { descriptor in
+            let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + descriptor)) ?? ""
+            return target.hasPrefix(f.root.path) && target.hasSuffix(".plist")
+        }
+        #expect(held.count <= InstalledFile.limit)
+        withExtendedLifetime(suites) {}
+    }
 }
