@@ -13,21 +13,27 @@ import Testing
         let f = Fixture()
         let suite = try f.suite()
         try suite.flush()
-        let before = suite.own.statistics
-        for index in 1...5 {
-            suite.set(.integer(Int64(index)), forKey: "k")
+        // A commit holds its file only while the process holds fewer than `InstalledFile.limit` (other tests
+        // running at the same time may hold them all for a moment): commit again until one was held.
+        let deadline = Date().addingTimeInterval(30)
+        var index: Int64 = 0
+        var skippedWithoutReading = false
+        while !skippedWithoutReading, Date() < deadline {
+            let before = suite.own.statistics
+            index += 1
+            suite.set(.integer(index), forKey: "k")
             try suite.flush()
+            // Inotify tells of the commit; wait until its reload was looked at, one way or the other.
+            let looked = Date().addingTimeInterval(10)
+            var now = suite.own.statistics
+            while now.reloadsOfOwnCommit == before.reloadsOfOwnCommit, now.reloads == before.reloads, Date() < looked {
+                #expect(ChangeWatcher.shared.waitUntilIdle())
+                try suite.flush()
+                now = suite.own.statistics
+            }
+            skippedWithoutReading = now.reloadsOfOwnCommit > before.reloadsOfOwnCommit && now.reloads == before.reloads
         }
-        // Inotify tells of each commit (a reload may fold into another); wait until one has been looked at.
-        let deadline = Date().addingTimeInterval(10)
-        while suite.own.statistics.reloadsOfOwnCommit == before.reloadsOfOwnCommit, Date() < deadline {
-            #expect(ChangeWatcher.shared.waitUntilIdle())
-            try suite.flush()
-        }
-        let after = suite.own.statistics
-        #expect(after.commits - before.commits == 5)
-        #expect(after.reloadsOfOwnCommit > before.reloadsOfOwnCommit)
-        #expect(after.reloads == before.reloads)
+        #expect(skippedWithoutReading)
     }
 
     @Test func aFileRewrittenInPlaceRightAfterACommitIsRead() throws {
