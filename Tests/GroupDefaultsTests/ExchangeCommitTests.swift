@@ -57,6 +57,22 @@ import Testing
         #expect(try SharedPlistFile.read(path: path, root: root.path) == ["k": 1])
     }
 
+    /// Hostile: a folder where the plist belongs is never swapped into the scratch folder (where it would
+    /// stand in every later temporary's way); the commit treats it as durable mode does.
+    @Test func aFolderWhereThePlistBelongsNeverReachesTheScratchFolder() throws {
+        let file = try SharedPlistFile(path: path, durable: false, root: root.path)
+        try file.update { $0["k"] = 1 }
+        try FileManager.default.removeItem(atPath: path)
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+        _ = try? file.update { $0["k"] = 2 }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch).isEmpty)
+        // Whatever became of the folder, the next commits work.
+        _ = try? FileManager.default.removeItem(atPath: path)
+        try file.update { $0["k"] = 3 }
+        try file.update { $0["k"] = 4 }
+        #expect(try SharedPlistFile.read(path: path, root: root.path) == ["k": 4])
+    }
+
     @Test func exchangingWithNothingThereIsAPlainRename() throws {
         let file = try SharedPlistFile(path: path, durable: false, root: root.path)
         try file.update { $0["k"] = 1 }
