@@ -217,8 +217,16 @@ struct RandomWorld {
         // so the two devices' clocks stay hours apart.
         if clockHours[device] != 0 { steps.append(.cloud(.network(device: device, .skew(milliseconds: Int64(clockHours[device]! * 3_600_000))))) }
         steps.append(.restart(process: app, arguments: []))
+        steps.append(Self.firstDownloads)
         return steps
     }
+
+    /// Waits until every device has had its first download of the store
+    /// (and agrees with the cloud). A write made before it is held and may be
+    /// overwritten by it (Apple's store does the same), and whether an agent
+    /// killed right after a launch or an erase had downloaded yet is a timing
+    /// no model can know: the history's writes come after it.
+    static let firstDownloads = Step.Action.cloud(.waitForQuiescence(timeout: ScenarioParser.defaultCloudWait))
 
     /// The steps of an operation on the iCloud side.
     mutating func cloudSteps(for operation: RandomRun.Operation) -> [Step.Action] {
@@ -350,6 +358,7 @@ extension RandomRun {
             }
         }
         steps.append(.launch(["app", "widget", "pad"]))
+        steps.append(RandomWorld.firstDownloads)
         for operation in operations { steps += world.steps(for: operation) }
         steps += world.settleSteps()
         steps += markerSteps(world)
