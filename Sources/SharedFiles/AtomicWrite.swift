@@ -91,9 +91,8 @@ func exchangeIntoPlace(_ temporary: String, in scratch: Int32, as name: String, 
         // No file yet at `name`, or the file system cannot exchange.
         try systemCall("rename into place", folderPath + "/" + name) { renameat(scratch, temporary, folder, name) }
     default:
-        let error = FileSystemError(operation: "exchange into place", path: folderPath + "/" + name, errno: code)
-        unlinkat(scratch, temporary, 0)
-        throw error
+        // The caller removes the temporary.
+        throw FileSystemError(operation: "exchange into place", path: folderPath + "/" + name, errno: code)
     }
 }
 
