@@ -52,6 +52,8 @@ package final class ControlChannel: @unchecked Sendable {
     private var isReady = false
     /// Events delivered before `ready` went out, which goes first.
     private var heldBeforeReady: [String] = []
+    /// Bytes in `heldBeforeReady`: held events count against the outgoing limit too.
+    private var heldBytes = 0
     private var droppedEvents = 0
     private var droppedUnreported = 0
     private var ended = false
@@ -167,13 +169,14 @@ package final class ControlChannel: @unchecked Sendable {
         let line = ControlProtocol.event(event)
         let wasIdle = condition.withLock { () -> Bool in
             guard !ended else { return false }
-            if !isReady, event.name != "warning" {
-                heldBeforeReady.append(line)
-                return false
-            }
-            guard outgoing.count - sentCount + line.utf8.count < limits.maximumOutgoingBytes else {
+            guard outgoing.count - sentCount + heldBytes + line.utf8.count < limits.maximumOutgoingBytes else {
                 droppedEvents += 1
                 droppedUnreported += 1
+                return false
+            }
+            if !isReady, event.name != "warning" {
+                heldBeforeReady.append(line)
+                heldBytes += line.utf8.count + 1
                 return false
             }
             return appendLocked(line)
@@ -245,6 +248,7 @@ package final class ControlChannel: @unchecked Sendable {
             appendLocked(ready)
             for line in heldBeforeReady { appendLocked(line) }
             heldBeforeReady = []
+            heldBytes = 0
             isReady = true
             condition.broadcast()
         }

@@ -13,10 +13,17 @@ import Testing
 @Suite(.serialized) struct ControlChannelTests {
     /// A channel serving `process`'s defaults, and the peer's end, read line by line.
     private func serve(_ process: SimulatedProcess, limits: ControlChannel.Limits = .init()) throws -> (ControlChannel, LineConnection) {
+        let (channel, peerEnd) = try serveUnread(process, limits: limits)
+        return (channel, LineConnection(descriptor: peerEnd))
+    }
+
+    /// A channel serving `process`'s defaults, and the peer's end of the socket, which nothing reads until the
+    /// test wraps it in a `LineConnection` (whose thread reads at once, all the time).
+    private func serveUnread(_ process: SimulatedProcess, limits: ControlChannel.Limits = .init()) throws -> (ControlChannel, Int32) {
         var ends: [Int32] = [0, 0]
         try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &ends) == 0)
         let channel = try ControlChannel.serve(descriptor: ends[0], limits: limits, process: process)
-        return (channel, LineConnection(descriptor: ends[1]))
+        return (channel, ends[1])
     }
 
     private func response(_ peer: LineConnection, id: PlistValue?) throws -> ProtocolResponse {
@@ -164,7 +171,7 @@ import Testing
         var limits = ControlChannel.Limits()
         limits.maximumOutgoingBytes = 8192
         let process = f.process()
-        let (channel, peer) = try serve(process, limits: limits)
+        let (channel, peerEnd) = try serveUnread(process, limits: limits)
         let defaults = UserDefaults(process: process)
         let observation = defaults.observe("counter") { _ in }
         // Each set is two deliveries (the observer, didChangeNotification): far
@@ -174,6 +181,7 @@ import Testing
         #expect(channel.eventsDropped > 0)
 
         // Once the peer reads, it is told what it missed, and info counts it.
+        let peer = LineConnection(descriptor: peerEnd)
         let warning = try peer.waitForLine(timeout: 20) { $0.contains(#""kind":"events-dropped""#) }
         #expect(warning.contains("dropped"))
         peer.write(ControlProtocol.requestLine(id: 1, .info))
