@@ -202,15 +202,23 @@ import Testing
         var limits = ControlChannel.Limits()
         limits.maximumOutgoingBytes = 4096
         let process = f.process()
-        let (channel, peer) = try serve(process, limits: limits)
+        let (channel, peerEnd) = try serveUnread(process, limits: limits)
         let defaults = UserDefaults(process: process)
         defaults.set(String(repeating: "v", count: 1000), forKey: "big")
-        let requests = (1...2000).map { ControlProtocol.requestLine(id: $0, .get(key: "big")) }.joined(separator: "\n") + "\n"
+        let requests = Array(((1...2000).map { ControlProtocol.requestLine(id: $0, .get(key: "big")) }.joined(separator: "\n") + "\n").utf8)
         // Written from another thread: the socket fills up while nobody reads.
-        let sender = Thread { peer.writeRaw(Array(requests.utf8)) }
+        let sender = Thread {
+            var offset = 0
+            while offset < requests.count {
+                let count = requests[offset...].withUnsafeBytes { send(peerEnd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                if count < 0, errno != EINTR { return }
+                offset += max(count, 0)
+            }
+        }
         sender.start()
         defaults.set("still running", forKey: "other")
         #expect(defaults.string(forKey: "other") == "still running")
+        let peer = LineConnection(descriptor: peerEnd)
         for id in 1...2000 {
             let answer = try response(peer, id: .integer(Int64(id)))
             #expect(answer.value?.stringValue?.count == 1000)
