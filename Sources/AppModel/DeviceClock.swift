@@ -63,7 +63,7 @@ package struct DeviceClock: Sendable {
         try root.prepareConfinedDirectory(try folder)
         let file = try path
         var offset: Double = 0
-        try SharedPlistFile(path: file, durable: try root.durability().fsyncs, root: root.path).update { contents in
+        try SharedPlistFile(path: file, durable: try root.durability().waitsForTheDisk, root: root.path).update { contents in
             offset = try Self.offset(in: contents, path: file) + seconds
             guard offset <= Self.farthestAhead else {
                 throw DeviceError("\(file): the clock would be more than 100 years ahead; remove the file to set it back to the real time")

@@ -115,7 +115,7 @@ package struct WidgetReloadBudget: Sendable {
 
     /// The file, written with the root's durability (a scenario's root does not fsync), as the app's own domains are.
     private func sharedFile(_ path: String) throws -> SharedPlistFile {
-        try SharedPlistFile(path: path, durable: try root.durability().fsyncs, root: root.path)
+        try SharedPlistFile(path: path, durable: try root.durability().waitsForTheDisk, root: root.path)
     }
 
     /// Every widget's counters on the device (for `groupsim device widget-budget`).

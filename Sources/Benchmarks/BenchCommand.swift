@@ -61,8 +61,8 @@ struct BenchOptions: ParsableArguments {
     /// What the run's commits do, for the report's first line.
     func commitsDescription(root: String) -> String {
         switch (try? SimulationRoot(path: root).durability()) ?? .durable {
-        case .durable: "durable commits (fsync file + folder)"
-        case .process: "process-durable commits (atomic rename, no fsync)"
+        case .durable: "durable commits (journal flushed, then exchanged)"
+        case .process: "process-durable commits (exchanged, nothing flushed)"
         }
     }
 }

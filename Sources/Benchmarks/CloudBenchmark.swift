@@ -11,8 +11,8 @@ import Synchronization
 
 /// Latency from an app's `set` on one device's iCloud store to the
 /// external-change notification in an app on another device, with the cloud
-/// in the path: device A's copy (fsync'd) → A's agent → the cloud (fsync'd)
-/// → B's agent → B's copy (fsync'd) → B's app. Every hop is a real process
+/// in the path: device A's copy (durable) → A's agent → the cloud (durable)
+/// → B's agent → B's copy (durable) → B's app. Every hop is a real process
 /// on loopback; nothing is added (no latency fault).
 struct CloudBenchmark: ParsableCommand {
     static let configuration = CommandConfiguration(

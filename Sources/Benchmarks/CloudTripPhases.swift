@@ -13,12 +13,12 @@ struct CloudTripPhases {
         "A's copy commit, inotify, A's agent wakes",
         "A's agent reads its copy, sends the upload",
         "upload on the wire, the cloud takes it",
-        "the cloud's ledger commit (fsync'd), pushes queued",
+        "the cloud's ledger commit (durable), pushes queued",
         "push on the wire to B's agent",
-        "B's agent commits B's copy (fsync'd)",
+        "B's agent commits B's copy (durable)",
         "inotify, B's app reloads, is told",
     ]
-    /// Signed: B's app is told at the rename of B's copy, while B's agent still waits for the folder's fsync.
+    /// Signed: B's app may be told of B's copy before B's agent, its commit returned, says so.
     private(set) var samples: [[Int64]] = Array(repeating: [], count: hops.count)
 
     /// Reads the moments of the change just measured, from `set` to `seen`:

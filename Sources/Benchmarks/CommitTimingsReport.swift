@@ -14,7 +14,7 @@ struct CommitTimingsReport {
         func mean(_ later: UInt64, _ earlier: UInt64) -> String { milliseconds(Double(later - earlier) / commits) }
         line =
             "lock wait \(mean(a.lockWait, b.lockWait))  read+decode \(mean(a.readAndDecode, b.readAndDecode))  "
-            + "encode \(mean(a.encode, b.encode))  write+fsync \(mean(a.writeAndFsync, b.writeAndFsync))  "
-            + "rename+folder fsync \(mean(a.renameAndFolderFsync, b.renameAndFolderFsync))"
+            + "encode \(mean(a.encode, b.encode))  write+journal \(mean(a.writeAndJournal, b.writeAndJournal))  "
+            + "exchange \(mean(a.exchange, b.exchange))"
     }
 }

@@ -7,7 +7,7 @@ import PropertyList
 import SharedFiles
 
 /// Latency from `set` in this process to the observer callback in another,
-/// one change at a time, with durable (fsync'd) commits on a suite of N keys.
+/// one change at a time, with durable commits on a suite of N keys.
 struct PropagationBenchmark: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "propagation",

@@ -121,8 +121,8 @@ struct CloudStoreState: Sendable, Equatable {
 
 /// The cloud's durable state and its rules: every account's stores, one
 /// file per store (`<data>/accounts/<account>/<store>.plist`), replaced
-/// atomically and fsync'd before any change is acknowledged, so a kill -9
-/// loses nothing the cloud said it had. A store is bounded (1024 live keys,
+/// atomically and on disk (durable commits) before any change is
+/// acknowledged, so neither a kill -9 nor a power loss loses anything the cloud said it had. A store is bounded (1024 live keys,
 /// 1 MB, `CloudStoreState.keptRemovals` removals), so no file reaches the
 /// file size limit through legal use, however many stores an account has.
 ///

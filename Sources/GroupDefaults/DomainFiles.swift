@@ -50,7 +50,7 @@ package struct DomainFiles: Sendable {
 
     /// The domain's file, opened for writing (its folder is created if missing).
     public func file(for domain: String) throws -> SharedPlistFile {
-        try SharedPlistFile(path: try location(of: domain).path, durable: try root.durability().fsyncs, root: root.path)
+        try SharedPlistFile(path: try location(of: domain).path, durable: try root.durability().waitsForTheDisk, root: root.path)
     }
 
     /// The domain's contents; nil if it has no file. Creates nothing.

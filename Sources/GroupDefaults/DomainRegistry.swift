@@ -47,7 +47,7 @@ package final class DomainRegistry: @unchecked Sendable {
         let (domain, isNew) = try lock.withLock { () throws -> (PersistentDomain, Bool) in
             if let existing = domains[path]?.domain { return (existing, false) }
             // The root's setting, read at each first opening: a root's processes started after a change use the new one.
-            let durable = try SimulationRoot(path: root).durability().fsyncs
+            let durable = try SimulationRoot(path: root).durability().waitsForTheDisk
             let domain = PersistentDomain(
                 name: name,
                 file: try SharedPlistFile(

@@ -7,15 +7,16 @@ import SharedFiles
 /// atomic rename under the file's lock: readers see the old file or the new
 /// one, and a process killed at any instant loses nothing it committed.
 public enum Durability: String, Sendable, CaseIterable {
-    /// The temporary file and then the folder are fsync'd around the rename:
-    /// a commit survives a power loss too. The default.
+    /// A commit's bytes are flushed to the file's journal before the file is
+    /// put in place: a commit survives a power loss too (the first process
+    /// to open the file after the reboot puts back what the file lost). The default.
     case durable
-    /// No fsync: a commit is in the kernel's page cache when it returns, so
-    /// it survives any process's crash, but not the machine's.
+    /// Nothing flushed: a commit is in the kernel's page cache when it
+    /// returns, so it survives any process's crash, but not the machine's.
     case process
 
-    /// Whether commits fsync.
-    public var fsyncs: Bool { self == .durable }
+    /// Whether a commit returns only once it is on disk.
+    public var waitsForTheDisk: Bool { self == .durable }
 }
 
 extension SimulationRoot {

@@ -23,7 +23,7 @@ package enum ManagedPreferences {
     /// The managed file of `domain` (the app's bundle id) on a device, for tools that write it.
     package static func file(root: SimulationRoot, device: String, domain: String) throws -> SharedPlistFile {
         try SharedPlistFile(
-            path: try root.managedPreferencesPath(device: device, domain: domain), durable: try root.durability().fsyncs, root: root.path,
+            path: try root.managedPreferencesPath(device: device, domain: domain), durable: try root.durability().waitsForTheDisk, root: root.path,
             contentCheck: check)
     }
 

@@ -12,7 +12,7 @@ struct RootCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "durability",
             abstract:
-                "Show or set how far a commit goes: durable (fsync'd, survives a power loss; the default) or process (no fsync, survives any process's crash).",
+                "Show or set how far a commit goes: durable (on disk before it returns, survives a power loss; the default) or process (nothing flushed, survives any process's crash).",
             discussion:
                 "Processes started afterwards use the new setting; running ones keep theirs. docs/architecture.md, \"Durability\", has the trade.")
         @OptionGroup var location: LocationOptions

@@ -239,8 +239,9 @@ package enum StepGrammar {
         StepSpec(
             "quiet", fields: [.required("for", .text, "an event"), .required("in", .process), .required("seconds", .seconds)],
             takesFilters: true,
-            does: "nothing matching may happen in that process for that long from now (a suspended widget must not render); "
-                + "the one step that always takes its whole time"
+            does: "nothing matching may happen in that process from the start of the step before it (so what that step "
+                + "caused counts, however soon it came; an event a `wait` matched does not) until `seconds` from now (a "
+                + "suspended widget must not render); the one step that always takes its whole time"
         ) { input in
             let fields = try input.fields()
             let process = try fields.process("in")

@@ -78,6 +78,7 @@ final class Execution: @unchecked Sendable {
         do {
             // Nothing new starts once the run is stopped.
             try LiveProcesses.shared.checkNotInterrupted()
+            roster.noteStepStart()
             try execute(step)
         } catch let failure as StepFailure {
             throw failure

@@ -44,6 +44,23 @@ final class ProcessDriver: @unchecked Sendable {
     let transport: Transport
     private let record: ProcessRecord
     private var channel: LineConnection?
+    /// How much the record held when a step started: the step before the current one's, and the current one's
+    /// (`noteStepStart`; under `record`'s lock). nil: the process began since.
+    private var stepStarts: (previous: RecordMark?, current: RecordMark?) = (nil, nil)
+    /// Just past the last event (or output line) a `wait` matched (under `record`'s lock).
+    private var waitedPast = RecordMark(events: 0, lines: 0)
+
+    private struct RecordMark {
+        var events: Int
+        var lines: Int
+    }
+
+    /// Called as each step of the scenario starts.
+    func noteStepStart() {
+        record.withLock { state in
+            stepStarts = (stepStarts.current, RecordMark(events: state.events.count, lines: state.output.total))
+        }
+    }
 
     var exitStatus: Int32? { record.withLock { $0.exitStatus } }
     var suspended: Bool { record.withLock { $0.suspended } }
@@ -172,9 +189,13 @@ final class ProcessDriver: @unchecked Sendable {
             if let lines {
                 let fresh = state.output.lines.drop { $0.sequence < nextUnchecked }
                 nextUnchecked = state.output.total
-                if let match = fresh.first(where: lines.matches) { return .done(state.output.event(match, process: name)) }
-            } else if let match = state.events.first(where: matcher.matches) {
-                return .done(match)
+                if let match = fresh.first(where: lines.matches) {
+                    waitedPast.lines = max(waitedPast.lines, match.sequence + 1)
+                    return .done(state.output.event(match, process: name))
+                }
+            } else if let index = state.events.firstIndex(where: matcher.matches) {
+                waitedPast.events = max(waitedPast.events, index + 1)
+                return .done(state.events[index])
             }
             guard state.finished else {
                 if state.channelClosed, matcher.needsControl, lines == nil {
@@ -220,11 +241,16 @@ final class ProcessDriver: @unchecked Sendable {
     /// The stderr lines kept, as text (a failed start's error).
     var standardError: String { keptOutput().lines.filter { $0.stream == .stderr }.map { $0.text + "\n" }.joined() }
 
-    /// Watches for `seconds`: the first event matching that arrives after the
-    /// call (or the exit, for an exit matcher), or nil if none did.
+    /// Watches for `seconds`: the first event matching that arrived since the
+    /// step before this one started (past any a `wait` matched), or arrives
+    /// within `seconds` (or the exit, for an exit matcher); nil if none did.
     func firstNew(_ matcher: EventMatcher, within seconds: Double) -> RecordedEvent? {
         let lines = OutputMatcher(matcher)
-        let (seenEvents, seenLines) = record.withLock { ($0.events.count, $0.output.total) }
+        // From the start of the step before: what it caused counts however soon it came, even before that step
+        // returned (a change seen by another process can arrive before the writer's own answer).
+        let (seenEvents, seenLines) = record.withLock { _ in
+            (max(stepStarts.previous?.events ?? 0, waitedPast.events), max(stepStarts.previous?.lines ?? 0, waitedPast.lines))
+        }
         func match(_ state: ProcessRecord.State) -> RecordedEvent? {
             if let lines {
                 return state.output.lines.first { $0.sequence >= seenLines && lines.matches($0) }.map { state.output.event($0, process: name) }

@@ -54,6 +54,11 @@ final class ProcessRoster: @unchecked Sendable {
 
     var running: [ProcessDriver] { lock.withLock { drivers.values.filter(\.isRunning) } }
 
+    /// Marks where every process's record stands as a step starts (a `quiet` step looks from the step before it).
+    func noteStepStart() {
+        for driver in lock.withLock({ Array(everStarted.values) }) { driver.noteStepStart() }
+    }
+
     /// Whether the process of that name is running now.
     func isRunning(_ name: String) -> Bool { lock.withLock { drivers[name]?.isRunning ?? false } }
 

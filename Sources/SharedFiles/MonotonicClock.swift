@@ -17,8 +17,8 @@ package struct CommitTimings: Sendable, Equatable {
     package var lockWait: UInt64 = 0
     package var readAndDecode: UInt64 = 0
     package var encode: UInt64 = 0
-    package var writeAndFsync: UInt64 = 0
-    package var renameAndFolderFsync: UInt64 = 0
+    package var writeAndJournal: UInt64 = 0
+    package var exchange: UInt64 = 0
 
     package init() {}
 
@@ -27,8 +27,8 @@ package struct CommitTimings: Sendable, Equatable {
         sum.lockWait = a.lockWait + b.lockWait
         sum.readAndDecode = a.readAndDecode + b.readAndDecode
         sum.encode = a.encode + b.encode
-        sum.writeAndFsync = a.writeAndFsync + b.writeAndFsync
-        sum.renameAndFolderFsync = a.renameAndFolderFsync + b.renameAndFolderFsync
+        sum.writeAndJournal = a.writeAndJournal + b.writeAndJournal
+        sum.exchange = a.exchange + b.exchange
         return sum
     }
 }

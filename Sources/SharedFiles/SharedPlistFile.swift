@@ -1,5 +1,6 @@
 import Foundation
 import PropertyList
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -13,8 +14,10 @@ import PropertyList
 ///   reader sees the old or the new version, never a torn one;
 /// - writers call `update`, which holds the lock file `.<name>.lock`, reads
 ///   what is on disk now, lets the caller change it, and atomically replaces
-///   the file (temporary file, fsync, rename, fsync of the folder; when not
-///   `durable`, a temporary in the scratch folder exchanged with the file).
+///   the file (a temporary in the scratch folder exchanged with the file;
+///   when `durable`, its bytes first written and flushed to the file's
+///   `CommitJournal`, from which the first process to open the file after
+///   a reboot puts back a commit the file lost).
 ///
 /// Every operation reaches the file's folder afresh from the root through
 /// `ConfinedFolder` (no symbolic link followed) and works relative to it.
@@ -26,7 +29,7 @@ package final class SharedPlistFile: @unchecked Sendable {
     package let fileName: String
     /// Format of files this writes; either format is read.
     package let format: PropertyListFormat
-    /// Whether `update` fsyncs the file and the folder before returning.
+    /// Whether `update` returns only once the commit is on disk (in the file's `CommitJournal`).
     package let durable: Bool
     /// The largest file this reads and writes: `PlistLimits.maximumFileSize`
     /// for a suite, which bounds what one hostile file costs its readers;
@@ -47,6 +50,8 @@ package final class SharedPlistFile: @unchecked Sendable {
     /// is not decoded again. Equal bytes are equal contents, so no change
     /// by anyone can be missed.
     private let lastDecoded = DecodedBytes()
+    /// Whether this object has checked the file against its journal (`recoverAfterReboot`).
+    private let checkedAfterBoot = Atomic<Bool>(false)
 
     /// `root`: the folder the file must stay in; every folder between it and
     /// the file must be a real folder (created 0700 when missing). nil: the
@@ -82,6 +87,7 @@ package final class SharedPlistFile: @unchecked Sendable {
 
     /// What is on disk now. An absent file (or folder) is an empty dictionary.
     package func read() throws -> [String: PlistValue] {
+        if durable, !checkedAfterBoot.load(ordering: .acquiring) { try checkAfterBoot() }
         let contents: [String: PlistValue]?? = try folder.withDescriptor(creating: false) { try readContents(in: $0) }
         return (contents ?? nil) ?? [:]
     }
@@ -153,7 +159,11 @@ package final class SharedPlistFile: @unchecked Sendable {
         let deadline = try given ?? LockWaitLimit.deadline(from: requested)
         return try startingOverIfRemoved { descriptor in
             try lock.withLock(in: descriptor, path: lockPath, deadline: deadline) {
-                try updateLocked(in: descriptor, requested: requested, body)
+                if durable, !checkedAfterBoot.load(ordering: .acquiring) {
+                    try recoverAfterReboot(in: descriptor)
+                    checkedAfterBoot.store(true, ordering: .releasing)
+                }
+                return try updateLocked(in: descriptor, requested: requested, body)
             }
         }
     }
@@ -171,6 +181,7 @@ package final class SharedPlistFile: @unchecked Sendable {
         let deadline = try LockWaitLimit.deadline(from: MonotonicClock.now())
         return try startingOverIfRemoved { descriptor in
             try lock.withLock(in: descriptor, path: lockPath, deadline: deadline) {
+                forgetJournal(in: descriptor)
                 if unlinkat(descriptor, fileName, 0) == 0 { return true }
                 if errno == ENOENT { return false }
                 throw FileSystemError(operation: "delete", path: path, errno: errno)
@@ -189,6 +200,7 @@ package final class SharedPlistFile: @unchecked Sendable {
             try lock.withLock(in: descriptor, path: lockPath, deadline: deadline) {
                 var info = stat()
                 guard fstatat(descriptor, fileName, &info, AT_SYMLINK_NOFOLLOW) == 0 else { return nil }
+                forgetJournal(in: descriptor)
                 let moved = try moveAside(in: descriptor)
                 if durable { try systemCall("fsync the folder", directory) { fsync(descriptor) } }
                 return moved
@@ -253,32 +265,102 @@ package final class SharedPlistFile: @unchecked Sendable {
             writtenSize: writtenSize, installed: installed)
     }
 
-    /// Replaces the file with `bytes`: temporary file, fsync, rename, fsync
-    /// of the folder; when not `durable`, the temporary is written in the
-    /// scratch folder and exchanged with the file (`exchangeIntoPlace`).
-    private func replace(in folder: Int32, with bytes: Data, timings: inout CommitTimings) throws {
+    /// Replaces the file with `bytes`: a temporary in the scratch folder,
+    /// exchanged with the file (`exchangeIntoPlace`); when `durable`, the
+    /// bytes are in the journal, flushed, before the exchange, in a slot
+    /// other than `keeping`'s (the record being put back).
+    private func replace(in folder: Int32, with bytes: Data, timings: inout CommitTimings, keeping: Int? = nil) throws {
         var mark = MonotonicClock.now()
-        if durable {
-            // Under the lock, a temporary already there was left by a writer that died: it is replaced.
-            try writeTemporaryFile(bytes, named: temporaryName, in: folder, folderPath: directory, durable: true, stamped: true)
-            timings.writeAndFsync = MonotonicClock.now() - mark
+        let scratch = try ScratchFolder.open(in: folder, folderPath: directory, durable: durable)
+        defer { close(scratch) }
+        let scratchPath = directory + "/" + ScratchFolder.name
+        // Under the lock, a temporary already there was left by a writer that died: it is replaced.
+        try writeTemporaryFile(bytes, named: temporaryName, in: scratch, folderPath: scratchPath, durable: false, stamped: true)
+        do {
+            if durable {
+                var info = stat()
+                try systemCall("inspect", scratchPath + "/" + temporaryName) { fstatat(scratch, temporaryName, &info, AT_SYMLINK_NOFOLLOW) }
+                try CommitJournal.append(
+                    [UInt8](bytes), for: CommitJournal.Identity(info), fileName: fileName, in: scratch, scratchPath: scratchPath,
+                    keeping: keeping)
+            } else {
+                // A journal left by durable commits describes a file these commits replace.
+                CommitJournal.remove(fileName: fileName, in: scratch)
+            }
+            timings.writeAndJournal = MonotonicClock.now() - mark
             mark = MonotonicClock.now()
-            try moveIntoPlace(temporaryName, as: fileName, in: folder, folderPath: directory, durable: true)
-        } else {
-            let scratch = try ScratchFolder.open(in: folder, folderPath: directory)
+            try exchangeIntoPlace(temporaryName, in: scratch, as: fileName, in: folder, folderPath: directory)
+        } catch {
+            unlinkat(scratch, temporaryName, 0)
+            throw error
+        }
+        timings.exchange = MonotonicClock.now() - mark
+    }
+
+    // MARK: After a reboot
+
+    /// `recoverAfterReboot` under the lock, for a reader: only when the
+    /// journal's newest record is of an earlier boot (or the boot is unknown).
+    private func checkAfterBoot() throws {
+        let stale = try folder.withDescriptor(creating: false) { descriptor -> Bool in
+            guard let scratch = ScratchFolder.openIfPresent(in: descriptor) else { return false }
             defer { close(scratch) }
-            let scratchPath = directory + "/" + ScratchFolder.name
-            try writeTemporaryFile(bytes, named: temporaryName, in: scratch, folderPath: scratchPath, durable: false, stamped: true)
-            timings.writeAndFsync = MonotonicClock.now() - mark
-            mark = MonotonicClock.now()
-            do {
-                try exchangeIntoPlace(temporaryName, in: scratch, as: fileName, in: folder, folderPath: directory)
-            } catch {
-                unlinkat(scratch, temporaryName, 0)
-                throw error
+            return Self.isOfAnotherBoot(CommitJournal.newestHeader(fileName: fileName, in: scratch))
+        }
+        if stale == true {
+            let deadline = try LockWaitLimit.deadline(from: MonotonicClock.now())
+            try startingOverIfRemoved { descriptor in
+                try lock.withLock(in: descriptor, path: lockPath, deadline: deadline) { try recoverAfterReboot(in: descriptor) }
             }
         }
-        timings.renameAndFolderFsync = MonotonicClock.now() - mark
+        checkedAfterBoot.store(true, ordering: .releasing)
+    }
+
+    private static func isOfAnotherBoot(_ header: CommitJournal.Header?) -> Bool {
+        guard let header else { return false }
+        return BootIdentity.current.map { $0 != header.boot } ?? true
+    }
+
+    /// Under the lock, once per object, when the journal's newest record is
+    /// of an earlier boot: the machine stopped since the last durable
+    /// commit, and the file may not hold it (an exchange not yet on disk
+    /// leaves the file before it, or an empty one). If the file at the path
+    /// is one the journal's records were written for (or there is none) and
+    /// its bytes are not the newest whole record's, that record is put back
+    /// (as a commit: watchers are told); if they are, the record is written
+    /// again with this boot, so later openers skip the check. A file no
+    /// record names was written since by something else, and is left as it
+    /// is; the journal, which no longer describes it, is removed.
+    private func recoverAfterReboot(in folder: Int32) throws {
+        guard let scratch = ScratchFolder.openIfPresent(in: folder) else { return }
+        defer { close(scratch) }
+        guard Self.isOfAnotherBoot(CommitJournal.newestHeader(fileName: fileName, in: scratch)) else { return }
+        let records = CommitJournal.records(fileName: fileName, in: scratch, limit: maximumSize)
+        guard let newest = records.first else { return }
+        var info = stat()
+        let present = fstatat(folder, fileName, &info, AT_SYMLINK_NOFOLLOW) == 0
+        let named = records.map { CommitJournal.Identity(device: $0.header.device, inode: $0.header.inode) }
+        if present, !named.contains(CommitJournal.Identity(info)) {
+            CommitJournal.remove(fileName: fileName, in: scratch)
+            return
+        }
+        let onDisk = present ? (try? readRegularFile(named: fileName, in: folder, path: path, limit: maximumSize)) ?? nil : nil
+        if onDisk == newest.bytes {
+            let scratchPath = directory + "/" + ScratchFolder.name
+            try CommitJournal.append(
+                newest.bytes, for: CommitJournal.Identity(info), fileName: fileName, in: scratch, scratchPath: scratchPath,
+                keeping: newest.slot)
+            return
+        }
+        var timings = CommitTimings()
+        try replace(in: folder, with: Data(newest.bytes), timings: &timings, keeping: newest.slot)
+    }
+
+    /// Removes the journal (the file is being deleted or set aside: a reboot must not bring its last commit back).
+    private func forgetJournal(in folder: Int32) {
+        guard let scratch = ScratchFolder.openIfPresent(in: folder) else { return }
+        CommitJournal.remove(fileName: fileName, in: scratch)
+        close(scratch)
     }
 
     /// Moves a corrupt file to `<name>.corrupt-<timestamp>` beside it and returns the new path.
@@ -316,19 +398,24 @@ private final class DecodedBytes: @unchecked Sendable {
     }
 }
 
-/// Where commits without fsync write their temporaries: a folder beside the
-/// files, so that writing one wakes no process watching the files' folder
-/// (inotify does not see into sub-folders); only the exchange does.
+/// Where commits write their temporaries (and durable commits their
+/// journals): a folder beside the files, so that writing one wakes no
+/// process watching the files' folder (inotify does not see into
+/// sub-folders); only the exchange does.
 enum ScratchFolder {
     static let name = ".groupsim-scratch"
+    private static let flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
 
-    /// Opens the scratch folder in `folder`, made (0700) if missing; never through a link.
-    static func open(in folder: Int32, folderPath: String) throws -> Int32 {
-        let flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
+    /// Opens the scratch folder in `folder`, made (0700) if missing; never
+    /// through a link. `durable`: a folder made here is on disk (the
+    /// folder's fsync'd) before it is used.
+    static func open(in folder: Int32, folderPath: String, durable: Bool) throws -> Int32 {
         var descriptor = openat(folder, name, flags)
         if descriptor == -1 && errno == ENOENT {
-            if mkdirat(folder, name, 0o700) == -1 && errno != EEXIST {
-                throw FileSystemError(operation: "create the folder", path: folderPath + "/" + name, errno: errno)
+            if mkdirat(folder, name, 0o700) == -1 {
+                if errno != EEXIST { throw FileSystemError(operation: "create the folder", path: folderPath + "/" + name, errno: errno) }
+            } else if durable {
+                try systemCall("fsync the folder", folderPath) { fsync(folder) }
             }
             descriptor = openat(folder, name, flags)
         }
@@ -340,5 +427,11 @@ enum ScratchFolder {
             throw FileSystemError(operation: "open the folder", path: folderPath + "/" + name, errno: code)
         }
         return descriptor
+    }
+
+    /// The scratch folder in `folder`, if there is one (nothing is made).
+    static func openIfPresent(in folder: Int32) -> Int32? {
+        let descriptor = openat(folder, name, flags)
+        return descriptor >= 0 ? descriptor : nil
     }
 }

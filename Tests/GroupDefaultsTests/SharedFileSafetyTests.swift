@@ -30,7 +30,15 @@ import Testing
         }
         #expect(try SharedPlistFileContents.read(f.root.groupSuitePath(f.group)) == ["k": "small"])
         let folder = (f.root.groupSuitePath(f.group) as NSString).deletingLastPathComponent
-        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == [".\(f.group).plist.lock", "\(f.group).plist"])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: folder).sorted() == [
+                ".\(f.group).plist.lock", ".groupsim-scratch", "\(f.group).plist",
+            ])
+        // The small commit's journal, and no temporary of the refused one.
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: folder + "/.groupsim-scratch").sorted() == [
+                ".\(f.group).plist.journal-0", ".\(f.group).plist.journal-1",
+            ])
         #expect(defaults.value(forKey: "blob") == big)
         defaults.removeObject(forKey: "blob")
         try defaults.flush()

@@ -73,7 +73,9 @@ import Testing
         let outside = TemporaryRoot()
         let target = outside.path + "/target"
         try Data("keep".utf8).write(to: URL(fileURLWithPath: target))
-        let temporary = folder + "/.\(group).plist.tmp"
+        // Commits write their temporary in the scratch folder.
+        #expect(mkdir(folder + "/.groupsim-scratch", 0o700) == 0)
+        let temporary = folder + "/.groupsim-scratch/.\(group).plist.tmp"
         #expect(symlink(target, temporary) == 0)
         #expect(try tool(["defaults", "write", group, "k", "v1"]).status == 0)
         #expect(try Data(contentsOf: URL(fileURLWithPath: target)) == Data("keep".utf8))
@@ -100,8 +102,12 @@ import Testing
     @Test func aTemporaryLeftByAKilledWriterIsRemovedByTheNextWriterEvenALongRunningOne() throws {
         let notes = "group.com.example.notes"
         let preferences = (root.groupSuitePath(notes) as NSString).deletingLastPathComponent
+        // A commit writes its temporary in the scratch folder.
         func temporaries() throws -> [String] {
-            try FileManager.default.contentsOfDirectory(atPath: preferences).filter { $0.contains(".tmp") }
+            let scratch = preferences + "/.groupsim-scratch"
+            return try
+                (FileManager.default.contentsOfDirectory(atPath: preferences)
+                + ((try? FileManager.default.contentsOfDirectory(atPath: scratch)) ?? [])).filter { $0.contains(".tmp") }
         }
         // A writer that has committed before, as a long-running app has.
         let main = try AppProcess("main-app", root: root)

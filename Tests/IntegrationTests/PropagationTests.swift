@@ -153,12 +153,12 @@ import Testing
 
     @Test func anOverflowedQueueIsRecoveredByAFullReload() throws {
         let watcher = try WatchProcess(root: root, domain: group, heldUntilInput: true)
-        // About five events per durable commit: enough commits to overflow the kernel's queue.
+        // Two events per commit (the exchange's IN_MOVED_FROM and IN_MOVED_TO): enough commits to overflow the kernel's queue.
         let limit =
             Int(
                 (try? String(contentsOfFile: "/proc/sys/fs/inotify/max_queued_events", encoding: .utf8))?
                     .trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 16384
-        let commits = limit / 4 + 500
+        let commits = limit / 2 + 1000
         let burst = try groupsimStress(["write-loop", "--domain", group, "--key", "n", "--count", "\(commits)"], root: root)
         #expect(burst.status == 0)
         watcher.process.write("resume")

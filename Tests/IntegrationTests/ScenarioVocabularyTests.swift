@@ -37,8 +37,17 @@ import Testing
                   - set: { in: app, key: theme, value: dark }
                   - quiet: { for: render, in: widget, seconds: 0.5 }
                 """)
-        // The quiet step fails as soon as the change comes: the long window only keeps a starved machine's slow
-        // propagation from passing the broken scenario.
+        // An event a wait matched is not one the quiet step looks for, even when it came during the wait.
+        try passes(
+            "quiet-after-wait",
+            "summary: x\n" + Self.processes + """
+                  - set: { in: app, key: theme, value: dark }
+                  - wait: { for: render, in: widget, card: { theme: dark } }
+                  - quiet: { for: render, in: widget, seconds: 0.3 }
+                """)
+        // The quiet step fails as soon as the change comes, and counts it from the start of the step before (the
+        // widget may see the change before the runner has the app's answer): the long window only keeps a starved
+        // machine's slow propagation from passing the broken scenario.
         try fails(
             "quiet-mutated",
             "summary: x\n" + Self.processes + """
