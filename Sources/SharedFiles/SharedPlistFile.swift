@@ -102,11 +102,22 @@ package final class SharedPlistFile: @unchecked Sendable {
         let directory = (path as NSString).deletingLastPathComponent
         let folder = try ConfinedFolder(directory, top: root ?? directory)
         let name = (path as NSString).lastPathComponent
-        return try folder.withDescriptor(creating: false) { descriptor in
-            try decode(
-                readRegularFile(named: name, in: descriptor, path: path, limit: maximumSize), path: path, maximumSize: maximumSize,
-                check: contentCheck)
-        } ?? nil
+        /// nil: a durable writer's journal of an earlier boot, against which the file must be checked first.
+        func contents(checkingJournal: Bool) throws -> [String: PlistValue]?? {
+            try folder.withDescriptor(creating: false) { descriptor -> [String: PlistValue]?? in
+                if checkingJournal, let scratch = ScratchFolder.openIfPresent(in: descriptor) {
+                    defer { close(scratch) }
+                    if isOfAnotherBoot(CommitJournal.newestHeader(fileName: name, in: scratch)) { return nil }
+                }
+                return try decode(
+                    readRegularFile(named: name, in: descriptor, path: path, limit: maximumSize), path: path, maximumSize: maximumSize,
+                    check: contentCheck)
+            } ?? .some(nil)
+        }
+        if let found = try contents(checkingJournal: true) { return found }
+        // As any opener does (its folders and lock file exist: the writer made them); then it reads like any reader.
+        _ = try SharedPlistFile(path: path, durable: true, root: root, maximumSize: maximumSize, contentCheck: contentCheck).read()
+        return try contents(checkingJournal: false) ?? nil
     }
 
     private func readContents(in descriptor: Int32) throws -> [String: PlistValue]? {

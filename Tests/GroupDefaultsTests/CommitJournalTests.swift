@@ -79,6 +79,16 @@ import Testing
         #expect(try header(0)?.boot == BootIdentity.current ?? 0 || header(1)?.boot == BootIdentity.current ?? 0)
     }
 
+    /// A reader that opens nothing for writing (the device's clock, a widget's budget, the root's settings).
+    @Test func aOneShotReaderAfterTheRebootSeesWhatWasPutBack() throws {
+        let file = try durableFile()
+        try file.update { $0["k"] = 1 }
+        try losingTheExchange { try file.update { $0["k"] = 2 } }
+        try rebootMachine()
+        #expect(try SharedPlistFile.read(path: path, root: root.path) == ["k": 2])
+        #expect(try SharedPlistFile.read(path: path, root: root.path) == ["k": 2])
+    }
+
     @Test func anEmptyFileAfterTheRebootIsPutBackByTheFirstWriter() throws {
         let file = try durableFile()
         try file.update { $0["k"] = 1 }
