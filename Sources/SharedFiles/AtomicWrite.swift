@@ -18,7 +18,9 @@ package func writeFileAtomically(_ bytes: Data, named name: String, in folder: I
 /// (fsync'd when `durable`). A file left under that name (by a writer that
 /// died) is removed first; O_EXCL then follows no link and opens no FIFO.
 /// Nothing is left behind on failure.
-func writeTemporaryFile(_ bytes: Data, named name: String, in folder: Int32, folderPath: String, durable: Bool, stamped: Bool = false) throws {
+func writeTemporaryFile(_ bytes: some ContiguousBytes, named name: String, in folder: Int32, folderPath: String, durable: Bool, stamped: Bool = false)
+    throws
+{
     let path = folderPath + "/" + name
     if unlinkat(folder, name, 0) == -1 && errno != ENOENT {
         throw FileSystemError(operation: "remove the stale temporary file", path: path, errno: errno)

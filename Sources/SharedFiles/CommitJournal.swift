@@ -44,6 +44,8 @@ enum CommitJournal {
         var slot: Int
         var header: Header
         var bytes: [UInt8]
+
+        var identity: Identity { Identity(device: header.device, inode: header.inode) }
     }
 
     /// The file a record was written for.
@@ -87,18 +89,19 @@ enum CommitJournal {
         let header = Header(
             generation: newest + 1, length: bytes.count, bytesHash: hash(bytes), device: identity.device, inode: identity.inode,
             boot: BootIdentity.current ?? 0)
-        let record = encode(header) + bytes
+        let recordSize = headerSize + bytes.count
         let descriptor = slots[target].descriptor
-        if record.count > slots[target].size || slots[target].created {
+        if recordSize > slots[target].size || slots[target].created {
             // Grown (or made) once, with zeros written and fsync'd, so every later record overwrites blocks already on disk.
-            let size = max(4096, (record.count + 4095) / 4096 * 4096 * 2)
+            let size = max(4096, (recordSize + 4095) / 4096 * 4096 * 2)
             try writeAll(
                 [UInt8](repeating: 0, count: size - slots[target].size), at: slots[target].size, to: descriptor, path: path)
             try systemCall("fsync", path) { fsync(descriptor) }
             // The slot's name too (made now, or by an attempt that failed before it was on disk).
             try systemCall("fsync the folder", scratchPath) { fsync(scratch) }
         }
-        try writeAll(record, at: 0, to: descriptor, path: path)
+        try writeAll(encode(header), at: 0, to: descriptor, path: path)
+        try writeAll(bytes, at: headerSize, to: descriptor, path: path)
         try systemCall("fdatasync", path) { fdatasync(descriptor) }
     }
 

@@ -260,13 +260,14 @@ package final class SharedPlistFile: @unchecked Sendable {
         var installed: InstalledFile? = nil
         if changed {
             mark = MonotonicClock.now()
-            let bytes = format.encode(.dictionary(current))
+            // One copy as bytes, for the file, the journal and `lastDecoded`.
+            let bytes = [UInt8](format.encode(.dictionary(current)))
             timings.encode = MonotonicClock.now() - mark
             guard bytes.count <= maximumSize else {
                 throw SharedFileError.contentsTooLarge(path: path, size: bytes.count, limit: maximumSize)
             }
             try replace(in: descriptor, with: bytes, timings: &timings)
-            lastDecoded.remember([UInt8](bytes), as: current)
+            lastDecoded.remember(bytes, as: current)
             writtenSize = bytes.count
             // Still under the lock: what is at the name now is what was just written.
             installed = InstalledFile(named: fileName, in: descriptor)
@@ -280,7 +281,7 @@ package final class SharedPlistFile: @unchecked Sendable {
     /// exchanged with the file (`exchangeIntoPlace`); when `durable`, the
     /// bytes are in the journal, flushed, before the exchange, in a slot
     /// other than `keeping`'s (the record being put back).
-    private func replace(in folder: Int32, with bytes: Data, timings: inout CommitTimings, keeping: Int? = nil) throws {
+    private func replace(in folder: Int32, with bytes: [UInt8], timings: inout CommitTimings, keeping: Int? = nil) throws {
         var mark = MonotonicClock.now()
         let scratch = try ScratchFolder.open(in: folder, folderPath: directory, durable: durable)
         defer { close(scratch) }
@@ -292,11 +293,8 @@ package final class SharedPlistFile: @unchecked Sendable {
                 var info = stat()
                 try systemCall("inspect", scratchPath + "/" + temporaryName) { fstatat(scratch, temporaryName, &info, AT_SYMLINK_NOFOLLOW) }
                 try CommitJournal.append(
-                    [UInt8](bytes), for: CommitJournal.Identity(info), fileName: fileName, in: scratch, scratchPath: scratchPath,
+                    bytes, for: CommitJournal.Identity(info), fileName: fileName, in: scratch, scratchPath: scratchPath,
                     keeping: keeping)
-            } else {
-                // A journal left by durable commits describes a file these commits replace.
-                CommitJournal.remove(fileName: fileName, in: scratch)
             }
             timings.writeAndJournal = MonotonicClock.now() - mark
             mark = MonotonicClock.now()
@@ -334,14 +332,16 @@ package final class SharedPlistFile: @unchecked Sendable {
 
     /// Under the lock, once per object, when the journal's newest record is
     /// of an earlier boot: the machine stopped since the last durable
-    /// commit, and the file may not hold it (an exchange not yet on disk
-    /// leaves the file before it, or an empty one). If the file at the path
-    /// is one the journal's records were written for (or there is none) and
-    /// its bytes are not the newest whole record's, that record is put back
-    /// (as a commit: watchers are told); if they are, the record is written
-    /// again with this boot, so later openers skip the check. A file no
-    /// record names was written since by something else, and is left as it
-    /// is; the journal, which no longer describes it, is removed.
+    /// commit, and the file may not hold it. The newest whole record is put
+    /// back (as a commit: watchers are told) when the file is missing, when
+    /// it is the file of the record before with that record's bytes (the
+    /// exchange never reached the disk), or when it is a recorded file whose
+    /// bytes are not a property list (its data never reached the disk). When
+    /// the file holds the newest record's bytes, the record is written again
+    /// with this boot, so later openers skip the check. Any other file was
+    /// written since by something else, even if it took a recorded file's
+    /// inode number (ext4 reuses them at once), and is left as it is; the
+    /// journal, which no longer describes it, is removed.
     private func recoverAfterReboot(in folder: Int32) throws {
         guard let scratch = ScratchFolder.openIfPresent(in: folder) else { return }
         defer { close(scratch) }
@@ -350,21 +350,24 @@ package final class SharedPlistFile: @unchecked Sendable {
         guard let newest = records.first else { return }
         var info = stat()
         let present = fstatat(folder, fileName, &info, AT_SYMLINK_NOFOLLOW) == 0
-        let named = records.map { CommitJournal.Identity(device: $0.header.device, inode: $0.header.inode) }
-        if present, !named.contains(CommitJournal.Identity(info)) {
+        let identity = present ? CommitJournal.Identity(info) : nil
+        let onDisk = present ? (try? readRegularFile(named: fileName, in: folder, path: path, limit: maximumSize)) ?? nil : nil
+        if let identity, onDisk == newest.bytes {
+            let scratchPath = directory + "/" + ScratchFolder.name
+            try CommitJournal.append(
+                newest.bytes, for: identity, fileName: fileName, in: scratch, scratchPath: scratchPath, keeping: newest.slot)
+            return
+        }
+        let exchangeLost = records.dropFirst().contains { $0.identity == identity && $0.bytes == onDisk }
+        let dataLost =
+            records.contains { $0.identity == identity }
+            && (try? Self.decode(onDisk ?? [], path: path, maximumSize: maximumSize, check: contentCheck)) == nil
+        guard !present || exchangeLost || dataLost else {
             CommitJournal.remove(fileName: fileName, in: scratch)
             return
         }
-        let onDisk = present ? (try? readRegularFile(named: fileName, in: folder, path: path, limit: maximumSize)) ?? nil : nil
-        if onDisk == newest.bytes {
-            let scratchPath = directory + "/" + ScratchFolder.name
-            try CommitJournal.append(
-                newest.bytes, for: CommitJournal.Identity(info), fileName: fileName, in: scratch, scratchPath: scratchPath,
-                keeping: newest.slot)
-            return
-        }
         var timings = CommitTimings()
-        try replace(in: folder, with: Data(newest.bytes), timings: &timings, keeping: newest.slot)
+        try replace(in: folder, with: newest.bytes, timings: &timings, keeping: newest.slot)
     }
 
     /// Removes the journal (the file is being deleted or set aside: a reboot must not bring its last commit back).
