@@ -350,7 +350,8 @@ import Testing
         let runner = try RunningProcess(BuiltExecutable.path("groupsim"), ["run", path], environment: ["TMPDIR": tmp, "NO_COLOR": "1"])
         defer { for pid in marked() { kill(pid, SIGKILL) } }
         try runner.waitForLine { $0.hasPrefix("Running 1 scenario") }
-        let deadline = Date().addingTimeInterval(30)
+        // As long as the scenario's own wait may take: under the whole suite's load, starting two executables took over 30 s.
+        let deadline = Date().addingTimeInterval(120)
         // Both started (a process stopped right after its start may still be `groupsim exec`, which it replaces itself with).
         while marked().count < 2 && Date() < deadline { _ = try? runner.nextLine(timeout: 0.05) }
         #expect(marked().count >= 2)
