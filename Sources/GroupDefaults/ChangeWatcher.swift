@@ -372,6 +372,12 @@ package final class ChangeWatcher: @unchecked Sendable {
             pruneWatches()
             return
         }
+        // A file that left the name matters only if none took its place: one
+        // that did sent an event of its own, before or after this one (an
+        // exchange sends the new file's IN_MOVED_TO first), whose reload reads
+        // it. Reading here too would read the same file twice per commit.
+        let arrived = mask & UInt32(IN_MOVED_TO | IN_CREATE | IN_CLOSE_WRITE) != 0
+        if watchedFile, !arrived, mask & UInt32(IN_MOVED_FROM | IN_DELETE) != 0, nameExists(name, in: directory) { return }
         // Written in place rather than renamed there: it may look unchanged.
         let inPlace = mask & UInt32(IN_CLOSE_WRITE | IN_CREATE) != 0
         for entry in interests[directory]?[name]?.values ?? [:].values {
@@ -413,6 +419,11 @@ package final class ChangeWatcher: @unchecked Sendable {
         }
         updateWatchCount()
         return true
+    }
+
+    private func nameExists(_ name: String, in directory: String) -> Bool {
+        var info = stat()
+        return lstat(directory + "/" + name, &info) == 0
     }
 
     private func stillPresent(_ descriptor: Int32, _ directory: String) -> Bool {

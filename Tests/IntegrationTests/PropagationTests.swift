@@ -115,6 +115,21 @@ import Testing
         #expect(changes.all.filter { $0.key == "own" && $0.origin == .otherProcess }.isEmpty)
     }
 
+    /// The watcher does not read a file again when one that left the name was
+    /// replaced (an exchange): it must still read when the name was left empty.
+    @Test func aFileMovedAwayOrMovedBackIsSeenByAnotherProcess() throws {
+        let watcher = try WatchProcess(root: root, domain: group)
+        try write(["theme", "dark"])
+        try watcher.waitForChange("theme", to: "dark")
+        let path = root.groupSuitePath(group)
+        let aside = root.path + "/aside.plist"
+        #expect(rename(path, aside) == 0, "\(String(cString: strerror(errno)))")
+        try watcher.waitForChange("theme", to: nil)
+        #expect(rename(aside, path) == 0, "\(String(cString: strerror(errno)))")
+        try watcher.waitForChange("theme", to: "dark")
+        try watcher.stop()
+    }
+
     @Test func threeWritersAndTwoObserversAgreeWithTheFile() throws {
         let observers = try (0..<2).map { _ in try WatchProcess(root: root, domain: group) }
         var commands: [[String]] = (0..<3).map { ["write-keys", "--domain", group, "--prefix", "w\($0)", "--count", "300"] }
