@@ -3,7 +3,8 @@
 # libinotifytools headers and library (Debian), tmux for the demo and the
 # test that runs the widget in a real terminal, chromium for the test that
 # looks at the timeline in a real browser, and iproute2's ip for the
-# test that runs the cloud and its devices on two network namespaces.
+# test that runs the cloud and its devices on two network namespaces, and
+# strace for the test that checks what a durable commit flushes.
 # Safe to run again: it installs only what is missing.
 set -euo pipefail
 
@@ -21,6 +22,10 @@ if [ "${GROUPSIM_NEED_IP:-0}" = 1 ] && ! command -v ip >/dev/null 2>&1 && [ ! -x
   need_apt+=(iproute2)
 fi
 
+if [ "${GROUPSIM_NEED_STRACE:-0}" = 1 ] && ! command -v strace >/dev/null 2>&1; then
+  need_apt+=(strace)
+fi
+
 if [ ${#need_apt[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
@@ -34,6 +39,7 @@ if [ ${#need_apt[@]} -gt 0 ]; then
       tmux) $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux ;;
       chromium) $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium ;;
       iproute2) $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iproute2 ;;
+      strace) $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq strace ;;
     esac
   done
 fi

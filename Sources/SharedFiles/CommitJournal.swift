@@ -69,8 +69,11 @@ enum CommitJournal {
     /// Writes `bytes`, for the file `identity`, into the slot with the older
     /// record (never into `keeping`), and flushes it. Throws, naming the
     /// slot's path, if it cannot; the commit is then not made.
+    /// `slotMade`: called once a slot is made or grown and on disk, before
+    /// the record is written (the caller flushes the folders above).
     static func append(
-        _ bytes: [UInt8], for identity: Identity, fileName: String, in scratch: Int32, scratchPath: String, keeping: Int? = nil
+        _ bytes: [UInt8], for identity: Identity, fileName: String, in scratch: Int32, scratchPath: String, keeping: Int? = nil,
+        slotMade: () throws -> Void = {}
     ) throws {
         var slots: [(descriptor: Int32, created: Bool, size: Int, header: Header?)] = []
         defer { for slot in slots { close(slot.descriptor) } }
@@ -99,6 +102,7 @@ enum CommitJournal {
             try systemCall("fsync", path) { fsync(descriptor) }
             // The slot's name too (made now, or by an attempt that failed before it was on disk).
             try systemCall("fsync the folder", scratchPath) { fsync(scratch) }
+            try slotMade()
         }
         try writeAll(encode(header), at: 0, to: descriptor, path: path)
         try writeAll(bytes, at: headerSize, to: descriptor, path: path)

@@ -277,6 +277,32 @@ package final class SharedPlistFile: @unchecked Sendable {
             writtenSize: writtenSize, installed: installed)
     }
 
+    /// Flushes every folder from the file's own up to the top (`fsync` of
+    /// each), so that the scratch folder and each folder above it are on
+    /// disk by name: folders made without a flush (by the walk, by whoever
+    /// installed an app, or by a commit before the root became durable) would
+    /// otherwise take a durable file and its journal with them in a power
+    /// loss. Called when a journal slot is made or grown, so about twice per
+    /// file, not per commit. Walked up by `..` from the open folder, which
+    /// follows no link.
+    private func flushFolders(upFrom folder: Int32) throws {
+        try systemCall("fsync the folder", directory) { fsync(folder) }
+        var current = dup(folder)
+        guard current >= 0 else { throw FileSystemError(operation: "open the folder", path: directory, errno: errno) }
+        defer { close(current) }
+        var path = directory
+        for _ in 0..<self.folder.components.count {
+            path = (path as NSString).deletingLastPathComponent
+            let parent = openat(current, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            // Removed meanwhile (a device erased): the exchange that follows finds it, and the commit starts over.
+            if parent == -1 && errno == ENOENT { return }
+            guard parent >= 0 else { throw FileSystemError(operation: "open the folder", path: path, errno: errno) }
+            close(current)
+            current = parent
+            try systemCall("fsync the folder", path) { fsync(current) }
+        }
+    }
+
     /// Replaces the file with `bytes`: a temporary in the scratch folder,
     /// exchanged with the file (`exchangeIntoPlace`); when `durable`, the
     /// bytes are in the journal, flushed, before the exchange, in a slot
@@ -294,7 +320,7 @@ package final class SharedPlistFile: @unchecked Sendable {
                 try systemCall("inspect", scratchPath + "/" + temporaryName) { fstatat(scratch, temporaryName, &info, AT_SYMLINK_NOFOLLOW) }
                 try CommitJournal.append(
                     bytes, for: CommitJournal.Identity(info), fileName: fileName, in: scratch, scratchPath: scratchPath,
-                    keeping: keeping)
+                    keeping: keeping, slotMade: { try flushFolders(upFrom: folder) })
             }
             timings.writeAndJournal = MonotonicClock.now() - mark
             mark = MonotonicClock.now()
@@ -355,7 +381,8 @@ package final class SharedPlistFile: @unchecked Sendable {
         if let identity, onDisk == newest.bytes {
             let scratchPath = directory + "/" + ScratchFolder.name
             try CommitJournal.append(
-                newest.bytes, for: identity, fileName: fileName, in: scratch, scratchPath: scratchPath, keeping: newest.slot)
+                newest.bytes, for: identity, fileName: fileName, in: scratch, scratchPath: scratchPath, keeping: newest.slot,
+                slotMade: { try flushFolders(upFrom: folder) })
             return
         }
         let exchangeLost = records.dropFirst().contains { $0.identity == identity && $0.bytes == onDisk }
