@@ -7,12 +7,23 @@ import Testing
 /// Where strace is, if installed (`scripts/setup.sh` installs it for the tests).
 enum Strace {
     static let path = ["/usr/bin/strace", "/bin/strace"].first { FileManager.default.isExecutableFile(atPath: $0) }
+
+    /// Why the tests cannot trace here, or nil: not installed, or not
+    /// allowed to trace (a container without ptrace).
+    static let unavailable: String? = {
+        guard let path else { return "strace is not installed (scripts/setup.sh installs it with GROUPSIM_NEED_STRACE=1)" }
+        guard let probe = try? runProcess(path, ["-qq", "-o", "/dev/null", "/bin/true"]), probe.status == 0 else {
+            let reason = (try? runProcess(path, ["-qq", "-o", "/dev/null", "/bin/true"]).stderr) ?? ""
+            return "strace cannot trace a process here: \(reason.trimmingCharacters(in: .whitespacesAndNewlines))"
+        }
+        return nil
+    }()
 }
 
 /// What a durable commit flushes, seen in the system calls of a real
 /// `groupsim defaults write` (a power loss cannot be caused in a test; a
 /// folder that was never flushed by name can lose the file and its journal).
-@Suite(.enabled(if: Strace.path != nil, "strace is not installed: run scripts/setup.sh with GROUPSIM_NEED_STRACE=1"))
+@Suite(.enabled(if: Strace.unavailable == nil, Comment(rawValue: Strace.unavailable ?? "")))
 struct FolderFlushTests {
     let root = TemporaryRoot()
     let group = "group.com.example.flush"
