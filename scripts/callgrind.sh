@@ -7,7 +7,8 @@
 # background commits a burst of sets starts are counted, as they are its cost).
 #
 # Usage: scripts/callgrind.sh [--side groupsim|foundation] [--calls N] [OPERATION ...]
-#   OPERATION  string-hit integer-registered miss set set-then-read dictionary set-sync
+#   OPERATION  string-hit integer-registered miss set set-then-read dictionary set-sync,
+#              encode decode (the binary property list of the 101-key suite: `codec --only`)
 #              (default: all but set-sync)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,7 +20,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --side) side=${2:?--side needs groupsim or foundation}; shift 2 ;;
     --calls) calls=${2:?--calls needs a number}; shift 2 ;;
-    -h|--help) sed -n '2,11s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,12s/^# \{0,1\}//p' "$0"; exit 0 ;;
     -*) echo "usage: scripts/callgrind.sh [--side groupsim|foundation] [--calls N] [OPERATION ...]" >&2; exit 2 ;;
     *) operations+=("$1"); shift ;;
   esac
@@ -36,12 +37,13 @@ trap 'rm -rf "$work"' EXIT
 
 # The total instructions of one run of OPERATION with $2 calls.
 instructions() {
-  local operation=$1 count=$2 per_round
+  local operation=$1 count=$2 per_round command=foundation
   per_round=(--calls "$count")
   # set + synchronize() writes the file each call: its own, smaller count.
   [ "$operation" = set-sync ] && per_round=(--sync-calls "$count")
+  case "$operation" in encode|decode) command=codec ;; esac
   valgrind --tool=callgrind --callgrind-out-file="$work/out" \
-    "$bench" foundation --only "$operation" --side "$side" --rounds 1 "${per_round[@]}" \
+    "$bench" "$command" --only "$operation" --side "$side" --rounds 1 "${per_round[@]}" \
     >"$work/log" 2>&1 || { cat "$work/log" >&2; echo "error: callgrind run of $operation failed" >&2; return 1; }
   awk '/^(summary|totals):/ { print $2; exit }' "$work/out"
 }
@@ -50,8 +52,9 @@ echo "| call ($side) | instructions per call |"
 echo "|---|---:|"
 for operation in "${operations[@]}"; do
   count=$calls
-  # Each set + synchronize() is two fsyncs: fewer of them.
+  # Each set + synchronize() is two fsyncs, each codec call a whole suite: fewer of them.
   [ "$operation" = set-sync ] && count=$(( calls / 100 > 0 ? calls / 100 : 1 ))
+  case "$operation" in encode|decode) count=$(( calls / 20 > 0 ? calls / 20 : 1 )) ;; esac
   once=$(instructions "$operation" "$count")
   twice=$(instructions "$operation" $(( count * 2 )))
   echo "| \`$operation\` | $(( (twice - once) / count )) |"

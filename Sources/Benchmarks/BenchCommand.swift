@@ -10,7 +10,7 @@ package struct BenchCommand: ParsableCommand {
             "Measure propagation latency, bursts, process start-up, the cloud's device-to-device latency and the in-process API against Foundation (build with -c release).",
         subcommands: [
             PropagationBenchmark.self, BurstBenchmark.self, StartupBenchmark.self, CloudBenchmark.self, FoundationBenchmark.self,
-            ControlChannelBenchmark.self, CurvesBenchmark.self,
+            ControlChannelBenchmark.self, CurvesBenchmark.self, CodecBenchmark.self,
             ObserverProcess.self, CloudObserverProcess.self,
         ]
     )

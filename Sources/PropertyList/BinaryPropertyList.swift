@@ -10,112 +10,126 @@ public enum BinaryPropertyList {
         data.count >= 8 && data.prefix(8).elementsEqual(magic)
     }
 
+    /// Whether every byte is below 0x80, eight at a time.
+    @inline(__always)
+    static func isASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = bytes.baseAddress else { return true }
+        let raw = UnsafeRawPointer(base)
+        var position = 0
+        var seen: UInt64 = 0
+        while position + 8 <= bytes.count {
+            seen |= raw.loadUnaligned(fromByteOffset: position, as: UInt64.self)
+            position += 8
+        }
+        while position < bytes.count {
+            seen |= UInt64(bytes[position])
+            position += 1
+        }
+        return seen & 0x8080_8080_8080_8080 == 0
+    }
+
     // MARK: Encoding
 
     public static func encode(_ root: PlistValue) -> Data {
-        var writer = Writer()
-        let top = writer.flatten(root)
-        return writer.serialize(top: top)
+        Data(encodedBytes(root))
     }
 
-    private enum Object {
-        case scalar(PlistValue)
-        case array([Int])
-        case dictionary(keys: [Int], values: [Int])
+    /// `encode`'s bytes as an array, for callers that write them (no `Data` in between).
+    public static func encodedBytes(_ root: PlistValue) -> [UInt8] {
+        var writer = Writer(objectCount: objectCount(root))
+        return writer.write(root)
     }
 
-    private struct Writer {
-        /// Objects in file order. Values are not uniqued (Apple's writer does
-        /// it; readers do not need it, and hashing every value was a third of
-        /// the encoding time).
-        var objects: [Object] = []
-
-        /// A collection whose children are being flattened.
-        struct Pending {
-            let index: Int
-            let isDictionary: Bool
-            let children: [PlistValue]
-            var keyRefs: [Int]
-            var childRefs: [Int] = []
-        }
-
-        /// Gives every value an object index, parents before children. A work
-        /// list rather than recursion, so a deep value cannot exhaust the stack.
-        mutating func flatten(_ root: PlistValue) -> Int {
-            var stack: [Pending] = []
-            let top = add(root, to: &stack)
-            while let last = stack.indices.last {
-                if stack[last].childRefs.count < stack[last].children.count {
-                    let child = stack[last].children[stack[last].childRefs.count]
-                    // Reserved before its own children are pushed, so the ref is known now.
-                    let ref = add(child, to: &stack)
-                    stack[last].childRefs.append(ref)
-                } else {
-                    let done = stack.removeLast()
-                    objects[done.index] =
-                        done.isDictionary
-                        ? .dictionary(keys: done.keyRefs, values: done.childRefs) : .array(done.childRefs)
-                }
-            }
-            return top
-        }
-
-        /// Appends a scalar, or reserves a collection's index and queues its children.
-        private mutating func add(_ value: PlistValue, to stack: inout [Pending]) -> Int {
+    /// How many objects `root` becomes: one per value and one per dictionary key
+    /// (values are not uniqued: Apple's writer does it, readers do not need it,
+    /// and hashing every value was a third of the encoding time).
+    static func objectCount(_ root: PlistValue) -> Int {
+        var count = 1
+        var collections = [root]
+        while let value = collections.popLast() {
             switch value {
             case .array(let elements):
-                let index = reserve()
-                stack.append(Pending(index: index, isDictionary: false, children: elements, keyRefs: []))
-                return index
+                count += elements.count
+                for element in elements where element.isCollection { collections.append(element) }
             case .dictionary(let dictionary):
-                let index = reserve()
-                // Sorted, so the same contents always give the same bytes.
-                let entries = dictionary.sorted { $0.key < $1.key }
-                let keyRefs = entries.map { entry in
-                    objects.append(.scalar(.string(entry.key)))
-                    return objects.count - 1
-                }
-                stack.append(Pending(index: index, isDictionary: true, children: entries.map(\.value), keyRefs: keyRefs))
-                return index
-            default:
-                objects.append(.scalar(value))
-                return objects.count - 1
+                count += 2 * dictionary.count
+                for element in dictionary.values where element.isCollection { collections.append(element) }
+            default: continue
             }
         }
+        return count
+    }
 
-        mutating func reserve() -> Int {
-            objects.append(.array([]))
-            return objects.count - 1
+    /// Writes each object once, straight into the output: a collection's
+    /// children get the next object indices when it is written, scalars are
+    /// written right after it, and nested collections wait in a work list
+    /// (so a deep value cannot exhaust the stack) with their indices reserved.
+    private struct Writer {
+        let refSize: Int
+        var out: [UInt8] = []
+        /// Each object's offset in `out`, by object index.
+        var offsets: [Int]
+        /// The next object index to hand out; 0 is the top object.
+        var next = 1
+        /// Collections whose indices are handed out and whose bytes are not written yet.
+        var waiting: [(value: PlistValue, index: Int)] = []
+
+        init(objectCount: Int) {
+            refSize = Self.byteWidth(for: UInt64(objectCount))
+            offsets = Array(repeating: 0, count: objectCount)
+            out.reserveCapacity(64 + objectCount * 24)
         }
 
-        func serialize(top: Int) -> Data {
-            let refSize = Self.byteWidth(for: UInt64(objects.count))
-            var out = [UInt8]()
-            out.reserveCapacity(64 + objects.count * 16)
+        mutating func write(_ root: PlistValue) -> [UInt8] {
             out.append(contentsOf: BinaryPropertyList.magic)
-            var offsets = [UInt64]()
-            offsets.reserveCapacity(objects.count)
-            for object in objects {
-                offsets.append(UInt64(out.count))
-                switch object {
-                case .scalar(let value): Self.appendScalar(value, to: &out)
-                case .array(let refs):
-                    Self.appendMarker(0xA0, count: refs.count, to: &out)
-                    for ref in refs { Self.appendUInt(UInt64(ref), width: refSize, to: &out) }
-                case .dictionary(let keys, let values):
-                    Self.appendMarker(0xD0, count: keys.count, to: &out)
-                    for ref in keys { Self.appendUInt(UInt64(ref), width: refSize, to: &out) }
-                    for ref in values { Self.appendUInt(UInt64(ref), width: refSize, to: &out) }
-                }
+            place(root, at: 0)
+            while let (value, index) = waiting.popLast() {
+                offsets[index] = out.count
+                writeCollection(value)
             }
-            let offsetTableStart = UInt64(out.count)
-            let offsetSize = Self.byteWidth(for: offsetTableStart)
-            for offset in offsets { Self.appendUInt(offset, width: offsetSize, to: &out) }
+            let offsetTableStart = out.count
+            let offsetSize = Self.byteWidth(for: UInt64(offsetTableStart))
+            for offset in offsets { appendUInt(UInt64(offset), width: offsetSize) }
             out.append(contentsOf: [0, 0, 0, 0, 0, 0, UInt8(offsetSize), UInt8(refSize)])
-            Self.appendUInt(UInt64(objects.count), width: 8, to: &out)
-            Self.appendUInt(UInt64(top), width: 8, to: &out)
-            Self.appendUInt(offsetTableStart, width: 8, to: &out)
-            return Data(out)
+            appendUInt(UInt64(offsets.count), width: 8)
+            appendUInt(0, width: 8)
+            appendUInt(UInt64(offsetTableStart), width: 8)
+            return out
+        }
+
+        /// A scalar is written now; a collection waits, its index reserved.
+        private mutating func place(_ value: PlistValue, at index: Int) {
+            if value.isCollection {
+                waiting.append((value, index))
+            } else {
+                offsets[index] = out.count
+                appendScalar(value)
+            }
+        }
+
+        private mutating func writeCollection(_ value: PlistValue) {
+            switch value {
+            case .array(let elements):
+                let first = next
+                next += elements.count
+                appendMarker(0xA0, count: elements.count)
+                for position in elements.indices { appendUInt(UInt64(first + position), width: refSize) }
+                for (position, element) in elements.enumerated() { place(element, at: first + position) }
+            case .dictionary(let dictionary):
+                // Sorted, so the same contents always give the same bytes.
+                let order = KeyOrder.sorted(dictionary)
+                let first = next
+                next += 2 * order.count
+                appendMarker(0xD0, count: order.count)
+                for position in 0..<2 * order.count { appendUInt(UInt64(first + position), width: refSize) }
+                for (position, index) in order.enumerated() {
+                    offsets[first + position] = out.count
+                    appendString(dictionary[index].key)
+                }
+                for (position, index) in order.enumerated() { place(dictionary[index].value, at: first + order.count + position) }
+            default:
+                preconditionFailure("only collections wait to be written")
+            }
         }
 
         static func byteWidth(for maximum: UInt64) -> Int {
@@ -125,69 +139,193 @@ public enum BinaryPropertyList {
             return 8
         }
 
-        static func appendUInt(_ value: UInt64, width: Int, to out: inout [UInt8]) {
-            for shift in stride(from: (width - 1) * 8, through: 0, by: -8) {
-                out.append(UInt8(truncatingIfNeeded: value >> UInt64(shift)))
+        @inline(__always)
+        private mutating func appendUInt(_ value: UInt64, width: Int) {
+            switch width {
+            case 1: out.append(UInt8(truncatingIfNeeded: value))
+            case 2:
+                out.append(UInt8(truncatingIfNeeded: value >> 8))
+                out.append(UInt8(truncatingIfNeeded: value))
+            case 4: withUnsafeBytes(of: UInt32(truncatingIfNeeded: value).bigEndian) { out.append(contentsOf: $0) }
+            default: withUnsafeBytes(of: value.bigEndian) { out.append(contentsOf: $0) }
             }
         }
 
-        static func appendInteger(_ value: Int64, to out: inout [UInt8]) {
+        private mutating func appendInteger(_ value: Int64) {
             // 1, 2 and 4-byte integers are unsigned; negatives take the 8-byte form.
             if value >= 0 && value <= 0xFF {
                 out.append(0x10)
-                appendUInt(UInt64(value), width: 1, to: &out)
+                appendUInt(UInt64(value), width: 1)
             } else if value >= 0 && value <= 0xFFFF {
                 out.append(0x11)
-                appendUInt(UInt64(value), width: 2, to: &out)
+                appendUInt(UInt64(value), width: 2)
             } else if value >= 0 && value <= 0xFFFF_FFFF {
                 out.append(0x12)
-                appendUInt(UInt64(value), width: 4, to: &out)
+                appendUInt(UInt64(value), width: 4)
             } else {
                 out.append(0x13)
-                appendUInt(UInt64(bitPattern: value), width: 8, to: &out)
+                appendUInt(UInt64(bitPattern: value), width: 8)
             }
         }
 
-        static func appendMarker(_ marker: UInt8, count: Int, to out: inout [UInt8]) {
+        private mutating func appendMarker(_ marker: UInt8, count: Int) {
             if count < 15 {
                 out.append(marker | UInt8(count))
             } else {
                 out.append(marker | 0x0F)
-                appendInteger(Int64(count), to: &out)
+                appendInteger(Int64(count))
             }
         }
 
-        static func appendScalar(_ value: PlistValue, to out: inout [UInt8]) {
+        /// ASCII as 0x5_ bytes, anything else as big-endian UTF-16 (0x6_), as Apple's writers do.
+        private mutating func appendString(_ string: String) {
+            let ascii = string.utf8.withContiguousStorageIfAvailable { bytes in
+                guard BinaryPropertyList.isASCII(bytes) else { return false }
+                appendMarker(0x50, count: bytes.count)
+                out.append(contentsOf: bytes)
+                return true
+            }
+            if ascii == true { return }
+            if ascii == nil, string.utf8.allSatisfy({ $0 < 0x80 }) {
+                appendMarker(0x50, count: string.utf8.count)
+                out.append(contentsOf: string.utf8)
+                return
+            }
+            let units = Array(string.utf16)
+            appendMarker(0x60, count: units.count)
+            for unit in units {
+                out.append(UInt8(unit >> 8))
+                out.append(UInt8(unit & 0xFF))
+            }
+        }
+
+        private mutating func appendScalar(_ value: PlistValue) {
             switch value {
             case .bool(let b): out.append(b ? 0x09 : 0x08)
-            case .integer(let i): appendInteger(i, to: &out)
+            case .integer(let i): appendInteger(i)
             case .real(let d):
                 out.append(0x23)
-                appendUInt(d.bitPattern, width: 8, to: &out)
+                appendUInt(d.bitPattern, width: 8)
             case .date(let date):
                 out.append(0x33)
-                appendUInt(date.timeIntervalSinceReferenceDate.bitPattern, width: 8, to: &out)
+                appendUInt(date.timeIntervalSinceReferenceDate.bitPattern, width: 8)
             case .data(let data):
-                appendMarker(0x40, count: data.count, to: &out)
+                appendMarker(0x40, count: data.count)
                 out.append(contentsOf: data)
-            case .string(let string):
-                let ascii =
-                    string.utf8.withContiguousStorageIfAvailable { bytes in bytes.allSatisfy { $0 < 0x80 } }
-                    ?? string.utf8.allSatisfy { $0 < 0x80 }
-                if ascii {
-                    appendMarker(0x50, count: string.utf8.count, to: &out)
-                    out.append(contentsOf: string.utf8)
-                } else {
-                    let units = Array(string.utf16)
-                    appendMarker(0x60, count: units.count, to: &out)
-                    for unit in units {
-                        out.append(UInt8(unit >> 8))
-                        out.append(UInt8(unit & 0xFF))
+            case .string(let string): appendString(string)
+            case .array, .dictionary:
+                preconditionFailure("collections are written by writeCollection")
+            }
+        }
+    }
+
+    /// The order of a dictionary's keys in the file: `String`'s `<`, decided
+    /// from each key's first 16 UTF-8 bytes when both keys are ASCII (for
+    /// ASCII, byte order is `<`'s order), so most comparisons are two integer
+    /// compares on plain values; ties beyond 16 bytes and non-ASCII keys use `<` itself.
+    enum KeyOrder {
+        /// One key's first 16 bytes (big-endian, zero-padded), its length, whether
+        /// it is ASCII, and its position among the keys: no reference, so sorting moves no counts.
+        struct Rank {
+            var head: UInt64 = 0
+            var tail: UInt64 = 0
+            var length: UInt32 = 0
+            var ascii = true
+            let position: Int32
+
+            init(_ key: String, position: Int) {
+                self.position = Int32(truncatingIfNeeded: position)
+                var key = key
+                key.withUTF8 { bytes in
+                    length = UInt32(truncatingIfNeeded: bytes.count)
+                    for index in 0..<min(bytes.count, 16) {
+                        let byte = UInt64(bytes[index])
+                        if index < 8 { head |= byte << UInt64(56 - 8 * index) } else { tail |= byte << UInt64(120 - 8 * index) }
+                    }
+                    ascii = bytes.count <= 16 ? (head | tail) & 0x8080_8080_8080_8080 == 0 : BinaryPropertyList.isASCII(bytes)
+                }
+            }
+
+            /// Whether `self` comes first, when the prefixes decide it.
+            @inline(__always)
+            func precedes(_ other: Rank) -> Bool? {
+                guard ascii && other.ascii else { return nil }
+                if head != other.head { return head < other.head }
+                if tail != other.tail { return tail < other.tail }
+                // Equal up to the shorter one's end, and both whole: the shorter first.
+                if length <= 16 && other.length <= 16 { return length < other.length }
+                return nil
+            }
+        }
+
+        /// `dictionary`'s indices in the file's order of its keys.
+        static func sorted(_ dictionary: [String: PlistValue]) -> [Dictionary<String, PlistValue>.Index] {
+            let indices = Array(dictionary.indices)
+            var ranks: [Rank] = []
+            ranks.reserveCapacity(indices.count)
+            for (position, index) in indices.enumerated() { ranks.append(Rank(dictionary[index].key, position: position)) }
+            ranks.withUnsafeMutableBufferPointer { ranks in
+                mergeSort(ranks) { a, b in
+                    a.precedes(b) ?? (dictionary[indices[Int(a.position)]].key < dictionary[indices[Int(b.position)]].key)
+                }
+            }
+            return ranks.map { indices[Int($0.position)] }
+        }
+
+        /// A stable merge sort (insertion sort for short runs): the standard
+        /// library's generic sort cost four times as much here.
+        static func mergeSort(_ items: UnsafeMutableBufferPointer<Rank>, by precedes: (Rank, Rank) -> Bool) {
+            let count = items.count
+            guard count > 1 else { return }
+            let run = 16
+            for start in stride(from: 0, to: count, by: run) {
+                let end = min(start + run, count)
+                for index in (start + 1)..<end {
+                    let item = items[index]
+                    var hole = index
+                    while hole > start && precedes(item, items[hole - 1]) {
+                        items[hole] = items[hole - 1]
+                        hole -= 1
+                    }
+                    items[hole] = item
+                }
+            }
+            guard count > run else { return }
+            let spare = UnsafeMutableBufferPointer<Rank>.allocate(capacity: count)
+            defer { spare.deallocate() }
+            var (from, to) = (items, spare)
+            var width = run
+            while width < count {
+                for start in stride(from: 0, to: count, by: 2 * width) {
+                    let middle = min(start + width, count)
+                    let end = min(start + 2 * width, count)
+                    var (left, right, out) = (start, middle, start)
+                    while left < middle && right < end {
+                        // Ties take the left: stable.
+                        if precedes(from[right], from[left]) {
+                            to[out] = from[right]
+                            right += 1
+                        } else {
+                            to[out] = from[left]
+                            left += 1
+                        }
+                        out += 1
+                    }
+                    while left < middle {
+                        to[out] = from[left]
+                        left += 1
+                        out += 1
+                    }
+                    while right < end {
+                        to[out] = from[right]
+                        right += 1
+                        out += 1
                     }
                 }
-            case .array, .dictionary:
-                preconditionFailure("collections are flattened before serialization")
+                swap(&from, &to)
+                width *= 2
             }
+            if from.baseAddress != items.baseAddress { _ = items.update(fromContentsOf: from) }
         }
     }
 
@@ -303,18 +441,29 @@ public enum BinaryPropertyList {
         }
 
         /// Checks that `length` bytes from `offset` lie inside the object area.
-        func need(_ offset: Int, _ length: Int, for what: String) throws {
+        /// Inlined, with the error built out of line: it runs for every object.
+        @inline(__always)
+        func need(_ offset: Int, _ length: Int, for what: StaticString) throws {
             guard offset >= 8, length >= 0, offset <= offsetTable, length <= offsetTable - offset else {
-                throw corrupt(offset, "\(what) runs past the end of the objects")
+                throw runsPast(offset, what)
             }
         }
 
+        @inline(never)
+        func runsPast(_ offset: Int, _ what: StaticString) -> PropertyListError {
+            corrupt(offset, "\(what) runs past the end of the objects")
+        }
+
         /// A file-given unsigned number as an object index, refused unless it names an object.
+        @inline(__always)
         func objectIndex(_ raw: UInt64, at offset: Int) throws -> Int {
-            guard raw < UInt64(objectCount) else {
-                throw corrupt(offset, "reference \(raw) is not one of the \(objectCount) objects")
-            }
+            guard raw < UInt64(objectCount) else { throw notAnObject(raw, at: offset) }
             return Int(raw)
+        }
+
+        @inline(never)
+        func notAnObject(_ raw: UInt64, at offset: Int) -> PropertyListError {
+            corrupt(offset, "reference \(raw) is not one of the \(objectCount) objects")
         }
 
         @inline(__always)
@@ -329,6 +478,7 @@ public enum BinaryPropertyList {
 
         /// Reads the length of a variable-size object: the low nibble, or a
         /// following integer object; refused if longer than the data.
+        @inline(__always)
         func length(at offset: Int) throws -> (length: Int, body: Int) {
             let nibble = Int(bytes[offset] & 0x0F)
             if nibble != 0x0F { return (nibble, offset + 1) }
@@ -373,7 +523,7 @@ public enum BinaryPropertyList {
         func utf8String(_ body: Int, _ length: Int, object index: Int, at start: Int) throws -> String {
             try bytes.withUnsafeBufferPointer { buffer in
                 let slice = UnsafeBufferPointer(rebasing: buffer[body..<body + length])
-                if slice.allSatisfy({ $0 < 0x80 }) { return String(decoding: slice, as: UTF8.self) }
+                if BinaryPropertyList.isASCII(slice) { return String(decoding: slice, as: UTF8.self) }
                 guard let string = String(validating: slice, as: UTF8.self) else {
                     throw corrupt(start, "string object \(index) is not valid UTF-8")
                 }
@@ -507,6 +657,16 @@ public enum BinaryPropertyList {
 
         func tooManyValues(at offset: Int) -> PropertyListError {
             corrupt(offset, "the value holds more than \(maximumValueCount) values (shared references counted each time they are used)")
+        }
+    }
+}
+
+extension PlistValue {
+    /// An array or a dictionary: an object that refers to others.
+    fileprivate var isCollection: Bool {
+        switch self {
+        case .array, .dictionary: true
+        default: false
         }
     }
 }

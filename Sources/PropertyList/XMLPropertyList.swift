@@ -157,6 +157,14 @@ public enum PropertyListFormat: String, Sendable, CaseIterable {
         }
     }
 
+    /// `encode`'s bytes as an array, for a file's commit.
+    public func encodedBytes(_ value: PlistValue) -> [UInt8] {
+        switch self {
+        case .binary: BinaryPropertyList.encodedBytes(value)
+        case .xml: [UInt8](XMLPropertyList.encode(value))
+        }
+    }
+
     /// Decodes either format, telling which it was.
     public static func decode(_ data: Data, maximumSize: Int = PlistLimits.maximumFileSize) throws -> (value: PlistValue, format: PropertyListFormat)
     {

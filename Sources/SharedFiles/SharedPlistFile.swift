@@ -261,7 +261,7 @@ package final class SharedPlistFile: @unchecked Sendable {
         if changed {
             mark = MonotonicClock.now()
             // One copy as bytes, for the file, the journal and `lastDecoded`.
-            let bytes = [UInt8](format.encode(.dictionary(current)))
+            let bytes = format.encodedBytes(.dictionary(current))
             timings.encode = MonotonicClock.now() - mark
             guard bytes.count <= maximumSize else {
                 throw SharedFileError.contentsTooLarge(path: path, size: bytes.count, limit: maximumSize)

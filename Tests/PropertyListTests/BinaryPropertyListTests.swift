@@ -105,6 +105,50 @@ import Testing
         // Both outcomes occur: the corruption reaches the structure and the payload.
         #expect(decoded > 0 && refused > 0)
     }
+
+    /// The writer orders keys by their first 16 bytes where it can; the order
+    /// must still be `String`'s `<` exactly: shared prefixes longer than 16
+    /// bytes, keys ending inside another, NULs, non-ASCII and decomposed keys.
+    @Test func writesKeysInStringOrder() {
+        var keys: Set<String> = [
+            "", "a", "a\0", "a\0b", "b", "B", "abcdefghijklmnop", "abcdefghijklmnopq", "abcdefghijklmno",
+            "com.example.settings", "com.example.settings.alpha", "com.example.settings.beta", "com.example.settingsZ",
+            "é", "e\u{301}x", "Zürich", "Zurich", "日本", "🎉", "~", "\u{7F}", "abcdefgh\u{80}",
+        ]
+        var random = SplitMix64(seed: 21)
+        let alphabet = Array("ab.-_Zé\0")
+        while keys.count < 400 {
+            let length = random.next(below: 40)
+            keys.insert(String((0..<length).map { _ in alphabet[random.next(below: alphabet.count)] }))
+        }
+        let dictionary = Dictionary(uniqueKeysWithValues: keys.map { ($0, PlistValue.bool(true)) })
+        let written = BinaryPropertyList.KeyOrder.sorted(dictionary).map { dictionary[$0].key }
+        #expect(written == dictionary.keys.sorted())
+    }
+
+    /// The same contents give the same bytes, however the dictionary was built.
+    @Test func theSameContentsGiveTheSameBytes() throws {
+        let pairs = (0..<300).map { ("key-\($0)", PlistValue.array([.integer(Int64($0)), ["nested-\($0)": .string("v")]])) }
+        var grown: [String: PlistValue] = [:]
+        for (key, value) in pairs.reversed() { grown[key] = value }
+        let reserved = Dictionary(uniqueKeysWithValues: pairs)
+        let bytes = BinaryPropertyList.encode(.dictionary(reserved))
+        #expect(BinaryPropertyList.encode(.dictionary(grown)) == bytes)
+        #expect(try BinaryPropertyList.decode(bytes) == .dictionary(reserved))
+    }
+
+    /// The writer uses a work list, not recursion: the deepest value a reader
+    /// accepts is written and read back, and a deeper one is written and refused.
+    @Test func writesDeepValuesWithoutRecursion() throws {
+        func chain(_ depth: Int) -> PlistValue {
+            var value = PlistValue.dictionary(["leaf": true])
+            for level in 1..<depth { value = level.isMultiple(of: 2) ? .array([value]) : .dictionary(["level": value]) }
+            return value
+        }
+        let deepest = chain(PlistLimits.maximumDepth)
+        #expect(try BinaryPropertyList.decode(BinaryPropertyList.encode(deepest)) == deepest)
+        #expect(throws: PropertyListError.self) { try BinaryPropertyList.decode(BinaryPropertyList.encode(chain(PlistLimits.maximumDepth + 1))) }
+    }
 }
 
 @Suite struct XMLPropertyListTests {
