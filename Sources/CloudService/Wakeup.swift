@@ -3,13 +3,21 @@ import Foundation
 /// A level-triggered signal for one waiting task: `signal` from any thread
 /// (a file listener), `wait` returns at the first signal since the last wait,
 /// or at the timeout.
+///
+/// Timeouts cost no wake-up per wait. A timer is armed only when no armed
+/// one is due by the new deadline; one that fires before the waiter's
+/// deadline (armed for an earlier wait that a signal ended) arms the next.
+/// A loop that waits a second at a time and is signalled hundreds of times
+/// a second so arms about one timer a second, where a sleeping task per
+/// wait (resumed on a pool thread when cancelled) or a dispatch timer per
+/// wait (each waking dispatch's timer thread) woke a thread on every signal.
 /// Unchecked Sendable: every stored property is read and changed under `lock`.
 final class Wakeup: @unchecked Sendable {
     private let lock = NSLock()
     private var signalled = false
-    private var waiter: (id: Int, continuation: CheckedContinuation<Void, Never>)?
-    /// The current wait's timeout, cancelled when a signal ends the wait first.
-    private var timer: Task<Void, Never>?
+    private var waiter: (id: Int, continuation: CheckedContinuation<Void, Never>, deadline: DispatchTime)?
+    /// The earliest deadline a timer is armed for, while one is.
+    private var armedFor: DispatchTime?
     private var nextWaiter = 0
 
     func signal() {
@@ -19,42 +27,55 @@ final class Wakeup: @unchecked Sendable {
                 return nil
             }
             self.waiter = nil
-            timer?.cancel()
-            timer = nil
             return waiter.continuation
         }
         waiting?.resume()
     }
 
     func wait(timeout: Duration) async {
+        // At most a day: no wait here is longer, and the nanoseconds stay far from overflow.
+        let (seconds, attoseconds) = timeout.components
+        let nanoseconds = min(max(0, seconds), 86_400) * 1_000_000_000 + max(0, attoseconds) / 1_000_000_000
+        let deadline = DispatchTime.now() + .nanoseconds(Int(nanoseconds))
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let id = lock.withLock { () -> Int? in
+            let (resumeNow, arm) = lock.withLock { () -> (Bool, Bool) in
                 if signalled {
                     signalled = false
-                    return nil
+                    return (true, false)
                 }
                 nextWaiter += 1
-                waiter = (nextWaiter, continuation)
-                return nextWaiter
+                waiter = (nextWaiter, continuation, deadline)
+                return (false, armIfNeeded(for: deadline))
             }
-            guard let id else { return continuation.resume() }
-            let timer = Task {
-                guard (try? await Task.sleep(for: timeout)) != nil else { return }
-                self.expire(id)
-            }
-            lock.withLock {
-                if waiter?.id == id { self.timer = timer } else { timer.cancel() }
-            }
+            if resumeNow { return continuation.resume() }
+            if arm { schedule(deadline) }
         }
     }
 
-    private func expire(_ id: Int) {
-        let waiting = lock.withLock { () -> CheckedContinuation<Void, Never>? in
-            guard let waiter, waiter.id == id else { return nil }
-            self.waiter = nil
-            timer = nil
-            return waiter.continuation
+    /// Under `lock`: whether a timer must be armed for `deadline` (none armed is due by then).
+    private func armIfNeeded(for deadline: DispatchTime) -> Bool {
+        if let armedFor, armedFor <= deadline { return false }
+        armedFor = deadline
+        return true
+    }
+
+    private func schedule(_ deadline: DispatchTime) {
+        DispatchQueue.global().asyncAfter(deadline: deadline) { [weak self] in self?.fire(armedFor: deadline) }
+    }
+
+    /// A timer's time: the waiter's wait ends if its deadline passed; if not
+    /// (the timer was armed for an earlier wait), a timer is armed for it.
+    private func fire(armedFor deadline: DispatchTime) {
+        let (expired, rearm) = lock.withLock { () -> (CheckedContinuation<Void, Never>?, DispatchTime?) in
+            if armedFor == deadline { armedFor = nil }
+            guard let waiter else { return (nil, nil) }
+            if waiter.deadline <= .now() {
+                self.waiter = nil
+                return (waiter.continuation, nil)
+            }
+            return (nil, armIfNeeded(for: waiter.deadline) ? waiter.deadline : nil)
         }
-        waiting?.resume()
+        expired?.resume()
+        if let rearm { schedule(rearm) }
     }
 }
