@@ -230,15 +230,19 @@ package struct StoreCopy: Sendable, Equatable {
     /// corrupt one and the copy starts again (`DeviceCloud.storeDomain`),
     /// so counting on from it (`nextSequence`, notice serials) never overflows.
     package static func impossibleNumber(in fields: [String: PlistValue]) -> String? {
-        var counters: [(String, Int64, lowest: Int64)] = []
-        if case .integer(let number)? = fields["nextSequence"] { counters.append(("nextSequence", number, 1)) }
-        if case .integer(let number)? = fields["revision"] { counters.append(("revision", number, 0)) }
-        if case .array(let notices)? = fields["notices"] {
-            for (index, notice) in notices.enumerated() {
-                if case .integer(let number)? = notice.dictionaryValue?["serial"] { counters.append(("notices[\(index)].serial", number, 1)) }
-            }
+        if case .integer(let number)? = fields["nextSequence"], let problem = CloudLimits.impossibleCounter("nextSequence", number, lowest: 1) {
+            return problem
         }
-        return counters.lazy.compactMap { CloudLimits.impossibleCounter($0.0, $0.1, lowest: $0.lowest) }.first
+        if case .integer(let number)? = fields["revision"], let problem = CloudLimits.impossibleCounter("revision", number, lowest: 0) {
+            return problem
+        }
+        guard case .array(let notices)? = fields["notices"] else { return nil }
+        // Each notice's name is built only for one that is wrong: a copy is read on every transaction.
+        for (index, notice) in notices.enumerated() {
+            guard case .integer(let number)? = notice.dictionaryValue?["serial"], number < 1 || number > CloudLimits.maximumCounter else { continue }
+            return CloudLimits.impossibleCounter("notices[\(index)].serial", number, lowest: 1)
+        }
+        return nil
     }
 
     /// Reads a copy from its file's dictionary (empty: a new copy). `path` names the file in errors.
@@ -271,16 +275,17 @@ package struct StoreCopy: Sendable, Equatable {
                 beforeFirstDownload: try item.bool("beforeFirstDownload", at: "\(path) pending.\(key)", default: false))
         }
         for (index, entry) in try fields.array("notices", at: path).enumerated() {
-            let where_ = "\(path) notices[\(index)]"
-            let item = try entry.fields(at: where_)
-            guard let reason = ExternalChangeReason(rawValue: try item.string("reason", at: where_)) else {
-                throw CloudFormatError("\(where_).reason is not one of \(ExternalChangeReason.allCases.map(\.rawValue).joined(separator: ", "))")
+            let noticePath = { "\(path) notices[\(index)]" }
+            let item = try entry.fields(at: noticePath())
+            guard let reason = ExternalChangeReason(rawValue: try item.string("reason", at: noticePath())) else {
+                throw CloudFormatError(
+                    "\(noticePath()).reason is not one of \(ExternalChangeReason.allCases.map(\.rawValue).joined(separator: ", "))")
             }
-            let keys = try item.array("keys", at: where_).enumerated().map { index, key throws(CloudFormatError) in
-                guard case .string(let name) = key else { throw CloudFormatError("\(where_).keys[\(index)] must be a string") }
+            let keys = try item.array("keys", at: noticePath()).enumerated().map { index, key throws(CloudFormatError) in
+                guard case .string(let name) = key else { throw CloudFormatError("\(noticePath()).keys[\(index)] must be a string") }
                 return name
             }
-            notices.append(Notice(serial: try item.integer("serial", at: where_), change: ExternalChange(reason: reason, keys: keys)))
+            notices.append(Notice(serial: try item.integer("serial", at: noticePath()), change: ExternalChange(reason: reason, keys: keys)))
         }
     }
 }

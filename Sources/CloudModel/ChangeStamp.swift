@@ -46,10 +46,11 @@ package struct ChangeStamp: Sendable, Hashable, Comparable, CustomStringConverti
         ["time": .integer(time), "device": .string(device), "sequence": .integer(sequence)]
     }
 
-    package init(fields: [String: PlistValue], at path: String) throws(CloudFormatError) {
-        time = try fields.integer("time", at: path)
-        device = try fields.string("device", at: path)
-        sequence = try fields.integer("sequence", at: path)
+    /// `path` names the stamp in errors; it is only built for one.
+    package init(fields: [String: PlistValue], at path: @autoclosure () -> String) throws(CloudFormatError) {
+        time = try fields.integer("time", at: path())
+        device = try fields.string("device", at: path())
+        sequence = try fields.integer("sequence", at: path())
     }
 }
 
@@ -131,54 +132,57 @@ package struct CloudFormatError: Error, CustomStringConvertible {
 }
 
 extension PlistValue {
-    package func fields(at path: String) throws(CloudFormatError) -> [String: PlistValue] {
-        guard case .dictionary(let fields) = self else { throw CloudFormatError("\(path) must be an object, found \(typeNameWithArticle)") }
+    package func fields(at path: @autoclosure () -> String) throws(CloudFormatError) -> [String: PlistValue] {
+        guard case .dictionary(let fields) = self else { throw CloudFormatError("\(path()) must be an object, found \(typeNameWithArticle)") }
         return fields
     }
 }
 
+/// Typed fields of a decoded file or message. `path` names where they are,
+/// for errors only: an autoclosure, so a reader of many records builds no
+/// path for the ones that are fine.
 extension Dictionary where Key == String, Value == PlistValue {
-    package func integer(_ name: String, at path: String) throws(CloudFormatError) -> Int64 {
-        guard case .integer(let number)? = self[name] else { throw CloudFormatError("\(path).\(name) must be an integer") }
+    package func integer(_ name: String, at path: @autoclosure () -> String) throws(CloudFormatError) -> Int64 {
+        guard case .integer(let number)? = self[name] else { throw CloudFormatError("\(path()).\(name) must be an integer") }
         return number
     }
 
-    package func string(_ name: String, at path: String) throws(CloudFormatError) -> String {
-        guard case .string(let text)? = self[name] else { throw CloudFormatError("\(path).\(name) must be a string") }
+    package func string(_ name: String, at path: @autoclosure () -> String) throws(CloudFormatError) -> String {
+        guard case .string(let text)? = self[name] else { throw CloudFormatError("\(path()).\(name) must be a string") }
         return text
     }
 
-    package func bool(_ name: String, at path: String, default fallback: Bool) throws(CloudFormatError) -> Bool {
+    package func bool(_ name: String, at path: @autoclosure () -> String, default fallback: Bool) throws(CloudFormatError) -> Bool {
         guard let field = self[name] else { return fallback }
-        guard case .bool(let flag) = field else { throw CloudFormatError("\(path).\(name) must be true or false") }
+        guard case .bool(let flag) = field else { throw CloudFormatError("\(path()).\(name) must be true or false") }
         return flag
     }
 
     /// A list that must be there (an empty one is written `[]`).
-    func requiredArray(_ name: String, at path: String) throws(CloudFormatError) -> [PlistValue] {
-        guard self[name] != nil else { throw CloudFormatError("\(path).\(name) is missing (a list, [] when empty)") }
-        return try array(name, at: path)
+    func requiredArray(_ name: String, at path: @autoclosure () -> String) throws(CloudFormatError) -> [PlistValue] {
+        guard self[name] != nil else { throw CloudFormatError("\(path()).\(name) is missing (a list, [] when empty)") }
+        return try array(name, at: path())
     }
 
     /// A revision: a whole number from 0 to `CloudLimits.maximumCounter`
     /// (the cloud counts on from it, one upload at a time).
-    package func revision(_ name: String, at path: String) throws(CloudFormatError) -> Int64 {
-        let number = try integer(name, at: path)
+    package func revision(_ name: String, at path: @autoclosure () -> String) throws(CloudFormatError) -> Int64 {
+        let number = try integer(name, at: path())
         guard (0...CloudLimits.maximumCounter).contains(number) else {
-            throw CloudFormatError("\(path).\(name) must be a revision (from 0 to \(CloudLimits.maximumCounter)), found \(number)")
+            throw CloudFormatError("\(path()).\(name) must be a revision (from 0 to \(CloudLimits.maximumCounter)), found \(number)")
         }
         return number
     }
 
-    package func array(_ name: String, at path: String) throws(CloudFormatError) -> [PlistValue] {
+    package func array(_ name: String, at path: @autoclosure () -> String) throws(CloudFormatError) -> [PlistValue] {
         guard let field = self[name] else { return [] }
-        guard case .array(let items) = field else { throw CloudFormatError("\(path).\(name) must be an array") }
+        guard case .array(let items) = field else { throw CloudFormatError("\(path()).\(name) must be an array") }
         return items
     }
 
-    package func dictionary(_ name: String, at path: String) throws(CloudFormatError) -> [String: PlistValue] {
+    package func dictionary(_ name: String, at path: @autoclosure () -> String) throws(CloudFormatError) -> [String: PlistValue] {
         guard let field = self[name] else { return [:] }
-        guard case .dictionary(let members) = field else { throw CloudFormatError("\(path).\(name) must be an object") }
+        guard case .dictionary(let members) = field else { throw CloudFormatError("\(path()).\(name) must be an object") }
         return members
     }
 }

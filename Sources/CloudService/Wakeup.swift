@@ -20,6 +20,9 @@ final class Wakeup: @unchecked Sendable {
     private var armedFor: DispatchTime?
     private var nextWaiter = 0
 
+    /// Whether a wait is under way (for tests: to signal a wait, not the next one).
+    var isWaiting: Bool { lock.withLock { waiter != nil } }
+
     func signal() {
         let waiting = lock.withLock { () -> CheckedContinuation<Void, Never>? in
             guard let waiter else {

@@ -39,30 +39,41 @@ import Testing
     /// must outlast that timer, and a later, shorter one must not wait for it.
     @Test func aTimerLeftByAnEarlierWaitNeitherEndsNorDelaysALaterOne() async {
         let wakeup = Wakeup()
-        // A timer armed for 150 ms from now, its wait ended by a signal.
-        let signalled = Task {
-            try? await Task.sleep(for: .milliseconds(10))
-            wakeup.signal()
+        // A timer armed for a second from now, its wait ended by a signal. A
+        // machine stalled past that second lets the timer end the wait
+        // instead: the signal is then left for the next wait, and the try is made again.
+        var endedBySignal = false
+        for _ in 0..<5 where !endedBySignal {
+            let signaller = Task {
+                while !wakeup.isWaiting && !Task.isCancelled { try? await Task.sleep(for: .milliseconds(1)) }
+                wakeup.signal()
+            }
+            let start = ContinuousClock.now
+            await wakeup.wait(timeout: .seconds(1))
+            endedBySignal = ContinuousClock.now - start < .seconds(1)
+            if !endedBySignal { signaller.cancel() }
+            await signaller.value
+            // A signal that came after the timeout is left for the next wait: taken here.
+            if !endedBySignal { await wakeup.wait(timeout: .seconds(1)) }
         }
-        await wakeup.wait(timeout: .milliseconds(150))
-        await signalled.value
-        // That timer fires about 150 ms from now; this wait must last its full 600 ms.
+        #expect(endedBySignal, "five waits in a row outlasted their timeout: the machine is too busy to tell")
+        // That timer fires a second after the first wait began; this wait must last its full 2 s.
         var start = ContinuousClock.now
-        await wakeup.wait(timeout: .milliseconds(600))
-        #expect(ContinuousClock.now - start >= .milliseconds(600))
+        await wakeup.wait(timeout: .seconds(2))
+        #expect(ContinuousClock.now - start >= .seconds(2))
 
-        // Now one armed for 10 s, ended by a signal; a 100 ms wait after it ends on its own time.
-        let longSignalled = Task {
-            try? await Task.sleep(for: .milliseconds(10))
+        // Now one armed for 30 s, ended by a signal; a 100 ms wait after it ends on its own time.
+        let signaller = Task {
+            while !wakeup.isWaiting { try? await Task.sleep(for: .milliseconds(1)) }
             wakeup.signal()
         }
-        await wakeup.wait(timeout: .seconds(10))
-        await longSignalled.value
+        await wakeup.wait(timeout: .seconds(30))
+        await signaller.value
         start = ContinuousClock.now
         await wakeup.wait(timeout: .milliseconds(100))
         let waited = ContinuousClock.now - start
         #expect(waited >= .milliseconds(100))
-        // Not the 10 s timer's: the suite's time limit would end a wait that long, and the lower bound says it was not early.
-        #expect(waited < .seconds(10))
+        // Not the 30 s timer's: the lower bound says it was not early, this that it was not that late.
+        #expect(waited < .seconds(30))
     }
 }
