@@ -3,7 +3,7 @@
 # reference machine are kept in benchmarks/results.md.
 #
 # Usage: scripts/bench.sh [--smoke] [BENCHMARK ...]
-#   BENCHMARK   propagation burst start-to-ready foundation control cloud curves (default: all)
+#   BENCHMARK   propagation burst start-to-ready foundation codec control cloud curves (default: all)
 #   --smoke     tiny counts, seconds in all: checks that each benchmark runs
 #               to its end (CI runs it); the numbers mean nothing. Every
 #               benchmark is run, and the script fails naming those that did not.
@@ -20,7 +20,7 @@ for argument in "$@"; do
     *) names+=("$argument") ;;
   esac
 done
-[ ${#names[@]} -gt 0 ] || names=(propagation burst start-to-ready foundation control cloud curves)
+[ ${#names[@]} -gt 0 ] || names=(propagation burst start-to-ready foundation codec control cloud curves)
 
 source scripts/setup.sh
 swift build -c release
@@ -33,6 +33,7 @@ smoke_arguments() {
     burst) echo "--sets 50" ;;
     start-to-ready) echo "--runs 1" ;;
     foundation) echo "--keys 10 --rounds 1 --calls 1000 --sync-calls 5" ;;
+    codec) echo "--keys 10 --rounds 1 --calls 10" ;;
     control) echo "--keys 10 --rounds 1 --calls 1000 --requests 20" ;;
     cloud) echo "--changes 5 --warmup 1" ;;
     # Every curve at its two smallest sizes; the suite is one scenario, the output a scratch folder.

@@ -7,7 +7,7 @@ package struct BenchCommand: ParsableCommand {
     package static let configuration = CommandConfiguration(
         commandName: "groupsim-bench",
         abstract:
-            "Measure propagation latency, bursts, process start-up, the cloud's device-to-device latency and the in-process API against Foundation (build with -c release).",
+            "Measure propagation latency, bursts, process start-up, the cloud's device-to-device latency, and the in-process API and the property-list codec against Foundation (build with -c release).",
         subcommands: [
             PropagationBenchmark.self, BurstBenchmark.self, StartupBenchmark.self, CloudBenchmark.self, FoundationBenchmark.self,
             ControlChannelBenchmark.self, CurvesBenchmark.self, CodecBenchmark.self,
