@@ -229,15 +229,15 @@ public enum BinaryPropertyList {
         struct Rank {
             var head: UInt64 = 0
             var tail: UInt64 = 0
-            var length: UInt32 = 0
+            var length = 0
             var ascii = true
-            let position: Int32
+            let position: Int
 
             init(_ key: String, position: Int) {
-                self.position = Int32(truncatingIfNeeded: position)
+                self.position = position
                 var key = key
                 key.withUTF8 { bytes in
-                    length = UInt32(truncatingIfNeeded: bytes.count)
+                    length = bytes.count
                     for index in 0..<min(bytes.count, 16) {
                         let byte = UInt64(bytes[index])
                         if index < 8 { head |= byte << UInt64(56 - 8 * index) } else { tail |= byte << UInt64(120 - 8 * index) }
@@ -266,10 +266,10 @@ public enum BinaryPropertyList {
             for (position, index) in indices.enumerated() { ranks.append(Rank(dictionary[index].key, position: position)) }
             ranks.withUnsafeMutableBufferPointer { ranks in
                 mergeSort(ranks) { a, b in
-                    a.precedes(b) ?? (dictionary[indices[Int(a.position)]].key < dictionary[indices[Int(b.position)]].key)
+                    a.precedes(b) ?? (dictionary[indices[a.position]].key < dictionary[indices[b.position]].key)
                 }
             }
-            return ranks.map { indices[Int($0.position)] }
+            return ranks.map { indices[$0.position] }
         }
 
         /// A stable merge sort (insertion sort for short runs): the standard
