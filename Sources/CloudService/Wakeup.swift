@@ -23,7 +23,9 @@ final class Wakeup: @unchecked Sendable {
     /// Whether a wait is under way (for tests: to signal a wait, not the next one).
     var isWaiting: Bool { lock.withLock { waiter != nil } }
 
-    func signal() {
+    /// Ends the wait under way, or else the next one; whether it ended one under way.
+    @discardableResult
+    func signal() -> Bool {
         let waiting = lock.withLock { () -> CheckedContinuation<Void, Never>? in
             guard let waiter else {
                 signalled = true
@@ -33,6 +35,7 @@ final class Wakeup: @unchecked Sendable {
             return waiter.continuation
         }
         waiting?.resume()
+        return waiting != nil
     }
 
     func wait(timeout: Duration) async {
