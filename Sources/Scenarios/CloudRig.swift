@@ -66,6 +66,8 @@ final class CloudProcess: Sendable {
     }
 
     var isRunning: Bool { record.isRunning }
+    /// How it ended and its last stderr lines, for the message of a step that needed it running.
+    var whyNotRunning: String { record.whyNotRunning }
 
     func kill() {
         process.signal(SIGKILL)
@@ -86,6 +88,8 @@ private final class CloudLane: @unchecked Sendable {
     private var seen = Set<String>()
     private var errorTail: [String] = []
     private var finished = false
+    /// How it ended: "exited with status N" or "killed by signal N", once it has.
+    private var ending: String?
 
     init(lane: String, log: ScenarioLog) {
         self.lane = lane
@@ -124,11 +128,23 @@ private final class CloudLane: @unchecked Sendable {
         log.record(
             process: lane, kind: .exit, name: "exit", fields: ["status": .integer(Int64(status))],
             text: "exited" + (killed ? " (killed)" : ""))
-        condition.withLock { finished = true }
+        condition.withLock {
+            finished = true
+            ending = killed ? "killed by signal \(status)" : "exited with status \(status)"
+        }
         condition.broadcast()
     }
 
     var isRunning: Bool { condition.withLock { !finished } }
+
+    /// Why a process that should be running is not: how it ended and its last
+    /// stderr lines (where a crash's or a sanitizer's report is).
+    var whyNotRunning: String {
+        condition.withLock {
+            let how = ending ?? "it has not ended"
+            return errorTail.isEmpty ? how : how + "; its last stderr lines:\n" + errorTail.joined(separator: "\n")
+        }
+    }
 
     func waitFor(_ event: String, timeout: Double) throws {
         let deadline = Date().addingTimeInterval(timeout)
@@ -217,13 +233,17 @@ package final class CloudRig: @unchecked Sendable {
         case .signOut(let device): try DeviceCloud(root: root, device: device).updateSettings { $0.account = nil }
         case .network(let device, let change): try CloudControl(root: root).apply(change, device: device)
         case .killCloud:
-            guard let running = lock.withLock({ server }), running.isRunning else { throw CheckFailed("the cloud is not running") }
+            guard let running = lock.withLock({ server }), running.isRunning else {
+                throw CheckFailed("the cloud is not running" + (lock.withLock({ server }).map { " (\($0.whyNotRunning))" } ?? ""))
+            }
             running.kill()
         case .restartCloud:
             if let running = lock.withLock({ server }), running.isRunning { running.kill() }
             try startServer()
         case .killAgent(let device):
-            guard let running = lock.withLock({ agents[device] }), running.isRunning else { throw CheckFailed("\(device)'s agent is not running") }
+            guard let running = lock.withLock({ agents[device] }), running.isRunning else {
+                throw CheckFailed("\(device)'s agent is not running" + (lock.withLock({ agents[device] }).map { " (\($0.whyNotRunning))" } ?? ""))
+            }
             running.kill()
         case .restartAgent(let device):
             if let running = lock.withLock({ agents[device] }), running.isRunning { running.kill() }
@@ -257,7 +277,7 @@ package final class CloudRig: @unchecked Sendable {
 
     private func firstDisagreement() throws -> String? {
         guard let endpoint = try CloudEndpoint.control(root: root), lock.withLock({ server?.isRunning }) == true else {
-            return "the cloud is not running"
+            return "the cloud is not running" + (lock.withLock({ server }).map { " (\($0.whyNotRunning))" } ?? "")
         }
         let devices = lock.withLock { agents.filter { $0.value.isRunning }.keys.sorted() }
         for device in devices {

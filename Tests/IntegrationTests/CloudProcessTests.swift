@@ -570,6 +570,29 @@ import Testing
         #expect(result.status == 0 && result.stdout.contains("scenarios: 1 passed, 0 failed"), "\(result.stdout)\(result.stderr)")
     }
 
+    /// A step that needs the cloud after it ended says how it ended (and, had
+    /// it written any, its last stderr lines: a crash's or a sanitizer's report).
+    @Test func aStepThatNeedsTheCloudAfterItEndedSaysHowItEnded() throws {
+        let tmp = root.path + "/tmp"
+        try FileManager.default.createDirectory(atPath: tmp, withIntermediateDirectories: true)
+        let scenario = tmp + "/cloud-gone.yaml"
+        try """
+        summary: The cloud is killed and a step waits for it.
+        devices:
+          - iPhone: { account: alice }
+        processes:
+          phone: { role: main-app, device: iPhone }
+        steps:
+          - launch: phone
+          - kill-cloud:
+          - wait-cloud: { timeout: 2 }
+        """.write(toFile: scenario, atomically: true, encoding: .utf8)
+        let result = try runBounded(
+            BuiltExecutable.path("groupsim"), ["run", scenario], environment: ["TMPDIR": tmp, "NO_COLOR": "1"], timeout: 120)
+        #expect(result.status != 0)
+        #expect(result.stdout.contains("the cloud is not running (killed by signal 9)"), "\(result.stdout)\(result.stderr)")
+    }
+
     /// A store copy keeps its last 32 notices. An app stopped while more
     /// arrive is told of every key that changed once it runs again, and its
     /// bridge copies every one into the app-group suite.
