@@ -233,17 +233,15 @@ package final class CloudRig: @unchecked Sendable {
         case .signOut(let device): try DeviceCloud(root: root, device: device).updateSettings { $0.account = nil }
         case .network(let device, let change): try CloudControl(root: root).apply(change, device: device)
         case .killCloud:
-            guard let running = lock.withLock({ server }), running.isRunning else {
-                throw CheckFailed("the cloud is not running" + (lock.withLock({ server }).map { " (\($0.whyNotRunning))" } ?? ""))
-            }
+            let running = lock.withLock { server }
+            guard let running, running.isRunning else { throw CheckFailed(Self.notRunning("the cloud", running)) }
             running.kill()
         case .restartCloud:
             if let running = lock.withLock({ server }), running.isRunning { running.kill() }
             try startServer()
         case .killAgent(let device):
-            guard let running = lock.withLock({ agents[device] }), running.isRunning else {
-                throw CheckFailed("\(device)'s agent is not running" + (lock.withLock({ agents[device] }).map { " (\($0.whyNotRunning))" } ?? ""))
-            }
+            let running = lock.withLock { agents[device] }
+            guard let running, running.isRunning else { throw CheckFailed(Self.notRunning("\(device)'s agent", running)) }
             running.kill()
         case .restartAgent(let device):
             if let running = lock.withLock({ agents[device] }), running.isRunning { running.kill() }
@@ -251,6 +249,11 @@ package final class CloudRig: @unchecked Sendable {
         case .waitForQuiescence(let timeout):
             try waitForQuiescence(timeout: timeout)
         }
+    }
+
+    /// "`what` is not running", with how it ended if it ran at all.
+    private static func notRunning(_ what: String, _ process: CloudProcess?) -> String {
+        what + " is not running" + (process.map { " (\($0.whyNotRunning))" } ?? "")
     }
 
     /// Polls, every 20 ms, until every signed-in, online device with a running
@@ -276,8 +279,9 @@ package final class CloudRig: @unchecked Sendable {
     package func isSettled() throws -> Bool { try firstDisagreement() == nil }
 
     private func firstDisagreement() throws -> String? {
-        guard let endpoint = try CloudEndpoint.control(root: root), lock.withLock({ server?.isRunning }) == true else {
-            return "the cloud is not running" + (lock.withLock({ server }).map { " (\($0.whyNotRunning))" } ?? "")
+        let running = lock.withLock { server }
+        guard let endpoint = try CloudEndpoint.control(root: root), running?.isRunning == true else {
+            return Self.notRunning("the cloud", running)
         }
         let devices = lock.withLock { agents.filter { $0.value.isRunning }.keys.sorted() }
         for device in devices {
