@@ -7,7 +7,7 @@
 # background commits a burst of sets starts are counted, as they are its cost).
 #
 # Usage: scripts/callgrind.sh [--side groupsim|foundation] [--calls N] [OPERATION ...]
-#   OPERATION  string-hit integer-registered miss set set-then-read dictionary set-sync,
+#   OPERATION  string-hit integer-registered miss set set-then-read dictionary set-then-dictionary set-sync,
 #              encode decode (the binary property list of the 101-key suite: `codec --only`)
 #              (default: all but set-sync)
 set -euo pipefail

@@ -21,7 +21,7 @@ struct FoundationBenchmark: ParsableCommand {
     @Option(
         help: ArgumentHelp(
             "Measure only this operation, on only this side (for instruction counts under callgrind: scripts/callgrind.sh).",
-            valueName: "string-hit|integer-registered|miss|set|set-sync|set-then-read|dictionary"))
+            valueName: MeasuredOperation.allCases.map(\.rawValue).joined(separator: "|")))
     var only: MeasuredOperation?
     @Option(help: "With --only: the side measured.") var side: MeasuredSide = .groupsim
 
@@ -54,6 +54,9 @@ struct FoundationBenchmark: ParsableCommand {
         let simulated: SimulatedFoundation.UserDefaults
         let foundationSide: DefaultsUnderTest<Foundation.UserDefaults>
         let simulatedSide: DefaultsUnderTest<SimulatedFoundation.UserDefaults>
+        /// How each side opens another suite (the added ones).
+        let openFoundation: (String) -> Foundation.UserDefaults?
+        let openSimulated: (String) -> SimulatedFoundation.UserDefaults?
 
         /// Finishes the commits a burst of sets started (between rounds, untimed).
         func settle() {
@@ -62,8 +65,8 @@ struct FoundationBenchmark: ParsableCommand {
         }
 
         func cleanUp() {
-            foundationSide.cleanUp()
-            simulatedSide.cleanUp()
+            foundationSide.cleanUp(addedSuitesOpenedBy: openFoundation)
+            simulatedSide.cleanUp(addedSuitesOpenedBy: openSimulated)
         }
     }
 
@@ -94,9 +97,13 @@ struct FoundationBenchmark: ParsableCommand {
         foundationSide.prepare(keys: keys)
         simulatedSide.prepare(keys: keys)
         try Self.fillSearchList(of: simulated, process: process)
-        foundationSide.addSuites { Foundation.UserDefaults(suiteName: $0) }
-        simulatedSide.addSuites { SimulatedFoundation.UserDefaults(suiteName: $0, process: process) }
-        return Sides(foundation: foundation, simulated: simulated, foundationSide: foundationSide, simulatedSide: simulatedSide)
+        let openFoundation = { Foundation.UserDefaults(suiteName: $0) }
+        let openSimulated = { SimulatedFoundation.UserDefaults(suiteName: $0, process: process) }
+        foundationSide.addSuites(open: openFoundation)
+        simulatedSide.addSuites(open: openSimulated)
+        return Sides(
+            foundation: foundation, simulated: simulated, foundationSide: foundationSide, simulatedSide: simulatedSide,
+            openFoundation: openFoundation, openSimulated: openSimulated)
     }
 
     /// `--only`: one operation on one side (for callgrind), the median call.
@@ -142,9 +149,15 @@ struct FoundationBenchmark: ParsableCommand {
             "set, then string(forKey:)", goal: "—", calls: calls / 10,
             { foundationSide.setThenRead(hit, $0) }, { simulatedSide.setThenRead(hit, $0) },
             settle: sides.settle)
+        // Called again with nothing changed: the simulated side hands back the view its last call made.
         measure(
             "dictionaryRepresentation()", goal: "≤ 10 µs", calls: calls / 100,
             foundationSide.dictionaryRepresentations, simulatedSide.dictionaryRepresentations)
+        // What the view costs to make: after a set, the simulated side converts every key again.
+        measure(
+            "set, then dictionaryRepresentation()", goal: "—", calls: calls / 100,
+            foundationSide.setThenDictionaryRepresentations, simulatedSide.setThenDictionaryRepresentations,
+            settle: sides.settle)
         return rows
     }
 
@@ -211,6 +224,7 @@ enum MeasuredOperation: String, ExpressibleByArgument, CaseIterable {
     case setSync = "set-sync"
     case setThenRead = "set-then-read"
     case dictionary
+    case setThenDictionary = "set-then-dictionary"
 }
 
 enum MeasuredSide: String, ExpressibleByArgument, CaseIterable {
@@ -268,6 +282,7 @@ struct DefaultsUnderTest<Defaults: MeasuredDefaults> {
         case .setSync: { set($0, synchronizing: true) }
         case .setThenRead: { setThenRead(hit, $0) }
         case .dictionary: dictionaryRepresentations
+        case .setThenDictionary: setThenDictionaryRepresentations
         }
     }
 
@@ -318,8 +333,25 @@ struct DefaultsUnderTest<Defaults: MeasuredDefaults> {
         return count
     }
 
-    func cleanUp() {
-        for name in [suite] + Self.addedSuites { defaults.removePersistentDomain(forName: name) }
+    func setThenDictionaryRepresentations(_ calls: Int) -> Int {
+        var count = 0
+        for index in 0..<calls {
+            defaults.set(written[index & 1], forKey: Self.written)
+            count &+= defaults.dictionaryRepresentation().count
+        }
+        return count
+    }
+
+    /// Removes the suite and, through `open` (as `addSuites`), the added
+    /// suites, each synchronized: a removal's commit is asynchronous, and
+    /// must be done before the root is.
+    func cleanUp(addedSuitesOpenedBy open: ((String) -> Defaults?)? = nil) {
+        defaults.removePersistentDomain(forName: suite)
         defaults.synchronize()
+        for name in open == nil ? [] : Self.addedSuites {
+            guard let added = open?(name) else { continue }
+            added.removePersistentDomain(forName: name)
+            added.synchronize()
+        }
     }
 }

@@ -162,8 +162,15 @@ public final class GroupDefaults: @unchecked Sendable {
     public func object(forKey key: String) -> Any? { value(forKey: key)?.foundationValue }
 
     /// Every effective key and value, lower domains overridden by higher ones.
-    public func dictionaryRepresentation() -> [String: PlistValue] {
-        currentSnapshot().entries.mapValues(\.value)
+    public func dictionaryRepresentation() -> [String: PlistValue] { representation { $0 } }
+
+    /// The effective keys and values in a face's form, made by `make` from
+    /// the plain ones once per state of the search list: until a source
+    /// changes, a call returns the dictionary the last one made, so a face's
+    /// `dictionaryRepresentation()` called again costs a look-up, not a
+    /// conversion of every key. One form per value type (the first `make` for a type makes it).
+    package func representation<Value>(_ make: ([String: PlistValue]) -> [String: Value]) -> [String: Value] {
+        currentSnapshot().representation(make)
     }
 
     // MARK: Managed preferences

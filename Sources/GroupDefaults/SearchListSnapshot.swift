@@ -1,3 +1,4 @@
+import Foundation
 import PropertyList
 import Synchronization
 
@@ -63,6 +64,11 @@ final class SearchListSnapshot: @unchecked Sendable {
     /// found current (read before the check): while the count still reads
     /// this, no source moved since.
     private let currentAt: Atomic<UInt64>
+    /// The whole view in the forms asked for (`representation`), each made
+    /// once, by value type; under `representationsLock`. A snapshot's own
+    /// set (on a copy no reader holds) empties it.
+    private var representations: [ObjectIdentifier: Any] = [:]
+    private let representationsLock = NSLock()
 
     /// Where the instance's own domain is in the search list: right after the managed and argument domains.
     private static let ownLayer = 2
@@ -141,6 +147,7 @@ final class SearchListSnapshot: @unchecked Sendable {
         if layers[..<Self.ownLayer].contains(where: { $0[key] != nil }) { return true }
         let entry = value.map { Entry(value: $0, layer: Self.ownLayer) } ?? lowerEntry(forKey: key)
         entries[key] = entry
+        representations = [:]
         if asciiKeys.hash(key) == nil {
             asciiKeysUsable = false
         } else {
@@ -166,6 +173,21 @@ final class SearchListSnapshot: @unchecked Sendable {
             if !asciiKeys.hasOtherKeys { return nil }
         }
         return entries[key]?.value
+    }
+
+    /// Every effective key with its value in `Value`'s form, made by `make`
+    /// from the plain values the first time it is asked for: later calls,
+    /// until a source changes, return the same dictionary (a copy of a
+    /// reference). One form per value type: the first `make` given for a
+    /// type makes it. (`make` is the caller's own, concrete code: a generic
+    /// conversion here would run unspecialized, at twice the cost.)
+    func representation<Value>(_ make: ([String: PlistValue]) -> [String: Value]) -> [String: Value] {
+        let form = ObjectIdentifier([String: Value].self)
+        if let made = representationsLock.withLock({ representations[form] }) as? [String: Value] { return made }
+        // Made outside the lock: two threads may both make it, and either result is the same view.
+        let made = make(entries.mapValues(\.value))
+        representationsLock.withLock { representations[form] = made }
+        return made
     }
 
     func lookup(_ key: String) -> (value: PlistValue, domain: String)? {

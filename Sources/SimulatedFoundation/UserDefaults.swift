@@ -177,7 +177,7 @@ open class UserDefaults: NSObject, @unchecked Sendable {
 
     /// Every effective key and value, higher domains over lower ones.
     open func dictionaryRepresentation() -> [String: Any] {
-        FoundationBridge.dictionary(groupDefaults.dictionaryRepresentation())
+        groupDefaults.representation(FoundationBridge.dictionary)
     }
 
     /// Whether an administrator forced the key for this app (its managed

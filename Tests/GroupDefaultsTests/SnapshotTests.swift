@@ -12,40 +12,51 @@ import Testing
     /// Lives as long as the test: a `Fixture()` used inline would remove its root at once.
     let fixture = Fixture()
 
+    /// The key's look-up, after checking that the whole view
+    /// (`dictionaryRepresentation()`, also cached between changes) agrees with it.
+    static func lookup(_ key: String, in defaults: GroupDefaults) -> (value: PlistValue, domain: String)? {
+        let found = defaults.lookup(key)
+        let whole = defaults.dictionaryRepresentation()
+        #expect(whole[key] == found?.value, "the whole view says \(String(describing: whole[key]))")
+        return found
+    }
+
     @Test func everyKindOfChangeReachesTheNextRead() throws {
         let f = Fixture()
         let defaults = try f.standard()
         let sameDomain = try f.standard()
         let suite = try f.suite()
-        // Each read below comes after a read that cached the snapshot.
+        // Each read below comes after a read that cached the snapshot; so
+        // does each whole view (`lookup(_:in:)`).
+        func lookup(_ key: String) -> (value: PlistValue, domain: String)? { Self.lookup(key, in: defaults) }
         #expect(defaults.value(forKey: "k") == nil)
 
         f.process.register(["k": "registered"])
-        #expect(defaults.lookup("k")! == (.string("registered"), "NSRegistrationDomain"))
+        #expect(lookup("k")! == (.string("registered"), "NSRegistrationDomain"))
         try defaults.setPersistentDomain(["k": "global"], forName: "NSGlobalDomain")
-        #expect(defaults.lookup("k")! == (.string("global"), "NSGlobalDomain"))
+        #expect(lookup("k")! == (.string("global"), "NSGlobalDomain"))
 
         suite.set("suite", forKey: "k")
-        #expect(defaults.lookup("k")?.domain == "NSGlobalDomain", "not in the search list yet")
+        #expect(lookup("k")?.domain == "NSGlobalDomain", "not in the search list yet")
         try defaults.addSuite(named: f.group)
-        #expect(defaults.lookup("k")! == (.string("suite"), f.group))
+        #expect(lookup("k")! == (.string("suite"), f.group))
 
         sameDomain.set("own", forKey: "k")
-        #expect(defaults.lookup("k")! == (.string("own"), "com.example.app"))
+        #expect(lookup("k")! == (.string("own"), "com.example.app"))
         try sameDomain.increment("counter")
         #expect(defaults.integer(forKey: "counter") == 1)
 
         f.process.setLaunchArguments(["-k", "argument"])
-        #expect(defaults.lookup("k")! == (.string("argument"), "NSArgumentDomain"))
+        #expect(lookup("k")! == (.string("argument"), "NSArgumentDomain"))
         f.process.setLaunchArguments([])
-        #expect(defaults.lookup("k")?.domain == "com.example.app")
+        #expect(lookup("k")?.domain == "com.example.app")
 
         sameDomain.removeObject(forKey: "k")
-        #expect(defaults.lookup("k")! == (.string("suite"), f.group))
+        #expect(lookup("k")! == (.string("suite"), f.group))
         defaults.removeSuite(named: f.group)
-        #expect(defaults.lookup("k")! == (.string("global"), "NSGlobalDomain"))
+        #expect(lookup("k")! == (.string("global"), "NSGlobalDomain"))
         try defaults.removePersistentDomain(forName: "NSGlobalDomain")
-        #expect(defaults.lookup("k")! == (.string("registered"), "NSRegistrationDomain"))
+        #expect(lookup("k")! == (.string("registered"), "NSRegistrationDomain"))
         #expect(defaults.dictionaryRepresentation()["counter"] == .integer(1))
     }
 
@@ -68,14 +79,17 @@ import Testing
         f.process.register(["k": "registered"])
         f.process.setLaunchArguments(["-hidden", "argument"])
         #expect(defaults.value(forKey: "k") == "registered")
+        // The whole view too is carried through each set, never left as it was (`lookup(_:in:)`).
+        func lookup(_ key: String) -> (value: PlistValue, domain: String)? { Self.lookup(key, in: defaults) }
+        #expect(lookup("k")! == (.string("registered"), "NSRegistrationDomain"))
         let builds = defaults.snapshotBuildCount
 
         defaults.set("own", forKey: "k")
-        #expect(defaults.lookup("k")! == (.string("own"), "com.example.app"))
+        #expect(lookup("k")! == (.string("own"), "com.example.app"))
         defaults.removeObject(forKey: "k")
-        #expect(defaults.lookup("k")! == (.string("registered"), "NSRegistrationDomain"))
+        #expect(lookup("k")! == (.string("registered"), "NSRegistrationDomain"))
         defaults.set("mine", forKey: "hidden")
-        #expect(defaults.lookup("hidden")! == (.string("argument"), "NSArgumentDomain"))
+        #expect(lookup("hidden")! == (.string("argument"), "NSArgumentDomain"))
         defaults.set(url: URL(fileURLWithPath: "/tmp/x"), forKey: "fresh")
         #expect(defaults.dictionaryRepresentation()["fresh"] == "/tmp/x")
         defaults.removeObject(forKey: "never-set")

@@ -56,4 +56,40 @@ import Testing
         #expect(allocations == 0, "4,000 cached reads allocated \(allocations) times")
         #expect(sink > 0)
     }
+
+    /// `dictionaryRepresentation()` called again before anything changed
+    /// hands back the view the last call made (nothing allocated); a set, a
+    /// registration and another real process's write each make a new one.
+    @Test(.enabled(if: allocation_counter_is_available() != 0, "a sanitizer's runtime owns malloc in this build"))
+    func aRepeatedDictionaryRepresentationIsReusedUntilSomethingChanges() throws {
+        let f = FaceFixture()
+        let process = f.process()
+        let defaults = try #require(UserDefaults(suiteName: f.group, process: process))
+        for index in 0..<100 { defaults.set("value \(index), longer than a small string", forKey: "key-\(index)") }
+        defaults.synchronize()
+        let first = defaults.dictionaryRepresentation()
+        #expect(first["key-50"] as? String == "value 50, longer than a small string")
+        // The suite's 100 keys, and the languages domain's.
+        #expect(first.count > 100)
+
+        var sink = 0
+        allocation_counter_start()
+        for _ in 0..<100 { sink &+= defaults.dictionaryRepresentation().count }
+        let allocations = allocation_counter_stop()
+        #expect(allocations == 0, "100 repeated calls allocated \(allocations) times")
+        #expect(sink == 100 * first.count)
+
+        defaults.set(7, forKey: "key-50")
+        #expect(defaults.dictionaryRepresentation()["key-50"] as? Int == 7)
+        defaults.register(defaults: ["registered": true])
+        #expect(defaults.dictionaryRepresentation()["registered"] as? Bool == true)
+
+        let arrived = Received()
+        let observation = defaults.observe("key-51") { arrived.add($0) }
+        let write = try groupsim(["defaults", "write", f.group, "key-51", "from another process"], root: f.root)
+        #expect(write.status == 0, "\(write.stderr)")
+        #expect(arrived.wait(for: 1))
+        #expect(defaults.dictionaryRepresentation()["key-51"] as? String == "from another process")
+        withExtendedLifetime(observation) {}
+    }
 }
