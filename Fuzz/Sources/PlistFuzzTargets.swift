@@ -5,8 +5,27 @@ import PropertyList
 /// limits and survive the writers (each format reads back what it wrote).
 enum PlistFuzzTargets {
     static func binary(_ data: Data) {
-        guard let value = try? BinaryPropertyList.decode(data) else { return }
+        let whole = try? BinaryPropertyList.decode(data)
+        checkReusingDecode(data, whole: whole)
+        guard let value = whole else { return }
+        if case .dictionary(let dictionary) = value { lastDictionary = ([UInt8](data), dictionary) }
         checkWriters(value)
+    }
+
+    /// The last input that decoded to a dictionary, and its decode: the
+    /// previous version for the next input's reusing decode (libFuzzer's
+    /// inputs are mostly small mutations of one another, so their keys often agree).
+    nonisolated(unsafe) static var lastDictionary: (bytes: [UInt8], dictionary: [String: PlistValue])?
+
+    /// A decode reusing the previous dictionary's values gives what a whole decode gives, or fails as it does.
+    static func checkReusingDecode(_ data: Data, whole: PlistValue?) {
+        guard let previous = lastDictionary, BinaryPropertyList.isBinary(data) else { return }
+        let reused = try? PropertyListFormat.decodeDictionary([UInt8](data), reusing: previous)
+        let expected: [String: PlistValue]? = if case .dictionary(let dictionary)? = whole { dictionary } else { nil }
+        require(
+            reused == expected,
+            "the decode reusing the previous input's values (that input in base64: \(Data(previous.bytes).base64EncodedString())) gave \(String(describing: reused)), a whole decode \(String(describing: expected))"
+        )
     }
 
     static func xml(_ data: Data) {

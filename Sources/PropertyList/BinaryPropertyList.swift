@@ -343,16 +343,33 @@ public enum BinaryPropertyList {
     /// an object, a reference and an offset of at least a byte each, so only
     /// shared references can count more values than bytes.
     public static func decode(_ data: Data, maximumSize: Int = PlistLimits.maximumFileSize) throws -> PlistValue {
-        guard data.count <= maximumSize else {
-            throw PropertyListError.corruptBinary(
-                offset: 0, reason: "the data is \(data.count) bytes, more than the \(maximumSize) a property list may have")
-        }
-        // At most Int32.max either way: the reader counts objects in Int32 and values in UInt32.
-        let maximumValueCount =
-            maximumSize > PlistLimits.maximumFileSize
-            ? min(max(PlistLimits.maximumValueCount, data.count), Int(Int32.max)) : PlistLimits.maximumValueCount
-        var reader = try Reader(bytes: [UInt8](data), maximumValueCount: maximumValueCount)
+        var reader = try Reader(bytes: [UInt8](data), maximumSize: maximumSize)
         return try reader.value(of: reader.topObject, depth: 0).value
+    }
+
+    /// A top-level dictionary, decoded from `bytes`, with values of
+    /// `previous` (the same file's last version and its decode) reused where
+    /// the two agree: when both are dictionaries of the same keys in the same
+    /// order, a value whose object has the same bytes in both (a number, a
+    /// string, a date, data) is taken from `previous`, and only the others
+    /// are decoded, into a copy of its dictionary. A commit that changed one
+    /// key of a large domain then costs each reader a comparison of bytes and
+    /// one value's decoding, not the whole file's. `previous.dictionary`
+    /// must be what `bytes` decode to; the result, and any error, are a whole decode's.
+    static func decodeDictionary(
+        _ bytes: [UInt8], reusing previous: (bytes: [UInt8], dictionary: [String: PlistValue])?, maximumSize: Int
+    ) throws -> [String: PlistValue] {
+        var reader = try Reader(bytes: bytes, maximumSize: maximumSize)
+        if let previous, previous.bytes.count <= maximumSize, previous.bytes.starts(with: magic),
+            let prior = try? Reader(bytes: previous.bytes, maximumSize: maximumSize),
+            // Any error in the comparison is left for the whole decode to report, as it would.
+            let reused = try? reader.topDictionary(reusing: prior, decoded: previous.dictionary)
+        {
+            return reused
+        }
+        let value = try reader.value(of: reader.topObject, depth: 0).value
+        guard case .dictionary(let dictionary) = value else { throw PropertyListError.rootNotDictionary(found: value.typeName) }
+        return dictionary
     }
 
     private struct Reader {
@@ -385,6 +402,19 @@ public enum BinaryPropertyList {
         var slots: [Int32]
         static let notKept: Int32 = -1
         static let inProgress: Int32 = -2
+
+        /// A reader of data of at most `maximumSize` bytes (`decode`).
+        init(bytes: [UInt8], maximumSize: Int) throws {
+            guard bytes.count <= maximumSize else {
+                throw PropertyListError.corruptBinary(
+                    offset: 0, reason: "the data is \(bytes.count) bytes, more than the \(maximumSize) a property list may have")
+            }
+            // At most Int32.max either way: the reader counts objects in Int32 and values in UInt32.
+            let maximumValueCount =
+                maximumSize > PlistLimits.maximumFileSize
+                ? min(max(PlistLimits.maximumValueCount, bytes.count), Int(Int32.max)) : PlistLimits.maximumValueCount
+            try self.init(bytes: bytes, maximumValueCount: maximumValueCount)
+        }
 
         init(bytes: [UInt8], maximumValueCount: Int) throws {
             self.bytes = bytes
@@ -653,6 +683,102 @@ public enum BinaryPropertyList {
                 if count > maximumValueCount { throw tooManyValues(at: start) }
             }
             return (Decoded(value: .dictionary(dictionary), height: UInt16(height + 1), count: UInt32(count)), true)
+        }
+
+        /// The top dictionary, with `prior`'s values (`decoded`, its decode)
+        /// where the objects' bytes are the same (`decodeDictionary(_:reusing:maximumSize:)`).
+        /// nil when the two are not dictionaries of the same keys in the same
+        /// order. Throws where a whole decode would throw (not necessarily the same error).
+        mutating func topDictionary(reusing prior: Reader, decoded: [String: PlistValue]) throws -> [String: PlistValue]? {
+            let start = try offset(of: topObject)
+            let priorStart = try prior.offset(of: prior.topObject)
+            guard bytes[start] >> 4 == 0xD, prior.bytes[priorStart] >> 4 == 0xD else { return nil }
+            let (length, body) = try self.length(at: start)
+            let (priorLength, priorBody) = try prior.length(at: priorStart)
+            guard length == priorLength, length == decoded.count else { return nil }
+            let (refBytes, overflow) = length.multipliedReportingOverflow(by: refSize * 2)
+            guard !overflow else { throw corrupt(start, "collection length \(length) is more than the data holds") }
+            try need(body, refBytes, for: "a dictionary")
+            try prior.need(priorBody, length * prior.refSize * 2, for: "a dictionary")
+            // As in a whole decode: a value that refers to the top object is caught.
+            slots[topObject] = Self.inProgress
+            defer { slots[topObject] = Self.notKept }
+
+            var changed: [(keyObject: Int, valueObject: Int)] = []
+            for i in 0..<length {
+                let keyAt = body + i * refSize
+                let keyObject = try objectIndex(Self.readUInt(bytes, at: keyAt, width: refSize), at: keyAt)
+                let priorKeyAt = priorBody + i * prior.refSize
+                let priorKey = try prior.objectIndex(Self.readUInt(prior.bytes, at: priorKeyAt, width: prior.refSize), at: priorKeyAt)
+                // A key is a string (0x5_ or 0x6_) with the same bytes as the prior key in its place.
+                guard let keyBytes = try scalarExtent(of: keyObject),
+                    bytes[keyBytes.lowerBound] >> 4 == 0x5 || bytes[keyBytes.lowerBound] >> 4 == 0x6,
+                    let priorKeyBytes = try prior.scalarExtent(of: priorKey), Self.same(bytes, keyBytes, prior.bytes, priorKeyBytes)
+                else { return nil }
+                let valueAt = body + (length + i) * refSize
+                let valueObject = try objectIndex(Self.readUInt(bytes, at: valueAt, width: refSize), at: valueAt)
+                let priorValueAt = priorBody + (length + i) * prior.refSize
+                let priorValue = try prior.objectIndex(Self.readUInt(prior.bytes, at: priorValueAt, width: prior.refSize), at: priorValueAt)
+                if let valueBytes = try scalarExtent(of: valueObject), let priorValueBytes = try prior.scalarExtent(of: priorValue),
+                    Self.same(bytes, valueBytes, prior.bytes, priorValueBytes)
+                {
+                    continue
+                }
+                changed.append((keyObject, valueObject))
+            }
+            var dictionary = decoded
+            // Each unchanged value is one; a changed one counts what it expands to.
+            var count = 1 + length - changed.count
+            for (keyObject, valueObject) in changed {
+                guard case .string(let key) = try value(of: keyObject, depth: 1).value else { return nil }
+                let entry = try value(of: valueObject, depth: 1)
+                count += Int(entry.count)
+                if count > maximumValueCount { throw tooManyValues(at: start) }
+                dictionary[key] = entry.value
+            }
+            return dictionary
+        }
+
+        /// Where a scalar object's bytes are (marker, length and body, checked
+        /// to lie in the objects), for comparing it with another file's; nil for
+        /// a collection or an object no decode accepts.
+        func scalarExtent(of index: Int) throws -> Range<Int>? {
+            let start = try offset(of: index)
+            let marker = bytes[start]
+            let end: Int
+            switch marker >> 4 {
+            case 0x0:
+                guard marker == 0x08 || marker == 0x09 else { return nil }
+                end = start + 1
+            case 0x1:
+                guard marker & 0x0F <= 4 else { return nil }
+                end = start + 1 + (1 << Int(marker & 0x0F))
+            case 0x2:
+                guard marker & 0x0F == 2 || marker & 0x0F == 3 else { return nil }
+                end = start + 1 + (1 << Int(marker & 0x0F))
+            case 0x3:
+                guard marker == 0x33 else { return nil }
+                end = start + 9
+            case 0x4, 0x5:
+                let (length, body) = try length(at: start)
+                end = body + length
+            case 0x6:
+                let (length, body) = try length(at: start)
+                end = body + 2 * length  // length is below the data's size: no overflow
+            default: return nil
+            }
+            try need(start, end - start, for: "an object")
+            return start..<end
+        }
+
+        /// Whether two files' byte ranges hold the same bytes.
+        static func same(_ left: [UInt8], _ leftRange: Range<Int>, _ right: [UInt8], _ rightRange: Range<Int>) -> Bool {
+            guard leftRange.count == rightRange.count else { return false }
+            return left.withUnsafeBufferPointer { l in
+                right.withUnsafeBufferPointer { r in
+                    memcmp(l.baseAddress! + leftRange.lowerBound, r.baseAddress! + rightRange.lowerBound, leftRange.count) == 0
+                }
+            }
         }
 
         func tooManyValues(at offset: Int) -> PropertyListError {

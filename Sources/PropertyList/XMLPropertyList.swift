@@ -181,4 +181,15 @@ public enum PropertyListFormat: String, Sendable, CaseIterable {
         }
         return dictionary
     }
+
+    /// `decodeDictionary` of a file's bytes, reusing the values of `previous`
+    /// (the file's last version and its decode) that did not change, when
+    /// both are binary (`BinaryPropertyList.decodeDictionary(_:reusing:maximumSize:)`).
+    public static func decodeDictionary(
+        _ bytes: [UInt8], reusing previous: (bytes: [UInt8], dictionary: [String: PlistValue])?,
+        maximumSize: Int = PlistLimits.maximumFileSize
+    ) throws -> [String: PlistValue] {
+        guard bytes.starts(with: BinaryPropertyList.magic) else { return try decodeDictionary(Data(bytes), maximumSize: maximumSize) }
+        return try BinaryPropertyList.decodeDictionary(bytes, reusing: previous, maximumSize: maximumSize)
+    }
 }

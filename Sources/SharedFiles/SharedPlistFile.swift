@@ -47,8 +47,9 @@ package final class SharedPlistFile: @unchecked Sendable {
     /// The bytes this object last read or wrote, and their contents: a
     /// file read again with the same bytes (this process's own commit seen
     /// by its watcher, or unchanged under the lock since the last commit)
-    /// is not decoded again. Equal bytes are equal contents, so no change
-    /// by anyone can be missed.
+    /// is not decoded again, and one with other bytes (another process's
+    /// commit) reuses the values whose bytes did not change. Equal bytes are
+    /// equal contents, so no change by anyone can be missed.
     private let lastDecoded = DecodedBytes()
     /// Whether this object has checked the file against its journal (`recoverAfterReboot`).
     private let checkedAfterBoot = Atomic<Bool>(false)
@@ -122,17 +123,23 @@ package final class SharedPlistFile: @unchecked Sendable {
 
     private func readContents(in descriptor: Int32) throws -> [String: PlistValue]? {
         guard let bytes = try readRegularFile(named: fileName, in: descriptor, path: path, limit: maximumSize) else { return nil }
-        if let contents = lastDecoded.contents(ifSame: bytes) { return contents }
-        let contents = try Self.decode(bytes, path: path, maximumSize: maximumSize, check: contentCheck)
+        let last = lastDecoded.last
+        if bytes == last?.bytes { return last?.contents }
+        // The values that did not change since are reused, not decoded again.
+        let contents = try Self.decode(bytes, reusing: last, path: path, maximumSize: maximumSize, check: contentCheck)
         if let contents { lastDecoded.remember(bytes, as: contents) }
         return contents
     }
 
-    private static func decode(_ bytes: [UInt8]?, path: String, maximumSize: Int, check: ContentCheck?) throws -> [String: PlistValue]? {
+    /// `reusing`: this object's last bytes and their contents (`PropertyListFormat.decodeDictionary(_:reusing:maximumSize:)`).
+    private static func decode(
+        _ bytes: [UInt8]?, reusing last: (bytes: [UInt8], contents: [String: PlistValue])? = nil, path: String, maximumSize: Int,
+        check: ContentCheck?
+    ) throws -> [String: PlistValue]? {
         guard let bytes else { return nil }
         let contents: [String: PlistValue]
         do {
-            contents = try PropertyListFormat.decodeDictionary(Data(bytes), maximumSize: maximumSize)
+            contents = try PropertyListFormat.decodeDictionary(bytes, reusing: last.map { ($0.bytes, $0.contents) }, maximumSize: maximumSize)
         } catch let error as PropertyListError {
             throw SharedFileError.corrupt(path: path, reason: error.description)
         }
@@ -427,8 +434,9 @@ private final class DecodedBytes: @unchecked Sendable {
     private var bytes: [UInt8] = []
     private var contents: [String: PlistValue]? = nil
 
-    func contents(ifSame bytes: [UInt8]) -> [String: PlistValue]? {
-        lock.withLock { bytes == self.bytes ? contents : nil }
+    /// The last bytes and their contents (nil before any).
+    var last: (bytes: [UInt8], contents: [String: PlistValue])? {
+        lock.withLock { contents.map { (bytes, $0) } }
     }
 
     func remember(_ bytes: [UInt8], as contents: [String: PlistValue]) {
