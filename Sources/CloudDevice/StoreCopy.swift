@@ -237,10 +237,12 @@ package struct StoreCopy: Sendable, Equatable {
             return problem
         }
         guard case .array(let notices)? = fields["notices"] else { return nil }
-        // Each notice's name is built only for one that is wrong: a copy is read on every transaction.
         for (index, notice) in notices.enumerated() {
-            guard case .integer(let number)? = notice.dictionaryValue?["serial"], number < 1 || number > CloudLimits.maximumCounter else { continue }
-            return CloudLimits.impossibleCounter("notices[\(index)].serial", number, lowest: 1)
+            if case .integer(let number)? = notice.dictionaryValue?["serial"],
+                let problem = CloudLimits.impossibleCounter("notices[\(index)].serial", number, lowest: 1)
+            {
+                return problem
+            }
         }
         return nil
     }

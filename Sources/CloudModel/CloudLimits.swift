@@ -31,9 +31,10 @@ package enum CloudLimits {
 
     /// Why `number`, read as the counter `name`, cannot be one (nil: it can).
     /// `lowest`: 0 for a revision (none yet), 1 for what counts from 1.
-    package static func impossibleCounter(_ name: String, _ number: Int64, lowest: Int64) -> String? {
+    /// `name` is built only for a counter that is wrong (a copy is checked on every transaction).
+    package static func impossibleCounter(_ name: @autoclosure () -> String, _ number: Int64, lowest: Int64) -> String? {
         guard number < lowest || number > maximumCounter else { return nil }
-        return "\(name) is \(number), which no count of writes reaches (it must be from \(lowest) to \(maximumCounter))"
+        return "\(name()) is \(number), which no count of writes reaches (it must be from \(lowest) to \(maximumCounter))"
     }
 
     package static func size(ofKey key: String) -> Int { key.utf8.count }
