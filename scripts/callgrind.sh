@@ -8,7 +8,8 @@
 #
 # Usage: scripts/callgrind.sh [--side groupsim|foundation] [--calls N] [OPERATION ...]
 #   OPERATION  string-hit integer-registered miss set set-then-read dictionary set-then-dictionary set-sync,
-#              encode decode (the binary property list of the 101-key suite: `codec --only`)
+#              encode decode (the binary property list of the 101-key suite: `codec --only`),
+#              json-encode json-decode (the sync protocol's push of that suite's 101 records: `codec --only`)
 #              (default: all but set-sync)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,7 +21,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --side) side=${2:?--side needs groupsim or foundation}; shift 2 ;;
     --calls) calls=${2:?--calls needs a number}; shift 2 ;;
-    -h|--help) sed -n '2,12s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,13s/^# \{0,1\}//p' "$0"; exit 0 ;;
     -*) echo "usage: scripts/callgrind.sh [--side groupsim|foundation] [--calls N] [OPERATION ...]" >&2; exit 2 ;;
     *) operations+=("$1"); shift ;;
   esac
@@ -41,7 +42,7 @@ instructions() {
   per_round=(--calls "$count")
   # set + synchronize() writes the file each call: its own, smaller count.
   [ "$operation" = set-sync ] && per_round=(--sync-calls "$count")
-  case "$operation" in encode|decode) command=codec ;; esac
+  case "$operation" in encode|decode|json-encode|json-decode) command=codec ;; esac
   valgrind --tool=callgrind --callgrind-out-file="$work/out" \
     "$bench" "$command" --only "$operation" --side "$side" --rounds 1 "${per_round[@]}" \
     >"$work/log" 2>&1 || { cat "$work/log" >&2; echo "error: callgrind run of $operation failed" >&2; return 1; }
@@ -54,7 +55,7 @@ for operation in "${operations[@]}"; do
   count=$calls
   # Each set + synchronize() is two fsyncs, each codec call a whole suite: fewer of them.
   [ "$operation" = set-sync ] && count=$(( calls / 100 > 0 ? calls / 100 : 1 ))
-  case "$operation" in encode|decode) count=$(( calls / 20 > 0 ? calls / 20 : 1 )) ;; esac
+  case "$operation" in encode|decode|json-encode|json-decode) count=$(( calls / 20 > 0 ? calls / 20 : 1 )) ;; esac
   once=$(instructions "$operation" "$count")
   twice=$(instructions "$operation" $(( count * 2 )))
   echo "| \`$operation\` | $(( (twice - once) / count )) |"

@@ -43,7 +43,16 @@ package struct ChangeStamp: Sendable, Hashable, Comparable, CustomStringConverti
     package var description: String { "\(device)#\(sequence)@\(time)" }
 
     package var fields: [String: PlistValue] {
-        ["time": .integer(time), "device": .string(device), "sequence": .integer(sequence)]
+        var fields: [String: PlistValue] = Dictionary(minimumCapacity: 3)
+        add(to: &fields)
+        return fields
+    }
+
+    /// Puts the stamp's three fields into `fields` (a record's dictionary holds them beside its own).
+    package func add(to fields: inout [String: PlistValue]) {
+        fields["time"] = .integer(time)
+        fields["device"] = .string(device)
+        fields["sequence"] = .integer(sequence)
     }
 
     /// `path` names the stamp in errors; it is only built for one.
@@ -96,7 +105,9 @@ package struct CloudRecord: Sendable, Equatable {
     }
 
     package var plist: PlistValue {
-        var fields = stamp.fields
+        // Made at its final size: a push or an ack makes one per record.
+        var fields: [String: PlistValue] = Dictionary(minimumCapacity: 6)
+        stamp.add(to: &fields)
         fields["key"] = .string(key)
         fields["revision"] = .integer(revision)
         if let value { fields["value"] = value }

@@ -8,42 +8,19 @@ public enum PlistJSON {
 
     public static func encode(_ value: PlistValue?) -> String {
         guard let value else { return "null" }
-        switch value {
-        case .string(let s): return quote(s)
-        case .integer(let i): return String(i)
-        case .real(let d):
-            if !d.isFinite { return "{\"$real\":\(quote(XMLPropertyList.formatReal(d)))}" }
-            let text = "\(d)"
-            return text.contains(".") || text.contains("e") ? text : text + ".0"
-        case .bool(let b): return b ? "true" : "false"
-        case .date(let d): return "{\"$date\":\(quote(timestamp(d)))}"
-        case .data(let d): return "{\"$data\":\(quote(d.base64EncodedString()))}"
-        case .array(let a): return "[" + a.map { encode($0) }.joined(separator: ",") + "]"
-        case .dictionary(let d):
-            let body = "{" + d.keys.sorted().map { quote($0) + ":" + encode(d[$0]) }.joined(separator: ",") + "}"
-            // A dictionary that would read back as one of the forms above is wrapped, so it stays a dictionary.
-            if d.count == 1, let key = d.keys.first, specialForms.contains(key) { return "{\"$dict\":" + body + "}" }
-            return body
-        }
+        var writer = JSONTextWriter()
+        writer.write(value)
+        return writer.text
     }
 
     /// The one-key objects that stand for a value JSON has no form for.
     static let specialForms: Set<String> = ["$date", "$data", "$real", "$dict"]
 
+    /// A JSON string literal of `s`.
     public static func quote(_ s: String) -> String {
-        var out = "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
+        var writer = JSONTextWriter(capacity: s.utf8.count + 2)
+        writer.writeString(s)
+        return writer.text
     }
 
     /// Converts JSON read by `parse` into a plist value. Only an object with
@@ -114,6 +91,14 @@ public enum PlistJSON {
     }
 
     private static func decodeMembers(_ members: [String: JSONValue], droppingNulls: Bool) throws(DecodeFailure) -> PlistValue {
+        // Usually every member converts: `mapValues` keeps the object's hash
+        // table, where inserting each key into a new one hashed them all again.
+        // A failure is found again below, which names its key.
+        if !droppingNulls || !members.values.contains(.null),
+            let converted = try? members.mapValues({ member throws(DecodeFailure) in try decodeValue(member, droppingNulls: droppingNulls) })
+        {
+            return .dictionary(converted)
+        }
         var out: [String: PlistValue] = [:]
         for (key, member) in members {
             if droppingNulls && member == .null { continue }
@@ -128,15 +113,9 @@ public enum PlistJSON {
 
     /// JSON text for a value read by `parse` (an id echoed in a response).
     public static func encode(_ json: JSONValue) -> String {
-        switch json {
-        case .null: "null"
-        case .bool(let b): b ? "true" : "false"
-        case .integer(let i): String(i)
-        case .real(let d): encode(PlistValue.real(d))
-        case .string(let s): quote(s)
-        case .array(let elements): "[" + elements.map { encode($0) }.joined(separator: ",") + "]"
-        case .object(let members): "{" + members.keys.sorted().map { quote($0) + ":" + encode(members[$0]!) }.joined(separator: ",") + "}"
-        }
+        var writer = JSONTextWriter()
+        writer.write(json)
+        return writer.text
     }
 }
 
@@ -157,17 +136,38 @@ extension PlistJSON {
         let sinceEpoch = Int64(milliseconds) + millisecondsFrom1970To2001
         let (days, inDay) = floorDivision(sinceEpoch, 86_400_000)
         let (year, month, day) = CivilCalendar.date(fromDays: days)
-        func two(_ n: Int64) -> String { n < 10 ? "0\(n)" : "\(n)" }
-        let yearText: String
-        if (0...9999).contains(year) {
-            yearText = String(repeating: "0", count: 4 - String(year).count) + String(year)
-        } else {
-            let digits = String(abs(year))
-            yearText = (year < 0 ? "-" : "+") + String(repeating: "0", count: max(0, 6 - digits.count)) + digits
+        // Fixed-width digits into one buffer (every event line carries a timestamp).
+        var text: [UInt8] = []
+        text.reserveCapacity(27)
+        func digits(_ value: Int64, width: Int) {
+            let first = text.count
+            var rest = value
+            repeat {
+                text.append(UInt8(ascii: "0") + UInt8(rest % 10))
+                rest /= 10
+            } while rest > 0 || text.count - first < width
+            text[first...].reverse()
         }
-        let millisecond = inDay % 1000
-        let fraction = millisecond < 10 ? "00\(millisecond)" : millisecond < 100 ? "0\(millisecond)" : "\(millisecond)"
-        return "\(yearText)-\(two(month))-\(two(day))T\(two(inDay / 3_600_000)):\(two(inDay / 60_000 % 60)):\(two(inDay / 1000 % 60)).\(fraction)Z"
+        if (0...9999).contains(year) {
+            digits(year, width: 4)
+        } else {
+            text.append(UInt8(ascii: year < 0 ? "-" : "+"))
+            digits(abs(year), width: 6)
+        }
+        text.append(UInt8(ascii: "-"))
+        digits(month, width: 2)
+        text.append(UInt8(ascii: "-"))
+        digits(day, width: 2)
+        text.append(UInt8(ascii: "T"))
+        digits(inDay / 3_600_000, width: 2)
+        text.append(UInt8(ascii: ":"))
+        digits(inDay / 60_000 % 60, width: 2)
+        text.append(UInt8(ascii: ":"))
+        digits(inDay / 1000 % 60, width: 2)
+        text.append(UInt8(ascii: "."))
+        digits(inDay % 1000, width: 3)
+        text.append(UInt8(ascii: "Z"))
+        return String(decoding: text, as: UTF8.self)
     }
 
     /// Reads an ISO 8601 date: `2024-05-01`, `2024-05-01T12:00:00`, with

@@ -131,9 +131,10 @@ struct JSONReader {
 
     /// Records a problem with a value whose extent is still known, so reading goes on.
     mutating func problem(_ reason: String, at offset: Int? = nil) {
-        guard firstProblem == nil else { return }
-        let location = pathText
         let at = offset ?? index
+        // The earliest in the text: an object's repeated keys are found once its members are read.
+        if let firstProblem, firstProblem.offset <= at { return }
+        let location = pathText
         firstProblem = ((location.isEmpty ? reason : "\(location): \(reason)") + " (at byte \(at))", at)
     }
 
@@ -197,10 +198,12 @@ struct JSONReader {
         skipWhiteSpace()
         let close = UInt8(ascii: isObject ? "}" : "]")
         var elements: [JSONValue] = []
-        var members: [String: JSONValue] = [:]
+        // An object's members, in order, put in a dictionary of their number
+        // at the end: growing one as they came hashed each key again per growth.
+        var members: [(key: String, value: JSONValue, offset: Int)] = []
         if index < bytes.count, bytes[index] == close {
             index += 1
-            return isObject ? .object(members) : .array(elements)
+            return isObject ? .object([:]) : .array(elements)
         }
         while true {
             skipWhiteSpace()
@@ -213,13 +216,8 @@ struct JSONReader {
                 index += 1
                 skipWhiteSpace()
                 path.append(.key(key))
-                let member = try value()
+                members.append((key, try value(), keyStart))
                 path.removeLast()
-                if members[key] != nil {
-                    problem("duplicate key \(PlistJSON.quote(key)) (each key may appear once)", at: keyStart)
-                } else {
-                    members[key] = member
-                }
             } else {
                 path.append(.index(elements.count))
                 elements.append(try value())
@@ -234,7 +232,16 @@ struct JSONReader {
             guard bytes[index] == UInt8(ascii: ",") else { throw syntax("expected ',' or '\(Character(Unicode.Scalar(close)))'") }
             index += 1
         }
-        return isObject ? .object(members) : .array(elements)
+        guard isObject else { return .array(elements) }
+        var object: [String: JSONValue] = Dictionary(minimumCapacity: members.count)
+        for member in members {
+            // A repeated key keeps its first value.
+            if let first = object.updateValue(member.value, forKey: member.key) {
+                object[member.key] = first
+                problem("duplicate key \(PlistJSON.quote(member.key)) (each key may appear once)", at: member.offset)
+            }
+        }
+        return .object(object)
     }
 
     // MARK: Numbers
@@ -266,6 +273,7 @@ struct JSONReader {
             while isDigit(index) { index += 1 }
             isReal = true
         }
+        if !isReal, let integer = Self.integer(bytes, from: start, to: index) { return .integer(integer) }
         let literal = String(decoding: bytes[start..<index], as: UTF8.self)
         let shown: Substring = literal.count > 40 ? Substring(literal.prefix(40) + "…") : Substring(literal)
         if !isReal {
@@ -285,13 +293,40 @@ struct JSONReader {
         return .real(Double(literal) ?? 0)
     }
 
+    /// The integer literal `bytes[from..<to]` (an optional minus, then
+    /// digits), read without making a string; nil when Int64 cannot hold it.
+    static func integer(_ bytes: [UInt8], from: Int, to: Int) -> Int64? {
+        let negative = bytes[from] == UInt8(ascii: "-")
+        // Accumulated negatively: Int64.min's magnitude does not fit positively.
+        var value: Int64 = 0
+        for index in (negative ? from + 1 : from)..<to {
+            let (shifted, overflow) = value.multipliedReportingOverflow(by: 10)
+            let (next, underflow) = shifted.subtractingReportingOverflow(Int64(bytes[index] &- UInt8(ascii: "0")))
+            if overflow || underflow { return nil }
+            value = next
+        }
+        if negative { return value }
+        return value == .min ? nil : -value
+    }
+
     // MARK: Strings
 
     /// A string in double quotes, its escapes decoded and its UTF-8 checked.
     mutating func string() throws(JSONError) -> String {
         let start = index
         index += 1
-        var out: [UInt8] = []
+        // The usual string, printable ASCII up to its closing quote, is made from the text at once.
+        var plainEnd = index
+        while plainEnd < bytes.count, case let byte = bytes[plainEnd], byte >= 0x20, byte < 0x80, byte != UInt8(ascii: "\\") {
+            if byte == UInt8(ascii: "\"") {
+                let text = bytes.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[index..<plainEnd]), as: UTF8.self) }
+                index = plainEnd + 1
+                return text
+            }
+            plainEnd += 1
+        }
+        var out = Array(bytes[index..<plainEnd])
+        index = plainEnd
         while true {
             guard index < bytes.count else { throw JSONError("invalid JSON at byte \(start): the string is not closed", offset: start) }
             let byte = bytes[index]

@@ -122,7 +122,7 @@ import Testing
             keys.insert(String((0..<length).map { _ in alphabet[random.next(below: alphabet.count)] }))
         }
         let dictionary = Dictionary(uniqueKeysWithValues: keys.map { ($0, PlistValue.bool(true)) })
-        let written = BinaryPropertyList.KeyOrder.sorted(dictionary).map { dictionary[$0].key }
+        let written = KeyOrder.sorted(dictionary).map { dictionary[$0].key }
         #expect(written == dictionary.keys.sorted())
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import PropertyBased
 import Testing
 
 @testable import PropertyList
@@ -121,6 +122,15 @@ import Testing
         #expect(refusal(#"{"v":{"x":[{"k":1,"k":2}]}}"#).hasPrefix(#"v.x[0]: duplicate key "k""#))
         // Keys that Swift strings hold equal (canonically equivalent) are the same key.
         #expect(refusal("{\"\u{e9}\":1,\"e\u{301}\":2}").hasPrefix("duplicate key"))
+        // The problem reported is the earliest in the text, whichever was found first; a repeated key keeps its first value.
+        #expect(refusal(#"{"a":1,"a":2,"b":1e999}"#) == #"duplicate key "a" (each key may appear once) (at byte 7)"#)
+        #expect(refusal(#"{"b":1e999,"a":1,"a":2}"#).hasPrefix("b: "))
+        do {
+            _ = try PlistJSON.parse(#"{"a":1,"a":2,"c":"x"}"#)
+            Issue.record("a repeated key was accepted")
+        } catch {
+            #expect(error.partialObject == ["a": .integer(1), "c": .string("x")])
+        }
         #expect(refusal("{} {}").hasPrefix("unexpected text after the JSON value (at byte 3)"))
         #expect(refusal("").hasPrefix("invalid JSON at byte 0: the text is empty"))
         #expect(refusal("[1,]").hasPrefix("invalid JSON at byte 3: expected a value"))
@@ -215,5 +225,108 @@ import Testing
         #expect(
             PlistJSON.encode(JSONValue.object(["b": .real(1.5), "a": .array([.null, .integer(-3), .string("x")])])) == #"{"a":[null,-3,"x"],"b":1.5}"#
         )
+    }
+}
+
+/// The JSON writer against the text as it was first made, by joining each
+/// part's own string: the same bytes for every value (the cloud orders
+/// equal-stamped writes by this text, so it must never change).
+@Suite struct JSONTextWriterTests {
+    /// The first encoder, kept as the reference.
+    static func joined(_ value: PlistValue) -> String {
+        switch value {
+        case .string(let s): return joinedQuote(s)
+        case .integer(let i): return String(i)
+        case .real(let d):
+            if !d.isFinite { return "{\"$real\":\(joinedQuote(XMLPropertyList.formatReal(d)))}" }
+            let text = "\(d)"
+            return text.contains(".") || text.contains("e") ? text : text + ".0"
+        case .bool(let b): return b ? "true" : "false"
+        case .date(let d): return "{\"$date\":\(joinedQuote(PlistJSON.timestamp(d)))}"
+        case .data(let d): return "{\"$data\":\(joinedQuote(d.base64EncodedString()))}"
+        case .array(let a): return "[" + a.map { joined($0) }.joined(separator: ",") + "]"
+        case .dictionary(let d):
+            let body = "{" + d.keys.sorted().map { joinedQuote($0) + ":" + joined(d[$0]!) }.joined(separator: ",") + "}"
+            if d.count == 1, let key = d.keys.first, ["$date", "$data", "$real", "$dict"].contains(key) { return "{\"$dict\":" + body + "}" }
+            return body
+        }
+    }
+
+    static func joinedQuote(_ s: String) -> String {
+        var out = "\""
+        for scalar in s.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+
+    @Test func writesTheSameTextAsTheFirstEncoder() async {
+        await propertyCheck(count: 1000, input: PlistGen.value(maximumDepth: 4)) { value in
+            #expect(PlistJSON.encode(value) == Self.joined(value))
+        }
+    }
+
+    @Test func escapesEveryControlCharacterAndKeepsTheRestAsUTF8() {
+        for scalar in 0..<0x80 {
+            let text = String(UnicodeScalar(UInt8(scalar)))
+            #expect(PlistJSON.quote(text) == Self.joinedQuote(text), "U+\(String(scalar, radix: 16))")
+        }
+        #expect(PlistJSON.quote("\u{1}\u{1F}\u{7F}") == #""\u0001\u001f"# + "\u{7F}\"")
+        #expect(PlistJSON.quote("a\"b\\c\nd") == #""a\"b\\c\nd""#)
+        #expect(PlistJSON.quote("é 😀 \u{301}") == "\"é 😀 \u{301}\"")
+        #expect(PlistJSON.encode(.integer(.min)) == "-9223372036854775808")
+        #expect(PlistJSON.encode(.integer(.max)) == "9223372036854775807")
+        #expect(PlistJSON.encode(.integer(0)) == "0")
+    }
+
+    /// The first `timestamp`, kept as the reference.
+    static func joinedTimestamp(_ date: Date) -> String {
+        let milliseconds = (date.timeIntervalSinceReferenceDate * 1000).rounded()
+        let sinceEpoch = Int64(milliseconds) + PlistJSON.millisecondsFrom1970To2001
+        let (days, inDay) = PlistJSON.floorDivision(sinceEpoch, 86_400_000)
+        let (year, month, day) = CivilCalendar.date(fromDays: days)
+        func two(_ n: Int64) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        let yearText: String
+        if (0...9999).contains(year) {
+            yearText = String(repeating: "0", count: 4 - String(year).count) + String(year)
+        } else {
+            let digits = String(abs(year))
+            yearText = (year < 0 ? "-" : "+") + String(repeating: "0", count: max(0, 6 - digits.count)) + digits
+        }
+        let millisecond = inDay % 1000
+        let fraction = millisecond < 10 ? "00\(millisecond)" : millisecond < 100 ? "0\(millisecond)" : "\(millisecond)"
+        return "\(yearText)-\(two(month))-\(two(day))T\(two(inDay / 3_600_000)):\(two(inDay / 60_000 % 60)):\(two(inDay / 1000 % 60)).\(fraction)Z"
+    }
+
+    @Test func writesTheSameTimestampsAsTheFirstEncoder() {
+        var random = SystemRandomNumberGenerator()
+        let limit = PlistJSON.maximumMilliseconds / 1000
+        var seconds: [Double] = [
+            0, -0.0005, 0.0005, -1, 1, limit, -limit, -63_114_076_800, -63_114_076_800.001, 252_423_993_600, 252_423_993_599.999,
+        ]
+        for _ in 0..<20_000 {
+            let scale = [1e3, 1e6, 1e9, 1e11, 1e12, limit].randomElement(using: &random)!
+            seconds.append(Double.random(in: -scale...scale, using: &random))
+        }
+        for value in seconds {
+            let date = Date(timeIntervalSinceReferenceDate: value)
+            #expect(PlistJSON.timestamp(date) == Self.joinedTimestamp(date), "\(value) s")
+        }
+    }
+
+    @Test func keysAreInStringOrderWhateverTheirBytes() {
+        // Shared prefixes past 16 bytes, NUL, non-ASCII and a decomposed form: String's `<` decides.
+        let keys = ["", "a", "a\u{0}", "ab", "abcdefghijklmnopq", "abcdefghijklmnop", "é", "f\u{301}", "Z", "zz", "\u{1F600}", "$dict"]
+        let dictionary = Dictionary(uniqueKeysWithValues: keys.enumerated().map { ($1, PlistValue.integer(Int64($0))) })
+        #expect(PlistJSON.encode(.dictionary(dictionary)) == Self.joined(.dictionary(dictionary)))
+        #expect(PlistJSON.encode(.dictionary(["$dict": 1])) == #"{"$dict":{"$dict":1}}"#)
     }
 }
