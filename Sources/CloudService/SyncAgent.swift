@@ -39,6 +39,8 @@ package actor SyncAgent {
     /// copy is read again only once its domain changed (the loop looks at every
     /// copy several times per wake-up).
     private var readCopies: [String: (version: UInt64, copy: StoreCopy)] = [:]
+    /// Each copy as last read or written, so the agent's own commit is not parsed again.
+    private var parsedCopies = ParsedStoreCopies()
     /// The last problem reported for each store's copy, so a copy that stays malformed is reported once.
     private var reportedProblems: [String: String] = [:]
     /// Upload throttling (`UploadThrottle`): when each store last went up, and what is held.
@@ -96,9 +98,10 @@ package actor SyncAgent {
         for (identifier, domain) in stores {
             guard let copy = readable(identifier), copy.account != current.account else { continue }
             try domain.transaction { fields in
-                var copy = try StoreCopy(fields, path: domain.file.path)
+                var copy = try parsedCopies.copy(of: fields, store: identifier, path: domain.file.path)
                 copy.switchAccount(to: current.account)
                 fields = copy.plist
+                parsedCopies.wrote(copy, as: fields, store: identifier)
             }
             inFlight[identifier] = nil
             events("account", ["store": .string(identifier), "account": current.account.map { .string($0) } ?? .string("none")])
@@ -161,7 +164,7 @@ package actor SyncAgent {
         let (version, contents) = domain.versionedSnapshot()
         if let known = readCopies[identifier], known.version == version { return known.copy }
         do {
-            let copy = try StoreCopy(contents, path: domain.file.path)
+            let copy = try parsedCopies.copy(of: contents, store: identifier, path: domain.file.path)
             reportedProblems[identifier] = nil
             readCopies[identifier] = (version, copy)
             return copy
@@ -268,13 +271,14 @@ package actor SyncAgent {
     ) throws {
         guard let domain = stores[store], readable(store) != nil else { return }
         let corrected = try domain.transaction { fields -> [String] in
-            var copy = try StoreCopy(fields, path: domain.file.path)
+            var copy = try parsedCopies.copy(of: fields, store: store, path: domain.file.path)
             guard copy.account == account else { return [] }
             copy.acknowledge(accepted)
             copy.refuse(refused)
             let corrected = copy.correct(superseded)
             copy.advance(advanced)
             fields = copy.plist
+            parsedCopies.wrote(copy, as: fields, store: store)
             return corrected
         }
         if !corrected.isEmpty { events("superseded", ["store": .string(store), "keys": .array(corrected.map { .string($0) })]) }
@@ -290,11 +294,12 @@ package actor SyncAgent {
     ) throws {
         guard let domain = stores[store], readable(store) != nil else { return }
         let corrected = try domain.transaction { fields -> [String] in
-            var copy = try StoreCopy(fields, path: domain.file.path)
+            var copy = try parsedCopies.copy(of: fields, store: store, path: domain.file.path)
             guard copy.account == account else { return [] }
             let corrected = copy.restored(kept: kept, refused: refused, superseded: superseded)
             copy.advance(advanced)
             fields = copy.plist
+            parsedCopies.wrote(copy, as: fields, store: store)
             return corrected
         }
         restoresInFlight[store] = nil
@@ -318,7 +323,7 @@ package actor SyncAgent {
         guard let domain = stores[store], readable(store) != nil else { return }
         // `gap`: ask again from there (a push lost; or 0, the cloud's history lost, `historyLost`).
         let outcome = try domain.transaction { fields -> (gap: Int64?, changed: [String]?, historyLost: Bool) in
-            var copy = try StoreCopy(fields, path: domain.file.path)
+            var copy = try parsedCopies.copy(of: fields, store: store, path: domain.file.path)
             guard copy.account == account else { return (nil, nil, false) }
             // Not on the cloud's history, or sent the whole store because removals it had were forgotten: a reset.
             if let lineage,
@@ -338,6 +343,7 @@ package actor SyncAgent {
                 let had = copy.revision
                 let reset = copy.reset(to: records, revision: revision, generation: lineage.current)
                 fields = copy.plist
+                parsedCopies.wrote(copy, as: fields, store: store)
                 events(
                     "cloud-reset",
                     [
@@ -357,6 +363,7 @@ package actor SyncAgent {
             let changed = copy.apply(fresh, revision: revision, initial: first)
             if copy.revision == revision, let lineage { copy.generation = lineage.current }
             fields = copy.plist
+            parsedCopies.wrote(copy, as: fields, store: store)
             return (nil, changed, false)
         }
         if let since = outcome.gap {
