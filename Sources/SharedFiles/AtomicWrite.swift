@@ -18,14 +18,21 @@ package func writeFileAtomically(_ bytes: Data, named name: String, in folder: I
 /// (fsync'd when `durable`). A file left under that name (by a writer that
 /// died) is removed first; O_EXCL then follows no link and opens no FIFO.
 /// Nothing is left behind on failure.
+/// Returns the new file's status, as it was once written (its inode is the temporary's identity).
+@discardableResult
 func writeTemporaryFile(_ bytes: some ContiguousBytes, named name: String, in folder: Int32, folderPath: String, durable: Bool, stamped: Bool = false)
-    throws
+    throws -> stat
 {
     let path = folderPath + "/" + name
-    if unlinkat(folder, name, 0) == -1 && errno != ENOENT {
-        throw FileSystemError(operation: "remove the stale temporary file", path: path, errno: errno)
+    let flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW
+    var fd = openat(folder, name, flags, 0o600)
+    if fd == -1 && errno == EEXIST {
+        // A temporary left by a writer that died (callers hold the file's lock): replaced.
+        if unlinkat(folder, name, 0) == -1 && errno != ENOENT {
+            throw FileSystemError(operation: "remove the stale temporary file", path: path, errno: errno)
+        }
+        fd = openat(folder, name, flags, 0o600)
     }
-    let fd = openat(folder, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
     if fd == -1 {
         let error = FileSystemError(operation: "create the temporary file", path: path, errno: errno)
         // The folder was removed after it was opened (a device erased).
@@ -42,11 +49,14 @@ func writeTemporaryFile(_ bytes: some ContiguousBytes, named name: String, in fo
                 written += Int(count)
             }
         }
-        if stamped { CommitStamp.mark(fd) }
+        var info = stat()
+        try systemCall("inspect", path) { fstat(fd, &info) }
+        if stamped { CommitStamp.mark(fd, written: info) }
         if durable { try systemCall("fsync", path) { fsync(fd) } }
         open = false
         // Not retried on EINTR: on Linux the descriptor is gone either way.
         if close(fd) == -1 && errno != EINTR { throw FileSystemError(operation: "close", path: path, errno: errno) }
+        return info
     } catch {
         unlinkat(folder, name, 0)
         throw error

@@ -24,9 +24,8 @@ package enum CommitStamp {
     /// Marks the open file just written. Best effort: on a file system
     /// without user attributes nothing is marked, and `writer` then counts
     /// every writer as the store (today's behaviour).
-    static func mark(_ descriptor: Int32) {
-        var info = stat()
-        guard fstat(descriptor, &info) == 0 else { return }
+    /// `info`: the file's status once written (its time and size are the mark).
+    static func mark(_ descriptor: Int32, written info: stat) {
         let bytes = Array(value(of: info).utf8)
         _ = setAttribute?(descriptor, attribute, bytes, bytes.count, 0)
     }

@@ -320,13 +320,11 @@ package final class SharedPlistFile: @unchecked Sendable {
         defer { close(scratch) }
         let scratchPath = directory + "/" + ScratchFolder.name
         // Under the lock, a temporary already there was left by a writer that died: it is replaced.
-        try writeTemporaryFile(bytes, named: temporaryName, in: scratch, folderPath: scratchPath, durable: false, stamped: true)
+        let written = try writeTemporaryFile(bytes, named: temporaryName, in: scratch, folderPath: scratchPath, durable: false, stamped: true)
         do {
             if durable {
-                var info = stat()
-                try systemCall("inspect", scratchPath + "/" + temporaryName) { fstatat(scratch, temporaryName, &info, AT_SYMLINK_NOFOLLOW) }
                 try CommitJournal.append(
-                    bytes, for: CommitJournal.Identity(info), fileName: fileName, in: scratch, scratchPath: scratchPath,
+                    bytes, for: CommitJournal.Identity(written), fileName: fileName, in: scratch, scratchPath: scratchPath,
                     keeping: keeping, slotMade: { try flushFolders(upFrom: folder) })
             }
             timings.writeAndJournal = MonotonicClock.now() - mark

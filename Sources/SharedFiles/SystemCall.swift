@@ -104,9 +104,10 @@ package func readRegularFile(named name: String, in folder: Int32, path: String,
         throw SharedFileError.notARegularFile(path: path, kind: describeFileType(info.st_mode))
     }
     guard info.st_size <= Int64(limit) else { throw SharedFileError.fileTooLarge(path: path, size: Int64(info.st_size), limit: limit) }
-    // A regular file: reads never block, but clear O_NONBLOCK so they behave plainly.
-    let flags = try systemCall("inspect", path) { fcntl(fd, F_GETFL) }
-    try systemCall("prepare to read", path) { fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) }
+    // A regular file: reads do not block, so O_NONBLOCK (which kept the open
+    // from waiting on a FIFO put at the name) is left set; a file system
+    // that still answers EAGAIN gets it cleared, and the read is tried again.
+    var blockingSet = false
     // One byte more than the size, so a file that did not grow is read (and
     // its end seen) in one go; one that grows is read up to the limit only.
     var buffer = [UInt8](repeating: 0, count: Int(info.st_size) + 1)
@@ -116,8 +117,17 @@ package func readRegularFile(named name: String, in folder: Int32, path: String,
             guard filled <= limit else { throw SharedFileError.fileTooLarge(path: path, size: Int64(filled), limit: limit) }
             buffer.append(contentsOf: repeatElement(0, count: min(buffer.count, limit + 1 - filled)))
         }
-        let count = try buffer.withUnsafeMutableBytes { raw in
-            try systemCall("read", path) { Int32(read(fd, raw.baseAddress! + filled, raw.count - filled)) }
+        let count = buffer.withUnsafeMutableBytes { raw in read(fd, raw.baseAddress! + filled, raw.count - filled) }
+        if count == -1 {
+            let code = errno
+            if code == EINTR { continue }
+            if code == EAGAIN && !blockingSet {
+                let flags = try systemCall("inspect", path) { fcntl(fd, F_GETFL) }
+                try systemCall("prepare to read", path) { fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) }
+                blockingSet = true
+                continue
+            }
+            throw FileSystemError(operation: "read", path: path, errno: code)
         }
         if count == 0 { break }
         filled += Int(count)
