@@ -20,13 +20,7 @@ struct JSONTextWriter {
         case .bool(let flag): writeLiteral(flag ? "true" : "false")
         case .date(let date): writeSpecialForm("$date", PlistJSON.timestamp(date))
         case .data(let data): writeSpecialForm("$data", data.base64EncodedString())
-        case .array(let elements):
-            bytes.append(UInt8(ascii: "["))
-            for (index, element) in elements.enumerated() {
-                if index > 0 { bytes.append(UInt8(ascii: ",")) }
-                write(element)
-            }
-            bytes.append(UInt8(ascii: "]"))
+        case .array(let elements): writeArray(elements) { $0.write($1) }
         case .dictionary(let dictionary):
             // One that would read back as one of the special forms is wrapped, so it stays a dictionary.
             let wrapped = dictionary.count == 1 && PlistJSON.specialForms.contains(dictionary.first!.key)
@@ -53,13 +47,7 @@ struct JSONTextWriter {
         case .integer(let integer): writeInteger(integer)
         case .real(let real): writeReal(real)
         case .string(let string): writeString(string)
-        case .array(let elements):
-            bytes.append(UInt8(ascii: "["))
-            for (index, element) in elements.enumerated() {
-                if index > 0 { bytes.append(UInt8(ascii: ",")) }
-                write(element)
-            }
-            bytes.append(UInt8(ascii: "]"))
+        case .array(let elements): writeArray(elements) { $0.write($1) }
         case .object(let members):
             bytes.append(UInt8(ascii: "{"))
             for (position, key) in members.keys.sorted().enumerated() {
@@ -70,6 +58,15 @@ struct JSONTextWriter {
             }
             bytes.append(UInt8(ascii: "}"))
         }
+    }
+
+    private mutating func writeArray<Element>(_ elements: [Element], _ writeElement: (inout JSONTextWriter, Element) -> Void) {
+        bytes.append(UInt8(ascii: "["))
+        for (index, element) in elements.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            writeElement(&self, element)
+        }
+        bytes.append(UInt8(ascii: "]"))
     }
 
     /// A string literal: `"` and `\` escaped, `\n`, `\r`, `\t` by name, the
