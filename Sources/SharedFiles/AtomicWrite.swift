@@ -15,10 +15,11 @@ package func writeFileAtomically(_ bytes: Data, named name: String, in folder: I
 }
 
 /// Creates the file `name` in the folder open at `folder` holding `bytes`
-/// (fsync'd when `durable`). A file left under that name (by a writer that
-/// died) is removed first; O_EXCL then follows no link and opens no FIFO.
-/// Nothing is left behind on failure.
-/// Returns the new file's status, as it was once written (its inode is the temporary's identity).
+/// (fsync'd when `durable`). The create is exclusive (O_EXCL: no link is
+/// followed, no FIFO opened); a file left under that name (by a writer that
+/// died) is removed and the create made again. Nothing is left behind on
+/// failure. Returns the new file's status once written (its inode is the
+/// temporary's identity).
 @discardableResult
 func writeTemporaryFile(_ bytes: some ContiguousBytes, named name: String, in folder: Int32, folderPath: String, durable: Bool, stamped: Bool = false)
     throws -> stat
