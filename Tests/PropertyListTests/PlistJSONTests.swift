@@ -1,5 +1,6 @@
 import Foundation
 import PropertyBased
+import Synchronization
 import Testing
 
 @testable import PropertyList
@@ -320,6 +321,27 @@ import Testing
             let date = Date(timeIntervalSinceReferenceDate: value)
             #expect(PlistJSON.timestamp(date) == Self.joinedTimestamp(date), "\(value) s")
         }
+    }
+
+    /// The writer recurses (and ranks a small dictionary's keys on the
+    /// stack), as the reader does: the deepest value a property list may hold
+    /// must cross on a thread with half the usual 8 MiB stack. In a debug
+    /// build the writer needs under 1 MiB for it (the first encoder 1–1.5),
+    /// the reader 1–2 MiB.
+    @Test func theDeepestValueCrossesOnASmallStack() throws {
+        var value: PlistValue = "bottom"
+        for level in 1..<PlistLimits.maximumDepth { value = level.isMultiple(of: 2) ? .array([value, 1]) : .dictionary(["k": value, "$date": 2]) }
+        let done = DispatchSemaphore(value: 0)
+        let result = Mutex<PlistValue?>(nil)
+        let thread = Thread { [value] in
+            defer { done.signal() }
+            let read = try? PlistJSON.decode(PlistJSON.parse(PlistJSON.encode(value)))
+            result.withLock { $0 = read }
+        }
+        thread.stackSize = 4 << 20
+        thread.start()
+        #expect(done.wait(timeout: .now() + 60) == .success)
+        #expect(result.withLock { $0 } == value)
     }
 
     @Test func keysAreInStringOrderWhateverTheirBytes() {
