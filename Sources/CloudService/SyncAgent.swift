@@ -35,11 +35,9 @@ package actor SyncAgent {
     /// Restores (what a copy gives back after a reset) sent and not yet answered: store → when sent.
     private var restoresInFlight: [String: ContinuousClock.Instant] = [:]
     private let events: @Sendable (String, [String: PlistValue]) -> Void
-    /// Each store's copy as last read, with the domain's version it was read at: a
-    /// copy is read again only once its domain changed (the loop looks at every
-    /// copy several times per wake-up).
-    private var readCopies: [String: (version: UInt64, copy: StoreCopy)] = [:]
-    /// Each copy as last read or written, so the agent's own commit is not parsed again.
+    /// Each copy as last read or written: a copy is parsed again only once
+    /// its domain's view is another dictionary (the loop looks at every copy
+    /// several times per wake-up), and the agent's own commit never is.
     private var parsedCopies = ParsedStoreCopies()
     /// The last problem reported for each store's copy, so a copy that stays malformed is reported once.
     private var reportedProblems: [String: String] = [:]
@@ -161,12 +159,9 @@ package actor SyncAgent {
     /// (another tool's doing), so one bad copy never stops the others syncing.
     private func readable(_ identifier: String) -> StoreCopy? {
         guard let domain = stores[identifier] else { return nil }
-        let (version, contents) = domain.versionedSnapshot()
-        if let known = readCopies[identifier], known.version == version { return known.copy }
         do {
-            let copy = try parsedCopies.copy(of: contents, store: identifier, path: domain.file.path)
+            let copy = try parsedCopies.copy(of: domain.snapshot(), store: identifier, path: domain.file.path)
             reportedProblems[identifier] = nil
-            readCopies[identifier] = (version, copy)
             return copy
         } catch {
             let problem = "\(error); the store \(identifier) is not synced until the file is fixed or removed"

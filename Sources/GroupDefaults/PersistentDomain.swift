@@ -170,12 +170,6 @@ package final class PersistentDomain: @unchecked Sendable {
         state.withLock { currentView() }
     }
 
-    /// The view with its version, read together: while the version stays,
-    /// so does the view (for a caller that caches what it derives from it).
-    package func versionedSnapshot() -> (version: UInt64, contents: [String: PlistValue]) {
-        state.withLock { (version.current, currentView()) }
-    }
-
     private func currentValue(forKey key: String) -> PlistValue? {
         if let decided = pending.decision(forKey: key) { return decided }
         if let decided = inFlight.decision(forKey: key) { return decided }
