@@ -23,10 +23,5 @@ for suites in GroupDefaultsTests CloudTests SimulatedFoundationTests \
     'IntegrationTests\.CloudProcessTests/' \
     GroupSimTestingTests; do
     echo "==> testing $suites under TSan"
-    # Two cloud tests open hundreds of connections to check bounds, not concurrency (the fault table's 1024
-    # devices, the connection cap). Under TSan, NIO's own NIOAsyncChannel.executeThenClose is now and then reported
-    # as racing with the event loop that made the channel (the two are ordered through Swift concurrency's runtime,
-    # which TSan does not see); so many connections make that report likely. Both run in the normal suite.
-    swift test --skip-build --sanitize=thread --scratch-path .build-tsan --filter "$suites" \
-        --skip 'theFaultTableIsBounded|connectionsBeyondTheCapAreRefused' "$@"
+    swift test --skip-build --sanitize=thread --scratch-path .build-tsan --filter "$suites" "$@"
 done

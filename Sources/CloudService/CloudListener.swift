@@ -7,7 +7,6 @@ import NIOPosix
 import NIOWebSocket
 import PropertyList
 import SharedFiles
-import Synchronization
 
 /// Where a simulation's cloud listens: `<root>/cloud/server.plist`, written
 /// by the server once it is bound, read by agents on every connection attempt
@@ -420,12 +419,15 @@ struct CloudNotFound: Error, CustomStringConvertible {
 /// does not read what it is sent is disconnected (it resyncs when it comes
 /// back) instead of growing the cloud's memory. The cloud's actor adds,
 /// the connection's writer task takes away.
-final class DeviceOutbox: Sendable {
+/// Unchecked Sendable: `queued` is read and changed under `lock` only (an
+/// NSLock, whose contended waits Thread Sanitizer sees, unlike a Mutex's).
+final class DeviceOutbox: @unchecked Sendable {
     private let continuation: AsyncStream<OutgoingFrame>.Continuation
     private let limit: Int
     private let disconnect: @Sendable (String) -> Void
     /// Bytes queued, or nil once the device was disconnected for falling behind.
-    private let queued = Mutex<Int?>(0)
+    private let lock = NSLock()
+    private var queued: Int? = 0
 
     init(_ continuation: AsyncStream<OutgoingFrame>.Continuation, limit: Int, disconnect: @escaping @Sendable (String) -> Void) {
         self.continuation = continuation
@@ -442,7 +444,7 @@ final class DeviceOutbox: Sendable {
 
     func yield(_ frame: OutgoingFrame) {
         let size = Self.size(frame)
-        let admitted = queued.withLock { queued -> Bool? in
+        let admitted = lock.withLock { () -> Bool? in
             guard let waiting = queued else { return nil }
             // One message is always let through, however large: the limit bounds what piles up behind it.
             guard waiting == 0 || waiting + size <= limit else {
@@ -464,7 +466,7 @@ final class DeviceOutbox: Sendable {
     /// The writer sent `frame`.
     func sent(_ frame: OutgoingFrame) {
         let size = Self.size(frame)
-        queued.withLock { queued in queued = queued.map { max(0, $0 - size) } }
+        lock.withLock { queued = queued.map { max(0, $0 - size) } }
     }
 
     func finish() { continuation.finish() }
@@ -473,10 +475,14 @@ final class DeviceOutbox: Sendable {
 /// Counts open connections against a cap below the descriptor limit, so a
 /// flood of connections is refused before the cloud runs out of descriptors
 /// (where it could neither accept nor open its files).
-final class ConnectionLimiter: Sendable {
+/// Unchecked Sendable: its counts are read and changed under `lock` only
+/// (admitted on every event loop, released when a connection closes).
+final class ConnectionLimiter: @unchecked Sendable {
     static let ceiling = 1024
     let maximum: Int
-    private let state = Mutex<(open: Int, lastReport: ContinuousClock.Instant?)>((0, nil))
+    private let lock = NSLock()
+    private var open = 0
+    private var lastReport: ContinuousClock.Instant?
 
     init(maximum: Int) { self.maximum = maximum }
 
@@ -488,22 +494,22 @@ final class ConnectionLimiter: Sendable {
     }
 
     func admit() -> Bool {
-        state.withLock { state in
-            guard state.open < maximum else { return false }
-            state.open += 1
+        lock.withLock {
+            guard open < maximum else { return false }
+            open += 1
             return true
         }
     }
 
-    func release() { state.withLock { $0.open = max(0, $0.open - 1) } }
+    func release() { lock.withLock { open = max(0, open - 1) } }
 
     /// The count of open connections, when a refusal should be logged (at most once a second, not once per refused connection).
     func refusalToReport() -> Int? {
-        state.withLock { state in
+        lock.withLock {
             let now = ContinuousClock.now
-            if let last = state.lastReport, now - last < .seconds(1) { return nil }
-            state.lastReport = now
-            return state.open
+            if let last = lastReport, now - last < .seconds(1) { return nil }
+            lastReport = now
+            return open
         }
     }
 }
