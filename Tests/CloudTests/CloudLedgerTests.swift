@@ -20,7 +20,7 @@ import Testing
     /// Reading an account that holds nothing (a typo in `cloud read
     /// --account`, a curl) makes no account: only an upload does.
     @Test func lookingUpAnAccountMakesNoAccount() throws {
-        var ledger = try CloudLedger(dataFolder: folder)
+        var ledger = CloudLedger(dataFolder: folder)
         #expect(try ledger.stores(of: "bob").isEmpty)
         #expect(try ledger.store("com.example.notes", of: "bob").records.isEmpty)
         #expect(!ledger.knownAccounts.contains("bob"))
