@@ -10,6 +10,9 @@ package enum ControlProtocol {
     /// An exit status, as a shell shows it (128 + the signal for a death by
     /// signal): what `exit` takes, and what a scenario's steps and checks name.
     package static let exitStatusRange = 0...255
+    /// Requests a simulated role reads ahead of the one it is running (about
+    /// 250 bytes each while they wait): past that it reads no more until one is done.
+    package static let queuedRequestLimit = 4_096
 
     /// Parses one request line into its id and command. The line is read by
     /// the project's strict JSON reader: values arrive exactly as written or

@@ -41,7 +41,7 @@ struct FaultInjector {
     /// Rewrites the plist in place with one key changed, as an editor does: no lock, no store commit.
     func edit(_ domain: String, device: String?, key: String, value: PlistValue?, noting step: Step) throws {
         context.log.action("files", step)
-        let files = try DomainFiles(root: SimulationRoot(path: context.root), device: device ?? context.scenario.defaultDevice)
+        let files = DomainFiles(root: SimulationRoot(path: context.root), device: device ?? context.scenario.defaultDevice)
         let path = try files.location(of: domain).path
         var contents = try files.read(domain) ?? [:]
         contents[key] = value

@@ -28,7 +28,7 @@ import Synchronization
 package final class ControlChannel: @unchecked Sendable {
     package struct Limits: Sendable {
         /// A request line longer than this is refused (and skipped up to its newline).
-        package var maximumLineBytes = PlistLimits.maximumFileSize * 2
+        package var maximumLineBytes = LineSplitter.defaultMaximumLineBytes
         /// Unsent output past which events are dropped and requests wait.
         package var maximumOutgoingBytes = 4 << 20
         /// How long the process's exit waits for unsent lines to go.
@@ -252,8 +252,7 @@ package final class ControlChannel: @unchecked Sendable {
             isReady = true
             condition.broadcast()
         }
-        var incoming: [UInt8] = []
-        var skippingLongLine = false
+        var lines = LineSplitter(maximumLineBytes: limits.maximumLineBytes)
         var buffer = [UInt8](repeating: 0, count: 65_536)
         var peerFinished = false
         loop: while true {
@@ -261,12 +260,15 @@ package final class ControlChannel: @unchecked Sendable {
                 (sentCount < outgoing.count, outgoing.count - sentCount >= limits.maximumOutgoingBytes, requestsRunning)
             }
             if peerFinished && !pending && running == 0 { break }
+            // No more is read while the output is full or `queuedRequestLimit` requests wait (one read's lines
+            // may go past it): a peer that floods requests meets a full socket, not a growing program.
+            let reading = !peerFinished && !full && running < ControlProtocol.queuedRequestLimit
             var fds = [
-                // Once the peer is done and nothing waits to go, only the wake pipe is watched
+                // When there is nothing to read or send, only the wake pipe is watched
                 // (a closed socket reports POLLHUP on every call, whatever was asked).
                 pollfd(
-                    fd: peerFinished && !pending ? -1 : descriptor,
-                    events: Int16((peerFinished || full ? 0 : POLLIN) | (pending ? POLLOUT : 0)), revents: 0),
+                    fd: reading || pending ? descriptor : -1,
+                    events: Int16((reading ? POLLIN : 0) | (pending ? POLLOUT : 0)), revents: 0),
                 pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0),
             ]
             // After the peer's end of input, requests still running are waited
@@ -279,7 +281,7 @@ package final class ControlChannel: @unchecked Sendable {
             if ready == 0 { break }
             if fds[1].revents != 0 { while read(wakeRead, &buffer, buffer.count) > 0 {} }
             if fds[0].revents & Int16(POLLNVAL) != 0 { break }
-            if fds[0].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0, !peerFinished, !full {
+            if fds[0].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0, reading {
                 let count = read(descriptor, &buffer, buffer.count)
                 if count == 0 || (count < 0 && errno != EAGAIN && errno != EINTR) {
                     // The peer is done sending: answer what it asked, then end.
@@ -287,8 +289,13 @@ package final class ControlChannel: @unchecked Sendable {
                     continue
                 }
                 if count > 0 {
-                    incoming.append(contentsOf: buffer[0..<count])
-                    handleLines(&incoming, skippingLongLine: &skippingLongLine)
+                    let pieces = buffer.withUnsafeBytes { lines.feed(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+                    for piece in pieces {
+                        switch piece {
+                        case .line(let line): handle(line)
+                        case .tooLong: refuseLongLine()
+                        }
+                    }
                 }
             }
             if fds[0].revents & Int16(POLLOUT | POLLERR | POLLHUP) != 0, pending {
@@ -298,32 +305,8 @@ package final class ControlChannel: @unchecked Sendable {
         finish()
     }
 
-    /// Performs every complete line in `incoming`; a line longer than the limit is refused.
-    private func handleLines(_ incoming: inout [UInt8], skippingLongLine: inout Bool) {
-        var start = 0
-        while let newline = incoming[start...].firstIndex(of: 0x0A) {
-            if skippingLongLine {
-                skippingLongLine = false
-            } else if newline - start > limits.maximumLineBytes {
-                refuseLongLine()
-            } else {
-                var end = newline
-                if end > start, incoming[end - 1] == 0x0D { end -= 1 }
-                handle(String(decoding: incoming[start..<end], as: UTF8.self))
-            }
-            start = newline + 1
-        }
-        incoming.removeFirst(start)
-        if incoming.count > limits.maximumLineBytes {
-            // Not kept while the rest arrives: the line is refused now, its end skipped when it comes.
-            if !skippingLongLine { refuseLongLine() }
-            skippingLongLine = true
-            incoming.removeAll(keepingCapacity: false)
-        }
-    }
-
     private func refuseLongLine() {
-        let message = "request line longer than \(limits.maximumLineBytes) bytes: refused, and skipped up to its end"
+        let message = LineSplitter.refusal(maximumLineBytes: limits.maximumLineBytes)
         perform { ControlProtocol.failure(id: "null", message: message) }
     }
 

@@ -130,6 +130,47 @@ import Testing
         #expect(program.channel?.waitUntilClosed(timeout: 20) == true)
     }
 
+    /// A driver that floods the channel meets a full socket, not a growing
+    /// program: while a request waits for a lock, the channel reads about
+    /// `queuedRequestLimit` requests ahead (one read's lines past it at most),
+    /// so a ping sent well behind them is read, and answered, only once many are done.
+    @Test(.timeLimit(.minutes(3))) func theChannelReadsAtMostItsQueueOfRequestsAhead() throws {
+        let root = try rootWithExampleApp()
+        let group = "group.com.example.notes"
+        let program = try AppProcess(
+            controlling: [
+                BuiltExecutable.path("groupsim"), "exec", "--app", "com.example.notes", "--control-socket", AppProcess.controlSocketPlaceholder, "--",
+                BuiltExecutable.path("settings-examples"), "editor-watch", "2",
+            ], root: root, environment: ["GROUPSIM_LOCK_TIMEOUT": "120"])
+        try program.process.waitForLine(timeout: 20) { $0 == "ready=true" }
+        let channel = try #require(program.channel)
+        let holder = try StoppedLockHolder(root: root, domain: group)
+        #expect(try program.request(.set(key: "theme", value: .string("dark")), suite: group).ok)
+        let sync = program.send(.synchronize, suite: group)
+        // Sent from a thread of its own: once the program stops reading, the socket fills and the write waits.
+        let beyond = 2_000
+        let gets = (0..<ControlProtocol.queuedRequestLimit + beyond).map { 100_000 + $0 }
+        let ping = 99_999
+        let flood =
+            gets.map { ControlProtocol.requestLine(id: $0, .get(key: "theme"), suite: group) + "\n" }.joined()
+            + ControlProtocol.requestLine(id: ping, .ping) + "\n"
+        let sent = DispatchSemaphore(value: 0)
+        Thread {
+            channel.writeRaw(Array(flood.utf8))
+            sent.signal()
+        }.start()
+        // Read at once, the ping would be answered now, with the worker still held by the lock.
+        #expect(throws: (any Error).self) { try program.response(id: .integer(Int64(ping)), timeout: 3) }
+        try holder.end()
+        #expect(try program.response(id: .integer(Int64(ping)), timeout: 60).ok)
+        let answeredFirst = program.unconsumed.filter { if case .response = $0 { true } else { false } }.count
+        #expect(answeredFirst >= beyond / 2)
+        #expect(try program.response(id: sync).ok)
+        for id in gets { #expect(try program.response(id: .integer(Int64(id))).value == .string("dark")) }
+        #expect(sent.wait(timeout: .now() + 20) == .success)
+        program.closeInput()
+    }
+
     @Test func writesThroughTheChannelReachTheFile() throws {
         let root = try rootWithExampleApp()
         let program = try startEditorWatch(root)

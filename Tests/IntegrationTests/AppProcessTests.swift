@@ -92,6 +92,22 @@ import Testing
         #expect(try main.request(.ping).ok)
     }
 
+    /// A line longer than the limit (twice the largest plist file) is refused
+    /// with `"id":null` and skipped up to its newline; what follows is answered.
+    @Test func anOverlongRequestLineIsRefusedAndTheProcessGoesOn() throws {
+        let main = try AppProcess("main-app", root: root)
+        var line = Data(#"{"id":1,"cmd":"set","key":"k","value":""#.utf8)
+        line.append(Data(repeating: 0x78, count: LineSplitter.defaultMaximumLineBytes))
+        line.append(Data(#""}"#.utf8 + [0x0A]))
+        #expect(main.process.write(bytes: line))
+        let refusal = try main.send(raw: ControlProtocol.requestLine(id: 2, .get(key: "k")))
+        #expect(refusal.fields["id"] == nil)
+        #expect(refusal.error == LineSplitter.refusal(maximumLineBytes: LineSplitter.defaultMaximumLineBytes))
+        let next = try main.response(id: .integer(2))
+        #expect(next.ok && next.value == nil)
+        #expect(try main.request(.ping).ok)
+    }
+
     /// `search-list` answers the list as it is now: a suite added comes just
     /// below the process's own (the list in `ready` is as it was at start).
     /// A key over the iCloud store's 64 bytes ends the app as Apple's

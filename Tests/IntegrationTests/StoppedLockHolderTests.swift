@@ -16,32 +16,13 @@ import Testing
     }
     let group = "group.com.example.notes"
 
-    /// `groupsim-stress hold-lock`, stopped once it holds the lock.
-    final class StoppedHolder {
-        let process: RunningProcess
-        init(root: TemporaryRoot, domain: String) throws {
-            process = try RunningProcess(
-                BuiltExecutable.path("groupsim-stress"), ["hold-lock", "--domain", domain],
-                environment: ["GROUPSIM_ROOT": root.path, "GROUPSIM_DEVICE": "iPhone"])
-            try process.waitForLine(timeout: 20) { $0 == "holding" }
-            process.signal(SIGSTOP)
-        }
-        var pid: Int32 { process.pid }
-        /// Ends the holder; the kernel releases its lock.
-        func end() throws {
-            process.signal(SIGKILL)
-            try process.waitForExit()
-        }
-        deinit { process.kill() }
-    }
-
     func onDisk() throws -> [String: PlistValue] {
         guard let data = FileManager.default.contents(atPath: root.groupSuitePath(group)) else { return [:] }
         return try PropertyListFormat.decodeDictionary(data)
     }
 
     @Test func theDefaultsToolGivesUpNamingTheHolder() throws {
-        let holder = try StoppedHolder(root: root, domain: group)
+        let holder = try StoppedLockHolder(root: root, domain: group)
         let write = try tool(["defaults", "write", group, "k", "v"], environment: ["GROUPSIM_LOCK_TIMEOUT": "0.5"])
         #expect(write.status == 1)
         #expect(write.stderr.contains("gave up waiting for the lock '"))
@@ -54,7 +35,7 @@ import Testing
 
     @Test func theAppAnswersPingWhileACommandWaitsForTheLock() throws {
         let main = try AppProcess("main-app", root: root, environment: ["GROUPSIM_LOCK_TIMEOUT": "60", "GROUPSIM_DEFER_COMMITS": "1"])
-        let holder = try StoppedHolder(root: root, domain: group)
+        let holder = try StoppedLockHolder(root: root, domain: group)
         try main.set("theme", "dark")
         let sync = main.send(.synchronize)
         let alive = main.send(.ping)
@@ -69,9 +50,33 @@ import Testing
         #expect(try main.waitForExit() == 0)
     }
 
+    /// A driver that floods requests meets a full pipe, not a growing app:
+    /// while a command waits for the lock, the app reads at most
+    /// `queuedRequestLimit` requests ahead of it, so a ping sent behind more
+    /// than that is read, and answered, only once some of them are done.
+    @Test func anAppReadsAtMostItsQueueOfRequestsAhead() throws {
+        let main = try AppProcess("main-app", root: root, environment: ["GROUPSIM_LOCK_TIMEOUT": "60", "GROUPSIM_DEFER_COMMITS": "1"])
+        let holder = try StoppedLockHolder(root: root, domain: group)
+        try main.set("theme", "dark")
+        let sync = main.send(.synchronize)
+        let beyond = 100
+        let gets = (0..<ControlProtocol.queuedRequestLimit + beyond).map { _ in main.send(.get(key: "theme")) }
+        let alive = main.send(.ping)
+        // Read at once, the ping would be answered now, with the worker still held by the lock.
+        #expect(throws: (any Error).self) { try main.response(id: alive, timeout: 3) }
+        try holder.end()
+        #expect(try main.response(id: alive, timeout: 60).ok)
+        let answeredFirst = main.unconsumed.filter { if case .response = $0 { true } else { false } }.count
+        #expect(answeredFirst >= beyond)
+        #expect(try main.response(id: sync).ok)
+        for id in gets { #expect(try main.response(id: id).value == "dark") }
+        main.closeInput()
+        #expect(try main.waitForExit() == 0)
+    }
+
     @Test func theAppsCommandsFailNamingTheHolderAndTheChangeStaysPending() throws {
         let main = try AppProcess("main-app", root: root, environment: ["GROUPSIM_LOCK_TIMEOUT": "0.5", "GROUPSIM_DEFER_COMMITS": "1"])
-        let holder = try StoppedHolder(root: root, domain: group)
+        let holder = try StoppedLockHolder(root: root, domain: group)
         try main.set("theme", "dark")
         let synchronize = try main.request(.synchronize)
         #expect(!synchronize.ok)
@@ -95,7 +100,7 @@ import Testing
     /// is the last line: the save at exit is not tried again after it.
     @Test func synchronizeBehindAWaitingCommitAnswersWithinOneLockWaitAndExitIsSaidLast() throws {
         let main = try AppProcess("main-app", root: root, environment: ["GROUPSIM_LOCK_TIMEOUT": "1"])
-        let holder = try StoppedHolder(root: root, domain: group)
+        let holder = try StoppedLockHolder(root: root, domain: group)
         let setAt = Date()
         try main.set("theme", "dark")
         let synchronize = try main.request(.synchronize)
@@ -127,7 +132,7 @@ import Testing
     }
 
     @Test func anExtensionStopsPromptlyOnSIGTERMAndSaysWhatWasNotSaved() throws {
-        let holder = try StoppedHolder(root: root, domain: group)
+        let holder = try StoppedLockHolder(root: root, domain: group)
         let intent = try AppProcess(
             "intent-extension", root: root, arguments: ["SetLastNote", "text=hello"], environment: ["GROUPSIM_LOCK_TIMEOUT": "60"])
         // Its own change event: the value is set and pending, its commit waiting for the lock.
