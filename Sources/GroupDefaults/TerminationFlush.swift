@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Commits pending changes when the process is asked to stop (SIGINT,
 /// SIGTERM) and then exits with the conventional status 128+signal. Normal
@@ -73,15 +72,18 @@ package enum TerminationFlush {
     }
 
     /// Each domain's flush result: nil while running, .some(nil) when saved, .some(problem) when it failed.
-    private final class Outcomes: Sendable {
-        private let problems = Mutex<[ObjectIdentifier: String?]>([:])
+    /// Unchecked Sendable: `problems` is read and changed under `lock` only (an NSLock: the flushing threads
+    /// record at once, and Thread Sanitizer sees a contended NSLock's wait, not a Mutex's).
+    private final class Outcomes: @unchecked Sendable {
+        private let lock = NSLock()
+        private var problems: [ObjectIdentifier: String?] = [:]
 
         func record(_ domain: PersistentDomain, problem: String?) {
-            problems.withLock { $0[ObjectIdentifier(domain)] = .some(problem) }
+            lock.withLock { problems[ObjectIdentifier(domain)] = .some(problem) }
         }
 
         func outcome(of domain: PersistentDomain) -> String?? {
-            problems.withLock { $0[ObjectIdentifier(domain)] }
+            lock.withLock { problems[ObjectIdentifier(domain)] }
         }
     }
 }

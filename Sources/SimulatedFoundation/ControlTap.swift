@@ -9,21 +9,24 @@ import Synchronization
 /// each `set` pays one atomic load here, and nothing else.
 enum ControlTap {
     private static let serving = Atomic<Bool>(false)
-    private static let channel = Mutex<ControlChannel?>(nil)
+    /// Read from every thread that delivers while a channel serves: an NSLock,
+    /// whose contended wait Thread Sanitizer sees (a Mutex's it does not).
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var channel: ControlChannel?
 
     @inline(__always)
     static var isServing: Bool { serving.load(ordering: .acquiring) }
 
     static func start(_ sink: ControlChannel) {
-        channel.withLock { $0 = sink }
+        lock.withLock { channel = sink }
         serving.store(true, ordering: .releasing)
     }
 
     /// Stops the tap if `sink` is still the one it feeds (a later channel may have replaced it).
     static func stop(_ sink: ControlChannel) {
-        channel.withLock { current in
-            guard current === sink else { return }
-            current = nil
+        lock.withLock {
+            guard channel === sink else { return }
+            channel = nil
             serving.store(false, ordering: .releasing)
         }
     }
@@ -32,7 +35,7 @@ enum ControlTap {
     /// program's channel serves every instance of it; a test's or a benchmark's channel, made for one process of its
     /// own, only that one's, so events of other tests running beside it in the same process never reach it.
     static func emit(_ event: AppEvent, from source: SimulatedProcess) {
-        guard isServing, let sink = channel.withLock({ $0 }), sink.serves(source) else { return }
+        guard isServing, let sink = lock.withLock({ channel }), sink.serves(source) else { return }
         sink.emit(event)
     }
 
