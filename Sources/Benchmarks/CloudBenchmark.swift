@@ -21,10 +21,13 @@ struct CloudBenchmark: ParsableCommand {
 
     @Option(help: "Changes measured.") var changes = 500
     @Option(help: "Changes run first and not measured.") var warmup = 50
+    @Option(help: "Other keys in the store, besides the one changed (at most \(CloudLimits.maximumKeys - 1)).")
+    var keys = 0
 
     func validate() throws {
         try requireCount(changes, "--changes", in: 1...1_000_000)
         try requireCount(warmup, "--warmup", in: 0...1_000_000)
+        try requireCount(keys, "--keys", in: 0...(CloudLimits.maximumKeys - 1))
     }
     @Option(help: "Folder holding groupsim (default: beside this executable).") var binaries: String?
 
@@ -34,13 +37,13 @@ struct CloudBenchmark: ParsableCommand {
     static let store = "com.example.bench.kvs"
 
     func run() throws {
-        let world = try CloudWorld(devices: 2, otherAccounts: 0, binaries: binaries, phases: !noPhases)
+        let world = try CloudWorld(devices: 2, otherAccounts: 0, otherKeys: keys, binaries: binaries, phases: !noPhases)
         let before = world.writerCommits
         let histogram = try world.measure(changes: changes, warmup: warmup)
         let commits = CommitTimingsReport(before: before, after: world.writerCommits)
         print(
             """
-            cloud: \(changes) changes, device A's app → cloud → device B's app (all durable, loopback, no added latency)
+            cloud: \(changes) changes of one key in a store of \(keys + 1), device A's app → cloud → device B's app (all durable, loopback, no added latency)
               latency set → didChangeExternally in the other device's app (ms):
                 p50 \(milliseconds(histogram.valueAtPercentile(50)))  p90 \(milliseconds(histogram.valueAtPercentile(90)))  \
             p99 \(milliseconds(histogram.valueAtPercentile(99)))  max \(milliseconds(histogram.max))  mean \(milliseconds(histogram.mean))
@@ -65,8 +68,10 @@ final class CloudWorld {
     /// Each hop's time, when asked for (two devices only: the path is then one line).
     private(set) var phases: CloudTripPhases?
 
+    /// `otherKeys`: keys the first device writes to the measured store before
+    /// any agent starts (so every copy and the cloud's ledger hold them).
     /// `phases`: the cloud and the agents put the clock on their event lines, and each change's hops are timed.
-    init(devices: Int, otherAccounts: Int, binaries: String?, phases: Bool = false) throws {
+    init(devices: Int, otherAccounts: Int, otherKeys: Int = 0, binaries: String?, phases: Bool = false) throws {
         self.phases = phases && devices == 2 ? CloudTripPhases() : nil
         let environment = self.phases == nil ? [:] : [EventClock.variable: "1"]
         root = (NSTemporaryDirectory() as NSString).appendingPathComponent("groupsim-bench-cloud-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
@@ -82,6 +87,8 @@ final class CloudWorld {
         server = try RunningProcess(groupsim, ["cloud", "serve", "--root", root], environment: environment)
         writer = try UbiquitousStore(cloud: DeviceCloud(root: simulation, device: measured[0]), identifier: CloudBenchmark.store)
         try server.waitForLine(timeout: 30) { $0.contains("\"listening\"") }
+        for key in 0..<otherKeys { try writer.set(.string("value of key \(key)"), forKey: "key-\(key)") }
+        try writer.flush()
         // The other accounts' devices: a few keys each, uploaded and acknowledged before anything is measured.
         for device in others {
             let store = try UbiquitousStore(cloud: DeviceCloud(root: simulation, device: device), identifier: CloudBenchmark.store)

@@ -13,6 +13,7 @@ struct CurvesBenchmark: ParsableCommand {
         discussion: """
             Curves: propagation-keys (suite size 10 … 10,000), propagation-observers (1 … 64 observing processes), \
             cloud-devices (2 … 16 devices on one account), cloud-accounts (1 … 100 accounts on one cloud), \
+            cloud-keys (1 … 1,000 keys in the store whose one key changes), \
             role-memory (main-app and widget resident memory against keys written), suite-jobs (the scenario suite's \
             wall time against --jobs 1, 2, 4), fuzz-rate (randomized histories' operations per second against their length). \
             Each writes OUTPUT/NAME.svg and its table into OUTPUT/curves.md.
@@ -23,6 +24,7 @@ struct CurvesBenchmark: ParsableCommand {
         case propagationObservers = "propagation-observers"
         case cloudDevices = "cloud-devices"
         case cloudAccounts = "cloud-accounts"
+        case cloudKeys = "cloud-keys"
         case roleMemory = "role-memory"
         case suiteJobs = "suite-jobs"
         case fuzzRate = "fuzz-rate"
@@ -70,12 +72,17 @@ struct CurvesBenchmark: ParsableCommand {
         case .cloudDevices:
             let counts = quick ? [2, 3] : [2, 4, 8, 16]
             return try cloudCurve("The cloud's trip against devices on one account", x: "devices on the account", sizes: counts) {
-                (devices: $0, otherAccounts: 0)
+                (devices: $0, otherAccounts: 0, otherKeys: 0)
             }
         case .cloudAccounts:
             let counts = quick ? [1, 2] : [1, 10, 100]
             return try cloudCurve("The cloud's trip against accounts on one cloud", x: "accounts on the cloud", sizes: counts) {
-                (devices: 2, otherAccounts: $0 - 1)
+                (devices: 2, otherAccounts: $0 - 1, otherKeys: 0)
+            }
+        case .cloudKeys:
+            let counts = quick ? [1, 10] : [1, 10, 100, 1_000]
+            return try cloudCurve("The cloud's trip against keys in the store", x: "keys in the store", sizes: counts) {
+                (devices: 2, otherAccounts: 0, otherKeys: $0 - 1)
             }
         case .roleMemory: return try RoleMemoryCurve(options: options, sizes: quick ? [1, 100] : [1, 100, 1_000, 10_000]).measure()
         case .suiteJobs: return try suiteCurve(jobs: quick ? [1, 2] : [1, 2, 4])
@@ -137,13 +144,15 @@ struct CurvesBenchmark: ParsableCommand {
     }
 
     /// p50 and p99 from a device's set to the last other device's app, and the cloud's resident memory, at each size.
-    private func cloudCurve(_ title: String, x: String, sizes: [Int], _ setting: (Int) -> (devices: Int, otherAccounts: Int)) throws -> CostCurve {
+    private func cloudCurve(
+        _ title: String, x: String, sizes: [Int], _ setting: (Int) -> (devices: Int, otherAccounts: Int, otherKeys: Int)
+    ) throws -> CostCurve {
         var curve = CostCurve(
             title: title, xLabel: x, yLabel: "ms, MiB",
             series: [.init(name: "p50 ms", points: []), .init(name: "p99 ms", points: []), .init(name: "cloud RSS MiB", points: [])])
         for size in sizes {
-            let (devices, otherAccounts) = setting(size)
-            let world = try CloudWorld(devices: devices, otherAccounts: otherAccounts, binaries: binaries)
+            let (devices, otherAccounts, otherKeys) = setting(size)
+            let world = try CloudWorld(devices: devices, otherAccounts: otherAccounts, otherKeys: otherKeys, binaries: binaries)
             let histogram = try world.measure(changes: changes, warmup: warmup)
             record(&curve, x: Double(size), histogram)
             if let kib = ResidentMemory.kibibytes(of: world.server.pid) { curve.series[2].points.append((Double(size), Double(kib) / 1024)) }

@@ -22,7 +22,7 @@ extension StoreCopy {
             }
             pending[key] = nil
             // Forgotten, so the cloud's record (older by the clock) is taken by `merge`.
-            stamps[key] = nil
+            setStamp(nil, forKey: key)
             overwritten.append(key)
         }
         return overwritten.sorted()

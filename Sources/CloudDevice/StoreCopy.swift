@@ -37,8 +37,13 @@ package struct StoreCopy: Sendable, Equatable {
     package var values: [String: PlistValue] = [:]
     /// The write each value (or removal) came from, so an older record that
     /// arrives after a newer one never wins: the copy ends the same whatever
-    /// order records come in.
-    package var stamps: [String: ChangeStamp] = [:]
+    /// order records come in. Changed through `setStamp` only.
+    package private(set) var stamps: [String: ChangeStamp] = [:]
+    /// `stamps` as the file writes them, kept beside them: a copy read from its
+    /// file and written back hands over the dictionaries it read for every
+    /// stamp that did not change (no rebuilding a thousand, and a comparison
+    /// with the file's finds them the same at once).
+    private var stampFields: [String: PlistValue] = [:]
     package var pending: [String: Pending] = [:]
     package var revision: Int64 = 0
     /// The cloud's generation that wrote `revision` (`StoreLineage`); nil before the first.
@@ -73,7 +78,7 @@ package struct StoreCopy: Sendable, Equatable {
         values[key] = value
         let stamp = ChangeStamp(time: time, device: device, sequence: nextSequence)
         nextSequence += 1
-        stamps[key] = stamp
+        setStamp(stamp, forKey: key)
         // A key too long for any store never reached the cloud: its removal stays here.
         if value == nil && CloudLimits.size(ofKey: key) > CloudLimits.maximumKeyBytes {
             pending[key] = nil
@@ -160,7 +165,7 @@ package struct StoreCopy: Sendable, Equatable {
                 if WriteOrder.same(record.stamp, record.value, local.stamp, local.value) { continue }
             }
             if let known = stamps[record.key], !WriteOrder.precedes(known, values[record.key], record.stamp, record.value) { continue }
-            stamps[record.key] = record.stamp
+            setStamp(record.stamp, forKey: record.key)
             if values[record.key] != record.value {
                 values[record.key] = record.value
                 changed.append(record.key)
@@ -180,6 +185,7 @@ package struct StoreCopy: Sendable, Equatable {
             removed = values.keys.sorted()
             values = [:]
             stamps = [:]
+            stampFields = [:]
             pending = [:]
         }
         account = newAccount
@@ -188,6 +194,11 @@ package struct StoreCopy: Sendable, Equatable {
         restoring = []
         initialSyncDone = false
         if leaving { post(ExternalChange(reason: .accountChange, keys: removed)) }
+    }
+
+    mutating func setStamp(_ stamp: ChangeStamp?, forKey key: String) {
+        stamps[key] = stamp
+        stampFields[key] = stamp.map { .dictionary($0.fields) }
     }
 
     mutating func post(_ change: ExternalChange) {
@@ -200,7 +211,7 @@ package struct StoreCopy: Sendable, Equatable {
     package var plist: [String: PlistValue] {
         var fields: [String: PlistValue] = [
             "values": .dictionary(values), "revision": .integer(revision),
-            "stamps": .dictionary(stamps.mapValues { .dictionary($0.fields) }), "initialSyncDone": .bool(initialSyncDone),
+            "stamps": .dictionary(stampFields), "initialSyncDone": .bool(initialSyncDone),
             "nextSequence": .integer(nextSequence),
             "pending": .dictionary(
                 pending.mapValues { entry in
@@ -256,8 +267,15 @@ package struct StoreCopy: Sendable, Equatable {
             self.account = name
         }
         values = try fields.dictionary("values", at: path)
-        for (key, entry) in try fields.dictionary("stamps", at: path) {
-            stamps[key] = try ChangeStamp(fields: try entry.fields(at: "\(path) stamps.\(key)"), at: "\(path) stamps.\(key)")
+        let stampEntries = try fields.dictionary("stamps", at: path)
+        stamps.reserveCapacity(stampEntries.count)
+        stampFields = stampEntries
+        for (key, entry) in stampEntries {
+            let entryFields = try entry.fields(at: "\(path) stamps.\(key)")
+            let stamp = try ChangeStamp(fields: entryFields, at: "\(path) stamps.\(key)")
+            stamps[key] = stamp
+            // Only a stamp of exactly its three fields is written back as read (anything else, as the stamp writes it).
+            if entryFields.count != 3 { stampFields[key] = .dictionary(stamp.fields) }
         }
         revision = fields["revision"] == nil ? 0 : try fields.integer("revision", at: path)
         initialSyncDone = try fields.bool("initialSyncDone", at: path, default: false)

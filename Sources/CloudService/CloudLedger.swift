@@ -12,6 +12,10 @@ import SharedFiles
 struct CloudStoreState: Sendable, Equatable {
     private(set) var revision: Int64 = 0
     private(set) var records: [String: CloudRecord] = [:]
+    /// `records` as the store's file writes them, kept beside them: an upload
+    /// writes the file again with every other record's dictionary as it was
+    /// (not a thousand made anew for one changed key).
+    private var recordFields: [String: PlistValue] = [:]
     private(set) var lineage = StoreLineage()
     /// The newest stamp of a removal no longer kept: a write older than it,
     /// of a key the store has no record of, may be of a key removed since,
@@ -54,6 +58,7 @@ struct CloudStoreState: Sendable, Equatable {
     mutating func put(_ record: CloudRecord) {
         if let old = records[record.key] { count(old, as: -1) }
         records[record.key] = record
+        recordFields[record.key] = record.plist
         count(record, as: 1)
     }
 
@@ -85,6 +90,7 @@ struct CloudStoreState: Sendable, Equatable {
         let oldest = records.values.filter { $0.value == nil }.sorted { $0.stamp < $1.stamp }.prefix(removals - Self.keptRemovals * 3 / 4)
         for record in oldest {
             records[record.key] = nil
+            recordFields[record.key] = nil
             removals -= 1
             if horizon.map({ $0 < record.stamp }) ?? true { horizon = record.stamp }
             lineage.forgotten = max(lineage.forgotten, record.revision)
@@ -95,7 +101,7 @@ struct CloudStoreState: Sendable, Equatable {
 
     var plist: [String: PlistValue] {
         var fields: [String: PlistValue] = [
-            "revision": .integer(revision), "records": .dictionary(records.mapValues(\.plist)),
+            "revision": .integer(revision), "records": .dictionary(recordFields),
             "lineage": lineage.plist,
         ]
         if let horizon { fields["horizon"] = .dictionary(horizon.fields) }
@@ -107,8 +113,11 @@ struct CloudStoreState: Sendable, Equatable {
     init(_ fields: [String: PlistValue], path: String) throws(CloudFormatError) {
         if fields.isEmpty { return }
         revision = try fields.revision("revision", at: path)
-        for (key, record) in try fields.dictionary("records", at: path) {
-            put(try CloudRecord(record, at: "\(path) record \(CloudFormatError.name(key))"))
+        for (key, entry) in try fields.dictionary("records", at: path) {
+            let record = try CloudRecord(entry, at: "\(path) record \(CloudFormatError.name(key))")
+            put(record)
+            // A record of exactly the fields it writes, under its own key, is written back as read.
+            if key == record.key, entry.dictionaryValue?.count == (record.value == nil ? 5 : 6) { recordFields[key] = entry }
         }
         if let entry = fields["lineage"] {
             lineage = try StoreLineage(entry, at: "\(path) lineage")

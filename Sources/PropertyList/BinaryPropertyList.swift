@@ -290,6 +290,17 @@ public enum BinaryPropertyList {
         /// collection is being decoded (so one that contains itself is caught).
         /// Plain integers: checking them is cheaper than an optional per object.
         var slots: [Int32]
+        /// Per object, once a collection is found to be the previous file's:
+        /// that file's object, and what it expands to, so a collection that
+        /// many references share is compared once (as a decode keeps it).
+        /// Empty until the first comparison of a collection.
+        var sameCollections: [SameCollection] = []
+        struct SameCollection {
+            /// -1: not found the same (yet).
+            var priorIndex: Int32 = -1
+            var count: Int32 = 0
+            var height: Int32 = 0
+        }
         static let notKept: Int32 = -1
         static let inProgress: Int32 = -2
 
@@ -580,8 +591,26 @@ public enum BinaryPropertyList {
         /// nil when the two are not dictionaries of the same keys in the same
         /// order. Throws where a whole decode would throw (not necessarily the same error).
         mutating func topDictionary(reusing prior: Reader, decoded: [String: PlistValue]) throws -> [String: PlistValue]? {
-            let start = try offset(of: topObject)
-            let priorStart = try prior.offset(of: prior.topObject)
+            guard let top = try dictionary(topObject, reusing: prior, prior.topObject, decoded: decoded, depth: 0) else { return nil }
+            guard top.count <= maximumValueCount else { throw tooManyValues(at: try offset(of: topObject)) }
+            return top.value
+        }
+
+        /// Dictionary object `index`, `depth` collections deep, with the values
+        /// of `prior`'s dictionary object `priorIndex` (`decoded`, its decode)
+        /// wherever the two files write the same value the same way, and the
+        /// values it expands to (as a decode counts them). A dictionary that
+        /// changed inside is itself decoded this way, so one changed entry of a
+        /// dictionary of dictionaries costs one entry's decoding, and the
+        /// unchanged entries stay the previous decode's own (equal at once to
+        /// it: the same storage). nil when the two are not dictionaries of the
+        /// same keys in the same order: the caller decodes it whole.
+        mutating func dictionary(_ index: Int, reusing prior: Reader, _ priorIndex: Int, decoded: [String: PlistValue], depth: Int) throws -> (
+            value: [String: PlistValue], count: Int
+        )? {
+            guard depth < PlistLimits.maximumDepth, slots[index] != Self.inProgress else { return nil }
+            let start = try offset(of: index)
+            let priorStart = try prior.offset(of: priorIndex)
             guard bytes[start] >> 4 == 0xD, prior.bytes[priorStart] >> 4 == 0xD else { return nil }
             let (length, body) = try self.length(at: start)
             let (priorLength, priorBody) = try prior.length(at: priorStart)
@@ -590,43 +619,123 @@ public enum BinaryPropertyList {
             guard !overflow else { throw corrupt(start, "collection length \(length) is more than the data holds") }
             try need(body, refBytes, for: "a dictionary")
             try prior.need(priorBody, length * prior.refSize * 2, for: "a dictionary")
-            // As in a whole decode: a value that refers to the top object is caught.
-            slots[topObject] = Self.inProgress
-            defer { slots[topObject] = Self.notKept }
+            // As in a whole decode: a value that refers to a dictionary it is in is caught.
+            let slot = slots[index]
+            slots[index] = Self.inProgress
+            defer { slots[index] = slot }
 
-            var changed: [(keyObject: Int, valueObject: Int)] = []
+            var changed: [(keyObject: Int, valueObject: Int, priorValue: Int)] = []
+            var count = 1
             for i in 0..<length {
                 let keyAt = body + i * refSize
                 let keyObject = try objectIndex(Self.readUInt(bytes, at: keyAt, width: refSize), at: keyAt)
                 let priorKeyAt = priorBody + i * prior.refSize
                 let priorKey = try prior.objectIndex(Self.readUInt(prior.bytes, at: priorKeyAt, width: prior.refSize), at: priorKeyAt)
-                // A key is a string (0x5_ or 0x6_) with the same bytes as the prior key in its place.
-                guard let keyBytes = try scalarExtent(of: keyObject),
-                    bytes[keyBytes.lowerBound] >> 4 == 0x5 || bytes[keyBytes.lowerBound] >> 4 == 0x6,
-                    let priorKeyBytes = try prior.scalarExtent(of: priorKey), Self.same(bytes, keyBytes, prior.bytes, priorKeyBytes)
-                else { return nil }
+                guard try sameKey(keyObject, as: prior, priorKey) else { return nil }
                 let valueAt = body + (length + i) * refSize
                 let valueObject = try objectIndex(Self.readUInt(bytes, at: valueAt, width: refSize), at: valueAt)
                 let priorValueAt = priorBody + (length + i) * prior.refSize
                 let priorValue = try prior.objectIndex(Self.readUInt(prior.bytes, at: priorValueAt, width: prior.refSize), at: priorValueAt)
-                if let valueBytes = try scalarExtent(of: valueObject), let priorValueBytes = try prior.scalarExtent(of: priorValue),
-                    Self.same(bytes, valueBytes, prior.bytes, priorValueBytes)
-                {
-                    continue
+                if let same = try sameObject(valueObject, as: prior, priorValue, depth: depth + 1, budget: maximumValueCount - count) {
+                    count += same.count
+                } else {
+                    changed.append((keyObject, valueObject, priorValue))
                 }
-                changed.append((keyObject, valueObject))
             }
+            guard !changed.isEmpty else { return (decoded, count) }
             var dictionary = decoded
-            // Each unchanged value is one; a changed one counts what it expands to.
-            var count = 1 + length - changed.count
-            for (keyObject, valueObject) in changed {
-                guard case .string(let key) = try value(of: keyObject, depth: 1).value else { return nil }
-                let entry = try value(of: valueObject, depth: 1)
-                count += Int(entry.count)
+            for (keyObject, valueObject, priorValue) in changed {
+                guard case .string(let key) = try value(of: keyObject, depth: depth + 1).value else { return nil }
+                if case .dictionary(let priorEntry)? = decoded[key],
+                    let entry = try self.dictionary(valueObject, reusing: prior, priorValue, decoded: priorEntry, depth: depth + 1)
+                {
+                    count += entry.count
+                    dictionary[key] = .dictionary(entry.value)
+                } else {
+                    let entry = try value(of: valueObject, depth: depth + 1)
+                    count += Int(entry.count)
+                    dictionary[key] = entry.value
+                }
                 if count > maximumValueCount { throw tooManyValues(at: start) }
-                dictionary[key] = entry.value
             }
-            return dictionary
+            return (dictionary, count)
+        }
+
+        /// Whether key object `index` is a string with the same bytes as `prior`'s object `priorIndex`.
+        func sameKey(_ index: Int, as prior: Reader, _ priorIndex: Int) throws -> Bool {
+            guard let keyBytes = try scalarExtent(of: index), bytes[keyBytes.lowerBound] >> 4 == 0x5 || bytes[keyBytes.lowerBound] >> 4 == 0x6,
+                let priorKeyBytes = try prior.scalarExtent(of: priorIndex)
+            else { return false }
+            return Self.same(bytes, keyBytes, prior.bytes, priorKeyBytes)
+        }
+
+        /// Whether object `index` is `prior`'s object `priorIndex` written the
+        /// same way: a scalar with the same bytes, or a collection of the same
+        /// length whose keys and entries are, in the same order. If so, how many
+        /// values it expands to (as a decode counts them: shared references
+        /// each time) and how deep it nests. nil where they differ, and where a
+        /// decode would refuse it (too deep, containing itself, more than
+        /// `budget` values): the caller then decodes it.
+        mutating func sameObject(_ index: Int, as prior: Reader, _ priorIndex: Int, depth: Int, budget: Int) throws -> (
+            count: Int, height: Int
+        )? {
+            guard budget > 0 else { return nil }
+            if let extent = try scalarExtent(of: index) {
+                guard let priorExtent = try prior.scalarExtent(of: priorIndex), Self.same(bytes, extent, prior.bytes, priorExtent) else { return nil }
+                return (1, 0)
+            }
+            if sameCollections.isEmpty { sameCollections = Array(repeating: SameCollection(), count: objectCount) }
+            let known = sameCollections[index]
+            if known.priorIndex >= 0 {
+                guard known.priorIndex == priorIndex, Int(known.count) <= budget, depth + Int(known.height) <= PlistLimits.maximumDepth else {
+                    return nil
+                }
+                return (Int(known.count), Int(known.height))
+            }
+            let start = try offset(of: index)
+            let marker = bytes[start] >> 4
+            guard marker == 0xA || marker == 0xD, depth < PlistLimits.maximumDepth, slots[index] != Self.inProgress else { return nil }
+            let priorStart = try prior.offset(of: priorIndex)
+            guard prior.bytes[priorStart] >> 4 == marker else { return nil }
+            let (length, body) = try self.length(at: start)
+            let (priorLength, priorBody) = try prior.length(at: priorStart)
+            guard length == priorLength else { return nil }
+            let isDictionary = marker == 0xD
+            let refsPerEntry = isDictionary ? 2 : 1
+            let (refBytes, overflow) = length.multipliedReportingOverflow(by: refSize * refsPerEntry)
+            guard !overflow else { return nil }
+            try need(body, refBytes, for: isDictionary ? "a dictionary" : "an array")
+            try prior.need(priorBody, length * prior.refSize * refsPerEntry, for: isDictionary ? "a dictionary" : "an array")
+            let slot = slots[index]
+            slots[index] = Self.inProgress
+            defer { slots[index] = slot }
+            var count = 1
+            var height = 0
+            for i in 0..<length {
+                if isDictionary {
+                    let keyAt = body + i * refSize
+                    let priorKeyAt = priorBody + i * prior.refSize
+                    guard
+                        try sameKey(
+                            objectIndex(Self.readUInt(bytes, at: keyAt, width: refSize), at: keyAt), as: prior,
+                            prior.objectIndex(Self.readUInt(prior.bytes, at: priorKeyAt, width: prior.refSize), at: priorKeyAt))
+                    else { return nil }
+                }
+                let at = body + (isDictionary ? length + i : i) * refSize
+                let priorAt = priorBody + (isDictionary ? length + i : i) * prior.refSize
+                guard
+                    let same = try sameObject(
+                        objectIndex(Self.readUInt(bytes, at: at, width: refSize), at: at), as: prior,
+                        prior.objectIndex(Self.readUInt(prior.bytes, at: priorAt, width: prior.refSize), at: priorAt), depth: depth + 1,
+                        budget: budget - count)
+                else { return nil }
+                count += same.count
+                height = max(height, same.height)
+                if count > budget { return nil }
+            }
+            // Both below Int32.max: at most `maximumValueCount` values, `maximumDepth` deep.
+            sameCollections[index] = SameCollection(priorIndex: Int32(priorIndex), count: Int32(count), height: Int32(height + 1))
+            return (count, height + 1)
         }
 
         /// Where a scalar object's bytes are (marker, length and body, checked

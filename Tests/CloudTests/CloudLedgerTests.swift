@@ -70,6 +70,37 @@ import Testing
         #expect(try reopened.store("other", of: "alice@example.com") == CloudStoreState())
     }
 
+    /// A store read from its file writes back the records it read: each is
+    /// what the record writes (a record with another field, or under another
+    /// key than its own, is written as the record writes it), and a reopened
+    /// cloud's next upload changes only the uploaded key's.
+    @Test func aStoreWritesBackTheRecordsItRead() throws {
+        var ledger = CloudLedger(dataFolder: folder)
+        _ = try ledger.upload(
+            (0..<10).map { Self.change("k\($0)", .string("v\($0)"), time: 10, sequence: Int64($0 + 1)) } + [
+                Self.change("gone", nil, time: 11, sequence: 11)
+            ],
+            to: "s", of: "alice", from: "iPhone")
+        var reader = CloudLedger(dataFolder: folder)
+        var fields = try reader.store("s", of: "alice").plist
+        var records = try #require(fields["records"]?.dictionaryValue)
+        records["k1"] = .dictionary((records["k1"]?.dictionaryValue ?? [:]).merging(["extra": .bool(true)]) { $1 })
+        records["renamed"] = records.removeValue(forKey: "k2")
+        fields["records"] = .dictionary(records)
+        let state = try CloudStoreState(fields, path: "s.plist")
+        let written = try #require(state.plist["records"]?.dictionaryValue)
+        #expect(written == state.records.mapValues { $0.plist })
+        #expect(written["k1"]?.dictionaryValue?["extra"] == nil && written["k2"] != nil && written["renamed"] == nil)
+        #expect(try CloudStoreState(state.plist, path: "s.plist") == state)
+        // An upload after a restart: the file holds every record as the records write them.
+        var reopened = CloudLedger(dataFolder: folder)
+        _ = try reopened.upload([Self.change("k3", .string("new"), time: 20, sequence: 12)], to: "s", of: "alice", from: "iPhone")
+        let after = try reopened.store("s", of: "alice")
+        #expect(after.plist["records"]?.dictionaryValue == after.records.mapValues { $0.plist })
+        var restarted = CloudLedger(dataFolder: folder)
+        #expect(try restarted.store("s", of: "alice") == after)
+    }
+
     @Test func theSameChangeAgainChangesNothing() throws {
         var ledger = CloudLedger(dataFolder: folder)
         let change = Self.change("k", 1, time: 10)

@@ -216,6 +216,37 @@ import Testing
         #expect(try StoreCopy([:], path: "copy.plist") == StoreCopy())
     }
 
+    /// A copy read from its file writes back the stamps it read: a stamp
+    /// that did not change is the file's own dictionary (what a commit's diff
+    /// then finds equal at once), a changed one is made anew, and a stamp
+    /// with a field besides its three is written as a stamp writes it.
+    @Test func aCopyWritesBackTheStampsItRead() throws {
+        var written = Self.signedIn()
+        for index in 0..<20 { written.write(.string("v\(index)"), forKey: "k\(index)", device: "a device with a long name", time: Int64(index)) }
+        var file = try #require(BinaryPropertyList.decode(BinaryPropertyList.encode(.dictionary(written.plist))).dictionaryValue)
+        var stamps = try #require(file["stamps"]?.dictionaryValue)
+        stamps["k3"] = .dictionary((stamps["k3"]?.dictionaryValue ?? [:]).merging(["extra": .bool(true)]) { $1 })
+        file["stamps"] = .dictionary(stamps)
+        var copy = try StoreCopy(file, path: "copy.plist")
+        copy.write(.string("new"), forKey: "k7", device: "iPhone", time: 100)
+        let canonical = copy.stamps.mapValues { PlistValue.dictionary($0.fields) }
+        let writtenStamps = try #require(copy.plist["stamps"]?.dictionaryValue)
+        #expect(writtenStamps == canonical)
+        #expect(writtenStamps["k3"]?.dictionaryValue?["extra"] == nil)
+        func deviceStorage(_ stamps: [String: PlistValue], _ key: String) -> UnsafeRawPointer? {
+            guard case .string(var device)? = stamps[key]?.dictionaryValue?["device"] else { return nil }
+            return device.withUTF8 { UnsafeRawPointer($0.baseAddress) }
+        }
+        #expect(deviceStorage(writtenStamps, "k12") == deviceStorage(stamps, "k12"))
+        #expect(deviceStorage(writtenStamps, "k7") != deviceStorage(stamps, "k7"))
+        #expect(try StoreCopy(copy.plist, path: "copy.plist") == copy)
+        // Merged records, a first download's drop and a sign-out change the stamps written too.
+        copy.apply([Self.record("k1", "cloud", time: 1_000)], revision: 2, initial: false)
+        #expect(copy.plist["stamps"]?.dictionaryValue == copy.stamps.mapValues { PlistValue.dictionary($0.fields) })
+        copy.switchAccount(to: nil)
+        #expect(copy.plist["stamps"]?.dictionaryValue == [:])
+    }
+
     /// A pending write's value is the key's value: the file holds it once,
     /// so a big value kept on the device costs its size, not twice that.
     @Test func aPendingValueIsStoredOnce() throws {
