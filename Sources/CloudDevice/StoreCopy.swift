@@ -196,6 +196,7 @@ package struct StoreCopy: Sendable, Equatable {
         if leaving { post(ExternalChange(reason: .accountChange, keys: removed)) }
     }
 
+    /// The one way a stamp changes: `stampFields` changes with it.
     mutating func setStamp(_ stamp: ChangeStamp?, forKey key: String) {
         stamps[key] = stamp
         stampFields[key] = stamp.map { .dictionary($0.fields) }

@@ -114,12 +114,13 @@ package struct CloudRecord: Sendable, Equatable {
         return .dictionary(fields)
     }
 
-    package init(_ plist: PlistValue, at path: String) throws(CloudFormatError) {
-        let fields = try plist.fields(at: path)
-        key = try fields.string("key", at: path)
+    /// `path` names the record in errors; it is only built for one.
+    package init(_ plist: PlistValue, at path: @autoclosure () -> String) throws(CloudFormatError) {
+        let fields = try plist.fields(at: path())
+        key = try fields.string("key", at: path())
         value = fields["value"]
-        stamp = try ChangeStamp(fields: fields, at: path)
-        revision = try fields.revision("revision", at: path)
+        stamp = try ChangeStamp(fields: fields, at: path())
+        revision = try fields.revision("revision", at: path())
     }
 }
 
