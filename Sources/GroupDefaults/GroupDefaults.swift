@@ -138,10 +138,8 @@ public final class GroupDefaults: @unchecked Sendable {
     @inline(__always)
     private func effectiveValue(forKey key: String) -> PlistValue? {
         let anyChange = ContentVersion.anyChangeCount
-        let hit = cachedSnapshot.withLock { cached -> PlistValue?? in
-            guard let snapshot = cached, snapshot.isCurrent(anyChange: anyChange) else { return .none }
-            return .some(snapshot.value(forKey: key))
-        }
+        // Optional chaining reads the snapshot in place: `guard let` would copy the reference (a retain and a release).
+        let hit = cachedSnapshot.withLock { cached in cached?.valueIfCurrent(forKey: key, anyChange: anyChange) }
         if let hit { return hit }
         return currentSnapshot(anyChange: anyChange).value(forKey: key)
     }

@@ -175,6 +175,14 @@ final class SearchListSnapshot: @unchecked Sendable {
         return entries[key]?.value
     }
 
+    /// The effective value if no source moved since the snapshot was found
+    /// current at `anyChange`; `.none` if one may have.
+    @inline(__always)
+    func valueIfCurrent(forKey key: String, anyChange: UInt64) -> PlistValue?? {
+        guard isCurrent(anyChange: anyChange) else { return .none }
+        return .some(value(forKey: key))
+    }
+
     /// Every effective key with its value in `Value`'s form, made by `make`
     /// from the plain values the first time it is asked for: later calls,
     /// until a source changes, return the same dictionary (a copy of a

@@ -608,17 +608,10 @@ public enum BinaryPropertyList {
         mutating func dictionary(_ index: Int, reusing prior: Reader, _ priorIndex: Int, decoded: [String: PlistValue], depth: Int) throws -> (
             value: [String: PlistValue], count: Int
         )? {
-            guard depth < PlistLimits.maximumDepth, slots[index] != Self.inProgress else { return nil }
-            let start = try offset(of: index)
-            let priorStart = try prior.offset(of: priorIndex)
-            guard bytes[start] >> 4 == 0xD, prior.bytes[priorStart] >> 4 == 0xD else { return nil }
-            let (length, body) = try self.length(at: start)
-            let (priorLength, priorBody) = try prior.length(at: priorStart)
-            guard length == priorLength, length == decoded.count else { return nil }
-            let (refBytes, overflow) = length.multipliedReportingOverflow(by: refSize * 2)
-            guard !overflow else { throw corrupt(start, "collection length \(length) is more than the data holds") }
-            try need(body, refBytes, for: "a dictionary")
-            try prior.need(priorBody, length * prior.refSize * 2, for: "a dictionary")
+            guard depth < PlistLimits.maximumDepth, slots[index] != Self.inProgress,
+                case (let start, _, let length, let body, let priorBody)? = try collectionPair(index, as: prior, priorIndex, only: 0xD),
+                length == decoded.count
+            else { return nil }
             // As in a whole decode: a value that refers to a dictionary it is in is caught.
             let slot = slots[index]
             slots[index] = Self.inProgress
@@ -692,20 +685,10 @@ public enum BinaryPropertyList {
                 }
                 return (Int(known.count), Int(known.height))
             }
-            let start = try offset(of: index)
-            let marker = bytes[start] >> 4
-            guard marker == 0xA || marker == 0xD, depth < PlistLimits.maximumDepth, slots[index] != Self.inProgress else { return nil }
-            let priorStart = try prior.offset(of: priorIndex)
-            guard prior.bytes[priorStart] >> 4 == marker else { return nil }
-            let (length, body) = try self.length(at: start)
-            let (priorLength, priorBody) = try prior.length(at: priorStart)
-            guard length == priorLength else { return nil }
+            guard depth < PlistLimits.maximumDepth, slots[index] != Self.inProgress,
+                case (_, let marker, let length, let body, let priorBody)? = try collectionPair(index, as: prior, priorIndex)
+            else { return nil }
             let isDictionary = marker == 0xD
-            let refsPerEntry = isDictionary ? 2 : 1
-            let (refBytes, overflow) = length.multipliedReportingOverflow(by: refSize * refsPerEntry)
-            guard !overflow else { return nil }
-            try need(body, refBytes, for: isDictionary ? "a dictionary" : "an array")
-            try prior.need(priorBody, length * prior.refSize * refsPerEntry, for: isDictionary ? "a dictionary" : "an array")
             let slot = slots[index]
             slots[index] = Self.inProgress
             defer { slots[index] = slot }
@@ -736,6 +719,30 @@ public enum BinaryPropertyList {
             // Both below Int32.max: at most `maximumValueCount` values, `maximumDepth` deep.
             sameCollections[index] = SameCollection(priorIndex: Int32(priorIndex), count: Int32(count), height: Int32(height + 1))
             return (count, height + 1)
+        }
+
+        /// Object `index` and `prior`'s `priorIndex` when both are arrays or
+        /// both dictionaries (`only`: of that marker's kind, 0xA or 0xD) of the
+        /// same length, with their references in their files: where `index`
+        /// starts, its kind, the length, and where each one's references begin.
+        /// nil otherwise, for the caller to decode it.
+        func collectionPair(_ index: Int, as prior: Reader, _ priorIndex: Int, only: UInt8? = nil) throws -> (
+            start: Int, marker: UInt8, length: Int, body: Int, priorBody: Int
+        )? {
+            let start = try offset(of: index)
+            let marker = bytes[start] >> 4
+            guard marker == 0xA || marker == 0xD, only == nil || only == marker else { return nil }
+            let priorStart = try prior.offset(of: priorIndex)
+            guard prior.bytes[priorStart] >> 4 == marker else { return nil }
+            let (length, body) = try self.length(at: start)
+            let (priorLength, priorBody) = try prior.length(at: priorStart)
+            let refsPerEntry = marker == 0xD ? 2 : 1
+            let (refBytes, overflow) = length.multipliedReportingOverflow(by: refSize * refsPerEntry)
+            guard length == priorLength, !overflow else { return nil }
+            let kind: StaticString = marker == 0xD ? "a dictionary" : "an array"
+            try need(body, refBytes, for: kind)
+            try prior.need(priorBody, length * prior.refSize * refsPerEntry, for: kind)
+            return (start, marker, length, body, priorBody)
         }
 
         /// Where a scalar object's bytes are (marker, length and body, checked
