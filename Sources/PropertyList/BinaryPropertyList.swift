@@ -66,7 +66,7 @@ public enum BinaryPropertyList {
     /// (so a deep value cannot exhaust the stack) with their indices reserved.
     private struct Writer {
         let refSize: Int
-        var out: [UInt8] = []
+        let out: ByteOutput
         /// Each object's offset in `out`, by object index.
         var offsets: [Int]
         /// The next object index to hand out; 0 is the top object.
@@ -77,7 +77,7 @@ public enum BinaryPropertyList {
         init(objectCount: Int) {
             refSize = Self.byteWidth(for: UInt64(objectCount))
             offsets = Array(repeating: 0, count: objectCount)
-            out.reserveCapacity(64 + objectCount * 24)
+            out = ByteOutput(capacity: 64 + objectCount * 24)
         }
 
         mutating func write(_ root: PlistValue) -> [UInt8] {
@@ -94,7 +94,7 @@ public enum BinaryPropertyList {
             appendUInt(UInt64(offsets.count), width: 8)
             appendUInt(0, width: 8)
             appendUInt(UInt64(offsetTableStart), width: 8)
-            return out
+            return out.bytes
         }
 
         /// A scalar is written now; a collection waits, its index reserved.

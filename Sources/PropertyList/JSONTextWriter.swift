@@ -4,13 +4,14 @@ import Foundation
 /// encoders: each value goes straight into it. Joining each part's own
 /// string (the way the text was first made) cost about 50 instructions per
 /// byte of output, and every event line and sync message is made here.
+/// Used where it is made: a copy of a writer shares its buffer.
 struct JSONTextWriter {
-    private(set) var bytes: [UInt8] = []
+    private let bytes: ByteOutput
 
-    init(capacity: Int = 128) { bytes.reserveCapacity(capacity) }
+    init(capacity: Int = 128) { bytes = ByteOutput(capacity: capacity) }
 
     /// The text written so far (valid UTF-8: it is made of `String`s' bytes and ASCII).
-    var text: String { String(decoding: bytes, as: UTF8.self) }
+    var text: String { bytes.withUnsafeBytes { String(decoding: $0, as: UTF8.self) } }
 
     mutating func write(_ value: PlistValue) {
         switch value {
