@@ -180,7 +180,7 @@ import Testing
               flood: { exec: [awk, 'BEGIN { for (i = 0; i < 300000; i++) print "flood-line"; print "done" }'] }
             steps:
               - launch: flood
-              - wait: { for: output, in: flood, matches: "^done$" }
+              - wait: { for: output, in: flood, matches: "^done$", timeout: 300 }
               - wait: { for: exit, in: flood, status: 0 }
               - expect: { in: flood, output: { contains: flood-line, stream: stdout } }
               - wait: { for: output, in: flood, matches: "^never printed$", timeout: 1 }
