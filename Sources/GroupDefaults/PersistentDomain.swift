@@ -310,7 +310,6 @@ package final class PersistentDomain: @unchecked Sendable {
         }
         // A view opened locked is kept until the process is relaunched, as iOS's cache is.
         if commitQueued || openedLocked { return }
-        if readsThroughCache, (try? file.lastWriter()) == .foreign { return }
         // Still the file this process's last commit wrote: its view is that file already.
         if !mustRead, let ownFile, ownFile.isStill(at: file.path) {
             state.withLock { counters.reloadsOfOwnCommit += 1 }
@@ -318,7 +317,8 @@ package final class PersistentDomain: @unchecked Sendable {
         }
         do {
             let start = MonotonicClock.now()
-            let contents = try file.read()
+            // Through the cache, a file the store did not write (a hand edit) is never read into the view.
+            guard let contents = readsThroughCache ? try file.readUnlessForeign() : try file.read() else { return }
             let elapsed = MonotonicClock.now() - start
             state.withLock {
                 counters.reloads += 1

@@ -35,6 +35,12 @@ package enum CommitStamp {
         let descriptor = openat(folder, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard descriptor >= 0 else { return errno == ENOENT ? .absent : .store }
         defer { close(descriptor) }
+        return writer(ofOpen: descriptor)
+    }
+
+    /// Who last wrote the open file: for a reader that must judge the very
+    /// file its bytes came from, after reading them.
+    static func writer(ofOpen descriptor: Int32) -> Writer {
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { return .store }
         guard let getAttribute else { return .store }

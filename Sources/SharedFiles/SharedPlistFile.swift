@@ -121,8 +121,29 @@ package final class SharedPlistFile: @unchecked Sendable {
         return try contents(checkingJournal: false) ?? nil
     }
 
+    /// What is on disk now, or nil if something other than the store wrote
+    /// it (`CommitStamp`), for a process reading through cfprefsd's cache.
+    /// Judged on the descriptor the bytes came from, once they are read: an
+    /// edit that lands while the file is read is never taken for a commit.
+    package func readUnlessForeign() throws -> [String: PlistValue]? {
+        if durable, !checkedAfterBoot.load(ordering: .acquiring) { try checkAfterBoot() }
+        var foreign = false
+        let found = try folder.withDescriptor(creating: false) { descriptor -> [String: PlistValue]? in
+            let bytes = try readRegularFile(named: fileName, in: descriptor, path: path, limit: maximumSize) {
+                foreign = CommitStamp.writer(ofOpen: $0) == .foreign
+            }
+            return foreign ? nil : try contents(of: bytes)
+        }
+        return foreign ? nil : (found ?? nil) ?? [:]
+    }
+
     private func readContents(in descriptor: Int32) throws -> [String: PlistValue]? {
-        guard let bytes = try readRegularFile(named: fileName, in: descriptor, path: path, limit: maximumSize) else { return nil }
+        try contents(of: readRegularFile(named: fileName, in: descriptor, path: path, limit: maximumSize))
+    }
+
+    /// Decodes the bytes read, reusing what did not change since the last read.
+    private func contents(of bytes: [UInt8]?) throws -> [String: PlistValue]? {
+        guard let bytes else { return nil }
         let last = lastDecoded.last
         if bytes == last?.bytes { return last?.contents }
         // The values that did not change since are reused, not decoded again.

@@ -82,8 +82,11 @@ package func readNamedFile(_ path: String, limit: Int = PlistLimits.maximumFileS
 /// symbolic link, anything but a regular file (a FIFO would block the open
 /// and every read until a writer comes), and a file larger than `limit`
 /// (which would make the reader take that much memory). `path` names the
-/// file in messages.
-package func readRegularFile(named name: String, in folder: Int32, path: String, limit: Int = PlistLimits.maximumFileSize) throws -> [UInt8]? {
+/// file in messages. `onceRead` is given the descriptor after the last byte
+/// was read, before it is closed.
+package func readRegularFile(
+    named name: String, in folder: Int32, path: String, limit: Int = PlistLimits.maximumFileSize, onceRead: (Int32) -> Void = { _ in }
+) throws -> [UInt8]? {
     let fd = openat(folder, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
     if fd == -1 {
         let code = errno
@@ -133,6 +136,7 @@ package func readRegularFile(named name: String, in folder: Int32, path: String,
         filled += Int(count)
     }
     buffer.removeSubrange(filled...)
+    onceRead(fd)
     return buffer
 }
 
