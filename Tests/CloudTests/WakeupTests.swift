@@ -18,7 +18,7 @@ import Testing
 
     @Test func aSignalDuringTheWaitEndsIt() async {
         let wakeup = Wakeup()
-        let signaller = Task {
+        let signaller = Task(priority: .high) {  // not queued behind the tests waiting for the .medium pool (CONTRIBUTING.md)
             try? await Task.sleep(for: .milliseconds(20))
             wakeup.signal()
         }

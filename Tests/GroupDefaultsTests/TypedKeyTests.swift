@@ -117,7 +117,7 @@ extension DefaultsKeys {
         let f = Fixture()
         let defaults = try f.suite()
         let stream = defaults.updates(DefaultsKeys.theme)
-        let writer = Task {
+        let writer = Task(priority: .high) {  // not queued behind the tests waiting for the .medium pool (CONTRIBUTING.md)
             defaults[DefaultsKeys.theme] = .dark
             defaults[DefaultsKeys.theme] = .light
         }

@@ -10,6 +10,13 @@ import Testing
 /// (one per core) every task of a process shares: more blocked callers than
 /// the pool has threads must not stop the process. Real cloud, real sockets,
 /// real file locks.
+///
+/// The tasks these tests start run at `.high` priority: every test of this
+/// process runs at `.medium`, on the pool of that priority, and a task started
+/// there waits behind every test still queued for it (on a loaded machine,
+/// for minutes). A task of another priority has a pool of its own, which
+/// nothing else here uses, so it starts at once and only this test's own
+/// blocked callers can fill that pool.
 extension CloudProcessTests {
     /// More synchronous callers than the pool has threads, each waiting in
     /// `CloudClient.blocking` on a pool thread: every request is answered.
@@ -22,7 +29,7 @@ extension CloudProcessTests {
         let finished = DispatchGroup()
         for _ in 0..<callers {
             finished.enter()
-            Task.detached {
+            Task.detached(priority: .high) {
                 defer { finished.leave() }
                 let status = try? CloudClient.blocking { try await CloudClient.request(endpoint, path: CloudClient.Path.status) }
                 if status?.dictionaryValue != nil { answered.update { $0 += 1 } }
@@ -64,7 +71,7 @@ extension CloudProcessTests {
             let agent = try SyncAgent(cloud: cloud) { event, fields in
                 if event == "problem" { problems.update { $0.append(PlistJSON.encode(.dictionary(fields))) } }
             }
-            return Task.detached { await agent.run() }
+            return Task.detached(priority: .high) { await agent.run() }
         }
         defer { for run in runs { run.cancel() } }
 
@@ -75,7 +82,7 @@ extension CloudProcessTests {
             usleep(2_000)
         }
         let ran = DispatchSemaphore(value: 0)
-        Task.detached { ran.signal() }
+        Task.detached(priority: .high) { ran.signal() }
         #expect(ran.wait(timeout: .now() + 60) == .success, "a task of the process did not run within 60 s")
         #expect(problems.value.isEmpty, "the agents gave up waiting for their locks before a task of the process could run: \(problems.value)")
     }
