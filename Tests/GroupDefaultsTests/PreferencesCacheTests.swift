@@ -22,12 +22,12 @@ import Testing
 
     /// Writes `contents` over the start of the file in one call, without the
     /// store: the file grows, so its size no longer matches the store's mark.
-    private func editInPlace(_ path: String, _ contents: [String: PlistValue]) {
+    private func editInPlace(_ path: String, _ contents: [String: PlistValue]) throws {
         let bytes = Array(PropertyListFormat.binary.encode(.dictionary(contents)))
         let descriptor = open(path, O_WRONLY)
-        guard descriptor >= 0 else { return }
-        _ = write(descriptor, bytes, bytes.count)
-        close(descriptor)
+        try #require(descriptor >= 0, "cannot open \(path) to edit it: errno \(errno)")
+        defer { close(descriptor) }
+        try #require(write(descriptor, bytes, bytes.count) == bytes.count, "the edit of \(path) was not written whole")
     }
 
     @Test func anEditLandingDuringAReloadIsNeverTakenIntoTheView() throws {
@@ -43,12 +43,14 @@ import Testing
             suite.set(mine, forKey: "k")
             try suite.flush()
             let edited = DispatchSemaphore(value: 0)
+            let editError = UnsafeSendableBox<(any Error)?>(nil)
             Thread.detachNewThread {
-                editInPlace(path, ["k": .string(longer)])
+                do { try editInPlace(path, ["k": .string(longer)]) } catch { editError.update { $0 = error } }
                 edited.signal()
             }
             while edited.wait(timeout: .now()) == .timedOut { suite.own.reloadFromDisk() }
             suite.own.reloadFromDisk()
+            if let error = editError.value { throw error }
             try #require(suite.value(forKey: "k") == mine, "round \(round): the edit was read into the view")
         }
         // The next commit writes the process's view over the edit, as cfprefsd does.
@@ -65,7 +67,7 @@ import Testing
         suite.set(.string("mine"), forKey: "k")
         try suite.flush()
         #expect(try file.readUnlessForeign() == ["k": .string("mine")])
-        editInPlace(file.path, ["k": .string(String(repeating: "x", count: 64))])
+        try editInPlace(file.path, ["k": .string(String(repeating: "x", count: 64))])
         #expect(try file.readUnlessForeign() == nil)
         #expect(try file.read() == ["k": .string(String(repeating: "x", count: 64))], "a reader without the cache reads it")
     }
