@@ -41,6 +41,7 @@ let package = Package(
         // Foundation's UserDefaults API over GroupDefaults; re-exports Foundation.
         .target(name: "SimulatedFoundation", dependencies: [
             "AppProtocol", "ChildProcess", "CloudDevice", "CloudModel", "ExecutableFile", "GroupDefaults", "PropertyList",
+            "SharedFiles",
         ]),
         // The iCloud key-value store's shared rules: limits, change order, wire messages. Pure.
         .target(name: "CloudModel", dependencies: ["PropertyList"]),

@@ -2,6 +2,7 @@ import CloudModel
 import Foundation
 import GroupDefaults
 import PropertyList
+import SharedFiles
 
 /// One iCloud key-value store as an app process sees it
 /// (`NSUbiquitousKeyValueStore`): reads and writes go to the device's copy
@@ -235,7 +236,7 @@ package final class UbiquitousStore: @unchecked Sendable {
                 Diagnostic(
                     kind: .commitFailed,
                     message:
-                        "could not save \(writes.count) write(s) to the iCloud store \(identifier): \(error). They stay in this process and are tried again on the next write or synchronize().",
+                        "could not save \(writes.count) write(s) to the iCloud store \(identifier): \(errorClause(error)). They stay in this process and are tried again on the next write or synchronize().",
                     path: domain.file.path))
             throw error
         }

@@ -143,7 +143,8 @@ package final class PersistentDomain: @unchecked Sendable {
                     Diagnostics.report(
                         Diagnostic(
                             kind: .commitFailed,
-                            message: "could not save domain \(name) to '\(file.path)' after its last user released it: \(error). The change is lost.",
+                            message: "could not save domain \(name) to '\(file.path)' after its last user released it: "
+                                + "\(errorClause(error)). The change is lost.",
                             path: file.path))
                 }
             }
@@ -390,7 +391,7 @@ package final class PersistentDomain: @unchecked Sendable {
                 Diagnostic(
                     kind: .commitFailed,
                     message:
-                        "could not save domain \(name) to '\(file.path)': \(error). The change stays in memory and is retried on the next write or synchronize().",
+                        "could not save domain \(name) to '\(file.path)': \(errorClause(error)). The change stays in memory and is retried on the next write or synchronize().",
                     path: file.path))
         }
     }

@@ -367,7 +367,7 @@ struct CloudCommand: ParsableCommand {
             case (let text?, false):
                 do { newValue = try PlistJSON.decode(PlistJSON.parse(text), path: "VALUE") } catch {
                     throw ValidationError(
-                        "VALUE is JSON, and \(CloudFormatError.name(text)) is not: \(error). "
+                        "VALUE is JSON, and \(CloudFormatError.name(text)) is not: \(errorClause(error)). "
                             + "A string is written in double quotes, inside single quotes for the shell: groupsim cloud write \(store) \(key) '\"\(text)\"'"
                     )
                 }

@@ -195,14 +195,14 @@ extension DefaultsCommand {
             let data = path == "-" ? FileHandle.standardInput.readDataToEndOfFile() : try readFile(path)
             let contents: [String: PlistValue]
             do { contents = try PropertyListFormat.decodeDictionary(data) } catch {
-                throw ValidationError("'\(path)' is not a property-list dictionary: \(error). Nothing was imported.")
+                throw ValidationError("'\(path)' is not a property-list dictionary: \(errorClause(error)). Nothing was imported.")
             }
             try options.files.update(domain) { $0 = contents }
         }
 
         func readFile(_ path: String) throws -> Data {
             do { return Data(try readNamedFile(path)) } catch {
-                throw ValidationError("cannot read '\(path)': \(error). Nothing was imported.")
+                throw ValidationError("cannot read '\(path)': \(errorClause(error)). Nothing was imported.")
             }
         }
     }

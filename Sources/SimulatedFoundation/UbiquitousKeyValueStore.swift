@@ -4,6 +4,7 @@ import CloudModel
 import Foundation
 import GroupDefaults
 import PropertyList
+import SharedFiles
 
 public let NSUbiquitousKeyValueStoreChangeReasonKey = "NSUbiquitousKeyValueStoreChangeReasonKey"
 public let NSUbiquitousKeyValueStoreChangedKeysKey = "NSUbiquitousKeyValueStoreChangedKeysKey"
@@ -142,7 +143,8 @@ open class NSUbiquitousKeyValueStore: NSObject, @unchecked Sendable {
             Diagnostics.report(
                 Diagnostic(
                     kind: .commitFailed,
-                    message: "NSUbiquitousKeyValueStore could not store \"\(key)\" in \(store.identifier): \(error). The value is unchanged."))
+                    message: "NSUbiquitousKeyValueStore could not store \"\(key)\" in \(store.identifier): "
+                        + "\(errorClause(error)). The value is unchanged."))
         }
     }
 }

@@ -207,3 +207,14 @@ import Testing
         #expect(try file.read() == ["next": .integer(1)])
     }
 }
+
+@Suite struct ErrorClauseTests {
+    struct Described: Error, CustomStringConvertible { let description: String }
+
+    @Test func onlyASingleFinalPeriodIsDropped() {
+        #expect(errorClause(Described(description: "it failed; move it away.")) == "it failed; move it away")
+        #expect(errorClause(Described(description: "it failed")) == "it failed")
+        #expect(errorClause(Described(description: "it is still going...")) == "it is still going...")
+        #expect(errorClause(Described(description: "")) == "")
+    }
+}

@@ -40,6 +40,19 @@ import Testing
         #expect(fileType(suitePath) == S_IFIFO)
     }
 
+    @Test func aFIFOGivenToImportIsRefusedInOneSentenceAndNothingIsImported() throws {
+        #expect(try tool(["defaults", "write", group, "k", "v"]).status == 0)
+        let fifo = root.path + "/settings.fifo"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let result = try tool(["defaults", "import", group, fifo])
+        #expect(result.status != 0)
+        #expect(
+            result.stderr.contains(
+                "'\(fifo)' is a FIFO (named pipe), not a regular file, so it was neither read nor written; "
+                    + "move it away or remove it. Nothing was imported."))
+        #expect(try tool(["defaults", "read", group, "k"]).stdout == "v\n")
+    }
+
     @Test func aFIFOInPlaceOfTheLockFileIsRefusedNotWaitedOn() throws {
         try makeFolder()
         let lock = folder + "/.\(group).plist.lock"
