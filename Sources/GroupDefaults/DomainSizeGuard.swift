@@ -14,7 +14,9 @@ struct DomainSizeGuard: Sendable {
         limits = platform.sizeLimits
     }
 
-    func check(size: Int, domain: String, path: String) {
+    /// Says what the size does, and returns whether it is at or over the
+    /// platform's warning size (tvOS's 512 KiB; never on other platforms).
+    func check(size: Int, domain: String, path: String) -> Bool {
         if let log = limits.log, size >= log {
             Diagnostics.reportOnce(
                 Diagnostic(
@@ -39,5 +41,9 @@ struct DomainSizeGuard: Sendable {
             Diagnostics.report(Diagnostic(kind: .sizeLimitTerminated, message: "terminating: " + reason, path: path))
             UncaughtException.end(saying: "*** Terminating app: the system ended it because \(reason)")
         }
+        return limits.warning.map { size >= $0 } ?? false
     }
+
+    /// Whether the platform warns before it ends the process (only then is there a warning to tell listeners of).
+    var warns: Bool { limits.warning != nil }
 }

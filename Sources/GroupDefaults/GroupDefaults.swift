@@ -187,6 +187,17 @@ public final class GroupDefaults: @unchecked Sendable {
         return other.value(forKey: key) != nil
     }
 
+    /// Calls `handler` (on the library's notification queue) each time a
+    /// commit of this process takes the instance's own domain to its
+    /// platform's warning size (tvOS: 512 KiB), from below it or first in
+    /// this process: how the Foundation face posts `sizeLimitExceededNotification`.
+    /// Nil on every other platform, which never warns.
+    package func onSizeLimitWarning(_ handler: @escaping @Sendable () -> Void) -> DefaultsObservation? {
+        let own = self.own
+        guard let id = own.addSizeWarningListener(handler) else { return nil }
+        return DefaultsObservation { own.removeSizeWarningListener(id) }
+    }
+
     /// Calls `handler` (on the library's notification queue) each time
     /// another process changes this app's managed domain: how the Foundation
     /// face posts `didChangeNotification` when an administrator pushes a change.

@@ -62,6 +62,12 @@ package final class PersistentDomain: @unchecked Sendable {
     /// The file this process's last commit put in place, held open (`InstalledFile`).
     private var installed: InstalledFile?
     private var listeners = ListenerList()
+    /// Told (on the notification queue) each time a commit of this process takes the domain to its platform's
+    /// warning size from below it, or finds it there first in this process (tvOS's `sizeLimitExceededNotification`).
+    private var sizeWarningListeners: [Int: @Sendable () -> Void] = [:]
+    private var nextSizeWarningListener = 0
+    /// The last commit of this process left the file at or over the warning size.
+    private var overSizeWarning = false
     /// Moves whenever this process's view of the domain changes (see `SearchListSnapshot`).
     let version = ContentVersion()
     /// Counters for benchmarks and diagnostics.
@@ -355,6 +361,31 @@ package final class PersistentDomain: @unchecked Sendable {
     /// How many listeners are registered (an instance without observers adds none).
     package var listenerCount: Int { state.withLock { listeners.count } }
 
+    /// Calls `listener` on the notification queue each time a commit of this process takes the domain to the
+    /// platform's warning size. Nil where the platform has none (every platform but tvOS), so nothing is kept.
+    package func addSizeWarningListener(_ listener: @escaping @Sendable () -> Void) -> Int? {
+        guard sizeGuard?.warns == true else { return nil }
+        return state.withLock {
+            nextSizeWarningListener += 1
+            sizeWarningListeners[nextSizeWarningListener] = listener
+            return nextSizeWarningListener
+        }
+    }
+
+    package func removeSizeWarningListener(_ id: Int) {
+        _ = state.withLock { sizeWarningListeners.removeValue(forKey: id) }
+    }
+
+    /// After a commit: tells the size-warning listeners when the domain has just reached the warning size.
+    private func noteSize(over: Bool) {
+        let told = state.withLock { () -> [@Sendable () -> Void] in
+            defer { overSizeWarning = over }
+            return over && !overSizeWarning ? Array(sizeWarningListeners.values) : []
+        }
+        guard !told.isEmpty else { return }
+        Self.notificationQueue.async { for listener in told { listener() } }
+    }
+
     // MARK: Internals (state lock held where the name says Locked)
 
     /// `GROUPSIM_DEFER_COMMITS=1`: no background commits; edits reach the
@@ -435,7 +466,10 @@ package final class PersistentDomain: @unchecked Sendable {
                 for key in Set(edits.edits.keys).union(transactionKeys) { contents[key] = view[key] }
             }
             if let report = Diagnostic.movedAside(update, path: file.path, domain: name) { Diagnostics.report(report) }
-            if let size = update.writtenSize { sizeGuard?.check(size: size, domain: name, path: file.path) }
+            if let size = update.writtenSize, let sizeGuard {
+                let over = sizeGuard.check(size: size, domain: name, path: file.path)
+                if sizeGuard.warns { noteSize(over: over) }
+            }
             let inline = absorb(lockedView ?? update.after, localKeys: transactionKeys)
             state.withLock {
                 // Only a view that is the file's may skip reloading it (not a locked one).

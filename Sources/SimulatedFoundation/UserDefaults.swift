@@ -31,8 +31,10 @@ open class UserDefaults: NSObject, @unchecked Sendable {
     /// does on iOS). Other changes from other processes never post it: `observe` them.
     public static let didChangeNotification = Notification.Name("NSUserDefaultsDidChangeNotification")
 
-    /// Apple's name, for code that observes it; never posted, as the
-    /// simulation sets no size limit on a domain.
+    /// Posted on a tvOS device, with the instance as its object, when a
+    /// commit of this process takes the instance's domain to 512 KiB (from
+    /// below it, or first in this process), on the library's notification
+    /// queue; the process ends at 1 MiB. Never on other platforms, as on Apple's.
     public static let sizeLimitExceededNotification = Notification.Name("NSUserDefaultsSizeLimitExceededNotification")
 
     /// The simulated defaults behind this instance (transactions, atomic
@@ -44,7 +46,9 @@ open class UserDefaults: NSObject, @unchecked Sendable {
     let keyValueRegistrations = KeyValueRegistrations()
     /// Posts `didChangeNotification` when the managed preferences change; set once, right after init.
     private var managedChanges: DefaultsObservation?
-    /// How `managedChanges` reaches this instance: with no weak reference, which would slow every `set`.
+    /// Posts `sizeLimitExceededNotification` (tvOS only); set once, right after init.
+    private var sizeWarnings: DefaultsObservation?
+    /// How `managedChanges` and `sizeWarnings` reach this instance: with no weak reference, which would slow every `set`.
     private var managedChangeGate: InstanceGate<UserDefaults>?
 
     // MARK: Creating
@@ -107,6 +111,10 @@ open class UserDefaults: NSObject, @unchecked Sendable {
         let gate = InstanceGate(self)
         managedChangeGate = gate
         managedChanges = groupDefaults.onManagedChange { gate.instance()?.postDidChange(origin: .otherProcess) }
+        sizeWarnings = groupDefaults.onSizeLimitWarning {
+            guard let instance = gate.instance() else { return }
+            NotificationCenter.default.post(name: Self.sizeLimitExceededNotification, object: instance)
+        }
     }
 
     deinit { managedChangeGate?.close() }
