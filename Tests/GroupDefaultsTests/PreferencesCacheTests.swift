@@ -12,14 +12,6 @@ import Testing
 @Suite struct PreferencesCacheTests {
     let fixture = Fixture()
 
-    /// A Mac whose apps read through the cache.
-    private func makeMac(_ f: Fixture) throws {
-        let device = f.root.path + "/devices/iPhone"
-        try FileManager.default.createDirectory(atPath: device, withIntermediateDirectories: true)
-        let settings = DeviceSettings(platform: .macOS, preferencesCache: true)
-        try Data(PropertyListFormat.binary.encode(.dictionary(settings.metadata))).write(to: URL(fileURLWithPath: device + "/device.plist"))
-    }
-
     /// Writes `contents` over the start of the file in one call, without the
     /// store: the file grows, so its size no longer matches the store's mark.
     private func editInPlace(_ path: String, _ contents: [String: PlistValue]) throws {
@@ -32,7 +24,8 @@ import Testing
 
     @Test func anEditLandingDuringAReloadIsNeverTakenIntoTheView() throws {
         let f = fixture
-        try makeMac(f)
+        // A Mac whose apps read through the cache.
+        try f.root.makeDevice(DeviceSettings(platform: .macOS, preferencesCache: true))
         let suite = try f.suite()
         let path = suite.own.file.path
         let longer = String(repeating: "x", count: 64)

@@ -1,6 +1,5 @@
 import Foundation
 import GroupDefaults
-import PropertyList
 import SimulatedFoundation
 import TestSupport
 import Testing
@@ -10,13 +9,6 @@ import Testing
 /// went below; never on other platforms.
 @Suite struct SizeLimitFaceTests {
     let fixture = FaceFixture()
-
-    private func makeDevice(_ platform: DevicePlatform) throws {
-        let device = fixture.root.path + "/devices/iPhone"
-        try FileManager.default.createDirectory(atPath: device, withIntermediateDirectories: true)
-        let metadata = DeviceSettings(platform: platform).metadata
-        try Data(PropertyListFormat.binary.encode(.dictionary(metadata))).write(to: URL(fileURLWithPath: device + "/device.plist"))
-    }
 
     /// The objects of the notifications an observer was given, in order.
     private final class Posts: @unchecked Sendable {
@@ -29,7 +21,7 @@ import Testing
     /// Runs `body` with an instance of the shared group on a device of `platform`, and the size-limit
     /// notifications posted for that instance (only its own: tests run side by side in this process).
     private func withObservedDefaults(on platform: DevicePlatform, _ body: (SimulatedFoundation.UserDefaults, Posts) throws -> Void) throws {
-        try makeDevice(platform)
+        try fixture.root.makeDevice(DeviceSettings(platform: platform))
         let defaults = try #require(UserDefaults(suiteName: fixture.group, process: fixture.process()))
         let posts = Posts()
         let token = NotificationCenter.default.addObserver(forName: UserDefaults.sizeLimitExceededNotification, object: defaults, queue: nil) {

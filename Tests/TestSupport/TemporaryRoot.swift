@@ -1,5 +1,6 @@
 import Foundation
 import GroupDefaults
+import PropertyList
 
 /// A fresh simulation root in a temporary folder, removed when released.
 package final class TemporaryRoot: Sendable {
@@ -31,6 +32,13 @@ package final class TemporaryRoot: Sendable {
 }
 
 extension TemporaryRoot {
+    /// Makes `device` (default iPhone) a device with `settings`: its `device.plist`, as `groupsim device create` writes it.
+    package func makeDevice(_ settings: DeviceSettings, device: String = "iPhone") throws {
+        let folder = "\(path)/devices/\(device)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try Data(PropertyListFormat.binary.encode(.dictionary(settings.metadata))).write(to: URL(fileURLWithPath: folder + "/device.plist"))
+    }
+
     /// Sets the root's durability as a user does, with `groupsim root durability`,
     /// and checks that the root now says so.
     public func setDurability(_ durability: Durability) throws {
