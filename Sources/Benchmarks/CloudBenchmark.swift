@@ -23,8 +23,16 @@ struct CloudBenchmark: ParsableCommand {
     @Option(help: "Changes run first and not measured.") var warmup = 50
     @Option(help: "Other keys in the store, besides the one changed (at most \(CloudLimits.maximumKeys - 1)).")
     var keys = 0
+    @Option(
+        help: ArgumentHelp(
+            "The devices' copies' commits (the cloud's ledger is always durable): durable, or process as in a scenario's root.",
+            valueName: "durable|process"))
+    var durability = Durability.durable.rawValue
 
     func validate() throws {
+        guard Durability(rawValue: durability) != nil else {
+            throw ValidationError("--durability must be durable or process, found '\(durability)'")
+        }
         try requireCount(changes, "--changes", in: 1...1_000_000)
         try requireCount(warmup, "--warmup", in: 0...1_000_000)
         try requireCount(keys, "--keys", in: 0...(CloudLimits.maximumKeys - 1))
@@ -37,13 +45,15 @@ struct CloudBenchmark: ParsableCommand {
     static let store = "com.example.bench.kvs"
 
     func run() throws {
-        let world = try CloudWorld(devices: 2, otherAccounts: 0, otherKeys: keys, binaries: binaries, phases: !noPhases)
+        let copies = Durability(rawValue: durability) ?? .durable
+        let world = try CloudWorld(devices: 2, otherAccounts: 0, otherKeys: keys, copies: copies, binaries: binaries, phases: !noPhases)
         let before = world.writerCommits
         let histogram = try world.measure(changes: changes, warmup: warmup)
         let commits = CommitTimingsReport(before: before, after: world.writerCommits)
         print(
             """
-            cloud: \(changes) changes of one key in a store of \(keys + 1), device A's app → cloud → device B's app (all durable, loopback, no added latency)
+            cloud: \(changes) changes of one key in a store of \(keys + 1), device A's app → cloud → device B's app \
+            (copies \(copies == .durable ? "durable" : "process-durable"), the cloud's ledger durable, loopback, no added latency)
               latency set → didChangeExternally in the other device's app (ms):
                 p50 \(milliseconds(histogram.valueAtPercentile(50)))  p90 \(milliseconds(histogram.valueAtPercentile(90)))  \
             p99 \(milliseconds(histogram.valueAtPercentile(99)))  max \(milliseconds(histogram.max))  mean \(milliseconds(histogram.mean))
@@ -70,13 +80,15 @@ final class CloudWorld {
 
     /// `otherKeys`: keys the first device writes to the measured store before
     /// any agent starts (so every copy and the cloud's ledger hold them).
+    /// `copies`: the root's durability, which the devices' copies follow (the cloud's ledger is always durable).
     /// `phases`: the cloud and the agents put the clock on their event lines, and each change's hops are timed.
-    init(devices: Int, otherAccounts: Int, otherKeys: Int = 0, binaries: String?, phases: Bool = false) throws {
+    init(devices: Int, otherAccounts: Int, otherKeys: Int = 0, copies: Durability = .durable, binaries: String?, phases: Bool = false) throws {
         self.phases = phases && devices == 2 ? CloudTripPhases() : nil
         let environment = self.phases == nil ? [:] : [EventClock.variable: "1"]
         root = (NSTemporaryDirectory() as NSString).appendingPathComponent("groupsim-bench-cloud-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         simulation = SimulationRoot(path: root)
+        try simulation.setDurability(copies)
         let groupsim = (binaries ?? (CommandLine.arguments[0] as NSString).deletingLastPathComponent) + "/groupsim"
         let measured = (0..<devices).map { "D\($0)" }
         let others = (0..<otherAccounts).map { "X\($0)" }

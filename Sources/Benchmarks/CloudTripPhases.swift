@@ -15,7 +15,7 @@ struct CloudTripPhases {
         "upload on the wire, the cloud takes it",
         "the cloud's ledger commit (durable), pushes queued",
         "push on the wire to B's agent",
-        "B's agent commits B's copy (durable)",
+        "B's agent commits B's copy",
         "inotify, B's app reloads, is told",
     ]
     /// Signed: B's app may be told of B's copy before B's agent, its commit returned, says so.

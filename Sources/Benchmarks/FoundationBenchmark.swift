@@ -26,6 +26,9 @@ struct FoundationBenchmark: ParsableCommand {
     @Option(help: "With --only: the side measured.") var side: MeasuredSide = .groupsim
 
     func validate() throws {
+        if let only, only.isSimulatedOnly, side == .foundation {
+            throw ValidationError("--only \(only.rawValue) measures a part of the simulated side's set: use --side groupsim")
+        }
         try requireCount(keys, "--keys", in: 1...100_000)
         try requireCount(rounds, "--rounds", in: 1...1000)
         try requireCount(calls, "--calls", in: 1...100_000_000)
@@ -58,6 +61,15 @@ struct FoundationBenchmark: ParsableCommand {
         let openFoundation: (String) -> Foundation.UserDefaults?
         let openSimulated: (String) -> SimulatedFoundation.UserDefaults?
 
+        /// The simulated side's set without the `didChangeNotification` post the face adds to it (the post,
+        /// corelibs' `NotificationCenter`, is measured on its own: `DefaultsUnderTest.posts`).
+        func simulatedSetsWithoutPost(_ calls: Int) -> Int {
+            let written = DefaultsUnderTest<SimulatedFoundation.UserDefaults>.writtenValues.map(PlistValue.string)
+            let key = DefaultsUnderTest<SimulatedFoundation.UserDefaults>.written
+            for index in 0..<calls { simulated.groupDefaults.set(written[index & 1], forKey: key, postingDidChange: false) }
+            return calls
+        }
+
         /// Finishes the commits a burst of sets started (between rounds, untimed).
         func settle() {
             foundation.synchronize()
@@ -70,11 +82,12 @@ struct FoundationBenchmark: ParsableCommand {
         }
     }
 
-    /// One operation's line of the table: the median call on each side.
+    /// One operation's line of the table: the median call on each side
+    /// (nil: Foundation has no such call).
     struct Row {
         let operation: String
         let goal: String
-        let foundation: Double
+        let foundation: Double?
         let simulated: Double
     }
 
@@ -109,7 +122,12 @@ struct FoundationBenchmark: ParsableCommand {
     /// `--only`: one operation on one side (for callgrind), the median call.
     private func measureOnly(_ only: MeasuredOperation, calls: Int, _ sides: Sides) -> Double {
         let hit = "key-\(keys / 2)"
-        let body: (Int) -> Int = side == .groupsim ? sides.simulatedSide.operation(only, hit: hit) : sides.foundationSide.operation(only, hit: hit)
+        let body: ((Int) -> Int)? =
+            switch side {
+            case .groupsim: sides.simulatedSide.operation(only, hit: hit) ?? sides.simulatedSetsWithoutPost
+            case .foundation: sides.foundationSide.operation(only, hit: hit)
+            }
+        guard let body else { preconditionFailure("validate() refuses --only \(only.rawValue) with --side \(side.rawValue)") }
         return median(rounds: rounds, calls: calls, body, settle: sides.settle)
     }
 
@@ -120,9 +138,9 @@ struct FoundationBenchmark: ParsableCommand {
         /// Each side in turn; `settle` runs after each round, untimed.
         func measure(
             _ operation: String, goal: String, calls: Int,
-            _ foundationBody: (Int) -> Int, _ simulatedBody: (Int) -> Int, settle: () -> Void = {}
+            _ foundationBody: ((Int) -> Int)?, _ simulatedBody: (Int) -> Int, settle: () -> Void = {}
         ) {
-            let foundationTime = median(rounds: rounds, calls: calls, foundationBody, settle: settle)
+            let foundationTime = foundationBody.map { median(rounds: rounds, calls: calls, $0, settle: settle) }
             let simulatedTime = median(rounds: rounds, calls: calls, simulatedBody, settle: settle)
             rows.append(Row(operation: operation, goal: goal, foundation: foundationTime, simulated: simulatedTime))
         }
@@ -141,6 +159,14 @@ struct FoundationBenchmark: ParsableCommand {
             "set (no sync)", goal: "≤ 0.5 µs", calls: calls / 10,
             { foundationSide.set($0, synchronizing: false) }, { simulatedSide.set($0, synchronizing: false) },
             settle: sides.settle)
+        // The set above in two parts: what the simulation does, and corelibs' post of the notification
+        // (the same `NotificationCenter` on both sides, each posting for its own instance).
+        measure(
+            "set (no sync) without its didChangeNotification post", goal: "—", calls: calls / 10,
+            nil, sides.simulatedSetsWithoutPost, settle: sides.settle)
+        measure(
+            "NotificationCenter.default.post(didChangeNotification) alone", goal: "—", calls: calls / 10,
+            foundationSide.posts, simulatedSide.posts)
         measure(
             "set + synchronize()", goal: "≤ 0.8 ms", calls: syncCalls,
             { foundationSide.set($0, synchronizing: true) }, { simulatedSide.set($0, synchronizing: true) })
@@ -169,9 +195,9 @@ struct FoundationBenchmark: ParsableCommand {
         print("| operation | Foundation | groupsim | Foundation ÷ groupsim | goal (groupsim) |")
         print("|---|---:|---:|---:|---:|")
         for row in rows {
-            print(
-                "| `\(row.operation)` | \(duration(row.foundation)) | \(duration(row.simulated)) | "
-                    + String(format: "%.1f×", row.foundation / max(row.simulated, 1)) + " | \(row.goal) |")
+            let foundation = row.foundation.map(duration) ?? "—"
+            let ratio = row.foundation.map { String(format: "%.1f×", $0 / max(row.simulated, 1)) } ?? "—"
+            print("| `\(row.operation)` | \(foundation) | \(duration(row.simulated)) | \(ratio) | \(row.goal) |")
         }
     }
 
@@ -225,13 +251,19 @@ enum MeasuredOperation: String, ExpressibleByArgument, CaseIterable {
     case setThenRead = "set-then-read"
     case dictionary
     case setThenDictionary = "set-then-dictionary"
+    /// The simulated side's set in its two parts: without its notification (only that side), and the post alone.
+    case setWithoutPost = "set-without-post"
+    case post
+
+    var isSimulatedOnly: Bool { self == .setWithoutPost }
 }
 
 enum MeasuredSide: String, ExpressibleByArgument, CaseIterable {
     case groupsim, foundation
 }
 
-protocol MeasuredDefaults {
+protocol MeasuredDefaults: AnyObject {
+    static var didChangeNotification: Notification.Name { get }
     func addSuite(named suiteName: String)
     func string(forKey defaultName: String) -> String?
     func integer(forKey defaultName: String) -> Int
@@ -257,7 +289,8 @@ struct DefaultsUnderTest<Defaults: MeasuredDefaults> {
     static var written: String { "written-key" }
 
     /// Two values, so every set changes the key.
-    let written = ["value-a-" + String(repeating: "x", count: 16), "value-b-" + String(repeating: "x", count: 16)]
+    static var writtenValues: [String] { ["value-a-" + String(repeating: "x", count: 16), "value-b-" + String(repeating: "x", count: 16)] }
+    let written = Self.writtenValues
 
     /// Two suites added to the search list, each with keys of its own.
     static var addedSuites: [String] { ["group.com.example.bench.first", "group.com.example.bench.second"] }
@@ -272,8 +305,9 @@ struct DefaultsUnderTest<Defaults: MeasuredDefaults> {
         }
     }
 
-    /// The calls of one operation, for `--only`.
-    func operation(_ operation: MeasuredOperation, hit: String) -> (Int) -> Int {
+    /// The calls of one operation, for `--only`; nil for the simulated side's set without its post
+    /// (`Sides.simulatedSetsWithoutPost`), which has no counterpart here.
+    func operation(_ operation: MeasuredOperation, hit: String) -> ((Int) -> Int)? {
         switch operation {
         case .stringHit: { readStrings(hit, $0) }
         case .integerRegistered: readRegisteredIntegers
@@ -283,6 +317,8 @@ struct DefaultsUnderTest<Defaults: MeasuredDefaults> {
         case .setThenRead: { setThenRead(hit, $0) }
         case .dictionary: dictionaryRepresentations
         case .setThenDictionary: setThenDictionaryRepresentations
+        case .post: posts
+        case .setWithoutPost: nil
         }
     }
 
@@ -315,6 +351,12 @@ struct DefaultsUnderTest<Defaults: MeasuredDefaults> {
             defaults.set(written[index & 1], forKey: Self.written)
             if synchronizing { defaults.synchronize() }
         }
+        return calls
+    }
+
+    /// The `didChangeNotification` post a set makes, alone, built anew each time as a set builds it.
+    func posts(_ calls: Int) -> Int {
+        for _ in 0..<calls { NotificationCenter.default.post(Notification(name: Defaults.didChangeNotification, object: defaults)) }
         return calls
     }
 

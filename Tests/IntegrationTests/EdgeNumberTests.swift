@@ -133,6 +133,21 @@ import Testing
             ("groupsim-bench", ["cloud", "--warmup=-1"], "--warmup must be from 0 to 1000000, found -1"),
             ("groupsim", ["run", "--repeat", "9223372036854775807", scenario], "--repeat must be from 1 to 10000, found 9223372036854775807"),
         ]
+        try expectUsageErrors(cases)
+    }
+
+    @Test func benchmarkChoicesThatDoNotExistAreRefusedBeforeAnythingRuns() throws {
+        try expectUsageErrors([
+            ("groupsim-bench", ["cloud", "--durability", "fast"], "--durability must be durable or process, found 'fast'"),
+            (
+                "groupsim-bench", ["foundation", "--only", "set-without-post", "--side", "foundation"],
+                "--only set-without-post measures a part of the simulated side's set: use --side groupsim"
+            ),
+        ])
+    }
+
+    /// Each command ends with the usage status (64) and its message, having run nothing.
+    private func expectUsageErrors(_ cases: [(tool: String, arguments: [String], message: String)]) throws {
         for (tool, arguments, message) in cases {
             let result = try runBounded(BuiltExecutable.path(tool), arguments, environment: ["GROUPSIM_ROOT": root.path], timeout: 60)
             #expect(result.status == 64, "\(tool) \(arguments): \(result.stderr)")
