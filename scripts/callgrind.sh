@@ -8,7 +8,7 @@
 #
 # Usage: scripts/callgrind.sh [--side groupsim|foundation] [--calls N] [OPERATION ...]
 #   OPERATION  string-hit integer-registered miss set set-then-read dictionary set-then-dictionary set-sync,
-#              set-without-post post (the set in its two parts: the simulation's, and corelibs' notification post),
+#              set-without-post post (parts of the set: the library's set under the face, and corelibs' post),
 #              encode decode (the binary property list of the 101-key suite: `codec --only`),
 #              json-encode json-decode (the sync protocol's push of that suite's 101 records: `codec --only`)
 #              (default: all but set-sync)

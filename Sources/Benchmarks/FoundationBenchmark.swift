@@ -61,8 +61,9 @@ struct FoundationBenchmark: ParsableCommand {
         let openFoundation: (String) -> Foundation.UserDefaults?
         let openSimulated: (String) -> SimulatedFoundation.UserDefaults?
 
-        /// The simulated side's set without the `didChangeNotification` post the face adds to it (the post,
-        /// corelibs' `NotificationCenter`, is measured on its own: `DefaultsUnderTest.posts`).
+        /// The library's set under the simulated side's, without the `didChangeNotification` post the face
+        /// adds (the post, corelibs' `NotificationCenter`, is measured on its own: `DefaultsUnderTest.posts`)
+        /// and without the face's conversion of the value from `Any`.
         func simulatedSetsWithoutPost(_ calls: Int) -> Int {
             let written = DefaultsUnderTest<SimulatedFoundation.UserDefaults>.writtenValues.map(PlistValue.string)
             let key = DefaultsUnderTest<SimulatedFoundation.UserDefaults>.written
@@ -159,10 +160,11 @@ struct FoundationBenchmark: ParsableCommand {
             "set (no sync)", goal: "≤ 0.5 µs", calls: calls / 10,
             { foundationSide.set($0, synchronizing: false) }, { simulatedSide.set($0, synchronizing: false) },
             settle: sides.settle)
-        // The set above in two parts: what the simulation does, and corelibs' post of the notification
-        // (the same `NotificationCenter` on both sides, each posting for its own instance).
+        // Two parts of the set above: the library's set under the face (without the face's conversion of the
+        // value from `Any`), and corelibs' post of the notification (the same `NotificationCenter` on both
+        // sides, each posting for its own instance).
         measure(
-            "set (no sync) without its didChangeNotification post", goal: "—", calls: calls / 10,
+            "GroupDefaults.set under the face, without the post", goal: "—", calls: calls / 10,
             nil, sides.simulatedSetsWithoutPost, settle: sides.settle)
         measure(
             "NotificationCenter.default.post(didChangeNotification) alone", goal: "—", calls: calls / 10,
@@ -251,7 +253,8 @@ enum MeasuredOperation: String, ExpressibleByArgument, CaseIterable {
     case setThenRead = "set-then-read"
     case dictionary
     case setThenDictionary = "set-then-dictionary"
-    /// The simulated side's set in its two parts: without its notification (only that side), and the post alone.
+    /// Two parts of the simulated side's set: the library's set under it, without the post (only that side),
+    /// and the post alone.
     case setWithoutPost = "set-without-post"
     case post
 
@@ -305,7 +308,7 @@ struct DefaultsUnderTest<Defaults: MeasuredDefaults> {
         }
     }
 
-    /// The calls of one operation, for `--only`; nil for the simulated side's set without its post
+    /// The calls of one operation, for `--only`; nil for the library's set under the face without its post
     /// (`Sides.simulatedSetsWithoutPost`), which has no counterpart here.
     func operation(_ operation: MeasuredOperation, hit: String) -> ((Int) -> Int)? {
         switch operation {
