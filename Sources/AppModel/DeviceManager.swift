@@ -28,6 +28,8 @@ package struct DeviceManager: Sendable {
         package let problem: String?
         /// Its platform and preferences cache (nil with `problem`, or when its metadata cannot be read as settings).
         package var settings: DeviceSettings? = nil
+        /// Why its settings (`device.plist`) cannot be read: no app can launch on it until that is fixed.
+        package var settingsProblem: String? = nil
     }
 
     private func metadataPath(_ device: String) throws -> String { try root.devicePath(device) + "/device.plist" }
@@ -60,12 +62,21 @@ package struct DeviceManager: Sendable {
                     let kind = fstatat(devices, name, &info, AT_SYMLINK_NOFOLLOW) == 0 ? describeFileType(info.st_mode) : "gone"
                     return Device(name: name, created: nil, apps: [], groups: [], problem: "\(kind), not a device folder")
                 }
-                let metadata = ((try? SharedPlistFile.read(path: device + "/device.plist", root: root.path)) ?? nil) ?? [:]
+                // Read as launching an app reads it: what stops a launch is said here too, not shown as a platform.
+                var settings: DeviceSettings? = nil
+                var settingsProblem: String? = nil
+                var metadata: [String: PlistValue] = [:]
+                do {
+                    metadata = try SharedPlistFile.read(path: device + "/device.plist", root: root.path) ?? [:]
+                    settings = try DeviceSettings(metadata: metadata, path: device + "/device.plist")
+                } catch {
+                    settingsProblem = "\(error)"
+                }
                 return Device(
                     name: name, created: metadata["created"]?.dateValue,
                     apps: (try? folderNames(device + "/Containers/Data/Application")) ?? [],
                     groups: (try? folderNames(device + "/Containers/Shared/AppGroup")) ?? [], problem: nil,
-                    settings: try? DeviceSettings(metadata: metadata, path: device + "/device.plist"))
+                    settings: settings, settingsProblem: settingsProblem)
             }
         } ?? []
     }

@@ -32,11 +32,12 @@ package struct DeviceCloud: Sendable {
         return try folder() + "/stores/" + DomainName.fileStem(for: identifier) + ".plist"
     }
 
-    /// The device's settings file, opened and watched in this process. A
-    /// file holding an impossible number reads as corrupt (and is kept aside
-    /// by the next write), as for `storeDomain`.
+    /// The device's settings file, opened and watched in this process. It is
+    /// never moved aside for holding what this version cannot read: it holds
+    /// the account, and a device whose account read as none would sign out
+    /// and drop what it holds (`DeviceCloudSettings.problems`, `updateSettings`).
     package func settingsDomain() throws -> PersistentDomain {
-        try DomainRegistry.shared.domain(named: "cloud settings of \(device)", at: settingsPath(), root: root.path, contentCheck: Self.settingsCheck)
+        try DomainRegistry.shared.domain(named: "cloud settings of \(device)", at: settingsPath(), root: root.path)
     }
 
     /// The largest store copy read or written: no bound but the device's
@@ -55,27 +56,36 @@ package struct DeviceCloud: Sendable {
             maximumSize: Self.maximumStoreFileSize, contentCheck: Self.storeCheck)
     }
 
-    static let settingsCheck: SharedPlistFile.ContentCheck = { DeviceCloudSettings.impossibleNumber(in: $0) }
     static let storeCheck: SharedPlistFile.ContentCheck = { StoreCopy.impossibleNumber(in: $0) }
 
     /// The settings as they are on disk now (defaults when there is no file).
     package func readSettings() throws -> DeviceCloudSettings {
         let path = try settingsPath()
-        return try DeviceCloudSettings(SharedPlistFile.read(path: path, root: root.path, contentCheck: Self.settingsCheck) ?? [:], path: path)
+        return try DeviceCloudSettings(SharedPlistFile.read(path: path, root: root.path) ?? [:], path: path)
     }
 
-    /// Changes the settings atomically (what `groupsim cloud account` and `network` do).
+    /// Changes the settings atomically (what `groupsim cloud account` and
+    /// `network` do, and an app opening a store). A file that cannot be read
+    /// is refused, not replaced (it holds the account): the error names it
+    /// and says to fix or remove it. `makingSecret`: a device that has cloud
+    /// settings can be signed in, so it needs its secret from now on.
     @discardableResult
-    package func updateSettings(_ change: (inout DeviceCloudSettings) throws -> Void) throws -> DeviceCloudSettings {
+    package func updateSettings(makingSecret: Bool = true, _ change: (inout DeviceCloudSettings) throws -> Void) throws -> DeviceCloudSettings {
         let path = try settingsPath()
         var result = DeviceCloudSettings()
-        // A device that has cloud settings can be signed in, so it needs its secret from now on.
-        _ = try secretFile().readOrCreate()
-        try SharedPlistFile(path: path, root: root.path, contentCheck: Self.settingsCheck).update { fields in
-            var settings = try DeviceCloudSettings(fields, path: path)
-            try change(&settings)
-            fields = settings.plist
-            result = settings
+        if makingSecret { _ = try secretFile().readOrCreate() }
+        let file = try SharedPlistFile(path: path, root: root.path, keepsCorruptFile: true)
+        do {
+            try file.update { fields in
+                var settings = try DeviceCloudSettings(fields, path: path)
+                try change(&settings)
+                fields = settings.plist
+                result = settings
+            }
+        } catch SharedFileError.corrupt(_, let reason) {
+            throw CloudFormatError(
+                "\(path) cannot be read (\(reason)); it holds the device's account, so it is left as it is: "
+                    + "fix it, or remove it to sign the device out (its iCloud copies then leave the device)")
         }
         return result
     }
@@ -102,7 +112,7 @@ package struct DeviceCloudSettings: Sendable, Equatable {
     package var clockSkewMilliseconds: Int64 = 0
     /// How far a clock may be off, either way: ten years, in milliseconds
     /// (NetworkAction's rule, shared with the CLI and scenarios). A file
-    /// with more is damaged, and a stamp made with it could overflow.
+    /// with more has it ignored (`problems`): a stamp made with it could overflow.
     package static let maximumClockSkewMilliseconds: Int64 = NetworkAction.skewRange.upperBound
     /// Stores opened by an app on the device; the agent syncs these.
     package var stores: [String] = []
@@ -121,26 +131,42 @@ package struct DeviceCloudSettings: Sendable, Equatable {
 
     package init() {}
 
-    /// Why the fields hold a number no device has (nil: they do not).
-    package static func impossibleNumber(in fields: [String: PlistValue]) -> String? {
-        if case .integer(let interval)? = fields["uploadIntervalMilliseconds"], !NetworkAction.uploadIntervalRange.contains(interval) {
-            return "uploadIntervalMilliseconds is \(interval); it is from 0 to \(NetworkAction.uploadIntervalRange.upperBound) ms"
-        }
-        guard case .integer(let skew)? = fields["clockSkewMilliseconds"],
-            !(-maximumClockSkewMilliseconds...maximumClockSkewMilliseconds).contains(skew)
-        else { return nil }
-        return "clockSkewMilliseconds is \(skew); a clock is at most ±\(maximumClockSkewMilliseconds) ms (ten years) off"
-    }
+    /// What in the file could not be used, each naming the file, the field
+    /// and the value, and what is used instead (a number no device has is
+    /// ignored, not taken as a reason to drop the file: the file also holds
+    /// the account, and a device that lost it would sign out and drop the
+    /// writes it made offline). Not written back: a writer writes the settings in use.
+    package var problems: [String] = []
 
+    /// Reads settings from the file's dictionary. A number out of range is
+    /// ignored and said in `problems`; a field of the wrong kind throws, so
+    /// whoever reads stops rather than act on settings it cannot read.
     package init(_ fields: [String: PlistValue], path: String) throws(CloudFormatError) {
-        if let problem = Self.impossibleNumber(in: fields) { throw CloudFormatError("\(path): \(problem)") }
         if let account = fields["account"] {
             guard case .string(let name) = account, !name.isEmpty else { throw CloudFormatError("\(path): account must be a non-empty string") }
             self.account = name
         }
+        if fields["clockSkewMilliseconds"] != nil {
+            let skew = try fields.integer("clockSkewMilliseconds", at: path)
+            if (-Self.maximumClockSkewMilliseconds...Self.maximumClockSkewMilliseconds).contains(skew) {
+                clockSkewMilliseconds = skew
+            } else {
+                problems.append(
+                    "\(path): clockSkewMilliseconds is \(skew), but a clock is at most ±\(Self.maximumClockSkewMilliseconds) ms (ten years) off; "
+                        + "the device's clock is taken as not skewed until the field is set again (groupsim cloud network --device D skew MS)")
+            }
+        }
+        if fields["uploadIntervalMilliseconds"] != nil {
+            let interval = try fields.integer("uploadIntervalMilliseconds", at: path)
+            if NetworkAction.uploadIntervalRange.contains(interval) {
+                uploadIntervalMilliseconds = interval
+            } else {
+                problems.append(
+                    "\(path): uploadIntervalMilliseconds is \(interval), but it is from 0 to \(NetworkAction.uploadIntervalRange.upperBound) ms; "
+                        + "the device uploads without waiting until the field is set again (groupsim cloud network --device D upload-interval MS)")
+            }
+        }
         online = try fields.bool("online", at: path, default: true)
-        clockSkewMilliseconds = fields["clockSkewMilliseconds"] == nil ? 0 : try fields.integer("clockSkewMilliseconds", at: path)
-        if fields["uploadIntervalMilliseconds"] != nil { uploadIntervalMilliseconds = try fields.integer("uploadIntervalMilliseconds", at: path) }
         keepsWritesBeforeFirstDownload = try fields.bool("keepsWritesBeforeFirstDownload", at: path, default: false)
         stores = try fields.array("stores", at: path).map { item throws(CloudFormatError) in
             guard case .string(let name) = item else { throw CloudFormatError("\(path): stores holds store identifiers (strings)") }

@@ -65,12 +65,11 @@ package final class UbiquitousStore: @unchecked Sendable {
         // The agent syncs the stores the device's apps have opened.
         if syncs {
             do {
-                if try !DeviceCloudSettings(settings.snapshot(), path: settings.file.path).stores.contains(identifier) {
-                    try settings.transaction { fields in
-                        var current = try DeviceCloudSettings(fields, path: settings.file.path)
-                        if !current.stores.contains(identifier) { current.stores.append(identifier) }
-                        fields = current.plist
-                    }
+                // From the file, not the cached view: a file that cannot be read is left for its owner to fix, never replaced.
+                let current = try cloud.readSettings()
+                for problem in current.problems { Diagnostics.report(Diagnostic(kind: .reloadFailed, message: problem, path: settings.file.path)) }
+                if !current.stores.contains(identifier) {
+                    try cloud.updateSettings(makingSecret: false) { if !$0.stores.contains(identifier) { $0.stores.append(identifier) } }
                 }
             } catch {
                 Diagnostics.report(

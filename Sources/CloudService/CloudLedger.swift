@@ -1,3 +1,4 @@
+import CloudDevice
 import CloudModel
 import Foundation
 import GroupDefaults
@@ -17,9 +18,11 @@ struct CloudStoreState: Sendable, Equatable {
     /// (not a thousand made anew for one changed key).
     private var recordFields: [String: PlistValue] = [:]
     private(set) var lineage = StoreLineage()
-    /// The newest stamp of a removal no longer kept: a write older than it,
-    /// of a key the store has no record of, may be of a key removed since,
-    /// and loses to that removal.
+    /// The newest stamp of a removal no longer kept, but never later than the
+    /// cloud's clock when it was forgotten: a write older than it, of a key
+    /// the store has no record of, may be of a key removed since, and loses
+    /// to that removal. Bounded by the clock so that removals stamped by a
+    /// fast clock cannot make every new key of a correct clock lose to them.
     private(set) var horizon: ChangeStamp? = nil
     private(set) var liveKeys = 0
     private(set) var liveBytes = 0
@@ -85,16 +88,34 @@ struct CloudStoreState: Sendable, Equatable {
 
     /// Drops the oldest removals beyond `keptRemovals`, down to three quarters
     /// of it (so the sorting is paid once per thousand removals, not per upload).
-    mutating func forgetOldRemovals() {
+    /// `now`: the cloud's clock (ms since 1970), which the horizon never passes.
+    mutating func forgetOldRemovals(now: Int64) {
         guard removals > Self.keptRemovals else { return }
         let oldest = records.values.filter { $0.value == nil }.sorted { $0.stamp < $1.stamp }.prefix(removals - Self.keptRemovals * 3 / 4)
         for record in oldest {
             records[record.key] = nil
             recordFields[record.key] = nil
             removals -= 1
-            if horizon.map({ $0 < record.stamp }) ?? true { horizon = record.stamp }
+            let bounded = Self.bounded(record.stamp, by: now)
+            if horizon.map({ $0 < bounded }) ?? true { horizon = bounded }
             lineage.forgotten = max(lineage.forgotten, record.revision)
         }
+    }
+
+    /// `stamp`, or the same write's stamp at `now` if it is later: a removal
+    /// no longer kept is known only by its horizon, and a horizon ahead of
+    /// the cloud's clock would make every new key lose to a removal that is
+    /// not there (docs/cloud.md, "Clocks").
+    static func bounded(_ stamp: ChangeStamp, by now: Int64) -> ChangeStamp {
+        stamp.time <= now ? stamp : ChangeStamp(time: now, device: stamp.device, sequence: stamp.sequence)
+    }
+
+    /// The horizon brought back to `now` if a file (of an older version, or
+    /// edited) put it later; returns the horizon it had then, nil if unchanged.
+    mutating func boundHorizon(by now: Int64) -> ChangeStamp? {
+        guard let found = horizon, found.time > now else { return nil }
+        horizon = Self.bounded(found, by: now)
+        return found
     }
 
     init() {}
@@ -192,7 +213,7 @@ struct CloudLedger {
         if let known = loaded[account]?[identifier] { return known }
         try migrateOldFile(of: account)
         let file = try storeFile(identifier, of: account)
-        let state: CloudStoreState
+        var state: CloudStoreState
         do {
             state = try CloudStoreState(file.read(), path: file.path)
         } catch let error as CloudFormatError {
@@ -201,6 +222,16 @@ struct CloudLedger {
             state = try setAside(file, account: account, store: identifier, because: reason)
         } catch SharedFileError.fileTooLarge(_, let size, let limit) {
             state = try setAside(file, account: account, store: identifier, because: "\(size) bytes, over the \(limit) a file may have")
+        }
+        if let found = state.boundHorizon(by: DeviceCloudSettings.realTime()) {
+            report(
+                "horizon-bounded",
+                [
+                    "account": .string(account), "store": .string(identifier), "path": .string(file.path), "found": .string(found.description),
+                    "now": .string(state.horizon?.description ?? ""),
+                    "message": .string(
+                        "the store's horizon was later than the cloud's clock; it is brought back to the clock, so new keys are not lost to it"),
+                ])
         }
         loaded[account, default: [:]][identifier] = state
         return state
@@ -347,9 +378,11 @@ struct CloudLedger {
     ///
     /// `restoring`: the records a device gives back after a reset, which may
     /// carry any device's stamp; an upload's must carry the uploader's.
-    mutating func upload(_ changes: [UploadedChange], to identifier: String, of account: String, from device: String, restoring: Bool = false) throws
-        -> UploadOutcome
-    {
+    /// `now`: the cloud's clock in ms since 1970, which bounds the horizon.
+    mutating func upload(
+        _ changes: [UploadedChange], to identifier: String, of account: String, from device: String, restoring: Bool = false,
+        now: Int64 = DeviceCloudSettings.realTime()
+    ) throws -> UploadOutcome {
         var state = try store(identifier, of: account)
         var outcome = UploadOutcome()
         var changed: [String: CloudRecord] = [:]
@@ -362,7 +395,7 @@ struct CloudLedger {
         guard !changed.isEmpty else { return outcome }
         let base = state.revision
         state.advance(by: generation)
-        state.forgetOldRemovals()
+        state.forgetOldRemovals(now: now)
         do {
             try storeFile(identifier, of: account).update { $0 = state.plist }
         } catch SharedFileError.contentsTooLarge(_, let size, let limit) {

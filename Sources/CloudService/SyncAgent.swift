@@ -39,6 +39,8 @@ package actor SyncAgent {
     /// its domain's view is another dictionary (the loop looks at every copy
     /// several times per wake-up), and the agent's own commit never is.
     private var parsedCopies = ParsedStoreCopies()
+    /// The settings' problems said last, so a field that stays wrong is said once.
+    private var reportedSettingsProblems: Set<String> = []
     /// The last problem reported for each store's copy, so a copy that stays malformed is reported once.
     private var reportedProblems: [String: String] = [:]
     /// Upload throttling (`UploadThrottle`): when each store last went up, and what is held.
@@ -55,8 +57,17 @@ package actor SyncAgent {
         settingsDomain.addListener { [wakeup] _ in wakeup.signal() }
     }
 
+    /// The settings from the file (its domain only wakes the agent): a file
+    /// that cannot be read throws, so the agent waits for it to be fixed
+    /// rather than take its account for none and sign the device out.
+    /// A number it ignores is said once per distinct problem.
     private func settings() throws -> DeviceCloudSettings {
-        try DeviceCloudSettings(settingsDomain.snapshot(), path: settingsDomain.file.path)
+        let current = try cloud.readSettings()
+        for problem in current.problems where !reportedSettingsProblems.contains(problem) {
+            events("problem", ["message": .string(problem)])
+        }
+        reportedSettingsProblems = Set(current.problems)
+        return current
     }
 
     /// Runs until cancelled.

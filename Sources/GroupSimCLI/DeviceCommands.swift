@@ -39,7 +39,11 @@ struct DeviceCommand: ParsableCommand {
                     continue
                 }
                 let created = device.created.map { ", created \($0.formatted(.iso8601))" } ?? ""
-                print("\(device.name)  (\(device.settings?.summary ?? "unreadable settings")\(created))")
+                if let settingsProblem = device.settingsProblem {
+                    print("\(device.name)  (settings unreadable, so no app launches on it: \(settingsProblem); fix or remove the file\(created))")
+                } else {
+                    print("\(device.name)  (\(device.settings?.summary ?? "unreadable settings")\(created))")
+                }
                 if let state = try? manager.protectedDataState(device.name), state.locked { print("  state  \(state.summary)") }
                 for app in device.apps { print("  app    \(app)") }
                 for group in device.groups { print("  group  \(group)") }

@@ -39,6 +39,7 @@ package final class SharedPlistFile: @unchecked Sendable {
     /// it refuses are corrupt, as undecodable bytes are.
     package typealias ContentCheck = @Sendable ([String: PlistValue]) -> String?
     private let contentCheck: ContentCheck?
+    private let keepsCorruptFile: Bool
     private let folder: ConfinedFolder
     private let lock: FileLock
     /// One temporary name per file: under the lock, one that exists was left
@@ -63,12 +64,17 @@ package final class SharedPlistFile: @unchecked Sendable {
     /// aside by the next `update` like any corrupt file.
     /// `readOnly`: for a reader that never writes (an app's managed
     /// preferences): no folder and no lock file is made.
+    /// `keepsCorruptFile`: `update` of a corrupt file throws `corrupt`
+    /// instead of moving it aside and starting empty, for a file whose loss
+    /// would drop more than itself (a device's cloud settings hold its account).
     package init(
         path: String, format: PropertyListFormat = .binary, durable: Bool = true, root: String? = nil,
-        maximumSize: Int = PlistLimits.maximumFileSize, contentCheck: ContentCheck? = nil, readOnly: Bool = false
+        maximumSize: Int = PlistLimits.maximumFileSize, contentCheck: ContentCheck? = nil, readOnly: Bool = false,
+        keepsCorruptFile: Bool = false
     ) throws {
         self.path = path
         self.contentCheck = contentCheck
+        self.keepsCorruptFile = keepsCorruptFile
         self.format = format
         self.durable = durable
         self.maximumSize = maximumSize
@@ -274,7 +280,8 @@ package final class SharedPlistFile: @unchecked Sendable {
         var current: [String: PlistValue]
         do {
             current = try readContents(in: descriptor) ?? [:]
-        } catch SharedFileError.corrupt(_, let why) {
+        } catch SharedFileError.corrupt(let path, let why) {
+            if keepsCorruptFile { throw SharedFileError.corrupt(path: path, reason: why) }
             // Never overwrite a corrupt file: keep it for inspection and start empty.
             movedTo = try moveAside(in: descriptor)
             reason = why

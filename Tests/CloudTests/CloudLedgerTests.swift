@@ -1,3 +1,4 @@
+import CloudDevice
 import CloudModel
 import Foundation
 import PropertyList
@@ -343,6 +344,44 @@ import Testing
         var reopened = CloudLedger(dataFolder: folder)
         let again = try reopened.store("s", of: "alice")
         #expect(again.horizon == state.horizon && again.removals == state.removals && again.values == ["k1": "new"])
+    }
+
+    /// A device whose clock runs a day fast (a skew devices may have) churns
+    /// removals until the store forgets some: the horizon stays at the
+    /// cloud's clock, so a new key written then by a correct clock is kept,
+    /// not lost to a removal that was never of it (it was, and 3 s later the
+    /// key was gone on its device too).
+    @Test func removalsStampedByAFastClockDoNotMakeNewKeysLose() throws {
+        let now = DeviceCloudSettings.realTime()
+        let day: Int64 = 86_400_000
+        var ledger = CloudLedger(dataFolder: folder)
+        let removals = (0..<6_000).map { Self.change("churn\($0)", nil, time: now + day + Int64($0), device: "iPad", sequence: Int64($0) + 1) }
+        _ = try ledger.upload(removals, to: "s", of: "alice", from: "iPad", now: now)
+        let horizon = try #require(try ledger.store("s", of: "alice").horizon)
+        #expect(horizon.time <= now, "horizon \(horizon) is ahead of the cloud's clock \(now)")
+        let write = try ledger.upload([Self.change("fresh", "kept", time: now + 3_000)], to: "s", of: "alice", from: "iPhone", now: now + 3_000)
+        #expect(write.superseded.isEmpty && write.push?.records.map(\.key) == ["fresh"])
+        #expect(try ledger.store("s", of: "alice").values == ["fresh": "kept"])
+        // A write from before the removals were forgotten, of a key the store has no record of, still loses to them.
+        let stale = try ledger.upload([Self.change("old", "lost", time: now - 3_000, sequence: 2)], to: "s", of: "alice", from: "iPhone", now: now)
+        #expect(stale.push == nil && stale.superseded.map(\.value) == [nil])
+    }
+
+    /// A horizon ten years ahead in a store's file (written by an older
+    /// version, or by hand) is brought back to the cloud's clock when the
+    /// file is read, and said in the log.
+    @Test func aHorizonAheadOfTheClockInTheFileIsBroughtBack() throws {
+        let now = DeviceCloudSettings.realTime()
+        let ahead = ChangeStamp(time: now + 10 * 365 * 86_400_000, device: "iPad", sequence: 9)
+        try FileManager.default.createDirectory(atPath: folder + "/accounts/alice", withIntermediateDirectories: true)
+        let store: PlistValue = ["revision": 1, "records": [:], "horizon": .dictionary(ahead.fields)]
+        try Data(BinaryPropertyList.encode(store)).write(to: URL(fileURLWithPath: folder + "/accounts/alice/s.plist"))
+        let reports = Reports()
+        var ledger = CloudLedger(dataFolder: folder, report: reports.record)
+        let write = try ledger.upload([Self.change("fresh", "kept", time: DeviceCloudSettings.realTime())], to: "s", of: "alice", from: "iPhone")
+        #expect(write.push?.records.map(\.key) == ["fresh"] && write.superseded.isEmpty)
+        #expect(try #require(try ledger.store("s", of: "alice").horizon).time <= DeviceCloudSettings.realTime())
+        #expect(reports.lines.contains { $0.hasPrefix("horizon-bounded") && $0.contains("s.plist") }, "\(reports.lines)")
     }
 
     // MARK: History

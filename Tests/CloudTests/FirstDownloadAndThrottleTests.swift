@@ -56,8 +56,15 @@ import Testing
     }
 
     @Test func theIntervalIsBoundedInTheSettingsFile() throws {
-        #expect(DeviceCloudSettings.impossibleNumber(in: ["uploadIntervalMilliseconds": .integer(600_001)]) != nil)
-        #expect(DeviceCloudSettings.impossibleNumber(in: ["uploadIntervalMilliseconds": .integer(15_000)]) == nil)
+        let over = try DeviceCloudSettings(["uploadIntervalMilliseconds": .integer(600_001), "account": "alice"], path: "device.plist")
+        #expect(over.uploadIntervalMilliseconds == 0 && over.account == "alice")
+        #expect(
+            over.problems == [
+                "device.plist: uploadIntervalMilliseconds is 600001, but it is from 0 to 600000 ms; "
+                    + "the device uploads without waiting until the field is set again (groupsim cloud network --device D upload-interval MS)"
+            ])
+        let within = try DeviceCloudSettings(["uploadIntervalMilliseconds": .integer(15_000)], path: "device.plist")
+        #expect(within.uploadIntervalMilliseconds == 15_000 && within.problems.isEmpty)
         #expect(throws: CloudFormatError.self) { try NetworkAction("upload-interval", -1) }
         #expect(try NetworkAction("upload-interval", 15_000) == .uploadInterval(milliseconds: 15_000))
     }

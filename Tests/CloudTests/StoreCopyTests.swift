@@ -298,16 +298,24 @@ import Testing
         }
     }
 
-    /// A clock skew from a file loads only within ten years either way, so a
-    /// stamp (the real time plus the skew) never overflows.
-    @Test func aClockSkewFromAnyNumberLoadsOnlyWithinTenYears() async {
+    /// A clock skew from a file is used only within ten years either way, so
+    /// a stamp (the real time plus the skew) never overflows; any other
+    /// number is ignored and said (file, field, value), and the rest of the
+    /// settings, the account first, is still read.
+    @Test func aClockSkewFromAnyNumberIsUsedOnlyWithinTenYears() async {
         await propertyCheck(count: 300, input: CloudGen.edgeNumbers) { numbers in
             let skew = numbers[0]
             let within = (-DeviceCloudSettings.maximumClockSkewMilliseconds...DeviceCloudSettings.maximumClockSkewMilliseconds).contains(skew)
-            let settings = try? DeviceCloudSettings(["clockSkewMilliseconds": .integer(skew)], path: "device.plist")
-            #expect((settings != nil) == within, "\(skew)")
-            #expect((DeviceCloudSettings.impossibleNumber(in: ["clockSkewMilliseconds": .integer(skew)]) == nil) == within, "\(skew)")
-            if let settings { #expect(DeviceCloudSettings.realTime().addingReportingOverflow(settings.clockSkewMilliseconds).overflow == false) }
+            let settings = try DeviceCloudSettings(["clockSkewMilliseconds": .integer(skew), "account": "alice"], path: "device.plist")
+            #expect(settings.account == "alice", "\(skew)")
+            #expect(settings.clockSkewMilliseconds == (within ? skew : 0), "\(skew)")
+            #expect(settings.problems.isEmpty == within, "\(skew)")
+            if !within {
+                #expect(
+                    settings.problems.count == 1 && settings.problems[0].hasPrefix("device.plist: clockSkewMilliseconds is \(skew)"),
+                    "\(settings.problems)")
+            }
+            #expect(DeviceCloudSettings.realTime().addingReportingOverflow(settings.clockSkewMilliseconds).overflow == false)
         }
     }
 

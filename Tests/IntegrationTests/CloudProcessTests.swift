@@ -534,6 +534,63 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == Data(malformed))
     }
 
+    /// One impossible number in a device's settings (a clock skew of
+    /// Int64.min, as a hand edit or a tool may leave) made the next app
+    /// write move the whole file aside: the device fell to no account, its
+    /// agent signed it out, and the write it had made offline was gone. Now
+    /// the number is ignored and said (file, field, value), the account
+    /// stays, and the offline write reaches the cloud once the device is online.
+    @Test func anImpossibleNumberInTheSettingsSignsNoDeviceOut() throws {
+        #expect(try groupsim(["cloud", "account", "sign-in", "alice"], root: root).status == 0)
+        let server = try startCloud()
+        let agent = try CloudChild(["agent", "--device", "iPhone"], root: root)
+        try agent.waitFor("connected")
+        #expect(try groupsim(["cloud", "network", "--device", "iPhone", "offline"], root: root).status == 0)
+        try agent.waitFor("disconnected")
+        try write("offline", "1", device: "iPhone")
+        let path = root.path + "/devices/iPhone/cloud/device.plist"
+        var fields = try DeviceCloud(root: simulation, device: "iPhone").readSettings().plist
+        fields["clockSkewMilliseconds"] = .integer(.min)
+        try Data(BinaryPropertyList.encode(.dictionary(fields))).write(to: URL(fileURLWithPath: path))
+        let later = try groupsim(["cloud", "write", "com.example.kvs", "later", "2", "--device", "iPhone"], root: root)
+        #expect(later.status == 0, "\(later.stderr)")
+        #expect(later.stderr.contains(path) && later.stderr.contains("clockSkewMilliseconds is \(Int64.min)"), "\(later.stderr)")
+        try agent.waitFor("problem") { $0.contains("clockSkewMilliseconds is \(Int64.min)") }
+        #expect(try DeviceCloud(root: simulation, device: "iPhone").readSettings().account == "alice")
+        #expect(try groupsim(["cloud", "network", "--device", "iPhone", "online"], root: root).status == 0)
+        try until(agent) { try cloudValue("offline") == .integer(1) && cloudValue("later") == .integer(2) }
+        #expect(
+            !agent.process.allLines.contains { $0.contains("\"event\":\"account\"") && $0.contains("\"account\":\"none\"") },
+            "the agent signed the device out")
+        withExtendedLifetime(server) {}
+    }
+
+    /// A settings file that cannot be decoded at all is left as it is (it
+    /// holds the account): an app's write stays on the device and names the
+    /// file, the agent says it and waits, and nothing the device holds goes.
+    @Test func anUnreadableSettingsFileIsLeftAsItIsAndSignsNoDeviceOut() throws {
+        #expect(try groupsim(["cloud", "account", "sign-in", "alice"], root: root).status == 0)
+        let server = try startCloud()
+        let agent = try CloudChild(["agent", "--device", "iPhone"], root: root)
+        try agent.waitFor("connected")
+        #expect(try groupsim(["cloud", "network", "--device", "iPhone", "offline"], root: root).status == 0)
+        try agent.waitFor("disconnected")
+        try write("offline", "1", device: "iPhone")
+        let path = root.path + "/devices/iPhone/cloud/device.plist"
+        let garbage = Data("bplist00 not really".utf8)
+        try garbage.write(to: URL(fileURLWithPath: path))
+        let later = try groupsim(["cloud", "write", "com.example.other", "k", "2", "--device", "iPhone"], root: root)
+        #expect(later.stderr.contains(path), "\(later.stderr)")
+        try agent.waitFor("problem") { $0.contains("device.plist") }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == garbage, "the settings file was replaced")
+        let copy = try #require(try DeviceCloud(root: simulation, device: "iPhone").readStore("com.example.kvs"))
+        #expect(copy.account == "alice" && copy.values["offline"] == .integer(1) && copy.pending["offline"] != nil)
+        #expect(
+            !agent.process.allLines.contains { $0.contains("\"event\":\"account\"") && $0.contains("\"account\":\"none\"") },
+            "the agent signed the device out")
+        withExtendedLifetime(server) {}
+    }
+
     @Test func aMalformedCopyDoesNotStopTheDevicesOtherStoresSyncing() throws {
         #expect(try groupsim(["cloud", "account", "sign-in", "alice"], root: root).status == 0)
         #expect(try groupsim(["cloud", "write", "com.example.bad", "k", "1"], root: root).status == 0)

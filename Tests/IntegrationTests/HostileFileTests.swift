@@ -112,6 +112,20 @@ import Testing
         #expect(try tool(["device", "list"]).trimmedOutput.hasPrefix("iPhone"))
     }
 
+    /// A device settings file that cannot be read stops every app launching
+    /// on the device; `device list` says so with the launch's own reason
+    /// (it showed the device as an iOS device, as if nothing were wrong).
+    @Test func aDeviceWhoseSettingsCannotBeReadIsListedWithTheReasonItsAppsCannotLaunch() throws {
+        #expect(try tool(["app", "install"]).status == 0)
+        try Data("garbage".utf8).write(to: URL(fileURLWithPath: root.path + "/devices/iPhone/device.plist"))
+        let launch = try runBounded(BuiltExecutable.path("main-app"), ["--no-input"], environment: ["GROUPSIM_ROOT": root.path])
+        #expect(launch.status != 0)
+        let reason = "'\(root.path)/devices/iPhone/device.plist' is not a valid property-list dictionary"
+        #expect((launch.stdout + launch.stderr).contains(reason), "\(launch.stdout)\(launch.stderr)")
+        let list = try tool(["device", "list"]).stdout
+        #expect(list.contains("iPhone  (settings unreadable, so no app launches on it: \(reason)") && !list.contains("iOS"), "\(list)")
+    }
+
     @Test func aTemporaryLeftByAKilledWriterIsRemovedByTheNextWriterEvenALongRunningOne() throws {
         let notes = "group.com.example.notes"
         let preferences = (root.groupSuitePath(notes) as NSString).deletingLastPathComponent
