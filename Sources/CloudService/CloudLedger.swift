@@ -86,6 +86,32 @@ struct CloudStoreState: Sendable, Equatable {
         }
     }
 
+    /// A history that has reached the largest revision starts again: every
+    /// record is renumbered to revision 1 of a history of its own (`id`), so
+    /// the next upload counts on from there instead of past the largest
+    /// revision every device accepts. Devices see a history they are not on,
+    /// take the whole store and give back what it lacks (a reset).
+    mutating func startOver(as id: String) {
+        let kept = records.values
+        records = [:]
+        recordFields = [:]
+        (liveKeys, liveBytes, removals) = (0, 0, 0)
+        for record in kept { put(CloudRecord(key: record.key, value: record.value, stamp: record.stamp, revision: 1)) }
+        revision = 1
+        lineage = StoreLineage(generations: [StoreLineage.Generation(id: id, through: 1)], forgotten: 0)
+    }
+
+    /// Why a record of a store's file is one no upload could have made (a
+    /// stamp further ahead of `now` than any clock may be: it would win every
+    /// later write of its key), nil if none is: the cloud's own file is
+    /// checked at load as an upload is.
+    func impossibleRecord(now: Int64) -> String? {
+        let latest = now.addingReportingOverflow(CloudTrust.maximumClockSkewMilliseconds)
+        guard !latest.overflow, let record = records.values.first(where: { $0.stamp.time > latest.partialValue }) else { return nil }
+        return "record \(CloudFormatError.name(record.key)) is stamped \(record.stamp.time) ms, more than "
+            + "\(CloudTrust.maximumClockSkewMilliseconds) ms (the largest clock skew) ahead of the cloud's clock (\(now) ms)"
+    }
+
     /// Drops the oldest removals beyond `keptRemovals`, down to three quarters
     /// of it (so the sorting is paid once per thousand removals, not per upload).
     /// `now`: the cloud's clock (ms since 1970), which the horizon never passes.
@@ -216,12 +242,16 @@ struct CloudLedger {
         var state: CloudStoreState
         do {
             state = try CloudStoreState(file.read(), path: file.path)
+            if let problem = state.impossibleRecord(now: DeviceCloudSettings.realTime()) { throw CloudFormatError("\(file.path): \(problem)") }
         } catch let error as CloudFormatError {
             state = try setAside(file, account: account, store: identifier, because: error.description)
         } catch SharedFileError.corrupt(_, let reason) {
             state = try setAside(file, account: account, store: identifier, because: reason)
         } catch SharedFileError.fileTooLarge(_, let size, let limit) {
             state = try setAside(file, account: account, store: identifier, because: "\(size) bytes, over the \(limit) a file may have")
+        } catch SharedFileError.notARegularFile(_, let kind) {
+            // Never followed nor opened: moved aside like a damaged file, so the store goes on syncing.
+            state = try setAside(file, account: account, store: identifier, because: "\(kind), not a regular file")
         }
         if let found = state.boundHorizon(by: DeviceCloudSettings.realTime()) {
             report(
@@ -239,7 +269,10 @@ struct CloudLedger {
 
     /// A store file the cloud cannot use: kept aside for inspection, named in
     /// the log; the store starts empty, and the devices fill it again.
-    private func setAside(_ file: SharedPlistFile, account: String, store: String, because reason: String) throws -> CloudStoreState {
+    /// `startsEmpty` false: the cloud still holds the store in memory and writes it in the file's place.
+    private func setAside(
+        _ file: SharedPlistFile, account: String, store: String, because reason: String, startsEmpty: Bool = true
+    ) throws -> CloudStoreState {
         let movedTo = try file.setAside()
         report(
             "damaged",
@@ -247,7 +280,9 @@ struct CloudLedger {
                 "account": .string(account), "store": .string(store), "path": .string(file.path), "reason": .string(reason),
                 "movedTo": movedTo.map { .string($0) } ?? .string(""),
                 "message": .string(
-                    "the store's file could not be read and was moved aside; the store starts empty and the devices give back what they hold"),
+                    startsEmpty
+                        ? "the store's file could not be read and was moved aside; the store starts empty and the devices give back what they hold"
+                        : "the store's file was not a file and was moved aside; the store the cloud holds is written in its place"),
             ])
         return CloudStoreState()
     }
@@ -384,6 +419,16 @@ struct CloudLedger {
         now: Int64 = DeviceCloudSettings.realTime()
     ) throws -> UploadOutcome {
         var state = try store(identifier, of: account)
+        if state.revision >= CloudLimits.maximumCounter {
+            let had = state.revision
+            state.startOver(as: "\(generation)-after-\(had)")
+            report(
+                "history-restarted",
+                [
+                    "account": .string(account), "store": .string(identifier), "had": .integer(had),
+                    "message": .string("the store's revision reached the largest one devices accept; its history starts again, and devices reset"),
+                ])
+        }
         var outcome = UploadOutcome()
         var changed: [String: CloudRecord] = [:]
         let next = state.revision + 1
@@ -397,7 +442,7 @@ struct CloudLedger {
         state.advance(by: generation)
         state.forgetOldRemovals(now: now)
         do {
-            try storeFile(identifier, of: account).update { $0 = state.plist }
+            try write(state, to: identifier, of: account)
         } catch SharedFileError.contentsTooLarge(_, let size, let limit) {
             // Within every limit, yet too large a file (values whose count is
             // far below their encoding): refused once, with the reason, never retried.
@@ -408,6 +453,21 @@ struct CloudLedger {
         loaded[account, default: [:]][identifier] = state
         outcome.push = (base, next, changed.values.sorted { $0.key < $1.key }, state.lineage)
         return outcome
+    }
+
+    /// Writes a store's file whole. What the cloud holds in memory is the
+    /// store (only the cloud writes its files): something other than a file
+    /// swapped in at the name (a FIFO, a link) is moved aside, said as a
+    /// damaged file is, and the store written in its place, instead of
+    /// failing every upload of the store for ever.
+    private mutating func write(_ state: CloudStoreState, to identifier: String, of account: String) throws {
+        let file = try storeFile(identifier, of: account)
+        do {
+            try file.update { $0 = state.plist }
+        } catch SharedFileError.notARegularFile(_, let kind) {
+            _ = try setAside(file, account: account, store: identifier, because: "\(kind), not a regular file", startsEmpty: false)
+            try file.update { $0 = state.plist }
+        }
     }
 
     /// One uploaded change against the store: refused (another device's

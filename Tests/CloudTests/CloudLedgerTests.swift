@@ -384,6 +384,81 @@ import Testing
         #expect(reports.lines.contains { $0.hasPrefix("horizon-bounded") && $0.contains("s.plist") }, "\(reports.lines)")
     }
 
+    /// A store file at the largest revision (2^53 - 1 went to 2^53 + 1, and
+    /// every agent then refused the cloud's acks and pushes) starts its
+    /// history again: it never counts past the largest revision, keeps
+    /// every record, and a device on the old history sees a reset.
+    @Test func aStoreAtTheLargestRevisionStartsItsHistoryAgain() throws {
+        try FileManager.default.createDirectory(atPath: folder + "/accounts/alice", withIntermediateDirectories: true)
+        let old = "old-generation"
+        let top = CloudLimits.maximumCounter - 1
+        let record = CloudRecord(key: "kept", value: "1", stamp: ChangeStamp(time: 10, device: "iPad", sequence: 1), revision: top)
+        let store: PlistValue = [
+            "revision": .integer(top), "records": ["kept": record.plist],
+            "lineage": StoreLineage(generations: [.init(id: old, through: top)]).plist,
+        ]
+        try Data(BinaryPropertyList.encode(store)).write(to: URL(fileURLWithPath: folder + "/accounts/alice/s.plist"))
+        let reports = Reports()
+        var ledger = CloudLedger(dataFolder: folder, report: reports.record)
+        var revisions: [Int64] = []
+        for index in 1...3 {
+            let outcome = try ledger.upload(
+                [Self.change("k\(index)", .integer(Int64(index)), time: 20, sequence: Int64(index))], to: "s", of: "alice", from: "iPhone")
+            revisions.append(try #require(outcome.push?.revision))
+        }
+        #expect(revisions.allSatisfy { $0 <= CloudLimits.maximumCounter }, "\(revisions)")
+        var reopened = CloudLedger(dataFolder: folder)
+        let state = try reopened.store("s", of: "alice")
+        #expect(state.values == ["kept": "1", "k1": 1, "k2": 2, "k3": 3])
+        #expect(
+            !state.lineage.continues(revision: top, generation: old)
+                && !state.lineage.continues(revision: CloudLimits.maximumCounter, generation: old))
+        #expect(reports.lines.filter { $0.hasPrefix("history-restarted") }.count == 1, "\(reports.lines)")
+    }
+
+    /// A record stamped beyond any clock in the cloud's own file (Int64.max
+    /// was accepted at start and pinned its key) is checked as an upload is:
+    /// the file is set aside as damaged, and a new write of the key is kept.
+    @Test func aRecordStampedBeyondAnyClockInTheFileSetsItAside() throws {
+        try FileManager.default.createDirectory(atPath: folder + "/accounts/alice", withIntermediateDirectories: true)
+        let pinned = CloudRecord(key: "pinned", value: "forever", stamp: ChangeStamp(time: .max, device: "iPad", sequence: 1), revision: 1)
+        let store: PlistValue = ["revision": 1, "records": ["pinned": pinned.plist]]
+        try Data(BinaryPropertyList.encode(store)).write(to: URL(fileURLWithPath: folder + "/accounts/alice/s.plist"))
+        let reports = Reports()
+        var ledger = CloudLedger(dataFolder: folder, report: reports.record)
+        let write = try ledger.upload([Self.change("pinned", "new", time: DeviceCloudSettings.realTime())], to: "s", of: "alice", from: "iPhone")
+        #expect(write.push?.records.map(\.value) == ["new"] && write.superseded.isEmpty)
+        #expect(reports.lines.contains { $0.hasPrefix("damaged") && $0.contains("record pinned is stamped \(Int64.max) ms") }, "\(reports.lines)")
+    }
+
+    /// A FIFO or a link in place of a store file is never opened nor
+    /// followed; it is moved aside like a damaged file and the store goes on
+    /// syncing (before, every upload failed with `write-failed` for ever),
+    /// whether it was there when the cloud read the store or swapped in after.
+    @Test func aFIFOOrLinkInPlaceOfAStoreFileIsMovedAsideAndTheStoreGoesOn() throws {
+        let accountFolder = folder + "/accounts/alice"
+        try FileManager.default.createDirectory(atPath: accountFolder, withIntermediateDirectories: true)
+        #expect(mkfifo(accountFolder + "/s.plist", 0o600) == 0)
+        let reports = Reports()
+        var ledger = CloudLedger(dataFolder: folder, report: reports.record)
+        let first = try ledger.upload([Self.change("a", 1, time: 10)], to: "s", of: "alice", from: "iPhone")
+        #expect(first.push?.records.map(\.key) == ["a"])
+        // Swapped in while the cloud runs: a link to a file outside, which must stay as it was.
+        let outside = root.path + "/outside.plist"
+        try Data("untouched".utf8).write(to: URL(fileURLWithPath: outside))
+        try FileManager.default.removeItem(atPath: accountFolder + "/s.plist")
+        try FileManager.default.createSymbolicLink(atPath: accountFolder + "/s.plist", withDestinationPath: outside)
+        let second = try ledger.upload([Self.change("b", 2, time: 11, sequence: 2)], to: "s", of: "alice", from: "iPhone")
+        #expect(second.push?.records.map(\.key) == ["b"])
+        #expect(try String(contentsOfFile: outside, encoding: .utf8) == "untouched")
+        var reopened = CloudLedger(dataFolder: folder)
+        #expect(try reopened.store("s", of: "alice").values == ["a": 1, "b": 2])
+        let damaged = reports.lines.filter { $0.hasPrefix("damaged") }
+        #expect(damaged.count == 2 && damaged[0].contains("FIFO") && damaged[1].contains("link"), "\(reports.lines)")
+        let asides = try FileManager.default.contentsOfDirectory(atPath: accountFolder).filter { $0.hasPrefix("s.plist.corrupt-") }
+        #expect(asides.count == 2, "\(asides)")
+    }
+
     // MARK: History
 
     /// Each run of the cloud is a generation; a store lists which revisions
