@@ -49,10 +49,10 @@ extension StoreCopy {
     /// The cloud's answer to a restore: the keys it now keeps (or refused) are
     /// given back no more; a record that won over what was given back is shown.
     @discardableResult
-    package mutating func restored(kept: [String], refused: [RefusedChange], superseded: [CloudRecord]) -> [String] {
+    package mutating func restored(kept: [String], refused: [RefusedChange], superseded: [CloudRecord], device: String? = nil) -> [String] {
         restoring.subtract(kept)
         restoring.subtract(refused.map(\.key))
-        return correct(superseded)
+        return correct(superseded, device: device)
     }
 
     /// This device's own upload moved the store from `advanced.base` on: its

@@ -144,10 +144,15 @@ package struct StoreCopy: Sendable, Equatable {
     }
 
     /// The records that won over this device's own uploads (the cloud had a
-    /// newer write): shown here at once, announced as a server change.
+    /// newer write, or kept this device's write at a bounded time,
+    /// `CloudLimits.winningStamp`): shown here at once, announced as a
+    /// server change. `device`: this device; the cloud's verdict stands over
+    /// what this copy holds of that device's own writes, so a write kept at
+    /// a time earlier than its writer's clock gave it is ordered here as
+    /// everywhere else.
     @discardableResult
-    package mutating func correct(_ records: [CloudRecord]) -> [String] {
-        let changed = merge(records)
+    package mutating func correct(_ records: [CloudRecord], device: String? = nil) -> [String] {
+        let changed = merge(records, verdictOver: device)
         if !changed.isEmpty { post(ExternalChange(reason: .serverChange, keys: changed)) }
         return changed
     }
@@ -155,7 +160,9 @@ package struct StoreCopy: Sendable, Equatable {
     /// Takes each record unless a greater local write of its key is pending
     /// (a lower pending write lost, and goes); returns the keys whose value
     /// changed, sorted. Writes compare by `WriteOrder`, as in the cloud.
-    mutating func merge(_ records: [CloudRecord]) -> [String] {
+    /// `verdictOver`: a device whose settled writes the records replace
+    /// whatever their order here (the cloud's answer to that device's upload).
+    mutating func merge(_ records: [CloudRecord], verdictOver device: String? = nil) -> [String] {
         var changed: [String] = []
         for record in records {
             if let local = pending[record.key] {
@@ -164,7 +171,9 @@ package struct StoreCopy: Sendable, Equatable {
                 // The cloud echoing this device's own write: nothing new to show.
                 if WriteOrder.same(record.stamp, record.value, local.stamp, local.value) { continue }
             }
-            if let known = stamps[record.key], !WriteOrder.precedes(known, values[record.key], record.stamp, record.value) { continue }
+            if let known = stamps[record.key], !WriteOrder.precedes(known, values[record.key], record.stamp, record.value) {
+                guard let device, known.isFrom(device), known != record.stamp else { continue }
+            }
             setStamp(record.stamp, forKey: record.key)
             if values[record.key] != record.value {
                 values[record.key] = record.value

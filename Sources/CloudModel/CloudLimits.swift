@@ -29,6 +29,25 @@ package enum CloudLimits {
     /// the largest integer every JSON reader keeps exact. Ours, not Apple's.
     package static let maximumCounter: Int64 = 1 << 53
 
+    /// How far ahead of the cloud's clock a write's stamp counts: one day,
+    /// in milliseconds. Devices order writes by the writer's clock (a clock
+    /// an hour fast wins, as `scenarios/cloud/skewed-clock-wins.yaml` shows),
+    /// but Apple's servers order by their own clock, so a stamp years ahead
+    /// must not pin its key for years: beyond this lead it is ordered as if
+    /// stamped at the cloud's time plus the lead (`winningStamp`), and the
+    /// writer is told the time its write is kept at. A day keeps every skew
+    /// a device plausibly has (time zones set wrong, a clock set by hand)
+    /// winning as it would by its clock. Ours, not Apple's (docs/cloud.md).
+    package static let maximumStampLeadMilliseconds: Int64 = 86_400_000
+
+    /// `stamp`, or the same write at `now` plus `maximumStampLeadMilliseconds`
+    /// if it is further ahead: the stamp the cloud orders and keeps it by.
+    package static func winningStamp(_ stamp: ChangeStamp, now: Int64) -> ChangeStamp {
+        let latest = now.addingReportingOverflow(maximumStampLeadMilliseconds)
+        guard !latest.overflow, stamp.time > latest.partialValue else { return stamp }
+        return ChangeStamp(time: latest.partialValue, device: stamp.device, sequence: stamp.sequence)
+    }
+
     /// Why `number`, read as the counter `name`, cannot be one (nil: it can).
     /// `lowest`: 0 for a revision (none yet), 1 for what counts from 1.
     /// `name` is built only for a counter that is wrong (a copy is checked on every transaction).

@@ -433,7 +433,7 @@ struct CloudLedger {
         var changed: [String: CloudRecord] = [:]
         let next = state.revision + 1
         for change in changes {
-            if let record = Self.apply(change, to: &state, revision: next, from: device, restoring: restoring, outcome: &outcome) {
+            if let record = Self.apply(change, to: &state, revision: next, from: device, restoring: restoring, now: now, outcome: &outcome) {
                 changed[change.key] = record
             }
         }
@@ -474,7 +474,7 @@ struct CloudLedger {
     /// stamp, over a limit), kept as it is (the store has it or a later
     /// write), or put at `revision`, whose record is returned.
     private static func apply(
-        _ change: UploadedChange, to state: inout CloudStoreState, revision: Int64, from device: String, restoring: Bool,
+        _ change: UploadedChange, to state: inout CloudStoreState, revision: Int64, from device: String, restoring: Bool, now: Int64,
         outcome: inout UploadOutcome
     ) -> CloudRecord? {
         guard restoring || change.stamp.isFrom(device) else {
@@ -484,14 +484,23 @@ struct CloudLedger {
                     reason: "the change is stamped by device \(change.stamp.device), not \(device)"))
             return nil
         }
-        if let current = state.records[change.key], !WriteOrder.precedes(current.stamp, current.value, change.stamp, change.value) {
+        // Ordered by its stamp, but never as further ahead of the cloud's clock than a stamp may win by.
+        let stamp = CloudLimits.winningStamp(change.stamp, now: now)
+        if let current = state.records[change.key], Self.isKept(change, as: current) {
+            // This write is the record already (kept earlier, perhaps at a bounded time): its writer takes the record's stamp.
+            outcome.accepted.append(change.stamp.sequence)
+            outcome.kept.append(change.key)
+            if current.stamp != change.stamp { outcome.superseded.append(current) }
+            return nil
+        }
+        if let current = state.records[change.key], !WriteOrder.precedes(current.stamp, current.value, stamp, change.value) {
             outcome.accepted.append(change.stamp.sequence)
             outcome.kept.append(change.key)
             // The same change again changes nothing; a lower one lost, and its writer must show the winner.
-            if !WriteOrder.same(current.stamp, current.value, change.stamp, change.value) { outcome.superseded.append(current) }
+            if !WriteOrder.same(current.stamp, current.value, stamp, change.value) { outcome.superseded.append(current) }
             return nil
         }
-        if state.records[change.key] == nil, let horizon = state.horizon, change.stamp <= horizon {
+        if state.records[change.key] == nil, let horizon = state.horizon, stamp <= horizon {
             // Older than a removal the store no longer remembers, which may have been of this key.
             outcome.accepted.append(change.stamp.sequence)
             outcome.kept.append(change.key)
@@ -505,11 +514,21 @@ struct CloudLedger {
             outcome.refused.append(RefusedChange(key: change.key, sequence: change.stamp.sequence, reason: violation))
             return nil
         }
-        let record = CloudRecord(key: change.key, value: change.value, stamp: change.stamp, revision: revision)
+        let record = CloudRecord(key: change.key, value: change.value, stamp: stamp, revision: revision)
         state.put(record)
         outcome.accepted.append(change.stamp.sequence)
         outcome.kept.append(change.key)
+        // Kept at a bounded time: the writer must hold the write at the time the cloud and every other device order it by.
+        if stamp != change.stamp { outcome.superseded.append(record) }
         return record
+    }
+
+    /// Whether `change` is the write `record` holds: the same device,
+    /// sequence and value, at the record's time or later (the cloud may
+    /// have kept it at a bounded time, `CloudLimits.winningStamp`).
+    private static func isKept(_ change: UploadedChange, as record: CloudRecord) -> Bool {
+        record.stamp.isFrom(change.stamp.device) && record.stamp.sequence == change.stamp.sequence && record.value == change.value
+            && record.stamp.time <= change.stamp.time
     }
 
     /// The changes that wrote `keys` (as `state` holds them) refused with `reason` after all.

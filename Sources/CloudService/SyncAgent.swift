@@ -281,7 +281,7 @@ package actor SyncAgent {
             guard copy.account == account else { return [] }
             copy.acknowledge(accepted)
             copy.refuse(refused)
-            let corrected = copy.correct(superseded)
+            let corrected = copy.correct(superseded, device: cloud.device)
             copy.advance(advanced)
             fields = copy.plist
             parsedCopies.wrote(copy, as: fields, store: store)
@@ -302,7 +302,7 @@ package actor SyncAgent {
         let corrected = try domain.transaction { fields -> [String] in
             var copy = try parsedCopies.copy(of: fields, store: store, path: domain.file.path)
             guard copy.account == account else { return [] }
-            let corrected = copy.restored(kept: kept, refused: refused, superseded: superseded)
+            let corrected = copy.restored(kept: kept, refused: refused, superseded: superseded, device: cloud.device)
             copy.advance(advanced)
             fields = copy.plist
             parsedCopies.wrote(copy, as: fields, store: store)

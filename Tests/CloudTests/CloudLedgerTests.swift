@@ -459,6 +459,32 @@ import Testing
         #expect(asides.count == 2, "\(asides)")
     }
 
+    /// A stamp ten years ahead (a clock that far off is allowed) pinned its
+    /// key for ten years. Beyond a day ahead of the cloud's clock a stamp is
+    /// ordered, and kept, at the cloud's time plus a day, and its writer is
+    /// told that time: within the day a fast clock still wins, after it a
+    /// correct clock's write does.
+    @Test func aStampFarAheadWinsByADayAtMost() throws {
+        let now = DeviceCloudSettings.realTime()
+        let day = CloudLimits.maximumStampLeadMilliseconds
+        var ledger = CloudLedger(dataFolder: folder)
+        let far = Self.change("k", "far", time: now + 10 * 365 * day - 1_000, device: "iPad")
+        let kept = try ledger.upload([far], to: "s", of: "alice", from: "iPad", now: now)
+        let record = try #require(kept.push?.records.first)
+        #expect(record.stamp == ChangeStamp(time: now + day, device: "iPad", sequence: 1) && record.value == "far")
+        #expect(kept.accepted == [1] && kept.superseded == [record], "the writer is told the time its write is kept at")
+        // The same change sent again (its ack lost) is the same write, not a new one.
+        let again = try ledger.upload([far], to: "s", of: "alice", from: "iPad", now: now + 5_000)
+        #expect(again.push == nil && again.accepted == [1] && again.superseded == [record])
+        // An hour later by a correct clock: it loses, as to any clock that is ahead.
+        let early = try ledger.upload([Self.change("k", "early", time: now + 3_600_000)], to: "s", of: "alice", from: "iPhone", now: now + 3_600_000)
+        #expect(early.push == nil && early.superseded == [record])
+        // A day and a second later, the correct clock wins.
+        let later = try ledger.upload(
+            [Self.change("k", "later", time: now + day + 1_000, sequence: 2)], to: "s", of: "alice", from: "iPhone", now: now + day + 1_000)
+        #expect(later.push?.records.map(\.value) == ["later"] && later.superseded.isEmpty)
+    }
+
     // MARK: History
 
     /// Each run of the cloud is a generation; a store lists which revisions

@@ -188,6 +188,28 @@ import Testing
         #expect(copy.notices.isEmpty && copy.uploads.count == 1)
     }
 
+    /// The cloud kept this device's write at a bounded time (its clock was
+    /// years ahead): the copy takes that time from the ack, so a later write
+    /// of another device wins here as it does in the cloud (before, the copy
+    /// kept its own far stamp and ignored every later write of the key).
+    @Test func aWriteKeptAtABoundedTimeIsOrderedThereOnItsWriterToo() throws {
+        var copy = Self.signedIn()
+        let day = CloudLimits.maximumStampLeadMilliseconds
+        copy.write("far", forKey: "k", device: "iPad", time: 10 * 365 * day)
+        let kept = Self.record("k", "far", time: 1_000 + day)
+        copy.acknowledge([1])
+        #expect(copy.correct([kept], device: "iPad") == [], "the value is the same: nothing to announce")
+        #expect(copy.stamps["k"] == kept.stamp)
+        #expect(copy.apply([Self.record("k", "later", time: 2_000 + day, device: "iPhone", revision: 2)], revision: 2, initial: false) == ["k"])
+        #expect(copy.values["k"] == "later")
+        // Without the device named, a record lower than what the copy holds is not taken (another device's answer).
+        var other = Self.signedIn()
+        other.write("far", forKey: "k", device: "iPad", time: 10 * 365 * day)
+        other.acknowledge([1])
+        other.correct([kept])
+        #expect(other.stamps["k"]?.time == 10 * 365 * day)
+    }
+
     @Test func noticesAreBounded() throws {
         var copy = Self.signedIn()
         for index in 0..<(StoreCopy.keptNotices + 8) {

@@ -1,4 +1,5 @@
 import CloudDevice
+import CloudModel
 import CloudService
 import Foundation
 import GroupDefaults
@@ -588,6 +589,28 @@ import Testing
         #expect(
             !agent.process.allLines.contains { $0.contains("\"event\":\"account\"") && $0.contains("\"account\":\"none\"") },
             "the agent signed the device out")
+        withExtendedLifetime(server) {}
+    }
+
+    /// A device whose clock is years ahead writes a key: the cloud keeps the
+    /// write a day ahead of its own clock at most, and both devices' copies
+    /// end with that stamp (the writer's ack carries it), so every device and
+    /// the cloud order later writes of the key the same way.
+    @Test func aWriteFromAClockYearsAheadIsKeptADayAheadEverywhere() throws {
+        let (server, phone, pad) = try twoDevicesHoldingK1()
+        let years = 5 * 365 * CloudLimits.maximumStampLeadMilliseconds
+        #expect(try groupsim(["cloud", "network", "--device", "iPhone", "skew", "\(years)"], root: root).status == 0)
+        try write("k1", "2", device: "iPhone")
+        try until(pad) { try deviceValue("k1", device: "iPad") == .integer(2) }
+        let phoneCopy = DeviceCloud(root: simulation, device: "iPhone")
+        try until(phone) { try phoneCopy.readStore("com.example.kvs")?.pending.isEmpty == true }
+        guard case .integer(let cloudStamp)? = try cloudStore("com.example.kvs", account: "alice")["k1"]?.dictionaryValue?["time"] else {
+            throw TestFailure("the cloud's record of k1 has no time")
+        }
+        #expect(cloudStamp <= DeviceCloudSettings.realTime() + CloudLimits.maximumStampLeadMilliseconds, "kept \(cloudStamp)")
+        let padStamp = try DeviceCloud(root: simulation, device: "iPad").readStore("com.example.kvs")?.stamps["k1"]
+        #expect(padStamp?.time == cloudStamp)
+        try until(phone) { try phoneCopy.readStore("com.example.kvs")?.stamps["k1"]?.time == cloudStamp }
         withExtendedLifetime(server) {}
     }
 
