@@ -47,12 +47,15 @@ extension StoreCopy {
     }
 
     /// The cloud's answer to a restore: the keys it now keeps (or refused) are
-    /// given back no more; a record that won over what was given back is shown.
+    /// given back no more; the record it kept instead of what was given back
+    /// is taken, whoever wrote what this copy held (the cloud takes another
+    /// device's write back only where it has no record of the key).
     @discardableResult
-    package mutating func restored(kept: [String], refused: [RefusedChange], superseded: [CloudRecord], device: String? = nil) -> [String] {
+    package mutating func restored(kept: [String], refused: [RefusedChange], superseded: [CloudRecord]) -> [String] {
         restoring.subtract(kept)
         restoring.subtract(refused.map(\.key))
-        return correct(superseded, device: device)
+        // Each record answers a key this copy gave back.
+        return correct(superseded) { _ in true }
     }
 
     /// This device's own upload moved the store from `advanced.base` on: its

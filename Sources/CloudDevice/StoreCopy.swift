@@ -107,6 +107,25 @@ package struct StoreCopy: Sendable, Equatable {
     package mutating func acknowledge(_ sequences: [Int64]) {
         let accepted = Set(sequences)
         pending = pending.filter { !accepted.contains($0.value.stamp.sequence) }
+        forgetOldRemovals()
+    }
+
+    /// How many removals the copy remembers (their stamps, kept so an older
+    /// record of the key is not taken and a reset can give them back).
+    package var removalCount: Int { stamps.count - values.count }
+
+    /// Forgets the oldest removals (by stamp) beyond `CloudLimits.keptRemovals`,
+    /// as the cloud does, so a flood of removals cannot grow the copy (and
+    /// every write of every process, which reads and writes it whole)
+    /// without end: 320,000 removals made a copy of 48 MB and an app's write
+    /// of 1.7 s. A pending removal is kept until the cloud has it. Nothing
+    /// is lost by forgetting: a record reaches a copy only at a revision
+    /// after the copy's (`SyncAgent.apply`), and the cloud, which orders
+    /// every write, forgets its removals at the same bound.
+    mutating func forgetOldRemovals() {
+        guard removalCount > CloudLimits.keptRemovals else { return }
+        let forgettable = stamps.filter { values[$0.key] == nil && pending[$0.key] == nil }.sorted { $0.value < $1.value }
+        for (key, _) in forgettable.prefix(removalCount - CloudLimits.keptRemovals * 3 / 4) { setStamp(nil, forKey: key) }
     }
 
     /// The cloud refused these writes (a limit another device's writes
@@ -152,7 +171,13 @@ package struct StoreCopy: Sendable, Equatable {
     /// everywhere else.
     @discardableResult
     package mutating func correct(_ records: [CloudRecord], device: String? = nil) -> [String] {
-        let changed = merge(records, verdictOver: device)
+        correct(records) { held in device.map { held.isFrom($0) } ?? false }
+    }
+
+    /// `records` as the cloud's verdict over what this copy holds where
+    /// `overrides` says so of the stamp it holds (see `merge`).
+    mutating func correct(_ records: [CloudRecord], overrides: (ChangeStamp) -> Bool) -> [String] {
+        let changed = merge(records, verdictOver: overrides)
         if !changed.isEmpty { post(ExternalChange(reason: .serverChange, keys: changed)) }
         return changed
     }
@@ -160,9 +185,10 @@ package struct StoreCopy: Sendable, Equatable {
     /// Takes each record unless a greater local write of its key is pending
     /// (a lower pending write lost, and goes); returns the keys whose value
     /// changed, sorted. Writes compare by `WriteOrder`, as in the cloud.
-    /// `verdictOver`: a device whose settled writes the records replace
-    /// whatever their order here (the cloud's answer to that device's upload).
-    mutating func merge(_ records: [CloudRecord], verdictOver device: String? = nil) -> [String] {
+    /// `verdictOver`: whether a record replaces the settled write this copy
+    /// holds (its stamp given) whatever their order here: the cloud's answer
+    /// to this device's upload or give-back, which the cloud ordered.
+    mutating func merge(_ records: [CloudRecord], verdictOver overrides: (ChangeStamp) -> Bool = { _ in false }) -> [String] {
         var changed: [String] = []
         for record in records {
             if let local = pending[record.key] {
@@ -172,7 +198,7 @@ package struct StoreCopy: Sendable, Equatable {
                 if WriteOrder.same(record.stamp, record.value, local.stamp, local.value) { continue }
             }
             if let known = stamps[record.key], !WriteOrder.precedes(known, values[record.key], record.stamp, record.value) {
-                guard let device, known.isFrom(device), known != record.stamp else { continue }
+                guard overrides(known), known != record.stamp else { continue }
             }
             setStamp(record.stamp, forKey: record.key)
             if values[record.key] != record.value {
@@ -180,6 +206,7 @@ package struct StoreCopy: Sendable, Equatable {
                 changed.append(record.key)
             }
         }
+        forgetOldRemovals()
         return changed.sorted()
     }
 

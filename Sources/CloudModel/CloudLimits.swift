@@ -29,6 +29,15 @@ package enum CloudLimits {
     /// the largest integer every JSON reader keeps exact. Ours, not Apple's.
     package static let maximumCounter: Int64 = 1 << 53
 
+    /// The removals a store keeps, in the cloud and in each device's copy. A
+    /// removal is kept so that an older write arriving late (a device
+    /// offline, a re-upload after a reset) cannot bring its key back, and so
+    /// that devices learn of it; four times the keys a store may hold, so a
+    /// store whose keys all churn still remembers its recent removals. Past
+    /// it the oldest by stamp are forgotten, down to three quarters of it (so
+    /// the sorting is paid once per thousand removals). Ours, not Apple's.
+    package static let keptRemovals = 4 * maximumKeys
+
     /// How far ahead of the cloud's clock a write's stamp counts: one day,
     /// in milliseconds. Devices order writes by the writer's clock (a clock
     /// an hour fast wins, as `scenarios/cloud/skewed-clock-wins.yaml` shows),

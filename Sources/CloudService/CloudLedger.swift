@@ -28,14 +28,11 @@ struct CloudStoreState: Sendable, Equatable {
     private(set) var liveBytes = 0
     private(set) var removals = 0
 
-    /// The removals a store keeps. A removal is kept so that an older write
-    /// arriving late (a device offline, a re-upload after a reset) cannot
-    /// bring its key back, and so that devices learn of it; four times the
-    /// keys a store may hold, so a store whose keys all churn still remembers
-    /// its recent removals. Beyond it the oldest (by stamp) go: their newest
-    /// stamp becomes `horizon` and their newest revision `lineage.forgotten`
-    /// (a device behind it takes the whole store instead of the changes).
-    static let keptRemovals = 4 * CloudLimits.maximumKeys
+    /// The removals a store keeps (`CloudLimits.keptRemovals`). Beyond it the
+    /// oldest (by stamp) go: their newest stamp becomes `horizon` and their
+    /// newest revision `lineage.forgotten` (a device behind it takes the
+    /// whole store instead of the changes).
+    static let keptRemovals = CloudLimits.keptRemovals
 
     /// The values the store holds now (removed keys left out).
     var values: [String: PlistValue] { records.compactMapValues(\.value) }
@@ -412,7 +409,11 @@ struct CloudLedger {
     /// write of the store's file, which is bounded).
     ///
     /// `restoring`: the records a device gives back after a reset, which may
-    /// carry any device's stamp; an upload's must carry the uploader's.
+    /// carry any device's stamp; an upload's must carry the uploader's. One
+    /// stamped by another device is taken only for a key the store has no
+    /// record of (what the reset lost): it never replaces a record the store
+    /// has, which that device gives back itself if it holds a newer one, so
+    /// no device can rewrite or remove another's key under its stamp.
     /// `now`: the cloud's clock in ms since 1970, which bounds the horizon.
     mutating func upload(
         _ changes: [UploadedChange], to identifier: String, of account: String, from device: String, restoring: Bool = false,
@@ -486,6 +487,13 @@ struct CloudLedger {
         }
         // Ordered by its stamp, but never as further ahead of the cloud's clock than a stamp may win by.
         let stamp = CloudLimits.winningStamp(change.stamp, now: now)
+        if restoring, !change.stamp.isFrom(device), let current = state.records[change.key] {
+            // Another device's write given back where the store has a record: the store keeps its record, and the giver takes it.
+            outcome.accepted.append(change.stamp.sequence)
+            outcome.kept.append(change.key)
+            if !WriteOrder.same(current.stamp, current.value, change.stamp, change.value) { outcome.superseded.append(current) }
+            return nil
+        }
         if let current = state.records[change.key], Self.isKept(change, as: current) {
             // This write is the record already (kept earlier, perhaps at a bounded time): its writer takes the record's stamp.
             outcome.accepted.append(change.stamp.sequence)

@@ -91,6 +91,10 @@ actor CloudServer {
         var device: String
         var account: String
         var outbox: DeviceOutbox
+        /// The stores this connection was sent whole (from base 0): a reset
+        /// (or a first download) the cloud announced, after which, and only
+        /// after which, the device may give back what it holds (`restore`).
+        var storesSentWhole: Set<String> = []
     }
     private var sessions: [Int: Session] = [:]
     private var nextSession = 0
@@ -174,10 +178,20 @@ actor CloudServer {
                     ])
             }
         case .restore(let store, let records):
-            // A device gives back what it holds after a reset: kept as it was, whoever wrote it.
+            // A device gives back what it holds after a reset: kept as it was, whoever wrote it (`CloudLedger.upload`).
             try DomainName.validate(store, what: "store identifier")
             traffic[session.device, default: DeviceTraffic()].uploadedChanges += records.count
             let device = session.device
+            guard session.storesSentWhole.contains(store) else {
+                // Not after a reset this connection announced: nothing is taken.
+                let reason = "a restore is taken only after the cloud sent this connection the whole store (a reset): subscribe since 0 first"
+                send(
+                    .restored(
+                        store: store, kept: [], refused: records.map { RefusedChange(key: $0.key, sequence: $0.stamp.sequence, reason: reason) },
+                        superseded: [], advanced: nil), to: id, isPush: false)
+                events("refused", ["device": .string(device), "account": .string(account), "store": .string(store), "reason": .string(reason)])
+                return
+            }
             // A stamp far in the future pins a key for ever, whoever gives it back.
             let (acceptable, tooFarAhead) = CloudTrust.refusingFarFuture(records, now: DeviceCloudSettings.realTime())
             var outcome = try await stored(store, of: session) { try $0.upload(acceptable, to: store, of: account, from: device, restoring: true) }
@@ -229,7 +243,11 @@ actor CloudServer {
             store: store, base: push.base, revision: push.revision, initial: false, records: push.records,
             lineage: push.lineage)
         // The writer has these records already: its ack moves its revision on.
-        for (other, target) in sessions where other != id && target.account == session.account { send(message, to: other, isPush: true) }
+        for (other, target) in sessions where other != id && target.account == session.account {
+            // From base 0 a push holds the whole store: a device that sees a reset in it may give back what it holds.
+            if push.base == 0 { sessions[other]?.storesSentWhole.insert(store) }
+            send(message, to: other, isPush: true)
+        }
         // Said once the pushes are on their way: the line costs time they need not wait for.
         events(
             "stored",
@@ -268,6 +286,7 @@ actor CloudServer {
             }
         }
         for message in messages {
+            if case .changes(let store, 0, _, _, _, _) = message { sessions[id]?.storesSentWhole.insert(store) }
             if case .error = message { send(message, to: id, isPush: false) } else { send(message, to: id, isPush: true) }
         }
     }

@@ -34,6 +34,12 @@ package actor SyncAgent {
     private var lastCloudError: String?
     /// Restores (what a copy gives back after a reset) sent and not yet answered: store → when sent.
     private var restoresInFlight: [String: ContinuousClock.Instant] = [:]
+    /// Stores this connection has received whole (from base 0), and those it
+    /// asked for so: the cloud takes a `restore` only after it sent the store
+    /// whole on the same connection (a reset it announced), so what is left
+    /// to give back after a reconnect waits for the whole store again.
+    private var storesReceivedWhole: Set<String> = []
+    private var storesAskedWhole: [String: ContinuousClock.Instant] = [:]
     private let events: @Sendable (String, [String: PlistValue]) -> Void
     /// Each copy as last read or written: a copy is parsed again only once
     /// its domain's view is another dictionary (the loop looks at every copy
@@ -128,6 +134,8 @@ package actor SyncAgent {
     private func session(_ channel: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>, account: String) async throws {
         inFlight = [:]
         restoresInFlight = [:]
+        storesReceivedWhole = []
+        storesAskedWhole = [:]
         try await channel.executeThenClose { inbound, outbound in
             let writer = MessageWriter(outbound: outbound)
             try await writer.send(.hello(device: cloud.device, account: account, stores: revisions()))
@@ -242,6 +250,14 @@ package actor SyncAgent {
             guard let copy = readable(identifier), copy.account == account else { continue }
             let giving = copy.restoreUploads
             guard !giving.isEmpty else { continue }
+            guard storesReceivedWhole.contains(identifier) else {
+                // Asked again after the retry interval: the answer may have been lost on the way.
+                if storesAskedWhole[identifier].map({ ContinuousClock.now - $0 >= Self.retryInterval }) ?? true {
+                    storesAskedWhole[identifier] = .now
+                    try await writer.send(.subscribe(store: identifier, since: 0))
+                }
+                continue
+            }
             restoresInFlight[identifier] = .now
             events("restore", ["store": .string(identifier), "keys": .array(giving.map { .string($0.key) })])
             try await writer.send(.restore(store: identifier, records: giving))
@@ -302,7 +318,7 @@ package actor SyncAgent {
         let corrected = try domain.transaction { fields -> [String] in
             var copy = try parsedCopies.copy(of: fields, store: store, path: domain.file.path)
             guard copy.account == account else { return [] }
-            let corrected = copy.restored(kept: kept, refused: refused, superseded: superseded, device: cloud.device)
+            let corrected = copy.restored(kept: kept, refused: refused, superseded: superseded)
             copy.advance(advanced)
             fields = copy.plist
             parsedCopies.wrote(copy, as: fields, store: store)
@@ -327,6 +343,7 @@ package actor SyncAgent {
         account: String, writer: MessageWriter
     ) async throws {
         guard let domain = stores[store], readable(store) != nil else { return }
+        if base == 0 { storesReceivedWhole.insert(store) }
         // `gap`: ask again from there (a push lost; or 0, the cloud's history lost, `historyLost`).
         let outcome = try domain.transaction { fields -> (gap: Int64?, changed: [String]?, historyLost: Bool) in
             var copy = try parsedCopies.copy(of: fields, store: store, path: domain.file.path)

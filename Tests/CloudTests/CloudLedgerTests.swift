@@ -485,6 +485,32 @@ import Testing
         #expect(later.push?.records.map(\.value) == ["later"] && later.superseded.isEmpty)
     }
 
+    /// What a device gives back after a reset: its own writes as it holds
+    /// them, and another device's write only where the store has no record
+    /// of the key (what the reset lost). A give-back never rewrites another
+    /// device's key under that device's stamp, exact or newer, nor removes
+    /// it: the store keeps its record and the giver is told it.
+    @Test func aRestoreRewritesNoOtherDevicesKey() throws {
+        var ledger = CloudLedger(dataFolder: folder)
+        let padWrite = Self.change("k", "pad's", time: 1_000, device: "iPad", sequence: 7)
+        _ = try ledger.upload([padWrite], to: "s", of: "alice", from: "iPad")
+        let held = try #require(try ledger.store("s", of: "alice").records["k"])
+        let forged = [
+            Self.change("k", "forged", time: 1_000, device: "iPad", sequence: 7),  // the exact stamp, another value
+            Self.change("k", nil, time: 5_000, device: "iPad", sequence: 8),  // a removal as if iPad had made it
+        ]
+        for change in forged {
+            let outcome = try ledger.upload([change], to: "s", of: "alice", from: "iPhone", restoring: true)
+            #expect(outcome.push == nil && outcome.superseded == [held], "\(change)")
+            #expect(try ledger.store("s", of: "alice").records["k"] == held)
+        }
+        // A key the store has no record of is filled, whoever wrote it; the giver's own newer write of k is taken.
+        let filled = try ledger.upload(
+            [Self.change("lost", "back", time: 900, device: "iPad", sequence: 3), Self.change("k", "phone's", time: 2_000, sequence: 1)],
+            to: "s", of: "alice", from: "iPhone", restoring: true)
+        #expect(filled.push?.records.map(\.key) == ["k", "lost"] && filled.superseded.isEmpty)
+    }
+
     // MARK: History
 
     /// Each run of the cloud is a generation; a store lists which revisions

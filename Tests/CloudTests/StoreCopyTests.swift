@@ -210,6 +210,27 @@ import Testing
         #expect(other.stamps["k"]?.time == 10 * 365 * day)
     }
 
+    /// A device keeps removals as the cloud does: at most
+    /// `CloudLimits.keptRemovals`, the oldest forgotten first, a pending one
+    /// never (320,000 removals pushed to a device made its copy 48 MB).
+    @Test func removalsAreBoundedOnTheDeviceAsInTheCloud() throws {
+        var copy = Self.signedIn()
+        copy.write(1, forKey: "live", device: "iPhone", time: 1)
+        copy.write(1, forKey: "mine", device: "iPhone", time: 2)
+        copy.acknowledge([1, 2])
+        copy.write(nil, forKey: "mine", device: "iPhone", time: 3)
+        let removals = (0..<20_000).map { Self.record("r\($0)", nil, time: 100 + Int64($0), revision: Int64($0) + 1) }
+        copy.apply(removals, revision: 20_000, initial: false)
+        #expect(copy.removalCount <= CloudLimits.keptRemovals && copy.removalCount >= CloudLimits.keptRemovals * 3 / 4)
+        #expect(copy.pending["mine"] != nil && copy.stamps["mine"] != nil, "a pending removal is kept until the cloud has it")
+        #expect(copy.values == ["live": 1])
+        #expect(copy.stamps["r19999"] != nil && copy.stamps["r0"] == nil, "the oldest go first")
+        #expect(BinaryPropertyList.encode(.dictionary(copy.plist)).count < 512 * 1024)
+        // Once the cloud has it, the pending removal may go like any other.
+        copy.acknowledge([3])
+        #expect(copy.removalCount <= CloudLimits.keptRemovals)
+    }
+
     @Test func noticesAreBounded() throws {
         var copy = Self.signedIn()
         for index in 0..<(StoreCopy.keptNotices + 8) {

@@ -223,6 +223,42 @@ import Testing
         withExtendedLifetime(server) {}
     }
 
+    /// A signed-in device (its own secret, a raw connection) that gives back
+    /// "what it holds" when no reset was announced to it is refused; after
+    /// asking for the whole store it may give back, but not rewrite another
+    /// device's key under that device's exact stamp, nor remove it as if
+    /// that device had: the cloud keeps its record, and the other device's
+    /// copy keeps its value.
+    @Test func aRestoreIsTakenOnlyAfterAResetAndNeverRewritesAnotherDevicesKey() throws {
+        #expect(try groupsim(["device", "create", "iPad"], root: root).status == 0)
+        #expect(try groupsim(["cloud", "account", "sign-in", "alice", "--device", "iPad"], root: root).status == 0)
+        let server = try startCloud()
+        let pad = try CloudChild(["agent", "--device", "iPad"], root: root)
+        try write("pad", "0", device: "iPad")
+        try until(pad) { try cloudValue("pad") == .integer(0) }
+        guard let record = try cloudStore("com.example.kvs", account: "alice")["pad"]?.dictionaryValue,
+            case .integer(let time)? = record["time"], case .integer(let sequence)? = record["sequence"]
+        else { throw TestFailure("no record of pad in the cloud") }
+        let location = try location()
+        let secret = try secret(of: "iPhone")
+        let hello = #"{"type":"hello","device":"iPhone","account":"alice","stores":{}}"#
+        let forged =
+            #"{"type":"restore","store":"com.example.kvs","records":[{"key":"pad","value":9,"time":\#(time),"device":"iPad","sequence":\#(sequence)},"#
+            + #"{"key":"other","time":\#(time + 5_000),"device":"iPad","sequence":\#(sequence + 1)}]}"#
+        let unannounced = try CloudClient.blocking {
+            try await RawSyncClient.exchange(location, device: "iPhone", secret: secret, send: [hello, forged], replies: 2)
+        }
+        #expect(unannounced.last?.contains("\"type\":\"restored\"") == true && unannounced.last?.contains("only after") == true, "\(unannounced)")
+        let subscribe = #"{"type":"subscribe","store":"com.example.kvs","since":0}"#
+        let afterReset = try CloudClient.blocking {
+            try await RawSyncClient.exchange(location, device: "iPhone", secret: secret, send: [hello, subscribe, forged], replies: 3)
+        }
+        #expect(afterReset.last?.contains("\"type\":\"restored\"") == true, "\(afterReset)")
+        #expect(try cloudValue("pad") == .integer(0))
+        #expect(try deviceValue("pad", device: "iPad") == .integer(0))
+        withExtendedLifetime(server) {}
+    }
+
     /// 25,000 removals in one upload are stored and acknowledged within the
     /// usual wait (they took 42 s when each removal re-read the whole store).
     @Test func manyRemovalsInOneUploadAreAcknowledgedPromptly() throws {
@@ -611,6 +647,32 @@ import Testing
         let padStamp = try DeviceCloud(root: simulation, device: "iPad").readStore("com.example.kvs")?.stamps["k1"]
         #expect(padStamp?.time == cloudStamp)
         try until(phone) { try phoneCopy.readStore("com.example.kvs")?.stamps["k1"]?.time == cloudStamp }
+        withExtendedLifetime(server) {}
+    }
+
+    /// A device churning keys (written, then removed) sends the cloud far
+    /// more removals than a store keeps: every other device's copy stays
+    /// bounded as the cloud's store does, and what is live stays.
+    @Test func aFloodOfRemovalsLeavesEveryDevicesCopyBounded() throws {
+        let (server, phone, pad) = try twoDevicesHoldingK1()
+        let phoneStore = try UbiquitousStore(cloud: DeviceCloud(root: simulation, device: "iPhone"), identifier: "com.example.kvs")
+        for round in 0..<6 {
+            for index in 0..<1_000 { try phoneStore.set(.integer(Int64(index)), forKey: "churn\(round)-\(index)") }
+            for index in 0..<1_000 { try phoneStore.set(nil, forKey: "churn\(round)-\(index)") }
+            try phoneStore.flush()
+        }
+        try phoneStore.set("done", forKey: "marker")
+        try phoneStore.flush()
+        let padCloud = DeviceCloud(root: simulation, device: "iPad")
+        do {
+            try until(pad, timeout: 60) { try padCloud.readStore("com.example.kvs")?.values["marker"] == "done" }
+        } catch {
+            let tail = { (child: CloudChild) in child.process.allLines.suffix(6).map { String($0.prefix(300)) }.joined(separator: "\n") }
+            throw TestFailure("\(error)\niPhone's agent:\n\(tail(phone))\niPad's agent:\n\(tail(pad))\ncloud:\n\(tail(server))")
+        }
+        let copy = try #require(try padCloud.readStore("com.example.kvs"))
+        #expect(copy.removalCount <= CloudLimits.keptRemovals, "\(copy.removalCount) removals kept")
+        #expect(copy.values["k1"] == .integer(1) && copy.values["pad"] == .integer(0))
         withExtendedLifetime(server) {}
     }
 
