@@ -76,6 +76,13 @@ package struct DeviceClock: Sendable {
     /// The simulated day a time falls in (days since 1970, UTC): budgets refill when it changes.
     package static func day(of date: Date) -> Int { Int((date.timeIntervalSince1970 / 86_400).rounded(.down)) }
 
+    /// A day (as `day(of:)` counts them) as people read it: "2026-11-28", or "day N" past year 9999.
+    package static func dayText(_ day: Int) -> String {
+        let (year, month, dayOfMonth) = CivilCalendar.date(fromDays: Int64(day))
+        guard (1...9999).contains(year) else { return "day \(day)" }
+        return String(format: "%04lld-%02lld-%02lld", year, month, dayOfMonth)
+    }
+
     /// "6h", "90m", "30s", "2d" (or a bare number of seconds) in seconds; nil if it is none of those.
     package static func parseDuration(_ text: String) -> Double? {
         let units: [Character: Double] = ["s": 1, "m": 60, "h": 3_600, "d": 86_400]

@@ -73,9 +73,10 @@ package struct WidgetReloadBudget: Sendable {
         try root.prepareConfinedDirectory((try path as NSString).deletingLastPathComponent)
         let today = DeviceClock.day(of: try DeviceClock(root: root, device: device).now())
         var outcome = Outcome.free
-        try sharedFile(try path).update { contents in
+        let file = try path
+        try sharedFile(file).update { contents in
             guard let bundle, let budget else { return Self.bump(Self.allWidgets, in: &contents) }
-            var counters = Self.rollOver(bundle, to: today, in: &contents)
+            var counters = Self.rollOver(bundle, to: today, in: &contents, file: file)
             if inForeground {
                 counters.free += 1
                 Self.bump(Self.allWidgets, in: &contents)
@@ -105,7 +106,7 @@ package struct WidgetReloadBudget: Sendable {
             for key in contents.keys.sorted() where key.hasPrefix("budget:") {
                 let bundle = String(key.dropFirst("budget:".count))
                 let before = Counters(contents[key], day: today)
-                let after = Self.rollOver(bundle, to: today, in: &contents)
+                let after = Self.rollOver(bundle, to: today, in: &contents, file: file)
                 if before?.deferred ?? 0 > 0, after.deferred == 0 { delivered.append(bundle) }
                 contents[key] = after.plist
             }
@@ -128,7 +129,19 @@ package struct WidgetReloadBudget: Sendable {
 
     /// A widget's counters for `today`: a new day refills the budget, and a
     /// reload deferred on an earlier day is delivered now, the first of the new day's.
-    private static func rollOver(_ bundle: String, to today: Int, in contents: inout [String: PlistValue]) -> Counters {
+    /// Counters of a day after today (a device's clock only moves forward:
+    /// a damaged or hand-edited `file`) would defer every reload until that
+    /// day: they start over for today, and the file and the day are said.
+    private static func rollOver(_ bundle: String, to today: Int, in contents: inout [String: PlistValue], file: String) -> Counters {
+        if let counters = Counters(contents[budgetKey(bundle)], day: today), counters.day > today {
+            Diagnostics.report(
+                Diagnostic(
+                    kind: .reloadFailed,
+                    message: "\(budgetKey(bundle)) in '\(file)' counts reloads for \(DeviceClock.dayText(counters.day)), after the device's "
+                        + "day (\(DeviceClock.dayText(today))); the counters start over for today",
+                    path: file))
+            return Counters(day: today)
+        }
         guard let counters = Counters(contents[budgetKey(bundle)], day: today), counters.day < today else {
             return Counters(contents[budgetKey(bundle)], day: today) ?? Counters(day: today)
         }

@@ -152,16 +152,22 @@ struct CloudCommand: ParsableCommand {
             let root = SimulationRoot.resolve(explicit: root)
             let daemons = CloudDaemons(root: root, groupsim: "")
             let location = daemons.server == nil ? nil : try ServerLocation.read(root: root)
+            // The secret is read apart from the request: a cloud that runs but whose secret file is gone is not "not answering".
+            let secret = Result { try CloudTrust.controlSecret(root: root) }
             let status = Result { () throws -> PlistValue in
                 guard let location else { throw ValidationError("the cloud is not running in \(root.path) (groupsim cloud start)") }
-                let endpoint = CloudEndpoint(location: location, secret: try CloudTrust.controlSecret(root: root))
+                let endpoint = CloudEndpoint(location: location, secret: try secret.get())
                 return try CloudClient.blocking { try await CloudClient.request(endpoint, path: CloudClient.Path.status) }
             }
             if json { return print(PlistJSON.encode(try status.get())) }
             if let holder = daemons.server, let location {
-                switch status {
-                case .success(let status): print("cloud  \(location.url)  \(holder)\n" + Self.describe(status))
-                case .failure(let error): print("cloud  \(location.url)  \(holder) is not answering: \(error)")
+                switch (secret, status) {
+                case (.failure(let error), _):
+                    print(
+                        "cloud  \(location.url)  \(holder) runs, but its control secret cannot be read, so nothing can ask it: \(error). "
+                            + "The cloud writes the secret when it starts: restart it (groupsim cloud stop, then groupsim cloud start).")
+                case (_, .success(let status)): print("cloud  \(location.url)  \(holder)\n" + Self.describe(status))
+                case (_, .failure(let error)): print("cloud  \(location.url)  \(holder) is not answering: \(error)")
                 }
             } else {
                 let remote = daemons.devices.contains { (try? DeviceCloud(root: root, device: $0).readSettings().server) != nil }

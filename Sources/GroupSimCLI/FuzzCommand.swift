@@ -17,7 +17,7 @@ struct FuzzCommand: ParsableCommand {
             """)
 
     @Option(help: "The first seed (default: a random one, printed).") var seed: UInt64?
-    @Option(help: "How many histories (seeds seed, seed+1, …, wrapping from 18446744073709551615 to 0).") var runs = 10
+    @Option(help: "How many histories (seeds seed, seed+1, …; the last may be at most 18446744073709551615).") var runs = 10
     @Option(help: "Operations per history.") var length = 30
     @Option(help: "Folder for the shrunk scenario of each failure.") var out = "."
     @Flag(help: "Print the scenario each seed makes instead of running it.") var print = false
@@ -25,19 +25,26 @@ struct FuzzCommand: ParsableCommand {
     func validate() throws {
         guard (1...100_000).contains(runs) else { throw ValidationError("--runs must be from 1 to 100000") }
         guard (1...2000).contains(length) else { throw ValidationError("--length must be from 1 to 2000") }
+        // A seed is a name: a range that would pass the largest one is refused, never wrapped to 0 without a word.
+        if let seed, seed.addingReportingOverflow(UInt64(runs - 1)).overflow {
+            throw ValidationError(
+                "--seed \(seed) with --runs \(runs) goes past the largest seed (\(UInt64.max)); start at most at \(UInt64.max - UInt64(runs - 1))")
+        }
     }
 
     func run() throws {
         let output = LineWriter.standardOutput
         let style = TerminalStyle.forStandardOutput()
         let first = self.seed ?? UInt64.random(in: 1...UInt64(1) << 48)
-        /// The seed of run `index`: a seed is a name, so the last one is followed by 0, never by an overflow.
-        func seed(_ index: Int) -> UInt64 { first &+ UInt64(index) }
+        /// The seed of run `index` (`validate` keeps the range within UInt64; a random first seed is below 2^48).
+        func seed(_ index: Int) -> UInt64 { first + UInt64(index) }
         if print {
             for index in 0..<runs { output.write(RandomRun.generate(seed: seed(index), length: length).yaml) }
             return
         }
-        // Made before anything runs: a failure found after a long shrink must have somewhere to go.
+        // Made before anything runs: a failure found after a long shrink must have somewhere to go. Removed
+        // again at the end if it was made here and nothing failed.
+        let outExisted = FileManager.default.fileExists(atPath: out)
         do {
             try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
         } catch {
@@ -77,6 +84,7 @@ struct FuzzCommand: ParsableCommand {
             try smallest.yaml.write(toFile: path, atomically: true, encoding: .utf8)
             output.write("  \(smallest.operations.count) of \(history.operations.count) operations still fail: \(path) (groupsim run \(path))")
         }
+        if failed == 0 && !outExisted { rmdir(out) }
         output.write("fuzz: \(runs - failed) passed, \(failed) failed (first seed \(first))")
         if failed > 0 { throw ExitCode(1) }
     }

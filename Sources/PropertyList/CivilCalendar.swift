@@ -1,7 +1,7 @@
 /// Days and civil dates in the proleptic Gregorian calendar, for any year,
 /// in whole-number arithmetic (H. Hinnant's algorithms): the XML and JSON
 /// date forms are written and read exactly, with no calendar object.
-enum CivilCalendar {
+package enum CivilCalendar {
     /// Days since 1970-01-01 of a civil date.
     static func days(year: Int64, month: Int64, day: Int64) -> Int64 {
         let y = month <= 2 ? year - 1 : year
@@ -13,7 +13,7 @@ enum CivilCalendar {
     }
 
     /// The civil date of a day count since 1970-01-01.
-    static func date(fromDays count: Int64) -> (year: Int64, month: Int64, day: Int64) {
+    package static func date(fromDays count: Int64) -> (year: Int64, month: Int64, day: Int64) {
         let z = count + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097
         let dayOfEra = z - era * 146_097

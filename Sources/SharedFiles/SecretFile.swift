@@ -69,6 +69,14 @@ package struct SecretFile: Sendable {
         guard Self.isSecret(secret) else {
             throw SecretFileError(path: path, problem: "cannot hold that: a secret is \(Self.hexDigits) lowercase hexadecimal digits")
         }
+        // 64 random digits use nearly all 16 (fewer than 10 happens about once in 10^12): anything else was typed, not made.
+        let distinct = Set(secret.utf8).count
+        guard distinct >= 10 else {
+            throw SecretFileError(
+                path: path,
+                problem: "cannot hold that: it uses only \(distinct) of the 16 hexadecimal digits, so it was not made at random "
+                    + "(give the device's own devices/<device>/cloud/device.secret, which groupsim makes)")
+        }
         _ = try folder.withDescriptor(creating: true) { descriptor in
             let temporary = ".\(name).tmp.\(getpid()).\(UInt32.random(in: 0...UInt32.max))"
             try writeTemporaryFile(Data((secret + "\n").utf8), named: temporary, in: descriptor, folderPath: folder.path, durable: true)

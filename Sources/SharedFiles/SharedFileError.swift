@@ -32,11 +32,11 @@ package enum SharedFileError: Error, CustomStringConvertible, Equatable {
         case .notARegularFile(let path, let kind):
             "'\(path)' is \(kind), not a regular file, so it was neither read nor written; move it away or remove it."
         case .fileTooLarge(let path, let size, let limit):
-            "'\(path)' is \(Self.bytes(size)), more than the \(Self.bytes(Int64(limit))) a suite file may hold "
-                + "(PlistLimits.maximumFileSize), so it was not read; move it away or remove it."
+            "'\(path)' is \(Self.bytes(size)), more than the \(Self.bytes(Int64(limit))) a file of its kind may hold here, "
+                + "so it was not read; move it away or remove it."
         case .contentsTooLarge(let path, let size, let limit):
             "the new contents of '\(path)' would be \(Self.bytes(Int64(size))), more than the \(Self.bytes(Int64(limit))) "
-                + "a suite file may hold (PlistLimits.maximumFileSize); nothing was written and the change stays pending. "
+                + "a file of its kind may hold here; nothing was written and the change stays pending. "
                 + "Remove keys, or keep large data in files of its own."
         case .symbolicLink(let path):
             "'\(path)' is a symbolic link; the simulation root must contain real folders, so it is not followed and "

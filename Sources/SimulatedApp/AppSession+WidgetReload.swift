@@ -15,7 +15,8 @@ extension AppSession {
         events.emit(
             .warning(
                 kind: "widget-reload-deferred",
-                message: "the reload of \(widget.bundleIdentifier) was deferred: its budget of \(counters.used) reloads for day \(counters.day) "
+                message:
+                    "the reload of \(widget.bundleIdentifier) was deferred: its budget of \(counters.used) reloads for \(DeviceClock.dayText(counters.day)) "
                     + "is spent (\(counters.deferred) deferred); it comes when the device's clock reaches the next day"))
     }
 }

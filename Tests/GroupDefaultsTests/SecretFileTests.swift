@@ -22,6 +22,20 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: root.path + "/cloud") == ["control.secret"])
     }
 
+    /// A secret given from outside (`groupsim cloud trust`) must look made
+    /// at random: 64 × "a" has the right shape and is refused, naming the file.
+    @Test func aSecretThatWasTypedNotMadeIsRefused() throws {
+        let file = try secret("/cloud/trusted-devices", name: "iPad.secret")
+        for typed in [String(repeating: "a", count: 64), String(repeating: "deadbeef", count: 8)] {
+            let refusal = #expect(throws: (any Error).self) { try file.replace(with: typed) }
+            #expect("\(refusal.map { "\($0)" } ?? "")".contains(file.path) && "\(refusal.map { "\($0)" } ?? "")".contains("not made at random"))
+        }
+        #expect(try file.read() == nil)
+        let made = try secret("/elsewhere").readOrCreate()
+        try file.replace(with: made)
+        #expect(try file.read() == made)
+    }
+
     @Test func manyMakersAtOnceAgreeOnOneSecret() throws {
         let file = try secret()
         // Not a Mutex: Thread Sanitizer does not see its contended path.

@@ -690,6 +690,18 @@ import Testing
         withExtendedLifetime(server) {}
     }
 
+    /// The control secret deleted under a running cloud: `cloud status` says
+    /// the cloud runs and its secret cannot be read, and how to get one
+    /// back (it said the cloud was "not answering").
+    @Test func aCloudWhoseSecretIsGoneIsNotCalledSilent() throws {
+        let server = try startCloud()
+        try FileManager.default.removeItem(atPath: root.path + "/cloud/control.secret")
+        let status = try groupsim(["cloud", "status"], root: root)
+        #expect(status.stdout.contains("runs, but its control secret cannot be read") && status.stdout.contains("control.secret"), "\(status.stdout)")
+        #expect(status.stdout.contains("groupsim cloud start") && !status.stdout.contains("not answering"), "\(status.stdout)")
+        withExtendedLifetime(server) {}
+    }
+
     @Test func aStoppedCloudMakesRequestsFailInsteadOfHanging() throws {
         let server = try startCloud()
         let endpoint = try endpoint()

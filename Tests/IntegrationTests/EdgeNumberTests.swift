@@ -155,10 +155,23 @@ import Testing
         }
     }
 
-    @Test func theLastSeedIsFollowedByZero() throws {
+    /// A seed is a name: a range past the largest seed is refused with the
+    /// largest start that fits (it wrapped to seed 0 without a word).
+    @Test func aSeedRangePastTheLargestSeedIsRefused() throws {
         let result = try groupsimBounded(["fuzz", "--seed", "18446744073709551615", "--runs", "2", "--length", "3", "--print"], root: root)
-        #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout.contains("seed 18446744073709551615,") && result.stdout.contains("seed 0,"), "\(result.stdout)")
+        #expect(result.status == 64, "\(result.stderr)")
+        #expect(result.stderr.contains("start at most at 18446744073709551614"), "\(result.stderr)")
+        let last = try groupsimBounded(["fuzz", "--seed", "18446744073709551615", "--runs", "1", "--length", "3", "--print"], root: root)
+        #expect(last.status == 0 && last.stdout.contains("seed 18446744073709551615,"), "\(last.stdout)\(last.stderr)")
+    }
+
+    /// `--out` is made before anything runs (a failure must have somewhere to
+    /// go), and removed again when nothing failed and it was made for this run.
+    @Test func theFolderForFailuresIsNotLeftWhenNothingFails() throws {
+        let out = root.path + "/failures"
+        let result = try groupsimBounded(["fuzz", "--seed", "7", "--runs", "1", "--length", "2", "--out", out], root: root, timeout: 120)
+        #expect(result.status == 0 && result.stdout.contains("fuzz: 1 passed, 0 failed"), "\(result.stdout)\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: out))
     }
 
     @Test func anAheadMsAtInt64MinIsRefusedWhenTheScenarioIsRead() throws {

@@ -1,3 +1,4 @@
+import AppModel
 import AppProtocol
 import Foundation
 import GroupDefaults
@@ -24,7 +25,10 @@ import Testing
             try widget.event(isRender("reload-request"))
         }
         _ = try app.request(.reloadWidgets)
-        try app.event { if case .warning("widget-reload-deferred", let message) = $0 { message.contains("budget of 40") } else { false } }
+        let today = DeviceClock.dayText(DeviceClock.day(of: Date()))
+        try app.event {
+            if case .warning("widget-reload-deferred", let message) = $0 { message.contains("budget of 40 reloads for \(today) ") } else { false }
+        }
         let shown = try groupsim(["device", "clock", "iPhone"], root: root)
         #expect(shown.stdout.contains("com.example.notes.widget") && shown.stdout.contains("used 40, deferred 1"), "\(shown.stdout)")
 
@@ -124,5 +128,29 @@ import Testing
         _ = try app.request(.reloadWidgets)
         try app.event { if case .warning("widget-reload-deferred", _) = $0 { true } else { false } }
         #expect(app.process.isRunning)
+    }
+
+    /// Counters of a day far after the device's (day 2^40 in a hand-edited
+    /// file) deferred every reload for ever and named nothing: they start
+    /// over for today, and the warning names the file and the day.
+    @Test func budgetCountersOfALaterDayStartOverAndNameTheFile() throws {
+        #expect(try groupsim(["app", "install"], root: root).status == 0)
+        let folder = root.path + "/devices/iPhone/Library/WidgetCenter"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let counters = "<dict><key>day</key><integer>\(1 << 40)</integer><key>used</key><integer>40</integer></dict>"
+        try
+            (#"<?xml version="1.0" encoding="UTF-8"?><plist version="1.0"><dict><key>budget:com.example.notes.widget</key>"# + counters
+            + "</dict></plist>").write(toFile: folder + "/timeline-reloads.plist", atomically: true, encoding: .utf8)
+        let app = try AppProcess("main-app", root: root, arguments: ["--background"])
+        let widget = try AppProcess("widget", root: root)
+        _ = try app.request(.reloadWidgets)
+        try app.event {
+            if case .warning(_, let message) = $0 {
+                message.contains(folder + "/timeline-reloads.plist") && message.contains("day \(1 << 40)")
+            } else {
+                false
+            }
+        }
+        try widget.event(isRender("reload-request"))
     }
 }
