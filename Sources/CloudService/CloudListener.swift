@@ -149,8 +149,10 @@ package enum CloudListener {
                     return .http(try NIOAsyncChannel(wrappingChannelSynchronously: channel))
                 }
             })
-        return try channel.pipeline.syncOperations.configureUpgradableHTTPServerPipeline(
+        let connection = try channel.pipeline.syncOperations.configureUpgradableHTTPServerPipeline(
             configuration: .init(upgradeConfiguration: configuration))
+        try channel.pipeline.syncOperations.addHandler(CloseAfterBadRequest())
+        return connection
     }
 
     /// `/v1/sync` becomes a device's WebSocket once its secret is checked
@@ -511,6 +513,19 @@ final class ConnectionLimiter: @unchecked Sendable {
             lastReport = now
             return open
         }
+    }
+}
+
+/// Closes a connection whose request could not be parsed, once NIO's
+/// `HTTPServerProtocolErrorHandler` (before this in the pipeline) has
+/// answered it 400: nothing more will be read from it, and before the
+/// upgrade is decided nothing else would close it until its deadline.
+private final class CloseAfterBadRequest: ChannelInboundHandler, Sendable {
+    typealias InboundIn = NIOAny
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if error is HTTPParserError { context.close(promise: nil) }
+        context.fireErrorCaught(error)
     }
 }
 

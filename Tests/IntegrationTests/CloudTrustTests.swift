@@ -187,6 +187,23 @@ extension CloudProcessTests {
         withExtendedLifetime(server) {}
     }
 
+    /// A request the cloud cannot parse (garbage, a head over NIO's 80 kB) is
+    /// answered 400 and closed at once, not held until the request's deadline.
+    @Test func aRequestThatCannotBeParsedIsAnsweredAndClosed() throws {
+        let server = try startCloud()
+        let port = try location().port
+        for request in ["GARBAGE \u{1} nonsense\r\n\r\n", "GET /v1/status HTTP/1.1\r\nX: \(String(repeating: "a", count: 90_000))\r\n\r\n"] {
+            let socket = try RawSocket(port: port)
+            try socket.send(request)
+            let started = Date()
+            let answer = socket.receive(until: "\r\n\r\n", timeout: 10)
+            #expect(answer.hasPrefix("HTTP/1.1 400"), "\(answer.prefix(200))")
+            #expect(socket.closedByPeer(within: 3), "the connection stayed open after its 400")
+            #expect(Date().timeIntervalSince(started) < 3)
+        }
+        withExtendedLifetime(server) {}
+    }
+
     @Test func connectionsBeyondTheCapAreRefusedAndTheCloudServesAgainAfter() throws {
         // A descriptor limit of 64: at most 32 connections, the rest of the descriptors stay the cloud's.
         let server = try CloudChild(root: root, shell: "ulimit -n 64 && exec \"$0\" cloud serve --root \"$1\"")
