@@ -156,7 +156,7 @@ package enum CloudListener {
     }
 
     /// `/v1/sync` becomes a device's WebSocket once its secret is checked
-    /// (a refusal is answered with 401); the request's deadline then gives way to the idle timer.
+    /// (a refusal is answered with 401, the same for every reason); the request's deadline then gives way to the idle timer.
     private static func syncUpgrader(
         deadline: Scheduled<Void>, gate: CloudTrust.Gate, events: @escaping Events
     ) -> NIOTypedWebSocketServerUpgrader<Connection> {
@@ -171,7 +171,7 @@ package enum CloudListener {
                     guard let refusal else { return HTTPHeaders() }
                     // NIO drops the head of an upgrade it does not make: the refusal is answered here.
                     logRefusal(refusal, of: head, peer: channel.remoteAddress, events: events)
-                    let parts = response(status: .unauthorized, ["error": .string(refusal.description)], extra: unauthorizedHeaders)
+                    let parts = response(status: .unauthorized, unauthorizedReply, extra: unauthorizedHeaders)
                     for part in parts.dropLast() { channel.write(part, promise: nil) }
                     channel.writeAndFlush(parts[parts.count - 1]).whenComplete { _ in channel.close(promise: nil) }
                     return nil
@@ -307,7 +307,7 @@ package enum CloudListener {
                     let isSync = path(of: requestHead) == "/v1/sync"
                     if let refusal = refusal(of: requestHead, isSync: isSync, gate: gate) {
                         logRefusal(refusal, of: requestHead, peer: peer, events: events)
-                        try await respond(outbound, status: .unauthorized, ["error": .string(refusal.description)], extra: unauthorizedHeaders)
+                        try await respond(outbound, status: .unauthorized, unauthorizedReply, extra: unauthorizedHeaders)
                         return
                     }
                     if isSync {
@@ -343,6 +343,9 @@ package enum CloudListener {
     }
 
     static let unauthorizedHeaders = [("WWW-Authenticate", "Bearer realm=\"groupsim cloud\"")]
+    /// Every refusal's answer, whatever the reason: why (and so whether a
+    /// device of that name exists, or where the root is) is for the cloud's log only.
+    static let unauthorizedReply: PlistValue = ["error": "unauthorized"]
 
     /// Every refused request is in the cloud's log: who asked for what, and why it was refused.
     private static func logRefusal(_ refusal: CloudTrust.Refusal, of head: HTTPRequestHead, peer: SocketAddress?, events: Events) {

@@ -9,11 +9,17 @@ import Testing
 /// Who may talk to the cloud, and what one peer may cost it: real cloud
 /// processes, real sockets, peers that behave as no agent does.
 extension CloudProcessTests {
-    /// An HTTP request written by hand, so the test chooses every header.
-    func rawHTTP(_ request: String, port: Int) throws -> String {
+    /// An HTTP request written by hand, so the test chooses every header; the
+    /// answer's head, or with `whole` everything until the cloud closes.
+    func rawHTTP(_ request: String, port: Int, whole: Bool = false) throws -> String {
         let socket = try RawSocket(port: port)
         try socket.send(request)
-        return socket.receive(until: "\r\n\r\n", timeout: 10)
+        return socket.receive(until: whole ? "\u{0}" : "\r\n\r\n", timeout: 10)
+    }
+
+    /// The body of an answer read whole.
+    func body(_ answer: String) -> String {
+        answer.range(of: "\r\n\r\n").map { String(answer[$0.upperBound...]) } ?? ""
     }
 
     func upgradeRequest(device: String?, secret: String?) -> String {
@@ -31,11 +37,15 @@ extension CloudProcessTests {
         // The secret is the cloud's own, private to the root's user.
         var info = stat()
         #expect(stat(root.path + "/cloud/control.secret", &info) == 0 && info.st_mode & 0o777 == 0o600)
-        let none = try rawHTTP("GET /v1/accounts/alice HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", port: location.port)
+        let none = try rawHTTP("GET /v1/accounts/alice HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", port: location.port, whole: true)
         #expect(none.hasPrefix("HTTP/1.1 401"), "\(none)")
         let wrong = try rawHTTP(
-            "GET /v1/status HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(String(repeating: "0", count: 64))\r\n\r\n", port: location.port)
+            "GET /v1/status HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(String(repeating: "0", count: 64))\r\n\r\n", port: location.port,
+            whole: true)
         #expect(wrong.hasPrefix("HTTP/1.1 401"), "\(wrong)")
+        // A stranger learns nothing from a refusal (not where the root is, not why); the cloud's log says why.
+        #expect(body(none) == "{\"error\":\"unauthorized\"}\n" && body(wrong) == body(none), "\(none)\n\(wrong)")
+        try server.waitFor("unauthorized") { $0.contains("no control secret") && $0.contains(root.path) }
         try server.waitFor("unauthorized") { $0.contains("wrong control secret") }
         let right = try rawHTTP(
             "GET /v1/status HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(try CloudTrust.controlSecret(root: simulation))\r\n\r\n",
@@ -54,13 +64,18 @@ extension CloudProcessTests {
         let server = try startCloud()
         let location = try location()
         let secret = try secret(of: "iPhone")
-        for (device, offered) in [("iPhone", nil), ("iPhone", String(repeating: "a", count: 64)), ("iPad", secret), (nil, secret)]
-            as [(String?, String?)]
-        {
-            let answer = try rawHTTP(upgradeRequest(device: device, secret: offered), port: location.port)
+        var bodies: Set<String> = []
+        for (device, offered) in [
+            ("iPhone", nil), ("iPhone", String(repeating: "a", count: 64)), ("iPad", secret), (nil, secret), ("Ghost", secret), ("../x", secret),
+        ] as [(String?, String?)] {
+            let answer = try rawHTTP(upgradeRequest(device: device, secret: offered), port: location.port, whole: true)
             #expect(answer.hasPrefix("HTTP/1.1 401"), "\(device ?? "no device") with \(offered == nil ? "no" : "a wrong") secret: \(answer)")
+            bodies.insert(body(answer))
         }
+        // Whether a device exists, and why its secret was refused, is for the cloud's log only.
+        #expect(bodies == ["{\"error\":\"unauthorized\"}\n"], "\(bodies)")
         try server.waitFor("unauthorized") { $0.contains("wrong secret for device iPhone") }
+        try server.waitFor("unauthorized") { $0.contains("device Ghost has no secret") }
         let refused = Result {
             try CloudClient.blocking { try await RawSyncClient.exchange(location, device: "iPad", secret: secret, send: [], replies: 0) }
         }
