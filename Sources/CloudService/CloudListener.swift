@@ -82,12 +82,13 @@ package enum CloudListener {
         let gate = CloudTrust.Gate(root: root, controlSecret: try CloudTrust.controlSecretFile(root: root).readOrCreate())
         let server = try CloudServer(dataFolder: ServerLocation.dataFolder(root: root), top: root.path, events: events)
         let limiter = ConnectionLimiter(maximum: ConnectionLimiter.maximumForDescriptorLimit())
+        let door = Door(gate: gate, refusals: RefusalLog(events: events))
         var candidates = [requested]
         if requested == 0, let previous = try? ServerLocation.read(root: root)?.port { candidates = [previous, 0] }
         var bound: NIOAsyncChannel<EventLoopFuture<Connection>, Never>? = nil
         var lastError: (any Error)? = nil
         for port in candidates where bound == nil {
-            do { bound = try await bind(host: host, port: port, gate: gate, limiter: limiter, events: events) } catch { lastError = error }
+            do { bound = try await bind(host: host, port: port, door: door, limiter: limiter, events: events) } catch { lastError = error }
         }
         guard let channel = bound, let port = channel.channel.localAddress?.port else {
             throw CloudFormatError("cannot listen on \(listen.hostAndPort): \(lastError.map { "\($0)" } ?? "no address")")
@@ -98,14 +99,14 @@ package enum CloudListener {
         try await withThrowingDiscardingTaskGroup { group in
             try await channel.executeThenClose { inbound in
                 for try await connection in inbound {
-                    group.addTask { await handle(connection, server: server, gate: gate, events: events) }
+                    group.addTask { await handle(connection, server: server, door: door, events: events) }
                 }
             }
         }
     }
 
     private static func bind(
-        host: String, port: Int, gate: CloudTrust.Gate, limiter: ConnectionLimiter, events: @escaping Events
+        host: String, port: Int, door: Door, limiter: ConnectionLimiter, events: @escaping Events
     ) async throws -> NIOAsyncChannel<EventLoopFuture<Connection>, Never> {
         try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -114,7 +115,7 @@ package enum CloudListener {
             // (NIO adds an AcceptBackoffHandler: at EMFILE it waits a second before accepting again.)
             .bind(host: host, port: port) { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try configure(channel, gate: gate, limiter: limiter, events: events)
+                    try configure(channel, door: door, limiter: limiter, events: events)
                 }
             }
     }
@@ -122,17 +123,17 @@ package enum CloudListener {
     /// A new connection: refused past the limiter's bound; otherwise HTTP,
     /// with a deadline for its request, upgraded to the sync WebSocket by `syncUpgrader`.
     private static func configure(
-        _ channel: Channel, gate: CloudTrust.Gate, limiter: ConnectionLimiter, events: @escaping Events
+        _ channel: Channel, door: Door, limiter: ConnectionLimiter, events: @escaping Events
     ) throws -> EventLoopFuture<Connection> {
         guard limiter.admit() else {
             if let open = limiter.refusalToReport() {
-                events(
+                door.refusals.report(
                     "refused-connection",
                     [
-                        "reason": .string(
+                        "reason":
                             "\(open) connections are open, the most this cloud serves at once "
-                                + "(half its descriptor limit, at most \(ConnectionLimiter.ceiling)); each waits at most \(requestTimeout) for its request "
-                                + "and \(idleTimeout) idle")
+                            + "(half its descriptor limit, at most \(ConnectionLimiter.ceiling)); each waits at most \(requestTimeout) for its request "
+                            + "and \(idleTimeout) idle"
                     ])
             }
             channel.close(promise: nil)
@@ -143,7 +144,7 @@ package enum CloudListener {
         let deadline = channel.eventLoop.scheduleTask(in: requestTimeout) { channel.close(promise: nil) }
         channel.closeFuture.whenComplete { _ in deadline.cancel() }
         let configuration = NIOTypedHTTPServerUpgradeConfiguration(
-            upgraders: [syncUpgrader(deadline: deadline, gate: gate, events: events)],
+            upgraders: [syncUpgrader(deadline: deadline, door: door)],
             notUpgradingCompletionHandler: { channel in
                 channel.eventLoop.makeCompletedFuture {
                     return .http(try NIOAsyncChannel(wrappingChannelSynchronously: channel))
@@ -158,7 +159,7 @@ package enum CloudListener {
     /// `/v1/sync` becomes a device's WebSocket once its secret is checked
     /// (a refusal is answered with 401, the same for every reason); the request's deadline then gives way to the idle timer.
     private static func syncUpgrader(
-        deadline: Scheduled<Void>, gate: CloudTrust.Gate, events: @escaping Events
+        deadline: Scheduled<Void>, door: Door
     ) -> NIOTypedWebSocketServerUpgrader<Connection> {
         NIOTypedWebSocketServerUpgrader<Connection>(
             maxFrameSize: maximumFrameBytes,
@@ -166,11 +167,11 @@ package enum CloudListener {
                 guard path(of: head) == "/v1/sync" else { return channel.eventLoop.makeSucceededFuture(nil) }
                 // The device's secret is a file: read off the event loop.
                 return NIOThreadPool.singleton.runIfActive(eventLoop: channel.eventLoop) { () -> CloudTrust.Refusal? in
-                    refusal(of: head, isSync: true, gate: gate)
+                    refusal(of: head, isSync: true, gate: door.gate)
                 }.map { refusal -> HTTPHeaders? in
                     guard let refusal else { return HTTPHeaders() }
                     // NIO drops the head of an upgrade it does not make: the refusal is answered here.
-                    logRefusal(refusal, of: head, peer: channel.remoteAddress, events: events)
+                    door.logRefusal(refusal, of: head, peer: channel.remoteAddress)
                     let parts = response(status: .unauthorized, unauthorizedReply, extra: unauthorizedHeaders)
                     for part in parts.dropLast() { channel.write(part, promise: nil) }
                     channel.writeAndFlush(parts[parts.count - 1]).whenComplete { _ in channel.close(promise: nil) }
@@ -189,12 +190,11 @@ package enum CloudListener {
             })
     }
 
-    private static func handle(_ connection: EventLoopFuture<Connection>, server: CloudServer, gate: CloudTrust.Gate, events: @escaping Events) async
-    {
+    private static func handle(_ connection: EventLoopFuture<Connection>, server: CloudServer, door: Door, events: @escaping Events) async {
         do {
             switch try await connection.get() {
             case .websocket(let channel, let device): try await serveDevice(channel, device: device, server: server, events: events)
-            case .http(let channel): try await serveHTTP(channel, server: server, gate: gate, events: events)
+            case .http(let channel): try await serveHTTP(channel, server: server, door: door)
             case .refused: return
             }
         } catch {
@@ -293,8 +293,7 @@ package enum CloudListener {
     // MARK: JSON for people and curl
 
     private static func serveHTTP(
-        _ channel: NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>, server: CloudServer, gate: CloudTrust.Gate,
-        events: @escaping Events
+        _ channel: NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>, server: CloudServer, door: Door
     ) async throws {
         let peer = channel.channel.remoteAddress
         try await channel.executeThenClose { inbound, outbound in
@@ -305,8 +304,8 @@ package enum CloudListener {
                 case .head(let requestHead):
                     // Checked before any body is read: a stranger's request costs nothing more.
                     let isSync = path(of: requestHead) == "/v1/sync"
-                    if let refusal = refusal(of: requestHead, isSync: isSync, gate: gate) {
-                        logRefusal(refusal, of: requestHead, peer: peer, events: events)
+                    if let refusal = refusal(of: requestHead, isSync: isSync, gate: door.gate) {
+                        door.logRefusal(refusal, of: requestHead, peer: peer)
                         try await respond(outbound, status: .unauthorized, unauthorizedReply, extra: unauthorizedHeaders)
                         return
                     }
@@ -347,17 +346,24 @@ package enum CloudListener {
     /// device of that name exists, or where the root is) is for the cloud's log only.
     static let unauthorizedReply: PlistValue = ["error": "unauthorized"]
 
-    /// Every refused request is in the cloud's log: who asked for what, and why it was refused.
-    private static func logRefusal(_ refusal: CloudTrust.Refusal, of head: HTTPRequestHead, peer: SocketAddress?, events: Events) {
-        events(
-            "unauthorized",
-            [
-                "method": .string("\(head.method)"), "path": .string(path(of: head)),
-                "peer": .string(peer.map { "\($0)" } ?? "unknown"), "reason": .string(refusal.description),
-            ])
+    /// What every connection meets before it is served: the secrets it must
+    /// show, and the log of those refused (bounded: `RefusalLog`).
+    struct Door: Sendable {
+        let gate: CloudTrust.Gate
+        let refusals: RefusalLog
+
+        /// Every refused request is in the cloud's log: who asked for what, and why it was refused.
+        func logRefusal(_ refusal: CloudTrust.Refusal, of head: HTTPRequestHead, peer: SocketAddress?) {
+            refusals.report(
+                "unauthorized",
+                [
+                    "method": "\(head.method)", "path": CloudListener.path(of: head), "peer": peer.map { "\($0)" } ?? "unknown",
+                    "reason": refusal.description,
+                ])
+        }
     }
 
-    private static func path(of request: HTTPRequestHead) -> String {
+    fileprivate static func path(of request: HTTPRequestHead) -> String {
         request.uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? request.uri
     }
 

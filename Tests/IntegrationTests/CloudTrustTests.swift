@@ -202,6 +202,51 @@ extension CloudProcessTests {
         withExtendedLifetime(server) {}
     }
 
+    /// A stranger's refusals cost the cloud's log (on the disk of its data)
+    /// a bounded line each, and a bounded number of lines a second: 200
+    /// requests with a 60 kB path or device name make at most 10 lines a second
+    /// of at most a few hundred bytes a field, and the rest are counted in
+    /// `refusals-suppressed` lines.
+    @Test func refusalsAreLoggedBoundedAndAtMostTenASecond() throws {
+        let server = try startCloud()
+        let port = try location().port
+        let started = Date()
+        let requests = 200
+        let path = "/" + String(repeating: "p", count: 60_000)
+        let header = "X-Filler: " + String(repeating: "h", count: 10_000)
+        // A long path, and a device name as long (quoted by the reason) on an upgrade.
+        let device = String(repeating: "d", count: 60_000)
+        for index in 0..<requests {
+            let request =
+                index % 2 == 0
+                ? "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\(header)\r\n\r\n"
+                : upgradeRequest(device: device, secret: String(repeating: "a", count: 64))
+            let answer = try rawHTTP(request, port: port)
+            try #require(answer.hasPrefix("HTTP/1.1 401"), "\(answer.prefix(200))")
+        }
+        let seconds = Date().timeIntervalSince(started)
+        var logged = 0
+        var suppressed = 0
+        // Every refusal is in a line or a count, once the last second's summary is out.
+        try until(server, timeout: 30) {
+            let lines = server.process.allLines
+            logged = lines.filter { $0.contains("\"event\":\"unauthorized\"") }.count
+            suppressed = lines.filter { $0.contains("\"event\":\"refusals-suppressed\"") }.compactMap { line -> Int? in
+                guard case .integer(let count)? = (try? PlistJSON.decode(PlistJSON.parse(line), path: "line"))?.dictionaryValue?["count"] else {
+                    return nil
+                }
+                return Int(count)
+            }.reduce(0, +)
+            return logged + suppressed == requests
+        }
+        #expect(suppressed > 0)
+        #expect(Double(logged) <= 10 * (seconds.rounded(.up) + 1), "\(logged) lines in \(seconds) s")
+        let lines = server.process.allLines.filter { $0.contains("\"event\":\"unauthorized\"") }
+        #expect(lines.allSatisfy { $0.utf8.count < 2_000 }, "\(lines.map(\.utf8.count).max() ?? 0) bytes in the longest line")
+        #expect(lines.first?.contains("(60001 bytes)") == true, "\(lines.first?.prefix(600) ?? "")")
+        withExtendedLifetime(server) {}
+    }
+
     /// A request the cloud cannot parse (garbage, a head over NIO's 80 kB) is
     /// answered 400 and closed at once, not held until the request's deadline.
     @Test func aRequestThatCannotBeParsedIsAnsweredAndClosed() throws {
