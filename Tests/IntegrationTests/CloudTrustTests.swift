@@ -264,18 +264,62 @@ extension CloudProcessTests {
         withExtendedLifetime(server) {}
     }
 
+    /// A stranger's flood of connections that show no secret (idle, or a
+    /// request left half-sent) holds up no one who has one: the CLI and an
+    /// agent get in at once, while the flood goes on (before, the cap was
+    /// shared and taken before any secret was checked: `cloud status` failed
+    /// until the flood's connections timed out, and agents got in only by
+    /// winning a freed place).
+    @Test func aFloodOfConnectionsWithoutASecretHoldsUpNeitherTheCLINorAnAgent() throws {
+        #expect(try groupsim(["cloud", "account", "sign-in", "alice"], root: root).status == 0)
+        // A descriptor limit of 256: at most 128 connections, 32 of them without a secret yet.
+        let server = try CloudChild(root: root, shell: "ulimit -n 256 && exec \"$0\" cloud serve --root \"$1\"")
+        try server.waitFor("listening")
+        let port = try location().port
+        /// 200 connections on loopback, some silent, some with half a request; closed when the test ends.
+        func flood() throws -> [RawSocket] {
+            try (0..<200).map { index in
+                let socket = try RawSocket(port: port)
+                if index % 2 == 0 { try socket.send("GET /v1/status HTTP/1.1\r\n") }
+                return socket
+            }
+        }
+        var held = try flood()
+        var started = Date()
+        let status = try runBounded(
+            BuiltExecutable.path("groupsim"), ["cloud", "status", "--json", "--root", root.path], environment: ["GROUPSIM_CLOUD_AUTOSTART": "0"])
+        #expect(status.status == 0 && status.stdout.contains("\"server\""), "\(status.stdout)\(status.stderr)")
+        #expect(Date().timeIntervalSince(started) < 5)
+        held += try flood()
+        started = Date()
+        let agent = try CloudChild(["agent", "--device", "iPhone"], root: root)
+        try agent.waitFor("connected", timeout: 5)
+        #expect(Date().timeIntervalSince(started) < 5)
+        try server.waitFor("dropped-connection") { $0.contains("32 connections had not shown a secret") }
+        held.removeAll()
+        withExtendedLifetime(server) {}
+    }
+
+    /// Connections that showed a secret have their own cap (what is left of
+    /// the cloud's, after the strangers' place): past it they are answered
+    /// 503 and logged, and once they are gone the cloud serves again.
     @Test func connectionsBeyondTheCapAreRefusedAndTheCloudServesAgainAfter() throws {
-        // A descriptor limit of 64: at most 32 connections, the rest of the descriptors stay the cloud's.
+        // A descriptor limit of 64: at most 32 connections, 8 of them without a secret yet; the rest of the descriptors stay the cloud's.
         let server = try CloudChild(root: root, shell: "ulimit -n 64 && exec \"$0\" cloud serve --root \"$1\"")
         try server.waitFor("listening")
         let port = try location().port
+        let secret = try CloudTrust.controlSecret(root: simulation)
+        // A body announced and never sent: each holds its place until its request's time is up.
         var held: [RawSocket] = []
-        for _ in 0..<40 {
+        var refused = 0
+        for _ in 0..<30 {
             let socket = try RawSocket(port: port)
-            try socket.send("GET /v1/status HTTP/1.1\r\n")
+            try socket.send("POST /v1/faults/iPad HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(secret)\r\nContent-Length: 100\r\n\r\n")
+            if let answer = socket.receive(timeout: 0.2), String(decoding: answer, as: UTF8.self).hasPrefix("HTTP/1.1 503") { refused += 1 }
             held.append(socket)
         }
-        try server.waitFor("refused-connection") { $0.contains("32 connections are open") }
+        #expect(refused == 6, "\(refused) of 30 refused")
+        try server.waitFor("refused-connection") { $0.contains("24 connections that showed a secret are open") }
         held.removeAll()
         // Once the connections are gone, their places are free again.
         let endpoint = try endpoint()
