@@ -170,9 +170,11 @@ package enum CloudListener {
             maxFrameSize: maximumFrameBytes,
             shouldUpgrade: { channel, head in
                 guard path(of: head) == "/v1/sync" else { return channel.eventLoop.makeSucceededFuture(nil) }
-                // The device's secret is a file: read off the event loop.
+                // The device's secret is a file: read off the event loop (not at all for a connection
+                // closed meanwhile, a stranger's made room for: a flood of upgrades costs no file reads).
                 return NIOThreadPool.singleton.runIfActive(eventLoop: channel.eventLoop) { () -> CloudTrust.Refusal? in
-                    refusal(of: head, isSync: true, gate: door.gate)
+                    guard channel.isActive else { return nil }
+                    return refusal(of: head, isSync: true, gate: door.gate)
                 }.map { refusal -> HTTPHeaders? in
                     // NIO drops the head of an upgrade it does not make: a refusal is answered here.
                     func answer(_ status: HTTPResponseStatus, _ reply: PlistValue, extra: [(String, String)]) -> HTTPHeaders? {
