@@ -46,8 +46,13 @@ package enum UnixSocket {
         return socket
     }
 
-    /// A stream socket (closed on exec) connected to the one listening at `path`.
-    package static func connect(to path: String) throws -> Int32 {
+    /// A stream socket (closed on exec) connected to the one listening at
+    /// `path`, which must be listened on by this process's own user: the
+    /// kernel says who made the listener (`SO_PEERCRED`), at the moment of
+    /// connecting, so no socket put in its place by another user (one who
+    /// listened at the path first, or swapped it in a folder others can
+    /// write) is ever told anything.
+    package static func connectToOwnListener(at path: String) throws -> Int32 {
         var address = try address(path)
         let socket = try make()
         let connected = withUnsafePointer(to: &address) {
@@ -58,7 +63,57 @@ package enum UnixSocket {
             close(socket)
             throw Failure(description: "cannot connect to '\(path)': \(reason)")
         }
+        var credentials = PeerCredentials()
+        var length = socklen_t(MemoryLayout<PeerCredentials>.size)
+        guard getsockopt(socket, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(socket)
+            throw Failure(description: "cannot tell who listens at '\(path)': \(reason)")
+        }
+        guard credentials.uid == geteuid() else {
+            close(socket)
+            throw Failure(
+                description: "'\(path)' is listened on by user \(credentials.uid) (pid \(credentials.pid)), not by this user (\(geteuid())): "
+                    + "another user may have listened there first; nothing was sent to it. \(privateFolderAdvice)")
+        }
         return socket
+    }
+
+    /// `struct ucred` (`SO_PEERCRED`'s answer): glibc declares it only under `_GNU_SOURCE`, which Swift's Glibc is not built with.
+    private struct PeerCredentials {
+        var pid: pid_t = 0
+        var uid: uid_t = 0
+        var gid: gid_t = 0
+    }
+
+    package static let privateFolderAdvice =
+        "Listen in a folder only you can write, e.g. one made with `mkdir -m 700` or `mktemp -d`, or $XDG_RUNTIME_DIR"
+
+    /// Why a driver's socket at `path` cannot be trusted to be this user's,
+    /// or nil: it must be a socket this user owns, in a folder this user owns
+    /// that no one else may write (else another user could have listened
+    /// there first, or put a socket of theirs in its place).
+    package static func problemWithListener(at path: String) -> String? {
+        var socket = stat()
+        guard lstat(path, &socket) == 0 else { return "nothing is there (\(String(cString: strerror(errno))))" }
+        guard socket.st_mode & S_IFMT == S_IFSOCK else {
+            return socket.st_mode & S_IFMT == S_IFLNK ? "it is a symbolic link, not a socket" : "it is not a socket"
+        }
+        guard socket.st_uid == geteuid() else {
+            return "the socket belongs to user \(socket.st_uid), not to this user (\(geteuid())): another user may be listening there"
+        }
+        let folderPath = (path as NSString).deletingLastPathComponent
+        let folderName = folderPath.isEmpty ? "." : folderPath
+        var folder = stat()
+        guard stat(folderName, &folder) == 0 else { return "its folder '\(folderName)' cannot be read (\(String(cString: strerror(errno))))" }
+        guard folder.st_uid == geteuid() else {
+            return "its folder '\(folderName)' belongs to user \(folder.st_uid), not to this user (\(geteuid()))"
+        }
+        guard folder.st_mode & 0o022 == 0 else {
+            return "its folder '\(folderName)' may be written by others (mode \(String(folder.st_mode & 0o7777, radix: 8))): "
+                + "another user could listen there first, or replace the socket"
+        }
+        return nil
     }
 }
 

@@ -136,6 +136,23 @@ package struct CloudFormatError: Error, CustomStringConvertible {
         return PlistJSON.quote(cut) + (text.count > 80 ? " (\(text.utf8.count) bytes)" : "")
     }
 
+    /// Text from outside, for a field of a log line (which escapes it): as it
+    /// is up to `bytes` bytes of UTF-8, else cut there (at a whole scalar)
+    /// with its full length said, so a stranger's 60 kB path costs the log
+    /// what a short one does.
+    package static func cut(_ text: String, bytes limit: Int) -> String {
+        let length = text.utf8.count
+        guard length > limit else { return text }
+        var kept = String.UnicodeScalarView()
+        var size = 0
+        for scalar in text.unicodeScalars {
+            size += UTF8.width(scalar)
+            guard size <= limit else { break }
+            kept.append(scalar)
+        }
+        return String(kept) + "… (\(length) bytes)"
+    }
+
     /// A name in a field path: as it is when short and plain, else `brief`.
     package static func name(_ text: String) -> String {
         let plain = text.count <= 80 && text.unicodeScalars.allSatisfy { $0.value >= 0x20 && $0 != "\"" && $0 != "\\" && $0.value != 0x7F }

@@ -72,9 +72,12 @@ package enum CloudClient {
             }
             let value = try PlistJSON.decode(PlistJSON.parse(String(buffer: reply)), path: "reply")
             guard status == .ok else {
+                // A refusal says nothing of why: the cloud's log does.
+                let why = status == .unauthorized ? " (this root's control secret is not the cloud's; its log says why)" : ""
                 throw Failure(
                     description:
-                        "the cloud at \(location.url) answered \(status.code): \(value.dictionaryValue?["error"]?.stringValue ?? String(buffer: reply))",
+                        "the cloud at \(location.url) answered \(status.code): \(value.dictionaryValue?["error"]?.stringValue ?? String(buffer: reply))"
+                        + why,
                     status: status.code)
             }
             return value

@@ -219,42 +219,52 @@ struct CloudLedger {
         return "\(accountsFolder)/\(try DomainName.fileStem(for: account))"
     }
 
-    /// A store's file, made once: making one checks its folders and its lock
-    /// file, which an upload need not pay for again (its `update` still
-    /// checks the folders it goes through, and makes what is missing).
-    private mutating func storeFile(_ identifier: String, of account: String) throws -> SharedPlistFile {
+    private func storePath(_ identifier: String, of account: String) throws -> String {
         try DomainName.validate(identifier, what: "store identifier")
-        let path = "\(try accountFolder(account))/\(try DomainName.fileStem(for: identifier)).plist"
+        return "\(try accountFolder(account))/\(try DomainName.fileStem(for: identifier)).plist"
+    }
+
+    /// A store's file, made once: making one checks its folders and its lock
+    /// file (making what is missing), which an upload need not pay for again
+    /// (its `update` still checks the folders it goes through). Only for a
+    /// store that is written, or whose file is set aside.
+    private mutating func storeFile(_ identifier: String, of account: String) throws -> SharedPlistFile {
+        let path = try storePath(identifier, of: account)
         if let known = files[path] { return known }
         let made = try SharedPlistFile(path: path, root: top)
         files[path] = made
         return made
     }
 
-    /// One store, read from disk the first time.
+    /// One store, read from disk the first time it is found there. A store
+    /// without a file (nothing was uploaded to it, or its name is made up) is
+    /// empty, looked for again next time, and costs nothing lasting: no
+    /// folder, no lock file, nothing kept in memory.
     mutating func store(_ identifier: String, of account: String) throws -> CloudStoreState {
         if let known = loaded[account]?[identifier] { return known }
         try migrateOldFile(of: account)
-        let file = try storeFile(identifier, of: account)
+        let path = try storePath(identifier, of: account)
         var state: CloudStoreState
         do {
-            state = try CloudStoreState(file.read(), path: file.path)
-            if let problem = state.impossibleRecord(now: DeviceCloudSettings.realTime()) { throw CloudFormatError("\(file.path): \(problem)") }
+            guard let fields = try SharedPlistFile.read(path: path, root: top) else { return CloudStoreState() }
+            state = try CloudStoreState(fields, path: path)
+            if let problem = state.impossibleRecord(now: DeviceCloudSettings.realTime()) { throw CloudFormatError("\(path): \(problem)") }
         } catch let error as CloudFormatError {
-            state = try setAside(file, account: account, store: identifier, because: error.description)
+            state = try setAside(storeFile(identifier, of: account), account: account, store: identifier, because: error.description)
         } catch SharedFileError.corrupt(_, let reason) {
-            state = try setAside(file, account: account, store: identifier, because: reason)
+            state = try setAside(storeFile(identifier, of: account), account: account, store: identifier, because: reason)
         } catch SharedFileError.fileTooLarge(_, let size, let limit) {
-            state = try setAside(file, account: account, store: identifier, because: "\(size) bytes, over the \(limit) a file may have")
+            state = try setAside(
+                storeFile(identifier, of: account), account: account, store: identifier, because: "\(size) bytes, over the \(limit) a file may have")
         } catch SharedFileError.notARegularFile(_, let kind) {
             // Never followed nor opened: moved aside like a damaged file, so the store goes on syncing.
-            state = try setAside(file, account: account, store: identifier, because: "\(kind), not a regular file")
+            state = try setAside(storeFile(identifier, of: account), account: account, store: identifier, because: "\(kind), not a regular file")
         }
         if let found = state.boundHorizon(by: DeviceCloudSettings.realTime()) {
             report(
                 "horizon-bounded",
                 [
-                    "account": .string(account), "store": .string(identifier), "path": .string(file.path), "found": .string(found.description),
+                    "account": .string(account), "store": .string(identifier), "path": .string(path), "found": .string(found.description),
                     "now": .string(state.horizon?.description ?? ""),
                     "message": .string(
                         "the store's horizon was later than the cloud's clock; it is brought back to the clock, so new keys are not lost to it"),
@@ -299,6 +309,12 @@ struct CloudLedger {
         return result
     }
 
+    /// Whether a store was read from its file or written: what makes the ledger worth keeping between uses.
+    var holdsStores: Bool { loaded.values.contains { !$0.isEmpty } }
+
+    /// The stores and store files held in memory (tests: a name looked up and not found holds none).
+    var cachedEntries: Int { loaded.values.reduce(0) { $0 + $1.count } + files.count }
+
     /// The accounts that hold something: looking one up (a typo in `cloud read --account`) makes none.
     var knownAccounts: [String] {
         let holding = loaded.filter { $0.value.values.contains { $0.revision > 0 } }.keys
@@ -306,7 +322,7 @@ struct CloudLedger {
     }
 
     /// The accounts that have a folder (or a file of the old layout) in `dataFolder`.
-    /// A folder counts once it holds a store's file: a look-up may leave an empty one.
+    /// A folder counts once it holds a store's file (a look-up of an older version may have left an empty one).
     static func accounts(in dataFolder: String) -> [String] {
         let folder = dataFolder + "/accounts"
         let onDisk = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []

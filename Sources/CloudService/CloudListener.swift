@@ -45,14 +45,18 @@ package struct ServerLocation: Sendable, Equatable {
 /// to the WebSocket the agents use and every other path is JSON for curl.
 ///
 /// No peer can hold more than its share: connections are capped below the
-/// descriptor limit, a request must arrive whole within `requestTimeout`, a
-/// WebSocket silent for `idleTimeout` is closed, and a device that does not
-/// read what it is sent is disconnected once `outboxBytes` wait for it.
+/// descriptor limit, and those that have not shown a secret have a budget of
+/// their own (`ConnectionLimiter`) and `credentialsTimeout` to show one; a
+/// request must arrive whole within `requestTimeout`, a WebSocket silent for
+/// `idleTimeout` is closed, and a device that does not read what it is sent
+/// is disconnected once `outboxBytes` wait for it.
 package enum CloudListener {
     /// Largest message either side sends (a full 1 MB store as JSON fits).
     static let maximumFrameBytes = 16 << 20
     /// From accepting a connection to having its whole request (or its upgrade).
     static let requestTimeout = TimeAmount.seconds(10)
+    /// From accepting a connection to its request's head with a secret the cloud accepts.
+    static let credentialsTimeout = TimeAmount.seconds(5)
     /// A WebSocket with no frame for this long is gone (agents poll every second).
     static let idleTimeout = TimeAmount.seconds(30)
     /// What may wait to be sent to one device before it is disconnected.
@@ -61,8 +65,6 @@ package enum CloudListener {
     enum Connection: Sendable {
         case websocket(NIOAsyncChannel<WebSocketFrame, WebSocketFrame>, device: String)
         case http(NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>)
-        /// Over the connection cap: closed at once.
-        case refused
     }
 
     typealias Events = @Sendable (String, [String: PlistValue]) -> Void
@@ -81,13 +83,14 @@ package enum CloudListener {
         try root.prepareConfinedDirectory(ServerLocation.dataFolder(root: root) + "/accounts")
         let gate = CloudTrust.Gate(root: root, controlSecret: try CloudTrust.controlSecretFile(root: root).readOrCreate())
         let server = try CloudServer(dataFolder: ServerLocation.dataFolder(root: root), top: root.path, events: events)
-        let limiter = ConnectionLimiter(maximum: ConnectionLimiter.maximumForDescriptorLimit())
+        let door = Door(
+            gate: gate, limiter: ConnectionLimiter(maximum: ConnectionLimiter.maximumForDescriptorLimit()), refusals: RefusalLog(events: events))
         var candidates = [requested]
         if requested == 0, let previous = try? ServerLocation.read(root: root)?.port { candidates = [previous, 0] }
         var bound: NIOAsyncChannel<EventLoopFuture<Connection>, Never>? = nil
         var lastError: (any Error)? = nil
         for port in candidates where bound == nil {
-            do { bound = try await bind(host: host, port: port, gate: gate, limiter: limiter, events: events) } catch { lastError = error }
+            do { bound = try await bind(host: host, port: port, door: door) } catch { lastError = error }
         }
         guard let channel = bound, let port = channel.channel.localAddress?.port else {
             throw CloudFormatError("cannot listen on \(listen.hostAndPort): \(lastError.map { "\($0)" } ?? "no address")")
@@ -98,14 +101,14 @@ package enum CloudListener {
         try await withThrowingDiscardingTaskGroup { group in
             try await channel.executeThenClose { inbound in
                 for try await connection in inbound {
-                    group.addTask { await handle(connection, server: server, gate: gate, events: events) }
+                    group.addTask { await handle(connection, server: server, door: door, events: events) }
                 }
             }
         }
     }
 
     private static func bind(
-        host: String, port: Int, gate: CloudTrust.Gate, limiter: ConnectionLimiter, events: @escaping Events
+        host: String, port: Int, door: Door
     ) async throws -> NIOAsyncChannel<EventLoopFuture<Connection>, Never> {
         try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -114,65 +117,81 @@ package enum CloudListener {
             // (NIO adds an AcceptBackoffHandler: at EMFILE it waits a second before accepting again.)
             .bind(host: host, port: port) { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try configure(channel, gate: gate, limiter: limiter, events: events)
+                    try configure(channel, door: door)
                 }
             }
     }
 
-    /// A new connection: refused past the limiter's bound; otherwise HTTP,
-    /// with a deadline for its request, upgraded to the sync WebSocket by `syncUpgrader`.
-    private static func configure(
-        _ channel: Channel, gate: CloudTrust.Gate, limiter: ConnectionLimiter, events: @escaping Events
-    ) throws -> EventLoopFuture<Connection> {
-        guard limiter.admit() else {
-            if let open = limiter.refusalToReport() {
-                events(
-                    "refused-connection",
-                    [
-                        "reason": .string(
-                            "\(open) connections are open, the most this cloud serves at once "
-                                + "(half its descriptor limit, at most \(ConnectionLimiter.ceiling)); each waits at most \(requestTimeout) for its request "
-                                + "and \(idleTimeout) idle")
-                    ])
-            }
-            channel.close(promise: nil)
-            return channel.eventLoop.makeSucceededFuture(Connection.refused)
+    /// A new connection: a stranger until it shows a secret (the oldest
+    /// stranger makes room for it past their budget); HTTP, with deadlines
+    /// for its secret and its request, upgraded to the sync WebSocket by `syncUpgrader`.
+    private static func configure(_ channel: Channel, door: Door) throws -> EventLoopFuture<Connection> {
+        let limiter = door.limiter
+        if let oldest = limiter.admit(channel) {
+            oldest.close(promise: nil)
+            door.refusals.report(
+                "dropped-connection",
+                [
+                    "peer": oldest.remoteAddress.map { "\($0)" } ?? "unknown",
+                    "reason":
+                        "\(limiter.strangerBudget) connections had not shown a secret, the most this cloud waits for at once: "
+                        + "the oldest is closed to make room",
+                ])
         }
-        channel.closeFuture.whenComplete { _ in limiter.release() }
-        // A request sent half, or a byte at a time, is closed when its time is up.
+        channel.closeFuture.whenComplete { _ in limiter.release(channel) }
+        // A request sent half, or a byte at a time, is closed when its time is up; a stranger sooner.
         let deadline = channel.eventLoop.scheduleTask(in: requestTimeout) { channel.close(promise: nil) }
-        channel.closeFuture.whenComplete { _ in deadline.cancel() }
+        let credentials = channel.eventLoop.scheduleTask(in: credentialsTimeout) {
+            if limiter.isStranger(channel) { channel.close(promise: nil) }
+        }
+        channel.closeFuture.whenComplete { _ in
+            deadline.cancel()
+            credentials.cancel()
+        }
         let configuration = NIOTypedHTTPServerUpgradeConfiguration(
-            upgraders: [syncUpgrader(deadline: deadline, gate: gate, events: events)],
+            upgraders: [syncUpgrader(deadline: deadline, door: door)],
             notUpgradingCompletionHandler: { channel in
                 channel.eventLoop.makeCompletedFuture {
                     return .http(try NIOAsyncChannel(wrappingChannelSynchronously: channel))
                 }
             })
-        return try channel.pipeline.syncOperations.configureUpgradableHTTPServerPipeline(
+        let connection = try channel.pipeline.syncOperations.configureUpgradableHTTPServerPipeline(
             configuration: .init(upgradeConfiguration: configuration))
+        try channel.pipeline.syncOperations.addHandler(CloseAfterBadRequest())
+        return connection
     }
 
     /// `/v1/sync` becomes a device's WebSocket once its secret is checked
-    /// (a refusal is answered with 401); the request's deadline then gives way to the idle timer.
+    /// (a refusal is answered with 401, the same for every reason); the request's deadline then gives way to the idle timer.
     private static func syncUpgrader(
-        deadline: Scheduled<Void>, gate: CloudTrust.Gate, events: @escaping Events
+        deadline: Scheduled<Void>, door: Door
     ) -> NIOTypedWebSocketServerUpgrader<Connection> {
         NIOTypedWebSocketServerUpgrader<Connection>(
             maxFrameSize: maximumFrameBytes,
             shouldUpgrade: { channel, head in
                 guard path(of: head) == "/v1/sync" else { return channel.eventLoop.makeSucceededFuture(nil) }
-                // The device's secret is a file: read off the event loop.
+                // The device's secret is a file: read off the event loop (not at all for a connection
+                // closed meanwhile, a stranger's made room for: a flood of upgrades costs no file reads).
                 return NIOThreadPool.singleton.runIfActive(eventLoop: channel.eventLoop) { () -> CloudTrust.Refusal? in
-                    refusal(of: head, isSync: true, gate: gate)
+                    guard channel.isActive else { return nil }
+                    return refusal(of: head, isSync: true, gate: door.gate)
                 }.map { refusal -> HTTPHeaders? in
-                    guard let refusal else { return HTTPHeaders() }
-                    // NIO drops the head of an upgrade it does not make: the refusal is answered here.
-                    logRefusal(refusal, of: head, peer: channel.remoteAddress, events: events)
-                    let parts = response(status: .unauthorized, ["error": .string(refusal.description)], extra: unauthorizedHeaders)
-                    for part in parts.dropLast() { channel.write(part, promise: nil) }
-                    channel.writeAndFlush(parts[parts.count - 1]).whenComplete { _ in channel.close(promise: nil) }
-                    return nil
+                    // NIO drops the head of an upgrade it does not make: a refusal is answered here.
+                    func answer(_ status: HTTPResponseStatus, _ reply: PlistValue, extra: [(String, String)]) -> HTTPHeaders? {
+                        let parts = response(status: status, reply, extra: extra)
+                        for part in parts.dropLast() { channel.write(part, promise: nil) }
+                        channel.writeAndFlush(parts[parts.count - 1]).whenComplete { _ in channel.close(promise: nil) }
+                        return nil
+                    }
+                    if let refusal {
+                        door.logRefusal(refusal, of: head, peer: channel.remoteAddress)
+                        return answer(.unauthorized, unauthorizedReply, extra: unauthorizedHeaders)
+                    }
+                    switch door.trust(channel) {
+                    case .admitted: return HTTPHeaders()
+                    case .full(let reply): return answer(.serviceUnavailable, reply, extra: busyHeaders)
+                    case .gone: return nil
+                    }
                 }
             },
             upgradePipelineHandler: { channel, head in
@@ -187,13 +206,11 @@ package enum CloudListener {
             })
     }
 
-    private static func handle(_ connection: EventLoopFuture<Connection>, server: CloudServer, gate: CloudTrust.Gate, events: @escaping Events) async
-    {
+    private static func handle(_ connection: EventLoopFuture<Connection>, server: CloudServer, door: Door, events: @escaping Events) async {
         do {
             switch try await connection.get() {
             case .websocket(let channel, let device): try await serveDevice(channel, device: device, server: server, events: events)
-            case .http(let channel): try await serveHTTP(channel, server: server, gate: gate, events: events)
-            case .refused: return
+            case .http(let channel): try await serveHTTP(channel, server: server, door: door)
             }
         } catch {
             // One connection's failure (a peer gone mid-frame) never stops the cloud.
@@ -291,8 +308,7 @@ package enum CloudListener {
     // MARK: JSON for people and curl
 
     private static func serveHTTP(
-        _ channel: NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>, server: CloudServer, gate: CloudTrust.Gate,
-        events: @escaping Events
+        _ channel: NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>, server: CloudServer, door: Door
     ) async throws {
         let peer = channel.channel.remoteAddress
         try await channel.executeThenClose { inbound, outbound in
@@ -303,10 +319,17 @@ package enum CloudListener {
                 case .head(let requestHead):
                     // Checked before any body is read: a stranger's request costs nothing more.
                     let isSync = path(of: requestHead) == "/v1/sync"
-                    if let refusal = refusal(of: requestHead, isSync: isSync, gate: gate) {
-                        logRefusal(refusal, of: requestHead, peer: peer, events: events)
-                        try await respond(outbound, status: .unauthorized, ["error": .string(refusal.description)], extra: unauthorizedHeaders)
+                    if let refusal = refusal(of: requestHead, isSync: isSync, gate: door.gate) {
+                        door.logRefusal(refusal, of: requestHead, peer: peer)
+                        try await respond(outbound, status: .unauthorized, unauthorizedReply, extra: unauthorizedHeaders)
                         return
+                    }
+                    switch door.trust(channel.channel) {
+                    case .admitted: break
+                    case .full(let reply):
+                        try await respond(outbound, status: .serviceUnavailable, reply, extra: busyHeaders)
+                        return
+                    case .gone: return
                     }
                     if isSync {
                         try await respond(outbound, status: .upgradeRequired, ["error": "/v1/sync is a WebSocket: send the upgrade headers"])
@@ -341,18 +364,55 @@ package enum CloudListener {
     }
 
     static let unauthorizedHeaders = [("WWW-Authenticate", "Bearer realm=\"groupsim cloud\"")]
+    /// Every refusal's answer, whatever the reason: why (and so whether a
+    /// device of that name exists, or where the root is) is for the cloud's log only.
+    static let unauthorizedReply: PlistValue = ["error": "unauthorized"]
 
-    /// Every refused request is in the cloud's log: who asked for what, and why it was refused.
-    private static func logRefusal(_ refusal: CloudTrust.Refusal, of head: HTTPRequestHead, peer: SocketAddress?, events: Events) {
-        events(
-            "unauthorized",
-            [
-                "method": .string("\(head.method)"), "path": .string(path(of: head)),
-                "peer": .string(peer.map { "\($0)" } ?? "unknown"), "reason": .string(refusal.description),
-            ])
+    static let busyHeaders = [("Retry-After", "1")]
+
+    /// What every connection meets before it is served: the secrets it must
+    /// show, the places it may take (`ConnectionLimiter`), and the log of
+    /// those refused (bounded: `RefusalLog`).
+    struct Door: Sendable {
+        let gate: CloudTrust.Gate
+        let limiter: ConnectionLimiter
+        let refusals: RefusalLog
+
+        enum Trust {
+            case admitted
+            /// Every place for connections with a secret is taken: answered 503 with this.
+            case full(PlistValue)
+            /// Closed as a stranger meanwhile.
+            case gone
+        }
+
+        /// The connection showed a secret: it takes a place of those who have one, if one is free.
+        func trust(_ channel: any Channel) -> Trust {
+            switch limiter.trust(channel) {
+            case .admitted: return .admitted
+            case .gone: return .gone
+            case .full(let open):
+                let reason =
+                    "\(open) connections that showed a secret are open, the most this cloud serves at once "
+                    + "(half its descriptor limit, at most \(ConnectionLimiter.ceiling), less \(limiter.strangerBudget) places for connections "
+                    + "yet to show one); each has at most \(requestTimeout) for its request and \(idleTimeout) idle"
+                refusals.report("refused-connection", ["peer": channel.remoteAddress.map { "\($0)" } ?? "unknown", "reason": reason])
+                return .full(["error": .string("the cloud serves as many connections as it can; try again in a second")])
+            }
+        }
+
+        /// Every refused request is in the cloud's log: who asked for what, and why it was refused.
+        func logRefusal(_ refusal: CloudTrust.Refusal, of head: HTTPRequestHead, peer: SocketAddress?) {
+            refusals.report(
+                "unauthorized",
+                [
+                    "method": "\(head.method)", "path": CloudListener.path(of: head), "peer": peer.map { "\($0)" } ?? "unknown",
+                    "reason": refusal.description,
+                ])
+        }
     }
 
-    private static func path(of request: HTTPRequestHead) -> String {
+    fileprivate static func path(of request: HTTPRequestHead) -> String {
         request.uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? request.uri
     }
 
@@ -472,45 +532,16 @@ final class DeviceOutbox: @unchecked Sendable {
     func finish() { continuation.finish() }
 }
 
-/// Counts open connections against a cap below the descriptor limit, so a
-/// flood of connections is refused before the cloud runs out of descriptors
-/// (where it could neither accept nor open its files).
-/// Unchecked Sendable: its counts are read and changed under `lock` only
-/// (admitted on every event loop, released when a connection closes).
-final class ConnectionLimiter: @unchecked Sendable {
-    static let ceiling = 1024
-    let maximum: Int
-    private let lock = NSLock()
-    private var open = 0
-    private var lastReport: ContinuousClock.Instant?
+/// Closes a connection whose request could not be parsed, once NIO's
+/// `HTTPServerProtocolErrorHandler` (before this in the pipeline) has
+/// answered it 400: nothing more will be read from it, and before the
+/// upgrade is decided nothing else would close it until its deadline.
+private final class CloseAfterBadRequest: ChannelInboundHandler, Sendable {
+    typealias InboundIn = NIOAny
 
-    init(maximum: Int) { self.maximum = maximum }
-
-    /// Half the soft descriptor limit (the rest is for the cloud's files), at most `ceiling`.
-    static func maximumForDescriptorLimit() -> Int {
-        var limit = rlimit()
-        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 128 }
-        return Int(max(1, min(UInt64(ceiling), UInt64(limit.rlim_cur) / 2)))
-    }
-
-    func admit() -> Bool {
-        lock.withLock {
-            guard open < maximum else { return false }
-            open += 1
-            return true
-        }
-    }
-
-    func release() { lock.withLock { open = max(0, open - 1) } }
-
-    /// The count of open connections, when a refusal should be logged (at most once a second, not once per refused connection).
-    func refusalToReport() -> Int? {
-        lock.withLock {
-            let now = ContinuousClock.now
-            if let last = lastReport, now - last < .seconds(1) { return nil }
-            lastReport = now
-            return open
-        }
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if error is HTTPParserError { context.close(promise: nil) }
+        context.fireErrorCaught(error)
     }
 }
 

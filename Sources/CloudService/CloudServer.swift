@@ -83,7 +83,11 @@ actor CloudServer {
     private let top: String
     /// This run's generation (`StoreLineage`): every revision written by it carries this id.
     private let generation = UUID().uuidString.lowercased()
+    /// Each account's book while the account is in use (a session of it, a
+    /// request in its book) or holds a store: a made-up account costs nothing once its session ends.
     private var books: [String: AccountBook] = [:]
+    /// The sessions and requests using each account's book: it is let go only when none is.
+    private var bookUses: [String: Int] = [:]
     nonisolated let serverID: String
     private let started = Date()
 
@@ -118,31 +122,54 @@ actor CloudServer {
     func open(device: String, account: String, outbox: DeviceOutbox) throws -> Int {
         try DomainName.validate(device, what: "device name")
         try DomainName.validate(account, what: "account name")
-        _ = book(account)
+        useBook(account)
         nextSession += 1
         events("connected", ["device": .string(device), "account": .string(account)])
         // A device has one agent: a newer connection replaces an older one.
-        for (id, session) in sessions where session.device == device {
-            session.outbox.finish()
-            sessions[id] = nil
-        }
+        for (id, session) in sessions where session.device == device { close(id) }
         sessions[nextSession] = Session(device: device, account: account, outbox: outbox)
         return nextSession
     }
 
     func close(_ id: Int) {
-        sessions[id]?.outbox.finish()
-        sessions[id] = nil
+        guard let session = sessions.removeValue(forKey: id) else { return }
+        session.outbox.finish()
+        leaveBook(session.account)
     }
 
     func faults(of device: String) -> DeviceFaults { faults[device] ?? DeviceFaults() }
 
-    /// The account's book, made the first time it is needed.
-    private func book(_ account: String) -> AccountBook {
+    /// The accounts' books held now (tests).
+    var bookCount: Int { books.count }
+
+    /// Runs `body` in the account's book, which is kept while it runs.
+    private func inBook<T: Sendable>(_ account: String, _ body: @escaping @Sendable (inout CloudLedger) throws -> T) async throws -> T {
+        let book = useBook(account)
+        defer { leaveBook(account) }
+        return try await book.run(body)
+    }
+
+    /// The account's book, made if there is none, counted as used until `leaveBook`.
+    @discardableResult
+    private func useBook(_ account: String) -> AccountBook {
+        bookUses[account, default: 0] += 1
         if let known = books[account] { return known }
         let made = AccountBook(CloudLedger(dataFolder: dataFolder, top: top, generation: generation, report: events), account: account)
         books[account] = made
         return made
+    }
+
+    /// Once nothing uses a book, it is let go unless it holds a store (the
+    /// files are the truth: the stores in memory only spare reading them again).
+    /// No request runs in it then, so a book made again later is the only one.
+    private func leaveBook(_ account: String) {
+        let uses = (bookUses[account] ?? 1) - 1
+        guard uses == 0 else {
+            bookUses[account] = uses
+            return
+        }
+        bookUses[account] = nil
+        if books[account]?.holdsStores != true { books[account] = nil }
     }
 
     /// Handles one message of a connected device and answers it.
@@ -218,7 +245,7 @@ actor CloudServer {
         _ body: @escaping @Sendable (inout CloudLedger) throws -> CloudLedger.UploadOutcome
     ) async throws -> CloudLedger.UploadOutcome {
         do {
-            return try await book(session.account).run(body)
+            return try await inBook(session.account, body)
         } catch {
             events(
                 "write-failed",
@@ -269,7 +296,7 @@ actor CloudServer {
         guard let session = sessions[id] else { return }
         for store in stores.keys { try DomainName.validate(store, what: "store identifier") }
         let account = session.account
-        let messages = try await book(account).run { ledger in
+        let messages = try await inBook(account) { ledger in
             stores.sorted(by: { $0.key < $1.key }).compactMap { store, since -> CloudMessage? in
                 do {
                     let state = try ledger.store(store, of: account)
@@ -355,7 +382,7 @@ actor CloudServer {
     func account(_ name: String) async throws -> PlistValue {
         try DomainName.validate(name, what: "account name")
         guard isKnown(name) else { throw CloudNotFound(description: "the cloud has no account \(name)") }
-        let stores = try await book(name).run { try $0.stores(of: name) }
+        let stores = try await inBook(name) { try $0.stores(of: name) }
         return .dictionary(
             stores.mapValues { state in
                 .dictionary(["revision": .integer(state.revision), "values": .dictionary(state.values)])
@@ -365,7 +392,7 @@ actor CloudServer {
     func store(_ identifier: String, of account: String) async throws -> PlistValue {
         try DomainName.validate(account, what: "account name")
         guard isKnown(account) else { throw CloudNotFound(description: "the cloud has no account \(account)") }
-        let found = try await book(account).run { try $0.stores(of: account)[identifier] }
+        let found = try await inBook(account) { try $0.stores(of: account)[identifier] }
         guard let state = found else {
             throw CloudNotFound(description: "account \(account) has no store \(identifier) in the cloud (nothing was uploaded to it)")
         }
@@ -384,10 +411,16 @@ actor CloudServer {
 /// One account's stores (its `CloudLedger`), touched only on a serial
 /// queue of the account's own: file reads, fsync'd writes and waits for a
 /// file lock run there, off the threads that serve every connection.
-/// Unchecked Sendable: `ledger` is touched only inside blocks on `queue`, which is serial.
+/// Unchecked Sendable: `ledger` is touched only inside blocks on `queue`,
+/// which is serial; `holding` is read and changed under `lock` only.
 final class AccountBook: @unchecked Sendable {
     private var ledger: CloudLedger
     private let queue: DispatchQueue
+    private let lock = NSLock()
+    private var holding = false
+
+    /// Whether the ledger held a store after the last run.
+    var holdsStores: Bool { lock.withLock { holding } }
 
     init(_ ledger: CloudLedger, account: String) {
         self.ledger = ledger
@@ -396,7 +429,12 @@ final class AccountBook: @unchecked Sendable {
 
     func run<T: Sendable>(_ body: @escaping @Sendable (inout CloudLedger) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            queue.async { continuation.resume(with: Result { try body(&self.ledger) }) }
+            queue.async {
+                let result = Result { try body(&self.ledger) }
+                let holds = self.ledger.holdsStores
+                self.lock.withLock { self.holding = holds }
+                continuation.resume(with: result)
+            }
         }
     }
 }

@@ -74,7 +74,7 @@ package enum CloudTrust {
         return parts[1].trimmingCharacters(in: .whitespaces)
     }
 
-    /// Why a request is refused (said in the 401 reply and the cloud's log).
+    /// Why a request is refused: said in the cloud's log only (every 401 reply is the same).
     struct Refusal: Error, CustomStringConvertible {
         let description: String
     }

@@ -1,6 +1,7 @@
 import AppModel
 import AppProtocol
 import ArgumentParser
+import ChildProcess
 import DefaultsCLI
 import Foundation
 import GroupDefaults
@@ -21,9 +22,11 @@ struct ExecCommand: ParsableCommand {
             \(ExecutableIdentity.keyValueStoreVariable) (its iCloud key-value store, if it has one), set from the app's manifest. \
             Launch arguments are the executable's own arguments: groupsim exec --app com.example.notes -- ./tool -theme dark
             With --control-socket or --control-fd, an executable that links SimulatedFoundation serves the control \
-            protocol there (docs/protocol.md): in one terminal `socat UNIX-LISTEN:/tmp/gs.sock,unlink-early -`, \
-            in another `groupsim exec --app com.example.notes --control-socket /tmp/gs.sock -- ./tool`, then type requests \
-            such as {"id":1,"cmd":"get","key":"theme"} in the first.
+            protocol there (docs/protocol.md): in one terminal `mkdir -m 700 ~/gs; socat UNIX-LISTEN:$HOME/gs/control.sock,unlink-early -`, \
+            in another `groupsim exec --app com.example.notes --control-socket ~/gs/control.sock -- ./tool`, then type requests \
+            such as {"id":1,"cmd":"get","key":"theme"} in the first. Whoever listens is told the app's root, bundle id and groups \
+            and may read and change its values: the socket must be yours, in a folder of yours that no one else may write \
+            (not /tmp; groupsim exec refuses any other), and the program talks only to a listener of its own user.
             """)
 
     @OptionGroup var location: LocationOptions
@@ -40,7 +43,7 @@ struct ExecCommand: ParsableCommand {
     @Option(
         name: .customLong("control-socket"),
         help: ArgumentHelp(
-            "Serve the control protocol by connecting to the Unix socket listening at PATH (sets \(ControlProtocol.channelSocketVariable)).",
+            "Serve the control protocol by connecting to the Unix socket listening at PATH, which must be yours, in a folder no one else may write (sets \(ControlProtocol.channelSocketVariable)).",
             valueName: "PATH"))
     var controlSocket: String?
 
@@ -74,10 +77,16 @@ struct ExecCommand: ParsableCommand {
         }
         if let controlSocket {
             var status = stat()
-            guard stat(controlSocket, &status) == 0, (status.st_mode & S_IFMT) == S_IFSOCK else {
+            guard lstat(controlSocket, &status) == 0 else {
                 throw ValidationError(
-                    "--control-socket \(controlSocket): no socket listens there; start the listener first, e.g. socat UNIX-LISTEN:\(controlSocket),unlink-early -"
-                )
+                    "--control-socket \(controlSocket): no socket listens there; start the listener first, in a folder only you can write, "
+                        + "e.g. mkdir -m 700 ~/gs; socat UNIX-LISTEN:$HOME/gs/control.sock,unlink-early -")
+            }
+            // Whoever listens is told who the program is, and may change its values: only a listener that is surely this user's.
+            if let problem = UnixSocket.problemWithListener(at: controlSocket) {
+                throw ValidationError(
+                    "--control-socket \(controlSocket): \(problem). The program would tell whoever listens there its root, app and groups, "
+                        + "and answer what they ask; nothing was started. \(UnixSocket.privateFolderAdvice), and listen there.")
             }
         }
     }

@@ -13,7 +13,7 @@ import Synchronization
 /// The control protocol (docs/protocol.md), served by any executable that
 /// links SimulatedFoundation, on a channel of its own: a connected stream
 /// socket it inherits (`GROUPSIM_CONTROL_FD`) or connects to
-/// (`GROUPSIM_CONTROL_SOCKET`), never its standard streams.
+/// (`GROUPSIM_CONTROL_SOCKET`, listened on by its own user), never its standard streams.
 ///
 /// One thread owns the socket: it reads requests and writes what is queued
 /// (responses and events), both without blocking, waiting in `poll`.
@@ -152,12 +152,16 @@ package final class ControlChannel: @unchecked Sendable {
         return number
     }
 
+    /// Connected to the driver listening at `path`, which must be this
+    /// program's own user: a listener of another user is told nothing (not
+    /// even `ready`, which names the root, the app and its groups).
     private static func connectedSocket(_ path: String) throws -> Int32 {
         do {
-            return try UnixSocket.connect(to: path)
+            return try UnixSocket.connectToOwnListener(at: path)
         } catch {
             throw ControlChannelError(
-                "\(ControlProtocol.channelSocketVariable)='\(path)': \(error); the starter must listen there before starting the program")
+                "\(ControlProtocol.channelSocketVariable)='\(path)': \(error); the starter must listen there, as this program's user, before starting it"
+            )
         }
     }
 

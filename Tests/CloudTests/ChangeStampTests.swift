@@ -20,6 +20,15 @@ import Testing
         return a.sequence < b.sequence
     }
 
+    /// A stranger's text in a log line is cut at a whole scalar, with its full length said.
+    @Test func aLogFieldIsCutAtAWholeScalarWithItsLength() {
+        #expect(CloudFormatError.cut("short", bytes: 5) == "short")
+        #expect(CloudFormatError.cut("abcdef", bytes: 5) == "abcde… (6 bytes)")
+        // é is two bytes: the cut never splits one.
+        #expect(CloudFormatError.cut(String(repeating: "é", count: 10), bytes: 5) == "éé… (20 bytes)")
+        #expect(CloudFormatError.cut(String(repeating: "x", count: 60_000), bytes: 400).utf8.count < 420)
+    }
+
     @Test func timeDecidesFirst() {
         #expect(ChangeStamp(time: 1, device: "z", sequence: 99) < ChangeStamp(time: 2, device: "a", sequence: 1))
         #expect(ChangeStamp(time: -5, device: "a", sequence: 1) < ChangeStamp(time: 0, device: "a", sequence: 1))

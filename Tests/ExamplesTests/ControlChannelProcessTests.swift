@@ -290,6 +290,56 @@ import Testing
         #expect(nobody.status == 64 && nobody.stderr.contains("no socket listens"), "\(nobody.stderr)")
     }
 
+    /// `--control-socket` names a socket someone listens on, and whoever
+    /// listens is told the program's root, app and groups and may change its
+    /// values: a socket that may not be this user's is refused before
+    /// anything starts. One in a folder others may write (another user could
+    /// have listened there first, or replace it), or a link to one.
+    @Test func execRefusesASocketThatMayNotBeTheUsers() throws {
+        let root = try rootWithExampleApp()
+        let shared = root.path + "/shared"
+        try FileManager.default.createDirectory(atPath: shared, withIntermediateDirectories: false)
+        #expect(chmod(shared, 0o1777) == 0)
+        let listener = try LineSocketListener(path: shared + "/gs.sock")
+        let open = try groupsim(["exec", "--app", "com.example.notes", "--control-socket", listener.path, "--", "/bin/true"], root: root)
+        #expect(open.status == 64 && open.stderr.contains("may be written by others (mode 1777)"), "\(open.stderr)")
+        #expect(open.stderr.contains("mkdir -m 700"), "\(open.stderr)")
+        let own = try LineSocketListener(path: root.path + "/own.sock")
+        #expect(symlink(own.path, root.path + "/link.sock") == 0)
+        let link = try groupsim(["exec", "--app", "com.example.notes", "--control-socket", root.path + "/link.sock", "--", "/bin/true"], root: root)
+        #expect(link.status == 64 && link.stderr.contains("symbolic link"), "\(link.stderr)")
+        // In the root (a folder of mkdtemp's, 0700), the user's own socket is taken.
+        let taken = try groupsim(["exec", "--app", "com.example.notes", "--control-socket", own.path, "--", "/bin/true"], root: root)
+        #expect(taken.status == 0, "\(taken.stderr)")
+    }
+
+    /// Another local user listening first, where the user meant to (a folder
+    /// like /tmp that everyone may write): `groupsim exec` refuses the socket,
+    /// and a program given its path directly connects, finds that the
+    /// listener is not its own user, and sends it nothing, not even `ready`.
+    @Test(.enabled(if: OtherUser.available == nil, Comment(rawValue: OtherUser.available ?? "")))
+    func anotherUsersListenerIsToldNothing() throws {
+        let root = try rootWithExampleApp()
+        let shared = try OtherUser.sharedFolder()
+        defer { try? FileManager.default.removeItem(atPath: shared) }
+        let path = shared + "/gs.sock"
+        let stranger = try OtherUser.listen(at: path)
+        defer { stranger.kill() }
+        let exec = try groupsim(
+            ["exec", "--app", "com.example.notes", "--control-socket", path, "--", BuiltExecutable.path("settings-examples"), "theme-show"],
+            root: root)
+        #expect(exec.status == 64 && exec.stderr.contains("belongs to user \(OtherUser.uid)"), "\(exec.stderr)")
+        let direct = try runProcess(
+            BuiltExecutable.path("settings-examples"), ["theme-show"],
+            environment: ["GROUPSIM_ROOT": root.path, "GROUPSIM_BUNDLE_ID": "com.example.notes", "GROUPSIM_CONTROL_SOCKET": path])
+        #expect(direct.status == 0 && direct.stdout.contains("theme="))
+        #expect(
+            direct.stderr.contains("is listened on by user \(OtherUser.uid)") && direct.stderr.contains("no control channel is served"),
+            "\(direct.stderr)")
+        let heard = try stranger.waitForLine(timeout: 20) { $0.hasPrefix("received") || $0.hasPrefix("no connection") }
+        #expect(heard == "received 0 bytes", "the other user's listener heard: \(heard)")
+    }
+
     /// A program started with a channel variable it cannot use says so and runs without one.
     @Test func anUnusableChannelIsReportedAndTheProgramRuns() throws {
         let root = try rootWithExampleApp()
@@ -325,4 +375,58 @@ private func spawn(
     let result = posix_spawn(&pid, command[0], &actions, nil, argv, variables)
     try #require(result == 0, "posix_spawn: \(String(cString: strerror(result)))")
     return pid
+}
+
+/// Another local user, for tests of what one user can do to another's
+/// processes: `nobody`, whose processes the test starts with setpriv (it
+/// needs root).
+enum OtherUser {
+    static let uid: uid_t = 65_534
+    static let setpriv = ExternalTool("setpriv", candidates: ["/usr/bin/setpriv", "/bin/setpriv"])
+    static let python = ExternalTool("python3", candidates: ["/usr/bin/python3"])
+
+    /// Why the tests cannot act as another user here, or nil.
+    static let available: String? = {
+        guard geteuid() == 0 else { return "acting as another user needs root (setpriv --reuid)" }
+        guard setpriv.path != nil else { return "setpriv (util-linux) is not installed" }
+        guard python.path != nil else { return "/usr/bin/python3 is not installed" }
+        return nil
+    }()
+
+    /// A folder everyone may write, sticky, as /tmp is.
+    static func sharedFolder() throws -> String {
+        var template = Array((NSTemporaryDirectory() as NSString).appendingPathComponent("groupsim-shared-XXXXXX").utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        let path = try #require(made.map { String(cString: $0) })
+        try #require(chmod(path, 0o1777) == 0)
+        return path
+    }
+
+    /// A Unix socket listening at `path` as the other user, which reads one
+    /// connection to its end and says `received N bytes` (or `no connection`
+    /// after 20 s).
+    static func listen(at path: String) throws -> RunningProcess {
+        let script = """
+            import socket, sys
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.bind(sys.argv[1]); s.listen(4); s.settimeout(20)
+            print("listening", flush=True)
+            try:
+                c, _ = s.accept()
+            except socket.timeout:
+                print("no connection", flush=True); sys.exit(0)
+            c.settimeout(20)
+            n = 0
+            while True:
+                d = c.recv(65536)
+                if not d: break
+                n += len(d)
+            print("received %d bytes" % n, flush=True)
+            """
+        let process = try RunningProcess(
+            try #require(setpriv.path),
+            ["--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", try #require(python.path), "-c", script, path])
+        try process.waitForLine(timeout: 20) { $0 == "listening" }
+        return process
+    }
 }
