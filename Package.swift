@@ -159,7 +159,7 @@ let package = Package(
             "GroupSimTesting", "settings-examples", "groupsim", "main-app", "widget", "intent-extension",
         ], exclude: ["Scenarios"]),
         .testTarget(name: "IntegrationTests", dependencies: [
-            "AppProtocol", "ChildProcess", "CloudDevice", "CloudModel", "CloudService", "GroupDefaults", "PropertyList", "ScenarioModel", "Scenarios", "SharedFiles",
+            "AppModel", "AppProtocol", "ChildProcess", "CloudDevice", "CloudModel", "CloudService", "GroupDefaults", "PropertyList", "ScenarioModel", "Scenarios", "SharedFiles",
             "SpecFormat", "TestSupport", "groupsim", "groupsim-stress", "groupsim-bench", "main-app", "widget", "intent-extension",
         ]),
     ]
