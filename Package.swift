@@ -97,8 +97,8 @@ let package = Package(
         ]),
         // The `groupsim` command tree; the executable only calls into it.
         .target(name: "GroupSimCLI", dependencies: [
-            "AppModel", "CloudDevice", "CloudModel", "CloudService", "AppProtocol", "DefaultsCLI", "GroupDefaults", "PropertyList", "SharedFiles",
-            "ScenarioModel", "Scenarios", "Terminal",
+            "AppModel", "ChildProcess", "CloudDevice", "CloudModel", "CloudService", "AppProtocol", "DefaultsCLI", "GroupDefaults", "PropertyList",
+            "SharedFiles", "ScenarioModel", "Scenarios", "Terminal",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .executableTarget(name: "groupsim", dependencies: ["ChildProcess", "GroupSimCLI"]),
