@@ -22,8 +22,13 @@ import Foundation
 /// scenario's thread) would be killed with that thread. So every child is
 /// started from `SpawningThread`, which lives as long as the process.
 ///
+/// Only the child itself is tied: the kernel clears the request in a process
+/// it forks. A user's program's own children are ended with its process
+/// group instead (`RunningProcess`'s `ownGroup`), and, once the owner was
+/// killed, by the owner's `Warden`.
+///
 /// A daemon meant to outlive its starter (`groupsim cloud start`) is started
-/// by `DetachedProcess`, which never passes the variable on.
+/// by `DetachedProcess`, which never passes the variable on, nor does `Warden`.
 package enum OwnerLifetime {
     package static let variable = "GROUPSIM_OWNER_PID"
 

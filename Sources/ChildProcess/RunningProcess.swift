@@ -9,7 +9,9 @@ import Foundation
 /// with a timeout instead of sleeping), writes its stdin, signals it, waits
 /// for its end and reaps it. The child is tied to this process: it is killed
 /// when this process ends, however it ends (`OwnerLifetime`), and asked to
-/// end when its `RunningProcess` is let go (see `deinit`).
+/// end when its `RunningProcess` is let go (see `deinit`). A child that may
+/// start children of its own (a user's program) leads a process group of its
+/// own (`ownGroup`), which is ended with it.
 ///
 /// Lines are kept (`nextLine`, `waitForLine`, `allLines`, `stderr`) and, if
 /// the starter gave `handlers`, also handed to them one at a time on the
@@ -74,6 +76,12 @@ package final class RunningProcess: Sendable {
     /// while its child runs reaches its `deinit`, which ends the child.
     private let output: Output
     package let pid: Int32
+    /// The group the child leads (`ownGroup`); nil: it is signalled alone.
+    package let group: ProcessGroup?
+
+    /// How long what is left of a child's group (`ownGroup`) has, once the
+    /// child has ended, to end on SIGTERM before it is killed.
+    package static let groupGrace: TimeInterval = 2
 
     /// A write to a child that has died must fail, not kill the parent with SIGPIPE.
     private static let ignoreBrokenPipes: Void = { Glibc.signal(SIGPIPE, SIG_IGN) }()
@@ -87,9 +95,18 @@ package final class RunningProcess: Sendable {
     /// With `unblockedSignals`, the child starts with no signal blocked and
     /// every signal's default action (`CleanSpawn`): a program that links no
     /// code of this package to unblock them (`StartingSignalMask`).
+    /// With `ownGroup` (which starts it so too), the child leads a process
+    /// group of its own, which whatever it starts joins (`ProcessGroup`):
+    /// `signalGroup`, `kill` and `deinit` reach them all, and once the child
+    /// has ended, what is left of its group is ended (`ProcessGroup.endMembers`,
+    /// `groupGrace`) before its end is reported, so a program's children never
+    /// outlive it (nor hold its output open). `warden`, if given, ends the
+    /// group should this process end first, which `OwnerLifetime` does only
+    /// for the child itself (see `Warden`).
     package init(
         _ executable: String, _ arguments: [String], environment: [String: String] = [:], directory: String? = nil,
-        handlers: Handlers? = nil, keepsOutput: Bool = true, lineLimit: Int? = nil, unblockedSignals: Bool = false
+        handlers: Handlers? = nil, keepsOutput: Bool = true, lineLimit: Int? = nil, unblockedSignals: Bool = false, ownGroup: Bool = false,
+        warden: Warden? = nil
     ) throws {
         Self.ignoreBrokenPipes
         let output = Output(handlers: handlers, keepsOutput: keepsOutput, lineLimit: lineLimit)
@@ -99,12 +116,11 @@ package final class RunningProcess: Sendable {
         variables[OwnerLifetime.variable] = String(getpid())
         let stdoutPipe = Pipe()
         let stderrPipe = Pipe()
-        if unblockedSignals {
-            guard directory == nil else {
-                throw CleanSpawn.SpawnError(
-                    description: "cannot start \(executable) in \(directory!): a child with unblocked signals starts in this process's folder")
-            }
-            pid = try Self.startClean(executable, arguments, variables, pipes: (stdinPipe, stdoutPipe, stderrPipe), output: output)
+        if unblockedSignals || ownGroup {
+            pid = try Self.startClean(
+                executable, arguments, variables, directory: directory, pipes: (stdinPipe, stdoutPipe, stderrPipe), output: output,
+                ownGroup: ownGroup, warden: warden)
+            group = ownGroup ? ProcessGroup(id: pid) : nil
         } else {
             child.executableURL = URL(fileURLWithPath: executable)
             child.arguments = arguments
@@ -120,6 +136,7 @@ package final class RunningProcess: Sendable {
             }
             try SpawningThread.shared.run { [child] in try child.run() }
             pid = child.processIdentifier
+            group = nil
         }
         input = ChildInput(stdinPipe.fileHandleForWriting)
         // One reader thread per pipe owns its read end until EOF, then closes
@@ -141,17 +158,19 @@ package final class RunningProcess: Sendable {
     }
 
     /// Starts the child with `CleanSpawn` (from the spawning thread, as every
-    /// child) on the pipes' ends, and a thread that reaps it and reports its end.
+    /// child) on the pipes' ends, and a thread that waits for its end, ends
+    /// what is left of its group (`ownGroup`), then reaps it and reports its end.
     private static func startClean(
-        _ executable: String, _ arguments: [String], _ variables: [String: String], pipes: (stdin: Pipe, stdout: Pipe, stderr: Pipe),
-        output: Output
+        _ executable: String, _ arguments: [String], _ variables: [String: String], directory: String?,
+        pipes: (stdin: Pipe, stdout: Pipe, stderr: Pipe), output: Output, ownGroup: Bool, warden: Warden?
     ) throws -> pid_t {
         let descriptors = [
             pipes.stdin.fileHandleForReading.fileDescriptor, pipes.stdout.fileHandleForWriting.fileDescriptor,
             pipes.stderr.fileHandleForWriting.fileDescriptor,
         ]
         let pid = try SpawningThread.shared.run {
-            try CleanSpawn.start(executable, arguments, environment: variables, defaultActions: true) { actions in
+            try CleanSpawn.start(executable, arguments, environment: variables, directory: directory, newGroup: ownGroup, defaultActions: true) {
+                actions in
                 for (target, descriptor) in descriptors.enumerated() { posix_spawn_file_actions_adddup2(&actions, descriptor, Int32(target)) }
             }
         }
@@ -159,9 +178,21 @@ package final class RunningProcess: Sendable {
         try? pipes.stdin.fileHandleForReading.close()
         try? pipes.stdout.fileHandleForWriting.close()
         try? pipes.stderr.fileHandleForWriting.close()
+        let group = ownGroup ? ProcessGroup(id: pid) : nil
+        if let group { warden?.watch(group) }
         let reaper = Thread {
-            // Not seen only if someone else reaped it; it has ended then all the same.
-            output.finish(CleanSpawn.waitForEnd(of: pid) ?? .signalled(SIGKILL))
+            // Its zombie keeps its pid, and its group's id, from any other process until it is reaped, under the lock
+            // that `signal` takes: no signal meant for it or its group can reach a process that got the number since.
+            guard CleanSpawn.waitUntilEnded(pid) else {
+                // Reaped by someone else; it has ended all the same.
+                return output.finish(.signalled(SIGKILL))
+            }
+            if let group {
+                group.endMembers(grace: groupGrace)
+                // Before the reap: once reaped, the id may be another group's, which the warden must never end.
+                warden?.release(group)
+            }
+            output.finishReaping(pid)
         }
         reaper.name = "groupsim.child-\(pid)-end"
         reaper.start()
@@ -238,8 +269,15 @@ package final class RunningProcess: Sendable {
     /// another process's by now.
     @discardableResult
     package func signal(_ signal: Int32) -> Bool {
-        guard termination == nil else { return false }
-        return Foundation.kill(pid, signal) == 0
+        output.unlessReaped { Foundation.kill(pid, signal) == 0 }
+    }
+
+    /// Sends `signal` to the child's whole group (`ownGroup`: the child and
+    /// whatever it started that stayed in the group), or to the child alone if
+    /// it has no group of its own. False once the child's end was seen.
+    @discardableResult
+    package func signalGroup(_ signal: Int32) -> Bool {
+        output.unlessReaped { group?.signal(signal) ?? (Foundation.kill(pid, signal) == 0) }
     }
 
     /// SIGSTOP, and returns once the child is stopped: the kernel stops a
@@ -300,24 +338,26 @@ package final class RunningProcess: Sendable {
         }
     }
 
-    /// Sends SIGKILL (with SIGCONT, should it be stopped) and waits for the
-    /// end (up to `timeout`); returns how it ended, nil if not seen in time.
+    /// Sends SIGKILL (with SIGCONT, should it be stopped) to the child, and
+    /// its group if it leads one (`ownGroup`), and waits for the end (up to
+    /// `timeout`); returns how it ended, nil if not seen in time.
     @discardableResult
     package func kill(timeout: TimeInterval = 10) -> Termination? {
-        signal(SIGCONT)
-        signal(SIGKILL)
+        signalGroup(SIGCONT)
+        signalGroup(SIGKILL)
         return try? waitForTermination(timeout: timeout)
     }
 
     /// A child still running when its owner lets go is asked to end
-    /// (SIGTERM: it saves what it has) and given a moment, then killed: it
-    /// must not outlive its owner, nor write into a folder the owner removes next.
+    /// (SIGTERM: it saves what it has; to its group too, if it leads one) and
+    /// given a moment, then killed: it must not outlive its owner, nor write
+    /// into a folder the owner removes next.
     deinit {
         closeStdin()
-        guard signal(SIGTERM) else { return }
+        guard signalGroup(SIGTERM) else { return }
         if (try? waitForTermination(timeout: 2)) == nil {
-            signal(SIGCONT)
-            signal(SIGKILL)
+            signalGroup(SIGCONT)
+            signalGroup(SIGKILL)
         }
     }
 
@@ -428,6 +468,20 @@ package final class RunningProcess: Sendable {
             withState { $0.termination = termination }
             broadcast()
             endIfDone()
+        }
+
+        /// Reaps the child, which has ended (`CleanSpawn.waitUntilEnded`), and
+        /// records how, in one step under the lock `unlessReaped` takes.
+        func finishReaping(_ pid: pid_t) {
+            withState { $0.termination = CleanSpawn.waitForEnd(of: pid) ?? .signalled(SIGKILL) }
+            broadcast()
+            endIfDone()
+        }
+
+        /// `send`'s answer while the child's end is not recorded (false after):
+        /// for a child `finishReaping` reaps, its pid is its own all along.
+        func unlessReaped(_ send: () -> Bool) -> Bool {
+            withState { $0.termination == nil && send() }
         }
 
         /// Calls `ended` once, when both streams are closed and the end is known.

@@ -10,7 +10,7 @@ package struct GroupSimCommand: ParsableCommand {
         version: GroupSimVersion.current,
         subcommands: [
             RunCommand.self, DefaultsCommand.self, ContainerCommand.self, DeviceCommand.self, AppManagementCommand.self, ExecCommand.self,
-            CloudCommand.self, FuzzCommand.self, RootCommand.self,
+            CloudCommand.self, FuzzCommand.self, RootCommand.self, WardenCommand.self,
         ]
     )
 

@@ -23,7 +23,7 @@ struct RunCommand: ParsableCommand {
     @Option(help: "Run this many scenarios at a time (each has its own root and processes).") var jobs = 1
     @Option(help: "Run only part I of N of the suite, e.g. 2/3: every Nth scenario in name order, to split it across machines.") var shard: String?
     @Flag(help: "Only check the files and list the scenarios.") var list = false
-    @Flag(help: "Keep each scenario's simulation root for inspection.") var keepRoots = false
+    @Flag(help: "Keep each scenario's simulation root for inspection; each result says where it is.") var keepRoots = false
 
     func validate() throws {
         if !(1...10_000).contains(`repeat`) { throw ValidationError("--repeat must be from 1 to 10000, found \(`repeat`)") }
@@ -128,6 +128,8 @@ struct RunCommand: ParsableCommand {
             output.exclusive {
                 if style.enabled && jobs == 1 { StandardOutput.write("\u{1B}[K") }
                 StandardOutput.write(report.finished(result) + "\n")
+                // Every other root is removed with its scenario (by the warden, should this process be killed).
+                if keepRoots { StandardOutput.write(style.dim("    root kept: \(result.root)") + "\n") }
             }
             return result
         }

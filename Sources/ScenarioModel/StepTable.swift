@@ -213,8 +213,9 @@ package enum StepGrammar {
         tool(
             "run", shorthand: "a command as a list of words",
             does: "runs a command for its verdict (say, a script that checks the files with another tool), in the scenario file's folder "
-                + "with `GROUPSIM_ROOT` and `GROUPSIM_DEVICE` set; a bare name is looked up on `PATH`. Its status must be `status`; "
-                + "its output, and stderr, are in the report",
+                + "with `GROUPSIM_ROOT` and `GROUPSIM_DEVICE` set; a bare name is looked up on `PATH`, a path is taken from that folder. "
+                + "Its status must be `status`; its output, and stderr, are in the report. It leads a process group of its own, as an "
+                + "`exec:` process does: what it leaves running ends when it ends",
             needsCommand: true
         ) { .run(arguments: $0, status: $1, output: $2) },
     ]

@@ -1,5 +1,6 @@
 import AppModel
 import AppProtocol
+import ChildProcess
 import Foundation
 import GroupDefaults
 import PropertyList
@@ -24,7 +25,7 @@ final class Execution: @unchecked Sendable {
     var root: String { context.root }
     var lanes: [String] { context.log.lanes }
 
-    init(scenario: Scenario, binaries: String) {
+    init(scenario: Scenario, binaries: String, warden: Warden?) {
         var template = Array((NSTemporaryDirectory() as NSString).appendingPathComponent("groupsim-scenario-XXXXXX").utf8CString)
         let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
         let root = made.map { String(cString: $0) } ?? NSTemporaryDirectory() + "/groupsim-scenario-\(getpid())"
@@ -35,7 +36,7 @@ final class Execution: @unchecked Sendable {
         case .file(let path): manifestPath = URL(fileURLWithPath: path).standardizedFileURL.path
         case .inline: manifestPath = root + "/scenario-app.yaml"
         }
-        context = RunContext(scenario: scenario, binaries: binaries, root: root, log: ScenarioLog(), manifestPath: manifestPath)
+        context = RunContext(scenario: scenario, binaries: binaries, root: root, log: ScenarioLog(), manifestPath: manifestPath, warden: warden)
         roster = ProcessRoster(context: context)
         waits = Waits(context: context, roster: roster)
         faults = FaultInjector(context: context, roster: roster)

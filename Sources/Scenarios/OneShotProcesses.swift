@@ -45,28 +45,32 @@ struct OneShotProcesses {
     }
 
     func runDefaults(_ arguments: [String], status: Int32, output: String?) throws {
-        try runForVerdict(context.binaries + "/groupsim", ["defaults"] + arguments, lane: "defaults", status: status, output: output)
+        try runForVerdict(
+            context.binaries + "/groupsim", ["defaults"] + arguments, lane: "defaults", status: status, output: output, ownGroup: false)
     }
 
     /// A bare name is looked up on PATH, as a shell would; a path is taken from the scenario's folder.
+    /// What it starts in the background ends with it (`ProcessDriver`'s `ownGroup`).
     func runCommand(_ arguments: [String], status: Int32, output: String?) throws {
         let executable = arguments[0].contains("/") ? arguments[0] : Self.onPath(arguments[0]) ?? arguments[0]
-        try runForVerdict(executable, Array(arguments.dropFirst()), lane: "run", status: status, output: output)
+        try runForVerdict(executable, Array(arguments.dropFirst()), lane: "run", status: status, output: output, ownGroup: true)
     }
 
     /// Runs a tool to its end in the scenario file's folder (relative paths
     /// are the file's), with the root and default device in its environment;
     /// its status and output go to the log and the report.
-    private func runForVerdict(_ executable: String, _ arguments: [String], lane: String, status expected: Int32, output: String?) throws {
+    private func runForVerdict(
+        _ executable: String, _ arguments: [String], lane: String, status expected: Int32, output: String?, ownGroup: Bool
+    ) throws {
         let folder = (context.scenario.file as NSString).deletingLastPathComponent
         let process = try RunningProcess(
             executable, arguments, environment: ["GROUPSIM_ROOT": context.root, "GROUPSIM_DEVICE": context.scenario.defaultDevice],
-            directory: folder.isEmpty ? nil : folder)
+            directory: folder.isEmpty ? nil : folder, ownGroup: ownGroup, warden: ownGroup ? context.warden : nil)
         LiveProcesses.shared.add(process)
         process.closeStdin()
         let status: Int32
         do { status = try process.waitForExit(timeout: RunnerTimeouts.tool) } catch {
-            process.signal(SIGKILL)
+            process.signalGroup(SIGKILL)
             throw CheckFailed("\(lane) \(executable) did not finish within \(Int(RunnerTimeouts.tool)) s")
         }
         while (try? process.nextLine(timeout: 5)) != nil {}

@@ -66,9 +66,12 @@ final class ProcessDriver: @unchecked Sendable {
     var suspended: Bool { record.withLock { $0.suspended } }
     var isRunning: Bool { record.withLock { !$0.finished } }
 
+    /// `ownGroup`: a user's program, which may start children of its own: it
+    /// leads a process group of its own, which is ended with it (and by
+    /// `warden` should the runner be killed first; `RunningProcess`).
     init(
         name: String, executable: String, arguments: [String], environment: [String: String], directory: String? = nil,
-        transport: Transport, log: ScenarioLog
+        transport: Transport, log: ScenarioLog, ownGroup: Bool = false, warden: Warden? = nil
     ) throws {
         self.name = name
         self.log = log
@@ -83,7 +86,7 @@ final class ProcessDriver: @unchecked Sendable {
                 stderr: { line in record.receiveOutput(line, stream: .stderr) },
                 ended: { termination in record.finish(termination) }),
             // Plain output (not protocol lines) is cut into pieces of a line's bound as it arrives.
-            keepsOutput: false, lineLimit: protocolOnStdout ? nil : OutputBuffer.maximumLineBytes)
+            keepsOutput: false, lineLimit: protocolOnStdout ? nil : OutputBuffer.maximumLineBytes, ownGroup: ownGroup, warden: warden)
         LiveProcesses.shared.add(process)
     }
 
@@ -322,7 +325,9 @@ final class ProcessDriver: @unchecked Sendable {
     /// Ends the process as its kind ends, waiting up to `timeout` for it: a
     /// built-in role when its stdin closes; a user's executable through
     /// `exit` on its channel (its exit handlers save what it has), or when
-    /// its stdin closes, or, `stdinGrace` later, by SIGTERM.
+    /// its stdin closes, or, `stdinGrace` later, by SIGTERM to it and its
+    /// process group (what it started). Once it has ended, what is left of
+    /// its group is ended too (`RunningProcess`'s `ownGroup`).
     /// Returns its status, nil if it is still running.
     func quit(timeout: Double) -> Int32? {
         if suspended { signal(SIGCONT) }
@@ -333,7 +338,7 @@ final class ProcessDriver: @unchecked Sendable {
             // A program whose channel is gone (or that has none) may not end on its own: SIGTERM after a moment.
             if transport == .channel, !record.withLock({ $0.channelClosed }) { send(.exit(status: 0)) }
             if let status = waitForExit(timeout: min(Self.stdinGrace, timeout)) { return status }
-            signal(SIGTERM)
+            process.signalGroup(SIGTERM)
         }
         return waitForExit(timeout: timeout)
     }
@@ -342,22 +347,26 @@ final class ProcessDriver: @unchecked Sendable {
     var quitDescription: String {
         switch transport {
         case .standardStreams: "stdin closed"
-        case .channel: "stdin closed, exit requested on its control channel, SIGTERM if it runs \(Int(Self.stdinGrace)) s later"
-        case .none: "stdin closed, SIGTERM if it runs \(Int(Self.stdinGrace)) s later"
+        case .channel:
+            "stdin closed, exit requested on its control channel, SIGTERM to its process group if it runs \(Int(Self.stdinGrace)) s later"
+        case .none: "stdin closed, SIGTERM to its process group if it runs \(Int(Self.stdinGrace)) s later"
         }
     }
 
-    /// Ends the process whatever its state: ask it to quit, then kill it if it lingers.
+    /// Ends the process whatever its state: ask it to quit, then kill it (and
+    /// its process group, if it has one of its own) if it lingers. One reaped
+    /// already has only its output left open, by a process that left its
+    /// group (`setsid`): nothing of it is left to kill, nor waited for again.
     func end() {
-        if isRunning, quit(timeout: 5) == nil {
-            signal(SIGKILL)
+        if isRunning, quit(timeout: 5) == nil, process.signalGroup(SIGKILL) {
             _ = waitForExit(timeout: 5)
         }
         record.withLock { _ in channel }?.close()
     }
 }
 
-/// Every child process the runner started, so an interrupted run ends them all.
+/// Every child process the runner started, so an interrupted run ends them all
+/// (a user's program with its process group: what it started too).
 /// It holds them weakly and signals them through `RunningProcess`, never by
 /// pid: a child already reaped is not signalled (its pid may be another
 /// process's by now), and one whose owner let go is ended by its `deinit`.
@@ -381,7 +390,7 @@ package final class LiveProcesses: @unchecked Sendable {
             processes[ObjectIdentifier(process)] = Entry(process: process)
             return interruptedBy != nil
         }
-        if late { process.signal(SIGKILL) }
+        if late { process.signalGroup(SIGKILL) }
     }
 
     /// Kills (and resumes) every child still running; returns how many there were.
@@ -390,8 +399,8 @@ package final class LiveProcesses: @unchecked Sendable {
         let all = lock.withLock { processes.values.compactMap(\.process) }
         var ended = 0
         for process in all {
-            process.signal(SIGCONT)
-            if process.signal(SIGKILL) { ended += 1 }
+            process.signalGroup(SIGCONT)
+            if process.signalGroup(SIGKILL) { ended += 1 }
         }
         return ended
     }

@@ -16,6 +16,9 @@ struct RunContext: Sendable {
     let log: ScenarioLog
     /// The app's manifest as the processes read it (nil: the built-in example).
     let manifestPath: String?
+    /// Ends the process groups of the scenario's own programs, and removes the root, should the runner be killed
+    /// (nil: it could not be started, and the scenario fails at its setup).
+    let warden: Warden?
 
     /// The arguments every simulated process of the run gets.
     func commonArguments(device: String) -> [String] {
@@ -74,14 +77,15 @@ final class ProcessRoster: @unchecked Sendable {
     }
 
     /// A user's executable, with its identity from the app's manifest
-    /// (`ExecutableIdentity`), in the scenario file's folder. It must run with
-    /// no signal blocked (the runner's children start with all blocked) and
-    /// be tied to the runner's life (`OwnerLifetime`), which only code run in
-    /// the child can arrange: SimulatedFoundation's, as it loads, for a file
-    /// that links it (it is started directly, given a socket in the run's root
-    /// to connect to); `groupsim exec`'s, before it replaces itself with the
-    /// executable, for any other, a script with `control: true` too (it is
-    /// passed the socket, for the program the script starts).
+    /// (`ExecutableIdentity`), in the scenario file's folder. It starts with no
+    /// signal blocked and leads a process group of its own, so what it starts
+    /// ends with it (`ProcessDriver`'s `ownGroup`). It must be tied to the
+    /// runner's life (`OwnerLifetime`), which only code run in the child can
+    /// arrange: SimulatedFoundation's, as it loads, for a file that links it
+    /// (it is started directly, given a socket in the run's root to connect
+    /// to); `groupsim exec`'s, before it replaces itself with the executable,
+    /// for any other, a script with `control: true` too (it is passed the
+    /// socket, for the program the script starts).
     private func startExecutable(_ spec: ProcessSpec, _ executable: ExecutableSpec, launchArguments: [String]) throws -> ProcessDriver {
         let listener = try executable.control ? LineSocketListener(path: nextSocketPath()) : nil
         var environment = executable.environment
@@ -98,13 +102,13 @@ final class ProcessRoster: @unchecked Sendable {
             driver = try ProcessDriver(
                 name: spec.name, executable: executable.path, arguments: command,
                 environment: identity.environment(over: environment, control: .socket(listener.path)), directory: folder,
-                transport: .channel, log: context.log)
+                transport: .channel, log: context.log, ownGroup: true, warden: context.warden)
         } else {
             let control = listener.map { ["--control-socket", $0.path] } ?? []
             driver = try ProcessDriver(
                 name: spec.name, executable: context.binaries + "/groupsim",
                 arguments: try execArguments(spec) + control + ["--", executable.path] + command, environment: environment,
-                directory: folder, transport: listener == nil ? .none : .channel, log: context.log)
+                directory: folder, transport: listener == nil ? .none : .channel, log: context.log, ownGroup: true, warden: context.warden)
             try waitUntilReplaced(driver, executable: executable)
         }
         guard let listener else { return driver }

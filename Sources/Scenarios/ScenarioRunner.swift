@@ -70,16 +70,25 @@ package struct ScenarioRunner: Sendable {
 
     package func run(_ scenario: Scenario) -> ScenarioResult {
         let started = Date()
-        let execution = Execution(scenario: scenario, binaries: binaries)
         var failure: StepFailure? = nil
-        do {
-            try LiveProcesses.shared.checkNotInterrupted()
-            try execution.prepare()
-            for step in scenario.steps { try execution.perform(step) }
-        } catch let stop as StepFailure {
-            failure = stop
-        } catch {
+        let warden: Warden?
+        do { warden = try RunWarden.shared(groupsim: binaries + "/groupsim") } catch {
+            warden = nil
             failure = StepFailure(line: 0, step: "setup", message: "\(error)")
+        }
+        let execution = Execution(scenario: scenario, binaries: binaries, warden: warden)
+        // Removed by the warden should this process end before it removes it itself (kill -9 included).
+        if !keepRoots { warden?.watch(folder: execution.root) }
+        if failure == nil {
+            do {
+                try LiveProcesses.shared.checkNotInterrupted()
+                try execution.prepare()
+                for step in scenario.steps { try execution.perform(step) }
+            } catch let stop as StepFailure {
+                failure = stop
+            } catch {
+                failure = StepFailure(line: 0, step: "setup", message: "\(error)")
+            }
         }
         // A step in progress when SIGINT or SIGTERM came failed because its processes were killed: say so.
         if let stop = failure, let signal = LiveProcesses.shared.interruption, !stop.message.hasPrefix(LiveProcesses.interruptedPrefix) {
@@ -90,10 +99,45 @@ package struct ScenarioRunner: Sendable {
             )
         }
         execution.endAll()
-        if !keepRoots { try? FileManager.default.removeItem(atPath: execution.root) }
+        if !keepRoots {
+            try? FileManager.default.removeItem(atPath: execution.root)
+            // One that could not be removed (a process that left its group still writing there) is the warden's when this process ends.
+            if !FileManager.default.fileExists(atPath: execution.root) { warden?.release(folder: execution.root) }
+        }
         return ScenarioResult(
             scenario: scenario, failure: failure, duration: Date().timeIntervalSince(started),
             events: execution.log.all, lanes: execution.lanes, root: execution.root)
+    }
+}
+
+/// The warden (`Warden`, `groupsim warden`) of every scenario this process
+/// runs, started with the first: should this process be killed (`kill -9`),
+/// or exit mid-run (an interrupted run that did not wind down in time), it
+/// ends the process groups of the scenarios' own programs (what they started;
+/// the programs themselves and the built-in roles end through `OwnerLifetime`)
+/// and removes the scenarios' roots.
+enum RunWarden {
+    private static let holder = Holder()
+
+    /// The process's warden, started from `groupsim` on the first call.
+    static func shared(groupsim: String) throws -> Warden {
+        try holder.lock.withLock {
+            if let warden = holder.warden { return warden }
+            do {
+                let warden = try Warden(executable: groupsim, arguments: ["warden"])
+                holder.warden = warden
+                return warden
+            } catch {
+                throw RunnerSetupError(
+                    "cannot start the run's warden (groupsim warden), which ends what the run started should the run be killed: \(error)")
+            }
+        }
+    }
+
+    /// Unchecked Sendable: `warden` is set once, under `lock`.
+    private final class Holder: @unchecked Sendable {
+        let lock = NSLock()
+        var warden: Warden?
     }
 }
 

@@ -71,6 +71,36 @@ import Testing
         #expect(kill(pid, 0) == -1 && errno == ESRCH, "child \(pid) outlived its RunningProcess")
     }
 
+    /// A child that leads a group of its own: whatever it started, and what
+    /// that started, ends with it, one that ignores SIGTERM too (after
+    /// `groupGrace`), before its end is reported, so its output closes.
+    @Test func aChildsOwnChildrenEndWithItWhenItLeadsAGroup() throws {
+        let process = try RunningProcess(
+            "/bin/sh", ["-c", "sleep 1000 & echo $!; sh -c 'trap \"\" TERM; sleep 1000 & echo $!; wait' & read line; exit 3"], ownGroup: true)
+        let children = try [process.nextLine(), process.nextLine()].map { try #require($0.flatMap(Int32.init)) }
+        defer { for pid in children where Self.runs(pid) { kill(pid, SIGKILL) } }
+        #expect(process.group == ProcessGroup(id: process.pid))
+        #expect(children.allSatisfy { ProcessGroup.status(of: $0)?.group == process.pid })
+        process.closeStdin()
+        #expect(try process.waitForTermination(timeout: 30) == .exited(3))
+        #expect(process.waitForOutputToClose(timeout: 10))
+        #expect(children.filter(Self.runs).isEmpty, "still running: \(children.filter(Self.runs))")
+    }
+
+    /// `signalGroup` reaches what the child started; `signal`, the child alone.
+    @Test func signalGroupReachesWhatTheChildStarted() throws {
+        let process = try RunningProcess("/bin/sh", ["-c", "sleep 1000 & echo $!; wait"], ownGroup: true)
+        let child = try #require(try process.nextLine().flatMap(Int32.init))
+        defer { if Self.runs(child) { kill(child, SIGKILL) } }
+        #expect(process.signalGroup(SIGKILL))
+        #expect(try process.waitForTermination() == .signalled(SIGKILL))
+        #expect(!Self.runs(child))
+        #expect(!process.signalGroup(SIGKILL))
+    }
+
+    /// Whether `pid` runs (a zombie has ended: init reaps it when it will).
+    static func runs(_ pid: Int32) -> Bool { ProcessGroup.status(of: pid).map { !$0.ended } ?? false }
+
     /// `stop()` returns once the child is stopped: a line sent then is not
     /// echoed until SIGCONT, and `stop()` on an ended child says so.
     @Test func stopReturnsOnceTheChildIsStopped() throws {
