@@ -170,13 +170,24 @@ package struct Burst: Sendable {
     package let value: PlistValue?
     package let syncEvery: Int?
     /// False when a later `kill` of the same process cuts the burst short.
-    package let waitForResponses: Bool
+    package var waitForResponses: Bool
     /// Writes go to the iCloud key-value store instead of the defaults suite.
     package var cloud = false
     /// The runner goes on with the next steps while the burst runs (`wait-burst` waits for it).
     package var background = false
     /// `pace-ms`: one write every that many ms (a person tapping, a sync loop) instead of all at once.
     package var paceMilliseconds: Int? = nil
+    /// `remove: true`: each key is removed instead of set (churn: a burst of sets, then one of removals).
+    package var removes = false
+
+    package init(process: String, count: Int, keyTemplate: String, value: PlistValue?, syncEvery: Int?, waitForResponses: Bool) {
+        self.process = process
+        self.count = count
+        self.keyTemplate = keyTemplate
+        self.value = value
+        self.syncEvery = syncEvery
+        self.waitForResponses = waitForResponses
+    }
 
     package func key(_ index: Int) -> String { keyTemplate.replacingOccurrences(of: "{i}", with: String(index)) }
     package func value(_ index: Int) -> PlistValue { value ?? .integer(Int64(index)) }

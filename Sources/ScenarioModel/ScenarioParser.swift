@@ -354,11 +354,9 @@ package enum ScenarioParser {
                 return false
             }
             guard killed else { return step }
-            var cut = Burst(
-                process: burst.process, count: burst.count, keyTemplate: burst.keyTemplate, value: burst.value, syncEvery: burst.syncEvery,
-                waitForResponses: false)
-            cut.cloud = burst.cloud
-            cut.background = burst.background
+            // Everything else as written (its pace and removals were dropped when the burst was made anew here).
+            var cut = burst
+            cut.waitForResponses = false
             return Step(action: .burst(cut), line: step.line, keyword: step.keyword, summary: step.summary)
         }
     }

@@ -162,9 +162,10 @@ package enum StepGrammar {
                 .optional("value", .value, "may be `{i}`, then the integer i"), .optional("sync-every", count),
                 .optional("kvs", .flag, "`true`: to the iCloud store"), .optional("background", .flag, "`true`: the next steps run while it does"),
                 .optional("pace-ms", .number(1...10_000), "one set every that many ms, as a person tapping (not with `background`)"),
+                .optional("remove", .flag, "`true`: removes the keys instead (no `value`)"),
             ],
             does:
-                "sends `count` sets without waiting (or paced), with a synchronize every `sync-every` sets; acknowledged synchronizes are remembered for "
+                "sends `count` sets (or removals) without waiting (or paced), with a synchronize every `sync-every` sets; acknowledged synchronizes are remembered for "
                 + "`expect: { acknowledged: … }`. Waits for all responses unless a later `kill` cuts it short", read: ScenarioParser.readBurst),
         StepSpec("wait-burst", shorthand: "a process name", does: "waits until the answers of its background burst are in") { input in
             let process = try input.process()
@@ -451,7 +452,9 @@ extension ScenarioParser {
         if burst.cloud && syncEvery != nil {
             throw fields.node("sync-every").error("sync-every goes with defaults bursts; an iCloud write is on the device when it returns")
         }
-        return (.burst(burst), "burst of \(count) \(burst.cloud ? "iCloud " : "")sets in \(process)")
+        burst.removes = try fields.flag("remove") ?? false
+        if burst.removes, fields["value"] != nil { throw fields.node("value").error("a burst that removes its keys sets no value; leave out value") }
+        return (.burst(burst), "burst of \(count) \(burst.cloud ? "iCloud " : "")\(burst.removes ? "removals" : "sets") in \(process)")
     }
 
     @Sendable static func readReboot(_ input: StepInput) throws -> (Step.Action, String) {

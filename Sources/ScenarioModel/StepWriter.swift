@@ -97,9 +97,21 @@ package enum StepWriter {
                     [("domain", scalar(domain))] + (device.map { [("device", scalar($0))] } ?? []) + [("key", scalar(key))]
                         + [newValue.map { ("value", value($0)) } ?? ("absent", "true")])
             )
-        case .launchFails, .burst, .parallel, .expect:
+        case .burst(let burst): return ("burst", Self.burst(burst))
+        case .launchFails, .parallel, .expect:
             preconditionFailure("StepWriter does not write \(action) steps")
         }
+    }
+
+    static func burst(_ burst: Burst) -> String {
+        var fields = [("in", scalar(burst.process)), ("count", "\(burst.count)"), ("key", scalar(burst.keyTemplate))]
+        if let fixed = burst.value { fields.append(("value", value(fixed))) }
+        if let every = burst.syncEvery { fields.append(("sync-every", "\(every)")) }
+        if burst.cloud { fields.append(("kvs", "true")) }
+        if burst.background { fields.append(("background", "true")) }
+        if let pace = burst.paceMilliseconds { fields.append(("pace-ms", "\(pace)")) }
+        if burst.removes { fields.append(("remove", "true")) }
+        return mapping(fields)
     }
 
     static func command(_ process: String, _ request: AppRequest) -> (String, String) {

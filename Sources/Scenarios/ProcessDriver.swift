@@ -277,8 +277,16 @@ final class ProcessDriver: @unchecked Sendable {
             if let pace = burst.paceMilliseconds, index > 0 { usleep(useconds_t(pace) * 1000) }
             let key = burst.key(index)
             let value = burst.value(index)
-            lastID = send(burst.cloud ? .cloudSet(key: key, value: value) : .set(key: key, value: value))
-            covered.append((key, value))
+            let request: AppRequest =
+                switch (burst.cloud, burst.removes) {
+                case (true, true): .cloudRemove(key: key)
+                case (true, false): .cloudSet(key: key, value: value)
+                case (false, true): .remove(key: key)
+                case (false, false): .set(key: key, value: value)
+                }
+            lastID = send(request)
+            // A removal is no value to find on disk after an acknowledged synchronize.
+            if !burst.removes { covered.append((key, value)) }
             if let every = burst.syncEvery, (index + 1) % every == 0 || index == burst.count - 1 {
                 let id = record.nextRequestID(covering: covered)
                 writeRequest(ControlProtocol.requestLine(id: id, .synchronize))

@@ -1,3 +1,4 @@
+import CloudModel
 import Foundation
 import PropertyList
 import ScenarioModel
@@ -65,6 +66,10 @@ package struct RandomRun: Sendable {
         case toggleAgent(device: String)
         /// kill -9 of the cloud, or its restart (same port, same data).
         case toggleCloud
+        /// The iPad's app writes and removes `rounds` × 1000 keys of its own,
+        /// more removals than a store keeps: the cloud and every copy forget
+        /// the oldest, and the cloud's horizon moves (`RandomWorld.churn`).
+        case kvsChurn(rounds: Int)
         /// Every fault ended, then the devices and the cloud must agree with the model.
         case quiesce
     }
@@ -98,7 +103,7 @@ package struct RandomRun: Sendable {
             let device = devices[random.next(below: 2)]
             let cloudProcess = cloudApp(on: device)
             let cloudKey = kvsKeys[random.next(below: kvsKeys.count)]
-            switch random.next(below: 142) {
+            switch random.next(below: 143) {
             case 0..<30: operations.append(.set(process: process, key: key, value: value))
             case 30..<40: operations.append(.remove(process: process, key: key))
             case 40..<55: operations.append(.increment(process: process, counter: counters[random.next(below: 2)], by: 1 + random.next(below: 5)))
@@ -126,16 +131,23 @@ package struct RandomRun: Sendable {
             case 132..<135: operations.append(.pushFault(device: device, duplicate: random.next(below: 2) == 0, count: 1 + random.next(below: 3)))
             case 135..<138: operations.append(.toggleAgent(device: device))
             case 138..<140: operations.append(.toggleCloud)
+            case 140: operations.append(.kvsChurn(rounds: 5))
             default: operations.append(.quiesce)
             }
         }
         return RandomRun(seed: seed, operations: operations)
     }
 
-    /// The iPad's clock, a whole hour off the iPhone's (ahead or behind, by
-    /// seed): the two devices' writes are then ordered by their clocks
-    /// alone, never by how close together the runner made them.
-    var padClockSkewHours: Int { seed % 2 == 0 ? 1 : -1 }
+    /// The iPad's clock, off the iPhone's by an hour, by a day and an hour
+    /// (past the day a stamp may lead the cloud's clock by), or by ten years
+    /// (the most a clock may be off), ahead or behind, by seed: the two
+    /// devices' writes are then ordered by their clocks alone, never by how
+    /// close together the runner made them (a stamp past the lead is kept at
+    /// the cloud's time plus a day, still ahead of the iPhone's).
+    var padClockSkewMilliseconds: Int64 {
+        let magnitudes: [Int64] = [3_600_000, 90_000_000, NetworkAction.skewRange.upperBound]
+        return (seed % 2 == 0 ? 1 : -1) * magnitudes[Int((seed / 2) % 3)]
+    }
 
     /// What each device's added suites hold before the processes start: a
     /// value for some of the keys, from the seed (strings, as `defaults

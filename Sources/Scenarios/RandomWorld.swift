@@ -25,18 +25,19 @@ struct RandomWorld {
     // MARK: The iCloud side
 
     /// One write to the store as the cloud orders it. The two devices' clocks
-    /// are whole hours apart, so writes of different devices are ordered by
-    /// their clocks; one device's writes by the order it made them.
+    /// are an hour or more apart, so writes of different devices are ordered
+    /// by their clocks; one device's writes by the order it made them.
     struct CloudWrite {
-        var clockHours: Int
+        var clockSkew: Int64
         var index: Int
         var device: String
         var value: PlistValue?
 
-        func wins(over other: CloudWrite) -> Bool { (clockHours, index) > (other.clockHours, other.index) }
+        func wins(over other: CloudWrite) -> Bool { (clockSkew, index) > (other.clockSkew, other.index) }
     }
 
-    let clockHours: [String: Int]
+    /// Each device's clock skew, in milliseconds.
+    let clockSkew: [String: Int64]
     /// The write of each key that wins.
     var winners: [String: CloudWrite] = [:]
     /// The keys each device's app has written since the device was last
@@ -53,7 +54,7 @@ struct RandomWorld {
 
     init(history: RandomRun) {
         addedSuiteFiles = history.addedSuiteContents
-        clockHours = ["iPhone": 0, "iPad": history.padClockSkewHours]
+        clockSkew = ["iPhone": 0, "iPad": history.padClockSkewMilliseconds]
     }
 
     // MARK: Reading the model
@@ -100,7 +101,7 @@ struct RandomWorld {
 
     mutating func cloudWrite(_ value: PlistValue?, key: String, by process: String) {
         let device = RandomRun.device(of: process)
-        let write = CloudWrite(clockHours: clockHours[device]!, index: index, device: device, value: value)
+        let write = CloudWrite(clockSkew: clockSkew[device]!, index: index, device: device, value: value)
         if winners[key].map({ write.wins(over: $0) }) ?? true { winners[key] = write }
         writtenBy[device, default: []].insert(key)
     }
@@ -214,8 +215,8 @@ struct RandomWorld {
         started(app)
         steps += [.eraseDevice(device), .cloud(.signIn(device: device, account: "alice"))]
         // The erase took the device's clock setting with it; set it again,
-        // so the two devices' clocks stay hours apart.
-        if clockHours[device] != 0 { steps.append(.cloud(.network(device: device, .skew(milliseconds: Int64(clockHours[device]! * 3_600_000))))) }
+        // so the two devices' clocks stay apart.
+        if clockSkew[device] != 0 { steps.append(.cloud(.network(device: device, .skew(milliseconds: clockSkew[device]!)))) }
         steps.append(.restart(process: app, arguments: []))
         steps.append(Self.firstDownloads)
         return steps
@@ -276,9 +277,34 @@ struct RandomWorld {
             return [.cloud(.restartCloud)]
         case .quiesce:
             return settleSteps()
+        case .kvsChurn(let rounds):
+            return churn(rounds: rounds)
         default:
             preconditionFailure("\(operation) is an operation on the defaults side")
         }
+    }
+
+    /// The iPad's app writes 1000 keys of its own and removes them, `rounds`
+    /// times: more removals than a store keeps, so the cloud and the copies
+    /// forget the oldest and the cloud's horizon moves. Everything is brought
+    /// up and in agreement first, and the iPad churns, so what the horizon
+    /// does is what the model says: no write is pending when it moves, and
+    /// every later write is stamped after it (the iPad's own clock stamped
+    /// the removals; the iPhone's, if behind, is never behind the horizon,
+    /// which is at most the cloud's clock). The model's keys are untouched.
+    mutating func churn(rounds: Int) -> [Step.Action] {
+        var steps = settleSteps()
+        for round in 0..<rounds {
+            for removes in [false, true] {
+                var burst = Burst(process: "pad", count: 1000, keyTemplate: "churn\(round)-{i}", value: nil, syncEvery: nil, waitForResponses: true)
+                burst.cloud = true
+                burst.removes = removes
+                steps.append(.burst(burst))
+            }
+        }
+        steps.append(Self.synchronize("pad"))
+        steps.append(Self.firstDownloads)
+        return steps
     }
 
     /// Ends every fault, then waits until the devices and the cloud agree,
@@ -341,7 +367,7 @@ extension RandomRun {
             Self.manifest,
             "devices:",
             "  - iPhone: { account: alice }",
-            "  - iPad: { account: alice, clock-skew-ms: \(padClockSkewHours * 3_600_000) }",
+            "  - iPad: { account: alice, clock-skew-ms: \(padClockSkewMilliseconds) }",
             "processes:",
             "  app: { role: main-app }",
             "  widget: { role: widget }",

@@ -10,6 +10,19 @@ import Testing
 @Suite struct RandomRunTests {
     let folder = TemporaryRoot()
 
+    /// The seeds CI runs (1 to 20) cover the clocks and the churn the cloud's
+    /// bounds are about: the iPad's clock off by up to the most a clock may be
+    /// (ten years, both ways; a day and an hour, past the day a stamp may lead
+    /// by) and histories that remove more keys than a store keeps.
+    @Test func theFixedSeedsCoverSkewsUpToTheBoundAndRemovalChurn() {
+        let histories = (1...20).map { RandomRun.generate(seed: UInt64($0), length: 40) }
+        let skews = Set(histories.map(\.padClockSkewMilliseconds))
+        #expect(skews.isSuperset(of: [315_360_000_000, -315_360_000_000, 90_000_000, -90_000_000]), "\(skews.sorted())")
+        let churning = histories.filter { $0.operations.contains(.kvsChurn(rounds: 5)) }
+        #expect(churning.count >= 3, "\(churning.map(\.seed))")
+        #expect(histories[2].yaml.contains("remove: true") && histories[2].yaml.contains("churn4-{i}"))
+    }
+
     @Test func aSeedAlwaysGivesTheSameHistory() {
         #expect(RandomRun.generate(seed: 42, length: 50).yaml == RandomRun.generate(seed: 42, length: 50).yaml)
         #expect(RandomRun.generate(seed: 42, length: 50).operations != RandomRun.generate(seed: 43, length: 50).operations)
