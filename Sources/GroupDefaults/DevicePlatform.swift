@@ -19,12 +19,17 @@ package enum DevicePlatform: String, CaseIterable, Sendable {
     }
 
     /// What a domain's size does here. Apple documents a limit for tvOS only;
-    /// CFPreferences logs at 4 MiB on iOS and macOS (forum reports), and the
-    /// other platforms are taken to behave as iOS (Apple is silent).
+    /// CFPreferences logs at 4 MiB on iOS and macOS (forum reports); on
+    /// watchOS it logs at 1 MiB that storing that much "on this platform is
+    /// invalid", says "byte count limit reached", and the app crashes in
+    /// `setObject:forKey:` (RevenueCat purchases-ios #5912 and #5793,
+    /// nightguard #24; docs/apple-traps.md). visionOS and iPadOS are taken to
+    /// behave as iOS (Apple is silent, and no report says otherwise).
     package var sizeLimits: DomainSizeLimits {
         switch self {
         case .tvOS: DomainSizeLimits(log: nil, warning: 512 << 10, termination: 1 << 20)
-        case .iOS, .iPadOS, .macOS, .watchOS, .visionOS: DomainSizeLimits(log: 4 << 20, warning: nil, termination: nil)
+        case .watchOS: DomainSizeLimits(log: 1 << 20, warning: nil, termination: 1 << 20)
+        case .iOS, .iPadOS, .macOS, .visionOS: DomainSizeLimits(log: 4 << 20, warning: nil, termination: nil)
         }
     }
 

@@ -3,8 +3,8 @@ import Foundation
 /// What a domain's growth does on the device's platform, checked after
 /// each commit this process makes (never on a read): CFPreferences's log at
 /// 4 MiB on iOS and macOS; on tvOS the size-limit warning at 512 KiB and
-/// the process's end at 1 MiB. Each log and warning is said once per domain
-/// and process.
+/// the process's end at 1 MiB; on watchOS the log and the end at 1 MiB.
+/// Each log and warning is said once per domain and process.
 struct DomainSizeGuard: Sendable {
     let limits: DomainSizeLimits
     let platform: DevicePlatform
@@ -36,8 +36,11 @@ struct DomainSizeGuard: Sendable {
                 key: "size-limit-warning \(path)")
         }
         if let termination = limits.termination, size >= termination {
+            // watchOS says it in its own words before the crash (RevenueCat purchases-ios #5912).
+            let said = platform == .watchOS ? "NSUserDefaults/CFPreferences byte count limit reached for \(domain); " : ""
             let reason =
-                "domain \(domain) reached \(size) bytes at '\(path)', \(platform.rawValue)'s limit for an app's defaults is \(termination) bytes"
+                said
+                + "domain \(domain) reached \(size) bytes at '\(path)', \(platform.rawValue)'s limit for an app's defaults is \(termination) bytes"
             Diagnostics.report(Diagnostic(kind: .sizeLimitTerminated, message: "terminating: " + reason, path: path))
             UncaughtException.end(saying: "*** Terminating app: the system ended it because \(reason)")
         }

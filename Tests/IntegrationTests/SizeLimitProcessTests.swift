@@ -24,6 +24,21 @@ import Testing
         #expect(try app.process.waitForTermination(timeout: 60).shellStatus == 128 + SIGABRT)
     }
 
+    /// watchOS logs at 1 MiB that storing so much is invalid, says the byte
+    /// count limit is reached, and the app crashes in the set (RevenueCat
+    /// purchases-ios #5912, #5793): it followed iOS's 4 MiB log before.
+    @Test func aWatchOSAppLogsAndEndsAt1MiB() throws {
+        #expect(try groupsim(["device", "create", "Watch", "--platform", "watchOS"], root: root).status == 0)
+        let app = try AppProcess("main-app", root: root, device: "Watch")
+        try app.set("complications", cache(600_000))
+        _ = try app.request(.synchronize)
+        try app.set("etags", cache(600_000))
+        let logged = try app.warning(kind: "size-limit-log")
+        #expect(logged.message.contains("Attempting to store >= 1048576 bytes of data in CFPreferences/NSUserDefaults on this platform is invalid"))
+        #expect(try app.warning(kind: "size-limit-terminated").message.contains("NSUserDefaults/CFPreferences byte count limit reached for"))
+        #expect(try app.process.waitForTermination(timeout: 60).shellStatus == 128 + SIGABRT)
+    }
+
     @Test func theSameGrowthOnIOSOnlyLogsAt4MiB() throws {
         let app = try AppProcess("main-app", root: root)
         try app.set("offline", cache(1_500_000))
