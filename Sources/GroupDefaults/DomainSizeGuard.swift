@@ -31,7 +31,7 @@ struct DomainSizeGuard: Sendable {
                 Diagnostic(
                     kind: .sizeLimitExceeded,
                     message:
-                        "NSUserDefaultsSizeLimitExceededNotification: domain \(domain) is \(size) bytes, over \(platform.rawValue)'s warning size of \(warning) bytes; the app is terminated at \(limits.termination ?? 0) bytes",
+                        "NSUserDefaultsSizeLimitExceededNotification: domain \(domain) is \(size) bytes, \(size == warning ? "at" : "over") \(platform.rawValue)'s warning size of \(warning) bytes; the app is terminated at \(limits.termination ?? 0) bytes",
                     path: path),
                 key: "size-limit-warning \(path)")
         }

@@ -109,6 +109,14 @@ package enum ScenarioParser {
     }
 
     static func parseStep(_ node: SpecNode, _ context: Context) throws -> Step {
+        // A step that takes nothing may be written bare, as its row in the step table shows it: `- wait-cloud`.
+        if let text = node.plainText, let spec = StepGrammar.spec(text), spec.shorthand == "nothing" {
+            let (action, summary) = try spec.read(StepInput(spec: spec, body: node.emptyBody, context: context))
+            return Step(action: action, line: node.line, keyword: text, summary: summary)
+        }
+        if let text = node.plainText, let spec = StepGrammar.spec(text) {
+            throw node.error("'\(text)' takes \(spec.shorthand.map { "\($0) or " } ?? "")fields: write it as '- \(text): …'")
+        }
         let entries = try node.entries()
         guard entries.count == 1, let (keyword, body) = entries.first else {
             throw node.error("a step is a mapping with one key (the step's name), e.g. '- set: { in: app, key: theme, value: dark }'")
@@ -214,7 +222,14 @@ package enum ScenarioParser {
             "output", "mechanism", "matches", "stream",
         ])
         if let check = try parseCloudCheck(fields, node, context) { return check }
-        if let file = fields["file"] { return .file(try parseFileCheck(file, fields, node, context)) }
+        if let file = fields["file"] {
+            // Accepted by the check list above, but meaning nothing to a file check: refused, not silently ignored.
+            let fileKeys: Set = ["file", "device", "app", "key", "value", "absent", "count", "matching", "length", "intact", "moved-aside"]
+            if let stray = fields.keys.sorted().first(where: { !fileKeys.contains($0) }) {
+                throw fields[stray]!.error("'\(stray)' does not go with a file check (it takes \(fileKeys.sorted().joined(separator: ", ")))")
+            }
+            return .file(try parseFileCheck(file, fields, node, context))
+        }
         if let process = fields["acknowledged"] { return .acknowledged(process: try context.process(process)) }
         if let process = fields["exit"] {
             guard let status = fields["status"] else { throw node.error("an exit check needs 'status'") }

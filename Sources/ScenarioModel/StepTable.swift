@@ -364,9 +364,10 @@ package enum StepGrammar {
                 throw input.body.error("edit-file needs exactly one of 'value' or 'absent: true'")
             }
             let value = removes ? nil : try fields.node("value").plistValue()
+            let device = try fields.device("device")
             return (
-                .editFile(domain: domain, device: try fields.device("device"), key: key, value: value),
-                "edit the file of \(domain): \(key) = \(value.map { PlistJSON.encode($0) } ?? "absent")"
+                .editFile(domain: domain, device: device, key: key, value: value),
+                "edit the file of \(domain) on \(device ?? input.context.devices.first ?? "iPhone") by hand: \(key) = \(value.map { PlistJSON.encode($0) } ?? "absent")"
             )
         },
     ]

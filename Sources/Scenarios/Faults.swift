@@ -45,6 +45,13 @@ struct FaultInjector {
         let path = try files.location(of: domain).path
         var contents = try files.read(domain) ?? [:]
         contents[key] = value
+        // A domain never written has no file yet: the editor makes one, as PlistBuddy does.
+        if !FileManager.default.fileExists(atPath: path) {
+            try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
+                throw CheckFailed("edit-file: could not make \(path)")
+            }
+        }
         let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
         defer { try? handle.close() }
         try handle.truncate(atOffset: 0)

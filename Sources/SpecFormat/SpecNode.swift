@@ -74,6 +74,18 @@ package struct SpecNode: @unchecked Sendable {
         SpecError(file: file, line: line, column: column, message: path.isEmpty ? message : "\(path): \(message)")
     }
 
+    /// An empty (null) node at this node's place: the body of a step written
+    /// bare (`- wait-cloud`), as `- wait-cloud:` has.
+    package var emptyBody: SpecNode {
+        SpecNode(node: .scalar(.init("", Tag(.null), .plain, node.mark)), file: file, path: path)
+    }
+
+    /// The text of a plain scalar (not a mapping, list or alias), nil otherwise.
+    package var plainText: String? {
+        guard case .scalar(let scalar) = node else { return nil }
+        return scalar.string
+    }
+
     func child(_ node: Node, _ component: String) -> SpecNode {
         SpecNode(node: node, file: file, path: path.isEmpty ? component : "\(path).\(component)")
     }

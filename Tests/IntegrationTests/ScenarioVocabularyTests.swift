@@ -28,6 +28,34 @@ import Testing
 
     static let processes = "processes:\n  app: { role: main-app }\n  widget: { role: widget }\nsteps:\n  - launch: [app, widget]\n"
 
+    /// The format's forms as the step table shows them: a step that takes
+    /// nothing may be written bare (`- wait-cloud` was refused with "expected
+    /// a mapping"); a bare step that needs more says how to write it; a key a
+    /// file check cannot use is refused (`as:` was silently ignored); an
+    /// `edit-file` says its device and makes a file the domain never had.
+    @Test func bareStepsStrayCheckKeysAndEditFile() throws {
+        let cloud = "summary: x\ndevices: [ { iPhone: { account: alice } } ]\nprocesses:\n  app: { role: main-app }\nsteps:\n  - launch: [app]\n"
+        try passes(
+            "bare",
+            cloud + """
+                  - wait-cloud
+                  - edit-file: { domain: group.com.example.notes, key: k, value: 1 }
+                  - expect:
+                    - { file: group.com.example.notes, key: k, value: 1 }
+                """)
+        let edited = try run(
+            "bare-edit-fails",
+            cloud
+                + "  - edit-file: { domain: group.com.example.notes, key: k, value: 1 }\n  - expect: [ { file: group.com.example.notes, key: k, value: 2 } ]\n"
+        )
+        #expect(edited.stdout.contains("edit the file of group.com.example.notes on iPhone by hand: k = 1"), "\(edited.stdout)")
+        let quit = try run("bare-quit", "summary: x\n" + Self.processes + "  - quit\n")
+        #expect(quit.status == 2 && quit.stderr.contains("'quit' takes a process name or fields: write it as '- quit: …'"), "\(quit.stderr)")
+        let typed = try run(
+            "file-as", "summary: x\n" + Self.processes + "  - expect: [ { file: group.com.example.notes, key: k, value: 1, as: bool } ]\n")
+        #expect(typed.status == 2 && typed.stderr.contains("'as' does not go with a file check"), "\(typed.stderr)")
+    }
+
     @Test func nothingHappensWithin() throws {
         // A suspended widget must not render, however long one looks.
         try passes(
