@@ -26,7 +26,9 @@ import Testing
             "/usr/bin/env", ["swiftc", "-typecheck", "-module-name", "UserModule"] + searchPaths + options + files.map { fixtures + "/" + $0 })
     }
 
-    /// SimulatedFoundation and the targets it depends on, as built objects, to link an executable with.
+    /// SimulatedFoundation and the targets it depends on, as built objects, to link an executable with: each
+    /// target's output file map names the objects of its sources now (a renamed source's old object stays in the
+    /// folder, and would be linked too).
     static var simulatedFoundationObjects: [String] {
         get throws {
             try [
@@ -34,9 +36,9 @@ import Testing
                 "ExecutableFile",
             ]
             .flatMap { target in
-                let folder = BuiltExecutable.directory + "/\(target).build"
-                return try FileManager.default.contentsOfDirectory(atPath: folder)
-                    .filter { $0.hasSuffix(".swift.o") }.map { folder + "/" + $0 }
+                let map = URL(fileURLWithPath: BuiltExecutable.directory + "/\(target).build/output-file-map.json")
+                let entries = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: map)) as? [String: [String: Any]])
+                return entries.values.compactMap { $0["object"] as? String }.sorted()
             }
         }
     }
