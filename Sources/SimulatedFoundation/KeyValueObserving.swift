@@ -7,7 +7,7 @@ import Synchronization
 // compile. Foundation on Linux has no key-value observing at all (no
 // Objective-C runtime): none of these types, and no `observeValue` on
 // `NSObject` to override. They are declared here with Apple's names and
-// values, over `observe(_:_:)`'s deliveries, so the same changes arrive at
+// values, over `GroupSim.observe(_:_:_:)`'s deliveries, so the same changes arrive at
 // the same moments (this process's on the writing thread before the call
 // returns, another process's on the library's notification queue).
 
@@ -85,12 +85,12 @@ public struct NSKeyValueObservedChange<Value> {
 }
 
 /// Keeps a key-path observation: `invalidate()` (or releasing it) stops delivery.
-/// It keeps the observed instance alive while it is kept, as `UserDefaults.Observation` does.
+/// It keeps the observed instance alive while it is kept, as `GroupSim.Observation` does.
 /// Unchecked Sendable (NSObject hides it from the checker): its one state, the observations, is in a `Mutex`.
 public final class NSKeyValueObservation: NSObject, @unchecked Sendable {
-    private let observations: Mutex<[UserDefaults.Observation]>
+    private let observations: Mutex<[GroupSim.Observation]>
 
-    init(_ observations: [UserDefaults.Observation]) {
+    init(_ observations: [GroupSim.Observation]) {
         self.observations = Mutex(observations)
     }
 
@@ -115,7 +115,7 @@ final class KeyValueRegistration: @unchecked Sendable {
     let options: NSKeyValueObservingOptions
     let context: UnsafeMutableRawPointer?
     /// Set right after the registration is made; taken when it ends.
-    private let observation = Mutex<UserDefaults.Observation?>(nil)
+    private let observation = Mutex<GroupSim.Observation?>(nil)
 
     init(observer: NSObject, keyPath: String, options: NSKeyValueObservingOptions, context: UnsafeMutableRawPointer?) {
         self.observer = observer
@@ -124,7 +124,7 @@ final class KeyValueRegistration: @unchecked Sendable {
         self.context = context
     }
 
-    func hold(_ observation: UserDefaults.Observation) { self.observation.withLock { $0 = observation } }
+    func hold(_ observation: GroupSim.Observation) { self.observation.withLock { $0 = observation } }
 
     /// Stops delivery (and lets the instance go, if nothing else keeps it).
     func end() {
@@ -179,7 +179,7 @@ extension KeyValueObservingPath {
 extension UserDefaults {
     /// Tells `observer` of every change of `keyPath` by
     /// `observeValue(forKeyPath:of:change:context:)`, from this process or
-    /// another, at the moments `observe(_:_:)` delivers. As Apple's KVO does,
+    /// another, at the moments `GroupSim.observe(_:_:_:)` delivers. As Apple's KVO does,
     /// a dotted path observes the key before the first dot and reads the rest
     /// inside its value (`KeyValueObservingPath`), so a key whose name has a dot is
     /// never delivered; that is reported when the observer is added.
@@ -203,7 +203,7 @@ extension UserDefaults {
         // A collection operator names no key: registered (so removeObserver finds it), never told.
         guard let key = path.key else { return }
         registration.hold(
-            observe(key, reportingAs: nil) { [weak self, weak registration] change in
+            GroupSim.observe(self, key, reportingAs: nil) { [weak self, weak registration] change in
                 guard let self, let registration else { return }
                 guard let observer = registration.observer else {
                     // The observer is gone (Apple no longer needs it removed): so is its registration.
@@ -284,7 +284,7 @@ extension _KeyValueCodingAndObserving where Self: UserDefaults {
                     kind: .setting, newValue: options.contains(.new) ? initial : nil, oldValue: nil, indexes: nil, isPrior: false))
         }
         let observations = keys.map { key in
-            observe(key, reportingAs: nil) { [weak self] change in
+            GroupSim.observe(self, key, reportingAs: nil) { [weak self] change in
                 guard let self else { return }
                 let (old, new) = last.replace { self[keyPath: keyPath] }
                 if options.contains(.prior) {

@@ -93,6 +93,24 @@ import Testing
         #expect(with.status == 0, "\(with.stderr)")
     }
 
+    /// A library that wraps UserDefaults declares its own `Observation`,
+    /// `Key`, `Change`, `subscript(key:)` … in an extension of Apple's types:
+    /// none of them meets a name of the simulation's, whose own calls are in
+    /// `GroupSim` (it had `UserDefaults.Observation`, and cookpad's library did
+    /// not compile: "'Observation' is ambiguous for type lookup").
+    @Test func aWrapperLibrarysNamesInExtensionsMeetNoneOfTheSimulations() throws {
+        let result = try Self.typeCheck(["WrapperLibraryNames.swift"], options: ["-warnings-as-errors"])
+        #expect(result.status == 0, "\(result.stderr)")
+    }
+
+    /// Apple's initializers are the designated ones: a test's mock subclass
+    /// inherits `init()` and `init?(suiteName:)`, or calls `super.init(suiteName:)`
+    /// from an initializer of its own.
+    @Test func aSubclassHasApplesInitializers() throws {
+        let result = try Self.typeCheck(["AppleSubclasses.swift"])
+        #expect(result.status == 0, "\(result.stderr)")
+    }
+
     /// `synchronize()` of both stores is `@discardableResult`, as on Apple platforms.
     @Test func synchronizeCanBeCalledForItsEffect() throws {
         let result = try Self.typeCheck(["DiscardableResults.swift"], options: ["-warnings-as-errors"])

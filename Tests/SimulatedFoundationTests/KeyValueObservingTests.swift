@@ -53,11 +53,11 @@ extension UserDefaults {
     @Test func anObserverHearsNewAndOldBeforeSetReturns() throws {
         let f = FaceFixture()
         let process = f.process()
-        let defaults = UserDefaults(process: process)
+        let defaults = GroupSim.defaults(of: process)
         defaults.set("light", forKey: "theme")
         let observer = KeyValueRecorder()
         defaults.addObserver(observer, forKeyPath: "theme", options: [.new, .old], context: nil)
-        UserDefaults(process: process).set("dark", forKey: "theme")
+        GroupSim.defaults(of: process).set("dark", forKey: "theme")
         let calls = observer.all
         try #require(calls.count == 1, "told before set returned")
         #expect(calls[0].keyPath == "theme")
@@ -78,7 +78,7 @@ extension UserDefaults {
 
     @Test func initialAndPriorAsApple() throws {
         let f = FaceFixture()
-        let defaults = UserDefaults(process: f.process())
+        let defaults = GroupSim.defaults(of: f.process())
         defaults.set(1, forKey: "count")
         let observer = KeyValueRecorder()
         defaults.addObserver(observer, forKeyPath: "count", options: [.initial, .new], context: nil)
@@ -101,7 +101,7 @@ extension UserDefaults {
 
     @Test func theContextIsHandedBackAndChoosesWhatIsRemoved() throws {
         let f = FaceFixture()
-        let defaults = UserDefaults(process: f.process())
+        let defaults = GroupSim.defaults(of: f.process())
         let observer = KeyValueRecorder()
         let first = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
         let second = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
@@ -131,13 +131,13 @@ extension UserDefaults {
         weak var instance: UserDefaults?
         do {
             let observer = KeyValueRecorder()
-            let defaults = UserDefaults(process: process)
+            let defaults = GroupSim.defaults(of: process)
             (gone, instance) = (observer, defaults)
             defaults.addObserver(observer, forKeyPath: "k", options: [.new], context: nil)
         }
         #expect(gone == nil, "the registration does not keep the observer")
         #expect(instance != nil, "the registration keeps the instance it was made on")
-        UserDefaults(process: process).set("a", forKey: "k")
+        GroupSim.defaults(of: process).set("a", forKey: "k")
         #expect(instance == nil, "the observer is gone: so is the registration, and the instance with it")
     }
 
@@ -145,7 +145,7 @@ extension UserDefaults {
     @Test func aRegistrationThroughATemporaryInstanceHearsAnotherProcess() throws {
         let f = FaceFixture()
         let observer = KeyValueRecorder()
-        try #require(UserDefaults(suiteName: f.group, process: f.process())).addObserver(
+        try #require(GroupSim.defaults(suiteName: f.group, of: f.process())).addObserver(
             observer, forKeyPath: "theme", options: [.new], context: nil)
         let write = try groupsim(["defaults", "write", f.group, "theme", "dark"], root: f.root)
         #expect(write.status == 0, "\(write.stderr)")
@@ -160,7 +160,7 @@ extension UserDefaults {
     @Test func aKeyNamedWithADotIsNeverDeliveredAndTheRegistrationSaysWhy() throws {
         let collected = CollectedDiagnostics()
         let f = FaceFixture()
-        let defaults = try #require(UserDefaults(suiteName: f.group, process: f.process()))
+        let defaults = try #require(GroupSim.defaults(suiteName: f.group, of: f.process()))
         let dotted = KeyValueRecorder()
         defaults.addObserver(dotted, forKeyPath: "sync.theme", options: [.new], context: nil)
         #expect(collected.contains(.keyPathNeverObserved, "a change of a key named 'sync.theme' is never delivered"))
@@ -181,7 +181,7 @@ extension UserDefaults {
     /// The path observes the key before the dot, and reads the rest inside its value.
     @Test func aDottedKeyPathFollowsTheValueOfItsFirstKey() throws {
         let f = FaceFixture()
-        let defaults = UserDefaults(process: f.process())
+        let defaults = GroupSim.defaults(of: f.process())
         let observer = KeyValueRecorder()
         defaults.set(["theme": "light"], forKey: "sync")
         defaults.addObserver(observer, forKeyPath: "sync.theme", options: [.initial, .new, .old], context: nil)
@@ -199,7 +199,7 @@ extension UserDefaults {
     @Test func anOperatorPathIsNeverToldButCanBeRemoved() throws {
         let collected = CollectedDiagnostics()
         let f = FaceFixture()
-        let defaults = UserDefaults(process: f.process())
+        let defaults = GroupSim.defaults(of: f.process())
         let observer = KeyValueRecorder()
         defaults.addObserver(observer, forKeyPath: "@count", options: [.new], context: nil)
         #expect(collected.contains(.keyPathNeverObserved, "a key path starting with '@' is a collection operator"))
@@ -214,7 +214,7 @@ extension UserDefaults {
     @Test func aKeyPathToAComputedPropertyObservesTheKeyItReads() throws {
         let f = FaceFixture()
         let process = f.process()
-        let defaults = UserDefaults(process: process)
+        let defaults = GroupSim.defaults(of: process)
         defaults.set("light", forKey: "theme")
         let lock = NSLock()
         var seen: [(old: String??, new: String??, prior: Bool)] = []
@@ -222,7 +222,7 @@ extension UserDefaults {
             #expect(observed === defaults)
             lock.withLock { seen.append((change.oldValue, change.newValue, change.isPrior)) }
         }
-        UserDefaults(process: process).set("dark", forKey: "theme")
+        GroupSim.defaults(of: process).set("dark", forKey: "theme")
         var all = lock.withLock { seen }
         try #require(all.count == 2)
         #expect(all[0].old == nil && all[0].new == .some("light"), ".initial: the value now, no old one")
@@ -237,7 +237,7 @@ extension UserDefaults {
         let f = FaceFixture()
         let arrived = DispatchSemaphore(value: 0)
         let values = Received.Lines()
-        let observation = try #require(UserDefaults(suiteName: f.group, process: f.process())).observe(\.fontSize, options: [.new]) { _, change in
+        let observation = try #require(GroupSim.defaults(suiteName: f.group, of: f.process())).observe(\.fontSize, options: [.new]) { _, change in
             values.add("\(change.newValue.map { "\($0)" } ?? "nil")")
             arrived.signal()
         }
@@ -250,7 +250,7 @@ extension UserDefaults {
 
     @Test func aPropertyOverSeveralKeysChangesWithEach() throws {
         let f = FaceFixture()
-        let defaults = UserDefaults(process: f.process())
+        let defaults = GroupSim.defaults(of: f.process())
         let values = Received.Lines()
         let observation = defaults.observe(\.title, options: [.new]) { _, change in values.add(change.newValue ?? "nil") }
         defaults.set("Notes", forKey: "name")
@@ -262,7 +262,7 @@ extension UserDefaults {
 
     @Test func aPropertyThatReadsNoKeyObservesNothing() throws {
         let f = FaceFixture()
-        let defaults = UserDefaults(process: f.process())
+        let defaults = GroupSim.defaults(of: f.process())
         let values = Received.Lines()
         let observation = defaults.observe(\.nothingStored, options: [.new]) { _, _ in values.add("called") }
         defaults.set(1, forKey: "nothingStored")
@@ -275,7 +275,7 @@ extension UserDefaults {
     @Test func mistakesAreReportedNotFatal() throws {
         let collected = CollectedDiagnostics()
         let f = FaceFixture()
-        let defaults = UserDefaults(process: f.process())
+        let defaults = GroupSim.defaults(of: f.process())
         let observer = KeyValueRecorder()
         defaults.removeObserver(observer, forKeyPath: "never-added-key")
         #expect(collected.contains(.callRefused, "removeObserver(_:forKeyPath: \"never-added-key\")"))
