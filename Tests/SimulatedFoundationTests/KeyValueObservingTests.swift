@@ -40,6 +40,35 @@ final class KeyValueRecorder: NSObject, @unchecked Sendable {
     }
 }
 
+/// An observer that unregisters in its own `deinit`, as Apple's KVO guide
+/// has it (and cookpad's `UserDefaults.Observation` does, with a context).
+final class SelfRemovingObserver: NSObject {
+    let defaults: UserDefaults
+    let keyPath: String
+    /// nil: removed with `removeObserver(_:forKeyPath:)`.
+    let context: UnsafeMutableRawPointer?
+
+    init(_ defaults: UserDefaults, keyPath: String, usesContext: Bool) {
+        (self.defaults, self.keyPath) = (defaults, keyPath)
+        context = usesContext ? UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1) : nil
+        super.init()
+        defaults.addObserver(self, forKeyPath: keyPath, options: [.new], context: context)
+    }
+
+    override func observeValue(
+        forKeyPath keyPath: String?, of object: Any?, change: [NSKeyValueChangeKey: Any]?, context: UnsafeMutableRawPointer?
+    ) {}
+
+    deinit {
+        if let context {
+            defaults.removeObserver(self, forKeyPath: keyPath, context: context)
+            context.deallocate()
+        } else {
+            defaults.removeObserver(self, forKeyPath: keyPath)
+        }
+    }
+}
+
 extension UserDefaults {
     /// Named as its key, as key-value observing on Apple platforms needs (there with `@objc dynamic`).
     var theme: String? { string(forKey: "theme") }
@@ -97,6 +126,78 @@ extension UserDefaults {
         #expect(observer.all.count == 2 && observer.all[1].old == nil)
         defaults.removeObserver(observer, forKeyPath: "count")
         defaults.removeObserver(prior, forKeyPath: "count")
+    }
+
+    /// NSKeyValueObserving.h: "the notification sent as a result of
+    /// NSKeyValueObservingOptionInitial will never contain an
+    /// NSKeyValueChangeOldKey entry", with `.old` asked or not; a wrapper
+    /// tells the initial call from an update by that key.
+    @Test func theInitialCallNeverHasAnOldEntry() throws {
+        let f = FaceFixture()
+        let defaults = GroupSim.defaults(of: f.process())
+        defaults.set("light", forKey: "initialTheme")
+        let observer = KeyValueRecorder()
+        defaults.addObserver(observer, forKeyPath: "initialTheme", options: [.initial, .old, .new], context: nil)
+        let absent = KeyValueRecorder()
+        defaults.addObserver(absent, forKeyPath: "initialAbsent", options: [.initial, .old], context: nil)
+        try #require(observer.all.count == 1 && absent.all.count == 1)
+        #expect(observer.all[0].change.keys.contains(.oldKey) == false, "\(observer.all[0].change)")
+        #expect(observer.all[0].new as? String == "light")
+        #expect(Set(absent.all[0].change.keys) == [.kindKey], "no new asked, no old ever: \(absent.all[0].change)")
+
+        defaults.set("dark", forKey: "initialTheme")
+        try #require(observer.all.count == 2)
+        #expect(observer.all[1].old as? String == "light", "an update has it")
+        defaults.removeObserver(observer, forKeyPath: "initialTheme")
+        defaults.removeObserver(absent, forKeyPath: "initialAbsent")
+    }
+
+    /// Apple's Key-Value Observing Programming Guide: "A typical pattern is
+    /// to register as an observer during the observer's initialization … and
+    /// unregister during deallocation (usually in dealloc)". From the
+    /// observer's own `deinit` it removes the registration (which lets the
+    /// instance go) and is no mistake.
+    @Test func anObserverRemovesItselfInItsDeinit() throws {
+        let collected = CollectedDiagnostics()
+        let f = FaceFixture()
+        let process = f.process()
+        for usesContext in [false, true] {
+            let keyPath = usesContext ? "removedInDeinitWithContext" : "removedInDeinit"
+            weak var instance: UserDefaults?
+            do {
+                let defaults = GroupSim.defaults(of: process)
+                instance = defaults
+                // Registered in its init, let go at once: its deinit removes the registration.
+                _ = SelfRemovingObserver(defaults, keyPath: keyPath, usesContext: usesContext)
+            }
+            #expect(!collected.contains(.callRefused, "\"\(keyPath)\""), "\(collected.all.map(\.message))")
+            #expect(instance == nil, "the registration is gone, and with it the instance it kept (\(keyPath))")
+        }
+    }
+
+    /// A registration whose observer went away unremoved is not another
+    /// object's, even one made later at the same address (the allocator
+    /// hands freed memory out again at once): removing that object's
+    /// registration, which it never added, is refused.
+    @Test func aLaterObjectAtAGoneObserversAddressHasNoRegistration() throws {
+        let collected = CollectedDiagnostics()
+        let f = FaceFixture()
+        let defaults = GroupSim.defaults(of: f.process())
+        var addresses: Set<ObjectIdentifier> = []
+        for _ in 0..<16 {
+            let gone = KeyValueRecorder()
+            addresses.insert(ObjectIdentifier(gone))
+            defaults.addObserver(gone, forKeyPath: "goneObserver", options: [.new], context: nil)
+        }
+        var (removals, reused) = (0, false)
+        while !reused && removals < 64 {
+            let stranger = KeyValueRecorder()
+            reused = addresses.contains(ObjectIdentifier(stranger))
+            defaults.removeObserver(stranger, forKeyPath: "goneObserver")
+            removals += 1
+        }
+        let refused = collected.all.filter { $0.kind == .callRefused && $0.message.contains("\"goneObserver\"") }
+        #expect(refused.count == removals, "reused address: \(reused)")
     }
 
     @Test func theContextIsHandedBackAndChoosesWhatIsRemoved() throws {
