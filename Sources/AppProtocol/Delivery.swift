@@ -4,7 +4,7 @@ import PropertyList
 /// event names, for an executable that links SimulatedFoundation and serves
 /// the control channel (docs/protocol.md, "The control channel of your own executable").
 public enum DeliveryMechanism: String, Sendable, CaseIterable {
-    /// `UserDefaults.observe(_:_:)`, the simulation's own key observer.
+    /// `GroupSim.observe(_:_:_:)`, the simulation's own key observer.
     case observe
     /// `addObserver(_:forKeyPath:options:context:)`: the observer's `observeValue(forKeyPath:of:change:context:)`.
     case keyValueObserver = "key-value-observer"

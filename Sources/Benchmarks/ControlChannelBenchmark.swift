@@ -28,7 +28,7 @@ struct ControlChannelBenchmark: ParsableCommand {
         let process = SimulatedProcess(
             identity: ProcessIdentity(
                 root: SimulationRoot(path: root), bundleIdentifier: "com.example.bench", appGroups: [options.domain]))
-        guard let defaults = SimulatedFoundation.UserDefaults(suiteName: options.domain, process: process) else {
+        guard let defaults = GroupSim.defaults(suiteName: options.domain, of: process) else {
             throw ValidationError("the simulation refused the suite \(options.domain)")
         }
         let side = DefaultsUnderTest(defaults: defaults, suite: options.domain)

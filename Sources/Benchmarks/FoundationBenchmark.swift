@@ -67,7 +67,8 @@ struct FoundationBenchmark: ParsableCommand {
         func simulatedSetsWithoutPost(_ calls: Int) -> Int {
             let written = DefaultsUnderTest<SimulatedFoundation.UserDefaults>.writtenValues.map(PlistValue.string)
             let key = DefaultsUnderTest<SimulatedFoundation.UserDefaults>.written
-            for index in 0..<calls { simulated.groupDefaults.set(written[index & 1], forKey: key, postingDidChange: false) }
+            let store = GroupSim.groupDefaults(of: simulated)
+            for index in 0..<calls { store.set(written[index & 1], forKey: key, postingDidChange: false) }
             return calls
         }
 
@@ -103,7 +104,7 @@ struct FoundationBenchmark: ParsableCommand {
                 root: SimulationRoot(path: root), bundleIdentifier: "com.example.bench",
                 appGroups: Set([options.domain] + DefaultsUnderTest<SimulatedFoundation.UserDefaults>.addedSuites)),
             launchArguments: ["-launch-flag", "YES", "-launch-name", "bench", "-launch-count", "3"])
-        guard let simulated = SimulatedFoundation.UserDefaults(suiteName: options.domain, process: process) else {
+        guard let simulated = GroupSim.defaults(suiteName: options.domain, of: process) else {
             throw ValidationError("the simulation refused the suite \(options.domain)")
         }
         let foundationSide = DefaultsUnderTest(defaults: foundation, suite: options.domain)
@@ -112,7 +113,7 @@ struct FoundationBenchmark: ParsableCommand {
         simulatedSide.prepare(keys: keys)
         try Self.fillSearchList(of: simulated, process: process)
         let openFoundation = { Foundation.UserDefaults(suiteName: $0) }
-        let openSimulated = { SimulatedFoundation.UserDefaults(suiteName: $0, process: process) }
+        let openSimulated = { GroupSim.defaults(suiteName: $0, of: process) }
         foundationSide.addSuites(open: openFoundation)
         simulatedSide.addSuites(open: openSimulated)
         return Sides(
@@ -210,7 +211,7 @@ struct FoundationBenchmark: ParsableCommand {
     static func fillSearchList(of defaults: SimulatedFoundation.UserDefaults, process: SimulatedProcess) throws {
         var global: [String: PlistValue] = [:]
         for index in 0..<20 { global["global-\(index)"] = .string("global value \(index)") }
-        try defaults.groupDefaults.setPersistentDomain(global, forName: DomainName.global)
+        try GroupSim.groupDefaults(of: defaults).setPersistentDomain(global, forName: DomainName.global)
         defaults.synchronize()
     }
 

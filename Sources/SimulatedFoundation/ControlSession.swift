@@ -17,7 +17,7 @@ import PropertyList
 final class ControlSession: @unchecked Sendable {
     /// A process of its own (a test's), or nil: this process, `SimulatedProcess.current`.
     private let process: SimulatedProcess?
-    private lazy var ownStandard: UserDefaults? = process.map { UserDefaults(process: $0) }
+    private lazy var ownStandard: UserDefaults? = process.map { GroupSim.defaults(of: $0) }
     /// `process`'s iCloud store, once a request used it.
     private var ownCloud: NSUbiquitousKeyValueStore?
     private var suites: [String: UserDefaults] = [:]
@@ -29,7 +29,7 @@ final class ControlSession: @unchecked Sendable {
     private func defaults(_ suite: String?) throws -> UserDefaults {
         guard let suite else { return standard }
         if let made = suites[suite] { return made }
-        guard let made = UserDefaults(suiteName: suite, process: process ?? .current) else {
+        guard let made = GroupSim.defaults(suiteName: suite, of: process ?? .current) else {
             throw AppRequestError(
                 "UserDefaults(suiteName: \(DefaultsError.show(suite))) is nil (Apple refuses NSGlobalDomain and the app's own bundle id; "
                     + "leave out \"suite\" for UserDefaults.standard)")
@@ -50,7 +50,7 @@ final class ControlSession: @unchecked Sendable {
             "searchList": .array(standard.groupDefaults.searchList.map { .string($0) }),
             "pid": .integer(Int64(getpid())), "protocol": .integer(Int64(ControlProtocol.version)),
         ]
-        if let store = ProcessInfo.processInfo.environment[NSUbiquitousKeyValueStore.identifierVariable], !store.isEmpty {
+        if let store = ProcessInfo.processInfo.environment[GroupSim.keyValueStoreVariable], !store.isEmpty {
             info["icloudKVS"] = .string(store)
         }
         return info
@@ -167,7 +167,7 @@ final class ControlSession: @unchecked Sendable {
     private func cloudStore() throws -> UbiquitousStore {
         let made: NSUbiquitousKeyValueStore
         if let process {
-            made = ownCloud ?? NSUbiquitousKeyValueStore(process: process)
+            made = ownCloud ?? GroupSim.ubiquitousStore(of: process)
             ownCloud = made
         } else {
             made = .default

@@ -41,7 +41,7 @@ enum ControlTap {
 
     /// An observer of `mechanism` has returned from a change of a `UserDefaults` instance of `domain`.
     @inline(__always)
-    static func delivered(_ mechanism: DeliveryMechanism, _ change: UserDefaults.KeyChange, domain: String, from source: SimulatedProcess) {
+    static func delivered(_ mechanism: DeliveryMechanism, _ change: GroupSim.KeyChange, domain: String, from source: SimulatedProcess) {
         guard isServing else { return }
         emit(
             .delivery(

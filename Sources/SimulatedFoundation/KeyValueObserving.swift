@@ -7,7 +7,7 @@ import Synchronization
 // compile. Foundation on Linux has no key-value observing at all (no
 // Objective-C runtime): none of these types, and no `observeValue` on
 // `NSObject` to override. They are declared here with Apple's names and
-// values, over `observe(_:_:)`'s deliveries, so the same changes arrive at
+// values, over `GroupSim.observe(_:_:_:)`'s deliveries, so the same changes arrive at
 // the same moments (this process's on the writing thread before the call
 // returns, another process's on the library's notification queue).
 
@@ -85,12 +85,12 @@ public struct NSKeyValueObservedChange<Value> {
 }
 
 /// Keeps a key-path observation: `invalidate()` (or releasing it) stops delivery.
-/// It keeps the observed instance alive while it is kept, as `UserDefaults.Observation` does.
+/// It keeps the observed instance alive while it is kept, as `GroupSim.Observation` does.
 /// Unchecked Sendable (NSObject hides it from the checker): its one state, the observations, is in a `Mutex`.
 public final class NSKeyValueObservation: NSObject, @unchecked Sendable {
-    private let observations: Mutex<[UserDefaults.Observation]>
+    private let observations: Mutex<[GroupSim.Observation]>
 
-    init(_ observations: [UserDefaults.Observation]) {
+    init(_ observations: [GroupSim.Observation]) {
         self.observations = Mutex(observations)
     }
 
@@ -108,23 +108,38 @@ public final class NSKeyValueObservation: NSObject, @unchecked Sendable {
 // MARK: Observers added with addObserver(_:forKeyPath:options:context:)
 
 /// One `addObserver` call: the observer (weakly, as Apple keeps it) and what it asked for.
-/// Unchecked Sendable: the observation slot is a `Mutex`, the rest constants (a weak reference, which Swift reads atomically, and the context pointer, only handed back).
+/// Unchecked Sendable: the observation slot is a `Mutex`, the rest constants (a weak reference, which Swift reads atomically, the observer's identity, and the context pointer, only handed back).
 final class KeyValueRegistration: @unchecked Sendable {
     weak var observer: NSObject?
+    /// The observer's identity, taken when it registered: inside the
+    /// observer's `deinit` (where Apple's KVO guide has it remove itself) the
+    /// weak reference already reads nil, and this still names it.
+    let observerIdentity: ObjectIdentifier
     let keyPath: String
     let options: NSKeyValueObservingOptions
     let context: UnsafeMutableRawPointer?
     /// Set right after the registration is made; taken when it ends.
-    private let observation = Mutex<UserDefaults.Observation?>(nil)
+    private let observation = Mutex<GroupSim.Observation?>(nil)
 
     init(observer: NSObject, keyPath: String, options: NSKeyValueObservingOptions, context: UnsafeMutableRawPointer?) {
         self.observer = observer
+        observerIdentity = ObjectIdentifier(observer)
         self.keyPath = keyPath
         self.options = options
         self.context = context
     }
 
-    func hold(_ observation: UserDefaults.Observation) { self.observation.withLock { $0 = observation } }
+    /// Whether this is a registration of `candidate`: the object it
+    /// registered, alive, or the same object during its `deinit`. A
+    /// registration whose observer is gone is no later object's, even one
+    /// made at the same address (that one is alive: `isDeinitializing` false).
+    func isRegistration(of candidate: NSObject, isDeinitializing: Bool) -> Bool {
+        guard observerIdentity == ObjectIdentifier(candidate) else { return false }
+        if let observer { return observer === candidate }
+        return isDeinitializing
+    }
+
+    func hold(_ observation: GroupSim.Observation) { self.observation.withLock { $0 = observation } }
 
     /// Stops delivery (and lets the instance go, if nothing else keeps it).
     func end() {
@@ -143,6 +158,22 @@ final class KeyValueRegistration: @unchecked Sendable {
         if options.contains(.old) { change[.oldKey] = old ?? NSNull() }
         return change
     }
+
+    /// The `.initial` notification's dictionary. NSKeyValueObserving.h: "the
+    /// notification sent as a result of NSKeyValueObservingOptionInitial will
+    /// never contain an NSKeyValueChangeOldKey entry", `.old` asked or not.
+    func initialChange(new: Any?) -> [NSKeyValueChangeKey: Any] {
+        var change: [NSKeyValueChangeKey: Any] = [.kindKey: NSNumber(value: NSKeyValueChange.setting.rawValue)]
+        if options.contains(.new) { change[.newKey] = new ?? NSNull() }
+        return change
+    }
+}
+
+/// Whether `object` is being deinitialized: a weak reference made to an
+/// object in its `deinit` reads nil at once, as one made before does.
+func isDeinitializing(_ object: AnyObject) -> Bool {
+    weak let probe = object
+    return probe == nil
 }
 
 /// An instance's `addObserver` registrations. A registration keeps its
@@ -179,12 +210,13 @@ extension KeyValueObservingPath {
 extension UserDefaults {
     /// Tells `observer` of every change of `keyPath` by
     /// `observeValue(forKeyPath:of:change:context:)`, from this process or
-    /// another, at the moments `observe(_:_:)` delivers. As Apple's KVO does,
+    /// another, at the moments `GroupSim.observe(_:_:_:)` delivers. As Apple's KVO does,
     /// a dotted path observes the key before the first dot and reads the rest
     /// inside its value (`KeyValueObservingPath`), so a key whose name has a dot is
     /// never delivered; that is reported when the observer is added.
-    /// `.initial` calls it before this returns. The observer is not kept
-    /// alive; when it is gone, its registration goes at the next change.
+    /// `.initial` calls it before this returns, with no old value. The
+    /// observer is not kept alive; when it is gone, its registration goes at
+    /// the next change, or at once if it removes itself in its `deinit`.
     public func addObserver(
         _ observer: NSObject, forKeyPath keyPath: String, options: NSKeyValueObservingOptions = [], context: UnsafeMutableRawPointer?
     ) {
@@ -197,13 +229,13 @@ extension UserDefaults {
         if options.contains(.initial) {
             observer.observeValue(
                 forKeyPath: keyPath, of: self,
-                change: registration.change(old: nil, new: path.key.flatMap { path.value(from: object(forKey: $0)) }, isPrior: false),
+                change: registration.initialChange(new: path.key.flatMap { path.value(from: object(forKey: $0)) }),
                 context: context)
         }
         // A collection operator names no key: registered (so removeObserver finds it), never told.
         guard let key = path.key else { return }
         registration.hold(
-            observe(key, reportingAs: nil) { [weak self, weak registration] change in
+            GroupSim.observe(self, key, reportingAs: nil) { [weak self, weak registration] change in
                 guard let self, let registration else { return }
                 guard let observer = registration.observer else {
                     // The observer is gone (Apple no longer needs it removed): so is its registration.
@@ -225,15 +257,20 @@ extension UserDefaults {
     }
 
     /// Stops the latest `addObserver` of `observer` for `keyPath`. One that
-    /// was never added is reported (Apple raises).
+    /// was never added is reported (Apple raises). The observer may call it
+    /// from its own `deinit`, as Apple's KVO guide recommends.
     public func removeObserver(_ observer: NSObject, forKeyPath keyPath: String) {
-        removeRegistration(call: "removeObserver(_:forKeyPath: \"\(keyPath)\")") { $0.observer === observer && $0.keyPath == keyPath }
+        let dying = isDeinitializing(observer)
+        removeRegistration(call: "removeObserver(_:forKeyPath: \"\(keyPath)\")") {
+            $0.isRegistration(of: observer, isDeinitializing: dying) && $0.keyPath == keyPath
+        }
     }
 
     /// Stops the latest `addObserver` of `observer` for `keyPath` with `context`.
     public func removeObserver(_ observer: NSObject, forKeyPath keyPath: String, context: UnsafeMutableRawPointer?) {
+        let dying = isDeinitializing(observer)
         removeRegistration(call: "removeObserver(_:forKeyPath: \"\(keyPath)\", context:)") {
-            $0.observer === observer && $0.keyPath == keyPath && $0.context == context
+            $0.isRegistration(of: observer, isDeinitializing: dying) && $0.keyPath == keyPath && $0.context == context
         }
     }
 
@@ -284,7 +321,7 @@ extension _KeyValueCodingAndObserving where Self: UserDefaults {
                     kind: .setting, newValue: options.contains(.new) ? initial : nil, oldValue: nil, indexes: nil, isPrior: false))
         }
         let observations = keys.map { key in
-            observe(key, reportingAs: nil) { [weak self] change in
+            GroupSim.observe(self, key, reportingAs: nil) { [weak self] change in
                 guard let self else { return }
                 let (old, new) = last.replace { self[keyPath: keyPath] }
                 if options.contains(.prior) {

@@ -15,7 +15,7 @@ public final class SimulatedProcess: @unchecked Sendable {
 
     /// A process of its own with its own argument and registration domains,
     /// for a test that holds several identities at once; use it with
-    /// `UserDefaults(process:)` and `UserDefaults(suiteName:process:)`.
+    /// `GroupSim.defaults(of:)` and `GroupSim.defaults(suiteName:of:)`.
     public init(identity: ProcessIdentity, launchArguments: [String] = []) {
         self.identity = identity
         processDomains = ProcessDomains()
@@ -92,6 +92,12 @@ public final class SimulatedProcess: @unchecked Sendable {
                 fatalError("groupsim: no folder can hold the standard defaults: '\(identity.root.path)' (\(error)), '\(temporary)' (\(second))")
             }
         }
+    }
+
+    /// `UserDefaults(suiteName:)`'s defaults: the standard ones for a nil name.
+    func open(suiteNameOrStandard suiteName: String?) -> GroupDefaults? {
+        guard let suiteName else { return openStandard() }
+        return open(suiteName: suiteName)
     }
 
     /// `UserDefaults(suiteName:)`: nil (reported) for the names Apple refuses

@@ -21,9 +21,8 @@ public final class UIApplication: @unchecked Sendable {
     private var available: Bool
     private var watch: AvailabilityWatch?
 
-    /// The application of another simulated process, for a test that holds
-    /// several identities (as `UserDefaults(process:)`); apps use `shared`.
-    public init(process: SimulatedProcess) {
+    /// The application of another simulated process (`GroupSim.application(of:)`).
+    init(process: SimulatedProcess) {
         self.process = process
         let identity = process.identity
         available = (try? ProtectedData.state(root: identity.root, device: identity.device).isAvailable) ?? true

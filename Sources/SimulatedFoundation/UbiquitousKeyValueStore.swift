@@ -22,9 +22,6 @@ public let NSUbiquitousKeyValueStoreAccountChange = 3
 open class NSUbiquitousKeyValueStore: NSObject, @unchecked Sendable {
     public static let didChangeExternallyNotification = Notification.Name("NSUbiquitousKeyValueStoreDidChangeExternallyNotification")
 
-    /// The variable naming the process's `com.apple.developer.ubiquity-kvstore-identifier`.
-    public static let identifierVariable = "GROUPSIM_KVS_IDENTIFIER"
-
     private static let lock = NSLock()
     nonisolated(unsafe) private static var shared: NSUbiquitousKeyValueStore?
 
@@ -35,7 +32,7 @@ open class NSUbiquitousKeyValueStore: NSObject, @unchecked Sendable {
     open class var `default`: NSUbiquitousKeyValueStore {
         lock.withLock {
             if let shared { return shared }
-            let store = NSUbiquitousKeyValueStore(process: .current)
+            let store = NSUbiquitousKeyValueStore()
             shared = store
             return store
         }
@@ -44,18 +41,28 @@ open class NSUbiquitousKeyValueStore: NSObject, @unchecked Sendable {
     /// nil only when the device's copy could not be opened (reported): every read is then empty.
     package private(set) var store: UbiquitousStore?
 
-    /// The store of `process`'s entitlement. Without one (no
-    /// `GROUPSIM_KVS_IDENTIFIER`) it is reported loudly, once per process and
-    /// store, as on a device, and the store stays on the device: never
-    /// synced, `synchronize()` false.
-    /// `report`: where the missing entitlement is said (Diagnostics by default).
-    public init(
-        process: SimulatedProcess, environment: [String: String] = ProcessInfo.processInfo.environment,
-        report: (Diagnostic) -> Void = Diagnostics.report
-    ) {
+    /// The current process's store, in a new instance (`default` is the
+    /// shared one). Designated, as Apple's `init()` is, so a subclass (a
+    /// test's mock) inherits it.
+    public override init() {
         super.init()
+        openStore(process: .current, environment: ProcessInfo.processInfo.environment, report: Diagnostics.report)
+    }
+
+    /// The store of `process`'s entitlement (`GroupSim.ubiquitousStore(of:environment:report:)`).
+    init(process: SimulatedProcess, environment: [String: String], report: (Diagnostic) -> Void) {
+        super.init()
+        openStore(process: process, environment: environment, report: report)
+    }
+
+    /// Opens the device's copy of the store `environment` names for
+    /// `process`. Without an entitlement (no `GROUPSIM_KVS_IDENTIFIER`) it is
+    /// reported loudly, once per process and store, as on a device, and the
+    /// store stays on the device: never synced, `synchronize()` false.
+    /// `report`: where the missing entitlement is said.
+    private func openStore(process: SimulatedProcess, environment: [String: String], report: (Diagnostic) -> Void) {
         let identity = process.identity
-        var identifier = environment[Self.identifierVariable] ?? ""
+        var identifier = environment[GroupSim.keyValueStoreVariable] ?? ""
         let entitled = !identifier.isEmpty
         if !entitled { identifier = identity.bundleIdentifier }
         if !entitled, process.isFirstTime(warning: "no-kvs-entitlement \(identifier)") {
@@ -63,7 +70,7 @@ open class NSUbiquitousKeyValueStore: NSObject, @unchecked Sendable {
                 Diagnostic(
                     kind: .missingEntitlement,
                     message: "\(identity.bundleIdentifier) has no com.apple.developer.ubiquity-kvstore-identifier entitlement "
-                        + "(\(Self.identifierVariable) is not set; groupsim exec sets it from the manifest's icloud-kvs): "
+                        + "(\(GroupSim.keyValueStoreVariable) is not set; groupsim exec sets it from the manifest's icloud-kvs): "
                         + "NSUbiquitousKeyValueStore stays on this device and synchronize() returns false"))
         }
         let storeIdentifier = identifier

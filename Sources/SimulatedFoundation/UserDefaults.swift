@@ -7,7 +7,7 @@ import PropertyList
 /// shared files: the same search list and domains as on Apple platforms
 /// (`GroupDefaults` does the work), values handed out as Foundation does
 /// (`NSNumber` for numbers and booleans), and changes from other processes
-/// seen through `observe(_:_:)`.
+/// seen by key-value observers and `GroupSim.observe(_:_:_:)`.
 ///
 /// Where Foundation raises an exception (a value that is not a property
 /// list, a volatile domain set as persistent) the call changes nothing and
@@ -28,7 +28,8 @@ open class UserDefaults: NSObject, @unchecked Sendable {
     /// each call of this process that changes defaults through the instance;
     /// and, on the library's notification queue, when an administrator
     /// changes the app's managed preferences while it runs (as MDM's push
-    /// does on iOS). Other changes from other processes never post it: `observe` them.
+    /// does on iOS). Other changes from other processes never post it: observe
+    /// them (key-value observing, `GroupSim.observe(_:_:_:)`).
     public static let didChangeNotification = Notification.Name("NSUserDefaultsDidChangeNotification")
 
     /// Posted on a tvOS device, with the instance as its object, when a
@@ -37,11 +38,10 @@ open class UserDefaults: NSObject, @unchecked Sendable {
     /// queue; the process ends at 1 MiB. Never on other platforms, as on Apple's.
     public static let sizeLimitExceededNotification = Notification.Name("NSUserDefaultsSizeLimitExceededNotification")
 
-    /// The simulated defaults behind this instance (transactions, atomic
-    /// increments, typed keys: `import GroupDefaults` to use them).
-    public let groupDefaults: GroupDefaults
-    /// The process this instance belongs to.
-    public let simulatedProcess: SimulatedProcess
+    /// The simulated defaults behind this instance (`GroupSim.groupDefaults(of:)`).
+    let groupDefaults: GroupDefaults
+    /// The process this instance belongs to (`GroupSim.process(of:)`).
+    let simulatedProcess: SimulatedProcess
     /// Its `addObserver(_:forKeyPath:options:context:)` observers.
     let keyValueRegistrations = KeyValueRegistrations()
     /// Posts `didChangeNotification` when the managed preferences change; set once, right after init.
@@ -60,7 +60,7 @@ open class UserDefaults: NSObject, @unchecked Sendable {
     open class var standard: UserDefaults {
         standardLock.withLock {
             if let standardInstance { return standardInstance }
-            let made = UserDefaults(process: .current)
+            let made = UserDefaults()
             standardInstance = made
             return made
         }
@@ -75,39 +75,46 @@ open class UserDefaults: NSObject, @unchecked Sendable {
         _ = released?.synchronize()
     }
 
+    // Apple's two initializers are the designated ones, as on Apple platforms,
+    // so a subclass (a test's mock) inherits them, or calls
+    // `super.init(suiteName:)` from its own. The simulation's own instances,
+    // of a given process, come from `GroupSim.defaults(of:)` and its siblings,
+    // through the internal `init(groupDefaults:process:)`: nothing here adds a
+    // name to Apple's class that an app's extension could also declare.
+
     /// The standard defaults' domain, in a new instance (its own search list).
-    public override convenience init() {
-        self.init(process: .current)
+    public override init() {
+        let process = SimulatedProcess.current
+        groupDefaults = process.openStandard()
+        simulatedProcess = process
+        super.init()
+        forwardManagedChangesAndSizeWarnings()
     }
 
     /// A suite: an app group's id shares it with the group's other apps (when
     /// this process is entitled to the group). nil, as on Apple platforms,
     /// for `NSGlobalDomain` and for the app's own bundle identifier; a nil
     /// name gives the standard domain.
-    public required convenience init?(suiteName: String?) {
-        self.init(suiteName: suiteName, process: .current)
+    public required init?(suiteName: String?) {
+        let process = SimulatedProcess.current
+        guard let store = process.open(suiteNameOrStandard: suiteName) else { return nil }
+        groupDefaults = store
+        simulatedProcess = process
+        super.init()
+        forwardManagedChangesAndSizeWarnings()
     }
 
-    /// `init()` for a given simulated process.
-    public convenience init(process: SimulatedProcess) {
-        self.init(groupDefaults: process.openStandard(), process: process)
-    }
-
-    /// `init?(suiteName:)` for a given simulated process.
-    public convenience init?(suiteName: String?, process: SimulatedProcess) {
-        guard let suiteName else {
-            self.init(process: process)
-            return
-        }
-        guard let store = process.open(suiteName: suiteName) else { return nil }
-        self.init(groupDefaults: store, process: process)
-    }
-
-    /// An instance over defaults opened elsewhere.
-    public init(groupDefaults: GroupDefaults, process: SimulatedProcess) {
+    /// An instance over defaults opened elsewhere, for `process`.
+    init(groupDefaults: GroupDefaults, process: SimulatedProcess) {
         self.groupDefaults = groupDefaults
         self.simulatedProcess = process
         super.init()
+        forwardManagedChangesAndSizeWarnings()
+    }
+
+    /// Posts `didChangeNotification` for an administrator's change and
+    /// `sizeLimitExceededNotification` for a commit over the limit; called once, by each initializer.
+    private func forwardManagedChangesAndSizeWarnings() {
         let gate = InstanceGate(self)
         managedChangeGate = gate
         managedChanges = groupDefaults.onManagedChange { gate.instance()?.postDidChange(origin: .otherProcess) }

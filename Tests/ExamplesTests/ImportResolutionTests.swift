@@ -26,7 +26,9 @@ import Testing
             "/usr/bin/env", ["swiftc", "-typecheck", "-module-name", "UserModule"] + searchPaths + options + files.map { fixtures + "/" + $0 })
     }
 
-    /// SimulatedFoundation and the targets it depends on, as built objects, to link an executable with.
+    /// SimulatedFoundation and the targets it depends on, as built objects, to link an executable with: each
+    /// target's output file map names the objects of its sources now (a renamed source's old object stays in the
+    /// folder, and would be linked too).
     static var simulatedFoundationObjects: [String] {
         get throws {
             try [
@@ -34,9 +36,9 @@ import Testing
                 "ExecutableFile",
             ]
             .flatMap { target in
-                let folder = BuiltExecutable.directory + "/\(target).build"
-                return try FileManager.default.contentsOfDirectory(atPath: folder)
-                    .filter { $0.hasSuffix(".swift.o") }.map { folder + "/" + $0 }
+                let map = URL(fileURLWithPath: BuiltExecutable.directory + "/\(target).build/output-file-map.json")
+                let entries = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: map)) as? [String: [String: Any]])
+                return entries.values.compactMap { $0["object"] as? String }.sorted()
             }
         }
     }
@@ -89,6 +91,24 @@ import Testing
         #expect(without.stderr.contains("'NSObject' is ambiguous"), "\(without.stderr)")
         let with = try Self.typeCheck(["ModuleWideSwitch.swift", "NSObjectSwitch.swift", "KeyValueObserverFile.swift"])
         #expect(with.status == 0, "\(with.stderr)")
+    }
+
+    /// A library that wraps UserDefaults declares its own `Observation`,
+    /// `Key`, `Change`, `subscript(key:)` … in an extension of Apple's types:
+    /// none of them meets a name of the simulation's, whose own calls are in
+    /// `GroupSim` (it had `UserDefaults.Observation`, and cookpad's library did
+    /// not compile: "'Observation' is ambiguous for type lookup").
+    @Test func aWrapperLibrarysNamesInExtensionsMeetNoneOfTheSimulations() throws {
+        let result = try Self.typeCheck(["WrapperLibraryNames.swift"], options: ["-warnings-as-errors"])
+        #expect(result.status == 0, "\(result.stderr)")
+    }
+
+    /// Apple's initializers are the designated ones: a test's mock subclass
+    /// inherits `init()` and `init?(suiteName:)`, or calls `super.init(suiteName:)`
+    /// from an initializer of its own.
+    @Test func aSubclassHasApplesInitializers() throws {
+        let result = try Self.typeCheck(["AppleSubclasses.swift"])
+        #expect(result.status == 0, "\(result.stderr)")
     }
 
     /// `synchronize()` of both stores is `@discardableResult`, as on Apple platforms.

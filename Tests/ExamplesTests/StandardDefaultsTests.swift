@@ -8,8 +8,8 @@ import Testing
         ExampleProcess.start()
         let standard = UserDefaults.standard
         #expect(standard === UserDefaults.standard)
-        #expect(standard.groupDefaults.domainName == "com.example.notes")
-        #expect(UserDefaults().groupDefaults.domainName == "com.example.notes")
+        #expect(GroupSim.groupDefaults(of: standard).domainName == "com.example.notes")
+        #expect(GroupSim.groupDefaults(of: UserDefaults()).domainName == "com.example.notes")
         #expect(UserDefaults(suiteName: "com.example.notes") == nil)
         standard.set("kept across the reset", forKey: "standard-reset-check")
         UserDefaults.resetStandardUserDefaults()

@@ -13,13 +13,13 @@ import Testing
     @Test func anotherProcessesWriteReachesAnUnobservedInstancesCachedRead() throws {
         let f = FaceFixture()
         let process = f.process()
-        let reader = try #require(UserDefaults(suiteName: f.group, process: process))
-        let watcher = try #require(UserDefaults(suiteName: f.group, process: process))
+        let reader = try #require(GroupSim.defaults(suiteName: f.group, of: process))
+        let watcher = try #require(GroupSim.defaults(suiteName: f.group, of: process))
         reader.set("light", forKey: "theme")
         reader.synchronize()
         for _ in 0..<3 { #expect(reader.string(forKey: "theme") == "light") }
         let arrived = Received()
-        let observation = watcher.observe("theme") { arrived.add($0) }
+        let observation = GroupSim.observe(watcher, "theme") { arrived.add($0) }
 
         let write = try groupsim(["defaults", "write", f.group, "theme", "dark"], root: f.root)
         #expect(write.status == 0, "\(write.stderr)")
@@ -37,7 +37,7 @@ import Testing
     func aCachedReadThroughTheFaceAllocatesNothing() throws {
         let f = FaceFixture()
         let process = f.process(arguments: ["-flag", "YES"])
-        let defaults = try #require(UserDefaults(suiteName: f.group, process: process))
+        let defaults = try #require(GroupSim.defaults(suiteName: f.group, of: process))
         defaults.register(defaults: ["registered": 42])
         for index in 0..<100 { defaults.set("value \(index), longer than a small string", forKey: "key-\(index)") }
         // Each kind of read once, so anything made once per process is made.
@@ -64,7 +64,7 @@ import Testing
     func aRepeatedDictionaryRepresentationIsReusedUntilSomethingChanges() throws {
         let f = FaceFixture()
         let process = f.process()
-        let defaults = try #require(UserDefaults(suiteName: f.group, process: process))
+        let defaults = try #require(GroupSim.defaults(suiteName: f.group, of: process))
         for index in 0..<100 { defaults.set("value \(index), longer than a small string", forKey: "key-\(index)") }
         defaults.synchronize()
         let first = defaults.dictionaryRepresentation()
@@ -85,7 +85,7 @@ import Testing
         #expect(defaults.dictionaryRepresentation()["registered"] as? Bool == true)
 
         let arrived = Received()
-        let observation = defaults.observe("key-51") { arrived.add($0) }
+        let observation = GroupSim.observe(defaults, "key-51") { arrived.add($0) }
         let write = try groupsim(["defaults", "write", f.group, "key-51", "from another process"], root: f.root)
         #expect(write.status == 0, "\(write.stderr)")
         #expect(arrived.wait(for: 1))

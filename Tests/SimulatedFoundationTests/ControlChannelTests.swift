@@ -53,8 +53,8 @@ import Testing
         let f = FaceFixture()
         let process = f.process()
         let (channel, peer) = try serve(process)
-        let defaults = try #require(UserDefaults(suiteName: f.group, process: process))
-        let observation = defaults.observe("theme") { _ in }
+        let defaults = try #require(GroupSim.defaults(suiteName: f.group, of: process))
+        let observation = GroupSim.observe(defaults, "theme") { _ in }
         let observer = ThemeObserver()
         defaults.addObserver(observer, forKeyPath: "theme", options: [.new], context: nil)
         let keyPathObservation = defaults.observe(\.controlTestTheme, options: [.new]) { _, _ in }
@@ -99,7 +99,7 @@ import Testing
             identity: ProcessIdentity(
                 root: SimulationRoot(path: f.root.path), device: "iPad", bundleIdentifier: "com.example.app"))
         let (channel, peer) = try serve(pad)
-        let store = NSUbiquitousKeyValueStore(process: pad, environment: [NSUbiquitousKeyValueStore.identifierVariable: "com.example.kvs"])
+        let store = GroupSim.ubiquitousStore(of: pad, environment: [GroupSim.keyValueStoreVariable: "com.example.kvs"])
         #expect(try groupsim(["cloud", "write", "--device", "iPhone", "com.example.kvs", "theme", #""dark""#], root: f.root).status == 0)
         let delivered = try delivery(peer) { $0.mechanism == .didChangeExternally && $0.reason == "server-change" }
         #expect(delivered.keys == ["theme"] && delivered.domain == "com.example.kvs" && delivered.origin == "other-device")
@@ -133,7 +133,7 @@ import Testing
         let f = FaceFixture()
         let process = f.process()
         let (channel, peer) = try serve(process)
-        let store = NSUbiquitousKeyValueStore(process: process, environment: [NSUbiquitousKeyValueStore.identifierVariable: "com.example.kvs"])
+        let store = GroupSim.ubiquitousStore(of: process, environment: [GroupSim.keyValueStoreVariable: "com.example.kvs"])
         let key = "big"
         store.set(Data(count: 1_048_577), forKey: key)  // a value may have at most 1 MB
         let delivered = try delivery(peer) { $0.mechanism == .didChangeExternally }
@@ -152,11 +152,11 @@ import Testing
         let f = FaceFixture()
         let process = f.process()
         let (channel, peer) = try serve(process)
-        let other = UserDefaults(process: f.process())
-        let otherObservation = other.observe("theme") { _ in }
+        let other = GroupSim.defaults(of: f.process())
+        let otherObservation = GroupSim.observe(other, "theme") { _ in }
         other.set("not-yours", forKey: "theme")
-        let own = UserDefaults(process: process)
-        let ownObservation = own.observe("theme") { _ in }
+        let own = GroupSim.defaults(of: process)
+        let ownObservation = GroupSim.observe(own, "theme") { _ in }
         own.set("yours", forKey: "theme")
         // The first delivery of "theme" the peer reads is its own process's: the other's came first and was never sent.
         let first = try delivery(peer) { $0.key == "theme" }
@@ -172,8 +172,8 @@ import Testing
         limits.maximumOutgoingBytes = 8192
         let process = f.process()
         let (channel, peerEnd) = try serveUnread(process, limits: limits)
-        let defaults = UserDefaults(process: process)
-        let observation = defaults.observe("counter") { _ in }
+        let defaults = GroupSim.defaults(of: process)
+        let observation = GroupSim.observe(defaults, "counter") { _ in }
         // Each set is two deliveries (the observer, didChangeNotification): far
         // more than the socket and the outgoing limit hold. Nobody reads.
         for value in 0..<5000 { defaults.set(value, forKey: "counter") }
@@ -203,7 +203,7 @@ import Testing
         limits.maximumOutgoingBytes = 4096
         let process = f.process()
         let (channel, peerEnd) = try serveUnread(process, limits: limits)
-        let defaults = UserDefaults(process: process)
+        let defaults = GroupSim.defaults(of: process)
         defaults.set(String(repeating: "v", count: 1000), forKey: "big")
         let requests = Array(((1...2000).map { ControlProtocol.requestLine(id: $0, .get(key: "big")) }.joined(separator: "\n") + "\n").utf8)
         // Written from another thread: the socket fills up while nobody reads.
@@ -259,9 +259,9 @@ import Testing
         try peer.waitForLine(timeout: 20) { $0.hasPrefix(#"{"event":"ready""#) }
         peer.close()
         #expect(channel.waitUntilEnded(timeout: 20))
-        let defaults = UserDefaults(process: process)
+        let defaults = GroupSim.defaults(of: process)
         let received = Received()
-        let observation = defaults.observe("after") { received.add($0) }
+        let observation = GroupSim.observe(defaults, "after") { received.add($0) }
         defaults.set("yes", forKey: "after")
         #expect(received.all.count == 1)
         #expect(defaults.string(forKey: "after") == "yes")

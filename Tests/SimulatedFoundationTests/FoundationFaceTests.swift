@@ -21,15 +21,15 @@ struct FaceFixture {
 /// Unchecked Sendable: the items are read and changed under `lock`.
 final class Received: @unchecked Sendable {
     private let lock = NSLock()
-    private var items: [UserDefaults.KeyChange] = []
+    private var items: [GroupSim.KeyChange] = []
     private let arrived = DispatchSemaphore(value: 0)
 
-    func add(_ change: UserDefaults.KeyChange) {
+    func add(_ change: GroupSim.KeyChange) {
         lock.withLock { items.append(change) }
         arrived.signal()
     }
 
-    var all: [UserDefaults.KeyChange] { lock.withLock { items } }
+    var all: [GroupSim.KeyChange] { lock.withLock { items } }
 
     /// Waits (up to `timeout` seconds) until `count` changes have arrived in total.
     func wait(for count: Int, timeout: TimeInterval = 10) -> Bool {
@@ -77,7 +77,7 @@ final class Calls: @unchecked Sendable {
 @Suite struct FoundationFaceTests {
     @Test func numbersAndBooleansReadAsFoundationBridgesThem() throws {
         let f = FaceFixture()
-        let defaults = UserDefaults(process: f.process())
+        let defaults = GroupSim.defaults(of: f.process())
         defaults.set(1, forKey: "one")
         defaults.set(2.0, forKey: "two")
         defaults.set(true, forKey: "yes")
@@ -96,22 +96,22 @@ final class Calls: @unchecked Sendable {
         #expect(defaults.dictionary(forKey: "map")?["n"] as? Int == 3)
         #expect(defaults.object(forKey: "absent") == nil)
         // Stored with their own types: another reader sees an integer, a real and a boolean.
-        #expect(defaults.groupDefaults.value(forKey: "one") == .integer(1))
-        #expect(defaults.groupDefaults.value(forKey: "two") == .real(2))
-        #expect(defaults.groupDefaults.value(forKey: "yes") == .bool(true))
+        #expect(GroupSim.groupDefaults(of: defaults).value(forKey: "one") == .integer(1))
+        #expect(GroupSim.groupDefaults(of: defaults).value(forKey: "two") == .real(2))
+        #expect(GroupSim.groupDefaults(of: defaults).value(forKey: "yes") == .bool(true))
     }
 
     @Test func suiteNamesAsApple() throws {
         let f = FaceFixture()
         let process = f.process()
-        #expect(UserDefaults(suiteName: "NSGlobalDomain", process: process) == nil)
-        #expect(UserDefaults(suiteName: "com.example.app", process: process) == nil)
-        let standard = try #require(UserDefaults(suiteName: nil, process: process))
-        #expect(standard.groupDefaults.domainName == "com.example.app")
-        let suite = try #require(UserDefaults(suiteName: f.group, process: process))
-        #expect(suite.groupDefaults.domainName == f.group)
+        #expect(GroupSim.defaults(suiteName: "NSGlobalDomain", of: process) == nil)
+        #expect(GroupSim.defaults(suiteName: "com.example.app", of: process) == nil)
+        let standard = try #require(GroupSim.defaults(suiteName: nil, of: process))
+        #expect(GroupSim.groupDefaults(of: standard).domainName == "com.example.app")
+        let suite = try #require(GroupSim.defaults(suiteName: f.group, of: process))
+        #expect(GroupSim.groupDefaults(of: suite).domainName == f.group)
         // A name built from #file holds '/': Apple accepts it, and so does the simulation.
-        let fromFile = try #require(UserDefaults(suiteName: "com.example.test.Tests/FaceTests.testName", process: process))
+        let fromFile = try #require(GroupSim.defaults(suiteName: "com.example.test.Tests/FaceTests.testName", of: process))
         fromFile.set("kept", forKey: "k")
         #expect(fromFile.synchronize())
         #expect(fromFile.string(forKey: "k") == "kept")
@@ -119,7 +119,7 @@ final class Calls: @unchecked Sendable {
 
     @Test func typedSettersAndGetters() throws {
         let f = FaceFixture()
-        let defaults = UserDefaults(process: f.process())
+        let defaults = GroupSim.defaults(of: f.process())
         defaults.set(Float(1.5), forKey: "float")
         #expect(defaults.float(forKey: "float") == 1.5)
         #expect(defaults.double(forKey: "float") == 1.5)
@@ -153,13 +153,13 @@ final class Calls: @unchecked Sendable {
     @Test func registeredDefaultsBelongToTheProcess() throws {
         let f = FaceFixture()
         let app = f.process()
-        let defaults = UserDefaults(process: app)
+        let defaults = GroupSim.defaults(of: app)
         defaults.register(defaults: ["ReadingMode": "standard", "HighScore": 0])
         defaults.register(defaults: ["HighScore": 10])
         #expect(defaults.string(forKey: "ReadingMode") == "standard")
         #expect(defaults.integer(forKey: "HighScore") == 10)
-        #expect(UserDefaults(process: app).integer(forKey: "HighScore") == 10, "every instance of the process")
-        #expect(UserDefaults(process: f.process()).object(forKey: "HighScore") == nil, "another process does not see them")
+        #expect(GroupSim.defaults(of: app).integer(forKey: "HighScore") == 10, "every instance of the process")
+        #expect(GroupSim.defaults(of: f.process()).object(forKey: "HighScore") == nil, "another process does not see them")
         #expect(defaults.dictionaryRepresentation()["HighScore"] as? Int == 10)
         #expect(defaults.volatileDomain(forName: UserDefaults.registrationDomain)["ReadingMode"] as? String == "standard")
         #expect(defaults.persistentDomain(forName: "com.example.app") == nil, "registration is never stored")
@@ -167,7 +167,7 @@ final class Calls: @unchecked Sendable {
 
     @Test func domainsAsApple() throws {
         let f = FaceFixture()
-        let defaults = UserDefaults(process: f.process(arguments: ["-theme", "dark", "-verbose", "-count", "<integer>3</integer>"]))
+        let defaults = GroupSim.defaults(of: f.process(arguments: ["-theme", "dark", "-verbose", "-count", "<integer>3</integer>"]))
         #expect(UserDefaults.globalDomain == "NSGlobalDomain")
         #expect(UserDefaults.argumentDomain == "NSArgumentDomain")
         #expect(UserDefaults.registrationDomain == "NSRegistrationDomain")
@@ -193,9 +193,9 @@ final class Calls: @unchecked Sendable {
     @Test func theSuiteAddedLastIsSearchedFirst() throws {
         let f = FaceFixture()
         let process = f.process(groups: ["group.com.example.first", "group.com.example.second"])
-        try #require(UserDefaults(suiteName: "group.com.example.first", process: process)).set("first", forKey: "k")
-        try #require(UserDefaults(suiteName: "group.com.example.second", process: process)).set("second", forKey: "k")
-        let combined = UserDefaults(process: process)
+        try #require(GroupSim.defaults(suiteName: "group.com.example.first", of: process)).set("first", forKey: "k")
+        try #require(GroupSim.defaults(suiteName: "group.com.example.second", of: process)).set("second", forKey: "k")
+        let combined = GroupSim.defaults(of: process)
         combined.addSuite(named: "group.com.example.first")
         combined.addSuite(named: "group.com.example.second")
         #expect(combined.string(forKey: "k") == "second")
@@ -209,7 +209,7 @@ final class Calls: @unchecked Sendable {
     @Test func didChangeIsPostedOnTheWritingThreadWithApplesName() throws {
         #expect(UserDefaults.didChangeNotification.rawValue == "NSUserDefaultsDidChangeNotification")
         let f = FaceFixture()
-        let defaults = UserDefaults(process: f.process())
+        let defaults = GroupSim.defaults(of: f.process())
         let posted = Counter()
         let writer = pthread_self()
         let token = NotificationCenter.default.addObserver(forName: UserDefaults.didChangeNotification, object: defaults, queue: nil) { _ in
@@ -228,14 +228,16 @@ final class Calls: @unchecked Sendable {
     /// also `GroupDefaults`' own (each post costs about as much as the set).
     @Test func aSetThroughTheFacePostsOneNotification() throws {
         let f = FaceFixture()
-        let defaults = UserDefaults(process: f.process())
+        let defaults = GroupSim.defaults(of: f.process())
         let facePosts = Counter()
         let groupPosts = Counter()
         let tokens = [
             NotificationCenter.default.addObserver(forName: UserDefaults.didChangeNotification, object: defaults, queue: nil) { _ in
                 facePosts.add(onWritingThread: true)
             },
-            NotificationCenter.default.addObserver(forName: GroupDefaults.didChangeNotification, object: defaults.groupDefaults, queue: nil) { _ in
+            NotificationCenter.default.addObserver(
+                forName: GroupDefaults.didChangeNotification, object: GroupSim.groupDefaults(of: defaults), queue: nil
+            ) { _ in
                 groupPosts.add(onWritingThread: true)
             },
         ]
@@ -247,7 +249,7 @@ final class Calls: @unchecked Sendable {
         #expect(facePosts.count == 4)
         #expect(groupPosts.count == 0)
         // Through GroupDefaults itself, its own notification is posted.
-        defaults.groupDefaults.set("w", forKey: "k")
+        GroupSim.groupDefaults(of: defaults).set("w", forKey: "k")
         #expect(groupPosts.count == 1)
         #expect(facePosts.count == 4)
     }
@@ -258,8 +260,8 @@ final class Calls: @unchecked Sendable {
     /// setting thread; an observer of another instance is not called.
     @Test func aSetNotifiesTheObserversAPostWouldInItsOrder() throws {
         let f = FaceFixture()
-        let defaults = UserDefaults(process: f.process())
-        let other = UserDefaults(process: f.process())
+        let defaults = GroupSim.defaults(of: f.process())
+        let other = GroupSim.defaults(of: f.process())
         let calls = Calls()
         let writer = pthread_self()
         let observers: [(String, Notification.Name?, AnyObject?)] = [
@@ -287,14 +289,14 @@ final class Calls: @unchecked Sendable {
     @Test func observersHearThisProcessBeforeSetReturnsAndOnlyAfterTheyStart() throws {
         let f = FaceFixture()
         let process = f.process(arguments: ["-hidden", "argument"])
-        let defaults = UserDefaults(process: process)
+        let defaults = GroupSim.defaults(of: process)
         defaults.set("before", forKey: "theme")
         let received = Received()
-        let observation = defaults.observe("theme") { received.add($0) }
-        let hidden = defaults.observe("hidden") { received.add($0) }
+        let observation = GroupSim.observe(defaults, "theme") { received.add($0) }
+        let hidden = GroupSim.observe(defaults, "hidden") { received.add($0) }
         #expect(received.all.isEmpty)
         // Through another instance of the process: still before set returns.
-        UserDefaults(process: process).set("dark", forKey: "theme")
+        GroupSim.defaults(of: process).set("dark", forKey: "theme")
         #expect(received.all.count == 1)
         #expect(received.all.first?.oldValue as? String == "before")
         #expect(received.all.first?.newValue as? String == "dark")
@@ -312,13 +314,13 @@ final class Calls: @unchecked Sendable {
     /// once, and nothing for a same-value write or a hidden key.
     @Test func observersHearOtherProcesses() throws {
         let f = FaceFixture()
-        let defaults = try #require(UserDefaults(suiteName: f.group, process: f.process(arguments: ["-hidden", "argument"])))
+        let defaults = try #require(GroupSim.defaults(suiteName: f.group, of: f.process(arguments: ["-hidden", "argument"])))
         let theme = Received()
         let hidden = Received()
         let marker = Received()
         let observations = [
-            defaults.observe("theme") { theme.add($0) }, defaults.observe("hidden") { hidden.add($0) },
-            defaults.observe("marker") { marker.add($0) },
+            GroupSim.observe(defaults, "theme") { theme.add($0) }, GroupSim.observe(defaults, "hidden") { hidden.add($0) },
+            GroupSim.observe(defaults, "marker") { marker.add($0) },
         ]
         let write = { (key: String, value: String) in
             let result = try groupsim(["defaults", "write", f.group, key, value], root: f.root)

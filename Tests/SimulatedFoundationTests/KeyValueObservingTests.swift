@@ -40,6 +40,35 @@ final class KeyValueRecorder: NSObject, @unchecked Sendable {
     }
 }
 
+/// An observer that unregisters in its own `deinit`, as Apple's KVO guide
+/// has it (and cookpad's `UserDefaults.Observation` does, with a context).
+final class SelfRemovingObserver: NSObject {
+    let defaults: UserDefaults
+    let keyPath: String
+    /// nil: removed with `removeObserver(_:forKeyPath:)`.
+    let context: UnsafeMutableRawPointer?
+
+    init(_ defaults: UserDefaults, keyPath: String, usesContext: Bool) {
+        (self.defaults, self.keyPath) = (defaults, keyPath)
+        context = usesContext ? UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1) : nil
+        super.init()
+        defaults.addObserver(self, forKeyPath: keyPath, options: [.new], context: context)
+    }
+
+    override func observeValue(
+        forKeyPath keyPath: String?, of object: Any?, change: [NSKeyValueChangeKey: Any]?, context: UnsafeMutableRawPointer?
+    ) {}
+
+    deinit {
+        if let context {
+            defaults.removeObserver(self, forKeyPath: keyPath, context: context)
+            context.deallocate()
+        } else {
+            defaults.removeObserver(self, forKeyPath: keyPath)
+        }
+    }
+}
+
 extension UserDefaults {
     /// Named as its key, as key-value observing on Apple platforms needs (there with `@objc dynamic`).
     var theme: String? { string(forKey: "theme") }
@@ -53,11 +82,11 @@ extension UserDefaults {
     @Test func anObserverHearsNewAndOldBeforeSetReturns() throws {
         let f = FaceFixture()
         let process = f.process()
-        let defaults = UserDefaults(process: process)
+        let defaults = GroupSim.defaults(of: process)
         defaults.set("light", forKey: "theme")
         let observer = KeyValueRecorder()
         defaults.addObserver(observer, forKeyPath: "theme", options: [.new, .old], context: nil)
-        UserDefaults(process: process).set("dark", forKey: "theme")
+        GroupSim.defaults(of: process).set("dark", forKey: "theme")
         let calls = observer.all
         try #require(calls.count == 1, "told before set returned")
         #expect(calls[0].keyPath == "theme")
@@ -78,7 +107,7 @@ extension UserDefaults {
 
     @Test func initialAndPriorAsApple() throws {
         let f = FaceFixture()
-        let defaults = UserDefaults(process: f.process())
+        let defaults = GroupSim.defaults(of: f.process())
         defaults.set(1, forKey: "count")
         let observer = KeyValueRecorder()
         defaults.addObserver(observer, forKeyPath: "count", options: [.initial, .new], context: nil)
@@ -99,9 +128,81 @@ extension UserDefaults {
         defaults.removeObserver(prior, forKeyPath: "count")
     }
 
+    /// NSKeyValueObserving.h: "the notification sent as a result of
+    /// NSKeyValueObservingOptionInitial will never contain an
+    /// NSKeyValueChangeOldKey entry", with `.old` asked or not; a wrapper
+    /// tells the initial call from an update by that key.
+    @Test func theInitialCallNeverHasAnOldEntry() throws {
+        let f = FaceFixture()
+        let defaults = GroupSim.defaults(of: f.process())
+        defaults.set("light", forKey: "initialTheme")
+        let observer = KeyValueRecorder()
+        defaults.addObserver(observer, forKeyPath: "initialTheme", options: [.initial, .old, .new], context: nil)
+        let absent = KeyValueRecorder()
+        defaults.addObserver(absent, forKeyPath: "initialAbsent", options: [.initial, .old], context: nil)
+        try #require(observer.all.count == 1 && absent.all.count == 1)
+        #expect(observer.all[0].change.keys.contains(.oldKey) == false, "\(observer.all[0].change)")
+        #expect(observer.all[0].new as? String == "light")
+        #expect(Set(absent.all[0].change.keys) == [.kindKey], "no new asked, no old ever: \(absent.all[0].change)")
+
+        defaults.set("dark", forKey: "initialTheme")
+        try #require(observer.all.count == 2)
+        #expect(observer.all[1].old as? String == "light", "an update has it")
+        defaults.removeObserver(observer, forKeyPath: "initialTheme")
+        defaults.removeObserver(absent, forKeyPath: "initialAbsent")
+    }
+
+    /// Apple's Key-Value Observing Programming Guide: "A typical pattern is
+    /// to register as an observer during the observer's initialization … and
+    /// unregister during deallocation (usually in dealloc)". From the
+    /// observer's own `deinit` it removes the registration (which lets the
+    /// instance go) and is no mistake.
+    @Test func anObserverRemovesItselfInItsDeinit() throws {
+        let collected = CollectedDiagnostics()
+        let f = FaceFixture()
+        let process = f.process()
+        for usesContext in [false, true] {
+            let keyPath = usesContext ? "removedInDeinitWithContext" : "removedInDeinit"
+            weak var instance: UserDefaults?
+            do {
+                let defaults = GroupSim.defaults(of: process)
+                instance = defaults
+                // Registered in its init, let go at once: its deinit removes the registration.
+                _ = SelfRemovingObserver(defaults, keyPath: keyPath, usesContext: usesContext)
+            }
+            #expect(!collected.contains(.callRefused, "\"\(keyPath)\""), "\(collected.all.map(\.message))")
+            #expect(instance == nil, "the registration is gone, and with it the instance it kept (\(keyPath))")
+        }
+    }
+
+    /// A registration whose observer went away unremoved is not another
+    /// object's, even one made later at the same address (the allocator
+    /// hands freed memory out again at once): removing that object's
+    /// registration, which it never added, is refused.
+    @Test func aLaterObjectAtAGoneObserversAddressHasNoRegistration() throws {
+        let collected = CollectedDiagnostics()
+        let f = FaceFixture()
+        let defaults = GroupSim.defaults(of: f.process())
+        var addresses: Set<ObjectIdentifier> = []
+        for _ in 0..<16 {
+            let gone = KeyValueRecorder()
+            addresses.insert(ObjectIdentifier(gone))
+            defaults.addObserver(gone, forKeyPath: "goneObserver", options: [.new], context: nil)
+        }
+        var (removals, reused) = (0, false)
+        while !reused && removals < 64 {
+            let stranger = KeyValueRecorder()
+            reused = addresses.contains(ObjectIdentifier(stranger))
+            defaults.removeObserver(stranger, forKeyPath: "goneObserver")
+            removals += 1
+        }
+        let refused = collected.all.filter { $0.kind == .callRefused && $0.message.contains("\"goneObserver\"") }
+        #expect(refused.count == removals, "reused address: \(reused)")
+    }
+
     @Test func theContextIsHandedBackAndChoosesWhatIsRemoved() throws {
         let f = FaceFixture()
-        let defaults = UserDefaults(process: f.process())
+        let defaults = GroupSim.defaults(of: f.process())
         let observer = KeyValueRecorder()
         let first = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
         let second = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
@@ -131,13 +232,13 @@ extension UserDefaults {
         weak var instance: UserDefaults?
         do {
             let observer = KeyValueRecorder()
-            let defaults = UserDefaults(process: process)
+            let defaults = GroupSim.defaults(of: process)
             (gone, instance) = (observer, defaults)
             defaults.addObserver(observer, forKeyPath: "k", options: [.new], context: nil)
         }
         #expect(gone == nil, "the registration does not keep the observer")
         #expect(instance != nil, "the registration keeps the instance it was made on")
-        UserDefaults(process: process).set("a", forKey: "k")
+        GroupSim.defaults(of: process).set("a", forKey: "k")
         #expect(instance == nil, "the observer is gone: so is the registration, and the instance with it")
     }
 
@@ -145,7 +246,7 @@ extension UserDefaults {
     @Test func aRegistrationThroughATemporaryInstanceHearsAnotherProcess() throws {
         let f = FaceFixture()
         let observer = KeyValueRecorder()
-        try #require(UserDefaults(suiteName: f.group, process: f.process())).addObserver(
+        try #require(GroupSim.defaults(suiteName: f.group, of: f.process())).addObserver(
             observer, forKeyPath: "theme", options: [.new], context: nil)
         let write = try groupsim(["defaults", "write", f.group, "theme", "dark"], root: f.root)
         #expect(write.status == 0, "\(write.stderr)")
@@ -160,7 +261,7 @@ extension UserDefaults {
     @Test func aKeyNamedWithADotIsNeverDeliveredAndTheRegistrationSaysWhy() throws {
         let collected = CollectedDiagnostics()
         let f = FaceFixture()
-        let defaults = try #require(UserDefaults(suiteName: f.group, process: f.process()))
+        let defaults = try #require(GroupSim.defaults(suiteName: f.group, of: f.process()))
         let dotted = KeyValueRecorder()
         defaults.addObserver(dotted, forKeyPath: "sync.theme", options: [.new], context: nil)
         #expect(collected.contains(.keyPathNeverObserved, "a change of a key named 'sync.theme' is never delivered"))
@@ -181,7 +282,7 @@ extension UserDefaults {
     /// The path observes the key before the dot, and reads the rest inside its value.
     @Test func aDottedKeyPathFollowsTheValueOfItsFirstKey() throws {
         let f = FaceFixture()
-        let defaults = UserDefaults(process: f.process())
+        let defaults = GroupSim.defaults(of: f.process())
         let observer = KeyValueRecorder()
         defaults.set(["theme": "light"], forKey: "sync")
         defaults.addObserver(observer, forKeyPath: "sync.theme", options: [.initial, .new, .old], context: nil)
@@ -199,7 +300,7 @@ extension UserDefaults {
     @Test func anOperatorPathIsNeverToldButCanBeRemoved() throws {
         let collected = CollectedDiagnostics()
         let f = FaceFixture()
-        let defaults = UserDefaults(process: f.process())
+        let defaults = GroupSim.defaults(of: f.process())
         let observer = KeyValueRecorder()
         defaults.addObserver(observer, forKeyPath: "@count", options: [.new], context: nil)
         #expect(collected.contains(.keyPathNeverObserved, "a key path starting with '@' is a collection operator"))
@@ -214,7 +315,7 @@ extension UserDefaults {
     @Test func aKeyPathToAComputedPropertyObservesTheKeyItReads() throws {
         let f = FaceFixture()
         let process = f.process()
-        let defaults = UserDefaults(process: process)
+        let defaults = GroupSim.defaults(of: process)
         defaults.set("light", forKey: "theme")
         let lock = NSLock()
         var seen: [(old: String??, new: String??, prior: Bool)] = []
@@ -222,7 +323,7 @@ extension UserDefaults {
             #expect(observed === defaults)
             lock.withLock { seen.append((change.oldValue, change.newValue, change.isPrior)) }
         }
-        UserDefaults(process: process).set("dark", forKey: "theme")
+        GroupSim.defaults(of: process).set("dark", forKey: "theme")
         var all = lock.withLock { seen }
         try #require(all.count == 2)
         #expect(all[0].old == nil && all[0].new == .some("light"), ".initial: the value now, no old one")
@@ -237,7 +338,7 @@ extension UserDefaults {
         let f = FaceFixture()
         let arrived = DispatchSemaphore(value: 0)
         let values = Received.Lines()
-        let observation = try #require(UserDefaults(suiteName: f.group, process: f.process())).observe(\.fontSize, options: [.new]) { _, change in
+        let observation = try #require(GroupSim.defaults(suiteName: f.group, of: f.process())).observe(\.fontSize, options: [.new]) { _, change in
             values.add("\(change.newValue.map { "\($0)" } ?? "nil")")
             arrived.signal()
         }
@@ -250,7 +351,7 @@ extension UserDefaults {
 
     @Test func aPropertyOverSeveralKeysChangesWithEach() throws {
         let f = FaceFixture()
-        let defaults = UserDefaults(process: f.process())
+        let defaults = GroupSim.defaults(of: f.process())
         let values = Received.Lines()
         let observation = defaults.observe(\.title, options: [.new]) { _, change in values.add(change.newValue ?? "nil") }
         defaults.set("Notes", forKey: "name")
@@ -262,7 +363,7 @@ extension UserDefaults {
 
     @Test func aPropertyThatReadsNoKeyObservesNothing() throws {
         let f = FaceFixture()
-        let defaults = UserDefaults(process: f.process())
+        let defaults = GroupSim.defaults(of: f.process())
         let values = Received.Lines()
         let observation = defaults.observe(\.nothingStored, options: [.new]) { _, _ in values.add("called") }
         defaults.set(1, forKey: "nothingStored")
@@ -275,7 +376,7 @@ extension UserDefaults {
     @Test func mistakesAreReportedNotFatal() throws {
         let collected = CollectedDiagnostics()
         let f = FaceFixture()
-        let defaults = UserDefaults(process: f.process())
+        let defaults = GroupSim.defaults(of: f.process())
         let observer = KeyValueRecorder()
         defaults.removeObserver(observer, forKeyPath: "never-added-key")
         #expect(collected.contains(.callRefused, "removeObserver(_:forKeyPath: \"never-added-key\")"))

@@ -17,7 +17,7 @@ import Testing
     @Test func aForcedKeyIsForcedAndItsValueWins() throws {
         try manage(.set(key: "managedFaceTheme", value: "dark"))
         try manage(.configuration(["server": "https://mdm.example.com", "seats": 5]))
-        let defaults = UserDefaults(process: fixture.process())
+        let defaults = GroupSim.defaults(of: fixture.process())
         #expect(defaults.objectIsForced(forKey: "managedFaceTheme"))
         #expect(!defaults.objectIsForced(forKey: "managedFaceFontSize"))
         #expect(defaults.objectIsForced(forKey: "managedFaceTheme", inDomain: "com.example.app"))
@@ -30,7 +30,7 @@ import Testing
     }
 
     @Test func anAdministratorsChangePostsDidChangeNotification() throws {
-        let defaults = UserDefaults(process: fixture.process())
+        let defaults = GroupSim.defaults(of: fixture.process())
         let posted = DispatchSemaphore(value: 0)
         let token = NotificationCenter.default.addObserver(forName: UserDefaults.didChangeNotification, object: defaults, queue: nil) { _ in
             posted.signal()
@@ -44,17 +44,17 @@ import Testing
     @Test func anInstanceLetGoIsFreedAndNeverPostedFor() throws {
         weak var released: UserDefaults?
         do {
-            let gone = UserDefaults(process: fixture.process())
+            let gone = GroupSim.defaults(of: fixture.process())
             released = gone
             _ = gone.string(forKey: "managedFaceTheme")
         }
         // Listening for managed changes must not keep an instance alive.
         #expect(released == nil)
-        let live = UserDefaults(process: fixture.process())
+        let live = GroupSim.defaults(of: fixture.process())
         let others = Mutex(0)
         let livePosted = DispatchSemaphore(value: 0)
         let token = NotificationCenter.default.addObserver(forName: UserDefaults.didChangeNotification, object: nil, queue: nil) { note in
-            guard let poster = note.object as? UserDefaults, poster.simulatedProcess === live.simulatedProcess else { return }
+            guard let poster = note.object as? UserDefaults, GroupSim.process(of: poster) === GroupSim.process(of: live) else { return }
             if poster === live { livePosted.signal() } else { others.withLock { $0 += 1 } }
         }
         defer { NotificationCenter.default.removeObserver(token) }
@@ -77,7 +77,7 @@ import Testing
         }
         pusher.start()
         let lastPushSeen = Atomic(false)
-        let keeper = UserDefaults(process: process)
+        let keeper = GroupSim.defaults(of: process)
         let token = NotificationCenter.default.addObserver(forName: UserDefaults.didChangeNotification, object: keeper, queue: nil) { _ in
             if keeper.dictionary(forKey: "com.apple.configuration.managed")?["push"] as? Int == pushes - 1 {
                 lastPushSeen.store(true, ordering: .releasing)
@@ -87,7 +87,7 @@ import Testing
         // Instances made and let go while the pushes are delivered: a post must never reach one being freed.
         let deadline = ContinuousClock.now + .seconds(20)
         while !lastPushSeen.load(ordering: .acquiring) && ContinuousClock.now < deadline {
-            _ = UserDefaults(process: process).string(forKey: "managedFaceTheme")
+            _ = GroupSim.defaults(of: process).string(forKey: "managedFaceTheme")
         }
         let seen = lastPushSeen.load(ordering: .acquiring)
         #expect(seen, "the last managed push never reached the instance kept alive")

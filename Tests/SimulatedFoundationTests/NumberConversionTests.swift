@@ -81,7 +81,7 @@ import Testing
 
     @Test func readsAsFoundation() throws {
         let f = FaceFixture()
-        let defaults = UserDefaults(process: f.process())
+        let defaults = GroupSim.defaults(of: f.process())
         for row in Self.table { row.set(defaults, row.key) }
         for row in Self.table {
             #expect(Reads(defaults, row.key) == row.reads, "\(row.key)")
@@ -92,7 +92,7 @@ import Testing
     /// the Float's, and it bridges to Float and to Double as NSNumber does.
     @Test func aFloatReadsBackAsAFloatNumber() throws {
         let f = FaceFixture()
-        let defaults = UserDefaults(process: f.process())
+        let defaults = GroupSim.defaults(of: f.process())
         defaults.set(Float(12.34), forKey: "volume")
         defaults.set(12.34, forKey: "ratio")
         let volume = try #require(defaults.object(forKey: "volume") as? NSNumber)
@@ -110,7 +110,7 @@ import Testing
     /// the write is refused, loudly, and nothing changes.
     @Test func anUnsignedIntegerAboveInt64MaxIsRefused() throws {
         let f = FaceFixture()
-        let defaults = UserDefaults(process: f.process())
+        let defaults = GroupSim.defaults(of: f.process())
         defaults.set(UInt64.max, forKey: "big")
         #expect(defaults.object(forKey: "big") == nil)
         defaults.set(UInt64(Int64.max), forKey: "fits")

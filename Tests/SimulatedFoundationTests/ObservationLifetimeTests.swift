@@ -6,17 +6,17 @@ import Testing
 /// An observation lives as long as its token, whatever became of the
 /// instance it was made through (as on Apple platforms).
 @Suite struct ObservationLifetimeTests {
-    /// `UserDefaults(suiteName:)!.observe(…)`: the instance is gone at once,
+    /// `GroupSim.observe(UserDefaults(suiteName:)!, …)`: the instance is gone at once,
     /// the observation is not; this process's changes and another process's
     /// reach it until the token goes.
     @Test func anObservationMadeThroughATemporaryInstanceLivesAsLongAsItsToken() throws {
         let f = FaceFixture()
         let process = f.process()
         let received = Received()
-        var token: UserDefaults.Observation? = try #require(UserDefaults(suiteName: f.group, process: process)).observe("theme") {
+        var token: GroupSim.Observation? = GroupSim.observe(try #require(GroupSim.defaults(suiteName: f.group, of: process)), "theme") {
             received.add($0)
         }
-        try #require(UserDefaults(suiteName: f.group, process: process)).set("dark", forKey: "theme")
+        try #require(GroupSim.defaults(suiteName: f.group, of: process)).set("dark", forKey: "theme")
         #expect(received.all.count == 1, "this process's change, before set returned")
 
         let write = try groupsim(["defaults", "write", f.group, "theme", "light"], root: f.root)
@@ -27,7 +27,7 @@ import Testing
 
         withExtendedLifetime(token) {}
         token = nil
-        try #require(UserDefaults(suiteName: f.group, process: process)).set("black", forKey: "theme")
+        try #require(GroupSim.defaults(suiteName: f.group, of: process)).set("black", forKey: "theme")
         #expect(received.all.count == 2, "the token is gone: nobody is told")
     }
 
@@ -37,7 +37,7 @@ import Testing
         SharedSuite.process = f.process()
         SharedSuite.group = f.group
         let received = Received()
-        let token = UserDefaults.sharedForTest.observe("count") { received.add($0) }
+        let token = GroupSim.observe(UserDefaults.sharedForTest, "count") { received.add($0) }
         UserDefaults.sharedForTest.set(3, forKey: "count")
         #expect(received.all.map { $0.newValue as? Int } == [3])
         withExtendedLifetime(token) {}
@@ -51,6 +51,6 @@ private enum SharedSuite {
 
 extension UserDefaults {
     fileprivate static var sharedForTest: UserDefaults {
-        UserDefaults(suiteName: SharedSuite.group, process: SharedSuite.process!)!
+        GroupSim.defaults(suiteName: SharedSuite.group, of: SharedSuite.process!)!
     }
 }

@@ -21,8 +21,8 @@ import Testing
         try ProtectedData.set(root: root, device: "iPhone", locked: true, protection: .untilFirstUnlock)
 
         let process = fixture.process("com.example.prewarmed")
-        #expect(!UIApplication(process: process).isProtectedDataAvailable)
-        let locked = try #require(UserDefaults(suiteName: fixture.group, process: process))
+        #expect(!GroupSim.application(of: process).isProtectedDataAvailable)
+        let locked = try #require(GroupSim.defaults(suiteName: fixture.group, of: process))
         locked.register(defaults: ["lockedFaceTheme": "light"])
         #expect(locked.object(forKey: "lockedFaceStreak") == nil)
         // Registered defaults still apply.
@@ -40,7 +40,7 @@ import Testing
 
     @Test func theNotificationIsPostedAtTheUnlock() throws {
         try ProtectedData.set(root: root, device: "iPhone", locked: true, protection: .untilFirstUnlock)
-        let application = UIApplication(process: fixture.process())
+        let application = GroupSim.application(of: fixture.process())
         #expect(!application.isProtectedDataAvailable)
         let posted = DispatchSemaphore(value: 0)
         let token = NotificationCenter.default.addObserver(
@@ -61,6 +61,6 @@ import Testing
 
     @Test func noProtectionHidesNothing() throws {
         try ProtectedData.set(root: root, device: "iPhone", locked: true, protection: ProtectedData.Protection.none)
-        #expect(UIApplication(process: fixture.process()).isProtectedDataAvailable)
+        #expect(GroupSim.application(of: fixture.process()).isProtectedDataAvailable)
     }
 }

@@ -12,7 +12,7 @@ import Testing
     @Test func aValueThatIsNotAPropertyListChangesNothing() throws {
         let collected = CollectedDiagnostics()
         let f = FaceFixture()
-        let defaults = UserDefaults(process: f.process())
+        let defaults = GroupSim.defaults(of: f.process())
         defaults.set("kept", forKey: "refused-key")
         defaults.set(Opaque(), forKey: "refused-key")
         #expect(defaults.string(forKey: "refused-key") == "kept")
@@ -33,7 +33,7 @@ import Testing
     @Test func anOptionalInsideAnyIsItsValueAndNilIsRefused() throws {
         let collected = CollectedDiagnostics()
         let f = FaceFixture()
-        let defaults = UserDefaults(process: f.process())
+        let defaults = GroupSim.defaults(of: f.process())
         func store<T>(_ value: T, _ key: String) { defaults.set(value, forKey: key) }
         store(Optional("wrapped"), "optional-some")
         #expect(defaults.string(forKey: "optional-some") == "wrapped")
@@ -45,7 +45,7 @@ import Testing
     @Test func registerWithABadValueRegistersNothing() throws {
         let collected = CollectedDiagnostics()
         let f = FaceFixture()
-        let defaults = UserDefaults(process: f.process())
+        let defaults = GroupSim.defaults(of: f.process())
         defaults.register(defaults: ["good-registered": 1, "bad-registered": Opaque()])
         #expect(defaults.object(forKey: "good-registered") == nil)
         #expect(collected.contains(.callRefused, "register(defaults:)"))
@@ -54,7 +54,7 @@ import Testing
     @Test func domainsAndSuitesAppleRefuses() throws {
         let collected = CollectedDiagnostics()
         let f = FaceFixture()
-        let defaults = UserDefaults(process: f.process())
+        let defaults = GroupSim.defaults(of: f.process())
         defaults.setPersistentDomain(["k": 1], forName: UserDefaults.registrationDomain)
         #expect(defaults.volatileDomain(forName: UserDefaults.registrationDomain).isEmpty)
         #expect(collected.contains(.callRefused, "setPersistentDomain(_:forName: \"NSRegistrationDomain\")"))
@@ -64,7 +64,7 @@ import Testing
         defaults.addSuite(named: UserDefaults.globalDomain)
         #expect(collected.contains(.callRefused, "addSuite(named: \"com.example.app\")"))
         #expect(collected.contains(.callRefused, "addSuite(named: \"NSGlobalDomain\")"))
-        #expect(UserDefaults(suiteName: "", process: f.process()) == nil)
+        #expect(GroupSim.defaults(suiteName: "", of: f.process()) == nil)
         #expect(collected.contains(.callRefused, "UserDefaults(suiteName: \"\") is nil"))
     }
 }

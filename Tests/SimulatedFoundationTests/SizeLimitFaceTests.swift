@@ -22,7 +22,7 @@ import Testing
     /// notifications posted for that instance (only its own: tests run side by side in this process).
     private func withObservedDefaults(on platform: DevicePlatform, _ body: (SimulatedFoundation.UserDefaults, Posts) throws -> Void) throws {
         try fixture.root.makeDevice(DeviceSettings(platform: platform))
-        let defaults = try #require(UserDefaults(suiteName: fixture.group, process: fixture.process()))
+        let defaults = try #require(GroupSim.defaults(suiteName: fixture.group, of: fixture.process()))
         let posts = Posts()
         let token = NotificationCenter.default.addObserver(forName: UserDefaults.sizeLimitExceededNotification, object: defaults, queue: nil) {
             posts.add($0.object)
@@ -58,7 +58,7 @@ import Testing
         try withObservedDefaults(on: .iOS) { defaults, posts in
             commit(defaults, poster(1_200_000), forKey: "offline")
             #expect(posts.all.isEmpty)
-            #expect(defaults.groupDefaults.onSizeLimitWarning {} == nil, "nothing listens where the platform never warns")
+            #expect(GroupSim.groupDefaults(of: defaults).onSizeLimitWarning {} == nil, "nothing listens where the platform never warns")
         }
     }
 }

@@ -14,8 +14,8 @@ import Testing
         let process = SimulatedProcess(
             identity: ProcessIdentity(
                 root: SimulationRoot(path: fixture.root.path), device: device, bundleIdentifier: "com.example.app"))
-        return NSUbiquitousKeyValueStore(
-            process: process, environment: entitled ? [NSUbiquitousKeyValueStore.identifierVariable: "com.example.kvs"] : [:], report: report)
+        return GroupSim.ubiquitousStore(
+            of: process, environment: entitled ? [GroupSim.keyValueStoreVariable: "com.example.kvs"] : [:], report: report)
     }
 
     @Test func typedAccessorsConvertAsFoundationDoes() {
@@ -66,13 +66,13 @@ import Testing
             identity: ProcessIdentity(
                 root: SimulationRoot(path: fixture.root.path), bundleIdentifier: "com.example.app"))
         for _ in 0..<3 {
-            let kvs = NSUbiquitousKeyValueStore(process: process, environment: [:]) { reported.add($0.message) }
+            let kvs = GroupSim.ubiquitousStore(of: process, environment: [:]) { reported.add($0.message) }
             kvs.set("x", forKey: "k")
         }
         #expect(reported.all.count == 1, "\(reported.all)")
         // Another process says it again.
         let other = SimulatedProcess(identity: process.identity)
-        _ = NSUbiquitousKeyValueStore(process: other, environment: [:]) { reported.add($0.message) }
+        _ = GroupSim.ubiquitousStore(of: other, environment: [:]) { reported.add($0.message) }
         #expect(reported.all.count == 2)
     }
 

@@ -3,7 +3,7 @@ import Foundation
 import GroupDefaults
 import PropertyList
 
-extension UserDefaults {
+extension GroupSim {
     /// One change of a key's effective value, as key-value observing reports it.
     /// Unchecked Sendable: constants only; its `Any` values are property-list values (bridged Foundation objects), never changed once made.
     public struct KeyChange: @unchecked Sendable {
@@ -21,9 +21,9 @@ extension UserDefaults {
     /// Keeps an observer registered: `invalidate()` (or releasing it) stops delivery.
     ///
     /// It keeps the observed instance alive too, as Apple's observation does:
-    /// `UserDefaults(suiteName: group)!.observe(…)`, or a computed `static var`
-    /// that makes a new instance at every use, goes on observing as long as
-    /// the `Observation` is kept.
+    /// `GroupSim.observe(UserDefaults(suiteName: group)!, …)`, or an instance
+    /// from a computed `static var` that makes a new one at every use, goes
+    /// on observing as long as the `Observation` is kept.
     /// Unchecked Sendable: constants only (the token locks its own cancellation).
     public final class Observation: @unchecked Sendable {
         private let token: DefaultsObservation
@@ -39,8 +39,9 @@ extension UserDefaults {
         deinit { token.cancel() }
     }
 
-    /// Tells `handler` of every change of `key`'s effective value, whichever
-    /// process makes it, as key-value observing does on Apple platforms:
+    /// Tells `handler` of every change of `key`'s effective value in
+    /// `defaults`, whichever process makes it, as key-value observing does on
+    /// Apple platforms:
     ///
     /// - a change made in this process (through any instance) is delivered on
     ///   the thread that made it, before that `set` (or `register`,
@@ -52,18 +53,20 @@ extension UserDefaults {
     ///   of it.
     ///
     /// Keep the returned `Observation`; delivery stops when it goes.
-    public func observe(_ key: String, _ handler: @escaping (KeyChange) -> Void) -> Observation {
-        observe(key, reportingAs: .observe, handler)
+    public static func observe(_ defaults: UserDefaults, _ key: String, _ handler: @escaping (KeyChange) -> Void) -> Observation {
+        observe(defaults, key, reportingAs: .observe, handler)
     }
 
-    /// `observe(_:_:)`, saying which mechanism the handler is to a control
+    /// `observe(_:_:_:)`, saying which mechanism the handler is to a control
     /// channel, if one serves (nil: the handler reports its own deliveries).
-    func observe(_ key: String, reportingAs mechanism: DeliveryMechanism?, _ handler: @escaping (KeyChange) -> Void) -> Observation {
+    static func observe(
+        _ defaults: UserDefaults, _ key: String, reportingAs mechanism: DeliveryMechanism?, _ handler: @escaping (KeyChange) -> Void
+    ) -> Observation {
         let box = HandlerBox(handler)
-        let domain = groupDefaults.domainName
-        let process = simulatedProcess
+        let domain = defaults.groupDefaults.domainName
+        let process = defaults.simulatedProcess
         return Observation(
-            groupDefaults.observeSynchronously(key) { change in
+            defaults.groupDefaults.observeSynchronously(key) { change in
                 let keyChange = KeyChange(
                     key: change.key,
                     oldValue: change.old.map(FoundationBridge.object),
@@ -72,7 +75,7 @@ extension UserDefaults {
                     stored: change)
                 box.handler(keyChange)
                 if let mechanism { ControlTap.delivered(mechanism, keyChange, domain: domain, from: process) }
-            }, observing: self)
+            }, observing: defaults)
     }
 }
 
@@ -80,6 +83,6 @@ extension UserDefaults {
 /// handler does; it is not required to be Sendable, as KVO's is not.
 /// Unchecked Sendable: the handler is a constant, called on the queue the observer chose, as KVO calls a non-Sendable handler.
 private final class HandlerBox: @unchecked Sendable {
-    let handler: (UserDefaults.KeyChange) -> Void
-    init(_ handler: @escaping (UserDefaults.KeyChange) -> Void) { self.handler = handler }
+    let handler: (GroupSim.KeyChange) -> Void
+    init(_ handler: @escaping (GroupSim.KeyChange) -> Void) { self.handler = handler }
 }
