@@ -20,6 +20,7 @@ public enum ExampleCommands {
           editor-watch COUNT           report ShowLineNumbers changes until COUNT were seen (10 minutes at most)
           audio-save VOLUME BASS       save AudioPreferences
           audio-load                   load AudioPreferences
+          audio-volume UNIT            the saved volume in UNIT (percent or fraction); another unit is an error (status 2)
           appearance-set NAME=VALUE…   omnibar, report, preference (k:v), username, theme; through the persistors
           appearance-show              what the persistors read from the group suite
           wait-input                   read standard input until it ends, touching no defaults
@@ -99,6 +100,17 @@ public enum ExampleCommands {
             showAudio(AudioPreferences.load())
         case "audio-load":
             showAudio(AudioPreferences.load())
+        case "audio-volume":
+            // A one-shot whose error path is a status of its own, as a command-line tool's usage errors are.
+            guard let unit = rest.first else { return fail("audio-volume UNIT") }
+            let volume = AudioPreferences.load().volume
+            switch unit {
+            case "percent": show("volume", Int((volume * 100).rounded()))
+            case "fraction": show("volume", volume)
+            default:
+                FileHandle.standardError.write(Data("settings-examples: unknown unit '\(unit)' (percent or fraction)\n".utf8))
+                return 2
+            }
         case "appearance-set":
             return setAppearance(rest)
         case "appearance-show":

@@ -99,7 +99,15 @@ final class ProcessDriver: @unchecked Sendable {
     }
 
     /// The control channel the child connected to (its lines go to `channelHandler`).
-    func attach(_ connection: LineConnection) { record.withLock { _ in channel = connection } }
+    func attach(_ connection: LineConnection) {
+        record.withLock { state in
+            channel = connection
+            state.channelAttached = true
+        }
+    }
+
+    /// Whether the child's control channel has closed (it exited, or closed it).
+    var channelClosed: Bool { record.withLock { $0.channelClosed } }
 
     /// A short human text for an event, for the log and the failure report.
     static func describe(_ event: AppEvent) -> String {
@@ -172,7 +180,7 @@ final class ProcessDriver: @unchecked Sendable {
     func waitForResponse(_ id: Int, timeout: Double) throws -> RecordedEvent {
         try record.wait(timeout: timeout) { state in
             if let response = state.responses[id] { return .done(response) }
-            if state.finished {
+            if state.ended {
                 return .failed("\(name) exited (status \(state.exitStatus.map(String.init) ?? "?")) before answering\(state.lastLines)")
             }
             if state.channelClosed { return .failed("\(name) closed its control channel before answering\(state.lastLines)") }
@@ -200,7 +208,7 @@ final class ProcessDriver: @unchecked Sendable {
                 waitedPast.events = max(waitedPast.events, index + 1)
                 return .done(state.events[index])
             }
-            guard state.finished else {
+            guard state.ended else {
                 if state.channelClosed, matcher.needsControl, lines == nil {
                     return .failed("\(name) closed its control channel before a \(matcher) event\(state.lastLines)")
                 }
@@ -262,7 +270,7 @@ final class ProcessDriver: @unchecked Sendable {
         }
         return try? record.wait(timeout: seconds) { state in
             if let found = match(state) { return .done(found) }
-            return state.finished ? .failed("") : .waiting
+            return state.ended ? .failed("") : .waiting
         } timedOut: { _ in
             ""
         }
@@ -317,13 +325,16 @@ final class ProcessDriver: @unchecked Sendable {
         if signal == SIGCONT { record.withLock { $0.suspended = false } }
     }
 
-    /// Waits for the process to exit; nil on timeout.
+    /// Waits for the process to exit and everything it said to be read; nil
+    /// on timeout. One that exited while its channel stays open (a child that
+    /// left its group holds it) is taken as exited once `timeout` has passed.
     func waitForExit(timeout: Double) -> Int32? {
-        try? record.wait(timeout: timeout) { state in
-            state.finished ? .done(state.exitStatus ?? -1) : .waiting
+        let status = try? record.wait(timeout: timeout) { state in
+            state.ended ? .done(state.exitStatus ?? -1) : .waiting
         } timedOut: { _ in
             ""
         }
+        return status ?? record.withLock { $0.finished ? $0.exitStatus ?? -1 : nil }
     }
 
     /// How long a user's executable without a control channel has to end

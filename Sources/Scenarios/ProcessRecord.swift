@@ -22,6 +22,8 @@ final class ProcessRecord: @unchecked Sendable {
         /// The child ended and both its streams were read to the end.
         var finished = false
         var exitStatus: Int32?
+        /// A control channel was attached (its lines come on a reader of their own, after or before the child's end).
+        var channelAttached = false
         var channelClosed = false
         var output = OutputBuffer()
         /// Output lines recorded in the run's log (its reports): the first ones, at most `OutputBuffer.maximumLines` and `maximumBytes`.
@@ -29,6 +31,11 @@ final class ProcessRecord: @unchecked Sendable {
         var loggedBytes = 0
         /// Whether failure messages show the last output lines (a user's executable's).
         var showsOutput = false
+
+        /// The child ended and everything it said was read: its streams and, if it had one, its control channel.
+        /// The channel's reader is not the streams', so a one-shot's `ready` or last answer may be read after
+        /// its end: what it said before it exited is judged only once this holds.
+        var ended: Bool { finished && (!channelAttached || channelClosed) }
 
         /// The last output lines, for a failure message ("" when there are none to show).
         var lastLines: String {
