@@ -331,6 +331,7 @@ open class UserDefaults: NSObject, @unchecked Sendable {
     func postDidChange(key: String? = nil, origin: ChangeOrigin = .thisProcess) {
         // What post(name:object:) does in corelibs Foundation, without its copy of the object.
         NotificationCenter.default.post(Notification(name: Self.didChangeNotification, object: self))
+        postDidChangeMessageIfObserved()
         if ControlTap.isServing {
             ControlTap.emit(
                 .delivery(
