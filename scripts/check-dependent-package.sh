@@ -19,7 +19,7 @@ cleanup() { if [[ $keep == 1 ]]; then echo "kept: $work"; else rm -rf "$work"; f
 trap cleanup EXIT
 
 ln -s "$here" "$work/gs-clone"
-mkdir -p "$work/MyApp/Sources/my-app" "$work/MyApp/scenarios" "$work/MyApp/Tests/MyAppTests"
+mkdir -p "$work/MyApp/Sources/my-app" "$work/MyApp/Sources/MySettings" "$work/MyApp/scenarios" "$work/MyApp/Tests/MyAppTests"
 
 # The README's blocks, in the order the section gives them: Package.swift and main.swift (swift), the manifest
 # and the scenario (yaml). A section whose blocks moved or changed kind fails here, naming what it found.
@@ -41,15 +41,50 @@ package, main, manifest, scenario = swift[0], swift[1], yaml[0], yaml[1]
 if 'path: "../groupsim"' not in package or "\n    ]\n)" not in package:
     sys.exit("README.md's Package.swift no longer depends on path ../groupsim or no longer ends its targets with '    ]\\n)'")
 package = package.replace('path: "../groupsim"', 'path: "../gs-clone"')
-# A test target beside the README's executable, for the GroupSimTesting test below.
+# A test target beside the README's executable, for the GroupSimTesting test below, and a library module switched
+# as the README's "Your settings code, unchanged" says (its public API names UserDefaults; below).
 test_target = ('        .testTarget(name: "MyAppTests", dependencies: '
-               '["my-app", .product(name: "GroupSimTesting", package: "groupsim")]),\n    ]\n)')
+               '["my-app", .product(name: "GroupSimTesting", package: "groupsim")]),\n'
+               '        .target(name: "MySettings", dependencies: [.product(name: "SimulatedFoundation", package: "groupsim")]),\n    ]\n)')
 package = package.replace("\n    ]\n)", "\n" + test_target, 1)
-files = {"Package.swift": package, "Sources/my-app/main.swift": main, "app.yaml": manifest, "scenarios/theme.yaml": scenario}
+top = text[text.find("\n## Your settings code, unchanged"):start]
+switch = [body for kind, body in re.findall(r"^```(\w+)\n(.*?)^```", top, flags=re.M | re.S) if kind == "swift" and "@_exported import SimulatedFoundation" in body]
+if len(switch) != 1:
+    sys.exit("README.md's 'Your settings code, unchanged' has no (or several) swift block with '@_exported import SimulatedFoundation'")
+files = {"Package.swift": package, "Sources/my-app/main.swift": main, "app.yaml": manifest, "scenarios/theme.yaml": scenario,
+         "Sources/MySettings/Switch.swift": switch[0]}
 for name, body in files.items():
     with open(f"{app}/{name}", "w", encoding="utf-8") as out:
         out.write(body)
 PY
+# A library's settings code as it was written for Foundation, only the README's switch (Switch.swift) added to its
+# module: public API that names UserDefaults, a default argument of .standard, key-value observing's names.
+cat > "$work/MyApp/Sources/MySettings/ThemeStore.swift" <<'SWIFT'
+import Foundation
+
+public final class ThemeStore: NSObject {
+    public let defaults: UserDefaults
+    public private(set) var changes: [NSKeyValueChangeKey: Any] = [:]
+
+    public init(defaults: UserDefaults = .standard) {
+        self.defaults = defaults
+        super.init()
+        defaults.addObserver(self, forKeyPath: "theme", options: [.new], context: nil)
+    }
+
+    public var theme: String { defaults.string(forKey: "theme") ?? "light" }
+
+    public func use(_ other: UserDefaults = UserDefaults(suiteName: "group.com.example.myapp")!) -> String? {
+        other.string(forKey: "theme")
+    }
+
+    public override func observeValue(
+        forKeyPath keyPath: String?, of object: Any?, change: [NSKeyValueChangeKey: Any]?, context: UnsafeMutableRawPointer?
+    ) {
+        changes = change ?? [:]
+    }
+}
+SWIFT
 cat > "$work/MyApp/Tests/MyAppTests/MyAppTests.swift" <<'SWIFT'
 import Foundation
 import GroupSimTesting

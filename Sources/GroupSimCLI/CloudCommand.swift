@@ -188,6 +188,8 @@ struct CloudCommand: ParsableCommand {
                         + (settings.uploadIntervalMilliseconds == 0 ? "" : "uploads every \(settings.uploadIntervalMilliseconds) ms  ")
                         + "agent \(daemons.agent(device).map { "running (\($0))" } ?? "not running")"
                         + (settings.server.map { "  cloud \($0.url)" } ?? ""))
+                // What the app and the agent say of the file, said here too.
+                for problem in settings.problems { print("  ignored: \(problem)") }
                 for store in settings.stores {
                     let copy: StoreCopy?
                     do { copy = try cloud.readStore(store) } catch {
