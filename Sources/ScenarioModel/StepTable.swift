@@ -214,7 +214,7 @@ package enum StepGrammar {
         tool(
             "run", shorthand: "a command as a list of words",
             does: "runs a command for its verdict (say, a script that checks the files with another tool), in the scenario file's folder "
-                + "with `GROUPSIM_ROOT` and `GROUPSIM_DEVICE` set; a bare name is looked up on `PATH`, a path is taken from that folder. "
+                + "with `GROUPSIM_ROOT` and `GROUPSIM_DEVICE` set, and the runner's own executables' folder in `GROUPSIM_BINARIES` and first on `PATH` (`groupsim` is the runner's); a bare name is looked up there, a path is taken from that folder. "
                 + "Its status must be `status`; its output, and stderr, are in the report. It leads a process group of its own, as an "
                 + "`exec:` process does: what it leaves running ends when it ends",
             needsCommand: true

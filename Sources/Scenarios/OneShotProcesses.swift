@@ -52,19 +52,25 @@ struct OneShotProcesses {
     /// A bare name is looked up on PATH, as a shell would; a path is taken from the scenario's folder.
     /// What it starts in the background ends with it (`ProcessDriver`'s `ownGroup`).
     func runCommand(_ arguments: [String], status: Int32, output: String?) throws {
-        let executable = arguments[0].contains("/") ? arguments[0] : Self.onPath(arguments[0]) ?? arguments[0]
+        let executable = arguments[0].contains("/") ? arguments[0] : Self.onPath(arguments[0], first: context.binaries) ?? arguments[0]
         try runForVerdict(executable, Array(arguments.dropFirst()), lane: "run", status: status, output: output, ownGroup: true)
     }
 
     /// Runs a tool to its end in the scenario file's folder (relative paths
-    /// are the file's), with the root and default device in its environment;
+    /// are the file's), with the root and default device in its environment,
+    /// and the folder of the runner's own executables first on its PATH and
+    /// in GROUPSIM_BINARIES (a script calls `groupsim` of the same build);
     /// its status and output go to the log and the report.
     private func runForVerdict(
         _ executable: String, _ arguments: [String], lane: String, status expected: Int32, output: String?, ownGroup: Bool
     ) throws {
         let folder = (context.scenario.file as NSString).deletingLastPathComponent
+        let path = [context.binaries, ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"].joined(separator: ":")
+        let environment = [
+            "GROUPSIM_ROOT": context.root, "GROUPSIM_DEVICE": context.scenario.defaultDevice, "GROUPSIM_BINARIES": context.binaries, "PATH": path,
+        ]
         let process = try RunningProcess(
-            executable, arguments, environment: ["GROUPSIM_ROOT": context.root, "GROUPSIM_DEVICE": context.scenario.defaultDevice],
+            executable, arguments, environment: environment,
             directory: folder.isEmpty ? nil : folder, ownGroup: ownGroup, warden: ownGroup ? context.warden : nil)
         LiveProcesses.shared.add(process)
         process.closeStdin()
@@ -93,8 +99,10 @@ struct OneShotProcesses {
         }
     }
 
-    static func onPath(_ name: String) -> String? {
-        let folders = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
+    /// `first`: a folder looked in before PATH's (the runner's own executables, for a `run` step).
+    static func onPath(_ name: String, first: String? = nil) -> String? {
+        let folders =
+            (first.map { [$0] } ?? []) + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").map(String.init)
         return folders.map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 }

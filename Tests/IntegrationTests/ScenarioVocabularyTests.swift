@@ -56,6 +56,19 @@ import Testing
         #expect(typed.status == 2 && typed.stderr.contains("'as' does not go with a file check"), "\(typed.stderr)")
     }
 
+    /// A `run` script can call the runner's own `groupsim` by name and find
+    /// its folder in GROUPSIM_BINARIES (it was on no PATH, and named nowhere).
+    @Test func aRunScriptCallsTheRunnersGroupsim() throws {
+        try passes(
+            "run-groupsim",
+            "summary: x\n" + Self.processes + """
+                  - set: { in: app, key: theme, value: dark }
+                  - synchronize: app
+                  - run: { args: [groupsim, defaults, read, group.com.example.notes, theme], output: dark }
+                  - run: [sh, -c, 'test -x "$GROUPSIM_BINARIES/groupsim" && test "$(command -v groupsim)" = "$GROUPSIM_BINARIES/groupsim"']
+                """)
+    }
+
     @Test func nothingHappensWithin() throws {
         // A suspended widget must not render, however long one looks.
         try passes(
