@@ -263,8 +263,8 @@ package enum Check: Sendable {
     case value(process: String, key: String, value: PlistValue??, domain: String?)
     /// What a typed getter returns in the process (`bool(forKey:)` …; Some(nil): nil).
     case typedValue(process: String, key: String, as: TypedRead, value: PlistValue?)
-    /// `times`: exactly that many matching events (nil: at least one).
-    case saw(process: String, EventMatcher, times: Int?)
+    /// `times`: how many matching events (nil: at least one).
+    case saw(process: String, EventMatcher, times: CountBound?)
     case notSaw(process: String, EventMatcher)
     case card(process: String, [String: PlistValue?])
     case file(FileCheck)
@@ -312,5 +312,30 @@ package struct FileCheck: Sendable {
         self.device = device
         self.app = app
         self.condition = condition
+    }
+}
+
+/// How many of something a check wants: exactly N (`times: 3`), or within
+/// bounds (`times: { at-least: 2 }`, `{ at-most: 5 }`, or both).
+package struct CountBound: Sendable, Equatable, CustomStringConvertible {
+    package var atLeast: Int
+    package var atMost: Int?
+
+    package init(atLeast: Int, atMost: Int?) {
+        self.atLeast = atLeast
+        self.atMost = atMost
+    }
+
+    package static func exactly(_ count: Int) -> CountBound { CountBound(atLeast: count, atMost: count) }
+
+    package func holds(for count: Int) -> Bool { count >= atLeast && atMost.map { count <= $0 } ?? true }
+
+    package var description: String {
+        switch (atLeast, atMost) {
+        case (let low, let high?) where low == high: "exactly \(low) time(s)"
+        case (let low, let high?) where low > 0: "from \(low) to \(high) times"
+        case (_, let high?): "at most \(high) time(s)"
+        default: "at least \(atLeast) time(s)"
+        }
     }
 }

@@ -243,12 +243,23 @@ package enum ScenarioParser {
         return check
     }
 
+    /// `times: N` (exactly), or `times: { at-least: N, at-most: M }` (either or both).
+    static func parseCountBound(_ node: SpecNode) throws -> CountBound {
+        if node.plainText != nil { return .exactly(try node.int(in: 0...maximumCount)) }
+        let bounds = try node.fields(allowed: ["at-least", "at-most"])
+        let low = try bounds["at-least"]?.int(in: 0...maximumCount)
+        let high = try bounds["at-most"]?.int(in: 0...maximumCount)
+        guard low != nil || high != nil else { throw node.error("times is a count, or { at-least: N, at-most: M } with either or both") }
+        if let low, let high, low > high { throw node.error("at-least (\(low)) is more than at-most (\(high))") }
+        return CountBound(atLeast: low ?? 0, atMost: high)
+    }
+
     /// A check on a process: `{ in: P, … }` with saw / not-saw, search-list, kvs, card, or a key's value and domain.
     static func parseProcessCheck(_ process: String, _ fields: [String: SpecNode], _ node: SpecNode, _ context: Context) throws -> Check {
         if let eventNode = fields["saw"] ?? fields["not-saw"] {
             let matcher = try context.matcher(fields, eventNode: eventNode, in: process)
             if fields["times"] != nil && fields["saw"] == nil { throw fields["times"]!.error("'times' goes with 'saw'") }
-            let times = try fields["times"]?.int(in: 0...maximumCount)
+            let times = try fields["times"].map(parseCountBound)
             return fields["saw"] != nil ? .saw(process: process, matcher, times: times) : .notSaw(process: process, matcher)
         }
         if let status = fields["status"] {

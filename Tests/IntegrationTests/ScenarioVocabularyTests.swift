@@ -69,6 +69,31 @@ import Testing
                 """)
     }
 
+    /// Counts of events within bounds, not only exact: `times: { at-least, at-most }`.
+    @Test func eventCountsWithinBounds() throws {
+        let three =
+            "summary: x\n" + Self.processes + """
+                  - set: { in: app, key: theme, value: dark }
+                  - wait: { for: render, in: widget, card: { theme: dark } }
+                  - set: { in: app, key: theme, value: light }
+                  - wait: { for: render, in: widget, card: { theme: light } }
+                  - set: { in: app, key: theme, value: blue }
+                  - wait: { for: render, in: widget, card: { theme: blue } }
+                  - wait: { for: change, in: app, key: theme, value: blue }
+
+                """
+        // The app is told of each of its own three changes (the last waited for, so all three are in).
+        try passes("bounds", three + "  - expect: [ { in: app, saw: change, key: theme, times: { at-least: 2, at-most: 3 } } ]\n")
+        try fails(
+            "too-few", three + "  - expect: [ { in: app, saw: change, key: theme, times: { at-least: 4 } } ]\n",
+            saying: "at least 4 time(s), saw it 3 time(s)")
+        try fails(
+            "too-many", three + "  - expect: [ { in: app, saw: change, key: theme, times: { at-most: 2 } } ]\n",
+            saying: "at most 2 time(s), saw it 3 time(s)")
+        let wrong = try run("upside-down", three + "  - expect: [ { in: app, saw: change, key: theme, times: { at-least: 4, at-most: 2 } } ]\n")
+        #expect(wrong.status == 2 && wrong.stderr.contains("at-least (4) is more than at-most (2)"), "\(wrong.stderr)")
+    }
+
     @Test func nothingHappensWithin() throws {
         // A suspended widget must not render, however long one looks.
         try passes(
