@@ -12,6 +12,8 @@ let package = Package(
         .library(name: "GroupDefaults", targets: ["GroupDefaults"]),
         // Foundation with the simulated UserDefaults: `import SimulatedFoundation` in place of `import Foundation`.
         .library(name: "SimulatedFoundation", targets: ["SimulatedFoundation"]),
+        // SwiftUI's `@AppStorage` without views, over SimulatedFoundation: `import SimulatedSwiftUI` in place of `import SwiftUI`.
+        .library(name: "SimulatedSwiftUI", targets: ["SimulatedSwiftUI"]),
         // For your own test suites (XCTest, Swift Testing): simulations that run your executables as an app's targets.
         .library(name: "GroupSimTesting", targets: ["GroupSimTesting"]),
     ],
@@ -43,6 +45,8 @@ let package = Package(
             "AppProtocol", "ChildProcess", "CloudDevice", "CloudModel", "ExecutableFile", "GroupDefaults", "PropertyList",
             "SharedFiles",
         ]),
+        // `@AppStorage` and its `Binding` over SimulatedFoundation's UserDefaults; re-exports SimulatedFoundation. No views.
+        .target(name: "SimulatedSwiftUI", dependencies: ["SimulatedFoundation"]),
         // The iCloud key-value store's shared rules: limits, change order, wire messages. Pure.
         .target(name: "CloudModel", dependencies: ["PropertyList"]),
         // A device's side of the iCloud key-value store: its copies of the stores and
@@ -126,10 +130,11 @@ let package = Package(
             "SpecFormat", "Terminal",
         ]),
 
-        // Settings code written as apps write it (only `import SimulatedFoundation` in place of `import Foundation`),
-        // in Swift 5 mode as such code usually is; run as real processes of a simulated app by ExamplesTests.
+        // Settings code written as apps write it (only `import SimulatedFoundation` in place of `import Foundation`,
+        // `import SimulatedSwiftUI` in place of `import SwiftUI`), in Swift 5 mode as such code usually is; run as real
+        // processes of a simulated app by ExamplesTests.
         .target(
-            name: "SettingsExamples", dependencies: ["SimulatedFoundation"], path: "Examples/SettingsExamples",
+            name: "SettingsExamples", dependencies: ["SimulatedFoundation", "SimulatedSwiftUI"], path: "Examples/SettingsExamples",
             swiftSettings: [.swiftLanguageMode(.v5)]),
         .executableTarget(name: "settings-examples", dependencies: ["SettingsExamples", "SimulatedFoundation"], path: "Examples/settings-examples"),
 
@@ -146,7 +151,7 @@ let package = Package(
         ]),
         .testTarget(
             name: "ExamplesTests",
-            dependencies: ["AppProtocol", "SettingsExamples", "SimulatedFoundation", "GroupDefaults", "PropertyList", "TestSupport", "groupsim", "settings-examples"],
+            dependencies: ["AppProtocol", "SettingsExamples", "SimulatedFoundation", "SimulatedSwiftUI", "GroupDefaults", "PropertyList", "TestSupport", "groupsim", "settings-examples"],
             // Sources that the tests compile with swiftc to show how `UserDefaults` resolves.
             exclude: ["ImportFixtures"]),
         // The iCloud key-value store's rules, codec, device copy and ledger (pure or on files; no server).

@@ -23,6 +23,9 @@ public enum ExampleCommands {
           audio-volume UNIT            the saved volume in UNIT (percent or fraction); another unit is an error (status 2)
           appearance-set NAME=VALUE…   omnibar, report, preference (k:v), username, theme; through the persistors
           appearance-show              what the persistors read from the group suite
+          storage-show                 the @AppStorage settings view over the group suite, and what the suite holds
+          storage-change THEME LAYOUT  change the view's theme (through $theme) and layout
+          storage-widget               the theme as the widget reads the suite, and through its own @AppStorage
           wait-input                   read standard input until it ends, touching no defaults
         """
 
@@ -115,6 +118,21 @@ public enum ExampleCommands {
             return setAppearance(rest)
         case "appearance-show":
             showAppearance()
+        case "storage-show":
+            NotesApp.start()
+            showSettingsView(SettingsView())
+            show("stored-theme", UserDefaults(suiteName: appGroupIdentifier)!.object(forKey: "theme"))
+        case "storage-change":
+            guard rest.count == 2, let layout = NoteLayout(rawValue: rest[1]) else { return fail("storage-change THEME list|grid") }
+            NotesApp.start()
+            let view = SettingsView()
+            let theme = view.$theme  // what the view hands its picker
+            theme.wrappedValue = rest[0]
+            view.layout = layout
+            showSettingsView(view)
+        case "storage-widget":
+            show("theme", ThemeProvider().theme())
+            show("widget-theme", ThemeWidgetView().theme)
         case "wait-input":
             // A program busy with something else: its control channel still answers.
             show("ready", true)
@@ -166,6 +184,14 @@ public enum ExampleCommands {
             return fail("fewer than \(count) changes of ReadingMode within \(Int(watchLimit)) s")
         }
         return withExtendedLifetime(observation) { 0 }
+    }
+
+    static func showSettingsView(_ view: SettingsView) {
+        show("theme", view.theme)
+        show("fontSize", view.fontSize)
+        show("layout", view.layout.rawValue)
+        show("showPreview", view.showPreview)
+        show("lastOpenedNote", view.lastOpenedNote)
     }
 
     static func showAudio(_ preferences: AudioPreferences) {
