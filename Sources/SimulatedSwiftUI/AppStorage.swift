@@ -25,15 +25,12 @@ public struct AppStorage<Value> {
     private let read: (UserDefaults, String) -> Value?
     private let write: (UserDefaults, String, Value) -> Void
 
-    private init(
-        key: String, store: UserDefaults?, defaultValue: Value, read: @escaping (UserDefaults, String) -> Value?,
-        write: @escaping (UserDefaults, String, Value) -> Void
-    ) {
+    private init(key: String, store: UserDefaults?, defaultValue: Value, form: StoredForm<Value>) {
         self.key = key
         self.store = store
         self.defaultValue = defaultValue
-        self.read = read
-        self.write = write
+        read = form.read
+        write = form.write
     }
 
     private var currentStore: UserDefaults { store ?? DefaultAppStorage.shared.current }
@@ -52,81 +49,79 @@ public struct AppStorage<Value> {
     }
 }
 
-// MARK: Values with a default
+/// How a value of one type is read from a store and written to it: the one
+/// place each kind of value's conversion is said, for every initializer.
+struct StoredForm<T> {
+    /// The stored value as `T`; nil when the key is absent or holds another type.
+    let read: (UserDefaults, String) -> T?
+    let write: (UserDefaults, String, T) -> Void
+
+    /// A property-list value (Bool, Int, Double, String, Data): `object(forKey:) as? T`, and `set(_:forKey:)`.
+    static var plain: StoredForm {
+        StoredForm(read: { $0.object(forKey: $1) as? T }, write: { $0.set($2, forKey: $1) })
+    }
+
+    /// An optional property over `T`'s form: nil while the key is absent; writing nil removes the key.
+    var optional: StoredForm<T?> {
+        let (read, write) = (self.read, self.write)
+        return StoredForm<T?>(
+            read: { .some(read($0, $1)) },
+            write: { defaults, key, value in
+                if let value { write(defaults, key, value) } else { defaults.removeObject(forKey: key) }
+            })
+    }
+}
+
+extension StoredForm where T == URL {
+    /// Read with `url(forKey:)`, written with `set(_: URL?, forKey:)` (a file URL as its path, any other archived).
+    static var url: StoredForm {
+        StoredForm(read: { $0.url(forKey: $1) }, write: { $0.set($2, forKey: $1) })
+    }
+}
+
+extension StoredForm where T: RawRepresentable {
+    /// The raw value in its own form, read as `T(rawValue:)`: a raw value no case has reads as none.
+    static func raw(_ form: StoredForm<T.RawValue>) -> StoredForm {
+        StoredForm(read: { form.read($0, $1).flatMap(T.init(rawValue:)) }, write: { form.write($0, $1, $2.rawValue) })
+    }
+}
+
+// MARK: Values with a default: `wrappedValue` while the store has none of the type (or a raw value no case has)
 
 extension AppStorage {
-    /// A boolean user default; `wrappedValue` while the store has none.
     public init(wrappedValue: Value, _ key: String, store: UserDefaults? = nil) where Value == Bool {
-        self.init(key: key, store: store, defaultValue: wrappedValue) {
-            $0.object(forKey: $1) as? Bool
-        } write: {
-            $0.set($2, forKey: $1)
-        }
+        self.init(key: key, store: store, defaultValue: wrappedValue, form: .plain)
     }
 
-    /// An integer user default; `wrappedValue` while the store has none.
     public init(wrappedValue: Value, _ key: String, store: UserDefaults? = nil) where Value == Int {
-        self.init(key: key, store: store, defaultValue: wrappedValue) {
-            $0.object(forKey: $1) as? Int
-        } write: {
-            $0.set($2, forKey: $1)
-        }
+        self.init(key: key, store: store, defaultValue: wrappedValue, form: .plain)
     }
 
-    /// A double user default; `wrappedValue` while the store has none.
     public init(wrappedValue: Value, _ key: String, store: UserDefaults? = nil) where Value == Double {
-        self.init(key: key, store: store, defaultValue: wrappedValue) {
-            $0.object(forKey: $1) as? Double
-        } write: {
-            $0.set($2, forKey: $1)
-        }
+        self.init(key: key, store: store, defaultValue: wrappedValue, form: .plain)
     }
 
-    /// A string user default; `wrappedValue` while the store has none.
     public init(wrappedValue: Value, _ key: String, store: UserDefaults? = nil) where Value == String {
-        self.init(key: key, store: store, defaultValue: wrappedValue) {
-            $0.object(forKey: $1) as? String
-        } write: {
-            $0.set($2, forKey: $1)
-        }
+        self.init(key: key, store: store, defaultValue: wrappedValue, form: .plain)
     }
 
-    /// A URL user default, stored as `set(_: URL?, forKey:)` stores it; `wrappedValue` while the store has none.
+    /// Stored as `set(_: URL?, forKey:)` stores it.
     public init(wrappedValue: Value, _ key: String, store: UserDefaults? = nil) where Value == URL {
-        self.init(key: key, store: store, defaultValue: wrappedValue) {
-            $0.url(forKey: $1)
-        } write: {
-            $0.set($2, forKey: $1)
-        }
+        self.init(key: key, store: store, defaultValue: wrappedValue, form: .url)
     }
 
-    /// A data user default; `wrappedValue` while the store has none.
     public init(wrappedValue: Value, _ key: String, store: UserDefaults? = nil) where Value == Data {
-        self.init(key: key, store: store, defaultValue: wrappedValue) {
-            $0.object(forKey: $1) as? Data
-        } write: {
-            $0.set($2, forKey: $1)
-        }
+        self.init(key: key, store: store, defaultValue: wrappedValue, form: .plain)
     }
 
-    /// An integer user default read as `Value(rawValue:)`; `wrappedValue` while
-    /// the store has none, or an integer no case has.
+    /// An integer read as `Value(rawValue:)`.
     public init(wrappedValue: Value, _ key: String, store: UserDefaults? = nil) where Value: RawRepresentable, Value.RawValue == Int {
-        self.init(key: key, store: store, defaultValue: wrappedValue) {
-            ($0.object(forKey: $1) as? Int).flatMap(Value.init(rawValue:))
-        } write: {
-            $0.set($2.rawValue, forKey: $1)
-        }
+        self.init(key: key, store: store, defaultValue: wrappedValue, form: .raw(.plain))
     }
 
-    /// A string user default read as `Value(rawValue:)`; `wrappedValue` while
-    /// the store has none, or a string no case has.
+    /// A string read as `Value(rawValue:)`.
     public init(wrappedValue: Value, _ key: String, store: UserDefaults? = nil) where Value: RawRepresentable, Value.RawValue == String {
-        self.init(key: key, store: store, defaultValue: wrappedValue) {
-            ($0.object(forKey: $1) as? String).flatMap(Value.init(rawValue:))
-        } write: {
-            $0.set($2.rawValue, forKey: $1)
-        }
+        self.init(key: key, store: store, defaultValue: wrappedValue, form: .raw(.plain))
     }
 }
 
@@ -134,83 +129,38 @@ extension AppStorage {
 
 extension AppStorage where Value: ExpressibleByNilLiteral {
     public init(_ key: String, store: UserDefaults? = nil) where Value == Bool? {
-        self.init(optional: key, store: store) {
-            $0.object(forKey: $1) as? Bool
-        } write: {
-            $0.set($2, forKey: $1)
-        }
+        self.init(key: key, store: store, defaultValue: nil, form: StoredForm<Bool>.plain.optional)
     }
 
     public init(_ key: String, store: UserDefaults? = nil) where Value == Int? {
-        self.init(optional: key, store: store) {
-            $0.object(forKey: $1) as? Int
-        } write: {
-            $0.set($2, forKey: $1)
-        }
+        self.init(key: key, store: store, defaultValue: nil, form: StoredForm<Int>.plain.optional)
     }
 
     public init(_ key: String, store: UserDefaults? = nil) where Value == Double? {
-        self.init(optional: key, store: store) {
-            $0.object(forKey: $1) as? Double
-        } write: {
-            $0.set($2, forKey: $1)
-        }
+        self.init(key: key, store: store, defaultValue: nil, form: StoredForm<Double>.plain.optional)
     }
 
     public init(_ key: String, store: UserDefaults? = nil) where Value == String? {
-        self.init(optional: key, store: store) {
-            $0.object(forKey: $1) as? String
-        } write: {
-            $0.set($2, forKey: $1)
-        }
+        self.init(key: key, store: store, defaultValue: nil, form: StoredForm<String>.plain.optional)
     }
 
     public init(_ key: String, store: UserDefaults? = nil) where Value == URL? {
-        self.init(optional: key, store: store) {
-            $0.url(forKey: $1)
-        } write: {
-            $0.set($2, forKey: $1)
-        }
+        self.init(key: key, store: store, defaultValue: nil, form: StoredForm<URL>.url.optional)
     }
 
     public init(_ key: String, store: UserDefaults? = nil) where Value == Data? {
-        self.init(optional: key, store: store) {
-            $0.object(forKey: $1) as? Data
-        } write: {
-            $0.set($2, forKey: $1)
-        }
+        self.init(key: key, store: store, defaultValue: nil, form: StoredForm<Data>.plain.optional)
     }
 }
 
 extension AppStorage {
-    /// An optional string user default read as `R(rawValue:)`: nil while the store has none, or a string no case has.
+    /// An optional string read as `R(rawValue:)`: nil while the store has none, or a string no case has.
     public init<R>(_ key: String, store: UserDefaults? = nil) where Value == R?, R: RawRepresentable, R.RawValue == String {
-        self.init(optional: key, store: store) {
-            ($0.object(forKey: $1) as? String).flatMap(R.init(rawValue:))
-        } write: {
-            $0.set($2.rawValue, forKey: $1)
-        }
+        self.init(key: key, store: store, defaultValue: nil, form: StoredForm<R>.raw(.plain).optional)
     }
 
-    /// An optional integer user default read as `R(rawValue:)`: nil while the store has none, or an integer no case has.
+    /// An optional integer read as `R(rawValue:)`: nil while the store has none, or an integer no case has.
     public init<R>(_ key: String, store: UserDefaults? = nil) where Value == R?, R: RawRepresentable, R.RawValue == Int {
-        self.init(optional: key, store: store) {
-            ($0.object(forKey: $1) as? Int).flatMap(R.init(rawValue:))
-        } write: {
-            $0.set($2.rawValue, forKey: $1)
-        }
-    }
-
-    /// An optional property over `Wrapped`: reads nil while the key is absent;
-    /// writing nil removes the key, anything else is written by `write`.
-    private init<Wrapped>(
-        optional key: String, store: UserDefaults?, read: @escaping (UserDefaults, String) -> Wrapped?,
-        write: @escaping (UserDefaults, String, Wrapped) -> Void
-    ) where Value == Wrapped? {
-        self.init(key: key, store: store, defaultValue: nil) { defaults, key in
-            .some(read(defaults, key))
-        } write: { defaults, key, value in
-            if let value { write(defaults, key, value) } else { defaults.removeObject(forKey: key) }
-        }
+        self.init(key: key, store: store, defaultValue: nil, form: StoredForm<R>.raw(.plain).optional)
     }
 }
