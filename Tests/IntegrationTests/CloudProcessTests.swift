@@ -571,13 +571,9 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == Data(malformed))
     }
 
-    /// One impossible number in a device's settings (a clock skew of
-    /// Int64.min, as a hand edit or a tool may leave) made the next app
-    /// write move the whole file aside: the device fell to no account, its
-    /// agent signed it out, and the write it had made offline was gone. Now
-    /// the number is ignored and said (file, field, value), the account
-    /// stays, and the offline write reaches the cloud once the device is online.
-    @Test func anImpossibleNumberInTheSettingsSignsNoDeviceOut() throws {
+    /// iPhone signed in to alice with its agent, gone offline, and a write
+    /// (`offline` = 1) made there since, waiting on the device.
+    func signedInWithAWriteMadeOffline() throws -> (server: CloudChild, agent: CloudChild) {
         #expect(try groupsim(["cloud", "account", "sign-in", "alice"], root: root).status == 0)
         let server = try startCloud()
         let agent = try CloudChild(["agent", "--device", "iPhone"], root: root)
@@ -585,6 +581,17 @@ import Testing
         #expect(try groupsim(["cloud", "network", "--device", "iPhone", "offline"], root: root).status == 0)
         try agent.waitFor("disconnected")
         try write("offline", "1", device: "iPhone")
+        return (server, agent)
+    }
+
+    /// One impossible number in a device's settings (a clock skew of
+    /// Int64.min, as a hand edit or a tool may leave) made the next app
+    /// write move the whole file aside: the device fell to no account, its
+    /// agent signed it out, and the write it had made offline was gone. Now
+    /// the number is ignored and said (file, field, value), the account
+    /// stays, and the offline write reaches the cloud once the device is online.
+    @Test func anImpossibleNumberInTheSettingsSignsNoDeviceOut() throws {
+        let (server, agent) = try signedInWithAWriteMadeOffline()
         let path = root.path + "/devices/iPhone/cloud/device.plist"
         var fields = try DeviceCloud(root: simulation, device: "iPhone").readSettings().plist
         fields["clockSkewMilliseconds"] = .integer(.min)
@@ -606,13 +613,7 @@ import Testing
     /// holds the account): an app's write stays on the device and names the
     /// file, the agent says it and waits, and nothing the device holds goes.
     @Test func anUnreadableSettingsFileIsLeftAsItIsAndSignsNoDeviceOut() throws {
-        #expect(try groupsim(["cloud", "account", "sign-in", "alice"], root: root).status == 0)
-        let server = try startCloud()
-        let agent = try CloudChild(["agent", "--device", "iPhone"], root: root)
-        try agent.waitFor("connected")
-        #expect(try groupsim(["cloud", "network", "--device", "iPhone", "offline"], root: root).status == 0)
-        try agent.waitFor("disconnected")
-        try write("offline", "1", device: "iPhone")
+        let (server, agent) = try signedInWithAWriteMadeOffline()
         let path = root.path + "/devices/iPhone/cloud/device.plist"
         let garbage = Data("bplist00 not really".utf8)
         try garbage.write(to: URL(fileURLWithPath: path))
