@@ -215,7 +215,8 @@ struct HTTPExchange: Sendable {
             let left = deadline - ContinuousClock.now
             guard left > .zero else { return false }
             let (seconds, attoseconds) = left.components
-            let milliseconds = min(100, seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
+            // A second or more left is a full slice (and no product that could overflow).
+            let milliseconds = seconds > 0 ? 100 : min(100, (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
             var descriptor = pollfd(fd: socket, events: events, revents: 0)
             let ready = poll(&descriptor, 1, Int32(milliseconds))
             if ready > 0 { return true }
