@@ -52,9 +52,13 @@ let package = Package(
         // A device's side of the iCloud key-value store: its copies of the stores and
         // settings, and the store an app process uses (NSUbiquitousKeyValueStore).
         .target(name: "CloudDevice", dependencies: ["ChildProcess", "CloudModel", "GroupDefaults", "PropertyList", "SharedFiles"]),
+        // The cloud's HTTP face as a client asks it (one JSON request over a plain TCP socket), where
+        // the cloud listens, its control secret, and network changes (CloudControl): what the runner
+        // and GroupSimTesting need of the cloud, without NIO.
+        .target(name: "CloudClient", dependencies: ["CloudDevice", "CloudModel", "GroupDefaults", "PropertyList", "SharedFiles"]),
         // The simulated cloud (server) and each device's sync agent, over real sockets.
         .target(name: "CloudService", dependencies: [
-            "CloudDevice", "CloudModel", "GroupDefaults", "PropertyList", "SharedFiles",
+            "CloudClient", "CloudDevice", "CloudModel", "GroupDefaults", "PropertyList", "SharedFiles",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -90,7 +94,7 @@ let package = Package(
         // It drives the roles only through processes and the protocol: it knows the protocol and the
         // app model, never the simulated processes' code.
         .target(name: "Scenarios", dependencies: [
-            "AppModel", "AppProtocol", "CloudDevice", "CloudModel", "CloudService", "ChildProcess", "ExecutableFile", "GroupDefaults",
+            "AppModel", "AppProtocol", "CloudClient", "CloudDevice", "CloudModel", "ChildProcess", "ExecutableFile", "GroupDefaults",
             "PropertyList", "ScenarioModel", "SharedFiles", "SpecFormat", "Terminal",
         ]),
         // What the `groupsim defaults` commands share with `groupsim-stress`: the location and domain
@@ -101,7 +105,7 @@ let package = Package(
         ]),
         // The `groupsim` command tree; the executable only calls into it.
         .target(name: "GroupSimCLI", dependencies: [
-            "AppModel", "ChildProcess", "CloudDevice", "CloudModel", "CloudService", "AppProtocol", "DefaultsCLI", "GroupDefaults",
+            "AppModel", "ChildProcess", "CloudClient", "CloudDevice", "CloudModel", "CloudService", "AppProtocol", "DefaultsCLI", "GroupDefaults",
             "PropertyList", "SharedFiles", "ScenarioModel", "Scenarios", "Terminal",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
@@ -159,12 +163,15 @@ let package = Package(
             "CloudModel", "CloudDevice", "CloudService", "GroupDefaults", "PropertyList", "TestSupport",
             .product(name: "PropertyBased", package: "swift-property-based"),
         ]),
+        // The cloud's HTTP client against tiny servers of the test's own on loopback: hostile replies, stalls, early closes.
+        .testTarget(name: "CloudClientTests", dependencies: ["CloudClient", "CloudModel", "PropertyList"]),
         // GroupSimTesting as a user's test suite uses it, with settings-examples as the user's executable.
         .testTarget(name: "GroupSimTestingTests", dependencies: [
             "GroupSimTesting", "settings-examples", "groupsim", "main-app", "widget", "intent-extension",
         ], exclude: ["Scenarios"]),
         .testTarget(name: "IntegrationTests", dependencies: [
-            "AppModel", "AppProtocol", "ChildProcess", "CloudDevice", "CloudModel", "CloudService", "GroupDefaults", "PropertyList", "ScenarioModel", "Scenarios", "SharedFiles",
+            "AppModel", "AppProtocol", "ChildProcess", "CloudClient", "CloudDevice", "CloudModel", "CloudService", "GroupDefaults", "PropertyList", "ScenarioModel",
+            "Scenarios", "SharedFiles",
             "SpecFormat", "TestSupport", "groupsim", "groupsim-stress", "groupsim-bench", "main-app", "widget", "intent-extension",
         ]),
     ]

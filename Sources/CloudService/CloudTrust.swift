@@ -1,3 +1,4 @@
+import CloudClient
 import CloudDevice
 import CloudModel
 import Foundation
@@ -7,13 +8,8 @@ import NIOHTTP1
 import PropertyList
 import SharedFiles
 
-/// Who may talk to a root's cloud: whoever can read the root. Every HTTP
-/// request carries the root's control secret (`<root>/cloud/control.secret`,
-/// made by the cloud when it starts); a device's WebSocket carries the
-/// device's own secret (`devices/<device>/cloud/device.secret`, made with its
-/// cloud settings) and its name. Both are files of mode 0600 read through the
-/// root's real folders only (docs/cloud.md, "Security").
-package enum CloudTrust {
+/// The cloud's side of who may talk to it (the control secret is read in CloudClient's half).
+extension CloudTrust {
     /// The largest clock skew a device may have (`groupsim cloud network skew`), in milliseconds.
     static var maximumClockSkewMilliseconds: Int64 { DeviceCloudSettings.maximumClockSkewMilliseconds }
 
@@ -44,26 +40,12 @@ package enum CloudTrust {
     /// The header that names the device a WebSocket speaks for.
     static let deviceHeader = "Groupsim-Device"
 
-    static func controlSecretFile(root: SimulationRoot) throws -> SecretFile {
-        SecretFile(folder: try root.confinedFolder(root.path + "/cloud"), name: "control.secret")
-    }
-
     /// The secret of a device whose files live on another host, given to
     /// this root's cloud by `groupsim cloud trust`: `<root>/cloud/trusted-devices/<device>.secret`.
     /// A device of the root itself uses its own file instead.
     package static func trustedSecretFile(root: SimulationRoot, device: String) throws -> SecretFile {
         try DomainName.validate(device, what: "device name")
         return SecretFile(folder: try root.confinedFolder(root.path + "/cloud/trusted-devices"), name: device + ".secret")
-    }
-
-    /// The root's control secret; a clear error when the cloud never made one.
-    package static func controlSecret(root: SimulationRoot) throws -> String {
-        let file = try controlSecretFile(root: root)
-        guard let secret = try file.read() else {
-            throw CloudFormatError(
-                "\(file.path) does not exist: the cloud makes it when it starts (`groupsim cloud serve` or `groupsim cloud start`)")
-        }
-        return secret
     }
 
     /// `Bearer <secret>` of an `Authorization` header, if any.
@@ -123,24 +105,4 @@ package enum CloudTrust {
             return device
         }
     }
-}
-
-/// Where the cloud listens and the secret that opens its HTTP face: what
-/// the CLI, the scenario runner and tests need to ask it anything.
-package struct CloudEndpoint: Sendable {
-    package let location: ServerLocation
-    package let secret: String
-
-    package init(location: ServerLocation, secret: String) {
-        self.location = location
-        self.secret = secret
-    }
-
-    /// The root's cloud with its control secret; nil when the cloud never started.
-    package static func control(root: SimulationRoot) throws -> CloudEndpoint? {
-        guard let location = try ServerLocation.read(root: root) else { return nil }
-        return CloudEndpoint(location: location, secret: try CloudTrust.controlSecret(root: root))
-    }
-
-    package var url: String { location.url }
 }

@@ -1,3 +1,4 @@
+import CloudClient
 import CloudModel
 import Foundation
 import NIOCore

@@ -1,5 +1,6 @@
 import AppModel
 import ArgumentParser
+import CloudClient
 import CloudDevice
 import CloudModel
 import CloudService

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CloudClient
 import CloudDevice
 import CloudModel
 import CloudService

@@ -1,7 +1,7 @@
 import ChildProcess
+import CloudClient
 import CloudDevice
 import CloudModel
-import CloudService
 import Foundation
 import GroupDefaults
 import PropertyList

@@ -1,3 +1,4 @@
+import CloudClient
 import CloudDevice
 import CloudModel
 import CloudService

@@ -11,11 +11,11 @@ import Foundation
 /// the thread; as a task's executor preference (`CloudClient.blocking`) it
 /// runs the task and its child tasks there.
 /// Unchecked Sendable: the queue of jobs is touched only under `condition`; the thread only runs what it took from it.
-final class OwnThreadExecutor: SerialExecutor, TaskExecutor, @unchecked Sendable {
+package final class OwnThreadExecutor: SerialExecutor, TaskExecutor, @unchecked Sendable {
     private let state: JobQueue
 
     /// Starts the thread; it ends once the executor is released and its last job has run.
-    init(name: String) {
+    package init(name: String) {
         let state = JobQueue()
         self.state = state
         let thread = Thread { state.runUntilClosed() }
@@ -25,11 +25,11 @@ final class OwnThreadExecutor: SerialExecutor, TaskExecutor, @unchecked Sendable
 
     deinit { state.close() }
 
-    func enqueue(_ job: consuming ExecutorJob) {
+    package func enqueue(_ job: consuming ExecutorJob) {
         state.append(UnownedJob(job), on: self)
     }
 
-    func asUnownedSerialExecutor() -> UnownedSerialExecutor { UnownedSerialExecutor(ordinary: self) }
+    package func asUnownedSerialExecutor() -> UnownedSerialExecutor { UnownedSerialExecutor(ordinary: self) }
 }
 
 /// The jobs waiting for an `OwnThreadExecutor`'s thread.
