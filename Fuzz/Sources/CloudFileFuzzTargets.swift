@@ -19,9 +19,15 @@ enum CloudFileFuzzTargets {
             require((try? StoreCopy(copy.plist, path: "copy.plist")) == copy, "a copy changed through its own file")
         }
         if let settings = try? DeviceCloudSettings(fields, path: "device.plist") {
-            require(DeviceCloudSettings.impossibleNumber(in: fields) == nil, "settings with an impossible number loaded")
+            // A number no device has is ignored (and said), never used.
+            let limit = DeviceCloudSettings.maximumClockSkewMilliseconds
+            require((-limit...limit).contains(settings.clockSkewMilliseconds), "settings with an impossible clock skew loaded")
+            require(NetworkAction.uploadIntervalRange.contains(settings.uploadIntervalMilliseconds), "settings with an impossible interval loaded")
             require(
                 !DeviceCloudSettings.realTime().addingReportingOverflow(settings.clockSkewMilliseconds).overflow, "the clock skew overflows a stamp")
+            // What a writer writes back reads as the same settings, with nothing left to say.
+            let again = try? DeviceCloudSettings(settings.plist, path: "device.plist")
+            require(again?.problems == [] && again.map { var copy = $0; copy.problems = settings.problems; return copy } == settings, "settings changed through their own file")
         }
     }
 }
