@@ -10,9 +10,9 @@ import Testing
 /// never answer, answer for ever, send a head that never ends or is not
 /// HTTP, promise more than it sends, close at once. Each must end in a clear
 /// error within the request's time limit, never a hang or a crash.
-@Suite(.timeLimit(.minutes(1))) struct CloudClientTests {
+@Suite(.timeLimit(.minutes(3))) struct CloudClientTests {
     /// What a request to `server` brings, and how long it took.
-    func ask(_ server: TinyServer, path: String = CloudClient.Path.status, body: PlistValue? = nil, timeout: Duration = .seconds(2)) async -> (
+    func ask(_ server: TinyServer, path: String = CloudClient.Path.status, body: PlistValue? = nil, timeout: Duration = .seconds(60)) async -> (
         Result<PlistValue, any Error>, Duration
     ) {
         let endpoint = CloudEndpoint(location: ServerLocation(host: "127.0.0.1", port: server.port, pid: 0), secret: "s3cret")
@@ -58,13 +58,13 @@ import Testing
     @Test func aServerThatNeverAnswersCostsTheTimeLimitAndNoMore() async throws {
         let server = try TinyServer { connection in
             _ = connection.readRequest()
-            connection.hold(for: .seconds(20))
+            connection.hold(for: .seconds(300))
         }
         let (result, took) = await ask(server, timeout: .milliseconds(500))
         let failure = try #require(self.failure(result))
-        // The words say the time limit ended it; the bound (far below the server's 20 s, far above 0.5 s on a busy machine) that it did not wait for the server.
+        // The words say the time limit ended it; the bound (far below the server's 300 s hold, far above 0.5 s on a starved machine) that it did not wait for the server.
         #expect(failure.description.contains("did not answer /v1/status within"), "\(failure)")
-        #expect(took < .seconds(10))
+        #expect(took < .seconds(120))
     }
 
     /// A stopped (SIGSTOP) cloud: its kernel completes the connection, and nothing reads it.
@@ -73,7 +73,7 @@ import Testing
         let (result, took) = await ask(server, timeout: .milliseconds(500))
         let failure = try #require(self.failure(result))
         #expect(failure.description.contains("did not answer"), "\(failure)")
-        #expect(took < .seconds(10), "a hang, not the time limit")
+        #expect(took < .seconds(120), "a hang, not the time limit")
     }
 
     @Test func nothingListeningIsARefusedConnection() async throws {
@@ -82,7 +82,7 @@ import Testing
         let (result, took) = await ask(server)
         let failure = try #require(self.failure(result))
         #expect(failure.description.contains("refused the connection"), "\(failure)")
-        #expect(took < .seconds(10), "a hang, not a refusal")
+        #expect(took < .seconds(120), "a hang, not a refusal")
     }
 
     @Test func aServerThatAnswersForeverStopsAtTheLargestReply() async throws {
@@ -91,7 +91,7 @@ import Testing
             connection.write("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n")
             connection.writeForever("[1, 2, 3, 4, 5, 6, 7]")
         }
-        let (result, _) = await ask(server, timeout: .seconds(20))
+        let (result, _) = await ask(server, timeout: .seconds(120))
         let failure = try #require(self.failure(result))
         #expect(failure.description.contains("longer than \(HTTPExchange.maximumReplyBytes) bytes"), "\(failure)")
     }
@@ -133,7 +133,7 @@ import Testing
         let failure = try #require(self.failure(result), "\(result)")
         #expect(failure.description.hasPrefix("the cloud at http://127.0.0.1:\(server.port) "), "\(failure)")
         #expect(failure.description.contains(says), "\(failure)")
-        #expect(took < .seconds(10), "a hang, not an answer read to its end")
+        #expect(took < .seconds(120), "a hang, not an answer read to its end")
     }
 
     @Test func aPathOrSecretThatWouldBreakTheHeadIsNotSent() async throws {
@@ -148,16 +148,16 @@ import Testing
     @Test func aCancelledRequestStopsWaiting() async throws {
         let server = try TinyServer { connection in
             _ = connection.readRequest()
-            connection.hold(for: .seconds(20))
+            connection.hold(for: .seconds(300))
         }
         let endpoint = CloudEndpoint(location: ServerLocation(host: "127.0.0.1", port: server.port, pid: 0), secret: "s3cret")
         let start = ContinuousClock.now
-        let task = Task { try await CloudClient.request(endpoint, path: CloudClient.Path.status, timeout: .seconds(50)) }
+        let task = Task { try await CloudClient.request(endpoint, path: CloudClient.Path.status, timeout: .seconds(600)) }
         try await Task.sleep(for: .milliseconds(100))
         task.cancel()
+        // Only the cancellation can end it within the suite's time limit: the server holds 300 s, the request waits 600.
         await #expect(throws: CancellationError.self) { try await task.value }
-        // Far below the server's 20 s and the request's 50 s: the cancellation ended it.
-        #expect(ContinuousClock.now - start < .seconds(10))
+        #expect(ContinuousClock.now - start < .seconds(120))
     }
 
     /// The reader alone, a byte at a time: the reply is the same however the bytes come.
