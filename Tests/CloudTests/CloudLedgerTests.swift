@@ -378,9 +378,12 @@ import Testing
         try Data(BinaryPropertyList.encode(store)).write(to: URL(fileURLWithPath: folder + "/accounts/alice/s.plist"))
         let reports = Reports()
         var ledger = CloudLedger(dataFolder: folder, report: reports.record)
-        let write = try ledger.upload([Self.change("fresh", "kept", time: DeviceCloudSettings.realTime())], to: "s", of: "alice", from: "iPhone")
+        // Read first: the horizon comes back to the clock of that moment, and a write stamped after it is kept.
+        let horizon = try #require(try ledger.store("s", of: "alice").horizon)
+        #expect(horizon.time <= DeviceCloudSettings.realTime())
+        let stamped = DeviceCloudSettings.realTime() + 1_000
+        let write = try ledger.upload([Self.change("fresh", "kept", time: stamped)], to: "s", of: "alice", from: "iPhone", now: stamped)
         #expect(write.push?.records.map(\.key) == ["fresh"] && write.superseded.isEmpty)
-        #expect(try #require(try ledger.store("s", of: "alice").horizon).time <= DeviceCloudSettings.realTime())
         #expect(reports.lines.contains { $0.hasPrefix("horizon-bounded") && $0.contains("s.plist") }, "\(reports.lines)")
     }
 

@@ -334,13 +334,14 @@ extension CloudProcessTests {
         var started = Date()
         let status = try runBounded(
             BuiltExecutable.path("groupsim"), ["cloud", "status", "--json", "--root", root.path], environment: ["GROUPSIM_CLOUD_AUTOSTART": "0"])
+        // Bounds far below the 40 s the flood held them for, far above a loaded machine's start-up.
         #expect(status.status == 0 && status.stdout.contains("\"server\""), "\(status.stdout)\(status.stderr)")
-        #expect(Date().timeIntervalSince(started) < 5)
+        #expect(Date().timeIntervalSince(started) < 20)
         held += try flood()
         started = Date()
         let agent = try CloudChild(["agent", "--device", "iPhone"], root: root)
-        try agent.waitFor("connected", timeout: 5)
-        #expect(Date().timeIntervalSince(started) < 5)
+        try agent.waitFor("connected", timeout: 20)
+        #expect(Date().timeIntervalSince(started) < 20)
         try server.waitFor("dropped-connection") { $0.contains("32 connections had not shown a secret") }
         held.removeAll()
         withExtendedLifetime(server) {}

@@ -15,7 +15,7 @@ extension ExecProcessTests {
             """
             summary: the intent is a one-shot program of the user's own
             processes:
-              volume: { exec: [\(Self.settingsExamples), audio-volume, \(unit)], target: intent, start-timeout: 2 }
+              volume: { exec: [\(Self.settingsExamples), audio-volume, \(unit)], target: intent, start-timeout: 15 }
             steps:
             \(steps)
             """)
