@@ -182,17 +182,23 @@ import Testing
         withExtendedLifetime(agent) {}
     }
 
-    /// Two writes with one stamp and two values (a device restored from a
-    /// backup reusing a sequence number in the same millisecond): the cloud
-    /// keeps the greater value whatever the order, an ack never claims the
-    /// lower one was kept, and the other device ends with the same value.
-    @Test func twoValuesWithOneStampEndTheSameEverywhere() throws {
+    /// iPad signed in to alice with its agent, its key `pad` (0) in the cloud.
+    func padHoldingItsOwnKey() throws -> (server: CloudChild, pad: CloudChild) {
         #expect(try groupsim(["device", "create", "iPad"], root: root).status == 0)
         #expect(try groupsim(["cloud", "account", "sign-in", "alice", "--device", "iPad"], root: root).status == 0)
         let server = try startCloud()
         let pad = try CloudChild(["agent", "--device", "iPad"], root: root)
         try write("pad", "0", device: "iPad")
         try until(pad) { try cloudValue("pad") == .integer(0) }
+        return (server, pad)
+    }
+
+    /// Two writes with one stamp and two values (a device restored from a
+    /// backup reusing a sequence number in the same millisecond): the cloud
+    /// keeps the greater value whatever the order, an ack never claims the
+    /// lower one was kept, and the other device ends with the same value.
+    @Test func twoValuesWithOneStampEndTheSameEverywhere() throws {
+        let (server, pad) = try padHoldingItsOwnKey()
         let location = try location()
         let secret = try secret(of: "iPhone")
         let hello = #"{"type":"hello","device":"iPhone","account":"alice","stores":{}}"#
@@ -231,12 +237,7 @@ import Testing
     /// that device had: the cloud keeps its record, and the other device's
     /// copy keeps its value.
     @Test func aRestoreIsTakenOnlyAfterAResetAndNeverRewritesAnotherDevicesKey() throws {
-        #expect(try groupsim(["device", "create", "iPad"], root: root).status == 0)
-        #expect(try groupsim(["cloud", "account", "sign-in", "alice", "--device", "iPad"], root: root).status == 0)
-        let server = try startCloud()
-        let pad = try CloudChild(["agent", "--device", "iPad"], root: root)
-        try write("pad", "0", device: "iPad")
-        try until(pad) { try cloudValue("pad") == .integer(0) }
+        let (server, pad) = try padHoldingItsOwnKey()
         guard let record = try cloudStore("com.example.kvs", account: "alice")["pad"]?.dictionaryValue,
             case .integer(let time)? = record["time"], case .integer(let sequence)? = record["sequence"]
         else { throw TestFailure("no record of pad in the cloud") }
