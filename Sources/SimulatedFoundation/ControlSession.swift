@@ -111,10 +111,21 @@ final class ControlSession: @unchecked Sendable {
             try defaults.groupDefaults.transaction { try DefaultsWriteRequest.dictAdd(key: key, entries: entries).apply(to: &$0) }
             defaults.postDidChange(key: key)
             return .done
-        case .reloadTimeline, .reloadWidgets:
-            throw AppRequestError("reload and reload-widgets belong to the simulated widget and app (main-app, widget); this program is neither")
-        case .performIntent:
-            throw AppRequestError("perform-intent belongs to the simulated main app (its manifest's intents); this program has no intents")
+        case .reloadTimeline, .reloadWidgets, .performIntent:
+            if let handler = ControlRequestHandlers.handler(for: request) { return try handler(request) }
+            switch request {
+            case .reloadTimeline:
+                throw AppRequestError(
+                    "reload belongs to a widget: the simulated widget, or a program whose widget runs (SimulatedWidgetKit); this program is neither")
+            case .reloadWidgets:
+                throw AppRequestError(
+                    "reload-widgets belongs to the simulated main app, or a program that uses WidgetCenter (SimulatedWidgetKit); this program does neither"
+                )
+            default:
+                throw AppRequestError(
+                    "perform-intent belongs to the simulated main app (its manifest's intents), or a program that offers App Intents (SimulatedAppIntents); this program offers none"
+                )
+            }
         case .cloudGet, .cloudSet, .cloudRemove, .cloudDump, .cloudSynchronize:
             return try performCloud(request)
         case .info:
