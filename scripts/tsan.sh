@@ -5,9 +5,9 @@
 # the multi-process propagation and concurrent-writer tests (whose
 # executables are built with TSan too), the child processes' owners
 # (RunningProcess, the parent-death tie), the scenario runner, the cloud's
-# processes (CloudProcessTests holds CooperativePoolTests.swift's and
-# CloudTrustTests.swift's tests) and the testing library. A report of a
-# race fails the run.
+# processes (three serialized suites, run beside each other as in the
+# debug run: their tests wait on the cloud and agents far more than they
+# compute) and the testing library. A report of a race fails the run.
 # Its own build folder: a sanitized build shares nothing with the debug one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,7 +20,7 @@ swift build --build-tests --sanitize=thread --scratch-path .build-tsan
 for suites in GroupDefaultsTests CloudTests SimulatedFoundationTests \
     'IntegrationTests\.(PropagationTests|ConcurrentWriterTests|RunningProcessTests|OwnerLifetimeTests)/' \
     'IntegrationTests\.(ScenarioRunnerTests|RunnerScaleTests)/' \
-    'IntegrationTests\.CloudProcessTests/' \
+    'IntegrationTests\.(CloudProcessTests|CloudFaultProcessTests|CloudTrustTests)/' \
     GroupSimTestingTests; do
     echo "==> testing $suites under TSan"
     swift test --skip-build --sanitize=thread --scratch-path .build-tsan --filter "$suites" "$@"

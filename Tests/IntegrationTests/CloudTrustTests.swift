@@ -9,7 +9,11 @@ import Testing
 
 /// Who may talk to the cloud, and what one peer may cost it: real cloud
 /// processes, real sockets, peers that behave as no agent does.
-extension CloudProcessTests {
+@Suite(.serialized) struct CloudTrustTests: CloudProcessSuite {
+    let root = TemporaryRoot()
+}
+
+extension CloudTrustTests {
     /// An HTTP request written by hand, so the test chooses every header; the
     /// answer's head, or with `whole` everything until the cloud closes.
     func rawHTTP(_ request: String, port: Int, whole: Bool = false) throws -> String {
@@ -382,7 +386,7 @@ extension CloudProcessTests {
     }
 }
 
-extension CloudProcessTests {
+extension CloudTrustTests {
     @Test func aDeviceIsCreatedWithItsSecret() throws {
         #expect(try groupsim(["device", "create", "iPad"], root: root).status == 0)
         var info = stat()
@@ -415,7 +419,7 @@ extension CloudProcessTests {
     }
 }
 
-extension CloudProcessTests {
+extension CloudTrustTests {
     @Test func anAgentThatFallsBehindIsToldWhyAndResyncs() throws {
         #expect(try groupsim(["cloud", "account", "sign-in", "alice"], root: root).status == 0)
         #expect(try groupsim(["cloud", "write", "com.example.kvs", "k", "1"], root: root).status == 0)

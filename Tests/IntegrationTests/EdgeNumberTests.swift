@@ -13,7 +13,6 @@ import Testing
 @Suite(.serialized) struct EdgeNumberTests {
     let root = TemporaryRoot()
     var simulation: SimulationRoot { SimulationRoot(path: root.path) }
-    typealias CloudChild = CloudProcessTests.CloudChild
 
     func startCloud() throws -> CloudChild {
         let server = try CloudChild(["serve"], root: root)

@@ -44,9 +44,9 @@ import Testing
 
     @Test func aMistypedAccountMakesNoAccount() throws {
         #expect(try groupsim(["cloud", "account", "sign-in", "alice"], root: root).status == 0)
-        let server = try CloudProcessTests.CloudChild(["serve"], root: root)
+        let server = try CloudChild(["serve"], root: root)
         try server.waitFor("listening")
-        let agent = try CloudProcessTests.CloudChild(["agent", "--device", "iPhone"], root: root)
+        let agent = try CloudChild(["agent", "--device", "iPhone"], root: root)
         try agent.waitFor("connected")
         #expect(try groupsim(["cloud", "write", "com.example.notes", "theme", "\"dark\""], root: root).status == 0)
         try agent.waitFor("acknowledged")
@@ -69,7 +69,7 @@ import Testing
 
     @Test func cloudStatusIsATableAndJSONOnRequest() throws {
         #expect(try groupsim(["cloud", "account", "sign-in", "alice"], root: root).status == 0)
-        let server = try CloudProcessTests.CloudChild(["serve"], root: root)
+        let server = try CloudChild(["serve"], root: root)
         try server.waitFor("listening")
         #expect(try groupsim(["cloud", "network", "latency", "200"], root: root).status == 0)
         let table = try groupsim(["cloud", "status"], root: root)
