@@ -55,13 +55,17 @@ extension CloudProcessSuite {
     }
 
     func location() throws -> ServerLocation {
-        guard let location = try ServerLocation.read(root: simulation) else { throw CloudTestFailure("no server.plist after the cloud said it listens") }
+        guard let location = try ServerLocation.read(root: simulation) else {
+            throw CloudTestFailure("no server.plist after the cloud said it listens")
+        }
         return location
     }
 
     /// The cloud's address with the root's control secret, as the CLI asks it.
     func endpoint() throws -> CloudEndpoint {
-        guard let endpoint = try CloudEndpoint.control(root: simulation) else { throw CloudTestFailure("no server.plist after the cloud said it listens") }
+        guard let endpoint = try CloudEndpoint.control(root: simulation) else {
+            throw CloudTestFailure("no server.plist after the cloud said it listens")
+        }
         return endpoint
     }
 

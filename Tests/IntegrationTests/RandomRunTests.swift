@@ -34,10 +34,13 @@ import Testing
         let tmp = folder.path + "/tmp"
         try FileManager.default.createDirectory(atPath: tmp, withIntermediateDirectories: true)
         let result = try runBounded(
-            BuiltExecutable.path("groupsim"), ["fuzz", "--seed", "100", "--runs", "4", "--length", "40", "--out", folder.path],
+            BuiltExecutable.path("groupsim"), ["fuzz", "--seed", "100", "--runs", "4", "--length", "40", "--jobs", "2", "--out", folder.path],
             environment: ["TMPDIR": tmp], timeout: 300)
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
         #expect(result.stdout.contains("fuzz: 4 passed, 0 failed (first seed 100)"))
+        // Two at a time, each history's verdict on a line of its own.
+        #expect(result.stdout.contains("seeds 100…103, 2 at a time"), "\(result.stdout)")
+        #expect((100...103).allSatisfy { result.stdout.contains("✔ seed \($0)\n") }, "\(result.stdout)")
         // The same history with one expected value changed must fail on that check.
         let history = RandomRun.generate(seed: 100, length: 40)
         let text = history.yaml
