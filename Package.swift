@@ -150,7 +150,7 @@ let package = Package(
         .target(name: "AllocationCounter", path: "Tests/AllocationCounter"),
         .testTarget(name: "GroupDefaultsTests", dependencies: ["GroupDefaults", "PropertyList", "SharedFiles", "TestSupport", "AllocationCounter"]),
         .testTarget(name: "SimulatedFoundationTests", dependencies: [
-            "AppProtocol", "SimulatedFoundation", "GroupDefaults", "PropertyList", "TestSupport", "groupsim",
+            "AppProtocol", "CloudDevice", "CloudModel", "SimulatedFoundation", "GroupDefaults", "PropertyList", "TestSupport", "groupsim",
             "AllocationCounter",
         ]),
         .testTarget(

@@ -96,6 +96,12 @@ package final class PersistentDomain: @unchecked Sendable {
         notificationQueue.sync {}
     }
 
+    /// Runs `work` on the notification queue after every change announced so
+    /// far has reached its listeners, and before any announced later.
+    package static func afterPendingNotifications(_ work: @escaping @Sendable () -> Void) {
+        notificationQueue.async(execute: work)
+    }
+
     /// Opened while the device was locked before its first unlock (`ProtectedData`):
     /// the file could not be read, so the view started empty and stays this
     /// process's own (reloads skipped) until it is relaunched; a commit writes

@@ -183,6 +183,8 @@ final class ControlSession: @unchecked Sendable {
         } else {
             made = .default
         }
+        // The driver hears the store's notices as deliveries from now on, as an observer would.
+        made.letNoticesGo()
         guard let store = made.store else {
             throw AppRequestError("NSUbiquitousKeyValueStore.default could not be opened on this device (a reload-failed warning said why)")
         }

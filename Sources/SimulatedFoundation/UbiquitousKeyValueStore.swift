@@ -41,6 +41,36 @@ open class NSUbiquitousKeyValueStore: NSObject, @unchecked Sendable {
     /// nil only when the device's copy could not be opened (reported): every read is then empty.
     package private(set) var store: UbiquitousStore?
 
+    /// Holds the store's notices until the app could have observed them (NSUbiquitousKeyValueStore+FirstNotice.swift).
+    let noticeGate = NoticeGate()
+    /// The process and the store's identifier its notices are reported with (set once the copy is open).
+    private var postsFor: (process: SimulatedProcess, identifier: String)?
+
+    /// Posts `didChangeExternallyNotification` with Apple's `userInfo`, and tells a driver.
+    func post(_ change: ExternalChange) {
+        NotificationCenter.default.post(
+            name: Self.didChangeExternallyNotification, object: self,
+            userInfo: [
+                NSUbiquitousKeyValueStoreChangeReasonKey: NSNumber(value: change.reason.appleValue),
+                NSUbiquitousKeyValueStoreChangedKeysKey: change.keys,
+            ])
+        guard ControlTap.isServing, let (process, storeIdentifier) = postsFor else { return }
+        ControlTap.emit(
+            .delivery(
+                Delivery(
+                    mechanism: .didChangeExternally, key: nil, old: nil, new: nil, origin: "other-device", domain: storeIdentifier,
+                    reason: change.reason.rawValue, keys: change.keys)), from: process)
+        // Apple says nothing but this notification; a driver is told loudly.
+        if change.reason == .quotaViolationChange {
+            ControlTap.emit(
+                .warning(
+                    kind: "quota-violation",
+                    message: "NSUbiquitousKeyValueStore \(storeIdentifier): "
+                        + "\(change.keys.joined(separator: ", ")) over Apple's limits (docs/cloud.md): kept on this device, never uploaded"
+                ), from: process)
+        }
+    }
+
     /// The current process's store, in a new instance (`default` is the
     /// shared one). Designated, as Apple's `init()` is, so a subclass (a
     /// test's mock) inherits it.
@@ -73,34 +103,14 @@ open class NSUbiquitousKeyValueStore: NSObject, @unchecked Sendable {
                         + "(\(GroupSim.keyValueStoreVariable) is not set; groupsim exec sets it from the manifest's icloud-kvs): "
                         + "NSUbiquitousKeyValueStore stays on this device and synchronize() returns false"))
         }
-        let storeIdentifier = identifier
+        postsFor = (process, identifier)
+        Self.madeStores.add(self)
         do {
             store = try UbiquitousStore(
                 cloud: DeviceCloud(root: identity.root, device: identity.device), identifier: identifier, syncs: entitled
             ) { [weak self] change in
-                guard let self else { return }
-                NotificationCenter.default.post(
-                    name: Self.didChangeExternallyNotification, object: self,
-                    userInfo: [
-                        NSUbiquitousKeyValueStoreChangeReasonKey: NSNumber(value: change.reason.appleValue),
-                        NSUbiquitousKeyValueStoreChangedKeysKey: change.keys,
-                    ])
-                if ControlTap.isServing {
-                    ControlTap.emit(
-                        .delivery(
-                            Delivery(
-                                mechanism: .didChangeExternally, key: nil, old: nil, new: nil, origin: "other-device", domain: storeIdentifier,
-                                reason: change.reason.rawValue, keys: change.keys)), from: process)
-                    // Apple says nothing but this notification; a driver is told loudly.
-                    if change.reason == .quotaViolationChange {
-                        ControlTap.emit(
-                            .warning(
-                                kind: "quota-violation",
-                                message: "NSUbiquitousKeyValueStore \(storeIdentifier): "
-                                    + "\(change.keys.joined(separator: ", ")) over Apple's limits (docs/cloud.md): kept on this device, never uploaded"
-                            ), from: process)
-                    }
-                }
+                guard let self, self.noticeGate.admits(change) else { return }
+                self.post(change)
             }
         } catch {
             report(Diagnostic(kind: .reloadFailed, message: "NSUbiquitousKeyValueStore \(identifier) could not be opened: \(error)"))
@@ -139,7 +149,11 @@ open class NSUbiquitousKeyValueStore: NSObject, @unchecked Sendable {
     open func removeObject(forKey aKey: String) { write(nil, forKey: aKey) }
 
     @discardableResult
-    open func synchronize() -> Bool { store?.synchronize() ?? false }
+    open func synchronize() -> Bool {
+        // Apple's pattern registers for the notification, then synchronizes: by now the app could observe.
+        letNoticesGo()
+        return store?.synchronize() ?? false
+    }
 
     private func write(_ value: PlistValue?, forKey key: String) {
         guard let store else { return }

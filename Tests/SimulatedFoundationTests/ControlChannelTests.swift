@@ -100,6 +100,11 @@ import Testing
                 root: SimulationRoot(path: f.root.path), device: "iPad", bundleIdentifier: "com.example.app"))
         let (channel, peer) = try serve(pad)
         let store = GroupSim.ubiquitousStore(of: pad, environment: [GroupSim.keyValueStoreVariable: "com.example.kvs"])
+        // Apple's pattern: the program registers for the notification (nothing is posted to a store no one could hear yet).
+        let token = NotificationCenter.default.addObserver(
+            forName: NSUbiquitousKeyValueStore.didChangeExternallyNotification, object: store, queue: nil
+        ) { _ in }
+        defer { NotificationCenter.default.removeObserver(token) }
         #expect(try groupsim(["cloud", "write", "--device", "iPhone", "com.example.kvs", "theme", #""dark""#], root: f.root).status == 0)
         let delivered = try delivery(peer) { $0.mechanism == .didChangeExternally && $0.reason == "server-change" }
         #expect(delivered.keys == ["theme"] && delivered.domain == "com.example.kvs" && delivered.origin == "other-device")
@@ -134,6 +139,10 @@ import Testing
         let process = f.process()
         let (channel, peer) = try serve(process)
         let store = GroupSim.ubiquitousStore(of: process, environment: [GroupSim.keyValueStoreVariable: "com.example.kvs"])
+        let token = NotificationCenter.default.addObserver(
+            forName: NSUbiquitousKeyValueStore.didChangeExternallyNotification, object: store, queue: nil
+        ) { _ in }
+        defer { NotificationCenter.default.removeObserver(token) }
         let key = "big"
         store.set(Data(count: 1_048_577), forKey: key)  // a value may have at most 1 MB
         let delivered = try delivery(peer) { $0.mechanism == .didChangeExternally }

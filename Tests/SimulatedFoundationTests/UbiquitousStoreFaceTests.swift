@@ -124,6 +124,8 @@ final class NotificationLog: @unchecked Sendable {
         condition.broadcast()
     }
 
+    var count: Int { condition.withLock { items.count } }
+
     func wait(timeout: TimeInterval = 20, until matches: ([AnyHashable: Any]) -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         condition.lock()
