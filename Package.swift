@@ -14,6 +14,8 @@ let package = Package(
         .library(name: "SimulatedFoundation", targets: ["SimulatedFoundation"]),
         // SwiftUI's `@AppStorage` without views, over SimulatedFoundation: `import SimulatedSwiftUI` in place of `import SwiftUI`.
         .library(name: "SimulatedSwiftUI", targets: ["SimulatedSwiftUI"]),
+        // Apple's unified logging (`Logger`, `os_log`) to standard error: `import SimulatedOSLog` where `import os` cannot build.
+        .library(name: "SimulatedOSLog", targets: ["SimulatedOSLog"]),
         // For your own test suites (XCTest, Swift Testing): simulations that run your executables as an app's targets.
         .library(name: "GroupSimTesting", targets: ["GroupSimTesting"]),
     ],
@@ -47,6 +49,8 @@ let package = Package(
         ]),
         // `@AppStorage` and its `Binding` over SimulatedFoundation's UserDefaults; re-exports SimulatedFoundation. No views.
         .target(name: "SimulatedSwiftUI", dependencies: ["SimulatedFoundation"]),
+        // `Logger` and `os_log` as `import os` has them, each message a line on standard error. No dependencies.
+        .target(name: "SimulatedOSLog"),
         // The iCloud key-value store's shared rules: limits, change order, wire messages. Pure.
         .target(name: "CloudModel", dependencies: ["PropertyList"]),
         // A device's side of the iCloud key-value store: its copies of the stores and
@@ -150,7 +154,8 @@ let package = Package(
         .target(name: "AllocationCounter", path: "Tests/AllocationCounter"),
         .testTarget(name: "GroupDefaultsTests", dependencies: ["GroupDefaults", "PropertyList", "SharedFiles", "TestSupport", "AllocationCounter"]),
         .testTarget(name: "SimulatedFoundationTests", dependencies: [
-            "AppProtocol", "CloudDevice", "CloudModel", "SimulatedFoundation", "GroupDefaults", "PropertyList", "TestSupport", "groupsim",
+            "AppProtocol", "CloudDevice", "CloudModel", "SimulatedFoundation", "SimulatedOSLog", "GroupDefaults", "PropertyList", "TestSupport",
+            "groupsim",
             "AllocationCounter",
         ]),
         .testTarget(
