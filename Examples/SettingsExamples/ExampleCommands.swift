@@ -27,6 +27,7 @@ public enum ExampleCommands {
           storage-change THEME LAYOUT  change the view's theme (through $theme) and layout
           storage-widget               the theme as the widget reads the suite, and through its own @AppStorage
           wait-input                   read standard input until it ends, touching no defaults
+          slow-setup SECONDS           take SECONDS to set up, then observe theme in the group suite and read standard input
         """
 
     /// Runs one command; returns the exit status.
@@ -137,10 +138,23 @@ public enum ExampleCommands {
             // A program busy with something else: its control channel still answers.
             show("ready", true)
             while readLine() != nil {}
+        case "slow-setup":
+            // An app whose launch takes a while (a database to open, say) before it observes its settings.
+            guard let text = rest.first, let seconds = Double(text), (0...60).contains(seconds) else { return fail("slow-setup SECONDS") }
+            Thread.sleep(forTimeInterval: seconds)
+            let observation = GroupSim.observe(UserDefaults.shared, "theme") { change in show("theme", change.newValue) }
+            while readLine() != nil {}
+            withExtendedLifetime(observation) {}
         default:
             return fail(usage)
         }
         return 0
+    }
+
+    /// The observers are registered: says so on stdout, and to the driver (its `launch` returns now).
+    static func sayReady() {
+        show("ready", true)
+        GroupSim.ready()
     }
 
     static func show(_ name: String, _ value: Any?) {
@@ -166,7 +180,7 @@ public enum ExampleCommands {
             fflush(stdout)
             seen.signal()
         }
-        show("ready", true)
+        sayReady()
         for _ in 0..<count where seen.wait(timeout: .now() + watchLimit) == .timedOut {
             return fail("fewer than \(count) changes of ShowLineNumbers within \(Int(watchLimit)) s")
         }
@@ -179,7 +193,7 @@ public enum ExampleCommands {
             show("ReadingMode", mode)
             seen.signal()
         }
-        show("ready", true)
+        sayReady()
         for _ in 0..<count where seen.wait(timeout: .now() + watchLimit) == .timedOut {
             return fail("fewer than \(count) changes of ReadingMode within \(Int(watchLimit)) s")
         }

@@ -30,6 +30,8 @@ public struct Diagnostic: Sendable, CustomStringConvertible {
         case sizeLimitExceeded = "size-limit-exceeded"
         /// The system ends the process for its domain's size (tvOS: 1 MiB).
         case sizeLimitTerminated = "size-limit-terminated"
+        /// A program's control channel said `ready` without knowing its setup was done (SimulatedFoundation's `ProgramSetUp`).
+        case setUpUnknown = "set-up-unknown"
     }
 
     public let kind: Kind

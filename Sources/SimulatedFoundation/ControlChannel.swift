@@ -61,7 +61,14 @@ package final class ControlChannel: @unchecked Sendable {
     /// Requests read and not yet answered.
     private var requestsRunning = 0
 
-    private init(descriptor: Int32, limits: Limits, wake: (read: Int32, write: Int32), process: SimulatedProcess?) {
+    /// Whether `ready` waits for the program to be set up (`ProgramSetUp`): a
+    /// program's own channel does; one a test serves for a process of its own does not.
+    private let waitsForSetUp: Bool
+    /// When the channel was made, as the program loaded: the fallback counts from here.
+    private let loaded = Date()
+
+    private init(descriptor: Int32, limits: Limits, wake: (read: Int32, write: Int32), process: SimulatedProcess?, waitsForSetUp: Bool) {
+        self.waitsForSetUp = waitsForSetUp
         session = ControlSession(process: process)
         servedProcess = process
         self.descriptor = descriptor
@@ -79,14 +86,16 @@ package final class ControlChannel: @unchecked Sendable {
     /// Whether events of `source`'s instances are this channel's to send.
     func serves(_ source: SimulatedProcess) -> Bool { servedProcess.map { $0 === source } ?? true }
 
-    package static func serve(descriptor: Int32, limits: Limits = Limits(), process: SimulatedProcess? = nil) throws -> ControlChannel {
+    package static func serve(
+        descriptor: Int32, limits: Limits = Limits(), process: SimulatedProcess? = nil, waitsForSetUp: Bool = false
+    ) throws -> ControlChannel {
         var ends: [Int32] = [0, 0]
         guard pipe(&ends) == 0 else { throw ControlChannelError("cannot make the channel's wake pipe: \(String(cString: strerror(errno)))") }
         for end in ends + [descriptor] {
             _ = fcntl(end, F_SETFD, FD_CLOEXEC)
             _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
         }
-        let channel = ControlChannel(descriptor: descriptor, limits: limits, wake: (ends[0], ends[1]), process: process)
+        let channel = ControlChannel(descriptor: descriptor, limits: limits, wake: (ends[0], ends[1]), process: process, waitsForSetUp: waitsForSetUp)
         ControlTap.start(channel)
         Diagnostics.tee { [weak channel] diagnostic in channel?.warn(diagnostic) }
         let thread = Thread { channel.run() }
@@ -112,7 +121,7 @@ package final class ControlChannel: @unchecked Sendable {
             } else {
                 descriptor = try connectedSocket(socketPath ?? "")
             }
-            let channel = try serve(descriptor: descriptor)
+            let channel = try serve(descriptor: descriptor, waitsForSetUp: true)
             atexit { ControlChannel.flushAtExit() }
             exitFlushTarget = channel
         } catch {
@@ -124,6 +133,8 @@ package final class ControlChannel: @unchecked Sendable {
 
     private static func flushAtExit() {
         guard let channel = exitFlushTarget else { return }
+        // A program that ends has done its setup: `ready` goes now if it has not.
+        ProgramSetUp.markDone()
         // Deliveries of changes made just before exit are on the notification queue.
         PersistentDomain.deliverPendingNotifications()
         channel.waitUntilSent(timeout: channel.limits.exitFlushSeconds)
@@ -244,6 +255,14 @@ package final class ControlChannel: @unchecked Sendable {
     // MARK: The channel's thread
 
     private func run() {
+        if waitsForSetUp, !ProgramSetUp.waitUntilDone(before: loaded.addingTimeInterval(ProgramSetUp.fallbackSeconds)) {
+            warn(
+                Diagnostic(
+                    kind: .setUpUnknown,
+                    message: "the program said nothing about its setup within \(Int(ProgramSetUp.fallbackSeconds)) s (no readLine(), no "
+                        + "GroupSim.ready(), no exit): ready was sent anyway, and a driver's first write may come before its observers; "
+                        + "call GroupSim.ready() where the setup ends"))
+        }
         // `ready` first (only warnings before it), then what was delivered meanwhile.
         var info = session.info()
         info["warnings"] = .array(condition.withLock { recentWarnings })

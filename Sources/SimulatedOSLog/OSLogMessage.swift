@@ -72,7 +72,9 @@ public struct OSLogInterpolation: StringInterpolationProtocol {
         pieces.append { align.apply(to: format.apply(to: Double(number()))) }
     }
 
-    public mutating func appendInterpolation(_ boolean: @autoclosure @escaping () -> Bool, format: OSLogBoolFormat = .truth, privacy: OSLogPrivacy = .auto) {
+    public mutating func appendInterpolation(
+        _ boolean: @autoclosure @escaping () -> Bool, format: OSLogBoolFormat = .truth, privacy: OSLogPrivacy = .auto
+    ) {
         pieces.append { format == .answer ? (boolean() ? "YES" : "NO") : (boolean() ? "true" : "false") }
     }
 }
@@ -135,13 +137,15 @@ public struct OSLogIntegerFormatting: Sendable {
     }
 
     public static func hex(
-        explicitPositiveSign: Bool = false, includePrefix: Bool = false, uppercase: Bool = false, minDigits: @autoclosure @escaping @Sendable () -> Int = 0
+        explicitPositiveSign: Bool = false, includePrefix: Bool = false, uppercase: Bool = false,
+        minDigits: @autoclosure @escaping @Sendable () -> Int = 0
     ) -> Self {
         Self(radix: 16, explicitPositiveSign: explicitPositiveSign, includePrefix: includePrefix, uppercase: uppercase, minDigits: minDigits)
     }
 
     public static func octal(
-        explicitPositiveSign: Bool = false, includePrefix: Bool = false, uppercase: Bool = false, minDigits: @autoclosure @escaping @Sendable () -> Int = 0
+        explicitPositiveSign: Bool = false, includePrefix: Bool = false, uppercase: Bool = false,
+        minDigits: @autoclosure @escaping @Sendable () -> Int = 0
     ) -> Self {
         Self(radix: 8, explicitPositiveSign: explicitPositiveSign, includePrefix: includePrefix, uppercase: uppercase, minDigits: minDigits)
     }
@@ -167,7 +171,9 @@ public struct OSLogFloatFormatting: Sendable {
     public static let exponential = exponential(explicitPositiveSign: false, uppercase: false)
     public static let hybrid = hybrid(explicitPositiveSign: false, uppercase: false)
 
-    public static func fixed(precision: @autoclosure @escaping @Sendable () -> Int, explicitPositiveSign: Bool = false, uppercase: Bool = false) -> Self {
+    public static func fixed(precision: @autoclosure @escaping @Sendable () -> Int, explicitPositiveSign: Bool = false, uppercase: Bool = false)
+        -> Self
+    {
         Self(conversion: "f", precision: precision, explicitPositiveSign: explicitPositiveSign, uppercase: uppercase)
     }
     public static func fixed(explicitPositiveSign: Bool = false, uppercase: Bool = false) -> Self {
@@ -184,7 +190,9 @@ public struct OSLogFloatFormatting: Sendable {
     public static func exponential(explicitPositiveSign: Bool = false, uppercase: Bool = false) -> Self {
         Self(conversion: "e", precision: nil, explicitPositiveSign: explicitPositiveSign, uppercase: uppercase)
     }
-    public static func hybrid(precision: @autoclosure @escaping @Sendable () -> Int, explicitPositiveSign: Bool = false, uppercase: Bool = false) -> Self {
+    public static func hybrid(precision: @autoclosure @escaping @Sendable () -> Int, explicitPositiveSign: Bool = false, uppercase: Bool = false)
+        -> Self
+    {
         Self(conversion: "g", precision: precision, explicitPositiveSign: explicitPositiveSign, uppercase: uppercase)
     }
     public static func hybrid(explicitPositiveSign: Bool = false, uppercase: Bool = false) -> Self {

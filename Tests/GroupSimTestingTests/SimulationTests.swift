@@ -14,8 +14,8 @@ import Testing
     @Test func aWriteInTheAppReachesTheWidgetsObserver() async throws {
         try await withSimulation { simulation in
             try simulation.install(.example, on: "iPhone")
+            // `launch` returns once the widget's program says it is ready (after registering its observer).
             let widget = try await simulation.launch("settings-examples", as: .widget, arguments: ["reading-watch", "2"])
-            try await widget.waitForOutput(matching: "^ready=true$")
             let app = try await simulation.launch("settings-examples", arguments: ["wait-input"])
 
             try await app.set("ReadingMode", "night", suite: Self.group)
@@ -28,6 +28,24 @@ import Testing
             try await app.set("ReadingMode", "day", suite: Self.group)
             try await widget.waitForOutput(matching: "^ReadingMode=day$")
             try await widget.waitForExit(status: 0)
+        }
+    }
+
+    /// Ready means ready: an app that takes a while to set up (it observes
+    /// its settings only after that) is launched, and the test writes at once.
+    /// `launch` returns once the program is set up (here, its first
+    /// `readLine()`), so the write reaches the observer; before, `ready` came
+    /// as the program loaded, and the write landed before the observer existed.
+    @Test func aWriteRightAfterLaunchReachesAnObserverRegisteredAfterASlowSetUp() async throws {
+        try await withSimulation { simulation in
+            try simulation.install(.example)
+            let app = try await simulation.launch("settings-examples", arguments: ["slow-setup", "0.5"])
+            try await app.set("theme", "dark", suite: Self.group)
+            let delivery = try await app.waitForChange(key: "theme", value: "dark")
+            #expect(delivery.mechanism == .observe)
+            try await app.waitForOutput(matching: "^theme=dark$")
+            app.closeInput()
+            try await app.waitForExit(status: 0)
         }
     }
 
