@@ -14,6 +14,8 @@ let package = Package(
         .library(name: "SimulatedFoundation", targets: ["SimulatedFoundation"]),
         // SwiftUI's `@AppStorage` without views, over SimulatedFoundation: `import SimulatedSwiftUI` in place of `import SwiftUI`.
         .library(name: "SimulatedSwiftUI", targets: ["SimulatedSwiftUI"]),
+        // App Intents over SimulatedFoundation, run as the system runs them: `import SimulatedAppIntents` in place of `import AppIntents`.
+        .library(name: "SimulatedAppIntents", targets: ["SimulatedAppIntents"]),
         // For your own test suites (XCTest, Swift Testing): simulations that run your executables as an app's targets.
         .library(name: "GroupSimTesting", targets: ["GroupSimTesting"]),
     ],
@@ -47,6 +49,9 @@ let package = Package(
         ]),
         // `@AppStorage` and its `Binding` over SimulatedFoundation's UserDefaults; re-exports SimulatedFoundation. No views.
         .target(name: "SimulatedSwiftUI", dependencies: ["SimulatedFoundation"]),
+        // `AppIntent`, `@Parameter`, `IntentResult` … and GroupSim's runners of them (an intent extension's main, a
+        // running program's perform-intent); re-exports SimulatedFoundation.
+        .target(name: "SimulatedAppIntents", dependencies: ["AppProtocol", "GroupDefaults", "PropertyList", "SimulatedFoundation"]),
         // The iCloud key-value store's shared rules: limits, change order, wire messages. Pure.
         .target(name: "CloudModel", dependencies: ["PropertyList"]),
         // A device's side of the iCloud key-value store: its copies of the stores and
@@ -138,7 +143,7 @@ let package = Package(
         // `import SimulatedSwiftUI` in place of `import SwiftUI`), in Swift 5 mode as such code usually is; run as real
         // processes of a simulated app by ExamplesTests.
         .target(
-            name: "SettingsExamples", dependencies: ["SimulatedFoundation", "SimulatedSwiftUI"], path: "Examples/SettingsExamples",
+            name: "SettingsExamples", dependencies: ["SimulatedAppIntents", "SimulatedFoundation", "SimulatedSwiftUI"], path: "Examples/SettingsExamples",
             swiftSettings: [.swiftLanguageMode(.v5)]),
         .executableTarget(name: "settings-examples", dependencies: ["SettingsExamples", "SimulatedFoundation"], path: "Examples/settings-examples"),
 
