@@ -25,7 +25,10 @@ package enum AppIntentRun {
     package static func timeLimit(environment: [String: String]) -> (seconds: Double, problem: String?) {
         guard let text = environment[timeLimitVariable] else { return (timeLimitSeconds, nil) }
         guard let seconds = Double(text), seconds > 0, seconds <= 3600 else {
-            return (timeLimitSeconds, "\(timeLimitVariable)=\(text) is not a number of seconds above 0 and at most 3600; the limit is Apple's \(Int(timeLimitSeconds)) s")
+            return (
+                timeLimitSeconds,
+                "\(timeLimitVariable)=\(text) is not a number of seconds above 0 and at most 3600; the limit is Apple's \(Int(timeLimitSeconds)) s"
+            )
         }
         return (seconds, nil)
     }

@@ -40,7 +40,8 @@ extension LaunchedExecutable {
         let said = try await Blocking.run { [record] in
             record.takeEvent(timeout: 10) { event -> Result<IntentOutcome, IntentFailureText>? in
                 switch event {
-                case .intentResult(_, _, let value, let dialog, let opensApp): .success(IntentOutcome(value: value, dialog: dialog, opensApp: opensApp))
+                case .intentResult(_, _, let value, let dialog, let opensApp):
+                    .success(IntentOutcome(value: value, dialog: dialog, opensApp: opensApp))
                 case .error(let message): .failure(IntentFailureText(message: message))
                 default: nil
                 }
@@ -50,12 +51,14 @@ extension LaunchedExecutable {
         case (0, .success(let outcome)?):
             return outcome
         case (0, _):
-            throw outcome.failure("\(name) exited with status 0 without reporting intent \(intent) (does its main call GroupSim.runIntents?)", at: place)
+            throw outcome.failure(
+                "\(name) exited with status 0 without reporting intent \(intent) (does its main call GroupSim.runIntents?)", at: place)
         case (_, .failure(let error)?):
             throw outcome.failure("intent \(intent) failed in \(name) (status \(status)): \(error.message)", at: place)
         default:
             let stderr = record.standardError.trimmingCharacters(in: .whitespacesAndNewlines)
-            throw outcome.failure("intent \(intent) failed in \(name) (status \(status))" + (stderr.isEmpty ? "" : ": \(stderr.suffix(500))"), at: place)
+            throw outcome.failure(
+                "intent \(intent) failed in \(name) (status \(status))" + (stderr.isEmpty ? "" : ": \(stderr.suffix(500))"), at: place)
         }
     }
 }

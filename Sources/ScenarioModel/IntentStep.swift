@@ -72,7 +72,8 @@ extension ScenarioParser {
             throw (fields["result"] ?? fields.node("dialog")).error("an intent that must fail (error) reports no result or dialog; leave them out")
         }
         let summary =
-            "intent \(step.name)" + (step.parameters.isEmpty ? "" : " " + step.parameters.keys.sorted().map { "\($0)=\(step.parameters[$0]!)" }.joined(separator: " "))
+            "intent \(step.name)"
+            + (step.parameters.isEmpty ? "" : " " + step.parameters.keys.sorted().map { "\($0)=\(step.parameters[$0]!)" }.joined(separator: " "))
         if fields["in"] != nil {
             step.place = try userPlace(fields, step: step, input)
             if case .executable(let process, _) = step.place { return (.intent(step), summary + " in \(process)") }
@@ -110,7 +111,8 @@ extension ScenarioParser {
             guard spec.role == .mainApp, input.context.app.intentsRun == .inApp else {
                 throw fields.node("in").error(
                     "\(process) is the built-in \(spec.role.rawValue), which runs no App Intents; in: names an exec: process "
-                        + "(target: intent for a one-shot, or one with a control channel), or the built-in main app of a manifest with intents: in-app")
+                        + "(target: intent for a one-shot, or one with a control channel), or the built-in main app of a manifest with intents: in-app"
+                )
             }
             for key in ["status", "args", "dialog"] where fields[key] != nil {
                 throw fields.node(key).error("\(key) is not for the built-in main app's intents (leave out in: to run the intent extension)")
@@ -125,7 +127,8 @@ extension ScenarioParser {
         }
         for key in ["status", "args"] where fields[key] != nil {
             throw fields.node(key).error(
-                "\(key) belongs to a one-shot (an exec: process with target: intent); an intent of \(process)'s running program fails with error: TEXT")
+                "\(key) belongs to a one-shot (an exec: process with target: intent); an intent of \(process)'s running program fails with error: TEXT"
+            )
         }
         return .executable(process, oneShot: false)
     }

@@ -41,7 +41,9 @@ package enum StepWriter {
         case .command(let process, let request): return command(process, request)
         case .intent(let step):
             var fields = [("name", scalar(step.name))]
-            if !step.parameters.isEmpty { fields.append(("params", mapping(step.parameters.keys.sorted().map { ($0, scalar(step.parameters[$0]!)) }))) }
+            if !step.parameters.isEmpty {
+                fields.append(("params", mapping(step.parameters.keys.sorted().map { ($0, scalar(step.parameters[$0]!)) })))
+            }
             if let device = step.device { fields.append(("device", scalar(device))) }
             if case .executable(let process, _) = step.place { fields.append(("in", scalar(process))) }
             if let status = step.status { fields.append(("status", "\(status)")) }

@@ -48,9 +48,11 @@ extension ProcessRoster {
         let limit = IntentVerdict.timeLimit + (spec.executable?.startTimeout ?? RunnerTimeouts.startUp) + RunnerTimeouts.exit
         guard let status = driver.waitForExit(timeout: limit) else {
             driver.signal(SIGKILL)
-            throw CheckFailed("\(process) did not exit within \(Int(limit)) s of its start (its intent's time limit, start-up and exit)" + driver.lastLines)
+            throw CheckFailed(
+                "\(process) did not exit within \(Int(limit)) s of its start (its intent's time limit, start-up and exit)" + driver.lastLines)
         }
-        try IntentVerdict(intent: intent, where: process).judgeOneShot(status: status, events: driver.recordedEvents(), standardError: driver.standardError)
+        try IntentVerdict(intent: intent, where: process).judgeOneShot(
+            status: status, events: driver.recordedEvents(), standardError: driver.standardError)
     }
 }
 
@@ -80,7 +82,8 @@ struct IntentVerdict {
         if let failure {
             guard let wanted = intent.error else { throw CheckFailed("intent \(intent.name) failed in \(place): \(failure)") }
             guard failure.contains(wanted) else {
-                throw CheckFailed("intent \(intent.name) failed in \(place) as expected, but did not say \(PlistJSON.quote(wanted)); it said: \(failure)")
+                throw CheckFailed(
+                    "intent \(intent.name) failed in \(place) as expected, but did not say \(PlistJSON.quote(wanted)); it said: \(failure)")
             }
             return
         }

@@ -30,7 +30,9 @@ public final class IntentParameter<Value>: @unchecked Sendable where Value: _Int
     }
 
     /// A parameter titled after its property.
-    public init(description: LocalizedStringResource? = nil, default defaultValue: Value.UnwrappedType? = nil, requestValueDialog: IntentDialog? = nil) {
+    public init(
+        description: LocalizedStringResource? = nil, default defaultValue: Value.UnwrappedType? = nil, requestValueDialog: IntentDialog? = nil
+    ) {
         title = nil
         parameterDescription = description
         self.defaultValue = defaultValue.flatMap { $0 as? Value }

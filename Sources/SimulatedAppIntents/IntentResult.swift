@@ -25,11 +25,6 @@ public struct IntentResultContainer<Value, OpensAppIntent, Content, Dialog>: Int
     // Unchecked Sendable: `value` is one of the supported value types (`_IntentValue`), all Sendable, or nil.
     public var value: Value?
     public var dialog: IntentDialog?
-
-    init(value: Value?, dialog: IntentDialog?) {
-        self.value = value
-        self.dialog = dialog
-    }
 }
 
 extension IntentResultContainer: ReturnsValue where Value: _IntentValue {}
@@ -67,8 +62,12 @@ public struct IntentDialog: Sendable, ExpressibleByStringInterpolation {
     let systemImageName: String?
 
     public init(_ resource: LocalizedStringResource) { (full, supporting, systemImageName) = (resource, nil, nil) }
-    public init(full: LocalizedStringResource, supporting: LocalizedStringResource) { (self.full, self.supporting, systemImageName) = (full, supporting, nil) }
-    public init(full: LocalizedStringResource, systemImageName: String) { (self.full, supporting, self.systemImageName) = (full, nil, systemImageName) }
+    public init(full: LocalizedStringResource, supporting: LocalizedStringResource) {
+        (self.full, self.supporting, systemImageName) = (full, supporting, nil)
+    }
+    public init(full: LocalizedStringResource, systemImageName: String) {
+        (self.full, supporting, self.systemImageName) = (full, nil, systemImageName)
+    }
     public init(full: LocalizedStringResource, supporting: LocalizedStringResource, systemImageName: String) {
         (self.full, self.supporting, self.systemImageName) = (full, supporting, systemImageName)
     }

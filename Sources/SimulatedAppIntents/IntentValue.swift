@@ -111,7 +111,9 @@ enum IntentValues {
     static func describe(_ type: Any.Type) -> (name: String, expected: String)? {
         if let optional = type as? OptionalIntentValue.Type { return describe(optional.wrappedType) }
         if let kind = type as? IntentValueKind.Type { return (String(describing: type), kind.expected) }
-        if let enumeration = type as? any AppEnum.Type { return (String(describing: type), "one of " + cases(of: enumeration).joined(separator: ", ")) }
+        if let enumeration = type as? any AppEnum.Type {
+            return (String(describing: type), "one of " + cases(of: enumeration).joined(separator: ", "))
+        }
         return nil
     }
 

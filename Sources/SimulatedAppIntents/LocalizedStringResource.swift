@@ -66,7 +66,9 @@ public struct DisplayRepresentation: Sendable, ExpressibleByStringInterpolation 
     public var image: Image?
     public var synonyms: [LocalizedStringResource]
 
-    public init(title: LocalizedStringResource, subtitle: LocalizedStringResource? = nil, image: Image? = nil, synonyms: [LocalizedStringResource] = []) {
+    public init(
+        title: LocalizedStringResource, subtitle: LocalizedStringResource? = nil, image: Image? = nil, synonyms: [LocalizedStringResource] = []
+    ) {
         self.title = title
         self.subtitle = subtitle
         self.image = image
@@ -74,7 +76,9 @@ public struct DisplayRepresentation: Sendable, ExpressibleByStringInterpolation 
     }
 
     public init(stringLiteral value: String) { self.init(title: LocalizedStringResource(value)) }
-    public init(stringInterpolation: DefaultStringInterpolation) { self.init(title: LocalizedStringResource(stringInterpolation: stringInterpolation)) }
+    public init(stringInterpolation: DefaultStringInterpolation) {
+        self.init(title: LocalizedStringResource(stringInterpolation: stringInterpolation))
+    }
 }
 
 /// How a type is named to a person ("Note Color").
@@ -88,7 +92,9 @@ public struct TypeDisplayRepresentation: Sendable, ExpressibleByStringInterpolat
     }
 
     public init(stringLiteral value: String) { self.init(name: LocalizedStringResource(value)) }
-    public init(stringInterpolation: DefaultStringInterpolation) { self.init(name: LocalizedStringResource(stringInterpolation: stringInterpolation)) }
+    public init(stringInterpolation: DefaultStringInterpolation) {
+        self.init(name: LocalizedStringResource(stringInterpolation: stringInterpolation))
+    }
 }
 
 /// A type that names itself to a person.

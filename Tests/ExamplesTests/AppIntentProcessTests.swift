@@ -84,11 +84,23 @@ import Testing
             (["Fly"], ["unknown intent 'Fly'", "AddNoteIntent, NoteDetailsIntent, OpenNotesIntent, SyncNotesIntent, WaitForServerIntent"]),
             (["AddNoteIntent", "text=a", "size=3"], ["AddNoteIntent has no parameter 'size'", "text (String), color (NoteColor)"]),
             (["AddNoteIntent"], ["AddNoteIntent needs parameter text (String"]),
-            (["NoteDetailsIntent", "title=T", "count=many", "color=blue"], ["parameter count of NoteDetailsIntent is Int: 'many' is not a whole number"]),
-            (["AddNoteIntent", "text=a", "color=purple"], ["parameter color of AddNoteIntent is NoteColor: 'purple' is not one of yellow, blue, green"]),
-            (["NoteDetailsIntent", "title=T", "count=1", "color=blue", "due=tomorrow"], ["parameter due of NoteDetailsIntent is Date?: 'tomorrow' is not an ISO 8601 date"]),
+            (
+                ["NoteDetailsIntent", "title=T", "count=many", "color=blue"],
+                ["parameter count of NoteDetailsIntent is Int: 'many' is not a whole number"]
+            ),
+            (
+                ["AddNoteIntent", "text=a", "color=purple"],
+                ["parameter color of AddNoteIntent is NoteColor: 'purple' is not one of yellow, blue, green"]
+            ),
+            (
+                ["NoteDetailsIntent", "title=T", "count=1", "color=blue", "due=tomorrow"],
+                ["parameter due of NoteDetailsIntent is Date?: 'tomorrow' is not an ISO 8601 date"]
+            ),
             (["NoteDetailsIntent", "title=T", "count=1", "color=blue", "link=nowhere"], ["'nowhere' is not a URL with a scheme"]),
-            (["NoteDetailsIntent", "title=T", "count=1", "color=blue", "pinned=maybe"], ["pinned of NoteDetailsIntent is Bool: 'maybe' is not true or false"]),
+            (
+                ["NoteDetailsIntent", "title=T", "count=1", "color=blue", "pinned=maybe"],
+                ["pinned of NoteDetailsIntent is Bool: 'maybe' is not true or false"]
+            ),
             (["text=a"], ["comes before the intent's name"]),
         ]
         for (words, phrases) in cases {
@@ -147,7 +159,9 @@ import Testing
         let delivery = try app.event(timeout: 60) { if case .delivery(let delivery) = $0 { delivery.key == "notes" } else { false } }
         guard case .delivery(let seen) = delivery else { return }
         #expect(seen.origin == "this-process" && seen.mechanism == .observe)
-        #expect(try app.event(timeout: 60) { if case .intentResult = $0 { true } else { false } } == .intentResult(intent: "AddNoteIntent", key: nil, value: 1, dialog: "Added milk. You have 1 notes."))
+        #expect(
+            try app.event(timeout: 60) { if case .intentResult = $0 { true } else { false } }
+                == .intentResult(intent: "AddNoteIntent", key: nil, value: 1, dialog: "Added milk. You have 1 notes."))
 
         let failed = try app.request(.performIntent(name: "SyncNotesIntent", parameters: [:]), timeout: 60)
         #expect(!failed.ok && failed.error == "SyncNotesIntent failed: the notes server is unreachable")
@@ -169,7 +183,10 @@ import Testing
         let appIntent: AppEvent = .intentResult(intent: "AddNoteIntent", key: nil, value: 2, dialog: "Added \"x\".", opensApp: true)
         let line = ControlProtocol.event(appIntent)
         #expect(!line.contains("\"key\""), "\(line)")
-        guard case .event(let decoded, _) = try ControlProtocol.decode(line).message else { Issue.record("not an event"); return }
+        guard case .event(let decoded, _) = try ControlProtocol.decode(line).message else {
+            Issue.record("not an event")
+            return
+        }
         #expect(decoded == appIntent)
         let response = ControlProtocol.response(id: "7", result: .intent(value: nil, dialog: nil, opensApp: false))
         #expect(response == "{\"id\":7,\"ok\":true,\"value\":null,\"dialog\":null,\"opensApp\":false}")

@@ -23,15 +23,20 @@ import Testing
             #expect(added == IntentOutcome(value: 1, dialog: "Added milk. You have 1 notes."))
 
             let line = #line + 1
-            let failure = await #expect(throws: Failure.self) { try await simulation.runIntent("SyncNotesIntent", in: "settings-examples", arguments: ["intent"]) }
+            let failure = await #expect(throws: Failure.self) {
+                try await simulation.runIntent("SyncNotesIntent", in: "settings-examples", arguments: ["intent"])
+            }
             #expect(failure?.place.line == line)
-            #expect(failure?.message.contains("(status 1): SyncNotesIntent failed: the notes server is unreachable") == true, "\(failure?.message ?? "")")
+            #expect(
+                failure?.message.contains("(status 1): SyncNotesIntent failed: the notes server is unreachable") == true, "\(failure?.message ?? "")")
 
             let hung = await #expect(throws: Failure.self) {
                 try await simulation.runIntent(
                     "WaitForServerIntent", in: "settings-examples", arguments: ["intent"], environment: ["GROUPSIM_INTENT_TIME_LIMIT": "1"])
             }
-            #expect(hung?.message.contains("(status 124)") == true && hung?.message.contains("did not finish within 1 s") == true, "\(hung?.message ?? "")")
+            #expect(
+                hung?.message.contains("(status 124)") == true && hung?.message.contains("did not finish within 1 s") == true,
+                "\(hung?.message ?? "")")
         }
     }
 
@@ -47,7 +52,9 @@ import Testing
             #expect(try await app.performIntent("OpenNotesIntent").opensApp)
 
             let line = #line + 1
-            let refused = await #expect(throws: Failure.self) { try await app.performIntent("AddNoteIntent", parameters: ["text": "x", "color": "red"]) }
+            let refused = await #expect(throws: Failure.self) {
+                try await app.performIntent("AddNoteIntent", parameters: ["text": "x", "color": "red"])
+            }
             #expect(refused?.place.line == line)
             #expect(refused?.message.contains("'red' is not one of yellow, blue, green") == true, "\(refused?.message ?? "")")
         }

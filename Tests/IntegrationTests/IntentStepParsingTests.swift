@@ -24,7 +24,9 @@ import Testing
     }
 
     func intent(_ steps: String) throws -> IntentStep {
-        guard case .intent(let step) = try parse(steps).steps[0].action else { throw SpecError(file: "", line: 0, column: 0, message: "not an intent step") }
+        guard case .intent(let step) = try parse(steps).steps[0].action else {
+            throw SpecError(file: "", line: 0, column: 0, message: "not an intent step")
+        }
         return step
     }
 
@@ -80,7 +82,8 @@ import Testing
                 continue
             }
             #expect(
-                first.place == again.place && first.parameters == again.parameters && first.status == again.status && first.arguments == again.arguments
+                first.place == again.place && first.parameters == again.parameters && first.status == again.status
+                    && first.arguments == again.arguments
                     && first.result == again.result && first.dialog == again.dialog && first.error == again.error, "\(written)")
         }
     }
