@@ -16,6 +16,8 @@ let package = Package(
         .library(name: "SimulatedSwiftUI", targets: ["SimulatedSwiftUI"]),
         // Apple's unified logging (`Logger`, `os_log`) to standard error: `import SimulatedOSLog` where `import os` cannot build.
         .library(name: "SimulatedOSLog", targets: ["SimulatedOSLog"]),
+        // App Intents over SimulatedFoundation, run as the system runs them: `import SimulatedAppIntents` in place of `import AppIntents`.
+        .library(name: "SimulatedAppIntents", targets: ["SimulatedAppIntents"]),
         // For your own test suites (XCTest, Swift Testing): simulations that run your executables as an app's targets.
         .library(name: "GroupSimTesting", targets: ["GroupSimTesting"]),
     ],
@@ -51,6 +53,9 @@ let package = Package(
         .target(name: "SimulatedSwiftUI", dependencies: ["SimulatedFoundation"]),
         // `Logger` and `os_log` as `import os` has them, each message a line on standard error. No dependencies.
         .target(name: "SimulatedOSLog"),
+        // `AppIntent`, `@Parameter`, `IntentResult` … and GroupSim's runners of them (an intent extension's main, a
+        // running program's perform-intent); re-exports SimulatedFoundation.
+        .target(name: "SimulatedAppIntents", dependencies: ["AppProtocol", "GroupDefaults", "PropertyList", "SimulatedFoundation"]),
         // The iCloud key-value store's shared rules: limits, change order, wire messages. Pure.
         .target(name: "CloudModel", dependencies: ["PropertyList"]),
         // A device's side of the iCloud key-value store: its copies of the stores and
@@ -142,7 +147,7 @@ let package = Package(
         // `import SimulatedSwiftUI` in place of `import SwiftUI`), in Swift 5 mode as such code usually is; run as real
         // processes of a simulated app by ExamplesTests.
         .target(
-            name: "SettingsExamples", dependencies: ["SimulatedFoundation", "SimulatedSwiftUI"], path: "Examples/SettingsExamples",
+            name: "SettingsExamples", dependencies: ["SimulatedAppIntents", "SimulatedFoundation", "SimulatedSwiftUI"], path: "Examples/SettingsExamples",
             swiftSettings: [.swiftLanguageMode(.v5)]),
         .executableTarget(name: "settings-examples", dependencies: ["SettingsExamples", "SimulatedFoundation"], path: "Examples/settings-examples"),
 

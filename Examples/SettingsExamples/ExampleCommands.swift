@@ -28,6 +28,8 @@ public enum ExampleCommands {
           storage-widget               the theme as the widget reads the suite, and through its own @AppStorage
           wait-input                   read standard input until it ends, touching no defaults
           slow-setup SECONDS           take SECONDS to set up, then observe theme in the group suite and read standard input
+          intent [NAME KEY=VALUE…]     the App Intents' extension: perform one (or one per line of input) and exit
+          intents-offer                an app whose App Intents run in its process: offer them, report notes, read input
         """
 
     /// Runs one command; returns the exit status.
@@ -134,6 +136,10 @@ public enum ExampleCommands {
         case "storage-widget":
             show("theme", ThemeProvider().theme())
             show("widget-theme", ThemeWidgetView().theme)
+        case "intent":
+            NoteIntents.runOneShot(Array(arguments.dropFirst()))
+        case "intents-offer":
+            return NoteIntents.offer()
         case "wait-input":
             // A program busy with something else: its control channel still answers.
             show("ready", true)

@@ -14,8 +14,11 @@ package enum AppEvent: Sendable, Equatable {
     /// The widget rendered its card.
     case render(card: [CardLine], reason: String)
     case warning(kind: String, message: String)
-    /// The intent extension performed its intent.
-    case intentResult(intent: String, key: String, value: PlistValue?)
+    /// An intent was performed. The built-in intents name the `key` they changed
+    /// and its stored `value`; an App Intent (SimulatedAppIntents) has no key: its
+    /// `value` is what `perform()` returned (`.result(value:)`), `dialog` its
+    /// dialog's text, and `opensApp` its `openAppWhenRun`.
+    case intentResult(intent: String, key: String?, value: PlistValue?, dialog: String? = nil, opensApp: Bool = false)
     /// An executable's own observer was called (the control channel of
     /// SimulatedFoundation; the simulated roles report `change` instead).
     case delivery(Delivery)

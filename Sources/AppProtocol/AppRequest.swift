@@ -38,7 +38,8 @@ package enum AppRequest: Sendable, Equatable {
     /// `synchronize()`: false without an account.
     case cloudSynchronize
     /// The main app performs one of the app's intents in its own process
-    /// (manifest `intents: in-app`): parameters as `name=value` gives them.
+    /// (manifest `intents: in-app`), or a program performs one of the App
+    /// Intents it offers (SimulatedAppIntents): parameters as `name=value` gives them.
     case performIntent(name: String, parameters: [String: String])
     case info
     /// The domains a read looks in, in order (`searchList` of the answering instance).
@@ -62,6 +63,8 @@ package enum AppResponse: Sendable {
     case boolean(Bool)
     case info([String: PlistValue])
     case searchList([String])
+    /// An App Intent performed: what `perform()` returned (its value, its dialog's text) and its `openAppWhenRun`.
+    case intent(value: PlistValue?, dialog: String?, opensApp: Bool)
 }
 
 /// A request that could not be done, said to the driver; the process keeps running.

@@ -221,6 +221,8 @@ package enum ControlProtocol {
         case .boolean(let value): fields += ",\"value\":\(value)"
         case .info(let info): fields += ",\"info\":\(PlistJSON.encode(.dictionary(info)))"
         case .searchList(let names): fields += ",\"searchList\":\(PlistJSON.encode(.array(names.map { .string($0) })))"
+        case .intent(let value, let dialog, let opensApp):
+            fields += ",\"value\":\(PlistJSON.encode(value)),\"dialog\":\(dialog.map(PlistJSON.quote) ?? "null"),\"opensApp\":\(opensApp)"
         }
         return "{\(fields)}"
     }
@@ -251,9 +253,13 @@ package enum ControlProtocol {
             return "{\"event\":\"render\",\"reason\":\(PlistJSON.quote(reason)),\"card\":[\(lines.joined(separator: ","))],\(time)}"
         case .warning(let kind, let message):
             return "{\"event\":\"warning\",\"kind\":\(PlistJSON.quote(kind)),\"message\":\(PlistJSON.quote(message)),\(time)}"
-        case .intentResult(let intent, let key, let value):
+        case .intentResult(let intent, let key?, let value, _, _):
+            // A built-in intent's: the key it changed, as it always was.
             return
                 "{\"event\":\"intent-result\",\"intent\":\(PlistJSON.quote(intent)),\"key\":\(PlistJSON.quote(key)),\"value\":\(PlistJSON.encode(value)),\(time)}"
+        case .intentResult(let intent, nil, let value, let dialog, let opensApp):
+            return "{\"event\":\"intent-result\",\"intent\":\(PlistJSON.quote(intent)),\"value\":\(PlistJSON.encode(value)),"
+                + "\"dialog\":\(dialog.map(PlistJSON.quote) ?? "null"),\"opensApp\":\(opensApp),\(time)}"
         case .delivery(let delivery):
             var fields =
                 "{\"event\":\"delivery\",\"mechanism\":\(PlistJSON.quote(delivery.mechanism.rawValue)),"
@@ -322,7 +328,10 @@ package enum ControlProtocol {
             }
             return .render(card: card, reason: try string("reason"))
         case "warning": return .warning(kind: try string("kind"), message: try string("message"))
-        case "intent-result": return .intentResult(intent: try string("intent"), key: try string("key"), value: fields["value"])
+        case "intent-result":
+            return .intentResult(
+                intent: try string("intent"), key: fields["key"]?.stringValue, value: fields["value"], dialog: fields["dialog"]?.stringValue,
+                opensApp: fields["opensApp"] == .bool(true))
         case "delivery":
             let named = try string("mechanism")
             guard let mechanism = DeliveryMechanism(rawValue: named) else {
@@ -373,6 +382,9 @@ package struct ProtocolResponse: Sendable {
     /// `get`: the value (nil when absent), and the domain it came from.
     package var value: PlistValue? { fields["value"] }
     package var domain: String? { fields["domain"]?.stringValue }
+    /// `perform-intent` of an App Intent: its dialog's text, and whether it opens the app (`openAppWhenRun`).
+    package var dialog: String? { fields["dialog"]?.stringValue }
+    package var opensApp: Bool { fields["opensApp"] == .bool(true) }
 }
 
 /// A line that is not what the protocol says a process writes.

@@ -96,12 +96,8 @@ package struct Step: Sendable {
         case restart(process: String, arguments: [String]?)
         case quit(String)
         case command(process: String, AppRequest)
-        /// `result`: the value the intent must report having stored (Some(nil): absent).
-        /// `host`: the main-app process it runs in (manifest `intents: in-app`), launched in the background if it
-        /// is not running; nil: a one-shot intent-extension process.
-        case intent(
-            name: String, parameters: [String: String], device: String?, status: Int32, arguments: [String], result: PlistValue??,
-            host: String? = nil)
+        /// An intent performed: by the built-in intent extension or main app, or by a user's executable.
+        case intent(IntentStep)
         /// `output`: text stdout must contain (what `read`, `read-type` or `export -` printed).
         case defaults(arguments: [String], status: Int32, output: String?)
         case wait(process: String, matcher: EventMatcher, timeout: Double)

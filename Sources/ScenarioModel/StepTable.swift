@@ -89,11 +89,16 @@ package enum StepGrammar {
             "intent",
             fields: [
                 .required("name"), .optional("params", .mapping), .optional("device", .device),
-                .optional("status", status, "expected exit status, default 0"), .optional("args", .words),
-                .optional("result", .value, "the value it must report having stored; `~` for absent"),
+                .optional("in", .process, "a process that runs your App Intents (see below)"),
+                .optional("status", status, "expected exit status of a one-shot, default 0 (with `error`: any but 0)"), .optional("args", .words),
+                .optional("result", .value, "the value it must report (stored, for the built-in intents); `~` for absent"),
+                .optional("dialog", .text, "the dialog an App Intent must return, whole"),
+                .optional("error", .text, "the intent must fail, saying this text"),
             ],
             does: "runs the intent extension once and waits for it to exit; with the manifest's `intents: in-app` and no `status` or `args`, "
-                + "performs it in the device's main-app process instead (`perform-intent`), launching that in the background if it is not running",
+                + "performs it in the device's main-app process instead (`perform-intent`), launching that in the background if it is not running. "
+                + "With `in`: an `exec:` process with `target: intent` is run once with the intent's name and params, and waited for; "
+                + "another with a control channel performs it in its running program (`perform-intent`), launched first if it is not running",
             read: ScenarioParser.readIntent),
     ]
 
@@ -387,54 +392,6 @@ package enum StepGrammar {
 }
 
 extension ScenarioParser {
-    @Sendable static func readIntent(_ input: StepInput) throws -> (Step.Action, String) {
-        let fields = try input.fields()
-        var result: PlistValue?? = nil
-        if let node = fields["result"] {
-            result = node.node.null != nil && node.node.scalar?.style == .plain ? .some(nil) : .some(try node.plistValue())
-        }
-        let name = try fields.node("name").string()
-        let app = input.context.app
-        guard let extensionTarget = app.targets[.intentExtension] else {
-            throw input.body.error("the app '\(app.name)' has no intent-extension target")
-        }
-        let status = Int32(try fields.number("status") ?? 0)
-        let parameters = try parameters(fields["params"])
-        let device = try fields.device("device")
-        let arguments = try fields.words("args") ?? []
-        // A failure's exit status and launch arguments are a one-shot process's: those steps run the extension.
-        let host = app.intentsRun == .inApp && status == 0 && arguments.isEmpty ? try inAppIntentHost(input, device: device) : nil
-        let action = Step.Action.intent(
-            name: name, parameters: parameters, device: device, status: status, arguments: arguments, result: result, host: host)
-        guard extensionTarget.intents[name] != nil else {
-            // Unknown intents are allowed only when the scenario expects the failure.
-            if status == 0 {
-                throw fields.node("name").error(
-                    "the intent extension has no intent '\(name)'; it has: "
-                        + "\(extensionTarget.intents.keys.sorted().joined(separator: ", ")) (expect status: 1 to show the failure)")
-            }
-            return (action, "intent \(name)")
-        }
-        return (
-            action,
-            "intent \(name)" + (parameters.isEmpty ? "" : " " + parameters.keys.sorted().map { "\($0)=\(parameters[$0]!)" }.joined(separator: " "))
-        )
-    }
-
-    /// The main-app process an in-app intent runs in on the step's device:
-    /// the first by name of the scenario's built-in main-app processes there.
-    static func inAppIntentHost(_ input: StepInput, device: String?) throws -> String {
-        let device = device ?? input.context.devices.first ?? "iPhone"
-        let candidates = input.context.processes.values.filter { $0.role == .mainApp && $0.device == device && $0.executable == nil }
-        guard let host = candidates.map(\.name).sorted().first else {
-            throw input.body.error(
-                "the app runs its intents in its own process (intents: in-app), and the scenario has no main-app process on \(device) "
-                    + "to run this one in: declare one (processes: { app: { role: main-app } }); the intent launches it in the background if it is not running"
-            )
-        }
-        return host
-    }
-
     @Sendable static func readBurst(_ input: StepInput) throws -> (Step.Action, String) {
         let fields = try input.fields()
         let process = try fields.process("in")

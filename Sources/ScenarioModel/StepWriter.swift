@@ -39,13 +39,18 @@ package enum StepWriter {
             return ("restart", mapping([("process", scalar(process)), ("args", list(arguments.map(scalar)))]))
         case .quit(let process): return ("quit", scalar(process))
         case .command(let process, let request): return command(process, request)
-        case .intent(let name, let parameters, let device, let status, let arguments, let result, _):
-            var fields = [("name", scalar(name))]
-            if !parameters.isEmpty { fields.append(("params", mapping(parameters.keys.sorted().map { ($0, scalar(parameters[$0]!)) }))) }
-            if let device { fields.append(("device", scalar(device))) }
-            if status != 0 { fields.append(("status", "\(status)")) }
-            if !arguments.isEmpty { fields.append(("args", list(arguments.map(scalar)))) }
-            if let result { fields.append(("result", result.map(value) ?? "~")) }
+        case .intent(let step):
+            var fields = [("name", scalar(step.name))]
+            if !step.parameters.isEmpty {
+                fields.append(("params", mapping(step.parameters.keys.sorted().map { ($0, scalar(step.parameters[$0]!)) })))
+            }
+            if let device = step.device { fields.append(("device", scalar(device))) }
+            if case .executable(let process, _) = step.place { fields.append(("in", scalar(process))) }
+            if let status = step.status { fields.append(("status", "\(status)")) }
+            if !step.arguments.isEmpty { fields.append(("args", list(step.arguments.map(scalar)))) }
+            if let result = step.result { fields.append(("result", result.map(value) ?? "~")) }
+            if let dialog = step.dialog { fields.append(("dialog", scalar(dialog))) }
+            if let error = step.error { fields.append(("error", scalar(error))) }
             return ("intent", mapping(fields))
         case .defaults(let arguments, let status, let output):
             return ("defaults", tool(arguments, status: status, output: output))

@@ -101,12 +101,13 @@ final class Execution: @unchecked Sendable {
             if case .set(_, let written) = command { value = written }
             log.action(process, step, key: Self.key(of: command), value: value)
             try roster.driver(process).request(command, timeout: RunnerTimeouts.request)
-        case .intent(let name, let parameters, _, _, _, let result, let host?):
-            try roster.performIntentInApp(name, parameters: parameters, in: host, result: result, step: step)
-        case .intent(let name, let parameters, let device, let status, let arguments, let result, nil):
-            try oneShots.runIntent(
-                name, parameters: parameters, device: device ?? context.scenario.defaultDevice, expected: status,
-                arguments: arguments, result: result, step: step)
+        case .intent(let intent):
+            switch intent.place {
+            case .builtInApp(let host): try roster.performIntentInApp(intent, in: host, step: step)
+            case .builtInExtension: try oneShots.runIntent(intent, device: intent.device ?? context.scenario.defaultDevice, step: step)
+            case .executable(let process, oneShot: true): try roster.runIntentOnce(intent, in: process, step: step)
+            case .executable(let process, oneShot: false): try roster.performIntentInProgram(intent, in: process, step: step)
+            }
         case .defaults(let arguments, let status, let output):
             log.action("defaults", step, key: arguments.count > 2 ? arguments[2] : nil)
             try oneShots.runDefaults(arguments, status: status, output: output)

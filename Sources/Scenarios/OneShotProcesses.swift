@@ -11,18 +11,16 @@ import ScenarioModel
 struct OneShotProcesses {
     let context: RunContext
 
-    func runIntent(
-        _ name: String, parameters: [String: String], device: String, expected: Int32, arguments: [String],
-        result: PlistValue??, step: Step
-    ) throws {
+    func runIntent(_ intent: IntentStep, device: String, step: Step) throws {
+        let name = intent.name
         let lane = "intent \(name)"
         let scenario = context.scenario
         context.log.openLane(lane)
         context.log.record(
             process: lane, kind: .action, name: "intent",
             fields: scenario.app.targets[.intentExtension]?.intents[name].map { ["key": .string($0.key)] } ?? [:], text: step.summary)
-        var all = context.commonArguments(device: device) + [name] + parameters.keys.sorted().map { "\($0)=\(parameters[$0]!)" }
-        if !arguments.isEmpty { all += ["--"] + arguments }
+        var all = context.commonArguments(device: device) + [name] + intent.parameters.keys.sorted().map { "\($0)=\(intent.parameters[$0]!)" }
+        if !intent.arguments.isEmpty { all += ["--"] + intent.arguments }
         let driver = try ProcessDriver(
             name: lane, executable: context.binaries + "/intent-extension", arguments: all, environment: [CloudDaemons.autostartVariable: "0"],
             transport: .standardStreams, log: context.log)
@@ -31,17 +29,8 @@ struct OneShotProcesses {
             driver.signal(SIGKILL)
             throw CheckFailed("the intent extension did not exit within \(Int(RunnerTimeouts.startUp)) s")
         }
-        guard status == expected else {
-            let error =
-                driver.recordedEvents().lazy.compactMap { event -> String? in
-                    if case .error(let message)? = event.appEvent { message } else { nil }
-                }.first ?? driver.standardError
-            throw CheckFailed("the intent extension exited with status \(status), expected \(expected): \(error)")
-        }
-        let reported = driver.recordedEvents().lazy.compactMap { event -> PlistValue?? in
-            if case .intentResult(_, _, let value)? = event.appEvent { value } else { nil }
-        }.first
-        try checkIntentResult(name, expected: result, reported: reported)
+        try IntentVerdict(intent: intent, where: "the intent extension").judgeOneShot(
+            status: status, events: driver.recordedEvents(), standardError: driver.standardError)
     }
 
     func runDefaults(_ arguments: [String], status: Int32, output: String?) throws {

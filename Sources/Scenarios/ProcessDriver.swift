@@ -123,7 +123,9 @@ final class ProcessDriver: @unchecked Sendable {
             return "render (\(reason)): " + card.sorted { $0.key < $1.key }.map { "\($0.key)=\(show($0.value))" }.joined(separator: " ")
         case .warning(let kind, let message): return "warning \(kind): \(message)"
         case .error(let message): return "error: \(message)"
-        case .intentResult(let intent, let key, let value): return "intent \(intent) → \(key) = \(show(value))"
+        case .intentResult(let intent, let key?, let value, _, _): return "intent \(intent) → \(key) = \(show(value))"
+        case .intentResult(let intent, nil, let value, let dialog, _):
+            return "intent \(intent) → value \(show(value))" + (dialog.map { ", dialog \(PlistJSON.quote($0))" } ?? "")
         case .exit(let status): return "exit \(status)"
         case .cloudChange(let reason, let keys): return "iCloud \(reason): \(keys.isEmpty ? "no keys" : keys.joined(separator: ", "))"
         case .delivery(let delivery): return delivery.description

@@ -235,6 +235,22 @@ final class ProcessRoster: @unchecked Sendable {
         }
     }
 
+    /// Starts a user's one-shot intent executable (`exec:` with `target: intent`) for one intent: `words` (the intent's
+    /// name and parameters, then launch arguments) follow its `exec` list. Nothing waits for it: the caller waits for its exit.
+    func launchOneShot(_ name: String, words: [String]) throws -> ProcessDriver {
+        if let existing = lock.withLock({ drivers[name] }), existing.isRunning {
+            throw CheckFailed("\(name) is still running (an intent step starts a one-shot process once per intent; quit or kill it first)")
+        }
+        context.log.openLane(name)
+        context.log.record(process: name, kind: .action, name: "launch", text: "launch \(name) for one intent: \(words.joined(separator: " "))")
+        let driver = try start(name, arguments: words)
+        lock.withLock {
+            drivers[name] = driver
+            everStarted[name] = driver
+        }
+        return driver
+    }
+
     /// Starts a process that must not come up: it exits with `status`, saying `message`.
     func launchExpectingFailure(_ name: String, message: String, status expected: Int32) throws {
         let spec = context.scenario.processes[name]!

@@ -149,9 +149,7 @@ struct RandomWorld {
         case .intent(let device, let count, let text):
             if count { increment("noteCount", by: 1, on: device) } else { append(.string("note\(text)"), to: "notes", on: device) }
             return [
-                .intent(
-                    name: count ? "CountNote" : "AddNote", parameters: count ? [:] : ["text": "note\(text)"], device: device,
-                    status: 0, arguments: [], result: nil)
+                .intent(IntentStep(name: count ? "CountNote" : "AddNote", parameters: count ? [:] : ["text": "note\(text)"], device: device))
             ]
         case .concurrent(let appKey, let appValue, let widgetKey, let widgetValue):
             file[appKey] = .integer(Int64(appValue))

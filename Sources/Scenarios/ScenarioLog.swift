@@ -29,7 +29,7 @@ package struct RecordedEvent: Sendable {
     package var key: String? {
         switch appEvent {
         case .change(let change)?: change.key
-        case .intentResult(_, let key, _)?: key
+        case .intentResult(_, let key, _, _, _)?: key
         case .delivery(let delivery)?: delivery.key
         default: kind == .action ? fields["key"]?.stringValue : nil
         }

@@ -71,8 +71,8 @@ final class ConsoleEventSink: AppEventSink, @unchecked Sendable {
         case .warning(let kind, let message):
             let banner = kind == Diagnostic.Kind.missingEntitlement.rawValue ? "MISSING ENTITLEMENT" : "warning"
             say(style.error("\(banner): \(message)"))
-        case .intentResult(let intent, let key, let value):
-            say("\(intent): \(style.bold(key)) = \(style.highlight(Self.show(value)))")
+        case .intentResult(let intent, let key, let value, let dialog, _):
+            say("\(intent): \(style.bold(key ?? "value")) = \(style.highlight(Self.show(value)))" + (dialog.map { " — \($0)" } ?? ""))
         case .error(let message):
             say(style.error("error: \(message)"))
         case .exit(let status):
@@ -262,6 +262,8 @@ enum ConsoleLoop {
         case .info(let info):
             for key in info.keys.sorted() { sink.output.write("\(key): \(ConsoleEventSink.show(info[key]))") }
         case .searchList(let names): sink.output.write(names.joined(separator: "\n"))
+        case .intent(let value, let dialog, _):
+            sink.output.write("value = \(ConsoleEventSink.show(value))" + (dialog.map { "; dialog: \($0)" } ?? ""))
         }
     }
 

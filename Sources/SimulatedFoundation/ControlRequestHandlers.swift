@@ -37,6 +37,12 @@ package enum ControlRequestHandlers {
         _ = handlers.withLock { $0.removeValue(forKey: request) }
     }
 
+    /// Says `event` on the program's control channel, if one serves (an intent's `intent-result`, from SimulatedAppIntents).
+    package static func emit(_ event: AppEvent) {
+        guard ControlTap.isServing else { return }
+        ControlTap.emit(event, from: .current)
+    }
+
     /// The handler installed for `request`, if it is one of these and one is.
     static func handler(for request: AppRequest) -> Handler? {
         guard let kind = Request(request) else { return nil }
