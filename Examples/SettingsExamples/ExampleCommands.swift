@@ -27,6 +27,11 @@ public enum ExampleCommands {
           storage-change THEME LAYOUT  change the view's theme (through $theme) and layout
           storage-widget               the theme as the widget reads the suite, and through its own @AppStorage
           wait-input                   read standard input until it ends, touching no defaults
+          widget POLICY                the Notes widget's process (TimelineProvider: five hourly entries; at-end, after or never)
+          widget-forgetful             a Notes widget whose provider never calls its completion
+          widget-twice                 a Notes widget whose provider calls its completion twice
+          widget-reload [KIND]         WidgetCenter.shared.reloadTimelines(ofKind:) (reloadAllTimelines() without KIND)
+          widget-configurations        WidgetCenter.shared.getCurrentConfigurations: the running widgets, kind:family
         """
 
     /// Runs one command; returns the exit status.
@@ -137,6 +142,8 @@ public enum ExampleCommands {
             // A program busy with something else: its control channel still answers.
             show("ready", true)
             while readLine() != nil {}
+        case _ where command.hasPrefix("widget"):
+            return WidgetExampleCommands.run(command, rest)
         default:
             return fail(usage)
         }

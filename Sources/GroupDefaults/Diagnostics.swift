@@ -30,6 +30,12 @@ public struct Diagnostic: Sendable, CustomStringConvertible {
         case sizeLimitExceeded = "size-limit-exceeded"
         /// The system ends the process for its domain's size (tvOS: 1 MiB).
         case sizeLimitTerminated = "size-limit-terminated"
+        /// A background app's widget reload past the day's budget waits for the next day (SimulatedWidgetKit's WidgetCenter).
+        case widgetReloadDeferred = "widget-reload-deferred"
+        /// WidgetCenter's files could not be read or written: a reload request or a registration is lost.
+        case widgetCenter = "widget-center"
+        /// A timeline provider misbehaved: it did not answer in time, or answered twice (SimulatedWidgetKit's host).
+        case widgetProvider = "widget-provider"
     }
 
     public let kind: Kind

@@ -1,6 +1,7 @@
 import AppModel
 import ArgumentParser
 import DefaultsCLI
+import DeviceState
 import Foundation
 import GroupDefaults
 
