@@ -18,12 +18,12 @@ struct NotesProvider: TimelineProvider {
         NoteEntry(date: Date(), lastNote: "Your last note", hour: 0)
     }
 
-    func getSnapshot(in context: Context, completion: @escaping (NoteEntry) -> ()) {
+    func getSnapshot(in context: Context, completion: @escaping (NoteEntry) -> Void) {
         let entry = NoteEntry(date: Date(), lastNote: context.isPreview ? "Buy milk" : lastNote(), hour: 0)
         completion(entry)
     }
 
-    func getTimeline(in context: Context, completion: @escaping (Timeline<Entry>) -> ()) {
+    func getTimeline(in context: Context, completion: @escaping (Timeline<Entry>) -> Void) {
         var entries: [NoteEntry] = []
 
         // Generate a timeline consisting of five entries an hour apart, starting from the current date.
@@ -48,9 +48,9 @@ struct NotesProvider: TimelineProvider {
 struct ForgetfulProvider: TimelineProvider {
     func placeholder(in context: Context) -> NoteEntry { NoteEntry(date: Date(), lastNote: "Your last note", hour: 0) }
 
-    func getSnapshot(in context: Context, completion: @escaping (NoteEntry) -> ()) { completion(placeholder(in: context)) }
+    func getSnapshot(in context: Context, completion: @escaping (NoteEntry) -> Void) { completion(placeholder(in: context)) }
 
-    func getTimeline(in context: Context, completion: @escaping (Timeline<Entry>) -> ()) {
+    func getTimeline(in context: Context, completion: @escaping (Timeline<Entry>) -> Void) {
         guard let note = UserDefaults(suiteName: "group.com.example.notes")?.string(forKey: "lastNote") else {
             return  // the bug: no timeline when there is no note yet
         }
@@ -63,9 +63,9 @@ struct ForgetfulProvider: TimelineProvider {
 struct TwiceProvider: TimelineProvider {
     func placeholder(in context: Context) -> NoteEntry { NoteEntry(date: Date(), lastNote: "Your last note", hour: 0) }
 
-    func getSnapshot(in context: Context, completion: @escaping (NoteEntry) -> ()) { completion(placeholder(in: context)) }
+    func getSnapshot(in context: Context, completion: @escaping (NoteEntry) -> Void) { completion(placeholder(in: context)) }
 
-    func getTimeline(in context: Context, completion: @escaping (Timeline<Entry>) -> ()) {
+    func getTimeline(in context: Context, completion: @escaping (Timeline<Entry>) -> Void) {
         completion(Timeline(entries: [NoteEntry(date: Date(), lastNote: "cached", hour: 0)], policy: .never))
         completion(Timeline(entries: [NoteEntry(date: Date(), lastNote: "fresh", hour: 0)], policy: .never))
     }

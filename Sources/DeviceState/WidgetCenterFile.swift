@@ -56,7 +56,9 @@ package enum WidgetEnvironment {
     package static func budget(_ text: String) throws -> Int? {
         if text == unlimited { return nil }
         guard let number = Int(text), number >= 0 else {
-            throw DeviceError("\(budgetVariable)=\(text) is neither a number of reloads (0 or more) nor '\(unlimited)'; it is set from the manifest's reload-budget")
+            throw DeviceError(
+                "\(budgetVariable)=\(text) is neither a number of reloads (0 or more) nor '\(unlimited)'; it is set from the manifest's reload-budget"
+            )
         }
         return number
     }

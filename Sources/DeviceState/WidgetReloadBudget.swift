@@ -120,6 +120,14 @@ package struct WidgetReloadBudget: Sendable {
         return delivered
     }
 
+    /// Moves the device's clock forward by `seconds` and delivers the reloads deferred on a day the clock has left:
+    /// what `advance-clock`, `groupsim device clock --advance` and GroupSimTesting's `advanceClock` do. Returns the widgets reloaded.
+    @discardableResult
+    package func advanceClock(by seconds: Double) throws -> [String] {
+        try DeviceClock(root: root, device: device).advance(by: seconds)
+        return try deliverDeferred()
+    }
+
     /// The file, written with the root's durability (a scenario's root does not fsync), as the app's own domains are.
     private func sharedFile(_ path: String) throws -> SharedPlistFile {
         try SharedPlistFile(path: path, durable: try root.durability().waitsForTheDisk, root: root.path)

@@ -33,7 +33,9 @@ extension GroupSim {
     package static func runWidget(kind: String, family: WidgetFamily, source: TimelineSource) -> Never {
         guard !kind.isEmpty, !kind.contains(where: \.isNewline) else {
             FileHandle.standardError.write(
-                Data("groupsim: GroupSim.runWidget(kind:provider:) needs the widget's kind, one line of text, as StaticConfiguration(kind:) takes it\n".utf8))
+                Data(
+                    "groupsim: GroupSim.runWidget(kind:provider:) needs the widget's kind, one line of text, as StaticConfiguration(kind:) takes it\n"
+                        .utf8))
             exit(64)
         }
         let host = WidgetHost(
@@ -82,7 +84,9 @@ struct WidgetHostConsole {
                     host.say("widget \(host.kind) snapshot: " + Self.describe(entry))
                 }
             case "placeholder":
-                host.say("widget \(host.kind) placeholder: " + Self.describe(host.source.placeholder(TimelineProviderContext(family: host.family, isPreview: true))))
+                host.say(
+                    "widget \(host.kind) placeholder: "
+                        + Self.describe(host.source.placeholder(TimelineProviderContext(family: host.family, isPreview: true))))
             case "quit", "exit": exit(0)
             case let other:
                 FileHandle.standardError.write(Data("groupsim: unknown command '\(other)'; \(Self.help)\n".utf8))
@@ -102,7 +106,8 @@ struct WidgetHostConsole {
             Diagnostics.report(
                 Diagnostic(
                     kind: .invalidEnvironment,
-                    message: "\(variable)=\(text) is not a number of seconds from 0.1 to 600; the provider gets the default \(WidgetHost.seconds(WidgetHost.defaultProviderTimeout))"
+                    message:
+                        "\(variable)=\(text) is not a number of seconds from 0.1 to 600; the provider gets the default \(WidgetHost.seconds(WidgetHost.defaultProviderTimeout))"
                 ))
             return WidgetHost.defaultProviderTimeout
         }

@@ -88,7 +88,8 @@ final class WidgetHost: @unchecked Sendable {
             }
             listeners.append((domain, id))
         } catch {
-            report(.widgetCenter, "the \(kind) widget cannot listen for WidgetCenter's reloads: \(error); it reloads only on the policy and on `reload`")
+            report(
+                .widgetCenter, "the \(kind) widget cannot listen for WidgetCenter's reloads: \(error); it reloads only on the policy and on `reload`")
         }
         do {
             let domain = try DomainRegistry.shared.domain(named: "Clock", at: try clock.path, root: identity.root.path)
@@ -160,7 +161,10 @@ final class WidgetHost: @unchecked Sendable {
         guard calls == 1, let ask = asking, ask.generation == generation else { return }  // a later request superseded it
         asking = nil
         if ask.timedOut {
-            report(.widgetProvider, "\(source.providerName) gave the \(kind) widget's timeline (\(ask.reason)) after the bound of \(Self.seconds(providerTimeout)); it is shown now")
+            report(
+                .widgetProvider,
+                "\(source.providerName) gave the \(kind) widget's timeline (\(ask.reason)) after the bound of \(Self.seconds(providerTimeout)); it is shown now"
+            )
         }
         // Stable by date: entries of one date keep the provider's order, and the last of them shows.
         let entries = timeline.entries.enumerated()
@@ -174,7 +178,8 @@ final class WidgetHost: @unchecked Sendable {
         }
         policyDate = policyDate.map { max($0, ask.askedAt.addingTimeInterval(Self.minimumPolicyInterval)) }
         guard !entries.isEmpty else {
-            report(.widgetProvider, "\(source.providerName) gave the \(kind) widget a timeline with no entries (\(ask.reason)); it keeps \(shownText)")
+            report(
+                .widgetProvider, "\(source.providerName) gave the \(kind) widget a timeline with no entries (\(ask.reason)); it keeps \(shownText)")
             current = Current(entries: current?.entries ?? [], policyDate: policyDate, shown: current?.shown)
             schedule()
             finishWaiters(shown: true)
@@ -205,7 +210,9 @@ final class WidgetHost: @unchecked Sendable {
         schedule()
         if clockMoved {
             let next = nextDate().map { "next at \(PlistJSON.timestamp($0))" } ?? "nothing more until a reload"
-            say("widget \(kind): the device's clock is at \(PlistJSON.timestamp(now)); showing \(shownText); \(asked ? "asked for a new timeline (policy)" : next)")
+            say(
+                "widget \(kind): the device's clock is at \(PlistJSON.timestamp(now)); showing \(shownText); \(asked ? "asked for a new timeline (policy)" : next)"
+            )
         }
     }
 
@@ -254,7 +261,9 @@ final class WidgetHost: @unchecked Sendable {
             let problem = "\(error)"
             guard problem != clockProblem else { return }
             clockProblem = problem
-            report(.invalidEnvironment, "the \(kind) widget cannot read the device's clock (\(problem)); it keeps the offset it read last, \(Self.seconds(offset))")
+            report(
+                .invalidEnvironment,
+                "the \(kind) widget cannot read the device's clock (\(problem)); it keeps the offset it read last, \(Self.seconds(offset))")
         }
     }
 

@@ -44,7 +44,9 @@ import Testing
     /// The app's own process: `WidgetCenter.shared.reloadTimelines(ofKind:)`.
     private func appReloads(_ kind: String, background: Bool = false, _ root: TemporaryRoot) throws -> ProcessResult {
         try groupsim(
-            ["exec", "--app", "com.example.notes"] + (background ? ["--background"] : []) + ["--", BuiltExecutable.path("settings-examples"), "widget-reload", kind],
+            ["exec", "--app", "com.example.notes"] + (background ? ["--background"] : []) + [
+                "--", BuiltExecutable.path("settings-examples"), "widget-reload", kind,
+            ],
             root: root)
     }
 
@@ -57,7 +59,9 @@ import Testing
         let initial = try render(widget, "initial")
         #expect(initial.card["lastNote"] == .string("Buy milk") && initial.card["hour"] == .integer(0), "\(initial.card)")
         #expect(initial.entry?.kind == "Notes" && isNear(initial.entry?.date, Date()), "\(String(describing: initial.entry))")
-        try widget.process.waitForLine(timeout: Self.wait) { $0.hasPrefix("widget Notes (initial): entry of ") && $0.contains(#"lastNote="Buy milk""#) }
+        try widget.process.waitForLine(timeout: Self.wait) {
+            $0.hasPrefix("widget Notes (initial): entry of ") && $0.contains(#"lastNote="Buy milk""#)
+        }
 
         // An hour on the device's clock: the template's second entry, with the date the provider gave it plus the hour.
         _ = try advanceClock(root, "1h")
@@ -69,7 +73,8 @@ import Testing
         _ = try advanceClock(root, "3h")
         #expect(try render(widget, "entry").card["hour"] == .integer(4))
         let next = try render(widget, "policy")
-        #expect(next.card["hour"] == .integer(0) && isNear(next.entry?.date, Date().addingTimeInterval(4 * 3_600)), "\(String(describing: next.entry))")
+        #expect(
+            next.card["hour"] == .integer(0) && isNear(next.entry?.date, Date().addingTimeInterval(4 * 3_600)), "\(String(describing: next.entry))")
     }
 
     @Test func afterAsksAgainAtItsDateAndNotBefore() throws {
@@ -128,7 +133,9 @@ import Testing
         #expect(try render(widget, "reload-request").card["lastNote"] == .string("one"))
         try writeLastNote("two", root)
         let spent = try appReloads("Notes", background: true, root)
-        #expect(spent.stderr.contains("reloadTimelines(ofKind: \"Notes\") of com.example.notes.widget was deferred: its budget of 1 reloads"), "\(spent.stderr)")
+        #expect(
+            spent.stderr.contains("reloadTimelines(ofKind: \"Notes\") of com.example.notes.widget was deferred: its budget of 1 reloads"),
+            "\(spent.stderr)")
         #expect(try groupsim(["device", "clock", "iPhone"], root: root).stdout.contains("used 1, deferred 1"))
 
         // The next day delivers it, the first of the new day's budget.
@@ -158,11 +165,13 @@ import Testing
         #expect(try render(widget, "reload-request").card["lastNote"] == .string("Call Anna"))
         app.closeInput()
         // The app's WidgetCenter lists it while it runs, and not once it has ended.
-        let listed = try groupsim(["exec", "--app", "com.example.notes", "--", BuiltExecutable.path("settings-examples"), "widget-configurations"], root: root)
+        let listed = try groupsim(
+            ["exec", "--app", "com.example.notes", "--", BuiltExecutable.path("settings-examples"), "widget-configurations"], root: root)
         #expect(listed.stdout.contains("widgets=Notes:systemSmall"), "\(listed.stdout)\(listed.stderr)")
         #expect(try widget.request(.exit(status: 0)).ok)
         #expect(try widget.process.waitForExit(timeout: Self.wait) == 0)
-        let after = try groupsim(["exec", "--app", "com.example.notes", "--", BuiltExecutable.path("settings-examples"), "widget-configurations"], root: root)
+        let after = try groupsim(
+            ["exec", "--app", "com.example.notes", "--", BuiltExecutable.path("settings-examples"), "widget-configurations"], root: root)
         #expect(after.stdout.contains("widgets=\n"), "\(after.stdout)\(after.stderr)")
     }
 
@@ -174,7 +183,9 @@ import Testing
             warning.message.contains("ForgetfulProvider did not call getTimeline(in:completion:)'s completion within 1 s")
                 && warning.message.contains("Notes widget's timeline: initial") && warning.message.contains("nothing shown"), "\(warning.message)")
         let refused = try widget.request(.reloadTimeline, timeout: Self.wait)
-        #expect(!refused.ok && (refused.error ?? "").contains("ForgetfulProvider gave the Notes widget no timeline within 1 s"), "\(String(describing: refused.error))")
+        #expect(
+            !refused.ok && (refused.error ?? "").contains("ForgetfulProvider gave the Notes widget no timeline within 1 s"),
+            "\(String(describing: refused.error))")
         // It goes on: once there is a note, its provider answers.
         try writeLastNote("Buy milk", root)
         #expect(try widget.request(.reloadTimeline, timeout: Self.wait).ok)

@@ -12,7 +12,9 @@ import Testing
     @Test func aBuiltInWidgetsRenderHasNoEntryFields() throws {
         let line = ControlProtocol.event(.render(card: card, reason: "change"), at: time)
         #expect(
-            line == #"{"event":"render","reason":"change","card":[{"key":"lastNote","value":"Buy milk","domain":null},{"key":"gone","value":null,"domain":null}],"time":"2027-01-15T08:00:00.000Z"}"#)
+            line
+                == #"{"event":"render","reason":"change","card":[{"key":"lastNote","value":"Buy milk","domain":null},{"key":"gone","value":null,"domain":null}],"time":"2027-01-15T08:00:00.000Z"}"#
+        )
         guard case .event(.render(_, "change", let entry), _) = try ControlProtocol.decode(line).message else {
             Issue.record("not a render: \(line)")
             return
