@@ -51,6 +51,7 @@ extension LaunchedExecutable {
     public func reloadWidget(
         timeout: Duration = .seconds(60), fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
     ) async throws {
-        try await request(.reloadTimeline, suite: nil, timeout: timeout, at: SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column))
+        try await request(
+            .reloadTimeline, suite: nil, timeout: timeout, at: SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column))
     }
 }

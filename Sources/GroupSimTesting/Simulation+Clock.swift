@@ -13,7 +13,9 @@ extension Simulation {
         fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
     ) async throws {
         let seconds = duration.seconds
-        try await changeDevice("advance the clock of \(device) by \(seconds) s", at: SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column)) {
+        try await changeDevice(
+            "advance the clock of \(device) by \(seconds) s", at: SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column)
+        ) {
             manager in
             try WidgetReloadBudget(root: manager.root, device: device).advanceClock(by: seconds)
         }

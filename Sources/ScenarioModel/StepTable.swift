@@ -148,10 +148,8 @@ package enum StepGrammar {
         },
         request("clear", does: "`removePersistentDomain` of its suite: every key goes (registered defaults show again)", .clear),
         request("synchronize", does: "returns once its writes are on disk (its iCloud store's writes too: in the device's copy)", .synchronize),
-        StepSpec(
-            "reload", shorthand: "a process name (a widget)",
-            does: "reloads the widget's timeline (it renders); your executable's widget asks its provider (SimulatedWidgetKit's `GroupSim.runWidget`)"
-        ) { input in
+        StepSpec("reload", shorthand: "a process name (a widget)", does: "reloads the widget's timeline (it renders; your own asks its provider)") {
+            input in
             let process = try input.process()
             guard input.context.processes[process]!.role == .widget else {
                 throw input.body.error("'reload' reloads a widget's timeline; \(process) is not a widget (an exec: process needs target: widget)")
