@@ -18,6 +18,9 @@ let package = Package(
         .library(name: "SimulatedOSLog", targets: ["SimulatedOSLog"]),
         // App Intents over SimulatedFoundation, run as the system runs them: `import SimulatedAppIntents` in place of `import AppIntents`.
         .library(name: "SimulatedAppIntents", targets: ["SimulatedAppIntents"]),
+        // WidgetKit's timeline providers and WidgetCenter over SimulatedFoundation: `import SimulatedWidgetKit` in place of
+        // `import WidgetKit`; `GroupSim.runWidget` runs a provider as the widget's process.
+        .library(name: "SimulatedWidgetKit", targets: ["SimulatedWidgetKit"]),
         // For your own test suites (XCTest, Swift Testing): simulations that run your executables as an app's targets.
         .library(name: "GroupSimTesting", targets: ["GroupSimTesting"]),
     ],
@@ -56,6 +59,13 @@ let package = Package(
         // `AppIntent`, `@Parameter`, `IntentResult` … and GroupSim's runners of them (an intent extension's main, a
         // running program's perform-intent); re-exports SimulatedFoundation.
         .target(name: "SimulatedAppIntents", dependencies: ["AppProtocol", "GroupDefaults", "PropertyList", "SimulatedFoundation"]),
+        // What a device keeps beside the apps' preferences: its simulated clock, WidgetCenter's requests and reload budget,
+        // the widgets running on it. Below both the app model and the Foundation face (no YAML).
+        .target(name: "DeviceState", dependencies: ["GroupDefaults", "PropertyList", "SharedFiles"]),
+        // WidgetKit's timeline API, WidgetCenter, and the widget host (`GroupSim.runWidget`); re-exports SimulatedSwiftUI.
+        .target(name: "SimulatedWidgetKit", dependencies: [
+            "AppProtocol", "DeviceState", "GroupDefaults", "PropertyList", "SharedFiles", "SimulatedFoundation", "SimulatedSwiftUI",
+        ]),
         // The iCloud key-value store's shared rules: limits, change order, wire messages. Pure.
         .target(name: "CloudModel", dependencies: ["PropertyList"]),
         // A device's side of the iCloud key-value store: its copies of the stores and
@@ -83,10 +93,10 @@ let package = Package(
         // events, roles, and their one encoder and one decoder. Pure.
         .target(name: "AppProtocol", dependencies: ["PropertyList"]),
         // What a simulated app is (its manifest) and where it is installed (devices).
-        .target(name: "AppModel", dependencies: ["AppProtocol", "ChildProcess", "CloudDevice", "GroupDefaults", "PropertyList", "SharedFiles", "SpecFormat"]),
+        .target(name: "AppModel", dependencies: ["AppProtocol", "ChildProcess", "CloudDevice", "DeviceState", "GroupDefaults", "PropertyList", "SharedFiles", "SpecFormat"]),
         // The simulated app processes: session, widget timeline, intents, the two faces (prompt, JSON protocol).
         .target(name: "SimulatedApp", dependencies: [
-            "AppModel", "AppProtocol", "CloudDevice", "CloudModel", "GroupDefaults", "PropertyList", "SharedFiles", "Terminal",
+            "AppModel", "AppProtocol", "CloudDevice", "CloudModel", "DeviceState", "GroupDefaults", "PropertyList", "SharedFiles", "Terminal",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .executableTarget(name: "main-app", dependencies: ["ChildProcess", "SimulatedApp"]),
@@ -96,26 +106,26 @@ let package = Package(
         // file:line:column errors. No processes, no I/O beyond reading the file (what else it
         // needs, executables and manifests, it asks of a ScenarioFileSystem); fuzzed on its own.
         .target(name: "ScenarioModel", dependencies: [
-            "AppModel", "AppProtocol", "CloudModel", "GroupDefaults", "PropertyList", "SpecFormat",
+            "AppModel", "AppProtocol", "CloudModel", "DeviceState", "GroupDefaults", "PropertyList", "SpecFormat",
             .product(name: "Yams", package: "Yams"),
         ]),
         // The runner that executes scenarios with real processes, and the reports.
         // It drives the roles only through processes and the protocol: it knows the protocol and the
         // app model, never the simulated processes' code.
         .target(name: "Scenarios", dependencies: [
-            "AppModel", "AppProtocol", "CloudClient", "CloudDevice", "CloudModel", "ChildProcess", "ExecutableFile", "GroupDefaults",
-            "PropertyList", "ScenarioModel", "SharedFiles", "SpecFormat", "Terminal",
+            "AppModel", "AppProtocol", "CloudClient", "CloudDevice", "CloudModel", "ChildProcess", "DeviceState", "ExecutableFile",
+            "GroupDefaults", "PropertyList", "ScenarioModel", "SharedFiles", "SpecFormat", "Terminal",
         ]),
         // What the `groupsim defaults` commands share with `groupsim-stress`: the location and domain
         // options, and the watch loop (the test tool's watcher probes must watch as `defaults watch` does).
         .target(name: "DefaultsCLI", dependencies: [
-            "AppModel", "AppProtocol", "GroupDefaults", "PropertyList", "Terminal",
+            "AppModel", "AppProtocol", "DeviceState", "GroupDefaults", "PropertyList", "Terminal",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // The `groupsim` command tree; the executable only calls into it.
         .target(name: "GroupSimCLI", dependencies: [
-            "AppModel", "ChildProcess", "CloudClient", "CloudDevice", "CloudModel", "CloudService", "AppProtocol", "DefaultsCLI", "GroupDefaults",
-            "PropertyList", "SharedFiles", "ScenarioModel", "Scenarios", "Terminal",
+            "AppModel", "ChildProcess", "CloudClient", "CloudDevice", "CloudModel", "CloudService", "AppProtocol", "DefaultsCLI", "DeviceState",
+            "GroupDefaults", "PropertyList", "SharedFiles", "ScenarioModel", "Scenarios", "Terminal",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .executableTarget(name: "groupsim", dependencies: ["ChildProcess", "GroupSimCLI"]),
@@ -139,15 +149,15 @@ let package = Package(
         // Users' own tests drive their executables (which link SimulatedFoundation) in a simulation: devices, apps, the cloud,
         // faults, scenario files; failures at the test's line (Swift Testing and XCTest adapters).
         .target(name: "GroupSimTesting", dependencies: [
-            "AppModel", "AppProtocol", "ChildProcess", "CloudDevice", "CloudModel", "GroupDefaults", "PropertyList", "ScenarioModel", "Scenarios",
-            "SpecFormat", "Terminal",
+            "AppModel", "AppProtocol", "ChildProcess", "CloudDevice", "CloudModel", "DeviceState", "GroupDefaults", "PropertyList", "ScenarioModel",
+            "Scenarios", "SpecFormat", "Terminal",
         ]),
 
         // Settings code written as apps write it (only `import SimulatedFoundation` in place of `import Foundation`,
-        // `import SimulatedSwiftUI` in place of `import SwiftUI`), in Swift 5 mode as such code usually is; run as real
+        // `import SimulatedSwiftUI` in place of `import SwiftUI`, `import SimulatedWidgetKit` in place of `import WidgetKit`), in Swift 5 mode as such code usually is; run as real
         // processes of a simulated app by ExamplesTests.
         .target(
-            name: "SettingsExamples", dependencies: ["SimulatedAppIntents", "SimulatedFoundation", "SimulatedSwiftUI"], path: "Examples/SettingsExamples",
+            name: "SettingsExamples", dependencies: ["SimulatedAppIntents", "SimulatedFoundation", "SimulatedSwiftUI", "SimulatedWidgetKit"], path: "Examples/SettingsExamples",
             swiftSettings: [.swiftLanguageMode(.v5)]),
         .executableTarget(name: "settings-examples", dependencies: ["SettingsExamples", "SimulatedFoundation"], path: "Examples/settings-examples"),
 
@@ -180,8 +190,8 @@ let package = Package(
             "GroupSimTesting", "settings-examples", "groupsim", "main-app", "widget", "intent-extension",
         ], exclude: ["Scenarios"]),
         .testTarget(name: "IntegrationTests", dependencies: [
-            "AppModel", "AppProtocol", "ChildProcess", "CloudClient", "CloudDevice", "CloudModel", "CloudService", "GroupDefaults", "PropertyList", "ScenarioModel",
-            "Scenarios", "SharedFiles",
+            "AppModel", "AppProtocol", "ChildProcess", "CloudClient", "CloudDevice", "CloudModel", "CloudService", "DeviceState", "GroupDefaults",
+            "PropertyList", "ScenarioModel", "Scenarios", "SharedFiles",
             "SpecFormat", "TestSupport", "groupsim", "groupsim-stress", "groupsim-bench", "main-app", "widget", "intent-extension",
         ]),
     ]

@@ -30,6 +30,11 @@ public enum ExampleCommands {
           slow-setup SECONDS           take SECONDS to set up, then observe theme in the group suite and read standard input
           intent [NAME KEY=VALUE…]     the App Intents' extension: perform one (or one per line of input) and exit
           intents-offer                an app whose App Intents run in its process: offer them, report notes, read input
+          widget POLICY                the Notes widget's process (TimelineProvider: five hourly entries; at-end, after or never)
+          widget-forgetful             a Notes widget whose provider never calls its completion
+          widget-twice                 a Notes widget whose provider calls its completion twice
+          widget-reload [KIND]         WidgetCenter.shared.reloadTimelines(ofKind:) (reloadAllTimelines() without KIND)
+          widget-configurations        WidgetCenter.shared.getCurrentConfigurations: the running widgets, kind:family
         """
 
     /// Runs one command; returns the exit status.
@@ -151,6 +156,8 @@ public enum ExampleCommands {
             let observation = GroupSim.observe(UserDefaults.shared, "theme") { change in show("theme", change.newValue) }
             while readLine() != nil {}
             withExtendedLifetime(observation) {}
+        case _ where command.hasPrefix("widget"):
+            return WidgetExampleCommands.run(command, rest)
         default:
             return fail(usage)
         }

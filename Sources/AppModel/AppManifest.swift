@@ -1,4 +1,5 @@
 import AppProtocol
+import DeviceState
 import Foundation
 import GroupDefaults
 import PropertyList

@@ -1,4 +1,5 @@
 import CloudDevice
+import DeviceState
 import Foundation
 import GroupDefaults
 import PropertyList
@@ -247,11 +248,6 @@ extension DeviceManager {
         }
         return previous[b.count]
     }
-}
-
-package struct DeviceError: Error, CustomStringConvertible {
-    package let description: String
-    package init(_ description: String) { self.description = description }
 }
 
 /// A device's platform and preferences cache (docs/apple-traps.md).

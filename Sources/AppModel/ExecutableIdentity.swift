@@ -1,6 +1,7 @@
 import AppProtocol
 import ChildProcess
 import CloudDevice
+import DeviceState
 import Foundation
 import GroupDefaults
 
@@ -14,6 +15,18 @@ package struct ExecutableIdentity: Sendable, Equatable {
     package let identity: ProcessIdentity
     /// The target's iCloud key-value store identifier (nil: no entitlement).
     package let keyValueStore: String?
+    /// The app's widget target (bundle id, daily reload budget; nil: unlimited), for `WidgetCenter`; nil: it has none.
+    package var widget: (bundle: String, reloadBudget: Int?)? {
+        get { widgetBundle.map { ($0, widgetReloadBudget) } }
+        set {
+            widgetBundle = newValue?.bundle
+            widgetReloadBudget = newValue?.reloadBudget
+        }
+    }
+    private var widgetBundle: String?
+    private var widgetReloadBudget: Int?
+    /// The system launched it (a background fetch, a push): its widget reloads count against the budget.
+    package var launchedInBackground = false
 
     /// Read by SimulatedFoundation's `NSUbiquitousKeyValueStore.default`.
     package static let keyValueStoreVariable = "GROUPSIM_KVS_IDENTIFIER"
@@ -23,7 +36,8 @@ package struct ExecutableIdentity: Sendable, Equatable {
     /// A scenario's `env` may set none of them.
     package static let startersVariables = [
         ProcessIdentity.Variable.root, ProcessIdentity.Variable.device, ProcessIdentity.Variable.bundleIdentifier,
-        ProcessIdentity.Variable.appGroups, keyValueStoreVariable, ControlProtocol.channelSocketVariable,
+        ProcessIdentity.Variable.appGroups, keyValueStoreVariable, WidgetEnvironment.bundleVariable, WidgetEnvironment.budgetVariable,
+        WidgetEnvironment.launchVariable, ControlProtocol.channelSocketVariable,
         ControlProtocol.channelDescriptorVariable, StartingSignalMask.unblockVariable, OwnerLifetime.variable, CloudDaemons.autostartVariable,
     ]
 
@@ -44,6 +58,9 @@ package struct ExecutableIdentity: Sendable, Equatable {
     package func environment(control: ControlChannelAddress? = nil) -> [String: String?] {
         var variables: [String: String?] = identity.environment.mapValues { $0 }
         variables[Self.keyValueStoreVariable] = .some(keyValueStore)
+        variables[WidgetEnvironment.bundleVariable] = .some(widgetBundle)
+        variables[WidgetEnvironment.budgetVariable] = .some(widgetBundle.map { _ in WidgetEnvironment.budgetText(widgetReloadBudget) })
+        variables[WidgetEnvironment.launchVariable] = .some(launchedInBackground ? "background" : nil)
         variables[StartingSignalMask.unblockVariable] = .some("1")
         switch control {
         case nil: break
@@ -99,9 +116,13 @@ package struct ExecutableIdentity: Sendable, Equatable {
             let roles = manifest.targets.keys.map(\.rawValue).sorted().joined(separator: ", ")
             throw Failure(description: "the app \(manifest.name) has no \(role.rawValue) target; it has: \(roles)")
         }
-        return ExecutableIdentity(
+        var executable = ExecutableIdentity(
             identity: ProcessIdentity(root: root, device: device, bundleIdentifier: target.bundleIdentifier, appGroups: Set(target.appGroups)),
             keyValueStore: target.keyValueStore)
+        if let widget = manifest.targets[.widget] {
+            executable.widget = (widget.bundleIdentifier, widget.widget.map(\.reloadBudget) ?? WidgetReloadBudget.defaultDailyBudget)
+        }
+        return executable
     }
 
     private static func requireDevice(root: SimulationRoot, device: String) throws {

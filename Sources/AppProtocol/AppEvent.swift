@@ -1,3 +1,4 @@
+import Foundation
 import PropertyList
 
 /// Things a simulated process tells its driver without being asked.
@@ -11,8 +12,8 @@ package enum AppEvent: Sendable, Equatable {
     /// arrived from the cloud (reason: server-change, initial-sync-change,
     /// quota-violation-change, account-change) for these keys.
     case cloudChange(reason: String, keys: [String])
-    /// The widget rendered its card.
-    case render(card: [CardLine], reason: String)
+    /// The widget rendered its card; `entry`: a user's widget (SimulatedWidgetKit) showed a timeline entry.
+    case render(card: [CardLine], reason: String, entry: RenderedEntry? = nil)
     case warning(kind: String, message: String)
     /// An intent was performed. The built-in intents name the `key` they changed
     /// and its stored `value`; an App Intent (SimulatedAppIntents) has no key: its
@@ -75,6 +76,19 @@ package struct CardLine: Sendable, Equatable {
         self.key = key
         self.value = value
         self.domain = domain
+    }
+}
+
+/// The timeline entry a user's widget shows (SimulatedWidgetKit's host): the
+/// widget's kind and the entry's date on the device's clock. The built-in
+/// widget's renders have none.
+package struct RenderedEntry: Sendable, Equatable {
+    package let kind: String
+    package let date: Date
+
+    package init(kind: String, date: Date) {
+        self.kind = kind
+        self.date = date
     }
 }
 

@@ -246,11 +246,13 @@ package enum ControlProtocol {
                 "{\"event\":\"cloud-change\",\"reason\":\(PlistJSON.quote(reason)),\"keys\":\(PlistJSON.encode(.array(keys.map { .string($0) }))),\(time)}"
         case .notification(let name):
             return "{\"event\":\"notification\",\"name\":\(PlistJSON.quote(name)),\(time)}"
-        case .render(let card, let reason):
+        case .render(let card, let reason, let entry):
             let lines = card.map {
                 "{\"key\":\(PlistJSON.quote($0.key)),\"value\":\(PlistJSON.encode($0.value)),\"domain\":\($0.domain.map(PlistJSON.quote) ?? "null")}"
             }
-            return "{\"event\":\"render\",\"reason\":\(PlistJSON.quote(reason)),\"card\":[\(lines.joined(separator: ","))],\(time)}"
+            // Only a user's widget names its kind and entry date: the built-in widget's lines stay as they were.
+            let shown = entry.map { ",\"kind\":\(PlistJSON.quote($0.kind)),\"entryDate\":\(PlistJSON.quote(PlistJSON.timestamp($0.date)))" } ?? ""
+            return "{\"event\":\"render\",\"reason\":\(PlistJSON.quote(reason)),\"card\":[\(lines.joined(separator: ","))]\(shown),\(time)}"
         case .warning(let kind, let message):
             return "{\"event\":\"warning\",\"kind\":\(PlistJSON.quote(kind)),\"message\":\(PlistJSON.quote(message)),\(time)}"
         case .intentResult(let intent, let key?, let value, _, _):
@@ -326,7 +328,14 @@ package enum ControlProtocol {
                 guard let entry = line.dictionaryValue, let key = entry["key"]?.stringValue else { return nil }
                 return CardLine(key: key, value: entry["value"], domain: entry["domain"]?.stringValue)
             }
-            return .render(card: card, reason: try string("reason"))
+            var entry: RenderedEntry?
+            if let kind = fields["kind"]?.stringValue {
+                guard let text = fields["entryDate"]?.stringValue, let date = PlistJSON.date(iso8601: text) else {
+                    throw ProtocolDecodingError("render event of kind \(kind) without an \"entryDate\" timestamp")
+                }
+                entry = RenderedEntry(kind: kind, date: date)
+            }
+            return .render(card: card, reason: try string("reason"), entry: entry)
         case "warning": return .warning(kind: try string("kind"), message: try string("message"))
         case "intent-result":
             return .intentResult(

@@ -1,4 +1,5 @@
 import AppModel
+import DeviceState
 import Foundation
 import GroupDefaults
 

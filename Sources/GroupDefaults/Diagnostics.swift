@@ -32,6 +32,12 @@ public struct Diagnostic: Sendable, CustomStringConvertible {
         case sizeLimitTerminated = "size-limit-terminated"
         /// A program's control channel said `ready` without knowing its setup was done (SimulatedFoundation's `ProgramSetUp`).
         case setUpUnknown = "set-up-unknown"
+        /// A background app's widget reload past the day's budget waits for the next day (SimulatedWidgetKit's WidgetCenter).
+        case widgetReloadDeferred = "widget-reload-deferred"
+        /// WidgetCenter's files could not be read or written: a reload request or a registration is lost.
+        case widgetCenter = "widget-center"
+        /// A timeline provider misbehaved: it did not answer in time, or answered twice (SimulatedWidgetKit's host).
+        case widgetProvider = "widget-provider"
     }
 
     public let kind: Kind

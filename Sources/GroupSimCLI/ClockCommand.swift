@@ -1,6 +1,7 @@
 import AppModel
 import ArgumentParser
 import DefaultsCLI
+import DeviceState
 import Foundation
 import GroupDefaults
 
@@ -29,8 +30,7 @@ struct ClockCommand: ParsableCommand {
             guard let seconds = DeviceClock.parseDuration(advance), seconds > 0, seconds <= DeviceClock.longestAdvance else {
                 throw ValidationError(DeviceClock.durationError(advance, what: "--advance"))
             }
-            try clock.advance(by: seconds)
-            for widget in try budget.deliverDeferred() { print("delivered the deferred reload of \(widget)") }
+            for widget in try budget.advanceClock(by: seconds) { print("delivered the deferred reload of \(widget)") }
         }
         let now = try clock.now()
         print("clock  \(now.formatted(.iso8601))  (day \(DeviceClock.day(of: now)), \(Self.describe(try clock.offset())) ahead of real time)")

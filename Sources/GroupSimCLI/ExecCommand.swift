@@ -19,7 +19,8 @@ struct ExecCommand: ParsableCommand {
             The executable finds out who it is from the environment: \(ProcessIdentity.Variable.root), \
             \(ProcessIdentity.Variable.device), \(ProcessIdentity.Variable.bundleIdentifier) and \
             \(ProcessIdentity.Variable.appGroups) (the target's app-group entitlement) and \
-            \(ExecutableIdentity.keyValueStoreVariable) (its iCloud key-value store, if it has one), set from the app's manifest. \
+            \(ExecutableIdentity.keyValueStoreVariable) (its iCloud key-value store, if it has one), and the app's widget and its \
+            reload budget for WidgetCenter (GROUPSIM_WIDGET_BUNDLE_ID, GROUPSIM_WIDGET_RELOAD_BUDGET), set from the app's manifest. \
             Launch arguments are the executable's own arguments: groupsim exec --app com.example.notes -- ./tool -theme dark
             With --control-socket or --control-fd, an executable that links SimulatedFoundation serves the control \
             protocol there (docs/protocol.md): in one terminal `mkdir -m 700 ~/gs; socat UNIX-LISTEN:$HOME/gs/control.sock,unlink-early -`, \
@@ -39,6 +40,12 @@ struct ExecCommand: ParsableCommand {
 
     @Option(help: "Take the app from this manifest instead of the one installed on the device.")
     var manifest: String?
+
+    @Flag(
+        help:
+            "Launched by the system (a background fetch, a push), not by the person: the app's WidgetCenter reloads count against its widget's daily budget (sets GROUPSIM_LAUNCH=background)."
+    )
+    var background = false
 
     @Option(
         name: .customLong("control-socket"),
@@ -93,8 +100,9 @@ struct ExecCommand: ParsableCommand {
 
     func run() throws {
         let place = try location.simulationRoot
-        let executable = try ExecutableIdentity.resolve(
+        var executable = try ExecutableIdentity.resolve(
             root: place.root, device: place.device, app: app, role: target.role, manifestPath: manifest)
+        executable.launchedInBackground = background
         // The control channel is read by SimulatedFoundation as the executable loads (the option replaces either variable).
         let control: ControlChannelAddress? = controlSocket.map { .socket($0) } ?? controlDescriptor.map { .descriptor($0) }
         for (name, value) in executable.environment(control: control) {

@@ -2,6 +2,7 @@ import AppModel
 import ChildProcess
 import CloudDevice
 import CloudModel
+import DeviceState
 import Foundation
 import GroupDefaults
 import ScenarioModel

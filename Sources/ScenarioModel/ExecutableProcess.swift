@@ -20,7 +20,6 @@ extension ScenarioParser {
         let arguments = try spec["args"]?.strings() ?? []
         if let execNode = spec["exec"] {
             if let roleNode = spec["role"] { throw roleNode.error("a process has 'role' (a built-in process) or 'exec' (your executable), not both") }
-            if let launch = spec["launch"] { throw launch.error("'launch' goes with a built-in main-app role, not with 'exec'") }
             let targetText = try spec["target"]?.string() ?? "app"
             guard let role = AppTarget(rawValue: targetText)?.role else {
                 throw spec["target"]!.error(
@@ -30,7 +29,10 @@ extension ScenarioParser {
             var executable = try parseExecutable(
                 execNode, environment: spec["env"], control: spec["control"], file: file, fileSystem: fileSystem)
             executable.startTimeout = try spec["start-timeout"]?.seconds(atMost: maximumWait) ?? defaultStartTimeout
-            return ProcessSpec(name: name, role: role, device: device, arguments: arguments, executable: executable)
+            var process = ProcessSpec(name: name, role: role, device: device, arguments: arguments, executable: executable)
+            // `launch: background`: its WidgetCenter's reloads count against the widget's budget (GROUPSIM_LAUNCH).
+            process.launchesInBackground = try parseLaunch(spec["launch"], role: role)
+            return process
         }
         for key in ["target", "env", "control", "start-timeout"] where spec[key] != nil {
             throw spec[key]!.error("'\(key)' goes with 'exec' (your own executable), not with a built-in role")

@@ -286,9 +286,10 @@ package enum ScenarioParser {
             return .cloudValueIn(process: process, key: try kvsKey.string(), value: nil)
         }
         if let card = fields["card"] {
-            guard context.processes[process]!.role == .widget, context.processes[process]!.executable == nil else {
-                throw card.error("\(process) is not a built-in widget: it has no card")
+            guard context.processes[process]!.role == .widget else {
+                throw card.error("\(process) is not a widget: it has no card (an exec: process needs target: widget)")
             }
+            try context.requireControl(process, at: card, for: "a card check")
             return .card(process: process, try parseCard(card))
         }
         guard let key = fields["key"] else {

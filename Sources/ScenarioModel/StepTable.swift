@@ -1,5 +1,6 @@
 import AppModel
 import AppProtocol
+import DeviceState
 import Foundation
 import GroupDefaults
 import PropertyList
@@ -152,11 +153,13 @@ package enum StepGrammar {
         },
         request("clear", does: "`removePersistentDomain` of its suite: every key goes (registered defaults show again)", .clear),
         request("synchronize", does: "returns once its writes are on disk (its iCloud store's writes too: in the device's copy)", .synchronize),
-        StepSpec("reload", shorthand: "a process name (a widget)", does: "reloads the widget's timeline (it renders)") { input in
+        StepSpec("reload", shorthand: "a process name (a widget)", does: "reloads the widget's timeline (it renders; your own asks its provider)") {
+            input in
             let process = try input.process()
-            guard input.context.processes[process]!.role == .widget, input.context.processes[process]!.executable == nil else {
-                throw input.body.error("'reload' reloads a built-in widget's timeline; \(process) is not one")
+            guard input.context.processes[process]!.role == .widget else {
+                throw input.body.error("'reload' reloads a widget's timeline; \(process) is not a widget (an exec: process needs target: widget)")
             }
+            try input.context.requireControl(process, at: input.body, for: "'reload'")
             return (.command(process: process, .reloadTimeline), "reload \(process)")
         },
         request("reload-widgets", of: "a process name (the app)", does: "asks WidgetCenter to reload every widget", .reloadWidgets),

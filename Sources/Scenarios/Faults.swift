@@ -1,4 +1,5 @@
 import AppModel
+import DeviceState
 import Foundation
 import GroupDefaults
 import PropertyList
@@ -92,7 +93,6 @@ struct FaultInjector {
         context.log.action("files", step)
         let root = SimulationRoot(path: context.root)
         let device = device ?? context.scenario.defaultDevice
-        try DeviceClock(root: root, device: device).advance(by: seconds)
-        try WidgetReloadBudget(root: root, device: device).deliverDeferred()
+        try WidgetReloadBudget(root: root, device: device).advanceClock(by: seconds)
     }
 }

@@ -119,8 +119,9 @@ final class ProcessDriver: @unchecked Sendable {
         }
         switch event {
         case .change(let change): return "change \(change.key): \(show(change.old)) → \(show(change.new)) (\(change.origin))"
-        case .render(let card, let reason):
-            return "render (\(reason)): " + card.sorted { $0.key < $1.key }.map { "\($0.key)=\(show($0.value))" }.joined(separator: " ")
+        case .render(let card, let reason, let entry):
+            let shown = entry.map { "\($0.kind) entry of \(PlistJSON.timestamp($0.date)), " } ?? ""
+            return "render (\(shown)\(reason)): " + card.sorted { $0.key < $1.key }.map { "\($0.key)=\(show($0.value))" }.joined(separator: " ")
         case .warning(let kind, let message): return "warning \(kind): \(message)"
         case .error(let message): return "error: \(message)"
         case .intentResult(let intent, let key?, let value, _, _): return "intent \(intent) → \(key) = \(show(value))"

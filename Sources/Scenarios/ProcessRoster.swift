@@ -97,8 +97,9 @@ final class ProcessRoster: @unchecked Sendable {
             // Its load hook unblocks its signals and ties it to the runner (`ExecutableIdentity`'s
             // variables): started directly, without `groupsim exec`'s second executable to load
             // (most of a launch's time).
-            let identity = try ExecutableIdentity.of(
+            var identity = try ExecutableIdentity.of(
                 spec.role, in: context.scenario.app, root: SimulationRoot(path: context.root), device: spec.device)
+            identity.launchedInBackground = spec.launchesInBackground
             driver = try ProcessDriver(
                 name: spec.name, executable: executable.path, arguments: command,
                 environment: identity.environment(over: environment, control: .socket(listener.path)), directory: folder,
@@ -125,7 +126,7 @@ final class ProcessRoster: @unchecked Sendable {
         return [
             "exec", "--root", context.root, "--device", spec.device, "--app", bundle, "--target", AppTarget(role: spec.role).rawValue,
             "--manifest", try manifestForExecutables(),
-        ]
+        ] + (spec.launchesInBackground ? ["--background"] : [])
     }
 
     /// Waits until the executable connected to its control channel, and attaches it.

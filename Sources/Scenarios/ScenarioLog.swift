@@ -98,7 +98,7 @@ extension EventMatcher {
         if let mechanism, delivery?.mechanism.rawValue != mechanism { return false }
         if let reason {
             switch appEvent {
-            case .render(_, let found), .cloudChange(let found, _): if found != reason { return false }
+            case .render(_, let found, _), .cloudChange(let found, _): if found != reason { return false }
             default: return false
             }
         }
@@ -127,7 +127,7 @@ extension EventMatcher {
 
     /// A render event's card as key → value (nil for absent).
     static func card(of event: AppEvent) -> [String: PlistValue?] {
-        guard case .render(let lines, _) = event else { return [:] }
+        guard case .render(let lines, _, _) = event else { return [:] }
         var card: [String: PlistValue?] = [:]
         for line in lines { card[line.key] = line.value }
         return card

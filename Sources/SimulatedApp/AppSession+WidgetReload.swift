@@ -1,5 +1,6 @@
 import AppModel
 import AppProtocol
+import DeviceState
 import Foundation
 
 extension AppSession {

@@ -66,7 +66,7 @@ final class ConsoleEventSink: AppEventSink, @unchecked Sendable {
             break  // the change line already says it; deliveries are an executable's, never a simulated role's
         case .cloudChange(let reason, let keys):
             say("\(style.dim("☁")) iCloud \(style.bold(reason)): \(keys.isEmpty ? "(no keys)" : keys.joined(separator: ", "))")
-        case .render(let card, let reason):
+        case .render(let card, let reason, _):
             render(card, reason: reason)
         case .warning(let kind, let message):
             let banner = kind == Diagnostic.Kind.missingEntitlement.rawValue ? "MISSING ENTITLEMENT" : "warning"

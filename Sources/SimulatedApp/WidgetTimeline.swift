@@ -1,5 +1,6 @@
 import AppModel
 import AppProtocol
+import DeviceState
 import Foundation
 import GroupDefaults
 import PropertyList
@@ -30,16 +31,11 @@ final class WidgetTimeline: @unchecked Sendable {
     /// `ready` would otherwise be in the file's first read, and never heard as a change.
     private func listenForReloadRequests() {
         do {
-            let center = try WidgetCenter(root: session.context.root, device: session.context.device).domain()
+            let center = try WidgetCenterFile(root: session.context.root, device: session.context.device).domain()
             let bundle = session.target.bundleIdentifier
-            let deferred = WidgetReloadBudget.deferredKey(bundle)
             let id = center.addListener { [weak self] change in
-                if change.changes.contains(where: { $0.key == bundle || $0.key == WidgetCenter.allWidgets }) {
-                    self?.reload(reason: "reload-request")
-                } else if change.changes.contains(where: { $0.key == deferred }) {
-                    // A reload deferred past the day's budget, delivered as the next day began.
-                    self?.reload(reason: "deferred-reload")
-                }
+                // A reload from the app, or one deferred past the day's budget, delivered as the next day began.
+                if let reason = WidgetCenterFile.reason(for: change, bundle: bundle, kind: nil) { self?.reload(reason: reason) }
             }
             reloadListener = (center, id)
         } catch {
@@ -105,20 +101,5 @@ final class WidgetTimeline: @unchecked Sendable {
     deinit {
         timer?.cancel()
         if let reloadListener { reloadListener.domain.removeListener(reloadListener.id) }
-    }
-}
-
-/// The simulated `WidgetCenter`: a per-device plist of reload requests,
-/// one counter per widget bundle id (or "*" for all), written by
-/// `WidgetReloadBudget`. Widgets watch it like any other shared file, so a
-/// request reaches them across processes.
-struct WidgetCenter {
-    static let allWidgets = WidgetReloadBudget.allWidgets
-    let root: SimulationRoot
-    let device: String
-
-    func domain() throws -> PersistentDomain {
-        try DomainRegistry.shared.domain(
-            named: "WidgetCenter", at: try WidgetReloadBudget(root: root, device: device).path, root: root.path)
     }
 }

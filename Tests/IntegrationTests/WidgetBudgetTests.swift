@@ -1,5 +1,6 @@
 import AppModel
 import AppProtocol
+import DeviceState
 import Foundation
 import GroupDefaults
 import ScenarioModel
@@ -12,7 +13,7 @@ import Testing
     let root = TemporaryRoot()
 
     func isRender(_ reason: String) -> (AppEvent) -> Bool {
-        { if case .render(_, let why) = $0 { why == reason } else { false } }
+        { if case .render(_, let why, _) = $0 { why == reason } else { false } }
     }
 
     @Test func theDefaultBudgetDefersTheFortyFirstBackgroundReloadUntilTheNextDay() throws {

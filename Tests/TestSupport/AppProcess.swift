@@ -218,10 +218,10 @@ package final class AppProcess: @unchecked Sendable {
     /// Waits for a widget render (for `reason`, if given); returns its card as key → value.
     package func render(timeout: TimeInterval = 20, reason wanted: String? = nil) throws -> [String: PlistValue?] {
         let event = try event(timeout: timeout) { event in
-            guard case .render(_, let reason) = event else { return false }
+            guard case .render(_, let reason, _) = event else { return false }
             return wanted == nil || reason == wanted
         }
-        guard case .render(let lines, _) = event else { throw RunningProcess.Timeout(description: "not a render: \(event)") }
+        guard case .render(let lines, _, _) = event else { throw RunningProcess.Timeout(description: "not a render: \(event)") }
         var card: [String: PlistValue?] = [:]
         for line in lines { card.updateValue(line.value, forKey: line.key) }  // absent stays a nil entry
         return card

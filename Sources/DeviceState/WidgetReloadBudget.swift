@@ -10,8 +10,10 @@ import SharedFiles
 /// Reloads asked while the app is in the foreground are free.
 ///
 /// Kept in the device's WidgetCenter file, which widgets watch: a key per
-/// widget bundle (or `*`) is a reload request, `deferred:BUNDLE` the delivery
-/// of a deferred one, and `budget:BUNDLE` the day's counters.
+/// widget bundle (or `*`) is a reload request, `kind:BUNDLE:KIND` a request
+/// for one kind of the bundle's widgets (`reloadTimelines(ofKind:)`),
+/// `deferred:BUNDLE` the delivery of a deferred one, and `budget:BUNDLE` the
+/// day's counters (one budget per widget bundle, whatever the kind).
 package struct WidgetReloadBudget: Sendable {
     /// Reloads a widget gets a day when its manifest says nothing: the common
     /// observation for a frequently viewed widget (Apple: 40 to 70).
@@ -29,6 +31,7 @@ package struct WidgetReloadBudget: Sendable {
     package var path: String { get throws { try root.devicePath(device) + "/Library/WidgetCenter/timeline-reloads.plist" } }
     package static func budgetKey(_ bundle: String) -> String { "budget:" + bundle }
     package static func deferredKey(_ bundle: String) -> String { "deferred:" + bundle }
+    package static func kindKey(_ bundle: String, kind: String) -> String { "kind:" + bundle + ":" + kind }
 
     /// One widget's counters for a day.
     package struct Counters: Sendable, Equatable {
@@ -68,22 +71,25 @@ package struct WidgetReloadBudget: Sendable {
 
     /// The app asks for its widget's reload. `budget` nil: unlimited (and
     /// `bundle` nil: no widget target, every widget of the device is asked, as before).
+    /// `kind`: only the bundle's widgets of that kind (`reloadTimelines(ofKind:)`); nil: all of them.
     @discardableResult
-    package func request(widget bundle: String?, budget: Int?, inForeground: Bool) throws -> Outcome {
+    package func request(widget bundle: String?, kind: String? = nil, budget: Int?, inForeground: Bool) throws -> Outcome {
         try root.prepareConfinedDirectory((try path as NSString).deletingLastPathComponent)
         let today = DeviceClock.day(of: try DeviceClock(root: root, device: device).now())
         var outcome = Outcome.free
         let file = try path
         try sharedFile(file).update { contents in
-            guard let bundle, let budget else { return Self.bump(Self.allWidgets, in: &contents) }
+            // One kind of the bundle's widgets, when named; else every widget (free or unbudgeted) or the bundle's (counted).
+            let ofKind = bundle.flatMap { bundle in kind.map { Self.kindKey(bundle, kind: $0) } }
+            guard let bundle, let budget else { return Self.bump(ofKind ?? Self.allWidgets, in: &contents) }
             var counters = Self.rollOver(bundle, to: today, in: &contents, file: file)
             if inForeground {
                 counters.free += 1
-                Self.bump(Self.allWidgets, in: &contents)
+                Self.bump(ofKind ?? Self.allWidgets, in: &contents)
                 outcome = .free
             } else if counters.used < budget {
                 counters.used += 1
-                Self.bump(bundle, in: &contents)
+                Self.bump(ofKind ?? bundle, in: &contents)
                 outcome = .counted(counters)
             } else {
                 counters.deferred += 1
@@ -112,6 +118,14 @@ package struct WidgetReloadBudget: Sendable {
             }
         }
         return delivered
+    }
+
+    /// Moves the device's clock forward by `seconds` and delivers the reloads deferred on a day the clock has left:
+    /// what `advance-clock`, `groupsim device clock --advance` and GroupSimTesting's `advanceClock` do. Returns the widgets reloaded.
+    @discardableResult
+    package func advanceClock(by seconds: Double) throws -> [String] {
+        try DeviceClock(root: root, device: device).advance(by: seconds)
+        return try deliverDeferred()
     }
 
     /// The file, written with the root's durability (a scenario's root does not fsync), as the app's own domains are.

@@ -1,0 +1,23 @@
+import AppModel
+import DeviceState
+import Foundation
+
+extension Simulation {
+    /// Moves `device`'s simulated clock forward, as the scenario step
+    /// `advance-clock` does: every process of the device sees the new time (a
+    /// widget shows the entries that came due, its policy may ask again), and a
+    /// widget reload deferred past the day's budget comes when the clock
+    /// reaches the next day.
+    public func advanceClock(
+        of device: String = "iPhone", by duration: Duration,
+        fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+    ) async throws {
+        let seconds = duration.seconds
+        try await changeDevice(
+            "advance the clock of \(device) by \(seconds) s", at: SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column)
+        ) {
+            manager in
+            try WidgetReloadBudget(root: manager.root, device: device).advanceClock(by: seconds)
+        }
+    }
+}
