@@ -43,15 +43,22 @@ package struct ProcessGroup: Sendable, Equatable {
     /// one), up to `grace` seconds for them to end, then SIGKILL to whatever is
     /// still there. Nothing is sent when the group holds nothing but the
     /// leader's zombie, except the SIGKILL, which also ends a process forked as
-    /// the group was being looked through.
+    /// the group was being looked through. Returns once they have ended (a
+    /// killed process takes a moment to: its end is reported after this), or
+    /// `grace` after the SIGKILL for one the kernel holds up.
     package func endMembers(grace: TimeInterval) {
-        defer { signal(SIGKILL) }
-        guard !livingMembers().isEmpty else { return }
-        signal(SIGTERM)
-        signal(SIGCONT)
-        let deadline = Date().addingTimeInterval(grace)
         // Every 10 ms: nothing tells this process when another's child ends.
-        while Date() < deadline, !livingMembers().isEmpty { usleep(10_000) }
+        func waitForMembers(_ seconds: TimeInterval) {
+            let deadline = Date().addingTimeInterval(seconds)
+            while Date() < deadline, !livingMembers().isEmpty { usleep(10_000) }
+        }
+        if !livingMembers().isEmpty {
+            signal(SIGTERM)
+            signal(SIGCONT)
+            waitForMembers(grace)
+        }
+        signal(SIGKILL)
+        waitForMembers(grace)
     }
 
     /// A process's group, and whether it has ended (a zombie, or dead), from
