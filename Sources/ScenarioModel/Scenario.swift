@@ -95,7 +95,8 @@ package struct Step: Sendable {
         case waitBurst(String)
         case restart(process: String, arguments: [String]?)
         case quit(String)
-        case command(process: String, AppRequest)
+        /// `suite`: which `UserDefaults` of an `exec:` process the request goes through (`Scenario.suiteName`).
+        case command(process: String, AppRequest, suite: SuiteChoice = .processDefault)
         /// An intent performed: by the built-in intent extension or main app, or by a user's executable.
         case intent(IntentStep)
         /// `output`: text stdout must contain (what `read`, `read-type` or `export -` printed).
@@ -135,7 +136,7 @@ package struct Step: Sendable {
     /// The processes this step speaks the control protocol with (a step inside `parallel` or a check is asked on its own).
     package var controlledProcesses: [String] {
         switch action {
-        case .command(let process, _), .waitBurst(let process): [process]
+        case .command(let process, _, _), .waitBurst(let process): [process]
         case .burst(let burst): [burst.process]
         case .wait(let process, let matcher, _), .quiet(let process, let matcher, _): matcher.needsControl ? [process] : []
         case .kill(let process, _, let afterAcks): afterAcks == nil ? [] : [process]
@@ -146,7 +147,7 @@ package struct Step: Sendable {
     var usesCloud: Bool {
         switch action {
         case .cloud: true
-        case .command(_, let request):
+        case .command(_, let request, _):
             switch request {
             case .cloudSet, .cloudRemove, .cloudGet, .cloudDump, .cloudSynchronize: true
             default: false
@@ -256,9 +257,9 @@ package struct LocatedCheck: Sendable {
 
 /// A check on the resulting state.
 package enum Check: Sendable {
-    case value(process: String, key: String, value: PlistValue??, domain: String?)
+    case value(process: String, key: String, value: PlistValue??, domain: String?, suite: SuiteChoice = .processDefault)
     /// What a typed getter returns in the process (`bool(forKey:)` …; Some(nil): nil).
-    case typedValue(process: String, key: String, as: TypedRead, value: PlistValue?)
+    case typedValue(process: String, key: String, as: TypedRead, value: PlistValue?, suite: SuiteChoice = .processDefault)
     /// `times`: how many matching events (nil: at least one).
     case saw(process: String, EventMatcher, times: CountBound?)
     case notSaw(process: String, EventMatcher)
@@ -269,7 +270,7 @@ package enum Check: Sendable {
     /// What a process's `NSUbiquitousKeyValueStore` returns for a key (Some(nil): absent).
     case cloudValueIn(process: String, key: String, value: PlistValue?)
     /// The process's search list, in order.
-    case searchList(process: String, [String])
+    case searchList(process: String, [String], suite: SuiteChoice = .processDefault)
     case cloud(CloudCheck)
     /// What the process wrote: a kept line contains `contains` or matches `pattern` (on `stream`, or either).
     case output(process: String, contains: String?, pattern: String?, stream: String?)
@@ -277,8 +278,8 @@ package enum Check: Sendable {
     /// The process this check asks over the control protocol, if any.
     package var controlledProcess: String? {
         switch self {
-        case .value(let process, _, _, _), .typedValue(let process, _, _, _), .card(let process, _), .acknowledged(let process),
-            .cloudValueIn(let process, _, _), .searchList(let process, _):
+        case .value(let process, _, _, _, _), .typedValue(let process, _, _, _, _), .card(let process, _), .acknowledged(let process),
+            .cloudValueIn(let process, _, _), .searchList(let process, _, _):
             process
         case .saw(let process, let matcher, _), .notSaw(let process, let matcher): matcher.needsControl ? process : nil
         case .file, .exit, .cloud, .output: nil
@@ -332,6 +333,32 @@ package struct CountBound: Sendable, Equatable, CustomStringConvertible {
         case (let low, let high?) where low > 0: "from \(low) to \(high) times"
         case (_, let high?): "at most \(high) time(s)"
         default: "at least \(atLeast) time(s)"
+        }
+    }
+}
+
+/// Which `UserDefaults` of an `exec:` process a value step or check goes
+/// through (`suite:`): its target's app group when the manifest gives it
+/// exactly one (users' settings live there), or `.standard`; `standard`;
+/// or a suite by name. A built-in role answers from its manifest's suite.
+package enum SuiteChoice: Sendable, Equatable {
+    case processDefault, standard
+    case named(String)
+
+    /// `suite: standard`.
+    package static let standardName = "standard"
+}
+
+extension Scenario {
+    /// The suite name a request to `process` carries for `choice` (nil: `UserDefaults.standard`, or a built-in role's own).
+    package func suiteName(of process: String, _ choice: SuiteChoice) -> String? {
+        guard let spec = processes[process], spec.executable != nil else { return nil }
+        switch choice {
+        case .standard: return nil
+        case .named(let name): return name
+        case .processDefault:
+            guard let groups = app.targets[spec.role]?.appGroups, groups.count == 1 else { return nil }
+            return groups[0]
         }
     }
 }

@@ -67,6 +67,18 @@ package enum ScenarioParser {
             return name
         }
 
+        /// `suite:` of a value step or check of `process`, as written (`Scenario.suiteName` resolves it). A
+        /// built-in role has its manifest's suite and takes none.
+        func suite(of process: String, _ node: SpecNode?) throws -> SuiteChoice {
+            guard let node else { return .processDefault }
+            guard processes[process]?.executable != nil else {
+                throw node.error("'suite' is for an exec: process; \(process) reads and writes its manifest's suite")
+            }
+            let name = try node.string()
+            guard !name.isEmpty else { throw node.error("'suite' names a suite (or 'standard' for UserDefaults.standard), found ''") }
+            return name == SuiteChoice.standardName ? .standard : .named(name)
+        }
+
         /// Refuses a step or check that speaks the control protocol with a process that has no control channel.
         func requireControl(_ process: String, at node: SpecNode, for what: String) throws {
             guard let spec = processes[process], !spec.hasControlChannel else { return }
@@ -219,7 +231,7 @@ package enum ScenarioParser {
             "in", "key", "value", "absent", "domain", "saw", "not-saw", "card", "file", "device", "app", "count", "length",
             "intact", "moved-aside", "acknowledged", "exit", "status", "origin", "reason", "kind", "times",
             "cloud", "account", "copy", "by", "ahead-ms", "uploads", "kvs", "keys", "message", "value-domain", "search-list", "matching", "as",
-            "output", "mechanism", "matches", "stream",
+            "output", "mechanism", "matches", "stream", "suite",
         ])
         if let check = try parseCloudCheck(fields, node, context) { return check }
         if let file = fields["file"] {
@@ -256,6 +268,10 @@ package enum ScenarioParser {
 
     /// A check on a process: `{ in: P, … }` with saw / not-saw, search-list, kvs, card, or a key's value and domain.
     static func parseProcessCheck(_ process: String, _ fields: [String: SpecNode], _ node: SpecNode, _ context: Context) throws -> Check {
+        let suite = try context.suite(of: process, fields["suite"])
+        if let stray = fields["suite"], fields["search-list"] == nil, fields["key"] == nil || fields["saw"] != nil || fields["not-saw"] != nil {
+            throw stray.error("'suite' goes with a key's check or a search-list check")
+        }
         if let eventNode = fields["saw"] ?? fields["not-saw"] {
             let matcher = try context.matcher(fields, eventNode: eventNode, in: process)
             if fields["times"] != nil && fields["saw"] == nil { throw fields["times"]!.error("'times' goes with 'saw'") }
@@ -278,7 +294,7 @@ package enum ScenarioParser {
             return .output(process: process, contains: contains, pattern: pattern, stream: try inner["stream"].map(parseStream))
         }
         if let order = fields["search-list"] {
-            return .searchList(process: process, try order.list().map { try $0.string() })
+            return .searchList(process: process, try order.list().map { try $0.string() }, suite: suite)
         }
         if let kvsKey = fields["kvs"] {
             if let value = fields["value"] { return .cloudValueIn(process: process, key: try kvsKey.string(), value: try value.plistValue()) }
@@ -300,16 +316,18 @@ package enum ScenarioParser {
             guard let kind = TypedRead(rawValue: name) else {
                 throw kindNode.error("'as' is one of \(TypedRead.allCases.map(\.rawValue).joined(separator: ", ")), found '\(name)'")
             }
-            if try fields["absent"]?.bool() == true { return .typedValue(process: process, key: try key.string(), as: kind, value: nil) }
+            if try fields["absent"]?.bool() == true {
+                return .typedValue(process: process, key: try key.string(), as: kind, value: nil, suite: suite)
+            }
             guard let value = fields["value"] else { throw node.error("a typed check needs 'value' (or absent: true for nil)") }
-            return .typedValue(process: process, key: try key.string(), as: kind, value: try value.plistValue())
+            return .typedValue(process: process, key: try key.string(), as: kind, value: try value.plistValue(), suite: suite)
         }
         var value: PlistValue?? = nil
         if let node = fields["value"] { value = .some(try node.plistValue()) }
         if try fields["absent"]?.bool() == true { value = .some(nil) }
         let domain = try fields["domain"]?.string()
         if value == nil && domain == nil { throw node.error("a process check on '\(try key.string())' needs value, absent: true or domain") }
-        return .value(process: process, key: try key.string(), value: value, domain: domain)
+        return .value(process: process, key: try key.string(), value: value, domain: domain, suite: suite)
     }
 
     /// `{ file: DOMAIN, device, app, key+value | absent | count | matching+count | length | intact | moved-aside }`.

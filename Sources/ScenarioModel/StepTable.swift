@@ -110,19 +110,29 @@ package enum StepGrammar {
         _ keyword: String, _ fields: [StepField], does: String,
         _ make: @escaping @Sendable (StepFields) throws -> AppRequest
     ) -> StepSpec {
-        StepSpec(keyword, fields: [.required("in", .process)] + fields, does: does) { input in
+        StepSpec(keyword, fields: [.required("in", .process)] + fields + [suiteField], does: does) { input in
             let fields = try input.fields()
             let process = try fields.process("in")
             let request = try make(fields)
-            return (.command(process: process, request), "\(keyword) \(fields.described(skipping: "in")) in \(process)")
+            let suite = try input.context.suite(of: process, fields.nodes["suite"])
+            return (.command(process: process, request, suite: suite), "\(keyword) \(fields.described(skipping: "in")) in \(process)")
         }
     }
 
-    /// A request that takes only the process: `synchronize: app`.
-    static func request(_ keyword: String, of shorthand: String = "a process name", does: String, _ request: AppRequest) -> StepSpec {
-        StepSpec(keyword, shorthand: shorthand, does: does) { input in
-            let process = try input.process()
-            return (.command(process: process, request), "\(keyword) \(process)")
+    /// Which suite of an `exec:` process a value step or check goes through.
+    static let suiteField = StepField.optional(
+        "suite", .text,
+        "an `exec:` process's `UserDefaults(suiteName:)`; `standard` for `.standard`; default: its target's app group when it has exactly one")
+
+    /// A request that takes only the process: `synchronize: app`, or `synchronize: { in: app, suite: standard }`.
+    static func request(
+        _ keyword: String, of shorthand: String = "a process name", takesSuite: Bool = true, does: String, _ request: AppRequest
+    ) -> StepSpec {
+        StepSpec(keyword, shorthand: shorthand, fields: takesSuite ? [.required("in", .process), suiteField] : [], does: does) { input in
+            guard input.isMapping else { return (.command(process: try input.process(), request), "\(keyword) \(try input.process())") }
+            let fields = try input.fields()
+            let process = try fields.process("in")
+            return (.command(process: process, request, suite: try input.context.suite(of: process, fields.nodes["suite"])), "\(keyword) \(process)")
         }
     }
 
@@ -162,7 +172,8 @@ package enum StepGrammar {
             try input.context.requireControl(process, at: input.body, for: "'reload'")
             return (.command(process: process, .reloadTimeline), "reload \(process)")
         },
-        request("reload-widgets", of: "a process name (the app)", does: "asks WidgetCenter to reload every widget", .reloadWidgets),
+        request(
+            "reload-widgets", of: "a process name (the app)", takesSuite: false, does: "asks WidgetCenter to reload every widget", .reloadWidgets),
         StepSpec(
             "burst",
             fields: [

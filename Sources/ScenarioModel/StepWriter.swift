@@ -38,7 +38,7 @@ package enum StepWriter {
         case .restart(let process, let arguments?):
             return ("restart", mapping([("process", scalar(process)), ("args", list(arguments.map(scalar)))]))
         case .quit(let process): return ("quit", scalar(process))
-        case .command(let process, let request): return command(process, request)
+        case .command(let process, let request, let suite): return command(process, request, suite: suite)
         case .intent(let step):
             var fields = [("name", scalar(step.name))]
             if !step.parameters.isEmpty {
@@ -119,8 +119,10 @@ package enum StepWriter {
         return mapping(fields)
     }
 
-    static func command(_ process: String, _ request: AppRequest) -> (String, String) {
+    static func command(_ process: String, _ request: AppRequest, suite: SuiteChoice = .processDefault) -> (String, String) {
         let target = ("in", scalar(process))
+        // The requests of value steps take `suite:` (kvs- ones do not, and the shorthand forms are written only with the default).
+        func mapping(_ fields: [(String, String)]) -> String { StepWriter.mapping(fields + suiteField(suite)) }
         switch request {
         case .set(let key, let newValue): return ("set", mapping([target, ("key", scalar(key)), ("value", value(newValue))]))
         case .remove(let key): return ("remove", mapping([target, ("key", scalar(key))]))
@@ -132,13 +134,22 @@ package enum StepWriter {
         case .register(let defaults): return ("register", mapping([target, ("defaults", value(.dictionary(defaults)))]))
         case .addSuite(let name): return ("add-suite", mapping([target, ("name", scalar(name))]))
         case .removeSuite(let name): return ("remove-suite", mapping([target, ("name", scalar(name))]))
-        case .synchronize: return ("synchronize", scalar(process))
-        case .clear: return ("clear", scalar(process))
+        case .synchronize: return ("synchronize", suite == .processDefault ? scalar(process) : mapping([target]))
+        case .clear: return ("clear", suite == .processDefault ? scalar(process) : mapping([target]))
         case .reloadTimeline: return ("reload", scalar(process))
         case .reloadWidgets: return ("reload-widgets", scalar(process))
-        case .cloudSet(let key, let newValue): return ("kvs-set", mapping([target, ("key", scalar(key)), ("value", value(newValue))]))
-        case .cloudRemove(let key): return ("kvs-remove", mapping([target, ("key", scalar(key))]))
+        case .cloudSet(let key, let newValue): return ("kvs-set", StepWriter.mapping([target, ("key", scalar(key)), ("value", value(newValue))]))
+        case .cloudRemove(let key): return ("kvs-remove", StepWriter.mapping([target, ("key", scalar(key))]))
         default: preconditionFailure("no step sends \(request)")
+        }
+    }
+
+    /// `suite:` as written (nothing for the process's default).
+    static func suiteField(_ suite: SuiteChoice) -> [(String, String)] {
+        switch suite {
+        case .processDefault: []
+        case .standard: [("suite", scalar(SuiteChoice.standardName))]
+        case .named(let name): [("suite", scalar(name))]
         }
     }
 
@@ -198,11 +209,11 @@ package enum StepWriter {
 
     package static func check(_ check: Check) -> String {
         switch check {
-        case .value(let process, let key, let expected, let domain):
+        case .value(let process, let key, let expected, let domain, let suite):
             var fields = [("in", scalar(process)), ("key", scalar(key))]
             if let expected { fields.append(expected.map { ("value", value($0)) } ?? ("absent", "true")) }
             if let domain { fields.append(("domain", scalar(domain))) }
-            return mapping(fields)
+            return mapping(fields + suiteField(suite))
         case .cloudValueIn(let process, let key, let expected):
             return mapping([("in", scalar(process)), ("kvs", scalar(key)), expected.map { ("value", value($0)) } ?? ("absent", "true")])
         case .file(let file):
@@ -223,7 +234,8 @@ package enum StepWriter {
         case .cloud(.uploads(let device, let count)): return mapping([("uploads", scalar(device)), ("count", "\(count)")])
         case .acknowledged(let process): return mapping([("acknowledged", scalar(process))])
         case .exit(let process, let status): return mapping([("exit", scalar(process)), ("status", "\(status)")])
-        case .searchList(let process, let domains): return mapping([("in", scalar(process)), ("search-list", list(domains.map(scalar)))])
+        case .searchList(let process, let domains, let suite):
+            return mapping([("in", scalar(process)), ("search-list", list(domains.map(scalar)))] + suiteField(suite))
         case .output(let process, let contains, let pattern, let stream):
             let inner = [contains.map { ("contains", quoted($0)) }, pattern.map { ("matches", quoted($0)) }, stream.map { ("stream", scalar($0)) }]
             return mapping([("in", scalar(process)), ("output", mapping(inner.compactMap { $0 }))])

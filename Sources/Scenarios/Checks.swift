@@ -13,8 +13,8 @@ struct CheckVerifier {
 
     func verify(_ check: Check) throws {
         switch check {
-        case .value(let process, let key, let value, let domain):
-            let response = try roster.driver(process).request(.get(key: key))
+        case .value(let process, let key, let value, let domain, let suite):
+            let response = try roster.driver(process).request(.get(key: key), suite: context.scenario.suiteName(of: process, suite))
             let found = response.response?.value
             let foundDomain = response.response?.domain
             if let value, found != value {
@@ -36,8 +36,9 @@ struct CheckVerifier {
             try verifyFile(fileCheck)
         case .acknowledged(let process):
             try verifyAcknowledged(process)
-        case .typedValue(let process, let key, let kind, let value):
-            let found = try roster.driver(process).request(.typedGet(key: key, as: kind)).response?.value
+        case .typedValue(let process, let key, let kind, let value, let suite):
+            let found = try roster.driver(process).request(.typedGet(key: key, as: kind), suite: context.scenario.suiteName(of: process, suite))
+                .response?.value
             guard found == value else {
                 throw CheckFailed("\(process): \(kind.rawValue)(forKey: \(key)) should return \(showValue(value)), it returns \(showValue(found))")
             }
@@ -48,9 +49,17 @@ struct CheckVerifier {
             }
         case .cloud(let cloudCheck):
             try cloud().verify(cloudCheck)
-        case .searchList(let process, let expected):
-            let info = try roster.driver(process).request(.info).response?.fields["info"]?.dictionaryValue
-            let found = (info?["searchList"]?.arrayValue ?? []).compactMap(\.stringValue)
+        case .searchList(let process, let expected, let suite):
+            // A suite's search list is its instance's (`search-list` request); the info's is `.standard`'s.
+            let found: [String]
+            if let suite = context.scenario.suiteName(of: process, suite) {
+                found =
+                    try roster.driver(process).request(.searchList, suite: suite).response?.fields["searchList"]?.arrayValue?.compactMap(
+                        \.stringValue) ?? []
+            } else {
+                let info = try roster.driver(process).request(.info).response?.fields["info"]?.dictionaryValue
+                found = (info?["searchList"]?.arrayValue ?? []).compactMap(\.stringValue)
+            }
             guard found == expected else {
                 throw CheckFailed("\(process)'s search list should be \(expected.joined(separator: ", ")), it is \(found.joined(separator: ", "))")
             }

@@ -95,12 +95,12 @@ final class Execution: @unchecked Sendable {
         case .launchFails(let name, let message, let status): try roster.launchExpectingFailure(name, message: message, status: status)
         case .restart(let process, let arguments): try roster.restart(process, arguments: arguments)
         case .quit(let process): try roster.quit(process)
-        case .command(let process, let command):
+        case .command(let process, let command, let suite):
             // A set's value too: the timeline draws its arrow from here when the writer's own change is read late.
             var value: PlistValue? = nil
             if case .set(_, let written) = command { value = written }
             log.action(process, step, key: Self.key(of: command), value: value)
-            try roster.driver(process).request(command, timeout: RunnerTimeouts.request)
+            try roster.driver(process).request(command, suite: context.scenario.suiteName(of: process, suite), timeout: RunnerTimeouts.request)
         case .intent(let intent):
             switch intent.place {
             case .builtInApp(let host): try roster.performIntentInApp(intent, in: host, step: step)

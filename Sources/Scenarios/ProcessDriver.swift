@@ -163,16 +163,17 @@ final class ProcessDriver: @unchecked Sendable {
 
     /// Sends a command without waiting; returns its request id.
     @discardableResult
-    func send(_ command: AppRequest) -> Int {
+    func send(_ command: AppRequest, suite: String? = nil) -> Int {
         let id = record.nextRequestID()
-        writeRequest(ControlProtocol.requestLine(id: id, command))
+        writeRequest(ControlProtocol.requestLine(id: id, command, suite: suite))
         return id
     }
 
     /// Sends a command and waits for its response; an error response fails the step.
     @discardableResult
-    func request(_ command: AppRequest, timeout: Double = 10) throws -> RecordedEvent {
-        let id = send(command)
+    /// `suite`: an executable's `UserDefaults(suiteName:)` that answers (nil: its `.standard`).
+    func request(_ command: AppRequest, suite: String? = nil, timeout: Double = 10) throws -> RecordedEvent {
+        let id = send(command, suite: suite)
         let response = try waitForResponse(id, timeout: timeout)
         guard let answer = response.response, answer.ok else {
             throw CheckFailed("\(name) answered: \(response.response?.error ?? "error")")

@@ -31,7 +31,7 @@ import Testing
                 "summary: x\nprocesses: { app: { role: main-app } }\nsteps:\n"
                 + StepWriter.lines(.command(process: "app", .set(key: "k", value: value))).joined(separator: "\n") + "\n"
             let scenario = try ScenarioParser.parse(text, file: "/tmp/values.yaml", fileSystem: FixedScenarioFiles())
-            guard case .command(_, .set(_, let read)) = scenario.steps[0].action else {
+            guard case .command(_, .set(_, let read), _) = scenario.steps[0].action else {
                 Issue.record("not a set: \(text)")
                 continue
             }
