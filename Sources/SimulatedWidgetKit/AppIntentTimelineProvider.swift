@@ -101,7 +101,8 @@ extension GroupSim {
         let made: Provider.Intent
         do {
             given = try configuration ?? IntentInvocation.assignments(in: Array(CommandLine.arguments.dropFirst()))
-            made = try IntentCatalog([Provider.Intent.self], timeLimit: AppIntentRun.timeLimitSeconds).prepare(intent, parameters: given)
+            made =
+                try IntentCatalog([Provider.Intent.self], timeLimit: AppIntentRun.timeLimitSeconds).prepare(intent, parameters: given)
                 as! Provider.Intent
         } catch {
             let message =
