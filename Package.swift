@@ -62,9 +62,11 @@ let package = Package(
         // What a device keeps beside the apps' preferences: its simulated clock, WidgetCenter's requests and reload budget,
         // the widgets running on it. Below both the app model and the Foundation face (no YAML).
         .target(name: "DeviceState", dependencies: ["GroupDefaults", "PropertyList", "SharedFiles"]),
-        // WidgetKit's timeline API, WidgetCenter, and the widget host (`GroupSim.runWidget`); re-exports SimulatedSwiftUI.
+        // WidgetKit's timeline API (static and App Intents configured), WidgetCenter, and the widget host (`GroupSim.runWidget`,
+        // which also runs a widget's interactive intents); re-exports SimulatedSwiftUI.
         .target(name: "SimulatedWidgetKit", dependencies: [
-            "AppProtocol", "DeviceState", "GroupDefaults", "PropertyList", "SharedFiles", "SimulatedFoundation", "SimulatedSwiftUI",
+            "AppProtocol", "DeviceState", "GroupDefaults", "PropertyList", "SharedFiles", "SimulatedAppIntents", "SimulatedFoundation",
+            "SimulatedSwiftUI",
         ]),
         // The iCloud key-value store's shared rules: limits, change order, wire messages. Pure.
         .target(name: "CloudModel", dependencies: ["PropertyList"]),

@@ -35,6 +35,8 @@ public enum ExampleCommands {
           widget-twice                 a Notes widget whose provider calls its completion twice
           widget-reload [KIND]         WidgetCenter.shared.reloadTimelines(ofKind:) (reloadAllTimelines() without KIND)
           widget-configurations        WidgetCenter.shared.getCurrentConfigurations: the running widgets, kind:family
+          widget-folder|widget-standard|widget-theme|widget-favorite [group]|widget-intents|widget-refresher
+                                       more widgets, their intents and their traps (WidgetExampleCommands.swift)
         """
 
     /// Runs one command; returns the exit status.

@@ -1,3 +1,4 @@
+import SimulatedAppIntents
 import SimulatedWidgetKit
 
 /// The widget examples as `settings-examples` commands: the widget's own
@@ -17,6 +18,24 @@ enum WidgetExampleCommands {
             GroupSim.runWidget(kind: "Notes", provider: ForgetfulProvider())
         case "widget-twice":
             GroupSim.runWidget(kind: "Notes", provider: TwiceProvider())
+        case "widget-folder":
+            // Its configuration is the command line's NAME=VALUE words: `widget-folder folder=Work`.
+            GroupSim.runWidget(kind: "Folder", provider: FolderProvider(), intents: [PinFolderIntent.self])
+        case "widget-standard":
+            GroupSim.runWidget(kind: "Notes", provider: StandardNotesProvider())
+        case "widget-theme":
+            GroupSim.runWidget(kind: "Theme", provider: ThemeWidgetProvider())
+        case "widget-favorite":
+            if rest.first == "group" { FavoriteStore.defaults = UserDefaults(suiteName: appGroupIdentifier)! }
+            GroupSim.runWidget(kind: "Favorite", provider: FavoriteProvider(), intents: [ToggleFavoriteIntent.self])
+        case "widget-intents":
+            GroupSim.runIntents(SaveNoteIntent.self, SaveNoteAndReloadIntent.self, arguments: rest)
+        case "widget-refresher":
+            // Each line of input is a note the app fetched in the background.
+            while let line = readLine() {
+                NotesRefresh.handle(fetched: line)
+                ExampleCommands.show("saved", line)
+            }
         case "widget-reload":
             if let kind = rest.first {
                 WidgetCenter.shared.reloadTimelines(ofKind: kind)
@@ -28,7 +47,7 @@ enum WidgetExampleCommands {
             let done = DispatchSemaphore(value: 0)
             WidgetCenter.shared.getCurrentConfigurations { result in
                 switch result {
-                case .success(let widgets): ExampleCommands.show("widgets", widgets.map { "\($0.kind):\($0.family)" }.joined(separator: ","))
+                case .success(let widgets): ExampleCommands.show("widgets", widgets.map(describe).joined(separator: ","))
                 case .failure(let error): ExampleCommands.show("error", error)
                 }
                 done.signal()
@@ -38,5 +57,10 @@ enum WidgetExampleCommands {
             return ExampleCommands.fail(ExampleCommands.usage)
         }
         return 0
+    }
+
+    /// `kind:family`, and a configurable widget's folder.
+    static func describe(_ widget: WidgetInfo) -> String {
+        "\(widget.kind):\(widget.family)" + (widget.widgetConfigurationIntent(of: SelectFolderIntent.self).map { ":folder=\($0.folder)" } ?? "")
     }
 }

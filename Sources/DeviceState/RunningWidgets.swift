@@ -15,11 +15,24 @@ package struct RunningWidgets: Sendable {
         package let bundle: String
         package let kind: String
         package let family: String
+        /// A configurable widget's `WidgetConfigurationIntent`: its type's name and the parameters it was given.
+        package let configuration: Configuration?
 
-        package init(bundle: String, kind: String, family: String) {
+        package struct Configuration: Sendable, Hashable {
+            package let intent: String
+            package let parameters: [String: String]
+
+            package init(intent: String, parameters: [String: String]) {
+                self.intent = intent
+                self.parameters = parameters
+            }
+        }
+
+        package init(bundle: String, kind: String, family: String, configuration: Configuration? = nil) {
             self.bundle = bundle
             self.kind = kind
             self.family = family
+            self.configuration = configuration
         }
     }
 
@@ -40,10 +53,15 @@ package struct RunningWidgets: Sendable {
         let pid = getpid()
         try SharedPlistFile(path: file, durable: try root.durability().waitsForTheDisk, root: root.path).update { contents in
             for (key, value) in contents where !Self.isRunning(key: key, value) { contents[key] = nil }
-            contents[String(pid)] = .dictionary([
+            var fields: [String: PlistValue] = [
                 "bundle": .string(entry.bundle), "kind": .string(entry.kind), "family": .string(entry.family),
                 "started": .integer(Self.startTime(of: pid) ?? 0),
-            ])
+            ]
+            if let configuration = entry.configuration {
+                fields["intent"] = .string(configuration.intent)
+                fields["parameters"] = .dictionary(configuration.parameters.mapValues { .string($0) })
+            }
+            contents[String(pid)] = .dictionary(fields)
         }
     }
 
@@ -54,7 +72,11 @@ package struct RunningWidgets: Sendable {
             guard let fields = contents[key]?.dictionaryValue, Self.isRunning(key: key, contents[key]!),
                 fields["bundle"]?.stringValue == bundle, let kind = fields["kind"]?.stringValue
             else { return nil }
-            return Entry(bundle: bundle, kind: kind, family: fields["family"]?.stringValue ?? "")
+            let configuration = fields["intent"]?.stringValue.map { intent in
+                Entry.Configuration(
+                    intent: intent, parameters: (fields["parameters"]?.dictionaryValue ?? [:]).compactMapValues { $0.stringValue })
+            }
+            return Entry(bundle: bundle, kind: kind, family: fields["family"]?.stringValue ?? "", configuration: configuration)
         }.sorted { ($0.kind, $0.family) < ($1.kind, $1.family) }
     }
 

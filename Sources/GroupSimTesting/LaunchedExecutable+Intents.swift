@@ -19,8 +19,9 @@ public struct IntentOutcome: Sendable, Equatable {
 
 extension LaunchedExecutable {
     /// Performs `intent`, one of the App Intents the running program offers
-    /// (`GroupSim.offerIntents`, or `runIntents` while it runs), in the
-    /// program's own process, as the system runs an app's intent there:
+    /// (`GroupSim.offerIntents`, or `runIntents` while it runs, or a widget's
+    /// `runWidget(…, intents:)`: a tap on its button, after which the widget
+    /// has reloaded), in the program's own process, as the system runs an app's intent there:
     /// `parameters` as `NAME=VALUE` gives them. Returns what `perform()`
     /// returned; an intent that is unknown, refuses its parameters, throws or
     /// runs past its time limit is a failure at the caller's line, with the

@@ -5,7 +5,7 @@ import PropertyList
 /// What a widget showed: one `render` of a program running its provider
 /// through SimulatedWidgetKit's `GroupSim.runWidget`.
 public struct WidgetRender: Sendable, CustomStringConvertible {
-    /// `initial`, `entry`, `policy`, `request`, `reload-request` or `deferred-reload` (docs/protocol.md).
+    /// `initial`, `entry`, `policy`, `request`, `reload-request`, `deferred-reload` or `intent` (docs/protocol.md).
     public let reason: String
     /// The widget's kind (nil for a built-in widget).
     public let kind: String?

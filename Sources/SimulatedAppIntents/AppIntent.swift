@@ -49,3 +49,12 @@ extension WidgetConfigurationIntent {
     /// A configuration intent is read, not run: Apple gives it a `perform()` that does nothing.
     public func perform() async throws -> IntentResultContainer<Never, Never, Never, Never> { .result() }
 }
+
+/// An intent that sets a value: a widget's `Toggle(isOn:intent:)` runs one,
+/// its `value` set to the toggle's new state. Here the tap is a
+/// `perform-intent` with `value=true` or `value=false`.
+/// Apple: https://developer.apple.com/documentation/appintents/setvalueintent
+public protocol SetValueIntent: AppIntent {
+    associatedtype ValueType: _IntentValue
+    var value: ValueType { get set }
+}

@@ -45,12 +45,20 @@ extension GroupSim {
         _ = offer(intents)
     }
 
-    private static func offer(_ intents: [any AppIntent.Type]) -> IntentCatalog {
+    /// Offers `intents` as `offerIntents(_:)` does, and calls `performed` with an intent's name once it has run and
+    /// its writes are saved, before the request is answered (a widget reloads its timeline there, as WidgetKit does
+    /// after a button's intent). An intent that failed calls nothing.
+    @discardableResult
+    package static func offer(_ intents: [any AppIntent.Type], then performed: (@Sendable (String) -> Void)? = nil) -> IntentCatalog {
         let limit = AppIntentRun.timeLimit(environment: ProcessInfo.processInfo.environment)
         if let problem = limit.problem { Diagnostics.report(Diagnostic(kind: .invalidEnvironment, message: problem)) }
         let catalog = IntentCatalog(intents, timeLimit: limit.seconds)
         let host = IntentHost(catalog: catalog)
-        ControlRequestHandlers.install(.performIntent) { request in try host.answer(request) }
+        ControlRequestHandlers.install(.performIntent) { request in
+            let response = try host.answer(request)
+            if case .performIntent(let name, _) = request { performed?(name) }
+            return response
+        }
         return catalog
     }
 }

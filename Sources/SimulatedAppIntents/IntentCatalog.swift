@@ -6,12 +6,12 @@ import PropertyList
 /// run of one of them goes: a fresh instance (`init()`), its parameters
 /// checked and set through the `@Parameter`s `Mirror` finds, `perform()`
 /// bounded by the time limit, and what it returned read back.
-struct IntentCatalog: Sendable {
+package struct IntentCatalog: Sendable {
     let types: [String: any AppIntent.Type]
     /// How long `perform()` may take.
     let timeLimit: Double
 
-    init(_ intents: [any AppIntent.Type], timeLimit: Double) {
+    package init(_ intents: [any AppIntent.Type], timeLimit: Double) {
         var types: [String: any AppIntent.Type] = [:]
         for type in intents { types[String(describing: type)] = type }
         self.types = types
@@ -27,8 +27,8 @@ struct IntentCatalog: Sendable {
         return perform(intent, name: name)
     }
 
-    /// A fresh intent of that name with its parameters set and checked; every problem at once.
-    func prepare(_ name: String, parameters: [String: String]) throws(IntentRunError) -> any AppIntent {
+    /// A fresh intent of that name with its parameters set and checked; every problem at once, each naming its parameter.
+    package func prepare(_ name: String, parameters: [String: String]) throws(IntentRunError) -> any AppIntent {
         guard let type = types[name] else {
             throw .invalid("unknown intent '\(name)'; this program offers: \(names.isEmpty ? "none" : names.joined(separator: ", "))")
         }
@@ -64,6 +64,11 @@ struct IntentCatalog: Sendable {
         }
     }
 
+    /// Its parameters as `name=value` (a value as JSON, `nil` for none), in declaration order: how reports name a run.
+    package static func values(of intent: any AppIntent) -> [String] {
+        parameters(of: intent).map { "\($0.name)=\($0.parameter.reported.map(PlistJSON.encode) ?? "nil")" }
+    }
+
     private static func typeName(of parameter: AnyIntentParameter) -> String {
         let full = String(describing: type(of: parameter))
         return full.firstIndex(of: "<").map { String(full[full.index(after: $0)...].dropLast()) } ?? full
@@ -85,7 +90,7 @@ struct IntentCatalog: Sendable {
         }
         guard let finished = box.wait(timeout: timeLimit) else {
             task.cancel()
-            let given = Self.parameters(of: intent).map { "\($0.name)=\($0.parameter.reported.map(PlistJSON.encode) ?? "nil")" }
+            let given = Self.values(of: intent)
             return .failure(
                 .timedOut(
                     "\(name)\(given.isEmpty ? "" : " (" + given.joined(separator: ", ") + ")") did not finish within \(Self.seconds(timeLimit)) s: "
@@ -123,7 +128,7 @@ struct IntentOutcome: Sendable, Equatable {
 }
 
 /// Why an intent's run did not give an outcome; each ends a one-shot run with its own status.
-enum IntentRunError: Error, CustomStringConvertible {
+package enum IntentRunError: Error, CustomStringConvertible {
     /// The request: no such intent, a parameter it lacks, does not take, or cannot read.
     case invalid(String)
     /// `perform()` threw.
@@ -131,7 +136,7 @@ enum IntentRunError: Error, CustomStringConvertible {
     /// `perform()` did not return within the time limit.
     case timedOut(String)
 
-    var description: String {
+    package var description: String {
         switch self {
         case .invalid(let message), .failed(let message), .timedOut(let message): message
         }

@@ -3,7 +3,7 @@
 /// `intent-extension` takes them. Launch arguments (`-key value`, Apple's
 /// pairs) are the argument domain's and are skipped here: a word after a
 /// `-key` that does not start with `-` is that key's value.
-struct IntentInvocation: Equatable {
+package struct IntentInvocation: Equatable {
     let name: String
     let parameters: [String: String]
 
@@ -11,15 +11,7 @@ struct IntentInvocation: Equatable {
     static func parse(_ words: [String]) throws(IntentRunError) -> IntentInvocation? {
         var name: String?
         var parameters: [String: String] = [:]
-        var index = 0
-        while index < words.count {
-            let word = words[index]
-            index += 1
-            if word.hasPrefix("-"), word.count > 1 {
-                // Apple's argument pairs: the value goes with its key.
-                if index < words.count, !words[index].hasPrefix("-") { index += 1 }
-                continue
-            }
+        for word in withoutLaunchArguments(words) {
             let equals = word.firstIndex(of: "=")
             if name == nil {
                 guard equals == nil else {
@@ -40,6 +32,36 @@ struct IntentInvocation: Equatable {
             throw .invalid("parameters without an intent's name")
         }
         return IntentInvocation(name: name, parameters: parameters)
+    }
+
+    /// A widget's configuration from its command line: the `NAME=VALUE` words, launch arguments and words without `=`
+    /// (a subcommand) left out.
+    package static func assignments(in words: [String]) throws(IntentRunError) -> [String: String] {
+        var parameters: [String: String] = [:]
+        for word in withoutLaunchArguments(words) {
+            guard let equals = word.firstIndex(of: "="), equals != word.startIndex else { continue }
+            let key = String(word[..<equals])
+            guard parameters[key] == nil else { throw .invalid("parameter \(key) is given twice; give it once") }
+            parameters[key] = String(word[word.index(after: equals)...])
+        }
+        return parameters
+    }
+
+    /// The words that are not Apple's launch arguments (`-key value`: a word after a `-key` that does not start with
+    /// `-` is that key's value).
+    private static func withoutLaunchArguments(_ words: [String]) -> [String] {
+        var kept: [String] = []
+        var index = 0
+        while index < words.count {
+            let word = words[index]
+            index += 1
+            if word.hasPrefix("-"), word.count > 1 {
+                if index < words.count, !words[index].hasPrefix("-") { index += 1 }
+                continue
+            }
+            kept.append(word)
+        }
+        return kept
     }
 
     /// Splits a typed line into words: spaces separate, single and double quotes keep spaces.

@@ -3,8 +3,8 @@ import DeviceState
 import Foundation
 import GroupDefaults
 import PropertyList
+import SimulatedAppIntents
 import SimulatedFoundation
-import Synchronization
 
 extension GroupSim {
     /// Runs `provider` as the widget `kind`'s process, as WidgetKit runs a
@@ -25,12 +25,20 @@ extension GroupSim {
     /// - A provider that does not call its completion within 30 s
     ///   (`GROUPSIM_WIDGET_PROVIDER_TIMEOUT`), or calls it twice, is reported by
     ///   its type's name as a `widget-provider` warning; the widget goes on.
-    public static func runWidget<Provider: TimelineProvider>(kind: String, family: WidgetFamily = .systemSmall, provider: Provider) -> Never {
-        runWidget(kind: kind, family: family, source: .provider(provider))
+    /// - `intents`: the App Intents of the widget's buttons and toggles (iOS 17's
+    ///   `Button(intent:)`, `Toggle(isOn:intent:)`), offered to `perform-intent`
+    ///   (a scenario's `intent: { in: widget }`, a test's `performIntent`): one
+    ///   runs in this process, as an intent whose code is only in the widget
+    ///   target does, and then the widget asks its provider again (render reason
+    ///   `intent`) before the request is answered.
+    public static func runWidget<Provider: TimelineProvider>(
+        kind: String, family: WidgetFamily = .systemSmall, provider: Provider, intents: [any AppIntent.Type] = []
+    ) -> Never {
+        runWidget(kind: kind, family: family, source: .provider(provider), intents: intents)
     }
 
-    /// The host over any source of timelines (an App Intents provider's, once there is one).
-    package static func runWidget(kind: String, family: WidgetFamily, source: TimelineSource) -> Never {
+    /// The host over any source of timelines, offering the widget's interactive intents.
+    package static func runWidget(kind: String, family: WidgetFamily, source: TimelineSource, intents: [any AppIntent.Type]) -> Never {
         guard !kind.isEmpty, !kind.contains(where: \.isNewline) else {
             FileHandle.standardError.write(
                 Data(
@@ -43,20 +51,16 @@ extension GroupSim {
             providerTimeout: WidgetHostConsole.providerTimeout(ProcessInfo.processInfo.environment))
         // A scenario's `reload`, a test's request: answered once the new entry is shown.
         ControlRequestHandlers.install(.reloadTimeline) { _ in
-            let shown = Mutex<Bool?>(nil)
-            let done = DispatchSemaphore(value: 0)
-            host.reload(reason: "request") { result in
-                shown.withLock { $0 = result }
-                done.signal()
-            }
-            _ = done.wait(timeout: .now() + host.providerTimeout + 5)
-            guard shown.withLock({ $0 }) == true else {
+            guard host.reloadAndWait(reason: "request") else {
                 throw AppRequestError(
                     "\(host.source.providerName) gave the \(host.kind) widget no timeline within \(WidgetHost.seconds(host.providerTimeout)); "
                         + "the widget keeps what it showed (a widget-provider warning says more)")
             }
             return .done
         }
+        // A button's intent runs here, then WidgetKit reloads the widget at once, outside its budget (docs/apple-traps.md,
+        // "Intents in the app's process"); the request is answered once the new entry shows (or the provider's time ran out).
+        if !intents.isEmpty { GroupSim.offer(intents) { _ in _ = host.reloadAndWait(reason: "intent") } }
         // Set up once it listens for reloads and shows its first entry (or its provider's time ran out): only then
         // does the driver hear `ready`, so a reload asked right after `launch` is never missed.
         let firstShown = DispatchSemaphore(value: 0)
@@ -79,7 +83,8 @@ struct WidgetHostConsole {
         """
 
     func readCommands() {
-        host.say("widget \(host.kind): running \(host.source.providerName); \(Self.help)")
+        let configured = host.source.configuration.map { " configured with \($0.described)" } ?? ""
+        host.say("widget \(host.kind): running \(host.source.providerName)\(configured); \(Self.help)")
         while let line = readLine() {
             switch line.trimmingCharacters(in: .whitespaces) {
             case "": continue

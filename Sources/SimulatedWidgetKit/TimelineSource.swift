@@ -17,12 +17,15 @@ package struct ShownTimeline: Sendable {
 /// Something that produces a timeline for a context: the host's one
 /// dependency on the provider, so any kind of provider plugs in. A
 /// `TimelineProvider`'s completion handlers are adapted here
-/// (`provider(_:)`); an `AppIntentTimelineProvider` (async, given its
-/// `WidgetConfigurationIntent`) becomes another static func that calls
-/// `reply` from a task, once App Intents are there to name its intent.
+/// (`provider(_:)`); an `AppIntentTimelineProvider`'s async calls, given its
+/// configuration intent, in `appIntentProvider(_:configuration:)`.
 package struct TimelineSource: Sendable {
     /// The provider's type name, as reports name it (WidgetKit logs it so too).
     package let providerName: String
+    /// What the provider failed to do when no timeline comes: "call getTimeline(in:completion:)'s completion".
+    package var unanswered = "call getTimeline(in:completion:)'s completion"
+    /// A configurable widget's configuration intent; nil for a static widget.
+    package var configuration: GivenConfiguration?
     /// Asks for a timeline; `reply` may be called on any thread, at any time (the host bounds the wait and counts the calls).
     package let timeline: @Sendable (TimelineProviderContext, _ reply: @escaping @Sendable (ShownTimeline) -> Void) -> Void
     /// Asks for one entry of the current state (the gallery's snapshot).
@@ -48,6 +51,14 @@ package struct TimelineSource: Sendable {
             },
             placeholder: { context in queue.sync { ShownEntry(box.provider.placeholder(in: context)) } })
     }
+}
+
+/// The configuration intent an `AppIntentTimelineProvider` is given: its type's name, the parameters as given, and
+/// all its parameters' values as the host says them (`SelectFolderIntent(folder="Work", showCount=true)`).
+package struct GivenConfiguration: Sendable {
+    package let intent: String
+    package let parameters: [String: String]
+    package let described: String
 }
 
 extension ShownEntry {

@@ -65,6 +65,9 @@ public final class WidgetCenter: @unchecked Sendable {
     /// The request itself; a deferred one is said as a `widget-reload-deferred` warning.
     func request(kind: String?) throws {
         let identity = process.identity
+        // What the process wrote before asking is what the widget must read: on a device the widget asks cfprefsd,
+        // which already holds it; here the process's writes are saved first (a commit may still be queued).
+        _ = DomainRegistry.shared.synchronizeAll(reason: "before \(Self.asked(kind))", skippingUnchangedSinceLastSave: true)
         let widget: (bundle: String, budget: Int?)?
         let outcome: WidgetReloadBudget.Outcome
         do {
@@ -87,7 +90,9 @@ public final class WidgetCenter: @unchecked Sendable {
         guard let widget = try widget() else { return [] }
         let identity = process.identity
         return try RunningWidgets(root: identity.root, device: identity.device).running(bundle: widget.bundle).map { running in
-            WidgetInfo(kind: running.kind, family: WidgetFamily.allCases.first { $0.name == running.family } ?? .systemSmall)
+            WidgetInfo(
+                kind: running.kind, family: WidgetFamily.allCases.first { $0.name == running.family } ?? .systemSmall,
+                configuration: running.configuration)
         }
     }
 }
@@ -99,6 +104,8 @@ public struct WidgetInfo: Sendable, Hashable {
     public let kind: String
     /// The widget's size class.
     public let family: WidgetFamily
+    /// A configurable widget's intent, by type name, and its parameters as given (`widgetConfigurationIntent(of:)`).
+    let configuration: RunningWidgets.Entry.Configuration?
 }
 
 /// Run at load: a program that links this module answers `reload-widgets`

@@ -4,6 +4,7 @@ import Foundation
 import GroupDefaults
 import PropertyList
 import SimulatedFoundation
+import Synchronization
 
 /// A widget's process, as WidgetKit runs a widget extension: it asks the
 /// provider for a timeline at launch, shows each entry when the device's
@@ -18,7 +19,8 @@ import SimulatedFoundation
 /// for, so `Date()` in the provider means "the device's now".
 ///
 /// Each shown entry is a `render` event (reason `initial`, `entry`, `policy`,
-/// `request`, `reload-request` or `deferred-reload`) and a line on stdout.
+/// `request`, `reload-request`, `deferred-reload`, or `intent` after one of
+/// the widget's interactive intents ran) and a line on stdout.
 /// Unchecked Sendable: its state is read and changed on `queue` only.
 final class WidgetHost: @unchecked Sendable {
     /// The least time on the device's clock between asking for a timeline and its policy's next ask: a
@@ -100,7 +102,9 @@ final class WidgetHost: @unchecked Sendable {
         }
         do {
             try RunningWidgets(root: identity.root, device: identity.device).register(
-                RunningWidgets.Entry(bundle: bundle, kind: kind, family: family.name))
+                RunningWidgets.Entry(
+                    bundle: bundle, kind: kind, family: family.name,
+                    configuration: source.configuration.map { .init(intent: $0.intent, parameters: $0.parameters) }))
         } catch {
             report(.widgetCenter, "the \(kind) widget is not listed by WidgetCenter's getCurrentConfigurations: \(error)")
         }
@@ -114,6 +118,18 @@ final class WidgetHost: @unchecked Sendable {
     /// Asks the provider for a new timeline; `done` is told whether one was shown (false: the provider's time ran out).
     func reload(reason: String, then done: (@Sendable (Bool) -> Void)? = nil) {
         queue.async { self.ask(reason, then: done) }
+    }
+
+    /// Asks for a new timeline and waits until it is shown, or the provider's time ran out (and 5 s more): whether it was shown.
+    func reloadAndWait(reason: String) -> Bool {
+        let shown = Mutex<Bool?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        reload(reason: reason) { result in
+            shown.withLock { $0 = result }
+            done.signal()
+        }
+        _ = done.wait(timeout: .now() + providerTimeout + 5)
+        return shown.withLock { $0 } == true
     }
 
     private func clockMoved() { queue.async { self.evaluate(clockMoved: true) } }
@@ -144,7 +160,7 @@ final class WidgetHost: @unchecked Sendable {
         asking = ask
         report(
             .widgetProvider,
-            "\(source.providerName) did not call getTimeline(in:completion:)'s completion within \(Self.seconds(providerTimeout)) "
+            "\(source.providerName) did not \(source.unanswered) within \(Self.seconds(providerTimeout)) "
                 + "(asked for the \(kind) widget's timeline: \(ask.reason)); the widget keeps \(shownText) until it does or a reload asks again")
         finishWaiters(shown: false)
     }

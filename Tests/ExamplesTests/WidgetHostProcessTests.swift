@@ -11,24 +11,7 @@ import Testing
 /// and the device's clock is moved by `groupsim device clock`. Waits are
 /// bounded only to catch a hang.
 @Suite(.timeLimit(.minutes(5))) struct WidgetHostProcessTests {
-    static let wait: TimeInterval = 90
-
-    private func startWidget(_ root: TemporaryRoot, _ command: [String], environment: [String: String] = [:]) throws -> AppProcess {
-        try AppProcess(
-            controlling: [
-                BuiltExecutable.path("groupsim"), "exec", "--app", "com.example.notes", "--target", "widget", "--",
-                BuiltExecutable.path("settings-examples"),
-            ] + command, root: root, environment: environment)
-    }
-
-    /// The next render for `reason`: its card and the entry it shows.
-    private func render(_ widget: AppProcess, _ reason: String) throws -> (card: [String: PlistValue?], entry: RenderedEntry?) {
-        let event = try widget.event(timeout: Self.wait) { if case .render(_, reason, _) = $0 { true } else { false } }
-        guard case .render(let lines, _, let entry) = event else { throw RunningProcess.Timeout(description: "not a render: \(event)") }
-        var card: [String: PlistValue?] = [:]
-        for line in lines { card.updateValue(line.value, forKey: line.key) }
-        return (card, entry)
-    }
+    static let wait = widgetWait
 
     private func advanceClock(_ root: TemporaryRoot, _ duration: String) throws -> String {
         let advanced = try groupsim(["device", "clock", "iPhone", "--advance", duration], root: root)

@@ -4,7 +4,7 @@ import Testing
 
 /// A user's widget (settings-examples running the Notes provider through
 /// SimulatedWidgetKit's `GroupSim.runWidget`) driven from a test: its
-/// renders waited for, its clock advanced, its timeline reloaded.
+/// renders waited for, its clock advanced, its timeline reloaded, its buttons tapped.
 @Suite struct WidgetTests {
     @Test func aTestWaitsForTheWidgetsEntriesAndReloadsIt() async throws {
         let simulation = try Simulation()
@@ -25,5 +25,19 @@ import Testing
         try await app.synchronize(suite: "group.com.example.notes")
         try await widget.reloadWidget()
         #expect(try await widget.waitForRender(reason: "request").card["lastNote"] == .string("Buy milk"))
+    }
+
+    @Test func aTestTapsAConfigurableWidgetsButton() async throws {
+        let simulation = try Simulation()
+        defer { simulation.finish() }
+        try simulation.install(.example)
+        // Its configuration intent's parameters are the NAME=VALUE words of its command line.
+        let widget = try await simulation.launch("settings-examples", as: .widget, arguments: ["widget-folder", "folder=Work"])
+        let initial = try await widget.waitForRender(reason: "initial")
+        #expect(initial.kind == "Folder" && initial.card["folder"] == .string("Work") && initial.card["pinned"] == .bool(false), "\(initial)")
+        // The button's intent runs in the widget's process; the widget reloads before the call returns.
+        let pinned = try await widget.performIntent("PinFolderIntent", parameters: ["folder": "Work"])
+        #expect(pinned.value == .string("Work"))
+        #expect(try await widget.waitForRender(reason: "intent").card["pinned"] == .bool(true))
     }
 }
