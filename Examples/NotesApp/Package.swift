@@ -1,8 +1,8 @@
 // swift-tools-version: 6.0
 // A user's own app, as a package of its own: the app, its widget and its
 // intent extension as three executables over one shared library, written as
-// ordinary settings code. The only change from Apple code is
-// `import SimulatedFoundation` in place of `import Foundation`.
+// Apple's templates write them. Each file imports Apple's module where it
+// exists and groupsim's in its place on Linux (`#if canImport(WidgetKit)`).
 import PackageDescription
 
 let package = Package(
@@ -14,14 +14,25 @@ let package = Package(
         .package(name: "groupsim", path: "../.."),
     ],
     targets: [
-        // What every target of the app shares: the app group, its settings, the iCloud sync.
-        .target(name: "NotesShared", dependencies: [.product(name: "SimulatedFoundation", package: "groupsim")]),
-        .executableTarget(name: "notes-app", dependencies: ["NotesShared"], path: "Sources/NotesApp"),
-        .executableTarget(name: "notes-widget", dependencies: ["NotesShared"], path: "Sources/NotesWidget"),
-        .executableTarget(name: "notes-intent", dependencies: ["NotesShared"], path: "Sources/NotesIntent"),
-        // The widget as it was before the app group: it reads UserDefaults.standard (the mistake
-        // scenarios/catches/ shows).
-        .executableTarget(name: "legacy-widget", dependencies: ["NotesShared"], path: "Sources/LegacyWidget"),
+        // What every target of the app shares: the app group's suite, its keys, the display options.
+        .target(name: "NotesShared", dependencies: [simulated("SimulatedFoundation")]),
+        // The app: its @AppStorage settings, WidgetCenter reloads, the iCloud bridge, logging.
+        .executableTarget(
+            name: "notes-app",
+            dependencies: ["NotesShared", simulated("SimulatedSwiftUI"), simulated("SimulatedWidgetKit"), simulated("SimulatedOSLog")],
+            path: "Sources/NotesApp"),
+        // The widget extension: a TimelineProvider, run by GroupSim.runWidget.
+        .executableTarget(
+            name: "notes-widget", dependencies: ["NotesShared", simulated("SimulatedWidgetKit"), simulated("SimulatedOSLog")],
+            path: "Sources/NotesWidget"),
+        // The intent extension: an AppIntent, run by GroupSim.runIntents.
+        .executableTarget(
+            name: "notes-intent",
+            dependencies: ["NotesShared", simulated("SimulatedAppIntents"), simulated("SimulatedWidgetKit"), simulated("SimulatedOSLog")],
+            path: "Sources/NotesIntent"),
+        // The widget as it was before the app group: its provider reads UserDefaults.standard (the
+        // mistake catches/ shows).
+        .executableTarget(name: "legacy-widget", dependencies: ["NotesShared", simulated("SimulatedWidgetKit")], path: "Sources/LegacyWidget"),
         // The app's own tests: its executables in a simulation (GroupSimTesting). Depending on the
         // executables builds them beside the tests, where the library finds them; groupsim's own
         // executables run the cloud and scenario files.
@@ -35,3 +46,6 @@ let package = Package(
         ]),
     ]
 )
+
+/// One of groupsim's modules that stand in for Apple's on Linux.
+func simulated(_ product: String) -> Target.Dependency { .product(name: product, package: "groupsim") }

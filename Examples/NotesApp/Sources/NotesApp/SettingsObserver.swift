@@ -1,11 +1,19 @@
 import NotesShared
-import SimulatedFoundation  // was: import Foundation
 
-/// Prints each change of a shown setting, whoever made it: this app, the
-/// intent extension, iCloud through `CloudSync`.
+#if canImport(Darwin)
+    import Foundation
+#else
+    import SimulatedFoundation  // Linux: Foundation with groupsim's UserDefaults
+#endif
+
+/// Shows each change of a setting on the app's screen, whoever made it: this
+/// app, the intent extension, iCloud through `CloudSync`. (A SwiftUI view
+/// showing an `@AppStorage` property is updated by SwiftUI itself.)
 final class SettingsObserver: NSObject {
+    static let keys = [SettingsKey.theme, SettingsKey.accent, SettingsKey.notes, SettingsKey.displayOptions]
+
     func observe(_ defaults: UserDefaults) {
-        for key in SettingsKey.shown {
+        for key in Self.keys {
             defaults.addObserver(self, forKeyPath: key, options: [.new], context: nil)
         }
     }

@@ -1,61 +1,74 @@
 import NotesShared
-import SimulatedFoundation  // was: import Foundation
 
-// The app: it registers its initial settings, keeps the sync- settings in
-// iCloud, shows the settings and changes them on command.
+#if canImport(WidgetKit)
+    import WidgetKit
+#else
+    import SimulatedWidgetKit
+#endif
+#if canImport(os)
+    import os
+#else
+    import SimulatedOSLog
+#endif
+
+// The app. In Xcode, `@main struct NotesApp: App` shows SettingsView and the
+// notes; here its screen is the terminal: a command a line on standard
+// input, and what changed, a line each.
 
 let help = """
     commands:
-      set KEY VALUE       store a setting (a whole number, true/false, or text)
-      remove KEY          remove a stored setting (its registered value shows again)
-      get KEY             a setting's effective value
-      note TEXT           add a note
-      font-size N         the Codable display options: font size
-      preview on|off      the Codable display options: previews
-      show                every shown setting
-      sync                save now (UserDefaults and iCloud)
+      theme NAME        the theme (light, dark, black …)
+      accent NAME       the accent colour, kept in iCloud
+      note TEXT         add a note
+      font-size N       the display options' font size, 6 to 72
+      preview on|off    the display options' previews (the widget does not show them)
+      show              the settings and the notes
       quit
     """
 
-registerDefaultSettings()
-let defaults = UserDefaults.shared
-let observer = SettingsObserver()
-observer.observe(defaults)
-let cloudSync = CloudSync(report: { Console.say($0) })
-cloudSync.start()
-Console.say("notes-app: ready \(settingsLine(defaults))")
+private let logger = Logger(subsystem: "com.example.notesapp", category: "app")
 
-Console.readCommands(help: help) { command, rest in
-    let words = rest.split(separator: " ", maxSplits: 1).map(String.init)
-    switch (command, words.count) {
-    case ("set", 2):
-        defaults.set(typedValue(words[1]), forKey: words[0])
-        Console.say("\(words[0])=\(describe(defaults.object(forKey: words[0])))")
-    case ("remove", 1):
-        defaults.removeObject(forKey: words[0])
-        Console.say("\(words[0])=\(describe(defaults.object(forKey: words[0])))")
-    case ("get", 1):
-        Console.say("\(words[0])=\(describe(defaults.object(forKey: words[0])))")
-    case ("note", 1...):
-        NoteList.add(rest, to: defaults)
-    case ("font-size", 1):
-        guard let size = Int(words[0]), (6...72).contains(size) else {
-            return Console.say("font-size takes a whole number from 6 to 72, not '\(words[0])'")
+/// The widget's timeline policy is `.never`: after changing what it shows,
+/// the app asks for a new timeline (free while the app is in the foreground).
+@Sendable func reloadWidget() {
+    // Saved first, so that the widget's provider reads it: on a device cfprefsd
+    // already holds the write; groupsim's WidgetCenter does not save it yet.
+    UserDefaults.shared.synchronize()
+    WidgetCenter.shared.reloadTimelines(ofKind: notesWidgetKind)
+    logger.debug("asked to reload \(notesWidgetKind, privacy: .public)")
+}
+
+let settings = SettingsView()
+let observer = SettingsObserver()
+observer.observe(.shared)
+let cloudSync = CloudSync(didApplyChanges: reloadWidget)
+cloudSync.start()
+Console.say(settings.summary)
+
+Console.readCommands(help: help) { command, argument in
+    switch (command, argument) {
+    case ("theme", let name) where !name.isEmpty:
+        settings.theme = name
+        Console.say("theme=\(settings.theme)")
+    case ("accent", let name) where !name.isEmpty:
+        settings.accent = name
+        Console.say("accent=\(settings.accent)")
+    case ("note", let text) where !text.isEmpty:
+        let notes = NoteList.add(text)
+        Console.say("notes=\(notes.count)")
+    case ("font-size", let size):
+        guard let size = Int(size), (6...72).contains(size) else {
+            return Console.say("font-size takes a whole number from 6 to 72, not '\(size)'")
         }
-        var options = DisplayOptions.load(from: defaults)
-        options.fontSize = size
-        options.save(to: defaults)
-    case ("preview", 1) where ["on", "off"].contains(words[0]):
-        var options = DisplayOptions.load(from: defaults)
-        options.showsPreview = words[0] == "on"
-        options.save(to: defaults)
-    case ("show", 0):
-        Console.say(settingsLine(defaults))
-    case ("sync", 0):
-        let saved = defaults.synchronize()
-        let uploaded = NSUbiquitousKeyValueStore.default.synchronize()
-        Console.say("synced defaults=\(saved) icloud=\(uploaded)")
+        settings.displayOptions.fontSize = size
+        Console.say("fontSize=\(size)")
+    case ("preview", let state) where ["on", "off"].contains(state):
+        settings.displayOptions.showsPreview = state == "on"
+        return Console.say("preview=\(state)")  // not on the widget: no reload
+    case ("show", ""):
+        return Console.say(settings.summary)
     default:
-        Console.say("cannot do '\(rest.isEmpty ? command : command + " " + rest)' (help lists the commands)")
+        return Console.say("cannot do '\(command) \(argument)' (help lists the commands)")
     }
+    reloadWidget()
 }

@@ -1,46 +1,46 @@
-import SimulatedFoundation  // was: import Foundation — the only change from the app's iOS code
+#if canImport(Darwin)
+    import Foundation
+#else
+    import SimulatedFoundation  // Linux: Foundation with groupsim's UserDefaults
+#endif
 
-// The settings every target of the app shares through its app group: the
-// app writes them, the widget shows them, the intent extension adds notes.
+// What the app's three targets share through their app group: the app
+// writes the settings, the widget shows them, the intent adds notes.
 
-/// The app group all three targets are entitled to (Signing & Capabilities → App Groups).
+/// The app group every target is entitled to (Signing & Capabilities → App Groups).
 public let appGroupIdentifier = "group.com.example.notesapp"
 
-/// The settings' keys, in one place. Keys starting with `CloudSync.prefix`
-/// are also kept in iCloud.
+/// The widget's kind: its `StaticConfiguration(kind:)`, and what the app and
+/// the intent ask `WidgetCenter` to reload.
+public let notesWidgetKind = "NotesWidget"
+
+/// The settings' keys, in one place. Keys starting with `sync-` are also kept
+/// in iCloud by the app.
 public enum SettingsKey {
     public static let theme = "theme"
+    public static let accent = "sync-accent"
     public static let notes = "notes"
     public static let displayOptions = DisplayOptions.key
-    public static let accent = "sync-accent"
-
-    /// What the app and the widgets show, in the order they show it.
-    public static let shown = [theme, accent, notes, displayOptions]
 }
 
 extension UserDefaults {
-    /// The app group's suite: never `.standard`, which in an extension is
-    /// the extension's own private domain.
+    /// The app group's suite, with its initial values registered: never
+    /// `.standard`, which in an extension is the extension's own domain.
+    /// `.standard` only when the suite cannot be made, so the app still runs.
     public static let shared: UserDefaults = {
-        guard let defaults = UserDefaults(suiteName: appGroupIdentifier) else {
-            return UserDefaults.standard
-        }
+        let defaults = UserDefaults(suiteName: appGroupIdentifier) ?? .standard
+        // In every process that uses the suite: registered values are never
+        // written to disk, and an extension does not see what the app registered.
+        defaults.register(defaults: [
+            SettingsKey.theme: "light",
+            SettingsKey.accent: "blue",
+            SettingsKey.notes: [String](),
+        ])
         return defaults
     }()
 }
 
-/// Initial values, registered at every launch of every target: they are
-/// never written to disk, and an extension does not see what the app
-/// registered.
-public func registerDefaultSettings() {
-    UserDefaults.shared.register(defaults: [
-        SettingsKey.theme: "light",
-        SettingsKey.accent: "blue",
-        SettingsKey.notes: [String](),
-    ])
-}
-
-/// The notes, as the app and the intent extension add them.
+/// The notes, as the app and the intent add them.
 public enum NoteList {
     public static func notes(in defaults: UserDefaults = .shared) -> [String] {
         defaults.stringArray(forKey: SettingsKey.notes) ?? []

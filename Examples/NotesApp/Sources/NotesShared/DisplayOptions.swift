@@ -1,4 +1,8 @@
-import SimulatedFoundation  // was: import Foundation
+#if canImport(Darwin)
+    import Foundation
+#else
+    import SimulatedFoundation  // Linux: Foundation with groupsim's UserDefaults
+#endif
 
 // Codable settings stored as JSON data under one key, with a default value
 // when nothing (or something unreadable) is stored.

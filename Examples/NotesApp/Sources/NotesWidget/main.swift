@@ -1,10 +1,7 @@
 import NotesShared
-import SimulatedFoundation  // was: import Foundation
+import SimulatedWidgetKit
 
-// The home-screen widget: it shows the app group's settings and renders
-// again when they change.
-
-registerDefaultSettings()
-let timeline = WidgetTimeline(name: "widget", defaults: .shared)
-timeline.start()
-timeline.readCommands()
+// The widget extension's entry point. In Xcode it is `@main struct
+// NotesWidget: Widget` with `StaticConfiguration(kind: notesWidgetKind,
+// provider: Provider())`; here groupsim runs the provider as WidgetKit does.
+GroupSim.runWidget(kind: notesWidgetKind, provider: Provider())

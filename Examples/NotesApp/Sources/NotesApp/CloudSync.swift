@@ -1,4 +1,17 @@
-import SimulatedFoundation  // was: import Foundation
+import NotesShared
+
+#if canImport(Darwin)
+    import Foundation
+#else
+    import SimulatedFoundation  // Linux: Foundation with groupsim's UserDefaults and iCloud store
+#endif
+#if canImport(os)
+    import os
+#else
+    import SimulatedOSLog
+#endif
+
+private let logger = Logger(subsystem: "com.example.notesapp", category: "icloud")
 
 /// Keeps the settings whose key starts with `prefix` in iCloud: a change in
 /// the app group's suite goes up to the key-value store, a change from iCloud
@@ -17,13 +30,14 @@ import SimulatedFoundation  // was: import Foundation
 ///   lacks go up.
 ///
 /// Removals are not mirrored. Changes made by other processes (the intent
-/// extension) go up with the app's next change.
-public final class CloudSync: @unchecked Sendable {  // its state is guarded by `lock`
-    public static let prefix = "sync-"
+/// extension) go up with the app's next change. What comes down is told to
+/// `didApplyChanges` (the app reloads its widget: nothing else tells it).
+final class CloudSync: @unchecked Sendable {  // its state is guarded by `lock`
+    static let prefix = "sync-"
 
     private let defaults: UserDefaults
     private let store: NSUbiquitousKeyValueStore
-    private let report: @Sendable (String) -> Void
+    private let didApplyChanges: @Sendable () -> Void
     /// Held while applying changes in either direction. Recursive: applying a
     /// change from iCloud writes to the suite, which posts
     /// didChangeNotification on the same thread.
@@ -31,20 +45,20 @@ public final class CloudSync: @unchecked Sendable {  // its state is guarded by 
     private var applyingRemoteChanges = false
     private var observers: [NSObjectProtocol] = []
 
-    public init(
+    init(
         defaults: UserDefaults = .shared, store: NSUbiquitousKeyValueStore = .default,
-        report: @escaping @Sendable (String) -> Void
+        didApplyChanges: @escaping @Sendable () -> Void
     ) {
         self.defaults = defaults
         self.store = store
-        self.report = report
+        self.didApplyChanges = didApplyChanges
     }
 
     deinit {
         for observer in observers { NotificationCenter.default.removeObserver(observer) }
     }
 
-    public func start() {
+    func start() {
         let center = NotificationCenter.default
         lock.withLock {
             observers.append(
@@ -80,7 +94,7 @@ public final class CloudSync: @unchecked Sendable {  // its state is guarded by 
             if onlyKeysTheCloudLacks && remote != nil { continue }
             if !sameValue(value, remote) {
                 store.set(value, forKey: key)
-                report("icloud: up \(key)=\(describe(value))")
+                logger.info("up \(key, privacy: .public)=\(describe(value), privacy: .public)")
             }
         }
     }
@@ -90,13 +104,13 @@ public final class CloudSync: @unchecked Sendable {  // its state is guarded by 
         let reason = (note.userInfo?[NSUbiquitousKeyValueStoreChangeReasonKey] as? NSNumber)?.intValue ?? -1
         let keys = note.userInfo?[NSUbiquitousKeyValueStoreChangedKeysKey] as? [String] ?? []
         if reason == NSUbiquitousKeyValueStoreQuotaViolationChange {
-            report("icloud: over quota, kept on this device: \(keys.joined(separator: ", "))")
+            logger.error("over quota, kept on this device: \(keys.joined(separator: ", "), privacy: .public)")
             return
         }
         lock.withLock {
             applyDown(keys)
             if reason == NSUbiquitousKeyValueStoreInitialSyncChange {
-                report("icloud: first download done")
+                logger.info("first download done")
                 upload(onlyKeysTheCloudLacks: true)
             }
         }
@@ -106,6 +120,8 @@ public final class CloudSync: @unchecked Sendable {  // its state is guarded by 
     private func applyDown(_ keys: [String]) {
         applyingRemoteChanges = true
         defer { applyingRemoteChanges = false }
+        var applied = false
+        defer { if applied { didApplyChanges() } }
         for key in keys.sorted() where key.hasPrefix(Self.prefix) {
             let value = store.object(forKey: key)
             let stored = defaults.persistentDomain(forName: appGroupIdentifier)?[key]
@@ -115,7 +131,8 @@ public final class CloudSync: @unchecked Sendable {  // its state is guarded by 
             } else {
                 defaults.removeObject(forKey: key)
             }
-            report("icloud: down \(key)=\(describe(value))")
+            applied = true
+            logger.info("down \(key, privacy: .public)=\(describe(value), privacy: .public)")
         }
     }
 }
