@@ -31,9 +31,6 @@ private let logger = Logger(subsystem: "com.example.notesapp", category: "app")
 /// The widget's timeline policy is `.never`: after changing what it shows,
 /// the app asks for a new timeline (free while the app is in the foreground).
 @Sendable func reloadWidget() {
-    // Saved first, so that the widget's provider reads it: on a device cfprefsd
-    // already holds the write; groupsim's WidgetCenter does not save it yet.
-    UserDefaults.shared.synchronize()
     WidgetCenter.shared.reloadTimelines(ofKind: notesWidgetKind)
     logger.debug("asked to reload \(notesWidgetKind, privacy: .public)")
 }

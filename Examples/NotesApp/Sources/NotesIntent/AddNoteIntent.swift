@@ -33,8 +33,6 @@ struct AddNoteIntent: AppIntent {
         guard !text.isEmpty else { throw NoteError.emptyText }
         let notes = NoteList.add(text)
         // The widget's timeline policy is .never: it shows the note once asked to.
-        // (Saved first: groupsim's WidgetCenter does not save it yet, as cfprefsd would.)
-        UserDefaults.shared.synchronize()
         WidgetCenter.shared.reloadTimelines(ofKind: notesWidgetKind)
         logger.info("added a note; \(notes.count) notes")
         return .result(value: notes.count, dialog: "Added \(text). You have \(notes.count) notes.")
