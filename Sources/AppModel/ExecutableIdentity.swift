@@ -25,7 +25,7 @@ package struct ExecutableIdentity: Sendable, Equatable {
     }
     private var widgetBundle: String?
     private var widgetReloadBudget: Int?
-    /// The system launched it (a background fetch, a push): its widget reloads count against the budget.
+    /// The system launched it (a background fetch, a push), or it is the intent extension: its widget reloads count against the budget.
     package var launchedInBackground = false
 
     /// Read by SimulatedFoundation's `NSUbiquitousKeyValueStore.default`.
@@ -122,6 +122,9 @@ package struct ExecutableIdentity: Sendable, Equatable {
         if let widget = manifest.targets[.widget] {
             executable.widget = (widget.bundleIdentifier, widget.widget.map(\.reloadBudget) ?? WidgetReloadBudget.defaultDailyBudget)
         }
+        // Siri and Shortcuts run an intent extension while its app is not in the foreground, the one state in which
+        // WidgetKit counts no reload ("Keeping a widget up to date"): its WidgetCenter reloads count against the budget.
+        executable.launchedInBackground = role == .intentExtension
         return executable
     }
 

@@ -102,7 +102,7 @@ struct ExecCommand: ParsableCommand {
         let place = try location.simulationRoot
         var executable = try ExecutableIdentity.resolve(
             root: place.root, device: place.device, app: app, role: target.role, manifestPath: manifest)
-        executable.launchedInBackground = background
+        if background { executable.launchedInBackground = true }
         // The control channel is read by SimulatedFoundation as the executable loads (the option replaces either variable).
         let control: ControlChannelAddress? = controlSocket.map { .socket($0) } ?? controlDescriptor.map { .descriptor($0) }
         for (name, value) in executable.environment(control: control) {

@@ -99,7 +99,7 @@ final class ProcessRoster: @unchecked Sendable {
             // (most of a launch's time).
             var identity = try ExecutableIdentity.of(
                 spec.role, in: context.scenario.app, root: SimulationRoot(path: context.root), device: spec.device)
-            identity.launchedInBackground = spec.launchesInBackground
+            if spec.launchesInBackground { identity.launchedInBackground = true }
             driver = try ProcessDriver(
                 name: spec.name, executable: executable.path, arguments: command,
                 environment: identity.environment(over: environment, control: .socket(listener.path)), directory: folder,

@@ -13,9 +13,7 @@ public protocol IntentResult: Sendable {
 }
 
 /// A result that returns a value to whoever ran the intent (a shortcut's next action).
-public protocol ReturnsValue<Value>: IntentResult {
-    associatedtype Value: _IntentValue
-}
+public protocol ReturnsValue<Value>: IntentResult where Value: _IntentValue {}
 
 /// A result with a dialog that the system shows or speaks.
 public protocol ProvidesDialog: IntentResult where Dialog == IntentDialog {}

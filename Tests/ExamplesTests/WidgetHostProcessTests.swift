@@ -25,9 +25,9 @@ import Testing
     }
 
     /// The app's own process: `WidgetCenter.shared.reloadTimelines(ofKind:)`.
-    private func appReloads(_ kind: String, background: Bool = false, _ root: TemporaryRoot) throws -> ProcessResult {
+    private func appReloads(_ kind: String, background: Bool = false, target: String = "app", _ root: TemporaryRoot) throws -> ProcessResult {
         try groupsim(
-            ["exec", "--app", "com.example.notes"] + (background ? ["--background"] : []) + [
+            ["exec", "--app", "com.example.notes", "--target", target] + (background ? ["--background"] : []) + [
                 "--", BuiltExecutable.path("settings-examples"), "widget-reload", kind,
             ],
             root: root)
@@ -128,6 +128,30 @@ import Testing
         try writeLastNote("three", root)
         #expect(try appReloads("Notes", root).status == 0)
         #expect(try render(widget, "reload-request").card["lastNote"] == .string("three"))
+    }
+
+    /// Siri and Shortcuts run an intent extension while its app is not in the
+    /// foreground, the one state in which WidgetKit counts no reload: the
+    /// extension's reloads count (before, every one was free).
+    @Test func anIntentExtensionsReloadsCountAgainstTheBudget() throws {
+        let root = TemporaryRoot()
+        let manifest = root.path + "/notes.yaml"
+        try """
+        name: Notes
+        targets:
+          main-app: { bundle-id: com.example.notes, app-groups: [group.com.example.notes] }
+          widget: { bundle-id: com.example.notes.widget, app-groups: [group.com.example.notes], reload-budget: 1 }
+          intent-extension: { bundle-id: com.example.notes.intents, app-groups: [group.com.example.notes] }
+        """.write(toFile: manifest, atomically: true, encoding: .utf8)
+        let installed = try groupsim(["app", "install", "--manifest", manifest], root: root)
+        #expect(installed.status == 0, "\(installed.stderr)")
+        let widget = try startWidget(root, ["widget", "never"])
+        _ = try render(widget, "initial")
+        try writeLastNote("one", root)
+        #expect(try appReloads("Notes", target: "intent", root).status == 0)
+        #expect(try render(widget, "reload-request").card["lastNote"] == .string("one"))
+        let spent = try appReloads("Notes", target: "intent", root)
+        #expect(spent.stderr.contains("was deferred: its budget of 1 reloads"), "\(spent.stderr)")
     }
 
     @Test func reloadOnTheChannelIsAnsweredOnceTheNewEntryIsShown() throws {
