@@ -162,8 +162,9 @@ package enum ScenarioParser {
         if let node = fields["value"] { matcher.value = .some(try node.plistValue()) }
         if try fields["absent"]?.bool() == true { matcher.value = .some(nil) }
         matcher.origin = try fields["origin"]?.string()
-        if let origin = matcher.origin, !["this-process", "other-process"].contains(origin) {
-            throw fields["origin"]!.error("origin is this-process or other-process, found '\(origin)'")
+        // other-device: an iCloud notification delivered to a user's executable (`did-change-externally`).
+        if let origin = matcher.origin, !["this-process", "other-process", "other-device"].contains(origin) {
+            throw fields["origin"]!.error("origin is this-process, other-process or other-device, found '\(origin)'")
         }
         matcher.reason = try fields["reason"]?.string()
         matcher.card = try fields["card"].map(parseCard)

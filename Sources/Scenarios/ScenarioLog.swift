@@ -88,10 +88,15 @@ extension EventMatcher {
     /// Whether a recorded event is the one this matcher describes.
     func matches(_ event: RecordedEvent) -> Bool {
         guard event.kind == .event || event.kind == .exit, let appEvent = event.appEvent else { return false }
-        // A user's executable has no change events: a change is its observers' delivery of it.
+        // A user's executable has no change events: a change is its observers' delivery of it, and a
+        // cloud-change its didChangeExternallyNotification's (reason and keys as the notification's).
         var delivery: Delivery?
         if case .delivery(let delivered) = appEvent { delivery = delivered }
-        guard event.name == self.event || (self.event == "change" && delivery != nil) else { return false }
+        let isCloudNotice = delivery?.mechanism == .didChangeExternally
+        guard
+            event.name == self.event || (self.event == "change" && delivery != nil && !isCloudNotice)
+                || (self.event == "cloud-change" && isCloudNotice)
+        else { return false }
         if let key, event.key != key { return false }
         if let value, (event.change?.new ?? delivery?.new) != value { return false }
         if let origin, (event.change?.origin ?? delivery?.origin) != origin { return false }
@@ -99,6 +104,7 @@ extension EventMatcher {
         if let reason {
             switch appEvent {
             case .render(_, let found, _), .cloudChange(let found, _): if found != reason { return false }
+            case .delivery(let delivered) where delivered.reason != nil: if delivered.reason != reason { return false }
             default: return false
             }
         }
@@ -110,7 +116,11 @@ extension EventMatcher {
         }
         if let valueDomain, event.change?.valueDomain != valueDomain { return false }
         if let keys {
-            guard case .cloudChange(_, let found) = appEvent, Set(keys).isSubset(of: found) else { return false }
+            switch appEvent {
+            case .cloudChange(_, let found): if !Set(keys).isSubset(of: found) { return false }
+            case .delivery(let delivered) where isCloudNotice: if !Set(keys).isSubset(of: delivered.keys) { return false }
+            default: return false
+            }
         }
         if let kind {
             guard case .warning(let found, _) = appEvent, found == kind else { return false }
