@@ -7,7 +7,9 @@
 # (RunningProcess, the parent-death tie), the scenario runner, the cloud's
 # processes (three serialized suites, run beside each other as in the
 # debug run: their tests wait on the cloud and agents far more than they
-# compute) and the testing library. A report of a race fails the run.
+# compute), the widget host and the App Intents runner in users' programs
+# (their timers, queues and intent threads), and the testing library. A
+# report of a race fails the run.
 # Its own build folder: a sanitized build shares nothing with the debug one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,6 +23,7 @@ for suites in GroupDefaultsTests CloudTests SimulatedFoundationTests \
     'IntegrationTests\.(PropagationTests|ConcurrentWriterTests|RunningProcessTests|OwnerLifetimeTests)/' \
     'IntegrationTests\.(ScenarioRunnerTests|RunnerScaleTests)/' \
     'IntegrationTests\.(CloudProcessTests|CloudFaultProcessTests|CloudTrustTests)/' \
+    'ExamplesTests\.(WidgetHostProcessTests|InteractiveWidgetProcessTests|AppIntentProcessTests)/' \
     GroupSimTestingTests; do
     echo "==> testing $suites under TSan"
     swift test --skip-build --sanitize=thread --scratch-path .build-tsan --filter "$suites" "$@"

@@ -76,7 +76,16 @@ struct RunCommand: ParsableCommand {
     /// came from; nil when there is nothing more to do (`--list`, an empty shard).
     private func selectScenarios(style: TerminalStyle) throws -> (scenarios: [Scenario], fileCount: Int)? {
         let files = try ScenarioCatalog.files(in: paths.isEmpty ? ["scenarios"] : paths)
-        let (all, errors) = ScenarioCatalog.load(files)
+        var (all, errors) = ScenarioCatalog.load(files)
+        // A file that does not load (an executable not built, a typo) stops the run only if the filter selects it:
+        // by its path, as its name and tags could not be read. The others are said and skipped.
+        if !filter.isEmpty {
+            let (skipped, selectedErrors) = ScenarioCatalog.partition(errors, filter: filter)
+            for error in skipped {
+                FileHandle.standardError.write(Data("\(style.dim("skipped (the filter leaves it out):")) \(error)\n".utf8))
+            }
+            errors = selectedErrors
+        }
         if !errors.isEmpty {
             for error in errors { FileHandle.standardError.write(Data("\(style.error("error:")) \(error)\n".utf8)) }
             FileHandle.standardError.write(Data("\(errors.count) scenario file(s) have errors; nothing was run.\n".utf8))

@@ -108,7 +108,9 @@ extension ScenarioParser {
         case .found(let path, let linkage):
             return (path, linkage)
         case .notOnPath(let folders):
-            throw node.error("no executable '\(name)' on PATH (\(folders.joined(separator: ":"))); give its path (relative to this file) instead")
+            throw node.error(
+                "no executable '\(name)' among the build's products or on PATH (\(folders.joined(separator: ":"))); "
+                    + "build it (swift build), or give its path (relative to this file)")
         case .missing(let path):
             throw node.error("no executable at '\(path)' (exec paths are relative to the scenario file's folder); build it first, e.g. swift build")
         case .notRunnable(let path):

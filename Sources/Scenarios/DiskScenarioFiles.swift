@@ -3,9 +3,11 @@ import AppProtocol
 import ExecutableFile
 import Foundation
 import ScenarioModel
+import SharedFiles
 
 /// The parser's look-ups on the disk, for the runner and the command line:
-/// an `exec:` executable on PATH or beside the scenario file, its symbols
+/// an `exec:` executable by name (among the running build's products, then
+/// on PATH) or beside the scenario file, its symbols
 /// read for SimulatedFoundation's control channel, and `app:` manifests.
 package struct DiskScenarioFiles: ScenarioFileSystem {
     package init() {}
@@ -13,7 +15,7 @@ package struct DiskScenarioFiles: ScenarioFileSystem {
     package func resolveExecutable(_ name: String, relativeTo scenarioFile: String) -> ExecutableLookup {
         let manager = FileManager.default
         guard name.contains("/") else {
-            let folders = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map(String.init)
+            let folders = Self.buildFolders + (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map(String.init)
             guard let found = folders.map({ ($0 as NSString).appendingPathComponent(name) }).first(where: Self.runnable) else {
                 return .notOnPath(searched: folders)
             }
@@ -28,6 +30,14 @@ package struct DiskScenarioFiles: ScenarioFileSystem {
         guard Self.runnable(path) else { return .notRunnable(path: path) }
         return .found(path: path, linkage: Self.linkage(of: path))
     }
+
+    /// Where a bare name is looked for first: the folder of the running executable (`groupsim`, or a test
+    /// bundle), which holds the build's products, debug or release alike (`GROUPSIM_BIN_DIR` in its place).
+    /// So `exec: [settings-examples]` names the product of the build that runs the scenario.
+    static let buildFolders: [String] = {
+        if let override = ProcessInfo.processInfo.environment["GROUPSIM_BIN_DIR"], !override.isEmpty { return [override] }
+        return ownExecutablePath().map { [($0 as NSString).deletingLastPathComponent] } ?? []
+    }()
 
     package func loadManifest(at path: String) throws -> AppManifest? {
         guard FileManager.default.fileExists(atPath: path) else { return nil }

@@ -49,6 +49,22 @@ package enum ScenarioCatalog {
     /// name and its folder's, as `cloud/partition-heals.yaml`: not the folders
     /// above, or a checkout under `/work/reboot` would match `reboot` everywhere)
     /// or a tag contains it.
+    /// Load errors split into those of files `filter` leaves out (judged by the file's path: a file that does not
+    /// load has no name or tags to match) and the rest, which stop a run.
+    package static func partition(_ errors: [Error], filter: [String]) -> (skipped: [Error], selected: [Error]) {
+        var skipped: [Error] = []
+        var selected: [Error] = []
+        for error in errors {
+            guard let located = error as? SpecError else {
+                selected.append(error)
+                continue
+            }
+            let file = located.file.split(separator: "/").suffix(2).joined(separator: "/").lowercased()
+            if filter.contains(where: { file.contains($0.lowercased()) }) { selected.append(error) } else { skipped.append(error) }
+        }
+        return (skipped, selected)
+    }
+
     package static func matches(_ scenario: Scenario, filter: String) -> Bool {
         let word = filter.lowercased()
         let file = scenario.file.split(separator: "/").suffix(2).joined(separator: "/")
