@@ -114,6 +114,16 @@ package struct Step: Sendable {
         case managed(device: String?, app: String, ManagedChange)
         case burst(Burst)
         case parallel([Step])
+        /// `repeat`: the steps in order, `times` times over.
+        case repeated(times: Int, [Step])
+
+        /// How many steps this one runs (a repeat's, multiplied; bounded by the parser).
+        package var stepsRun: Int {
+            switch self {
+            case .repeated(let times, let steps): times * steps.map(\.action.stepsRun).reduce(0, +)
+            default: 1
+            }
+        }
         /// Each check with the line it is written on (a failure points at it).
         case expect([LocatedCheck])
         /// A command run for its verdict (in the scenario file's folder, with GROUPSIM_ROOT set).
@@ -152,7 +162,7 @@ package struct Step: Sendable {
             case .cloudSet, .cloudRemove, .cloudGet, .cloudDump, .cloudSynchronize: true
             default: false
             }
-        case .parallel(let steps): steps.contains { $0.usesCloud }
+        case .parallel(let steps), .repeated(_, let steps): steps.contains { $0.usesCloud }
         case .expect(let checks): checks.contains { if case .cloud = $0.check { true } else { false } }
         default: false
         }

@@ -13,6 +13,8 @@ package enum ScenarioParser {
     package static let maximumWait: Double = 3600
     /// The largest count a step takes (burst sizes, synchronize intervals, acknowledged synchronizes, event counts).
     package static let maximumCount = 100_000
+    /// The most steps a file's `repeat`s may make it run (nested ones multiply).
+    package static let maximumRepeatedSteps = 100_000
     /// How long a `wait` waits when the step gives no `timeout`, in seconds.
     package static let defaultWait: Double = 10
     /// How long `wait-cloud` waits for the devices and the cloud to agree when it gives no `timeout`.

@@ -19,6 +19,8 @@ package struct StepField: Sendable {
         case milliseconds(ClosedRange<Int64>)
         /// Seconds, more than 0 and at most `ScenarioParser.maximumWait`.
         case seconds
+        /// A list of steps (`repeat`).
+        case steps
     }
 
     package let name: String
@@ -43,6 +45,7 @@ package struct StepField: Sendable {
         case .milliseconds(let range): details.append("ms, \(range.lowerBound) to \(range.upperBound)")
         case .seconds: details.append("seconds, more than 0 and at most \(Int(ScenarioParser.maximumWait))")
         case .mapping: details.append("a mapping")
+        case .steps: details.append("a list of steps")
         default: break
         }
         return (required ? "" : "optional ") + "`\(name)`" + (details.isEmpty ? "" : " (\(details.joined(separator: "; ")))")

@@ -398,6 +398,22 @@ package enum StepGrammar {
             let steps = try input.body.list().map { try ScenarioParser.parseStep($0, input.context) }
             return (.parallel(steps), "parallel: " + steps.map(\.summary).joined(separator: " | "))
         },
+        StepSpec(
+            "repeat", fields: [.required("times", .number(1...ScenarioParser.maximumRepeatedSteps)), .required("steps", .steps)],
+            does: "runs the steps in order, that many times over (40 widget reloads in one step); a failure names the round"
+        ) { input in
+            let fields = try input.fields()
+            let times = try fields.number("times")!
+            let steps = try fields.node("steps").list().map { try ScenarioParser.parseStep($0, input.context) }
+            guard !steps.isEmpty else { throw fields.node("steps").error("'steps' lists the steps to repeat; found none") }
+            let (total, overflow) = times.multipliedReportingOverflow(by: steps.map(\.action.stepsRun).reduce(0, +))
+            guard !overflow, total <= ScenarioParser.maximumRepeatedSteps else {
+                throw input.body.error(
+                    "repeat runs \(total) steps (\(times) times \(steps.count), nested repeats multiplied); at most \(ScenarioParser.maximumRepeatedSteps)"
+                )
+            }
+            return (.repeated(times: times, steps), "repeat \(times) times: " + steps.map(\.summary).joined(separator: "; "))
+        },
         StepSpec("expect", shorthand: "a check or a list of them (see below)", does: "checks state; a failed check fails the scenario") { input in
             let checks = try input.body.listOrSingle().map { LocatedCheck(check: try ScenarioParser.parseCheck($0, input.context), line: $0.line) }
             return (.expect(checks), "expect")

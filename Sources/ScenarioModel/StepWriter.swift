@@ -16,6 +16,9 @@ package enum StepWriter {
             return [indent + "- " + keyword("parallel") + ":"] + steps.flatMap { lines($0.action, indent: indent + "    ") }
         case .expect(let checks):
             return [indent + "- " + keyword("expect") + ":"] + checks.map { indent + "    - " + check($0.check) }
+        case .repeated(let times, let steps):
+            return [indent + "- " + keyword("repeat") + ":", indent + "    times: \(times)", indent + "    steps:"]
+                + steps.flatMap { lines($0.action, indent: indent + "      ") }
         default:
             let (name, body) = step(action)
             return [indent + "- " + keyword(name) + ":" + (body.isEmpty ? "" : " " + body)]
@@ -103,7 +106,7 @@ package enum StepWriter {
                         + [newValue.map { ("value", value($0)) } ?? ("absent", "true")])
             )
         case .burst(let burst): return ("burst", Self.burst(burst))
-        case .launchFails, .parallel, .expect:
+        case .launchFails, .parallel, .expect, .repeated:
             preconditionFailure("StepWriter does not write \(action) steps")
         }
     }

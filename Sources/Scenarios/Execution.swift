@@ -128,6 +128,7 @@ final class Execution: @unchecked Sendable {
         case .advanceClock(let device, let seconds): try faults.advanceClock(device: device, by: seconds, noting: step)
         case .editFile(let domain, let device, let key, let value): try faults.edit(domain, device: device, key: key, value: value, noting: step)
         case .parallel(let steps): try performTogether(steps)
+        case .repeated(let times, let steps): try performRepeatedly(times, steps)
         case .expect(let checks): try verify(checks)
         case .cloud(let cloudAction): try performCloud(cloudAction, step)
         case .send(let process, let line):
@@ -136,6 +137,17 @@ final class Execution: @unchecked Sendable {
         case .reboot(let device, let protection): try faults.reboot(device, protection: protection, noting: step)
         case .unlock(let device): try faults.unlock(device, noting: step)
         case .prewarm(let process): try roster.launch(process, prewarm: true)
+        }
+    }
+
+    /// A failing step stops the repeat, its round named.
+    private func performRepeatedly(_ times: Int, _ steps: [Step]) throws {
+        for round in 1...times {
+            for step in steps {
+                do { try perform(step) } catch let failure as StepFailure {
+                    throw StepFailure(line: failure.line, step: failure.step, message: "round \(round) of \(times): \(failure.message)")
+                }
+            }
         }
     }
 

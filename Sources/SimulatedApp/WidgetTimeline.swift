@@ -91,8 +91,15 @@ final class WidgetTimeline: @unchecked Sendable {
         }
     }
 
-    /// Takes a new snapshot of the shown keys and renders it.
+    /// Takes a new snapshot of the shown keys and renders it. A reload the
+    /// widget was asked for reads what other processes wrote before they
+    /// asked, as a widget reading through cfprefsd does, not only what this
+    /// process's watcher has heard of so far (the request's file and the
+    /// suite's are two files, whose events may come in either order).
     func reload(reason: String) {
+        if reason != "change" {
+            for domain in DomainRegistry.shared.openDomains { domain.reloadFromDisk() }
+        }
         let lines = snapshot()
         lock.withLock { card = lines }
         session.events.emit(.render(card: lines, reason: reason))
