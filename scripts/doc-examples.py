@@ -135,7 +135,11 @@ def infer(block):
 
 
 def doc_files(arguments):
+    """(path, path from the repository's root) of each file given, or of README.md and docs/*.md."""
     if arguments:
+        missing = [path for path in arguments if not os.path.isfile(path)]
+        if missing:
+            sys.exit(f"{missing[0]}: no such file")
         return [(os.path.abspath(path), os.path.relpath(os.path.abspath(path), ROOT)) for path in arguments]
     names = ["README.md"] + sorted("docs/" + name for name in os.listdir(os.path.join(ROOT, "docs")) if name.endswith(".md"))
     return [(os.path.join(ROOT, name), name) for name in names]
@@ -218,6 +222,15 @@ def write(path, text):
         out.write(text)
 
 
+def modules(blocks):
+    """The compiled blocks, each with those that continue it: one module each."""
+    compiled = {}
+    for block in blocks:
+        if not block.role and block.kind not in ("manifest", "not-compiled"):
+            compiled.setdefault(block.continued if block.kind == "continues" else block, []).append(block)
+    return compiled
+
+
 def uses(swift, library):
     """The package's products a piece of Swift imports, as a target's dependencies."""
     return [f'.product(name: "{name}", package: "groupsim")' for name in sorted(set(IMPORT.findall(swift)) & library)]
@@ -249,14 +262,8 @@ def make_package(app, clone):
         for file, text in sources.items():
             write(os.path.join(app, "Sources", name, file), text)
         targets.append(f'.executableTarget(name: "{name}", dependencies: [{dependency_list(uses("".join(sources.values()), library))}])')
-    compiled = {}
-    for block in blocks:
-        if block.role or block.kind in ("manifest", "not-compiled"):
-            continue
-        head = block.continued if block.kind == "continues" else block
-        compiled.setdefault(head, []).append(block)
     programs, manifests = [], []
-    for head, pieces in compiled.items():
+    for head, pieces in modules(blocks).items():
         text = "".join(located(piece) for piece in pieces)
         dependencies = uses("".join(piece.given + piece.body for piece in pieces), library)
         if head.kind == "test":
@@ -390,9 +397,9 @@ def self_test():
         expected = re.match(r"<!-- expect: (.*) -->", open(path, encoding="utf-8").readline()).group(1)
         blocks, problems = swift_blocks(doc_files([path]))
         with tempfile.TemporaryDirectory(prefix="groupsim-doc-examples-") as scratch:
-            for block in blocks if not problems else []:
-                write(os.path.join(scratch, block.name, "main.swift"), located(block))
-                done = subprocess.run(["swiftc", "-typecheck", os.path.join(scratch, block.name, "main.swift")], cwd=ROOT,
+            for head, pieces in modules(blocks).items() if not problems else []:
+                write(os.path.join(scratch, head.name, "main.swift"), "".join(located(piece) for piece in pieces))
+                done = subprocess.run(["swiftc", "-typecheck", os.path.join(scratch, head.name, "main.swift")], cwd=ROOT,
                                       capture_output=True, text=True)
                 problems += explained(done.stdout + done.stderr)
         if not any(expected in problem for problem in problems):
