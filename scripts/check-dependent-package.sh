@@ -8,7 +8,10 @@
 # clone's groupsim. A Swift Testing test that drives the same executable with
 # GroupSimTesting is added to the package (the README's Package.swift gains a
 # test target) and run too; and a package that depends on a clone by URL
-# resolves it by the name the docs give. Slow (a full build of the
+# resolves it by the name the docs give. Every other ```swift block of
+# README.md and docs/*.md is a target of the same package (scripts/doc-examples.py),
+# so the docs' examples compile with the dependency built once; the docs'
+# programs run and their tests run with the README's. Slow (a full build of the
 # dependency): CI runs it once. --keep keeps the temporary folder.
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
@@ -22,41 +25,11 @@ ln -s "$here" "$work/gs-clone"
 mkdir -p "$work/MyApp/Sources/my-app" "$work/MyApp/Sources/MySettings" "$work/MyApp/scenarios" "$work/MyApp/Tests/MyAppTests"
 
 # The README's blocks, in the order the section gives them: Package.swift and main.swift (swift), the manifest
-# and the scenario (yaml). A section whose blocks moved or changed kind fails here, naming what it found.
-python3 - "$here/README.md" "$work/MyApp" <<'PY'
-import re, sys
-readme, app = sys.argv[1], sys.argv[2]
-text = open(readme, encoding="utf-8").read()
-start = text.find("\n## Testing your own app\n")
-if start < 0:
-    sys.exit("README.md has no section '## Testing your own app'")
-end = text.find("\n## ", start + 1)
-section = text[start:end if end > 0 else len(text)]
-blocks = re.findall(r"^```(\w+)\n(.*?)^```", section, flags=re.M | re.S)
-swift = [body for kind, body in blocks if kind == "swift"]
-yaml = [body for kind, body in blocks if kind == "yaml"]
-if len(swift) < 2 or len(yaml) < 2:
-    sys.exit(f"README.md's 'Testing your own app' has {len(swift)} swift and {len(yaml)} yaml blocks; expected 2 and 2")
-package, main, manifest, scenario = swift[0], swift[1], yaml[0], yaml[1]
-if 'path: "../groupsim"' not in package or "\n    ]\n)" not in package:
-    sys.exit("README.md's Package.swift no longer depends on path ../groupsim or no longer ends its targets with '    ]\\n)'")
-package = package.replace('path: "../groupsim"', 'path: "../gs-clone"')
-# A test target beside the README's executable, for the GroupSimTesting test below, and a library module switched
-# as the README's "Your settings code, unchanged" says (its public API names UserDefaults; below).
-test_target = ('        .testTarget(name: "MyAppTests", dependencies: '
-               '["my-app", .product(name: "GroupSimTesting", package: "groupsim")]),\n'
-               '        .target(name: "MySettings", dependencies: [.product(name: "SimulatedFoundation", package: "groupsim")]),\n    ]\n)')
-package = package.replace("\n    ]\n)", "\n" + test_target, 1)
-top = text[text.find("\n## Your settings code, unchanged"):start]
-switch = [body for kind, body in re.findall(r"^```(\w+)\n(.*?)^```", top, flags=re.M | re.S) if kind == "swift" and "@_exported import SimulatedFoundation" in body]
-if len(switch) != 1:
-    sys.exit("README.md's 'Your settings code, unchanged' has no (or several) swift block with '@_exported import SimulatedFoundation'")
-files = {"Package.swift": package, "Sources/my-app/main.swift": main, "app.yaml": manifest, "scenarios/theme.yaml": scenario,
-         "Sources/MySettings/Switch.swift": switch[0]}
-for name, body in files.items():
-    with open(f"{app}/{name}", "w", encoding="utf-8") as out:
-        out.write(body)
-PY
+# and the scenario (yaml), and the switch of its top section; a section whose blocks moved or changed kind fails
+# here, naming what it found. Beside them, every other swift block of README.md and docs/*.md as a target of its
+# own (scripts/doc-examples.py; docs/ci.md, "Examples in the docs are code"), so its dependencies compile once.
+python3 "$here/scripts/doc-examples.py" self-test
+python3 "$here/scripts/doc-examples.py" package "$work/MyApp" gs-clone
 # A library's settings code as it was written for Foundation, only the README's switch (Switch.swift) added to its
 # module: public API that names UserDefaults, a default argument of .standard, key-value observing's names.
 cat > "$work/MyApp/Sources/MySettings/ThemeStore.swift" <<'SWIFT'
@@ -110,11 +83,16 @@ if [[ ! -x "$groupsim" ]]; then
     (cd "$here" && for product in groupsim main-app widget intent-extension; do swift build --product "$product"; done)
 fi
 cd "$work/MyApp"
-echo "==> building the README's package, which depends on $here through $work/gs-clone (README step 2)"
-swift build --build-tests
+echo "==> building the README's package, which depends on $here through $work/gs-clone (README step 2), and the docs' examples"
+if ! swift build --build-tests 2>&1 | tee "$work/build.log"; then
+    python3 "$here/scripts/doc-examples.py" explain "$work/build.log"
+    exit 1
+fi
 echo "==> running its scenarios with the clone's groupsim (README step 3)"
 "$groupsim" run scenarios
-echo "==> testing it with GroupSimTesting"
+echo "==> running the docs' programs, loading their manifests"
+python3 "$here/scripts/doc-examples.py" run "$work/MyApp"
+echo "==> testing it with GroupSimTesting (the README's test and the docs' tests)"
 swift test --skip-build
 
 # By URL, as docs/testing.md spells it: SwiftPM then knows the package by the repository's name (groupsim.git:
@@ -134,4 +112,4 @@ SWIFT
 echo 'import GroupSimTesting' > "$work/url/ByURL/Sources/ByURL/ByURL.swift"
 echo "==> a package that depends on a clone by URL resolves it as groupsim"
 (cd "$work/url/ByURL" && swift package describe >/dev/null)
-echo "==> the README's package builds, its scenario passes and its test passes"
+echo "==> the README's package builds, its scenario passes and its test passes; every example of the docs compiles"
