@@ -182,20 +182,22 @@ def swift_blocks(files):
 
 
 def mark_own_package(blocks):
-    """README.md's "Testing your own app": its Package.swift, main.swift, manifest and scenario, in that order, and the
-    module-wide switch of "Your settings code, unchanged". A section whose blocks moved or changed kind fails here."""
+    """README.md's "Testing your own app": its Package.swift, the app's, the widget's and the intent's main.swift, the
+    manifest and the scenario, in that order, and the module-wide switch of "Your settings code, unchanged". A section
+    whose blocks moved or changed kind fails here."""
     own = [block for block in blocks if block.section.startswith(OWN_SECTION)]
     swift = [block for block in own if block.lang == "swift"]
     yaml = [block for block in own if block.lang == "yaml"]
-    if len(swift) < 2 or len(yaml) < 2:
+    if len(swift) < 4 or len(yaml) < 2:
         raise DocError("README.md", own[0].line if own else 1,
-                       f"'{OWN_SECTION[3:]}' has {len(swift)} swift and {len(yaml)} yaml blocks; expected 2 and 2")
+                       f"'{OWN_SECTION[3:]}' has {len(swift)} swift and {len(yaml)} yaml blocks; expected 4 and 2")
     switch = [block for block in blocks if block.section.startswith(SWITCH_SECTION) and block.lang == "swift"
               and "@_exported import SimulatedFoundation" in block.body]
     if len(switch) != 1:
         raise DocError("README.md", 1, f"'{SWITCH_SECTION[3:]}' has no (or several) swift block with '@_exported import SimulatedFoundation'")
-    for block, role in ((swift[0], "Package.swift"), (swift[1], "Sources/my-app/main.swift"), (yaml[0], "app.yaml"),
-                        (yaml[1], "scenarios/theme.yaml"), (switch[0], "Sources/MySettings/Switch.swift")):
+    for block, role in ((swift[0], "Package.swift"), (swift[1], "Sources/my-app/main.swift"), (swift[2], "Sources/my-widget/main.swift"),
+                        (swift[3], "Sources/my-intent/main.swift"), (yaml[0], "app.yaml"), (yaml[1], "scenarios/theme.yaml"),
+                        (switch[0], "Sources/MySettings/Switch.swift")):
         block.role = role
 
 
