@@ -97,17 +97,25 @@ import Testing
         #expect(fresh.card["lastNote"] == .string("Buy milk") && fresh.card["hour"] == .integer(0), "\(fresh.card)")
     }
 
-    @Test func backgroundReloadsPastTheBudgetWaitForTheNextDay() throws {
-        let root = TemporaryRoot()
+    /// The Notes app with a widget whose budget is one reload a day (and, with `intents`, an intent extension).
+    private func installNotesWithABudgetOfOne(_ root: TemporaryRoot, intents: Bool = false) throws {
         let manifest = root.path + "/notes.yaml"
-        try """
+        try
+            ("""
         name: Notes
         targets:
           main-app: { bundle-id: com.example.notes, app-groups: [group.com.example.notes] }
           widget: { bundle-id: com.example.notes.widget, app-groups: [group.com.example.notes], reload-budget: 1 }
-        """.write(toFile: manifest, atomically: true, encoding: .utf8)
+
+        """ + (intents ? "  intent-extension: { bundle-id: com.example.notes.intents, app-groups: [group.com.example.notes] }\n" : ""))
+        .write(toFile: manifest, atomically: true, encoding: .utf8)
         let installed = try groupsim(["app", "install", "--manifest", manifest], root: root)
         #expect(installed.status == 0, "\(installed.stderr)")
+    }
+
+    @Test func backgroundReloadsPastTheBudgetWaitForTheNextDay() throws {
+        let root = TemporaryRoot()
+        try installNotesWithABudgetOfOne(root)
         let widget = try startWidget(root, ["widget", "never"])
         _ = try render(widget, "initial")
 
@@ -135,16 +143,7 @@ import Testing
     /// extension's reloads count (before, every one was free).
     @Test func anIntentExtensionsReloadsCountAgainstTheBudget() throws {
         let root = TemporaryRoot()
-        let manifest = root.path + "/notes.yaml"
-        try """
-        name: Notes
-        targets:
-          main-app: { bundle-id: com.example.notes, app-groups: [group.com.example.notes] }
-          widget: { bundle-id: com.example.notes.widget, app-groups: [group.com.example.notes], reload-budget: 1 }
-          intent-extension: { bundle-id: com.example.notes.intents, app-groups: [group.com.example.notes] }
-        """.write(toFile: manifest, atomically: true, encoding: .utf8)
-        let installed = try groupsim(["app", "install", "--manifest", manifest], root: root)
-        #expect(installed.status == 0, "\(installed.stderr)")
+        try installNotesWithABudgetOfOne(root, intents: true)
         let widget = try startWidget(root, ["widget", "never"])
         _ = try render(widget, "initial")
         try writeLastNote("one", root)

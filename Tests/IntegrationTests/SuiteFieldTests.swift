@@ -57,19 +57,16 @@ import Testing
         }
     }
 
-    @Test func aSuiteWhereNoneGoesIsRefusedAtItsPlace() throws {
-        for (steps, message) in [
-            ("  - set: { in: app, key: k, value: 1, suite: standard }", "'suite' is for an exec: process; app reads and writes its manifest's suite"),
-            ("  - expect: { in: program, key: k, value: 1, suite: '' }", "'suite' names a suite"),
-            ("  - expect: { in: program, saw: delivery, suite: standard }", "'suite' goes with a key's check or a search-list check"),
-            ("  - reload-widgets: { in: program, suite: standard }", "unknown key 'in'"),
-        ] {
-            do {
-                _ = try parse(steps + "\n")
-                Issue.record("accepted: \(steps)")
-            } catch let error as SpecError {
-                #expect(error.message.contains(message), "\(error.message)")
-            }
-        }
+    @Test func aSuiteWhereNoneGoesIsRefusedAtItsPlace() {
+        expectRefusals(
+            [
+                (
+                    "  - set: { in: app, key: k, value: 1, suite: standard }",
+                    "'suite' is for an exec: process; app reads and writes its manifest's suite"
+                ),
+                ("  - expect: { in: program, key: k, value: 1, suite: '' }", "'suite' names a suite"),
+                ("  - expect: { in: program, saw: delivery, suite: standard }", "'suite' goes with a key's check or a search-list check"),
+                ("  - reload-widgets: { in: program, suite: standard }", "unknown key 'in'"),
+            ], parse)
     }
 }
