@@ -57,7 +57,7 @@ import Testing
               tool: { exec: no-such-tool-anywhere }
             steps:
               - launch: tool
-            """, ":3:17:", ["no executable 'no-such-tool-anywhere' on PATH"])
+            """, ":3:17:", ["no executable 'no-such-tool-anywhere' among the build's products or on PATH"])
         _ = try write("data.txt", "not a program")
         try expectRefused(
             "not-executable",

@@ -77,7 +77,8 @@ import Testing
             refusals[0]
                 == (
                     "3:14",
-                    "processes.p.exec: no executable 'nothing-here' on PATH (/fixed/bin:/fixed/sbin); give its path (relative to this file) instead"
+                    "processes.p.exec: no executable 'nothing-here' among the build's products or on PATH (/fixed/bin:/fixed/sbin); "
+                        + "build it (swift build), or give its path (relative to this file)"
                 ))
         #expect(refusals[1].0 == "3:14" && refusals[1].1.hasPrefix("processes.p.exec: no executable at './not-built' (exec paths are relative"))
         #expect(
