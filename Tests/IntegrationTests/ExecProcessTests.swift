@@ -327,14 +327,16 @@ import Testing
         let tmp = folder.path + "/tmp"
         try FileManager.default.createDirectory(atPath: tmp, withIntermediateDirectories: true)
         // The last argument only marks the processes as this test's.
-        let sleeper = "[python3, -c, 'import time; time.sleep(120)', \(tmp)/marker]"
+        let sleeper = "[python3, -c, 'import time; time.sleep(600)', \(tmp)/marker]"
+        // A start-timeout as long as the wait below: under the whole suite's load, `groupsim exec` took over 20 s
+        // (the default) to load and replace itself with the program.
         let path = try write(
             "long.yaml",
             """
             summary: waits a long time
             processes:
-              first: { exec: \(sleeper) }
-              second: { exec: \(sleeper) }
+              first: { exec: \(sleeper), start-timeout: 120 }
+              second: { exec: \(sleeper), start-timeout: 120 }
             steps:
               - launch: [first, second]
               - suspend: second
