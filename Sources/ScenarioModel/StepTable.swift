@@ -338,7 +338,8 @@ package enum StepGrammar {
                 .optional("device", .device),
                 .optional("protection", .text, "until-first-unlock (default, iOS's) or none (the protection switched off)"),
             ],
-            does: "the device restarts and stays locked until `unlock`: a process launched meanwhile (any role) reads its preferences "
+            does: "the device restarts (the scenario's processes running on it end, saving what they wrote) and stays locked until "
+                + "`unlock`: a process launched meanwhile (any role) reads its preferences "
                 + "as absent and keeps that view until relaunched; what it writes replaces the user's values of those keys (`groupsim device reboot`)",
             read: ScenarioParser.readReboot),
         StepSpec(

@@ -134,7 +134,10 @@ final class Execution: @unchecked Sendable {
         case .send(let process, let line):
             log.action(process, step)
             try roster.driver(process).writeInput(line, timeout: RunnerTimeouts.input)
-        case .reboot(let device, let protection): try faults.reboot(device, protection: protection, noting: step)
+        case .reboot(let device, let protection):
+            let rebooted = device ?? context.scenario.defaultDevice
+            roster.endAll(on: rebooted, because: "the reboot of \(rebooted)")
+            try faults.reboot(device, protection: protection, noting: step)
         case .unlock(let device): try faults.unlock(device, noting: step)
         case .prewarm(let process): try roster.launch(process, prewarm: true)
         }

@@ -323,4 +323,14 @@ final class ProcessRoster: @unchecked Sendable {
         let all = lock.withLock { Array(drivers.values) }
         for driver in all { driver.end() }
     }
+
+    /// A device's reboot ends every process running on it (each saves what it wrote, as cfprefsd holds an app's
+    /// writes on a device); the timeline says why. What launches next meets the rebooted device.
+    func endAll(on device: String, because reason: String) {
+        let running = lock.withLock { drivers.filter { context.scenario.processes[$0.key]?.device == device && $0.value.isRunning } }
+        for (name, driver) in running.sorted(by: { $0.key < $1.key }) {
+            context.log.record(process: name, kind: .action, name: "ended", text: "ended by \(reason)")
+            driver.end()
+        }
+    }
 }
