@@ -274,6 +274,8 @@ package enum Check: Sendable {
     case saw(process: String, EventMatcher, times: CountBound?)
     case notSaw(process: String, EventMatcher)
     case card(process: String, [String: PlistValue?])
+    /// What the process's last `ready` said in its info (`launch`, `protectedData` …; nil: not said).
+    case readyInfo(process: String, [String: PlistValue?])
     case file(FileCheck)
     case acknowledged(process: String)
     case exit(process: String, status: Int32)
@@ -288,7 +290,8 @@ package enum Check: Sendable {
     /// The process this check asks over the control protocol, if any.
     package var controlledProcess: String? {
         switch self {
-        case .value(let process, _, _, _, _), .typedValue(let process, _, _, _, _), .card(let process, _), .acknowledged(let process),
+        case .value(let process, _, _, _, _), .typedValue(let process, _, _, _, _), .card(let process, _), .readyInfo(let process, _),
+            .acknowledged(let process),
             .cloudValueIn(let process, _, _), .searchList(let process, _, _):
             process
         case .saw(let process, let matcher, _), .notSaw(let process, let matcher): matcher.needsControl ? process : nil

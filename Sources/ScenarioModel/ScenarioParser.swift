@@ -234,7 +234,7 @@ package enum ScenarioParser {
             "in", "key", "value", "absent", "domain", "saw", "not-saw", "card", "file", "device", "app", "count", "length",
             "intact", "moved-aside", "acknowledged", "exit", "status", "origin", "reason", "kind", "times",
             "cloud", "account", "copy", "by", "ahead-ms", "uploads", "kvs", "keys", "message", "value-domain", "search-list", "matching", "as",
-            "output", "mechanism", "matches", "stream", "suite",
+            "output", "mechanism", "matches", "stream", "suite", "ready",
         ])
         if let check = try parseCloudCheck(fields, node, context) { return check }
         if let file = fields["file"] {
@@ -303,6 +303,13 @@ package enum ScenarioParser {
             if let value = fields["value"] { return .cloudValueIn(process: process, key: try kvsKey.string(), value: try value.plistValue()) }
             guard try fields["absent"]?.bool() == true else { throw node.error("a kvs check needs 'value' or 'absent: true'") }
             return .cloudValueIn(process: process, key: try kvsKey.string(), value: nil)
+        }
+        if let ready = fields["ready"] {
+            if let other = ["key", "card", "output", "search-list", "kvs"].first(where: { fields[$0] != nil }) {
+                throw ready.error("'ready' checks what \(process) said as it became ready; write it as a check of its own, not with '\(other)'")
+            }
+            try context.requireControl(process, at: ready, for: "a ready check")
+            return .readyInfo(process: process, try parseCard(ready))
         }
         if let card = fields["card"] {
             guard context.processes[process]!.role == .widget else {

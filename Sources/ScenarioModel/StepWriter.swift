@@ -242,7 +242,7 @@ package enum StepWriter {
         case .output(let process, let contains, let pattern, let stream):
             let inner = [contains.map { ("contains", quoted($0)) }, pattern.map { ("matches", quoted($0)) }, stream.map { ("stream", scalar($0)) }]
             return mapping([("in", scalar(process)), ("output", mapping(inner.compactMap { $0 }))])
-        case .saw, .notSaw, .card, .typedValue: preconditionFailure("StepWriter does not write \(check) checks")
+        case .saw, .notSaw, .card, .readyInfo, .typedValue: preconditionFailure("StepWriter does not write \(check) checks")
         }
     }
 

@@ -32,6 +32,8 @@ struct CheckVerifier {
             }
         case .card(let process, let expected):
             try verifyCard(process, expected)
+        case .readyInfo(let process, let expected):
+            try verifyReady(process, expected)
         case .file(let fileCheck):
             try verifyFile(fileCheck)
         case .acknowledged(let process):
@@ -101,6 +103,17 @@ struct CheckVerifier {
         }
         guard count > 0 || times != nil else {
             throw CheckFailed("\(process) should have seen \(matcher), and did not")
+        }
+    }
+
+    /// What the process's last launch said as it became ready (`launch: prewarm`, `protectedData: unavailable` …).
+    private func verifyReady(_ process: String, _ expected: [String: PlistValue?]) throws {
+        let driver = try roster.lastDriver(process)
+        guard case .ready(let info)? = driver.recordedEvents().last(where: { $0.name == "ready" })?.appEvent else {
+            throw CheckFailed("\(process) has not said ready")
+        }
+        for key in expected.keys.sorted() where info[key] != expected[key]! {
+            throw CheckFailed("\(process)'s ready should say \(key) = \(showValue(expected[key]!)), it says \(showValue(info[key]))")
         }
     }
 
