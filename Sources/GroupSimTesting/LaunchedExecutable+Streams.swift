@@ -108,6 +108,21 @@ extension LaunchedExecutable {
         guard ended != nil else { throw outcome.failure("\(name) was not seen to end within 10 s of SIGKILL", at: place) }
     }
 
+    /// A reboot of its device: a program with a control channel is asked to exit, saving what it wrote first (as
+    /// cfprefsd holds an app's writes on a device); any other gets SIGTERM; SIGKILL 10 s later if it is still there.
+    /// Returns once its end is seen.
+    func endForReboot(of device: String, at place: SourcePlace) async throws {
+        // Its answer is not waited for: a program already ending may not give it.
+        let asked = send(.exit(status: 0))
+        let ended =
+            await
+            (try? Blocking.run { [process] () -> RunningProcess.Termination? in
+                if !asked { _ = process.signal(SIGTERM) }
+                return (try? process.waitForTermination(timeout: 10)) ?? process.kill(timeout: 10)
+            }) ?? nil
+        guard ended != nil else { throw outcome.failure("\(name) did not end within 20 s of the reboot of \(device)", at: place) }
+    }
+
     /// SIGTERM: the program ends as its own handling of the signal decides
     /// (by default it ends at once, as iOS ends an app). `waitForExit` waits for it.
     public func terminate(fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column) throws {

@@ -251,6 +251,12 @@ public final class LaunchedExecutable: Sendable {
 
     /// Sends a request over the control channel and waits for its answer; an error answer is a failure.
     @discardableResult
+    /// Sends `request` without waiting for its answer (one the program may not give: `exit`); false without a channel.
+    func send(_ request: AppRequest) -> Bool {
+        guard let channel else { return false }
+        return channel.connection.write(ControlProtocol.requestLine(id: Int(record.nextRequestID()), request, suite: nil))
+    }
+
     func request(_ request: AppRequest, suite: String?, timeout: Duration, at place: SourcePlace) async throws -> ProtocolResponse {
         let id = record.nextRequestID()
         let line = ControlProtocol.requestLine(id: Int(id), request, suite: suite)

@@ -2,7 +2,8 @@ import AppModel
 import GroupDefaults
 
 extension Simulation {
-    /// Reboots `device`, as the scenario step `reboot` does: until
+    /// Reboots `device`, as the scenario step `reboot` does: the programs
+    /// running on it end (SIGTERM: each saves what it wrote), and until
     /// `unlockDevice`, programs launched on it read their preferences as
     /// absent and keep that view until relaunched (docs/apple-traps.md).
     /// `dataProtectionOff`: the containers have no protection (nothing is hidden).
@@ -10,7 +11,9 @@ extension Simulation {
         _ device: String, dataProtectionOff: Bool = false,
         fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
     ) async throws {
-        try await changeDevice("reboot \(device)", at: SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column)) {
+        let place = SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column)
+        for program in programsRunning(on: device) { try await program.endForReboot(of: device, at: place) }
+        try await changeDevice("reboot \(device)", at: place) {
             try $0.reboot(device, protection: dataProtectionOff ? ProtectedData.Protection.none : .untilFirstUnlock)
         }
     }

@@ -351,6 +351,11 @@ public final class Simulation: @unchecked Sendable {
     /// Opens and saves the iCloud store of every running program entitled to
     /// one (so its device downloads the store, and its writes are in the
     /// device's copy), then its defaults (which takes in what was downloaded).
+    /// The launched programs still running on `device`.
+    func programsRunning(on device: String) -> [LaunchedExecutable] {
+        lock.withLock { launched.filter { $0.isRunning && $0.spec.identity.identity.device == device } }
+    }
+
     private func saveProgramsWithCloudStores(timeout: Duration, at place: SourcePlace) async throws {
         let running = lock.withLock { launched.filter { $0.isRunning && $0.hasKeyValueStore } }
         for program in running {

@@ -20,4 +20,17 @@ import Testing
             #expect(try await relaunched.value(forKey: "rebootStreak") == 41)
         }
     }
+
+    /// A reboot ends the programs running on the device, as the scenario step does; what they wrote is kept.
+    @Test func aRebootEndsTheProgramsRunningOnTheDeviceKeepingWhatTheyWrote() async throws {
+        try await withSimulation { simulation in
+            try simulation.install(.example)
+            let app = try await simulation.launch("settings-examples", arguments: ["wait-input"])
+            try await app.set("rebootNote", "milk")
+            try await simulation.rebootDevice("iPhone", dataProtectionOff: true)
+            #expect(!app.isRunning)
+            let after = try await simulation.restart(app)
+            #expect(try await after.value(forKey: "rebootNote") == "milk")
+        }
+    }
 }
