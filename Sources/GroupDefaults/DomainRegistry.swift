@@ -72,6 +72,13 @@ package final class DomainRegistry: @unchecked Sendable {
         }
     }
 
+    /// Reads every open domain's file now, instead of when inotify tells: a widget asked to reload reads what other
+    /// processes wrote before they asked, as a widget reading through cfprefsd does (a reload request and the suite
+    /// it shows are two files, whose events may come in either order).
+    package func reloadOpenDomainsFromDisk() {
+        for domain in openDomains { domain.reloadFromDisk() }
+    }
+
     /// Commits every domain's pending edits (used at exit and on SIGINT/SIGTERM),
     /// reporting each failure through `Diagnostics`. False if any change is unsaved.
     /// `skippingUnchangedSinceLastSave`: leaves out the domains that

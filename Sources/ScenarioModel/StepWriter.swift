@@ -125,24 +125,24 @@ package enum StepWriter {
     static func command(_ process: String, _ request: AppRequest, suite: SuiteChoice = .processDefault) -> (String, String) {
         let target = ("in", scalar(process))
         // The requests of value steps take `suite:` (kvs- ones do not, and the shorthand forms are written only with the default).
-        func mapping(_ fields: [(String, String)]) -> String { StepWriter.mapping(fields + suiteField(suite)) }
+        func withSuite(_ fields: [(String, String)]) -> String { mapping(fields + suiteField(suite)) }
         switch request {
-        case .set(let key, let newValue): return ("set", mapping([target, ("key", scalar(key)), ("value", value(newValue))]))
-        case .remove(let key): return ("remove", mapping([target, ("key", scalar(key))]))
-        case .increment(let key, let by): return ("increment", mapping([target, ("key", scalar(key)), ("by", "\(by)")]))
+        case .set(let key, let newValue): return ("set", withSuite([target, ("key", scalar(key)), ("value", value(newValue))]))
+        case .remove(let key): return ("remove", withSuite([target, ("key", scalar(key))]))
+        case .increment(let key, let by): return ("increment", withSuite([target, ("key", scalar(key)), ("by", "\(by)")]))
         case .append(let key, let values) where values.count == 1:
-            return ("append", mapping([target, ("key", scalar(key)), ("value", value(values[0]))]))
+            return ("append", withSuite([target, ("key", scalar(key)), ("value", value(values[0]))]))
         case .mergeDictionary(let key, let entries):
-            return ("merge", mapping([target, ("key", scalar(key)), ("value", value(.dictionary(entries)))]))
-        case .register(let defaults): return ("register", mapping([target, ("defaults", value(.dictionary(defaults)))]))
-        case .addSuite(let name): return ("add-suite", mapping([target, ("name", scalar(name))]))
-        case .removeSuite(let name): return ("remove-suite", mapping([target, ("name", scalar(name))]))
-        case .synchronize: return ("synchronize", suite == .processDefault ? scalar(process) : mapping([target]))
-        case .clear: return ("clear", suite == .processDefault ? scalar(process) : mapping([target]))
+            return ("merge", withSuite([target, ("key", scalar(key)), ("value", value(.dictionary(entries)))]))
+        case .register(let defaults): return ("register", withSuite([target, ("defaults", value(.dictionary(defaults)))]))
+        case .addSuite(let name): return ("add-suite", withSuite([target, ("name", scalar(name))]))
+        case .removeSuite(let name): return ("remove-suite", withSuite([target, ("name", scalar(name))]))
+        case .synchronize: return ("synchronize", suite == .processDefault ? scalar(process) : withSuite([target]))
+        case .clear: return ("clear", suite == .processDefault ? scalar(process) : withSuite([target]))
         case .reloadTimeline: return ("reload", scalar(process))
         case .reloadWidgets: return ("reload-widgets", scalar(process))
-        case .cloudSet(let key, let newValue): return ("kvs-set", StepWriter.mapping([target, ("key", scalar(key)), ("value", value(newValue))]))
-        case .cloudRemove(let key): return ("kvs-remove", StepWriter.mapping([target, ("key", scalar(key))]))
+        case .cloudSet(let key, let newValue): return ("kvs-set", mapping([target, ("key", scalar(key)), ("value", value(newValue))]))
+        case .cloudRemove(let key): return ("kvs-remove", mapping([target, ("key", scalar(key))]))
         default: preconditionFailure("no step sends \(request)")
         }
     }

@@ -92,14 +92,9 @@ final class WidgetTimeline: @unchecked Sendable {
     }
 
     /// Takes a new snapshot of the shown keys and renders it. A reload the
-    /// widget was asked for reads what other processes wrote before they
-    /// asked, as a widget reading through cfprefsd does, not only what this
-    /// process's watcher has heard of so far (the request's file and the
-    /// suite's are two files, whose events may come in either order).
+    /// widget was asked for reads the files first (a change's is already in the view).
     func reload(reason: String) {
-        if reason != "change" {
-            for domain in DomainRegistry.shared.openDomains { domain.reloadFromDisk() }
-        }
+        if reason != "change" { DomainRegistry.shared.reloadOpenDomainsFromDisk() }
         let lines = snapshot()
         lock.withLock { card = lines }
         session.events.emit(.render(card: lines, reason: reason))

@@ -29,6 +29,9 @@ final class NoticeGate: @unchecked Sendable {
         }
     }
 
+    /// Whether the gate is open (a store's notices are posted as they come).
+    var opened: Bool { lock.withLock { isOpen } }
+
     /// On the notification queue: opens the gate, returning what it held (nil if it was open).
     func open() -> [ExternalChange]? {
         lock.withLock {
@@ -73,6 +76,8 @@ extension NSUbiquitousKeyValueStore {
     /// on the notification queue, after every notice already queued and
     /// before any later one (the gate opens there, so none overtakes them).
     func letNoticesGo() {
+        // Every kvs- request of a driver and every synchronize() asks: once open, there is nothing to queue.
+        guard !noticeGate.opened else { return }
         PersistentDomain.afterPendingNotifications { [weak self] in
             guard let self, let held = self.noticeGate.open() else { return }
             for change in held { self.post(change) }

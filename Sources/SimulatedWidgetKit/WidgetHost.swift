@@ -140,9 +140,8 @@ final class WidgetHost: @unchecked Sendable {
 
     private func ask(_ reason: String, then done: (@Sendable (Bool) -> Void)?) {
         readOffset()
-        // The provider reads what other processes wrote before it was asked, as an extension reading through cfprefsd
-        // does, rather than what this process's watcher has heard of so far.
-        for domain in DomainRegistry.shared.openDomains { domain.reloadFromDisk() }
+        // The provider reads what other processes wrote before it was asked, not only what this process's watcher heard.
+        DomainRegistry.shared.reloadOpenDomainsFromDisk()
         generation += 1
         let generation = generation
         asking = Ask(generation: generation, reason: reason, offset: offset, askedAt: Date().addingTimeInterval(offset))
