@@ -45,6 +45,9 @@ package enum AppRequest: Sendable, Equatable {
     /// The domains a read looks in, in order (`searchList` of the answering instance).
     case searchList
     case ping
+    /// Answered once every event the program had begun before the request came (an observer called then has
+    /// returned, its `delivery` queued) is queued ahead of the answer: what a driver saw before it asked is then all in.
+    case flushEvents
     case exit(status: Int32)
 }
 

@@ -79,12 +79,15 @@ package struct Step: Sendable {
     package let keyword: String
     /// A short text for reports, e.g. "set theme = dark in app".
     package let summary: String
+    /// The step ends its process (`exits:`): judged by the process's real exit, not by an answer.
+    package let exits: ExpectedExit?
 
-    package init(action: Action, line: Int, keyword: String, summary: String) {
+    package init(action: Action, line: Int, keyword: String, summary: String, exits: ExpectedExit? = nil) {
         self.action = action
         self.line = line
         self.keyword = keyword
         self.summary = summary
+        self.exits = exits
     }
 
     package indirect enum Action: Sendable {
@@ -166,6 +169,18 @@ package struct Step: Sendable {
         case .expect(let checks): checks.contains { if case .cloud = $0.check { true } else { false } }
         default: false
         }
+    }
+}
+
+/// How a step that ends its process must end it: its exit status as a shell shows it (134 for SIGABRT), and text
+/// its stderr (or an `error` event) must say.
+package struct ExpectedExit: Sendable, Equatable {
+    package let status: Int32
+    package let error: String?
+
+    package init(status: Int32, error: String?) {
+        self.status = status
+        self.error = error
     }
 }
 

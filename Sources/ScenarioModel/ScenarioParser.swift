@@ -139,7 +139,8 @@ package enum ScenarioParser {
             throw body.error("unknown step '\(keyword)'; steps are: \(StepGrammar.keywords.joined(separator: ", "))")
         }
         let (action, summary) = try spec.read(StepInput(spec: spec, body: body, context: context))
-        let step = Step(action: action, line: node.line, keyword: keyword, summary: summary)
+        let exits = try StepGrammar.expectedExit(of: spec, body)
+        let step = Step(action: action, line: node.line, keyword: keyword, summary: summary, exits: exits)
         for process in step.controlledProcesses { try context.requireControl(process, at: body, for: "'\(keyword)'") }
         return step
     }

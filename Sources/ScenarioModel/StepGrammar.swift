@@ -1,3 +1,4 @@
+import AppProtocol
 import Foundation
 import PropertyList
 import SpecFormat
@@ -174,6 +175,24 @@ struct StepFields {
 
     /// "key=value …" of every field but `skipping`, for a step's summary.
     func described(skipping: String) -> String { ScenarioParser.describe(nodes, skipping: skipping) }
+}
+
+extension StepGrammar {
+    /// `exits:` on a step that asks something of a process: the step is expected to end it (a key the iCloud store
+    /// refuses ends the app, as Apple's store raises), judged by its real exit.
+    static let exitsField = StepField.optional(
+        "exits", .mapping,
+        "`{ status: N, error: TEXT }`: the step ends the process, with status N as a shell shows it (134: SIGABRT), its stderr saying TEXT")
+
+    /// The `exits:` of a step whose declaration takes it, read strictly.
+    static func expectedExit(of spec: StepSpec, _ body: SpecNode) throws -> ExpectedExit? {
+        guard spec.fields.contains(where: { $0.name == exitsField.name }), case .mapping = body.node,
+            let node = try body.fields(allowed: spec.allowedKeys)[exitsField.name]
+        else { return nil }
+        let fields = try node.fields(allowed: ["status", "error"], required: ["status"])
+        return ExpectedExit(
+            status: Int32(try fields["status"]!.int(in: ControlProtocol.exitStatusRange)), error: try fields["error"]?.string())
+    }
 }
 
 extension StepSpec {

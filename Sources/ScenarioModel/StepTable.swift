@@ -110,7 +110,7 @@ package enum StepGrammar {
         _ keyword: String, _ fields: [StepField], does: String,
         _ make: @escaping @Sendable (StepFields) throws -> AppRequest
     ) -> StepSpec {
-        StepSpec(keyword, fields: [.required("in", .process)] + fields + [suiteField], does: does) { input in
+        StepSpec(keyword, fields: [.required("in", .process)] + fields + [suiteField, exitsField], does: does) { input in
             let fields = try input.fields()
             let process = try fields.process("in")
             let request = try make(fields)

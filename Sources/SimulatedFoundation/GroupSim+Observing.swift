@@ -73,8 +73,8 @@ extension GroupSim {
                     newValue: change.new.map(FoundationBridge.object),
                     isFromAnotherProcess: change.origin == .otherProcess,
                     stored: change)
-                box.handler(keyChange)
-                if let mechanism { ControlTap.delivered(mechanism, keyChange, domain: domain, from: process) }
+                guard let mechanism else { return box.handler(keyChange) }
+                ControlTap.delivering(mechanism, keyChange, domain: domain, from: process) { box.handler(keyChange) }
             }, observing: defaults)
     }
 }

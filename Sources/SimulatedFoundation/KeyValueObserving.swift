@@ -244,15 +244,16 @@ extension UserDefaults {
                     return
                 }
                 let (old, new) = (path.value(from: change.oldValue), path.value(from: change.newValue))
-                if registration.options.contains(.prior) {
+                ControlTap.delivering(.keyValueObserver, change, domain: self.groupDefaults.domainName, from: self.simulatedProcess) {
+                    if registration.options.contains(.prior) {
+                        observer.observeValue(
+                            forKeyPath: registration.keyPath, of: self,
+                            change: registration.change(old: old, new: nil, isPrior: true), context: registration.context)
+                    }
                     observer.observeValue(
                         forKeyPath: registration.keyPath, of: self,
-                        change: registration.change(old: old, new: nil, isPrior: true), context: registration.context)
+                        change: registration.change(old: old, new: new, isPrior: false), context: registration.context)
                 }
-                observer.observeValue(
-                    forKeyPath: registration.keyPath, of: self,
-                    change: registration.change(old: old, new: new, isPrior: false), context: registration.context)
-                ControlTap.delivered(.keyValueObserver, change, domain: self.groupDefaults.domainName, from: self.simulatedProcess)
             })
     }
 
@@ -324,18 +325,19 @@ extension _KeyValueCodingAndObserving where Self: UserDefaults {
             GroupSim.observe(self, key, reportingAs: nil) { [weak self] change in
                 guard let self else { return }
                 let (old, new) = last.replace { self[keyPath: keyPath] }
-                if options.contains(.prior) {
+                ControlTap.delivering(.keyPathObservation, change, domain: self.groupDefaults.domainName, from: self.simulatedProcess) {
+                    if options.contains(.prior) {
+                        handler.call(
+                            self,
+                            NSKeyValueObservedChange(
+                                kind: .setting, newValue: nil, oldValue: options.contains(.old) ? old : nil, indexes: nil, isPrior: true))
+                    }
                     handler.call(
                         self,
                         NSKeyValueObservedChange(
-                            kind: .setting, newValue: nil, oldValue: options.contains(.old) ? old : nil, indexes: nil, isPrior: true))
+                            kind: .setting, newValue: options.contains(.new) ? new : nil, oldValue: options.contains(.old) ? old : nil,
+                            indexes: nil, isPrior: false))
                 }
-                handler.call(
-                    self,
-                    NSKeyValueObservedChange(
-                        kind: .setting, newValue: options.contains(.new) ? new : nil, oldValue: options.contains(.old) ? old : nil,
-                        indexes: nil, isPrior: false))
-                ControlTap.delivered(.keyPathObservation, change, domain: self.groupDefaults.domainName, from: self.simulatedProcess)
             }
         }
         return NSKeyValueObservation(observations)

@@ -48,18 +48,22 @@ open class NSUbiquitousKeyValueStore: NSObject, @unchecked Sendable {
 
     /// Posts `didChangeExternallyNotification` with Apple's `userInfo`, and tells a driver.
     func post(_ change: ExternalChange) {
-        NotificationCenter.default.post(
-            name: Self.didChangeExternallyNotification, object: self,
-            userInfo: [
-                NSUbiquitousKeyValueStoreChangeReasonKey: NSNumber(value: change.reason.appleValue),
-                NSUbiquitousKeyValueStoreChangedKeysKey: change.keys,
-            ])
-        guard ControlTap.isServing, let (process, storeIdentifier) = postsFor else { return }
-        ControlTap.emit(
-            .delivery(
-                Delivery(
-                    mechanism: .didChangeExternally, key: nil, old: nil, new: nil, origin: "other-device", domain: storeIdentifier,
-                    reason: change.reason.rawValue, keys: change.keys)), from: process)
+        let post = {
+            NotificationCenter.default.post(
+                name: Self.didChangeExternallyNotification, object: self,
+                userInfo: [
+                    NSUbiquitousKeyValueStoreChangeReasonKey: NSNumber(value: change.reason.appleValue),
+                    NSUbiquitousKeyValueStoreChangedKeysKey: change.keys,
+                ])
+        }
+        guard ControlTap.isServing, let (process, storeIdentifier) = postsFor else { return post() }
+        ControlTap.delivering(
+            {
+                .delivery(
+                    Delivery(
+                        mechanism: .didChangeExternally, key: nil, old: nil, new: nil, origin: "other-device", domain: storeIdentifier,
+                        reason: change.reason.rawValue, keys: change.keys))
+            }, from: process, post)
         // Apple says nothing but this notification; a driver is told loudly.
         if change.reason == .quotaViolationChange {
             ControlTap.emit(

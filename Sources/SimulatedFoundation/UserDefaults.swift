@@ -329,16 +329,17 @@ open class UserDefaults: NSObject, @unchecked Sendable {
     /// `key`: the one key the call changed, if it changed one (what a control channel reports).
     /// `origin`: another process's only for an administrator's change of the managed preferences.
     func postDidChange(key: String? = nil, origin: ChangeOrigin = .thisProcess) {
-        // What post(name:object:) does in corelibs Foundation, without its copy of the object.
-        NotificationCenter.default.post(Notification(name: Self.didChangeNotification, object: self))
-        postDidChangeMessageIfObserved()
-        if ControlTap.isServing {
-            ControlTap.emit(
+        ControlTap.delivering(
+            {
                 .delivery(
                     Delivery(
-                        mechanism: .didChangeNotification, key: key, old: nil, new: key.flatMap(groupDefaults.value(forKey:)),
-                        origin: origin.rawValue, domain: origin == .thisProcess ? groupDefaults.domainName : DomainName.managed)),
-                from: simulatedProcess)
+                        mechanism: .didChangeNotification, key: key, old: nil, new: key.flatMap(self.groupDefaults.value(forKey:)),
+                        origin: origin.rawValue, domain: origin == .thisProcess ? self.groupDefaults.domainName : DomainName.managed))
+            }, from: simulatedProcess
+        ) {
+            // What post(name:object:) does in corelibs Foundation, without its copy of the object.
+            NotificationCenter.default.post(Notification(name: Self.didChangeNotification, object: self))
+            postDidChangeMessageIfObserved()
         }
     }
 }
