@@ -5,20 +5,6 @@ import Foundation
 import PropertyList
 import ScenarioModel
 
-/// Why a scenario stopped: the step, what was expected and what was found.
-package struct StepFailure: Error, Sendable, CustomStringConvertible {
-    package let line: Int
-    package let step: String
-    package let message: String
-    package var description: String { "line \(line): \(step): \(message)" }
-}
-
-/// A failure inside a step, before the step's line is known.
-struct CheckFailed: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}
-
 /// One running process of a scenario, built-in role or user's executable:
 /// it sends requests over the control protocol — on the child's stdin and
 /// stdout for a built-in role, on the control channel for an executable that
