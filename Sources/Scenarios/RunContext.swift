@@ -1,7 +1,6 @@
 import ChildProcess
 import ScenarioModel
 
-
 /// What every part of one run shares: the scenario, where the executables
 /// are, the run's own simulation root and its log.
 struct RunContext: Sendable {
