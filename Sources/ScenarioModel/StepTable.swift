@@ -181,6 +181,9 @@ package enum StepGrammar {
                 .optional("value", .value, "may be `{i}`, then the integer i"), .optional("sync-every", count),
                 .optional("kvs", .flag, "`true`: to the iCloud store"), .optional("background", .flag, "`true`: the next steps run while it does"),
                 .optional("pace-ms", .number(1...10_000), "one set every that many ms, as a person tapping (not with `background`)"),
+                .optional(
+                    "simulated-pace", .flag,
+                    "`true`: each pause moves the device's simulated clock on by `pace-ms` instead of waiting (`advance-clock`)"),
                 .optional("remove", .flag, "`true`: removes the keys instead (no `value`)"),
             ],
             does:
@@ -365,7 +368,8 @@ package enum StepGrammar {
             "advance-clock", shorthand: "a duration (the default device)",
             fields: [.optional("device", .device), .required("by", .text, "a duration: 30s, 90m, 6h, 1d; at most 366d")],
             does: "moves the device's simulated clock forward at once (no waiting), as every process of the device sees it; "
-                + "a reload deferred past a widget's daily budget comes when the clock reaches the next day",
+                + "a reload deferred past a widget's daily budget comes when the clock reaches the next day, "
+                + "and an iCloud upload held for the device's upload interval goes once the interval has passed on it",
             read: ScenarioParser.readAdvanceClock),
         StepSpec(
             "edit-file",
@@ -438,12 +442,20 @@ extension ScenarioParser {
             burst.paceMilliseconds = pace
             if burst.background { throw fields.node("pace-ms").error("a paced burst runs within its step; leave out either pace-ms or background") }
         }
+        burst.simulatedPace = try fields.flag("simulated-pace") ?? false
+        if burst.simulatedPace, burst.paceMilliseconds == nil {
+            throw fields.node("simulated-pace").error("simulated-pace moves the device's clock on by the burst's pace; give pace-ms too")
+        }
         if burst.cloud && syncEvery != nil {
             throw fields.node("sync-every").error("sync-every goes with defaults bursts; an iCloud write is on the device when it returns")
         }
         burst.removes = try fields.flag("remove") ?? false
         if burst.removes, fields["value"] != nil { throw fields.node("value").error("a burst that removes its keys sets no value; leave out value") }
-        return (.burst(burst), "burst of \(count) \(burst.cloud ? "iCloud " : "")\(burst.removes ? "removals" : "sets") in \(process)")
+        return (
+            .burst(burst),
+            "burst of \(count) \(burst.cloud ? "iCloud " : "")\(burst.removes ? "removals" : "sets") in \(process)"
+                + (burst.simulatedPace ? ", paced on its device's clock" : "")
+        )
     }
 
     @Sendable static func readReboot(_ input: StepInput) throws -> (Step.Action, String) {

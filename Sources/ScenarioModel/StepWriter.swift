@@ -118,6 +118,7 @@ package enum StepWriter {
         if burst.cloud { fields.append(("kvs", "true")) }
         if burst.background { fields.append(("background", "true")) }
         if let pace = burst.paceMilliseconds { fields.append(("pace-ms", "\(pace)")) }
+        if burst.simulatedPace { fields.append(("simulated-pace", "true")) }
         if burst.removes { fields.append(("remove", "true")) }
         return mapping(fields)
     }
