@@ -79,7 +79,7 @@ let package = Package(
         .target(name: "CloudClient", dependencies: ["CloudDevice", "CloudModel", "GroupDefaults", "PropertyList", "SharedFiles"]),
         // The simulated cloud (server) and each device's sync agent, over real sockets.
         .target(name: "CloudService", dependencies: [
-            "CloudClient", "CloudDevice", "CloudModel", "GroupDefaults", "PropertyList", "SharedFiles",
+            "CloudClient", "CloudDevice", "CloudModel", "DeviceState", "GroupDefaults", "PropertyList", "SharedFiles",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),

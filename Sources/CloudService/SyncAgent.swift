@@ -1,6 +1,7 @@
 import CloudClient
 import CloudDevice
 import CloudModel
+import DeviceState
 import Foundation
 import GroupDefaults
 import NIOCore
@@ -52,6 +53,8 @@ package actor SyncAgent {
     private var reportedProblems: [String: String] = [:]
     /// Upload throttling (`UploadThrottle`): when each store last went up, and what is held.
     private var throttle = UploadThrottle()
+    /// The device's time, which the upload interval counts on: an advanced clock lets a held upload go at once.
+    private let time: DeviceTime
 
     /// How long an unacknowledged upload waits before it is sent again, and how often the agent polls.
     static let retryInterval = Duration.seconds(1)
@@ -62,6 +65,7 @@ package actor SyncAgent {
         self.events = events
         settingsDomain = try cloud.settingsDomain()
         settingsDomain.addListener { [wakeup] _ in wakeup.signal() }
+        time = try DeviceTime(clock: DeviceClock(root: cloud.root, device: cloud.device)) { [wakeup] in wakeup.signal() }
     }
 
     /// The settings from the file (its domain only wakes the agent): a file
@@ -219,7 +223,8 @@ package actor SyncAgent {
                 }
             }
             let reopens = try await uploadPending(account: account, interval: current.uploadIntervalMilliseconds, writer: writer)
-            // A held store is looked at again when its window opens, not a retry interval later.
+            // A held store is looked at again when its window opens, not a retry interval later
+            // (or at once when the device's clock is advanced: its file's change wakes the loop).
             await wakeup.wait(timeout: min(Self.retryInterval, reopens ?? Self.retryInterval))
             if EventClock.isOn { events("woke", [:]) }
         }
@@ -233,7 +238,8 @@ package actor SyncAgent {
             guard let copy = readable(identifier), copy.account == account else { continue }
             let sending = copy.uploads.filter { inFlight[identifier]?[$0.stamp.sequence] == nil }
             guard !sending.isEmpty else { continue }
-            if let wait = throttle.hold(identifier, interval: interval, changes: sending.count, events: events) {
+            let now = time.now(events: events)
+            if let wait = throttle.hold(identifier, interval: interval, changes: sending.count, now: now, events: events) {
                 reopens = min(reopens ?? wait, wait)
                 continue
             }
@@ -242,7 +248,7 @@ package actor SyncAgent {
                 "store": .string(identifier), "keys": .array(sending.map { .string($0.key) }),
                 "stamps": .array(sending.map { .string($0.stamp.description) }),
             ]
-            if let writes = throttle.sent(identifier, nextSequence: copy.nextSequence) { fields["writes"] = .integer(writes) }
+            if let writes = throttle.sent(identifier, nextSequence: copy.nextSequence, now: now) { fields["writes"] = .integer(writes) }
             // Said once sent: the line costs time the upload need not wait for.
             try await writer.send(.upload(store: identifier, changes: sending))
             events("upload", fields)

@@ -6,9 +6,12 @@ import PropertyList
 /// writes go up at most once per interval; what waits meanwhile is the copy's
 /// `pending`, one entry per key, so the upload that ends the wait carries the
 /// latest value of each key changed since the last one: a burst of writes
-/// becomes a few changes on the other devices. Owned by the agent's actor.
+/// becomes a few changes on the other devices. Times are the device's
+/// (`DeviceTime`: the real time, moved on by the device's simulated clock),
+/// so advancing the clock lets a held upload go without a real wait. Owned
+/// by the agent's actor.
 struct UploadThrottle {
-    /// When each store's last upload was sent.
+    /// When each store's last upload was sent, on the device's time.
     private var lastUpload: [String: ContinuousClock.Instant] = [:]
     /// Stores whose hold was announced (once per hold, for the timeline).
     private var announced: Set<String> = []

@@ -7,7 +7,9 @@ import SharedFiles
 /// device's folder, so every process of the device reads the same time.
 /// It moves only when advanced (`advance-clock`, `groupsim device clock`):
 /// nothing polls it, and a device whose clock was never advanced reads the
-/// real time, so nothing changes for a run that never advances it.
+/// real time, so nothing changes for a run that never advances it. What
+/// counts time on it: widgets' budgets and entries, and the sync agent's
+/// upload interval (an advance lets a held upload go without a real wait).
 package struct DeviceClock: Sendable {
     package let root: SimulationRoot
     package let device: String
@@ -35,7 +37,7 @@ package struct DeviceClock: Sendable {
 
     /// The offset a clock file holds, checked: a hand-edited or damaged file
     /// must give a clear error, never a time no day number can hold.
-    static func offset(in contents: [String: PlistValue], path: String) throws -> Double {
+    package static func offset(in contents: [String: PlistValue], path: String) throws -> Double {
         let seconds: Double
         switch contents["offset"] {
         case nil: return 0

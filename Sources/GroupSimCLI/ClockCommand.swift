@@ -14,7 +14,9 @@ struct ClockCommand: ParsableCommand {
         discussion: """
             Prints the device's time, how far it is ahead of the real time, and for each widget the app \
             asked to reload: the simulated day, reloads counted against the budget, deferred, and free \
-            (asked from the foreground). --advance moves the clock forward first (30s, 90m, 6h, 1d).
+            (asked from the foreground). --advance moves the clock forward first (30s, 90m, 6h, 1d). \
+            The device's iCloud upload interval counts on this clock too: an upload it holds goes once \
+            the interval has passed on it.
             """)
     @Option(help: "Simulation root (default: $GROUPSIM_ROOT, else $XDG_DATA_HOME/groupsim, else ~/.local/share/groupsim).")
     var root: String?

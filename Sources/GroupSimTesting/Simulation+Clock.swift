@@ -7,7 +7,8 @@ extension Simulation {
     /// `advance-clock` does: every process of the device sees the new time (a
     /// widget shows the entries that came due, its policy may ask again), and a
     /// widget reload deferred past the day's budget comes when the clock
-    /// reaches the next day.
+    /// reaches the next day, and an iCloud upload held for the device's upload
+    /// interval goes once the interval has passed on it.
     public func advanceClock(
         of device: String = "iPhone", by duration: Duration,
         fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column

@@ -186,6 +186,9 @@ extension StepGrammar {
                 .optional("value", .value, "may be `{i}`, then the integer i"), .optional("sync-every", count),
                 .optional("kvs", .flag, "`true`: to the iCloud store"), .optional("background", .flag, "`true`: the next steps run while it does"),
                 .optional("pace-ms", .number(1...10_000), "one set every that many ms, as a person tapping (not with `background`)"),
+                .optional(
+                    "simulated-pace", .flag,
+                    "`true`: each pause moves the device's simulated clock on by `pace-ms` instead of waiting (`advance-clock`)"),
                 .optional("remove", .flag, "`true`: removes the keys instead (no `value`)"),
             ],
             does:
@@ -194,6 +197,7 @@ extension StepGrammar {
             examples: [
                 "{ in: app, count: 100, key: \"k{i}\", sync-every: 10, background: true }",
                 "{ in: app, count: 3, key: n, value: \"{i}\", pace-ms: 5 }",
+                "{ in: app, count: 3, key: n, pace-ms: 2000, simulated-pace: true }",
                 "{ in: app, count: 2, key: \"c{i}\", value: x, kvs: true }", "{ in: app, count: 2, key: \"c{i}\", remove: true }",
             ],
             read: ScenarioParser.readBurst, write: ScenarioParser.writeBurst),
@@ -238,12 +242,20 @@ extension ScenarioParser {
             burst.paceMilliseconds = pace
             if burst.background { throw fields.node("pace-ms").error("a paced burst runs within its step; leave out either pace-ms or background") }
         }
+        burst.simulatedPace = try fields.flag("simulated-pace") ?? false
+        if burst.simulatedPace, burst.paceMilliseconds == nil {
+            throw fields.node("simulated-pace").error("simulated-pace moves the device's clock on by the burst's pace; give pace-ms too")
+        }
         if burst.cloud && syncEvery != nil {
             throw fields.node("sync-every").error("sync-every goes with defaults bursts; an iCloud write is on the device when it returns")
         }
         burst.removes = try fields.flag("remove") ?? false
         if burst.removes, fields["value"] != nil { throw fields.node("value").error("a burst that removes its keys sets no value; leave out value") }
-        return (.burst(burst), "burst of \(count) \(burst.cloud ? "iCloud " : "")\(burst.removes ? "removals" : "sets") in \(process)")
+        return (
+            .burst(burst),
+            "burst of \(count) \(burst.cloud ? "iCloud " : "")\(burst.removes ? "removals" : "sets") in \(process)"
+                + (burst.simulatedPace ? ", paced on its device's clock" : "")
+        )
     }
 
     @Sendable static func writeBurst(_ action: Step.Action) -> StepSpec.Written? {
@@ -252,7 +264,7 @@ extension ScenarioParser {
             ("in", YAMLText.scalar(burst.process)), ("count", "\(burst.count)"), ("key", YAMLText.scalar(burst.keyTemplate)),
             burst.value.map { ("value", YAMLText.value($0)) }, burst.syncEvery.map { ("sync-every", "\($0)") }, burst.cloud ? ("kvs", "true") : nil,
             burst.background ? ("background", "true") : nil, burst.paceMilliseconds.map { ("pace-ms", "\($0)") },
-            burst.removes ? ("remove", "true") : nil,
+            burst.simulatedPace ? ("simulated-pace", "true") : nil, burst.removes ? ("remove", "true") : nil,
         ])
     }
 }

@@ -79,7 +79,8 @@ extension StepGrammar {
             "advance-clock", shorthand: "a duration (the default device)",
             fields: [.optional("device", .device), .required("by", .text, "a duration: 30s, 90m, 6h, 1d; at most 366d")],
             does: "moves the device's simulated clock forward at once (no waiting), as every process of the device sees it; "
-                + "a reload deferred past a widget's daily budget comes when the clock reaches the next day",
+                + "a reload deferred past a widget's daily budget comes when the clock reaches the next day, "
+                + "and an iCloud upload held for the device's upload interval goes once the interval has passed on it",
             examples: ["6h", "{ device: iPad, by: 90m }", "{ by: 1d }", "{ by: 45s }"],
             read: ScenarioParser.readAdvanceClock
         ) {

@@ -204,6 +204,9 @@ package struct Burst: Sendable, Equatable {
     package var background = false
     /// `pace-ms`: one write every that many ms (a person tapping, a sync loop) instead of all at once.
     package var paceMilliseconds: Int? = nil
+    /// `simulated-pace: true`: each pause moves the device's simulated clock on by the pace (`advance-clock`) instead of
+    /// waiting for real: what counts time on that clock (the iCloud upload interval) sees the writes spread, and nothing waits.
+    package var simulatedPace = false
     /// `remove: true`: each key is removed instead of set (churn: a burst of sets, then one of removals).
     package var removes = false
 

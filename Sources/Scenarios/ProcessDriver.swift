@@ -307,13 +307,14 @@ final class ProcessDriver: @unchecked Sendable {
         }
     }
 
-    /// Sends a burst pipelined, with a synchronize every `syncEvery` sets.
-    func startBurst(_ burst: Burst) -> Int {
+    /// Sends a burst pipelined, with a synchronize every `syncEvery` sets;
+    /// `pause` spreads a paced burst's writes (it is given the pace, in ms).
+    func startBurst(_ burst: Burst, pause: (Int) throws -> Void) rethrows -> Int {
         var covered: [(key: String, value: PlistValue)] = []
         var lastID = 0
         for index in 0..<burst.count {
             // The pace of a person's taps, not a wait for anything: the writes must be spread over time.
-            if let pace = burst.paceMilliseconds, index > 0 { usleep(useconds_t(pace) * 1000) }
+            if let pace = burst.paceMilliseconds, index > 0 { try pause(pace) }
             let key = burst.key(index)
             let value = burst.value(index)
             let request: AppRequest =

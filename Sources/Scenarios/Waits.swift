@@ -1,4 +1,6 @@
+import DeviceState
 import Foundation
+import GroupDefaults
 import ScenarioModel
 
 /// What a run waits for: events (`wait`), their absence (`quiet`), and the
@@ -37,12 +39,20 @@ final class Waits: @unchecked Sendable {
     func burst(_ burst: Burst, noting step: Step) throws {
         context.log.action(burst.process, step)
         let target = try roster.driver(burst.process)
-        let last = target.startBurst(burst)
+        let last = try target.startBurst(burst, pause: pause(for: burst))
         if burst.background {
             lock.withLock { backgroundBursts[burst.process] = last }
         } else if burst.waitForResponses {
             _ = try target.waitForResponse(last, timeout: RunnerTimeouts.burst)
         }
+    }
+
+    /// A paced burst's pause: real, or (`simulated-pace`) its device's clock moved on as `advance-clock` moves it.
+    private func pause(for burst: Burst) -> (Int) throws -> Void {
+        guard burst.simulatedPace else { return { usleep(useconds_t($0) * 1000) } }
+        let device = context.scenario.processes[burst.process]?.device ?? context.scenario.defaultDevice
+        let budget = WidgetReloadBudget(root: SimulationRoot(path: context.root), device: device)
+        return { try budget.advanceClock(by: Double($0) / 1000) }
     }
 
     func waitForBurst(of process: String) throws {

@@ -2,6 +2,7 @@ import CloudClient
 import CloudDevice
 import CloudModel
 import CloudService
+import DeviceState
 import Foundation
 import GroupDefaults
 import PropertyList
@@ -337,6 +338,39 @@ import Testing
         #expect(try groupsim(["cloud", "status"], root: root).stdout.contains("uploads every 15000 ms"))
         let bad = try groupsim(["cloud", "network", "--device", "iPhone", "upload-interval", "600001"], root: root)
         #expect(bad.status != 0 && bad.stderr.contains("upload-interval takes a number from 0 to 600000 ms"), "\(bad.stderr)")
+    }
+
+    /// The upload interval counts on the device's simulated clock: a write held
+    /// for an interval of ten minutes goes up once the clock is advanced past it,
+    /// with no real wait (ten real minutes would outlast every wait here).
+    @Test func aHeldUploadGoesWhenTheDevicesClockPassesTheInterval() throws {
+        #expect(try groupsim(["cloud", "account", "sign-in", "alice"], root: root).status == 0)
+        #expect(try groupsim(["cloud", "network", "--device", "iPhone", "upload-interval", "600000"], root: root).status == 0)
+        let server = try startCloud()
+        let agent = try CloudChild(["agent", "--device", "iPhone"], root: root)
+        try write("k", "1", device: "iPhone")
+        try until(agent) { try cloudValue("k") == .integer(1) }
+        try write("k", "2", device: "iPhone")
+        try agent.waitFor("throttled")
+        let advanced = try groupsim(["device", "clock", "iPhone", "--advance", "10m"], root: root)
+        #expect(advanced.status == 0, "\(advanced.stderr)")
+        try until(agent, timeout: 60) { try cloudValue("k") == .integer(2) }
+        withExtendedLifetime(server) {}
+    }
+
+    /// A clock file the agent cannot read is said, with its path, and uploads go on (on the last offset read well).
+    @Test func aDamagedClockFileIsSaidAndUploadsGoOn() throws {
+        #expect(try groupsim(["cloud", "account", "sign-in", "alice"], root: root).status == 0)
+        let clock = try DeviceClock(root: simulation, device: "iPhone").path
+        try FileManager.default.createDirectory(atPath: (clock as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try Data(BinaryPropertyList.encode(.dictionary(["offset": .string("soon")]))).write(to: URL(fileURLWithPath: clock))
+        let server = try startCloud()
+        let agent = try CloudChild(["agent", "--device", "iPhone"], root: root)
+        try write("k", "1", device: "iPhone")
+        let said = try agent.waitFor("problem") { $0.contains("clock.plist") }
+        #expect(said.contains("offset is") && said.contains("the upload interval counts from the clock's last offset read, 0.0 s"), "\(said)")
+        try until(agent) { try cloudValue("k") == .integer(1) }
+        withExtendedLifetime(server) {}
     }
 
     @Test func networkFaultsWithoutACloudAreRefusedWithTheWayOut() throws {
