@@ -44,6 +44,8 @@ package enum AppRequest: Sendable, Equatable {
     case info
     /// The domains a read looks in, in order (`searchList` of the answering instance).
     case searchList
+    /// `objectIsForced(forKey:)` of the answering instance, or `objectIsForced(forKey:inDomain:)` with a domain.
+    case forced(key: String, domain: String?)
     case ping
     case exit(status: Int32)
 }

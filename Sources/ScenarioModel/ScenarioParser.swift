@@ -234,7 +234,7 @@ package enum ScenarioParser {
             "in", "key", "value", "absent", "domain", "saw", "not-saw", "card", "file", "device", "app", "count", "length",
             "intact", "moved-aside", "acknowledged", "exit", "status", "origin", "reason", "kind", "times",
             "cloud", "account", "copy", "by", "ahead-ms", "uploads", "kvs", "keys", "message", "value-domain", "search-list", "matching", "as",
-            "output", "mechanism", "matches", "stream", "suite", "ready",
+            "output", "mechanism", "matches", "stream", "suite", "ready", "forced",
         ])
         if let check = try parseCloudCheck(fields, node, context) { return check }
         if let file = fields["file"] {
@@ -275,6 +275,7 @@ package enum ScenarioParser {
         if let stray = fields["suite"], fields["search-list"] == nil, fields["key"] == nil || fields["saw"] != nil || fields["not-saw"] != nil {
             throw stray.error("'suite' goes with a key's check or a search-list check")
         }
+        if let forced = fields["forced"] { return try parseForcedCheck(process, forced, fields, suite, context) }
         if let eventNode = fields["saw"] ?? fields["not-saw"] {
             let matcher = try context.matcher(fields, eventNode: eventNode, in: process)
             if fields["times"] != nil && fields["saw"] == nil { throw fields["times"]!.error("'times' goes with 'saw'") }
@@ -338,6 +339,21 @@ package enum ScenarioParser {
         let domain = try fields["domain"]?.string()
         if value == nil && domain == nil { throw node.error("a process check on '\(try key.string())' needs value, absent: true or domain") }
         return .value(process: process, key: try key.string(), value: value, domain: domain, suite: suite)
+    }
+
+    /// `{ in: P, key: K, forced: BOOL }` (`objectIsForced(forKey:)`), with `domain: D` `objectIsForced(forKey:inDomain:)`;
+    /// `suite` as a value check's. Every other field of a process check is refused.
+    static func parseForcedCheck(
+        _ process: String, _ forced: SpecNode, _ fields: [String: SpecNode], _ suite: SuiteChoice, _ context: Context
+    ) throws -> Check {
+        if let stray = fields.keys.sorted().first(where: { !["in", "key", "forced", "domain", "suite"].contains($0) }) {
+            throw fields[stray]!.error(
+                "'\(stray)' does not go with 'forced' (it takes in, key, forced: true or false, and optionally domain and suite); "
+                    + "check a value with a check of its own")
+        }
+        guard let key = fields["key"] else { throw forced.error("'forced' checks objectIsForced(forKey:) of a key: add 'key'") }
+        try context.requireControl(process, at: forced, for: "a forced check")
+        return .forced(process: process, key: try key.string(), inDomain: try fields["domain"]?.string(), forced: try forced.bool(), suite: suite)
     }
 
     /// `{ file: DOMAIN, device, app, key+value | absent | count | matching+count | length | intact | moved-aside }`.

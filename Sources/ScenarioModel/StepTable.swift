@@ -325,12 +325,14 @@ package enum StepGrammar {
         StepSpec(
             "managed",
             fields: [
-                .optional("device", .device), .required("app", .text, "a bundle id of the app's targets"), .optional("key"),
-                .optional("value", .value, "with `key`: forces it"), .optional("remove", .text, "a key: no longer forced"),
-                .optional("config", .mapping, "the managed app configuration, whole"),
+                .optional("device", .device), .optional("app", .text, "a bundle id of the app's targets"),
+                .optional("suite", .text, "instead of `app`: an app group of the app's targets, whose suite's domain is managed"),
+                .optional("key"), .optional("value", .value, "with `key`: forces it"), .optional("remove", .text, "a key: no longer forced"),
+                .optional("config", .mapping, "the managed app configuration, whole (an app's only)"),
             ],
-            does: "an administrator (MDM) changes the app's managed preferences on the device (`groupsim device managed`): "
-                + "exactly one of `key` with `value`, `remove` or `config`; running processes of the app see it at once",
+            does: "an administrator (MDM) changes the managed preferences of an app's domain, or of an app group's (`suite`), on the "
+                + "device (`groupsim device managed`): exactly one of `key` with `value`, `remove` or `config`; running processes "
+                + "whose instances read that domain see it at once",
             read: ScenarioParser.readManaged),
         StepSpec(
             "reboot", shorthand: "a device name",
@@ -462,28 +464,6 @@ extension ScenarioParser {
             protection = chosen
         }
         return (.reboot(device: device, protection: protection), "reboot " + (device ?? "the device") + " (data protection \(protection.rawValue))")
-    }
-
-    @Sendable static func readManaged(_ input: StepInput) throws -> (Step.Action, String) {
-        let fields = try input.fields()
-        let appNode = fields.node("app")
-        let app = try appNode.string()
-        let known = input.context.app.targets.values.map(\.bundleIdentifier).sorted()
-        guard known.contains(app) else {
-            var message = "'\(app)' is not a bundle id of the app's targets"
-            if let guess = DeviceManager.closest(to: app, among: known) { message += "; did you mean \(guess)?" }
-            throw appNode.error(message + " (they are: \(known.joined(separator: ", ")))")
-        }
-        let chosen = Set(fields.nodes.keys).subtracting(["device", "app"])
-        let change: ManagedChange
-        switch chosen {
-        case ["key", "value"]: change = .set(key: try fields.node("key").string(), value: try fields.node("value").plistValue())
-        case ["remove"]: change = .remove(key: try fields.node("remove").string())
-        case ["config"]: change = .configuration(try fields.node("config").plistDictionary())
-        default: throw input.body.error("managed takes an app and one of: key with value (forces it), remove: KEY, config: {…}")
-        }
-        let device = try fields.device("device")
-        return (.managed(device: device, app: app, change), "\(change.summary) for \(app)" + (device.map { " on \($0)" } ?? ""))
     }
 
     @Sendable static func readAdvanceClock(_ input: StepInput) throws -> (Step.Action, String) {

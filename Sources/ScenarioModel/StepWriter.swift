@@ -88,7 +88,7 @@ package enum StepWriter {
         case .deleteFile(let domain, let device):
             return ("delete-file", mapping([("domain", scalar(domain))] + (device.map { [("device", scalar($0))] } ?? [])))
         case .eraseDevice(let device): return ("erase-device", scalar(device))
-        case .managed(let device, let app, let change): return ("managed", managed(device: device, app: app, change))
+        case .managed(let device, let app, let change, let suite): return ("managed", managed(device: device, app: app, change, suite: suite))
         case .waitBurst(let process): return ("wait-burst", scalar(process))
         case .cloud(let cloudAction): return cloud(cloudAction)
         case .send(let process, let line): return ("send", mapping([("to", scalar(process)), ("line", quoted(line))]))
@@ -239,6 +239,10 @@ package enum StepWriter {
         case .exit(let process, let status): return mapping([("exit", scalar(process)), ("status", "\(status)")])
         case .searchList(let process, let domains, let suite):
             return mapping([("in", scalar(process)), ("search-list", list(domains.map(scalar)))] + suiteField(suite))
+        case .forced(let process, let key, let domain, let forced, let suite):
+            return mapping(
+                [("in", scalar(process)), ("key", scalar(key)), ("forced", "\(forced)")] + (domain.map { [("domain", scalar($0))] } ?? [])
+                    + suiteField(suite))
         case .output(let process, let contains, let pattern, let stream):
             let inner = [contains.map { ("contains", quoted($0)) }, pattern.map { ("matches", quoted($0)) }, stream.map { ("stream", scalar($0)) }]
             return mapping([("in", scalar(process)), ("output", mapping(inner.compactMap { $0 }))])
@@ -269,14 +273,14 @@ package enum StepWriter {
         return "\(seconds)s"
     }
 
-    static func managed(device: String?, app: String, _ change: ManagedChange) -> String {
+    static func managed(device: String?, app: String, _ change: ManagedChange, suite: Bool = false) -> String {
         let what: [(String, String)] =
             switch change {
             case .set(let key, let newValue): [("key", scalar(key)), ("value", value(newValue))]
             case .remove(let key): [("remove", scalar(key))]
             case .configuration(let configuration): [("config", value(.dictionary(configuration)))]
             }
-        return mapping((device.map { [("device", scalar($0))] } ?? []) + [("app", scalar(app))] + what)
+        return mapping((device.map { [("device", scalar($0))] } ?? []) + [(suite ? "suite" : "app", scalar(app))] + what)
     }
 
     static func mapping(_ fields: [(String, String)]) -> String { "{ " + fields.map { "\($0.0): \($0.1)" }.joined(separator: ", ") + " }" }
