@@ -4,7 +4,9 @@
 #   scripts/fuzz.sh                       # about a minute in all (CI)
 #   scripts/fuzz.sh --minutes 30          # a longer run, shared between the targets
 #   scripts/fuzz.sh --seconds 120 xml     # some targets only
+#   scripts/fuzz.sh --jobs 2              # two targets at a time (each keeps its share of the time)
 #   scripts/fuzz.sh --reproduce xml FILE  # run one input through a target
+#   scripts/fuzz.sh --build-only          # build the fuzz targets and stop
 #
 # Targets: binary, xml, old-style, launch-arguments, control-protocol, scenario, sync-message, cloud-file.
 # Each starts from its seed corpus (Fuzz/corpus/<target>, kept in the
@@ -16,8 +18,10 @@ cd "$(dirname "$0")/.."
 
 all_targets=(binary xml old-style launch-arguments control-protocol scenario sync-message cloud-file)
 total_seconds=60
+jobs=1
 targets=()
 reproduce=()
+build_only=0
 whole_number() {
   [[ "${2:-}" =~ ^[0-9]+$ ]] || { echo "error: $1 needs a whole number" >&2; exit 2; }
 }
@@ -25,10 +29,12 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --minutes) whole_number "$@"; total_seconds=$(( $2 * 60 )); shift 2 ;;
     --seconds) whole_number "$@"; total_seconds=$2; shift 2 ;;
+    --jobs) whole_number "$@"; jobs=$2; [ "$jobs" -ge 1 ] || jobs=1; shift 2 ;;
     --reproduce)
       [ $# -ge 3 ] || { echo "error: --reproduce needs a target and a file" >&2; exit 2; }
       reproduce=("$2" "$3"); shift 3 ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    --build-only) build_only=1; shift ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     -*) echo "error: unknown option $1 (see --help)" >&2; exit 2 ;;
     *)
       if [[ " ${all_targets[*]} " != *" $1 "* ]]; then
@@ -50,6 +56,7 @@ echo "==> building the fuzz targets (release, -sanitize=fuzzer, in $scratch)"
 build_start=$SECONDS
 GROUPSIM_FUZZ=1 swift build -c release --sanitize=fuzzer --scratch-path "$scratch" --product groupsim-fuzz
 echo "    built in $(( SECONDS - build_start ))s"
+[ "$build_only" = 0 ] || exit 0
 
 if [ ${#reproduce[@]} -gt 0 ]; then
   GROUPSIM_FUZZ_TARGET="${reproduce[0]}" exec "$fuzzer" "${reproduce[1]}"
@@ -57,40 +64,62 @@ fi
 
 per_target=$(( total_seconds / ${#targets[@]} ))
 [ "$per_target" -ge 1 ] || per_target=1
-failed=()
-summary=()
-for target in "${targets[@]}"; do
-  corpus="$scratch/corpus/$target"
-  crashes="$scratch/crashes/$target"
-  log="$scratch/logs/$target.log"
+# One target's run: its log, its verdict in $scratch/results/<target> ("ok …" or
+# "FAILED …"), and what to do about a failure on stdout, printed as one block.
+fuzz_one() {
+  local target=$1
+  local corpus="$scratch/corpus/$target" crashes="$scratch/crashes/$target" log="$scratch/logs/$target.log"
   mkdir -p "$corpus" "$crashes" "$(dirname "$log")"
-  seeds=("Fuzz/corpus/$target")
+  local seeds=("Fuzz/corpus/$target")
   # The scenario library is the scenario target's best seed, with the hostile ones beside it.
   [ "$target" = scenario ] && seeds=(scenarios "Fuzz/corpus/scenario")
-  dict=()
+  local dict=()
   [ -f "Fuzz/dictionaries/$target.dict" ] && dict=("-dict=Fuzz/dictionaries/$target.dict")
-  echo "==> fuzzing $target for ${per_target}s"
-  status=0
+  local status=0
   # New inputs go to the first folder (under $scratch); the seed folders are only read.
   GROUPSIM_FUZZ_TARGET="$target" "$fuzzer" \
     -max_total_time="$per_target" -timeout=30 -rss_limit_mb=4096 -max_len=16384 \
     -print_final_stats=1 -artifact_prefix="$crashes/" "${dict[@]}" \
     "$corpus" "${seeds[@]}" > "$log" 2>&1 || status=$?
+  local runs
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  local report="==> fuzzed $target for ${per_target}s"
   if [ "$status" -ne 0 ]; then
-    failed+=("$target")
+    local artifact
     artifact=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tail -1)
-    echo "    FAILED (exit $status) after ${runs:-?} runs; log: $log"
-    grep -E "Fatal error|property broken|ERROR: libFuzzer|==ERROR|SUMMARY" "$log" | head -5 | sed 's/^/    /' || true
+    report+=$'\n'"    FAILED (exit $status) after ${runs:-?} runs; log: $log"
+    report+=$'\n'"$(grep -E "Fatal error|property broken|ERROR: libFuzzer|==ERROR|SUMMARY" "$log" | head -5 | sed 's/^/    /' || true)"
     if [ -n "$artifact" ]; then
-      echo "    failing input: $artifact"
-      echo "    replay: scripts/fuzz.sh --reproduce $target $artifact"
+      report+=$'\n'"    failing input: $artifact"$'\n'"    replay: scripts/fuzz.sh --reproduce $target $artifact"
     fi
-    summary+=("$target: FAILED after ${runs:-?} runs")
+    echo "$target: FAILED after ${runs:-?} runs" > "$scratch/results/$target"
   else
-    echo "    ok: ${runs:-?} runs"
-    summary+=("$target: ok, ${runs:-?} runs in ${per_target}s")
+    report+=$'\n'"    ok: ${runs:-?} runs"
+    echo "$target: ok, ${runs:-?} runs in ${per_target}s" > "$scratch/results/$target"
   fi
+  echo "$report"
+}
+
+rm -rf "$scratch/results"
+mkdir -p "$scratch/results"
+echo "==> fuzzing ${#targets[@]} targets, ${per_target}s each, $jobs at a time"
+running=0
+for target in "${targets[@]}"; do
+  if [ "$running" -ge "$jobs" ]; then
+    wait -n || true
+    running=$(( running - 1 ))
+  fi
+  fuzz_one "$target" &
+  running=$(( running + 1 ))
+done
+wait
+
+failed=()
+summary=()
+for target in "${targets[@]}"; do
+  result=$(cat "$scratch/results/$target" 2>/dev/null || echo "$target: FAILED (no result)")
+  summary+=("$result")
+  [[ "$result" == *FAILED* ]] && failed+=("$target")
 done
 
 echo "==> fuzz summary"

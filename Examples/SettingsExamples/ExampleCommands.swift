@@ -12,6 +12,7 @@ public enum ExampleCommands {
           reading-watch COUNT          report ReadingMode changes in the group suite until COUNT were seen (10 minutes at most)
           profile [NAME]               the @UserDefault username (set it to NAME)
           cloud-mirror                 mirror sync- settings into the cloud-store stand-in
+          cloud-mirror-watch           mirror sync- settings into the iCloud store as they change, until asked to exit
           theme-show                   ThemeController over the standard defaults
           theme-change THEME           ThemeController over the group suite: change the theme
           theme-group-show             ThemeController over the group suite
@@ -28,6 +29,7 @@ public enum ExampleCommands {
           storage-widget               the theme as the widget reads the suite, and through its own @AppStorage
           wait-input                   read standard input until it ends, touching no defaults
           slow-setup SECONDS           take SECONDS to set up, then observe theme in the group suite and read standard input
+          slow-observer SECONDS        observe theme in the group suite: print it, then take SECONDS before returning; read input
           intent [NAME KEY=VALUE…]     the App Intents' extension: perform one (or one per line of input) and exit
           intents-offer                an app whose App Intents run in its process: offer them, report notes, read input
           widget POLICY                the Notes widget's process (TimelineProvider: five hourly entries; at-end, after or never)
@@ -84,6 +86,11 @@ public enum ExampleCommands {
             show("mirroring", "started")
             UserDefaults.standard.set(true, forKey: "sync-" + String(repeating: "x", count: 60))
             show("survived", "yes")
+        case "cloud-mirror-watch":
+            // The mirror left running: a key it mirrors past the store's 64 bytes ends the app (Apple's store raises).
+            CloudDefaults.shared.start()
+            sayReady()
+            dispatchMain()  // the mirror's observer runs on the main queue; the program ends when asked to exit
         case "theme-show":
             show("theme", ThemeController().currentTheme.rawValue)
         case "theme-change":
@@ -156,6 +163,16 @@ public enum ExampleCommands {
             guard let text = rest.first, let seconds = Double(text), (0...60).contains(seconds) else { return fail("slow-setup SECONDS") }
             Thread.sleep(forTimeInterval: seconds)
             let observation = GroupSim.observe(UserDefaults.shared, "theme") { change in show("theme", change.newValue) }
+            while readLine() != nil {}
+            withExtendedLifetime(observation) {}
+        case "slow-observer":
+            // An observer that prints what it saw, then has more to do (a thumbnail to draw, say) before it returns.
+            guard let text = rest.first, let seconds = Double(text), (0...60).contains(seconds) else { return fail("slow-observer SECONDS") }
+            let observation = GroupSim.observe(UserDefaults.shared, "theme") { change in
+                show("theme", change.newValue)
+                Thread.sleep(forTimeInterval: seconds)
+            }
+            sayReady()
             while readLine() != nil {}
             withExtendedLifetime(observation) {}
         case _ where command.hasPrefix("widget"):

@@ -101,12 +101,21 @@ package struct AppManifest: Sendable {
 
     // MARK: Reading
 
+    /// The keys each part of a manifest takes, as the reader allows them: docs/manifest.md's reference is checked
+    /// against these (ManifestDocsTests), so the two cannot drift apart.
+    package static let topLevelKeys = ["name", "targets", "intents", "protected-data"]
+    package static let targetKeys = ["bundle-id", "app-groups", "icloud-kvs", "icloud-bridge", "suite", "registered-defaults"]
+    package static let widgetKeys = ["shows", "timeline", "observer", "reload-budget"]
+    package static let intentExtensionKeys = ["intents"]
+    package static let intentKeys = Intent.Action.allCases.map(\.rawValue) + ["value", "parameter", "by"]
+    package static let cloudBridgeKeys = ["mode", "prefix"]
+
     package static func load(_ path: String) throws -> AppManifest {
         try parse(SpecNode.load(path))
     }
 
     package static func parse(_ root: SpecNode) throws -> AppManifest {
-        let fields = try root.fields(allowed: ["name", "targets", "intents", "protected-data"], required: ["name", "targets"])
+        let fields = try root.fields(allowed: topLevelKeys, required: ["name", "targets"])
         var targets: [Role: Target] = [:]
         for (name, node) in try fields["targets"]!.entries(allowed: Role.allCases.map(\.rawValue)) {
             targets[Role(rawValue: name)!] = try parseTarget(node, role: Role(rawValue: name)!)
@@ -131,9 +140,9 @@ package struct AppManifest: Sendable {
     }
 
     static func parseTarget(_ node: SpecNode, role: Role) throws -> Target {
-        var allowed = ["bundle-id", "app-groups", "icloud-kvs", "icloud-bridge", "suite", "registered-defaults"]
-        if role == .widget { allowed += ["shows", "timeline", "observer", "reload-budget"] }
-        if role == .intentExtension { allowed += ["intents"] }
+        var allowed = targetKeys
+        if role == .widget { allowed += widgetKeys }
+        if role == .intentExtension { allowed += intentExtensionKeys }
         let fields = try node.fields(allowed: allowed, required: ["bundle-id"])
         let bundle = try fields["bundle-id"]!.string()
         do { try DomainName.validate(bundle, what: "bundle identifier") } catch { throw fields["bundle-id"]!.error("\(error)") }
@@ -174,7 +183,7 @@ package struct AppManifest: Sendable {
         if let mode = try? node.string() {
             bridge.mode = mode
         } else {
-            let fields = try node.fields(allowed: ["mode", "prefix"])
+            let fields = try node.fields(allowed: cloudBridgeKeys)
             bridge.mode = try fields["mode"]?.string() ?? "fixed"
             bridge.prefix = try fields["prefix"]?.string() ?? "sync-"
             if bridge.prefix.isEmpty { throw fields["prefix"]!.error("the prefix must not be empty (every key would be mirrored)") }
@@ -236,7 +245,7 @@ package struct AppManifest: Sendable {
 
     static func parseIntent(_ node: SpecNode) throws -> Intent {
         let actions = Intent.Action.allCases.map(\.rawValue)
-        let fields = try node.fields(allowed: actions + ["value", "parameter", "by"])
+        let fields = try node.fields(allowed: intentKeys)
         let chosen = actions.filter { fields[$0] != nil }
         guard chosen.count == 1, let action = Intent.Action(rawValue: chosen[0]) else {
             throw node.error(
@@ -263,6 +272,7 @@ package struct AppManifest: Sendable {
 
     package static let exampleYAML = """
         # A notes app with a home-screen widget and a Shortcuts/Siri extension.
+        # Every key, its default and what it does: docs/manifest.md.
         name: Notes
         targets:
           main-app:

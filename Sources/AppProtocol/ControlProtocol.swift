@@ -107,6 +107,7 @@ package enum ControlProtocol {
         case "info": return .info
         case "search-list": return .searchList
         case "ping": return .ping
+        case "flush-events": return .flushEvents
         case "exit":
             let status = try fields.integer("status", default: 0)
             guard exitStatusRange.contains(Int(status)) else {
@@ -116,7 +117,7 @@ package enum ControlProtocol {
             return .exit(status: Int32(status))
         default:
             throw AppRequestError(
-                "unknown command \"\(name)\"; known: get set remove forced dump register add-suite remove-suite synchronize clear increment append merge reload reload-widgets kvs-get kvs-set kvs-remove kvs-dump kvs-sync perform-intent info search-list ping exit"
+                "unknown command \"\(name)\"; known: get set remove forced dump register add-suite remove-suite synchronize clear increment append merge reload reload-widgets kvs-get kvs-set kvs-remove kvs-dump kvs-sync perform-intent info search-list ping flush-events exit"
             )
         }
     }
@@ -205,6 +206,7 @@ package enum ControlProtocol {
         case .info: body = "\"cmd\":\"info\""
         case .searchList: body = "\"cmd\":\"search-list\""
         case .ping: body = "\"cmd\":\"ping\""
+        case .flushEvents: body = "\"cmd\":\"flush-events\""
         case .exit(let status): body = "\"cmd\":\"exit\",\"status\":\(status)"
         }
         return "{\"id\":\(id),\(body)}"
@@ -234,8 +236,10 @@ package enum ControlProtocol {
     }
 
     /// The one writer of event lines: the simulated processes and `defaults watch --json` use it.
-    package static func event(_ event: AppEvent, at date: Date = Date()) -> String {
-        let time = "\"time\":\(PlistJSON.quote(PlistJSON.timestamp(date)))"
+    /// `monotonic`: CLOCK_MONOTONIC (ns) when the event began, as `monotonicNs`: a user's program stamps its events so a
+    /// driver can put them in order with the output lines it read (stamped on the same clock as they came).
+    package static func event(_ event: AppEvent, at date: Date = Date(), monotonic: UInt64? = nil) -> String {
+        let time = "\"time\":\(PlistJSON.quote(PlistJSON.timestamp(date)))" + (monotonic.map { ",\"monotonicNs\":\($0)" } ?? "")
         switch event {
         case .ready(let info):
             return "{\"event\":\"ready\",\"protocol\":\(version),\"info\":\(PlistJSON.encode(.dictionary(info))),\(time)}"

@@ -13,6 +13,11 @@ public struct DefaultsContext: Sendable, Hashable {
     /// to the device's processes, not to the tools that look at its files from outside.
     package var isOnDevice = true
 
+    /// - Parameters:
+    ///   - root: The simulation root.
+    ///   - device: The device.
+    ///   - bundleIdentifier: The process's bundle identifier, whose domain is the standard one.
+    ///   - appGroups: The app-group entitlement; nil for unrestricted.
     public init(root: SimulationRoot, device: String = SimulationRoot.defaultDevice, bundleIdentifier: String, appGroups: Set<String>? = nil) {
         self.root = root
         self.device = device

@@ -58,6 +58,8 @@ public enum DefaultsError: Error, CustomStringConvertible, Equatable {
     }
 
     /// The name quoted, with control characters escaped so the message stays one readable line.
+    /// - Parameter name: The name.
+    /// - Returns: The quoted name.
     public static func show(_ name: String) -> String {
         "\"" + name.unicodeScalars.map { $0.properties.generalCategory == .control ? $0.escaped(asASCII: true) : String($0) }.joined() + "\""
     }

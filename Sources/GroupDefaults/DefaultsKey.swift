@@ -7,7 +7,11 @@ import PropertyList
 /// readable with `groupsim defaults read`).
 public protocol DefaultsStorable: Sendable {
     /// nil means "remove the key" (an Optional set to nil).
+    /// - Throws: An error of the value's own encoding (`DefaultsCodable`'s `PropertyListEncoder`).
+    /// - Returns: The value as a property list.
     func plistValue() throws -> PlistValue?
+    /// The value a property list holds; nil when it holds another type.
+    /// - Parameter plistValue: The stored value.
     init?(plistValue: PlistValue)
 }
 
@@ -25,6 +29,10 @@ public struct DefaultsKey<Value: DefaultsStorable>: Sendable {
     public let name: String
     public let defaultValue: Value
 
+    /// A key and the value it reads as while nothing is stored.
+    /// - Parameters:
+    ///   - name: The key's name in the domain.
+    ///   - defaultValue: What reads return for an absent key; `register(_:)` puts it in the registration domain.
     public init(_ name: String, default defaultValue: Value) {
         self.name = name
         self.defaultValue = defaultValue
@@ -37,6 +45,9 @@ public enum DefaultsKeys {}
 /// A key of any value type, for `register(_:)`.
 public protocol AnyDefaultsKey: Sendable {
     var name: String { get }
+    /// The key's default as a property list, for the registration domain.
+    /// - Throws: What the default's `plistValue()` throws.
+    /// - Returns: The default as stored; nil for an Optional default of nil.
     func registrationValue() throws -> PlistValue?
 }
 
@@ -46,6 +57,8 @@ extension DefaultsKey: AnyDefaultsKey {
 
 extension GroupDefaults {
     /// Reads the typed value; the key's default if the key is absent or holds another type.
+    /// - Parameter key: The declared key.
+    /// - Returns: The stored value, or the key's default.
     public subscript<Value>(key: DefaultsKey<Value>) -> Value {
         get { value(forKey: key.name).flatMap(Value.init(plistValue:)) ?? key.defaultValue }
         set {
@@ -61,11 +74,17 @@ extension GroupDefaults {
     }
 
     /// Sets a typed value, reporting an encoding failure.
+    /// - Parameters:
+    ///   - value: The new value; an Optional's nil removes the key.
+    ///   - key: The declared key.
+    /// - Throws: What the value's `plistValue()` throws; nothing is written then.
     public func set<Value>(_ value: Value, for key: DefaultsKey<Value>) throws {
         set(try value.plistValue(), forKey: key.name)
     }
 
     /// Puts the declared defaults into the registration domain.
+    /// - Parameter keys: The declared keys.
+    /// - Throws: What a default's `plistValue()` throws; nothing is registered then.
     public func register(_ keys: any AnyDefaultsKey...) throws {
         var defaults: [String: PlistValue] = [:]
         for key in keys { if let value = try key.registrationValue() { defaults[key.name] = value } }
@@ -73,9 +92,12 @@ extension GroupDefaults {
     }
 
     /// Removes the stored value, so the registered default shows again.
+    /// - Parameter key: The declared key.
     public func reset<Value>(_ key: DefaultsKey<Value>) { removeObject(forKey: key.name) }
 
     /// The typed changes of one key.
+    /// - Parameter key: The declared key.
+    /// - Returns: A stream of the key's typed value after each change, from this process or another.
     public func updates<Value>(_ key: DefaultsKey<Value>) -> AsyncStream<Value> {
         let raw = changes(forKey: key.name)
         return AsyncStream { continuation in
@@ -192,12 +214,16 @@ extension DefaultsStorable where Self: RawRepresentable, RawValue: DefaultsStora
 public protocol DefaultsCodable: Codable, DefaultsStorable {}
 
 extension DefaultsCodable {
+    /// - Throws: `PropertyListEncoder`'s error for a value it cannot encode.
+    /// - Returns: The value's fields as a property-list dictionary (or array, or scalar).
     public func plistValue() throws -> PlistValue? {
         let encoder = PropertyListEncoder()
         encoder.outputFormat = .binary
         return try BinaryPropertyList.decode(encoder.encode(self))
     }
 
+    /// Decodes the value from its property-list form; nil when that form does not decode.
+    /// - Parameter plistValue: The stored value.
     public init?(plistValue: PlistValue) {
         guard let decoded = try? PropertyListDecoder().decode(Self.self, from: BinaryPropertyList.encode(plistValue)) else { return nil }
         self = decoded

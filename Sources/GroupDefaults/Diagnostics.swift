@@ -44,6 +44,10 @@ public struct Diagnostic: Sendable, CustomStringConvertible {
     public let message: String
     public let path: String?
 
+    /// - Parameters:
+    ///   - kind: What kind of problem it is.
+    ///   - message: What happened and what to do.
+    ///   - path: The file it concerns, if any.
     public init(kind: Kind, message: String, path: String? = nil) {
         self.kind = kind
         self.message = message
@@ -70,6 +74,8 @@ public enum Diagnostics {
     }
 
     /// Replaces where diagnostics go (stderr by default) and returns the handler it replaced.
+    /// - Parameter newHandler: Receives every diagnostic from now on.
+    /// - Returns: The handler it replaced.
     @discardableResult
     public static func setHandler(_ newHandler: @escaping @Sendable (Diagnostic) -> Void) -> @Sendable (Diagnostic) -> Void {
         lock.withLock {
@@ -78,6 +84,8 @@ public enum Diagnostics {
         }
     }
 
+    /// Hands a diagnostic to the current handler.
+    /// - Parameter diagnostic: What to report.
     public static func report(_ diagnostic: Diagnostic) {
         let current = lock.withLock { handler }
         current(diagnostic)

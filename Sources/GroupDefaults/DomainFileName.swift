@@ -17,6 +17,9 @@ extension DomainName {
     static let maximumFileStemBytes = 200
 
     /// The file name, without `.plist`, that `domain` is stored under.
+    /// - Parameter domain: The domain name; any non-empty name.
+    /// - Throws: `DefaultsError.invalidName` for an empty name.
+    /// - Returns: The stem, safe as one file name.
     public static func fileStem(for domain: String) throws -> String {
         if domain.isEmpty {
             throw DefaultsError.invalidName(name: domain, what: "domain name", problem: "is empty")
@@ -48,6 +51,8 @@ extension DomainName {
 
     /// The domain stored under a file stem; nil if the stem is not one that
     /// `fileStem(for:)` makes (a file put there by someone else).
+    /// - Parameter stem: The file's name without `.plist`.
+    /// - Returns: The domain name, or nil.
     public static func domain(fromFileStem stem: String) -> String? {
         var bytes: [UInt8] = []
         var iterator = stem.utf8.makeIterator()

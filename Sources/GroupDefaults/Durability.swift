@@ -27,6 +27,8 @@ extension SimulationRoot {
 
     /// The root's durability: `durable` when no setting says otherwise. A
     /// setting that is not one of the names is an error naming the file.
+    /// - Throws: `DefaultsError.badSetting` for an unknown name; the file's error when the settings cannot be read.
+    /// - Returns: The durability new processes use.
     public func durability() throws -> Durability {
         guard let settings = try SharedPlistFile.read(path: settingsPath, root: path),
             let value = settings[Self.durabilityKey]
@@ -42,6 +44,8 @@ extension SimulationRoot {
     /// Stores the root's durability (durably: the setting itself survives a
     /// power loss). Processes running now keep the durability their open
     /// domains were opened with; processes started afterwards use this one.
+    /// - Parameter durability: The durability for processes started from now on.
+    /// - Throws: The file system's error when the settings cannot be written.
     public func setDurability(_ durability: Durability) throws {
         try createDirectories(path)
         try SharedPlistFile(path: settingsPath, root: path).update { $0[Self.durabilityKey] = .string(durability.rawValue) }

@@ -23,6 +23,7 @@ public final class DefaultsObservation: @unchecked Sendable {
 
     init(onCancel: @escaping () -> Void) { self.onCancel = onCancel }
 
+    /// Stops delivery; calling it again does nothing.
     public func cancel() {
         let first = lock.withLock { () -> Bool in
             defer { cancelled = true }
@@ -68,6 +69,11 @@ extension GroupDefaults {
     /// of any key) changes, whichever process made the change. Writing the
     /// same value, or a value hidden by a higher domain, calls nobody.
     /// `queue` nil runs the handler on the library's notification queue.
+    /// - Parameters:
+    ///   - key: The key to watch; nil for every key.
+    ///   - queue: Where the handler runs.
+    ///   - handler: Called with each change.
+    /// - Returns: The registration; delivery stops when it is cancelled or released.
     public func observe(_ key: String?, queue: DispatchQueue? = nil, _ handler: @escaping @Sendable (DefaultsChange) -> Void) -> DefaultsObservation {
         addObserver(ObservationState.Observer(key: key, queue: queue, synchronous: false, handler: handler))
     }
@@ -78,6 +84,10 @@ extension GroupDefaults {
     /// returns; a change from another process arrives on the library's
     /// notification queue. An observer added after a change is never told of
     /// it. Only effective values count, as for `observe`.
+    /// - Parameters:
+    ///   - key: The key to watch; nil for every key.
+    ///   - handler: Called with each change.
+    /// - Returns: The registration; delivery stops when it is cancelled or released.
     public func observeSynchronously(_ key: String?, _ handler: @escaping @Sendable (DefaultsChange) -> Void) -> DefaultsObservation {
         addObserver(ObservationState.Observer(key: key, queue: nil, synchronous: true, handler: handler))
     }
@@ -99,6 +109,8 @@ extension GroupDefaults {
     }
 
     /// The changes of `key` (or of every key) as an async sequence.
+    /// - Parameter key: The key to watch; nil for every key.
+    /// - Returns: A stream that ends its observation when iteration stops.
     public func changes(forKey key: String? = nil) -> AsyncStream<DefaultsChange> {
         AsyncStream { continuation in
             let token = observe(key) { continuation.yield($0) }

@@ -4,30 +4,62 @@ import PropertyList
 /// The typed getters, with UserDefaults' conversions between strings, numbers and booleans.
 extension GroupDefaults {
     /// false for a missing key: use `value(forKey:)` to tell "absent" from "false".
+    /// - Parameter key: The key.
+    /// - Returns: The value as `UserDefaults.bool(forKey:)` converts it.
     public func bool(forKey key: String) -> Bool { Conversions.bool(value(forKey: key)) ?? false }
+    /// 0 for a missing key or one no number converts from; numbers, booleans and numeric strings convert.
+    /// - Parameter key: The key.
+    /// - Returns: The value as an integer (clamped to `Int`).
     public func integer(forKey key: String) -> Int { Int(clamping: Conversions.integer(value(forKey: key)) ?? 0) }
+    /// 0 for a missing key or one no number converts from; numbers, booleans and numeric strings convert.
+    /// - Parameter key: The key.
+    /// - Returns: The value as a `Double`.
     public func double(forKey key: String) -> Double { Conversions.double(value(forKey: key)) ?? 0 }
+    /// `double(forKey:)` as a `Float`.
+    /// - Parameter key: The key.
+    /// - Returns: The value as a `Float`.
     public func float(forKey key: String) -> Float { Float(double(forKey: key)) }
 
     /// A string, or a number's text; nil otherwise.
+    /// - Parameter key: The key.
+    /// - Returns: The value as text, or nil.
     public func string(forKey key: String) -> String? { Conversions.string(value(forKey: key)) }
+    /// nil unless the value is an array.
+    /// - Parameter key: The key.
+    /// - Returns: The array's elements.
     public func array(forKey key: String) -> [PlistValue]? { value(forKey: key)?.arrayValue }
     /// nil unless the value is an array of strings only.
+    /// - Parameter key: The key.
+    /// - Returns: The strings, or nil.
     public func stringArray(forKey key: String) -> [String]? {
         guard let array = array(forKey: key) else { return nil }
         let strings = array.compactMap(\.stringValue)
         return strings.count == array.count ? strings : nil
     }
+    /// nil unless the value is a dictionary.
+    /// - Parameter key: The key.
+    /// - Returns: The dictionary.
     public func dictionary(forKey key: String) -> [String: PlistValue]? { value(forKey: key)?.dictionaryValue }
+    /// nil unless the value is data.
+    /// - Parameter key: The key.
+    /// - Returns: The data.
     public func data(forKey key: String) -> Data? { value(forKey: key)?.dataValue }
+    /// nil unless the value is a date.
+    /// - Parameter key: The key.
+    /// - Returns: The date.
     public func date(forKey key: String) -> Date? { value(forKey: key)?.dateValue }
     /// A URL stored by `set(url:forKey:)` (keyed-archive data, as Apple stores
     /// it), or a string: an absolute URL, or a path (a file URL, `~` expanded).
+    /// - Parameter key: The key.
+    /// - Returns: The URL, or nil when the value is neither.
     public func url(forKey key: String) -> URL? { Conversions.url(value(forKey: key)) }
 
     /// Stores a URL as Apple's `set(_:forKey:)` does: a file URL as its path
     /// (`~` for the home folder), any other whole (scheme, query, fragment)
     /// as keyed-archive data.
+    /// - Parameters:
+    ///   - url: The URL; nil removes the key.
+    ///   - key: The key.
     public func set(url: URL?, forKey key: String) {
         set(url: url, forKey: key, postingDidChange: true)
     }

@@ -42,6 +42,10 @@ public final class GroupDefaults: @unchecked Sendable {
     let observation = ObservationState()
 
     /// The app's standard defaults: its own bundle identifier's domain.
+    /// - Parameters:
+    ///   - context: The device, bundle identifier and app groups of the process.
+    ///   - processDomains: The process's volatile, argument and registration domains.
+    /// - Throws: `DefaultsError` when a domain makes no path inside the simulation root; the file system's error when a domain's file cannot be opened.
     public convenience init(context: DefaultsContext, processDomains: ProcessDomains = .shared) throws {
         try self.init(domain: context.bundleIdentifier, context: context, processDomains: processDomains)
     }
@@ -49,6 +53,11 @@ public final class GroupDefaults: @unchecked Sendable {
     /// `UserDefaults(suiteName:)`: a suite (for example an app group's id).
     /// Refused, as on Apple platforms, for `NSGlobalDomain` and for the app's
     /// own bundle identifier (use the standard instance for that).
+    /// - Parameters:
+    ///   - suiteName: The suite's domain name.
+    ///   - context: The device, bundle identifier and app groups of the process.
+    ///   - processDomains: The process's volatile, argument and registration domains.
+    /// - Throws: `DefaultsError.refusedSuite` for those two names; otherwise as `init(context:processDomains:)`.
     public convenience init(suiteName: String, context: DefaultsContext, processDomains: ProcessDomains = .shared) throws {
         if suiteName == DomainName.global {
             throw DefaultsError.refusedSuite(
@@ -150,18 +159,25 @@ public final class GroupDefaults: @unchecked Sendable {
     package var snapshotBuildCount: Int { snapshotBuilds.load(ordering: .relaxed) }
 
     /// The effective value and the domain it comes from.
+    /// - Parameter key: The key.
+    /// - Returns: nil when no domain of the search list has the key.
     public func lookup(_ key: String) -> (value: PlistValue, domain: String)? {
         currentSnapshot().lookup(key)
     }
 
     /// The effective value, or nil when no domain has the key (unlike
     /// `bool(forKey:)`, this tells "absent" from "false").
+    /// - Parameter key: The key.
+    /// - Returns: The value of the first domain in the search list that has the key.
     public func value(forKey key: String) -> PlistValue? { effectiveValue(forKey: key) }
 
     /// The effective value in Foundation form, as `UserDefaults.object(forKey:)`.
+    /// - Parameter key: The key.
+    /// - Returns: Numbers and booleans as `NSNumber`, dates, data, strings, arrays and dictionaries as Foundation's types; nil when absent.
     public func object(forKey key: String) -> Any? { value(forKey: key)?.foundationValue }
 
     /// Every effective key and value, lower domains overridden by higher ones.
+    /// - Returns: One dictionary of every domain in the search list.
     public func dictionaryRepresentation() -> [String: PlistValue] { representation { $0 } }
 
     /// The effective keys and values in a face's form, made by `make` from
@@ -178,11 +194,17 @@ public final class GroupDefaults: @unchecked Sendable {
     /// `objectIsForced(forKey:)`: whether an administrator fixed the key's
     /// value in this instance's own domain (the app's, or the suite's; its
     /// value then comes from the managed domain, whatever this process writes).
+    /// - Parameter key: The key.
+    /// - Returns: true when the managed domain holds the key.
     public func isForced(_ key: String) -> Bool { managed.value(forKey: key) != nil }
 
     /// `objectIsForced(forKey:inDomain:)`: whether the key is forced in the
     /// managed preferences of `domain` on this device. A domain nobody
     /// manages forces nothing; a name that cannot be a domain forces nothing.
+    /// - Parameters:
+    ///   - key: The key.
+    ///   - domain: The domain whose managed preferences are asked.
+    /// - Returns: true when that domain's managed preferences hold the key.
     public func isForced(_ key: String, inDomain domain: String) -> Bool {
         if domain == domainName || domain == DomainName.managed { return isForced(key) }
         guard let other = try? context.openManaged(domain) else { return false }
@@ -212,6 +234,9 @@ public final class GroupDefaults: @unchecked Sendable {
     // MARK: Writing
 
     /// Sets a key in this instance's own domain; nil removes it.
+    /// - Parameters:
+    ///   - value: The new value; nil removes the key.
+    ///   - key: The key.
     public func set(_ value: PlistValue?, forKey key: String) {
         set(value, forKey: key, postingDidChange: true)
     }
@@ -246,6 +271,10 @@ public final class GroupDefaults: @unchecked Sendable {
 
     /// Sets a Foundation value (String, Int, Double, Bool, Date, Data, URL,
     /// arrays and string-keyed dictionaries of these). Anything else throws.
+    /// - Parameters:
+    ///   - value: The new value; nil removes the key.
+    ///   - key: The key.
+    /// - Throws: `DefaultsError.notAPropertyList`, naming the key path of the first value that is not a property list; nothing is written then.
     public func set(any value: Any?, forKey key: String) throws {
         guard let value else { return set(nil, forKey: key) }
         do {
@@ -256,9 +285,11 @@ public final class GroupDefaults: @unchecked Sendable {
     }
 
     /// Removing a key that a lower domain also holds makes the lower value visible.
+    /// - Parameter key: The key.
     public func removeObject(forKey key: String) { set(nil, forKey: key) }
 
     /// Returns when every change made before it is durable on disk.
+    /// - Returns: false when the changes could not be saved (`flush()` says why).
     @discardableResult
     public func synchronize() -> Bool {
         do {
@@ -271,10 +302,14 @@ public final class GroupDefaults: @unchecked Sendable {
     }
 
     /// `synchronize()` that says why it failed.
+    /// - Throws: The error that kept the domain's pending changes from being saved.
     public func flush() throws { try own.synchronize() }
 
     /// An atomic read-modify-write of this instance's domain across
     /// processes: counters, appends, anything that must not lose an update.
+    /// - Parameter body: Changes the domain's contents; it runs under the domain's file lock, so keep it short.
+    /// - Throws: What `body` throws (the domain is then left as it was), `DefaultsError.nestedTransaction` inside another transaction of the domain, or the file's error.
+    /// - Returns: What `body` returns.
     public func transaction<T>(_ body: (inout [String: PlistValue]) throws -> T) throws -> T {
         let result = try own.transaction(body)
         postDidChange()
@@ -282,6 +317,11 @@ public final class GroupDefaults: @unchecked Sendable {
     }
 
     /// Adds `delta` to an integer key atomically and returns the new value.
+    /// - Parameters:
+    ///   - key: An integer key; absent counts as 0.
+    ///   - delta: What to add.
+    /// - Throws: `DefaultsError.wrongType` when the key holds no integer, `DefaultsError.overflow` when the sum leaves `Int64`.
+    /// - Returns: The new value.
     @discardableResult
     public func increment(_ key: String, by delta: Int64 = 1) throws -> Int64 {
         try transaction { contents in
@@ -292,6 +332,7 @@ public final class GroupDefaults: @unchecked Sendable {
     }
 
     /// Registers defaults for this process (every instance of it sees them; no other process does).
+    /// - Parameter defaults: Keys and values for the registration domain, merged into what it holds.
     public func register(defaults: [String: PlistValue]) {
         processDomains.register(defaults)
     }
@@ -302,6 +343,8 @@ public final class GroupDefaults: @unchecked Sendable {
     /// domain, so the suite added last is searched first (as on Apple
     /// platforms); all come before the global domain. Adding a suite already
     /// in the list changes nothing. The app's own id and the global domain are refused.
+    /// - Parameter name: The suite's domain name.
+    /// - Throws: `DefaultsError.refusedSuite` for those names; as `init(context:processDomains:)` when the suite cannot be opened.
     public func addSuite(named name: String) throws {
         if name == DomainName.global || name == context.bundleIdentifier || name == domainName {
             throw DefaultsError.refusedSuite(name: name, reason: "the app's own domain and NSGlobalDomain are already searched")
@@ -316,6 +359,8 @@ public final class GroupDefaults: @unchecked Sendable {
         if added { observeIfObserved(domain) }
     }
 
+    /// Removes a suite that `addSuite(named:)` added; a name not in the search list changes nothing.
+    /// - Parameter name: The suite's domain name.
     public func removeSuite(named name: String) {
         let removed = lock.withLock { () -> PersistentDomain? in
             guard let index = suites.firstIndex(where: { $0.name == name }) else { return nil }
@@ -334,6 +379,9 @@ public final class GroupDefaults: @unchecked Sendable {
     /// volatile domain's name and for a domain that does not exist (holds no
     /// keys: as on Apple platforms, where an emptied domain's file goes).
     /// Creates nothing.
+    /// - Parameter name: The domain name.
+    /// - Throws: `DefaultsError` when the name makes no path inside the root; the file's error when it cannot be read.
+    /// - Returns: The domain's keys and values, or nil.
     public func persistentDomain(forName name: String) throws -> [String: PlistValue]? {
         if processDomains.volatileDomainNames.contains(name) { return nil }
         let path = try context.locate(name).path
@@ -349,6 +397,10 @@ public final class GroupDefaults: @unchecked Sendable {
     }
 
     /// Replaces a persistent domain. The argument and registration domains are refused.
+    /// - Parameters:
+    ///   - contents: The domain's new keys and values.
+    ///   - name: The domain name.
+    /// - Throws: `DefaultsError.refusedDomain` for a volatile domain's name; the file's error when it cannot be written.
     public func setPersistentDomain(_ contents: [String: PlistValue], forName name: String) throws {
         try refuseVolatile(name)
         try context.open(name).replaceAll(with: contents)
@@ -356,16 +408,26 @@ public final class GroupDefaults: @unchecked Sendable {
     }
 
     /// Removes every key of a persistent domain.
+    /// - Parameter name: The domain name.
+    /// - Throws: `DefaultsError.refusedDomain` for a volatile domain's name; the file's error when it cannot be written.
     public func removePersistentDomain(forName name: String) throws {
         try refuseVolatile(name)
         try context.open(name).replaceAll(with: nil)
         postDidChange()
     }
 
+    /// A volatile domain's contents in this process; empty when there is none by that name.
+    /// - Parameter name: The volatile domain's name.
+    /// - Returns: Its keys and values.
     public func volatileDomain(forName name: String) -> [String: PlistValue] {
         processDomains.volatileDomain(named: name)
     }
 
+    /// Sets a volatile domain of this process (kept in memory, never written to disk).
+    /// - Parameters:
+    ///   - contents: The domain's keys and values.
+    ///   - name: The volatile domain's name.
+    /// - Throws: `DefaultsError.refusedDomain` for the argument, registration and languages domains, which the system maintains.
     public func setVolatileDomain(_ contents: [String: PlistValue], forName name: String) throws {
         if name == DomainName.argument || name == DomainName.registration || name == DomainName.languages {
             throw DefaultsError.refusedDomain(name: name, reason: "it is maintained by the system; use launch arguments or register(defaults:)")
@@ -373,6 +435,8 @@ public final class GroupDefaults: @unchecked Sendable {
         processDomains.setVolatileDomain(contents, named: name)
     }
 
+    /// Removes a volatile domain of this process; an unknown name changes nothing.
+    /// - Parameter name: The volatile domain's name.
     public func removeVolatileDomain(forName name: String) {
         processDomains.removeVolatileDomain(named: name)
     }

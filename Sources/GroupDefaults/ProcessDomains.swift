@@ -18,21 +18,27 @@ public final class ProcessDomains: @unchecked Sendable {
     /// Moves whenever a domain of the search list (argument, languages, registration) changes.
     let version = ContentVersion()
 
+    /// An empty set of domains (the languages domain holds its defaults); processes use `shared`.
     public init() {}
 
     /// Fills the argument domain from launch arguments (`-key value`, see
     /// `ArgumentDomain`). Never fails: a value that does not parse is kept as
     /// a string and reported through `Diagnostics`.
+    /// - Parameter launchArguments: The process's arguments, without the executable.
     public func setLaunchArguments(_ launchArguments: [String]) {
         let parsed = ArgumentDomain.parse(launchArguments)
         update(DomainName.argument) { $0 = parsed }
     }
 
     /// `register(defaults:)`: calls combine, later values win.
+    /// - Parameter defaults: Keys and values to merge into the registration domain.
     public func register(_ defaults: [String: PlistValue]) {
         update(DomainName.registration) { $0.merge(defaults) { _, new in new } }
     }
 
+    /// A volatile domain's contents (argument, registration, languages, or one set by `setVolatileDomain(_:named:)`); empty when unknown.
+    /// - Parameter name: The domain's name.
+    /// - Returns: Its keys and values.
     public func volatileDomain(named name: String) -> [String: PlistValue] {
         lock.withLock {
             switch name {
@@ -50,10 +56,16 @@ public final class ProcessDomains: @unchecked Sendable {
         lock.withLock { (arguments, languages, registration, version.current) }
     }
 
+    /// Replaces a volatile domain of this process.
+    /// - Parameters:
+    ///   - contents: The domain's keys and values.
+    ///   - name: The domain's name.
     public func setVolatileDomain(_ contents: [String: PlistValue], named name: String) {
         update(name) { $0 = contents }
     }
 
+    /// Empties a volatile domain and forgets its name.
+    /// - Parameter name: The domain's name.
     public func removeVolatileDomain(named name: String) {
         update(name) { $0 = [:] }
         lock.withLock { _ = named.removeValue(forKey: name) }

@@ -26,6 +26,11 @@ public struct ProcessIdentity: Sendable, Hashable {
     /// Used when neither the environment nor the executable's name gives a usable bundle identifier.
     public static let fallbackBundleIdentifier = "groupsim.tool"
 
+    /// - Parameters:
+    ///   - root: The simulation root.
+    ///   - device: The device the process runs on.
+    ///   - bundleIdentifier: The process's bundle identifier.
+    ///   - appGroups: The app groups it is entitled to.
     public init(root: SimulationRoot, device: String = SimulationRoot.defaultDevice, bundleIdentifier: String, appGroups: Set<String> = []) {
         self.root = root
         self.device = device
@@ -49,6 +54,11 @@ public struct ProcessIdentity: Sendable, Hashable {
     /// The identity the variables describe. A value that cannot be used (a
     /// device or bundle id that is not a folder name, an app group that is
     /// not `group.…`) is reported, and the default is used in its place.
+    /// - Parameters:
+    ///   - environment: The variables to read.
+    ///   - executablePath: The executable, whose file name is the bundle identifier when `GROUPSIM_BUNDLE_ID` is unset.
+    ///   - report: Where unusable values are reported.
+    /// - Returns: The identity.
     public static func fromEnvironment(
         _ environment: [String: String] = ProcessInfo.processInfo.environment,
         executablePath: String = CommandLine.arguments.first ?? "",

@@ -14,11 +14,17 @@ public struct SimulationRoot: Sendable, Hashable {
 
     public static let defaultDevice = "iPhone"
 
+    /// A root at `path`, standardized (no `..`, no trailing slash); nothing is created.
+    /// - Parameter path: The root folder.
     public init(path: String) {
         self.path = (path as NSString).standardizingPath
     }
 
     /// `--root`, else `$GROUPSIM_ROOT`, else `$XDG_DATA_HOME/groupsim`, else `~/.local/share/groupsim`.
+    /// - Parameters:
+    ///   - explicit: The `--root` option's value, if given.
+    ///   - environment: The variables to read.
+    /// - Returns: The root, with its path made absolute.
     public static func resolve(explicit: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment) -> SimulationRoot {
         if let explicit, !explicit.isEmpty { return SimulationRoot(path: absolute(explicit)) }
         if let fromEnvironment = environment["GROUPSIM_ROOT"], !fromEnvironment.isEmpty {
@@ -31,6 +37,11 @@ public struct SimulationRoot: Sendable, Hashable {
 
     /// `--device`, else `$GROUPSIM_DEVICE`, else "iPhone". An explicitly empty
     /// `--device` is an error, not the default; an empty variable counts as unset.
+    /// - Parameters:
+    ///   - explicit: The `--device` option's value, if given.
+    ///   - environment: The variables to read.
+    /// - Throws: `DefaultsError.invalidName` for an empty `--device` or a name that is no folder name.
+    /// - Returns: The device's name.
     public static func resolveDevice(explicit: String? = nil, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> String {
         if let explicit {
             guard !explicit.isEmpty else {
@@ -54,15 +65,29 @@ public struct SimulationRoot: Sendable, Hashable {
 
     public var devicesPath: String { path + "/devices" }
 
+    /// The folder of a device.
+    /// - Parameter device: The device's name.
+    /// - Throws: `DefaultsError.invalidName` when the name is no folder name.
+    /// - Returns: The folder's path.
     public func devicePath(_ device: String) throws -> String {
         try DomainName.validate(device, what: "device name")
         return devicesPath + "/" + device
     }
 
+    /// The global domain's file on a device.
+    /// - Parameter device: The device's name.
+    /// - Throws: `DefaultsError.invalidName` when the name is no folder name.
+    /// - Returns: The file's path.
     public func globalPreferencesPath(device: String) throws -> String {
         try devicePath(device) + "/Library/Preferences/.GlobalPreferences.plist"
     }
 
+    /// An app's data container on a device.
+    /// - Parameters:
+    ///   - device: The device's name.
+    ///   - bundleIdentifier: The app's bundle identifier.
+    /// - Throws: `DefaultsError.invalidName` when a name is no folder name.
+    /// - Returns: The container's path.
     public func appContainerPath(device: String, bundleIdentifier: String) throws -> String {
         try DomainName.validate(bundleIdentifier, what: "bundle identifier")
         return try devicePath(device) + "/Containers/Data/Application/" + bundleIdentifier
@@ -70,10 +95,21 @@ public struct SimulationRoot: Sendable, Hashable {
 
     /// The file of what an administrator (MDM) fixed for `domain` on the device
     /// (`Library/Managed Preferences`, as on macOS): read-only to apps.
+    /// - Parameters:
+    ///   - device: The device's name.
+    ///   - domain: The domain the preferences are for.
+    /// - Throws: `DefaultsError.invalidName` when a name cannot be a folder or file name.
+    /// - Returns: The file's path.
     public func managedPreferencesPath(device: String, domain: String) throws -> String {
         try devicePath(device) + "/Library/Managed Preferences/" + DomainName.fileStem(for: domain) + ".plist"
     }
 
+    /// An app group's shared container on a device.
+    /// - Parameters:
+    ///   - device: The device's name.
+    ///   - groupIdentifier: The app group's identifier.
+    /// - Throws: `DefaultsError.invalidName` when a name is no folder name.
+    /// - Returns: The container's path.
     public func groupContainerPath(device: String, groupIdentifier: String) throws -> String {
         try DomainName.validate(groupIdentifier, what: "app group identifier")
         return try devicePath(device) + "/Containers/Shared/AppGroup/" + groupIdentifier
@@ -107,10 +143,17 @@ public enum DomainName {
     /// managed app configuration), at the top of the search list.
     public static let managed = "NSManagedDomain"
 
+    /// Whether a domain name is an app group's (`group.` prefix).
+    /// - Parameter name: The domain name.
+    /// - Returns: true for an app group's suite.
     public static func isGroup(_ name: String) -> Bool { name.hasPrefix("group.") }
 
     /// Refuses names that could escape a folder, are not file names at all,
     /// or would garble the lines that show them.
+    /// - Parameters:
+    ///   - name: The name to check.
+    ///   - what: What the name is, for the error.
+    /// - Throws: `DefaultsError.invalidName`, saying what is wrong with it.
     public static func validate(_ name: String, what: String = "domain name") throws {
         let problem: String? =
             if name.isEmpty { "is empty" } else if let unreadable = unreadableCharacter(in: name) { unreadable } else if name.contains("/") {

@@ -111,7 +111,8 @@ struct AppManagementCommand: ParsableCommand {
     }
 
     struct Example: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Print the built-in example app's manifest (a starting point for your own).")
+        static let configuration = CommandConfiguration(
+            abstract: "Print the built-in example app's manifest (a starting point for your own; docs/manifest.md has every key).")
         func run() { print(AppManifest.exampleYAML) }
     }
 }

@@ -48,12 +48,44 @@ extension LaunchedExecutable {
                 : last.joined(separator: " | "))
     }
 
-    /// What the program wrote to standard output, line by line: the last 2,000 lines (1 MiB).
-    public var output: [String] { record.lines(of: .stdout) }
-    /// What the program wrote to standard error: its last lines, as for `output`.
+    /// What the program wrote to standard output, line by line: the last 2,000 lines (1 MiB) of its output.
+    public var standardOutputLines: [String] { record.lines(of: .stdout) }
+    /// What the program wrote to standard error, line by line, kept as `standardOutputLines` is.
+    public var standardErrorLines: [String] { record.lines(of: .stderr) }
+
+    /// What the program wrote to standard output, line by line.
+    @available(*, deprecated, renamed: "standardOutputLines")
+    public var output: [String] { standardOutputLines }
+    /// What the program wrote to standard error, as one text (each line with its newline).
+    @available(*, deprecated, message: "use standardErrorLines, lines as standardOutputLines gives them")
     public var standardError: String { record.standardError }
 
-    /// Writes `line` and a newline to the program's standard input.
+    /// Writes `line` and a newline to the program's standard input, waiting at most `timeout` for the program to take
+    /// it (a program that does not read fills its pipe), as the scenario step `send` does. A line with a newline in it
+    /// is refused: send each line with a call of its own.
+    public func sendLine(
+        _ line: String, timeout: Duration = .seconds(10),
+        fileID: String = #fileID, filePath: String = #filePath, line callLine: Int = #line, column: Int = #column
+    ) async throws {
+        let place = SourcePlace(fileID: fileID, filePath: filePath, line: callLine, column: column)
+        guard !line.unicodeScalars.contains(where: { $0 == "\n" || $0 == "\r" }) else {
+            throw outcome.failure("\(name): a sent line has no newline in it (one is added): send each line with a call of its own", at: place)
+        }
+        let seconds = timeout.seconds
+        try await Blocking.run { [process, outcome, name] in
+            switch process.write(Data((line + "\n").utf8), within: seconds) {
+            case .written: return
+            case .closed: throw outcome.failure("\(name) has closed its standard input (it ended?): cannot send '\(line)'", at: place)
+            case .timedOut(let unwritten):
+                throw outcome.failure(
+                    "\(name) did not take the line within \(seconds) s (\(unwritten) bytes unwritten): it does not read its standard input, "
+                        + "or is suspended", at: place)
+            }
+        }
+    }
+
+    /// Writes `line` and a newline to the program's standard input, without waiting.
+    @available(*, deprecated, message: "use sendLine(_:), which is async and waits for the program to take the line")
     public func sendInput(_ line: String, fileID: String = #fileID, filePath: String = #filePath, line callLine: Int = #line, column: Int = #column)
         throws
     {

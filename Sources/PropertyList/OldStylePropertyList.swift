@@ -3,20 +3,20 @@ import Foundation
 /// The old-style (OpenStep) text format that launch arguments and the
 /// `defaults` tool accept: `{ key = value; }`, `(a, b)`, `"quoted"`, `<0a1b>`.
 /// Every scalar in this format is a string, as in Apple's parser.
-public enum OldStylePropertyList {
+package enum OldStylePropertyList {
     /// Characters that `-key value` treats as the start of a property list.
-    public static let openers: Set<Character> = ["{", "[", "(", "<", "\""]
+    package static let openers: Set<Character> = ["{", "[", "(", "<", "\""]
 
     /// A value given as text on a command line (a launch argument, a
     /// `defaults write` value, an intent parameter): a property list if it
     /// starts with one of `openers`, else the string itself.
-    public static func parseValueArgument(_ text: String) throws -> PlistValue {
+    package static func parseValueArgument(_ text: String) throws -> PlistValue {
         guard let first = text.first, openers.contains(first) else { return .string(text) }
         return try parse(text)
     }
 
     /// Parses text that is either old-style or XML (`<?xml`, `<plist`).
-    public static func parse(_ text: String) throws -> PlistValue {
+    package static func parse(_ text: String) throws -> PlistValue {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         if trimmed.hasPrefix("<?xml") || trimmed.hasPrefix("<plist") || trimmed.hasPrefix("<!DOCTYPE") {
             return try XMLPropertyList.decode(Data(trimmed.utf8))
@@ -215,7 +215,7 @@ public enum OldStylePropertyList {
     // MARK: Printing
 
     /// The text `defaults read` prints: old-style, indented four spaces a level.
-    public static func describe(_ value: PlistValue, indent: Int = 0) -> String {
+    package static func describe(_ value: PlistValue, indent: Int = 0) -> String {
         let pad = String(repeating: "    ", count: indent)
         switch value {
         case .string(let s): return quote(s)
@@ -237,7 +237,7 @@ public enum OldStylePropertyList {
         }
     }
 
-    public static func describeDate(_ date: Date) -> String {
+    package static func describeDate(_ date: Date) -> String {
         // "2026-11-22 03:00:00 +0000", as macOS prints dates.
         let iso = date.formatted(.iso8601.year().month().day().dateSeparator(.dash).time(includingFractionalSeconds: false).timeSeparator(.colon))
         return iso.replacingOccurrences(of: "T", with: " ").replacingOccurrences(of: "Z", with: "") + " +0000"
@@ -245,7 +245,7 @@ public enum OldStylePropertyList {
 
     /// Quotes a string unless it is made only of characters safe unquoted
     /// (and holds no "//" or "/*", which would read back as a comment).
-    public static func quote(_ s: String) -> String {
+    package static func quote(_ s: String) -> String {
         if !s.isEmpty, s.unicodeScalars.allSatisfy(Parser.isUnquoted), !s.contains("//"), !s.contains("/*") { return s }
         var out = "\""
         for c in s.unicodeScalars {

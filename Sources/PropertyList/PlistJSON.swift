@@ -4,9 +4,9 @@ import Foundation
 /// Strings, numbers, booleans, arrays and objects map to themselves (an
 /// integer has no decimal point, a real always has one); a date is
 /// `{"$date": "<ISO 8601>"}` and data is `{"$data": "<base64>"}`.
-public enum PlistJSON {
+package enum PlistJSON {
 
-    public static func encode(_ value: PlistValue?) -> String {
+    package static func encode(_ value: PlistValue?) -> String {
         guard let value else { return "null" }
         var writer = JSONTextWriter()
         writer.write(value)
@@ -17,7 +17,7 @@ public enum PlistJSON {
     static let specialForms: Set<String> = ["$date", "$data", "$real", "$dict"]
 
     /// A JSON string literal of `s`.
-    public static func quote(_ s: String) -> String {
+    package static func quote(_ s: String) -> String {
         var writer = JSONTextWriter(capacity: s.utf8.count + 2)
         writer.writeString(s)
         return writer.text
@@ -27,7 +27,7 @@ public enum PlistJSON {
     /// the single key `$date` or `$data` and a string value is a date or data;
     /// null is not a value (with `droppingNulls`, a null inside an object
     /// means "absent" and is left out). `path` names the value in errors.
-    public static func decode(_ json: JSONValue, path: String = "value", droppingNulls: Bool = false) throws(JSONError) -> PlistValue {
+    package static func decode(_ json: JSONValue, path: String = "value", droppingNulls: Bool = false) throws(JSONError) -> PlistValue {
         do {
             return try decodeValue(json, droppingNulls: droppingNulls)
         } catch {
@@ -112,7 +112,7 @@ public enum PlistJSON {
     }
 
     /// JSON text for a value read by `parse` (an id echoed in a response).
-    public static func encode(_ json: JSONValue) -> String {
+    package static func encode(_ json: JSONValue) -> String {
         var writer = JSONTextWriter()
         writer.write(json)
         return writer.text
@@ -128,7 +128,7 @@ extension PlistJSON {
     /// outside 0000–9999 have a sign and six digits (+010000-01-01T…); a
     /// date too far out to count in milliseconds (or not a number) gets a
     /// text that no reader accepts as a date.
-    public static func timestamp(_ date: Date) -> String {
+    package static func timestamp(_ date: Date) -> String {
         let milliseconds = (date.timeIntervalSinceReferenceDate * 1000).rounded()
         guard milliseconds.isFinite, abs(milliseconds) <= maximumMilliseconds else {
             return "unrepresentable date (\(date.timeIntervalSinceReferenceDate) s from 2001-01-01T00:00:00Z)"
@@ -177,7 +177,7 @@ extension PlistJSON {
     /// anything else, including dates that do not exist (2024-02-30), and
     /// dates too far out for `timestamp` to write back (about ±285,000
     /// years: what is read is always what can be written).
-    public static func date(iso8601 text: String) -> Date? {
+    package static func date(iso8601 text: String) -> Date? {
         var scanner = DateScanner(bytes: Array(text.utf8))
         guard let date = scanner.date() else { return nil }
         let milliseconds = (date.timeIntervalSinceReferenceDate * 1000).rounded()

@@ -2,7 +2,7 @@
 /// a literal with a point or an exponent stays a real, which Foundation's
 /// `JSONSerialization` does not promise (on Linux it turns -10^18 into a real
 /// and wraps 2^64 - 1 to -1).
-public enum JSONValue: Equatable, Sendable {
+package enum JSONValue: Equatable, Sendable {
     case null
     case bool(Bool)
     case integer(Int64)
@@ -12,23 +12,23 @@ public enum JSONValue: Equatable, Sendable {
     /// Keys are unique: a reader refuses an object that repeats one.
     case object([String: JSONValue])
 
-    public var stringValue: String? { if case .string(let s) = self { s } else { nil } }
-    public var objectValue: [String: JSONValue]? { if case .object(let o) = self { o } else { nil } }
+    package var stringValue: String? { if case .string(let s) = self { s } else { nil } }
+    package var objectValue: [String: JSONValue]? { if case .object(let o) = self { o } else { nil } }
 }
 
 /// JSON text that was refused: what, where in the document and at which byte.
-public struct JSONError: Error, Equatable, CustomStringConvertible {
-    public let description: String
+package struct JSONError: Error, Equatable, CustomStringConvertible {
+    package let description: String
     /// The 0-based byte offset the problem was found at (nil for a value
     /// refused after reading, such as a `$date` that is not a date).
-    public let offset: Int?
+    package let offset: Int?
     /// When the text is a well-formed object and only something inside it was
     /// refused (a number out of range, a repeated key, a lone surrogate,
     /// text after the object): that object, the refused values read as
     /// null, so that a line protocol can still answer with the request's id.
-    public let partialObject: [String: JSONValue]?
+    package let partialObject: [String: JSONValue]?
 
-    public init(_ description: String, offset: Int? = nil, partialObject: [String: JSONValue]? = nil) {
+    package init(_ description: String, offset: Int? = nil, partialObject: [String: JSONValue]? = nil) {
         self.description = description
         self.offset = offset
         self.partialObject = partialObject
@@ -44,12 +44,12 @@ extension PlistJSON {
     /// counting as 1), more than `PlistLimits.maximumValueCount` values, and
     /// anything but white space after the value. `-0` is the integer 0; `-0.0`
     /// is the real -0.0.
-    public static func parse(_ bytes: some Collection<UInt8>, maximumDepth: Int = PlistLimits.maximumDepth) throws(JSONError) -> JSONValue {
+    package static func parse(_ bytes: some Collection<UInt8>, maximumDepth: Int = PlistLimits.maximumDepth) throws(JSONError) -> JSONValue {
         var reader = JSONReader(bytes: Array(bytes), depthLimit: maximumDepth, depthOffset: 0)
         return try reader.document()
     }
 
-    public static func parse(_ text: String, maximumDepth: Int = PlistLimits.maximumDepth) throws(JSONError) -> JSONValue {
+    package static func parse(_ text: String, maximumDepth: Int = PlistLimits.maximumDepth) throws(JSONError) -> JSONValue {
         try parse(text.utf8, maximumDepth: maximumDepth)
     }
 
@@ -57,7 +57,7 @@ extension PlistJSON {
     /// nest at most `maximumFieldDepth` deep (a request's `value` may nest as
     /// deep as a property list may; a response that wraps values in more
     /// objects passes a larger limit).
-    public static func parseObject(_ text: String, maximumFieldDepth: Int = PlistLimits.maximumDepth) throws(JSONError) -> [String: JSONValue] {
+    package static func parseObject(_ text: String, maximumFieldDepth: Int = PlistLimits.maximumDepth) throws(JSONError) -> [String: JSONValue] {
         var reader = JSONReader(bytes: Array(text.utf8), depthLimit: maximumFieldDepth + 1, depthOffset: 1)
         let value = try reader.document()
         guard case .object(let object) = value else {
@@ -458,7 +458,7 @@ extension PlistJSON {
     /// Why a real read from text cannot be a property-list real, or nil if it can:
     /// not finite, too large for a Double, or a non-zero number that rounds to zero.
     /// Shared by the JSON reader and the YAML reader so both refuse the same numbers.
-    public static func realProblem(_ value: Double?, literal: Substring, hasNonZeroDigit: Bool) -> String? {
+    package static func realProblem(_ value: Double?, literal: Substring, hasNonZeroDigit: Bool) -> String? {
         guard let value else { return "\(literal) is not a number" }
         if value.isNaN || (value.isInfinite && !hasNonZeroDigit) {
             return "\(literal) is not a finite number; a real sent to a process must be finite (JSON has no NaN or infinity)"

@@ -6,8 +6,8 @@ import Foundation
 /// reads UTF-8 and UTF-16 (with a byte-order mark, either endianness), refuses
 /// nesting deeper than `PlistLimits.maximumDepth`, and names the line and
 /// column of every error.
-public enum XMLPropertyList {
-    public static func isXML(_ data: Data) -> Bool {
+package enum XMLPropertyList {
+    package static func isXML(_ data: Data) -> Bool {
         let head = data.prefix(512)
         guard let bytes = try? XMLText.utf8Bytes(of: head, partial: true) else { return false }
         // Only the start matters: a character cut at the end may be replaced.
@@ -16,7 +16,7 @@ public enum XMLPropertyList {
         return trimmed.hasPrefix("<?xml") || trimmed.hasPrefix("<!DOCTYPE plist") || trimmed.hasPrefix("<plist")
     }
 
-    public static func decode(_ data: Data, maximumSize: Int = PlistLimits.maximumFileSize) throws -> PlistValue {
+    package static func decode(_ data: Data, maximumSize: Int = PlistLimits.maximumFileSize) throws -> PlistValue {
         guard data.count <= maximumSize else {
             throw PropertyListError.invalidXML(
                 line: 1, column: 1, reason: "the data is \(data.count) bytes, more than the \(maximumSize) a property list may have")
@@ -29,7 +29,7 @@ public enum XMLPropertyList {
         return try reader.document()
     }
 
-    public static func encode(_ value: PlistValue) -> Data {
+    package static func encode(_ value: PlistValue) -> Data {
         var out = """
             <?xml version="1.0" encoding="UTF-8"?>
             <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
@@ -146,11 +146,11 @@ enum XMLDate {
 }
 
 /// The two on-disk formats and detection between them.
-public enum PropertyListFormat: String, Sendable, CaseIterable {
+package enum PropertyListFormat: String, Sendable, CaseIterable {
     case binary
     case xml
 
-    public func encode(_ value: PlistValue) -> Data {
+    package func encode(_ value: PlistValue) -> Data {
         switch self {
         case .binary: BinaryPropertyList.encode(value)
         case .xml: XMLPropertyList.encode(value)
@@ -158,7 +158,7 @@ public enum PropertyListFormat: String, Sendable, CaseIterable {
     }
 
     /// `encode`'s bytes as an array, for a file's commit.
-    public func encodedBytes(_ value: PlistValue) -> [UInt8] {
+    package func encodedBytes(_ value: PlistValue) -> [UInt8] {
         switch self {
         case .binary: BinaryPropertyList.encodedBytes(value)
         case .xml: [UInt8](XMLPropertyList.encode(value))
@@ -166,7 +166,7 @@ public enum PropertyListFormat: String, Sendable, CaseIterable {
     }
 
     /// Decodes either format, telling which it was.
-    public static func decode(_ data: Data, maximumSize: Int = PlistLimits.maximumFileSize) throws -> (value: PlistValue, format: PropertyListFormat)
+    package static func decode(_ data: Data, maximumSize: Int = PlistLimits.maximumFileSize) throws -> (value: PlistValue, format: PropertyListFormat)
     {
         if BinaryPropertyList.isBinary(data) { return (try BinaryPropertyList.decode(data, maximumSize: maximumSize), .binary) }
         if XMLPropertyList.isXML(data) { return (try XMLPropertyList.decode(data, maximumSize: maximumSize), .xml) }
@@ -174,7 +174,7 @@ public enum PropertyListFormat: String, Sendable, CaseIterable {
     }
 
     /// Decodes a file body whose top level must be a dictionary (a defaults domain).
-    public static func decodeDictionary(_ data: Data, maximumSize: Int = PlistLimits.maximumFileSize) throws -> [String: PlistValue] {
+    package static func decodeDictionary(_ data: Data, maximumSize: Int = PlistLimits.maximumFileSize) throws -> [String: PlistValue] {
         let (value, _) = try decode(data, maximumSize: maximumSize)
         guard case .dictionary(let dictionary) = value else {
             throw PropertyListError.rootNotDictionary(found: value.typeName)
@@ -185,7 +185,7 @@ public enum PropertyListFormat: String, Sendable, CaseIterable {
     /// `decodeDictionary` of a file's bytes, reusing the values of `previous`
     /// (the file's last version and its decode) that did not change, when
     /// both are binary (`BinaryPropertyList.decodeDictionary(_:reusing:maximumSize:)`).
-    public static func decodeDictionary(
+    package static func decodeDictionary(
         _ bytes: [UInt8], reusing previous: (bytes: [UInt8], dictionary: [String: PlistValue])?,
         maximumSize: Int = PlistLimits.maximumFileSize
     ) throws -> [String: PlistValue] {

@@ -4,7 +4,7 @@ import PropertyList
 import SpecFormat
 
 /// An `intent` step: which intent, where it runs, and what it must report.
-package struct IntentStep: Sendable {
+package struct IntentStep: Sendable, Equatable {
     /// Where the intent runs.
     package enum Place: Sendable, Equatable {
         /// A one-shot process of the built-in intent extension.
@@ -100,6 +100,23 @@ extension ScenarioParser {
             return (.intent(step), "intent \(step.name)")
         }
         return (.intent(step), summary)
+    }
+
+    /// The intent step as `readIntent` reads it back.
+    @Sendable static func writeIntent(_ action: Step.Action) -> StepSpec.Written? {
+        guard case .intent(let step) = action else { return nil }
+        var fields = [("name", YAMLText.scalar(step.name))]
+        if !step.parameters.isEmpty {
+            fields.append(("params", YAMLText.mapping(step.parameters.keys.sorted().map { ($0, YAMLText.scalar(step.parameters[$0]!)) })))
+        }
+        if let device = step.device { fields.append(("device", YAMLText.scalar(device))) }
+        if case .executable(let process, _) = step.place { fields.append(("in", YAMLText.scalar(process))) }
+        if let status = step.status { fields.append(("status", "\(status)")) }
+        if !step.arguments.isEmpty { fields.append(("args", YAMLText.words(step.arguments))) }
+        if let result = step.result { fields.append(("result", YAMLText.optionalValue(result))) }
+        if let dialog = step.dialog { fields.append(("dialog", YAMLText.scalar(dialog))) }
+        if let error = step.error { fields.append(("error", YAMLText.scalar(error))) }
+        return .mapping(fields)
     }
 
     /// `in: P`: P runs the user's App Intents (an `exec:` process), or is the built-in main app of an in-app manifest.

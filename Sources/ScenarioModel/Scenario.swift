@@ -72,22 +72,30 @@ package struct ExecutableSpec: Sendable {
 }
 
 /// One step, with where it is written (for reports).
-package struct Step: Sendable {
+package struct Step: Sendable, Equatable {
     package let action: Action
     package let line: Int
     /// The step's keyword, e.g. "set" or "wait".
     package let keyword: String
     /// A short text for reports, e.g. "set theme = dark in app".
     package let summary: String
+    /// The step ends its process (`exits:`): judged by the process's real exit, not by an answer.
+    package let exits: ExpectedExit?
 
-    package init(action: Action, line: Int, keyword: String, summary: String) {
+    package init(action: Action, line: Int, keyword: String, summary: String, exits: ExpectedExit? = nil) {
         self.action = action
         self.line = line
         self.keyword = keyword
         self.summary = summary
+        self.exits = exits
     }
 
-    package indirect enum Action: Sendable {
+    /// The same step, wherever and however it is written (its line and summary aside).
+    package static func == (lhs: Step, rhs: Step) -> Bool {
+        lhs.action == rhs.action && lhs.keyword == rhs.keyword && lhs.exits == rhs.exits
+    }
+
+    package indirect enum Action: Sendable, Equatable {
         case launch([String])
         /// The launch must fail: the process exits with `status` and says `message` (an error event or stderr).
         case launchFails(process: String, message: String, status: Int32)
@@ -170,7 +178,19 @@ package struct Step: Sendable {
     }
 }
 
-package struct Burst: Sendable {
+/// How a step that ends its process must end it: its exit status as a shell shows it (134 for SIGABRT), and text
+/// its stderr (or an `error` event) must say.
+package struct ExpectedExit: Sendable, Equatable {
+    package let status: Int32
+    package let error: String?
+
+    package init(status: Int32, error: String?) {
+        self.status = status
+        self.error = error
+    }
+}
+
+package struct Burst: Sendable, Equatable {
     package let process: String
     package let count: Int
     package let keyTemplate: String
@@ -199,158 +219,6 @@ package struct Burst: Sendable {
 
     package func key(_ index: Int) -> String { keyTemplate.replacingOccurrences(of: "{i}", with: String(index)) }
     package func value(_ index: Int) -> PlistValue { value ?? .integer(Int64(index)) }
-}
-
-/// Which events a `wait` or an `expect saw/not-saw` is about.
-package struct EventMatcher: Sendable, CustomStringConvertible {
-    package let event: String
-    package var key: String?
-    /// Some(nil): the key must have become absent.
-    package var value: PlistValue??
-    package var origin: String?
-    package var reason: String?
-    package var card: [String: PlistValue?]?
-    package var kind: String?
-    package var status: Int?
-    /// cloud-change: a notification naming at least these keys.
-    package var keys: [String]?
-    /// warning, error: the message contains this text.
-    package var message: String?
-    /// change: the domain the new effective value comes from.
-    package var valueDomain: String?
-    /// change, delivery: the observer mechanism of a user's executable that was delivered.
-    package var mechanism: String?
-    /// output: a regular expression a line must match (checked when the file is read).
-    package var pattern: String?
-    /// output: "stdout" or "stderr" (nil: either).
-    package var stream: String?
-
-    package init(event: String) { self.event = event }
-
-    package static let events = [
-        "change", "render", "notification", "cloud-change", "warning", "exit", "ready", "intent-result", "error", "delivery", "output",
-    ]
-
-    /// Whether the event comes over the control protocol (output and exit are seen without it).
-    package var needsControl: Bool { event != "output" && event != "exit" }
-
-    package var description: String {
-        var parts = [event]
-        if let key { parts.append("key \(key)") }
-        if let value { parts.append("value \(value.map { PlistJSON.encode($0) } ?? "absent")") }
-        if let origin { parts.append("origin \(origin)") }
-        if let reason { parts.append("reason \(reason)") }
-        if let card {
-            parts.append("card \(card.keys.sorted().map { "\($0)=\(card[$0]!.map { PlistJSON.encode($0) } ?? "absent")" }.joined(separator: ","))")
-        }
-        if let kind { parts.append("kind \(kind)") }
-        if let status { parts.append("status \(status)") }
-        if let keys { parts.append("keys [\(keys.joined(separator: ", "))]") }
-        if let message { parts.append("message containing \(PlistJSON.quote(message))") }
-        if let valueDomain { parts.append("value from \(valueDomain)") }
-        if let mechanism { parts.append("mechanism \(mechanism)") }
-        if let stream { parts.append("on \(stream)") }
-        if let pattern { parts.append("matching /\(pattern)/") }
-        return parts.joined(separator: ", ")
-    }
-}
-
-/// A check and where it is written.
-package struct LocatedCheck: Sendable {
-    package let check: Check
-    package let line: Int
-
-    package init(check: Check, line: Int) {
-        self.check = check
-        self.line = line
-    }
-}
-
-/// A check on the resulting state.
-package enum Check: Sendable {
-    case value(process: String, key: String, value: PlistValue??, domain: String?, suite: SuiteChoice = .processDefault)
-    /// What a typed getter returns in the process (`bool(forKey:)` …; Some(nil): nil).
-    case typedValue(process: String, key: String, as: TypedRead, value: PlistValue?, suite: SuiteChoice = .processDefault)
-    /// `times`: how many matching events (nil: at least one).
-    case saw(process: String, EventMatcher, times: CountBound?)
-    case notSaw(process: String, EventMatcher)
-    case card(process: String, [String: PlistValue?])
-    /// What the process's last `ready` said in its info (`launch`, `protectedData` …; nil: not said).
-    case readyInfo(process: String, [String: PlistValue?])
-    case file(FileCheck)
-    case acknowledged(process: String)
-    case exit(process: String, status: Int32)
-    /// What a process's `NSUbiquitousKeyValueStore` returns for a key (Some(nil): absent).
-    case cloudValueIn(process: String, key: String, value: PlistValue?)
-    /// The process's search list, in order.
-    case searchList(process: String, [String], suite: SuiteChoice = .processDefault)
-    /// `objectIsForced(forKey:)` of the process's instance, or `objectIsForced(forKey:inDomain:)` with `inDomain`.
-    case forced(process: String, key: String, inDomain: String?, forced: Bool, suite: SuiteChoice = .processDefault)
-    case cloud(CloudCheck)
-    /// What the process wrote: a kept line contains `contains` or matches `pattern` (on `stream`, or either).
-    case output(process: String, contains: String?, pattern: String?, stream: String?)
-
-    /// The process this check asks over the control protocol, if any.
-    package var controlledProcess: String? {
-        switch self {
-        case .value(let process, _, _, _, _), .typedValue(let process, _, _, _, _), .card(let process, _), .readyInfo(let process, _),
-            .acknowledged(let process),
-            .cloudValueIn(let process, _, _), .searchList(let process, _, _), .forced(let process, _, _, _, _):
-            process
-        case .saw(let process, let matcher, _), .notSaw(let process, let matcher): matcher.needsControl ? process : nil
-        case .file, .exit, .cloud, .output: nil
-        }
-    }
-}
-
-package struct FileCheck: Sendable {
-    package enum Condition: Sendable {
-        case value(key: String, PlistValue)
-        case absent(key: String)
-        case count(Int)
-        /// How many keys match a pattern (`*` for any text), e.g. every key of a burst.
-        case countMatching(pattern: String, Int)
-        case length(key: String, Int)
-        case intact
-        case movedAside
-    }
-    package let domain: String
-    package let device: String?
-    /// Read the domain inside this app's container (its private copy).
-    package let app: String?
-    package let condition: Condition
-
-    package init(domain: String, device: String?, app: String?, condition: Condition) {
-        self.domain = domain
-        self.device = device
-        self.app = app
-        self.condition = condition
-    }
-}
-
-/// How many of something a check wants: exactly N (`times: 3`), or within
-/// bounds (`times: { at-least: 2 }`, `{ at-most: 5 }`, or both).
-package struct CountBound: Sendable, Equatable, CustomStringConvertible {
-    package var atLeast: Int
-    package var atMost: Int?
-
-    package init(atLeast: Int, atMost: Int?) {
-        self.atLeast = atLeast
-        self.atMost = atMost
-    }
-
-    package static func exactly(_ count: Int) -> CountBound { CountBound(atLeast: count, atMost: count) }
-
-    package func holds(for count: Int) -> Bool { count >= atLeast && atMost.map { count <= $0 } ?? true }
-
-    package var description: String {
-        switch (atLeast, atMost) {
-        case (let low, let high?) where low == high: "exactly \(low) time(s)"
-        case (let low, let high?) where low > 0: "from \(low) to \(high) times"
-        case (_, let high?): "at most \(high) time(s)"
-        default: "at least \(atLeast) time(s)"
-        }
-    }
 }
 
 /// Which `UserDefaults` of an `exec:` process a value step or check goes

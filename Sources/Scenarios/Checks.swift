@@ -27,7 +27,9 @@ struct CheckVerifier {
         case .saw(let process, let matcher, let times):
             try verifySaw(process, matcher, times: times)
         case .notSaw(let process, let matcher):
-            if let seen = try roster.lastDriver(process).seen(matcher).first {
+            let driver = try roster.lastDriver(process)
+            if matcher.event != "output" { try driver.catchUpEvents() }
+            if let seen = driver.seen(matcher).first {
                 throw CheckFailed("\(process) should not have seen \(matcher), but saw: \(seen.text)")
             }
         case .card(let process, let expected):
@@ -105,7 +107,9 @@ struct CheckVerifier {
     }
 
     private func verifySaw(_ process: String, _ matcher: EventMatcher, times: CountBound?) throws {
-        let count = try roster.lastDriver(process).seen(matcher).count
+        let driver = try roster.lastDriver(process)
+        if matcher.event != "output" { try driver.catchUpEvents() }
+        let count = driver.seen(matcher).count
         if let times, !times.holds(for: count) {
             throw CheckFailed("\(process) should have seen \(matcher) \(times), saw it \(count) time(s)")
         }
@@ -126,7 +130,9 @@ struct CheckVerifier {
     }
 
     private func verifyCard(_ process: String, _ expected: [String: PlistValue?]) throws {
-        guard let render = try roster.lastDriver(process).recordedEvents().last(where: { $0.name == "render" }) else {
+        let driver = try roster.lastDriver(process)
+        try driver.catchUpEvents()
+        guard let render = driver.recordedEvents().last(where: { $0.name == "render" }) else {
             throw CheckFailed("\(process) has not rendered")
         }
         let shown = render.appEvent.map(EventMatcher.card(of:)) ?? [:]

@@ -100,7 +100,13 @@ final class Execution: @unchecked Sendable {
             var value: PlistValue? = nil
             if case .set(_, let written) = command { value = written }
             log.action(process, step, key: Self.key(of: command), value: value)
-            try roster.driver(process).request(command, suite: context.scenario.suiteName(of: process, suite), timeout: RunnerTimeouts.request)
+            let driver = try roster.driver(process)
+            let suiteName = context.scenario.suiteName(of: process, suite)
+            if let exits = step.exits {
+                try driver.expectExit(exits, after: driver.send(command, suite: suiteName), timeout: RunnerTimeouts.request)
+            } else {
+                try driver.request(command, suite: suiteName, timeout: RunnerTimeouts.request)
+            }
         case .intent(let intent):
             switch intent.place {
             case .builtInApp(let host): try roster.performIntentInApp(intent, in: host, step: step)

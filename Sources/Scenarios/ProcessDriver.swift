@@ -5,20 +5,6 @@ import Foundation
 import PropertyList
 import ScenarioModel
 
-/// Why a scenario stopped: the step, what was expected and what was found.
-package struct StepFailure: Error, Sendable, CustomStringConvertible {
-    package let line: Int
-    package let step: String
-    package let message: String
-    package var description: String { "line \(line): \(step): \(message)" }
-}
-
-/// A failure inside a step, before the step's line is known.
-struct CheckFailed: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}
-
 /// One running process of a scenario, built-in role or user's executable:
 /// it sends requests over the control protocol — on the child's stdin and
 /// stdout for a built-in role, on the control channel for an executable that
@@ -194,6 +180,28 @@ final class ProcessDriver: @unchecked Sendable {
         }
     }
 
+    /// A request that must end the process (`exits:`): passes once it has ended with `expected.status` and its stderr
+    /// (or an `error` event) says `expected.error`. An answer counts for nothing (a program may answer, then end from an
+    /// observer on its main queue); one still running at `timeout` fails, as does another status or other words.
+    func expectExit(_ expected: ExpectedExit, after id: Int, timeout: Double) throws {
+        let status = try record.wait(timeout: timeout) { state in
+            state.ended ? .done(state.exitStatus ?? -1) : .waiting
+        } timedOut: { state in
+            let answer = state.responses[id].map { " (it answered \($0.response?.ok == true ? "ok" : $0.text))" } ?? ""
+            return
+                "\(name) kept running\(answer) for \(Int(timeout)) s; the step should have ended it with status \(expected.status)\(state.lastLines)"
+        }
+        guard status == expected.status else {
+            throw CheckFailed("\(name) exited with status \(status), not \(expected.status)\(lastLines)")
+        }
+        guard let text = expected.error else { return }
+        let said =
+            standardError + recordedEvents().compactMap { event in if case .error(let message)? = event.appEvent { message } else { nil } }.joined()
+        guard said.contains(text) else {
+            throw CheckFailed("\(name) exited with status \(status), but its stderr does not say \"\(text)\"\(lastLines)")
+        }
+    }
+
     /// The first event since launch that matches (waiting up to `timeout`);
     /// for `output`, the first kept line that matches.
     func waitFor(_ matcher: EventMatcher, timeout: Double) throws -> RecordedEvent {
@@ -234,6 +242,25 @@ final class ProcessDriver: @unchecked Sendable {
             guard lines != nil else { return "no \(matcher) event in \(name) within \(timeout) s\(state.lastLines)" }
             return
                 "no output line matching /\(matcher.pattern ?? "")/\(matcher.stream.map { " on \($0)" } ?? "") in \(name) within \(timeout) s\(state.lastLines)"
+        }
+    }
+
+    /// Before a check on the events a user's program said: every event it began before now is in. A line it printed
+    /// in an observer comes on another pipe than the observer's `delivery`, which is sent once the observer returns;
+    /// `flush-events` is answered once every observer called before it came has returned and its event is queued
+    /// ahead of the answer, so a check after a wait on that line sees the delivery. Not asked of a program that is
+    /// suspended (it could not answer) or whose channel is gone (everything it sent is read).
+    func catchUpEvents() throws {
+        guard transport == .channel, record.withLock({ $0.channelAttached && !$0.channelClosed && !$0.finished && !$0.suspended }) else {
+            return
+        }
+        do {
+            try request(.flushEvents, timeout: RunnerTimeouts.request)
+        } catch {
+            if !isRunning || channelClosed { return }
+            throw CheckFailed(
+                "\(name) did not send the events it began before this check within \(Int(RunnerTimeouts.request)) s "
+                    + "(one of its observers has not returned): \(error)\(lastLines)")
         }
     }
 
@@ -385,87 +412,5 @@ final class ProcessDriver: @unchecked Sendable {
             _ = waitForExit(timeout: 5)
         }
         record.withLock { _ in channel }?.close()
-    }
-}
-
-/// Every child process the runner started, so an interrupted run ends them all
-/// (a user's program with its process group: what it started too).
-/// It holds them weakly and signals them through `RunningProcess`, never by
-/// pid: a child already reaped is not signalled (its pid may be another
-/// process's by now), and one whose owner let go is ended by its `deinit`.
-/// Unchecked Sendable: the processes and the interrupting signal are under `lock`; the signal sources are made once, under it too.
-package final class LiveProcesses: @unchecked Sendable {
-    package static let shared = LiveProcesses()
-    private let lock = NSLock()
-    private var processes: [ObjectIdentifier: Entry] = [:]
-    private var interruptedBy: Int32?
-    nonisolated(unsafe) private var sources: [DispatchSourceSignal] = []
-
-    private struct Entry {
-        weak var process: RunningProcess?
-    }
-
-    /// A process started while the run is being interrupted is killed at once.
-    /// The ones that ended or were let go are dropped here, so the list stays as long as what runs.
-    func add(_ process: RunningProcess) {
-        let late = lock.withLock { () -> Bool in
-            processes = processes.filter { $0.value.process?.isRunning == true }
-            processes[ObjectIdentifier(process)] = Entry(process: process)
-            return interruptedBy != nil
-        }
-        if late { process.signalGroup(SIGKILL) }
-    }
-
-    /// Kills (and resumes) every child still running; returns how many there were.
-    @discardableResult
-    package func endAll() -> Int {
-        let all = lock.withLock { processes.values.compactMap(\.process) }
-        var ended = 0
-        for process in all {
-            process.signalGroup(SIGCONT)
-            if process.signalGroup(SIGKILL) { ended += 1 }
-        }
-        return ended
-    }
-
-    /// The signal (SIGINT, SIGTERM) that interrupted the run, if one did.
-    package var interruption: Int32? { lock.withLock { interruptedBy } }
-
-    /// Throws if the run was interrupted: nothing new starts after a stop request.
-    func checkNotInterrupted() throws {
-        if let signal = interruption { throw CheckFailed("\(Self.interruptedPrefix) by \(Self.describe(signal)) before this step") }
-    }
-
-    /// How the report's failure of an interrupted scenario begins.
-    package static let interruptedPrefix = "interrupted"
-
-    /// The signal's name, for reports.
-    package static func describe(_ signal: Int32) -> String {
-        signal == SIGINT ? "SIGINT" : signal == SIGTERM ? "SIGTERM" : "signal \(signal)"
-    }
-
-    /// On SIGINT/SIGTERM: resume and kill every child, then call `finish`
-    /// with the signal (by default: exit with 128 + the signal, 130 or 143).
-    /// A second signal exits at once.
-    package func endAllOnInterrupt(then finish: @escaping @Sendable (Int32) -> Void = { exit(128 + $0) }) {
-        lock.withLock {
-            guard sources.isEmpty else { return }
-            for number in [SIGINT, SIGTERM] {
-                signal(number, SIG_IGN)
-                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-                source.setEventHandler { [self] in
-                    let again = lock.withLock { () -> Bool in
-                        defer { if interruptedBy == nil { interruptedBy = number } }
-                        return interruptedBy != nil
-                    }
-                    let ended = endAll()
-                    if again { exit(128 + number) }
-                    FileHandle.standardError.write(Data("\ninterrupted (\(Self.describe(number))): ended \(ended) simulated process(es)\n".utf8))
-                    finish(number)
-                }
-                source.resume()
-                sources.append(source)
-            }
-        }
     }
 }

@@ -131,12 +131,21 @@ final class ProcessRecord: @unchecked Sendable {
                     }
                 }
             case .event(let appEvent, _):
+                // A user's program stamps its events on the clock output lines are stamped with as they come: the
+                // reports put them in order (an observer's delivery before the line it printed).
                 state.events.append(
                     log.record(
                         process: name, kind: .event, name: appEvent.name, fields: decoded.fields,
-                        text: ProcessDriver.describe(appEvent), appEvent: appEvent))
+                        text: ProcessDriver.describe(appEvent), appEvent: appEvent,
+                        began: Self.stamp(decoded.fields["monotonicNs"])))
             }
         }
+    }
+
+    /// An event's `monotonicNs`, if it carries a usable one.
+    private static func stamp(_ field: PlistValue?) -> UInt64? {
+        guard case .integer(let value)? = field else { return nil }
+        return UInt64(exactly: value)
     }
 
     /// A line of plain output (a user's executable's stdout, any process's stderr).

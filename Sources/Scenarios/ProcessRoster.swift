@@ -7,25 +7,6 @@ import GroupDefaults
 import PropertyList
 import ScenarioModel
 
-/// What every part of one run shares: the scenario, where the executables
-/// are, the run's own simulation root and its log.
-struct RunContext: Sendable {
-    let scenario: Scenario
-    let binaries: String
-    let root: String
-    let log: ScenarioLog
-    /// The app's manifest as the processes read it (nil: the built-in example).
-    let manifestPath: String?
-    /// Ends the process groups of the scenario's own programs, and removes the root, should the runner be killed
-    /// (nil: it could not be started, and the scenario fails at its setup).
-    let warden: Warden?
-
-    /// The arguments every simulated process of the run gets.
-    func commonArguments(device: String) -> [String] {
-        ["--json", "--root", root, "--device", device] + (manifestPath.map { ["--manifest", $0] } ?? [])
-    }
-}
-
 /// The long-lived processes of one run (the scenario's `processes:`): it
 /// launches, quits and restarts them, and ends them all when the run ends.
 /// A process stays known after it exited, for checks of its events and exit.

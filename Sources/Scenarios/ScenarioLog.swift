@@ -58,9 +58,12 @@ package final class ScenarioLog: @unchecked Sendable {
     @discardableResult
     func record(
         process: String, kind: RecordedEvent.Kind, name: String, fields: [String: PlistValue] = [:], text: String,
-        appEvent: AppEvent? = nil
+        appEvent: AppEvent? = nil, began: UInt64? = nil
     ) -> RecordedEvent {
-        let event = RecordedEvent(time: now, process: process, kind: kind, name: name, fields: fields, text: text, appEvent: appEvent)
+        // `began`: when the process stamped it (CLOCK_MONOTONIC), taken if it is within the run and not after now.
+        var time = now
+        if let began, began >= start { time = min(time, began - start) }
+        let event = RecordedEvent(time: time, process: process, kind: kind, name: name, fields: fields, text: text, appEvent: appEvent)
         lock.withLock { entries.append(event) }
         return event
     }

@@ -135,8 +135,8 @@ final class AppSession: @unchecked Sendable {
             return .info(info)
         case .searchList:
             return .searchList(store.searchList)
-        case .ping:
-            return .done
+        case .ping, .flushEvents:
+            return .done  // its events are written on the thread that makes them, before any later answer
         case .exit:
             return .done
         }

@@ -29,8 +29,11 @@ public protocol AppIntent: Sendable {
     static var openAppWhenRun: Bool { get }
     /// Whether Shortcuts and Spotlight list it.
     static var isDiscoverable: Bool { get }
+    /// An intent with its parameters at their defaults; the system sets them before `perform()`.
     init()
     /// Does the intent's work with its parameters set.
+    /// - Throws: What the intent's work throws; the caller gets it as the intent's error.
+    /// - Returns: The result: a value, a dialog, both, or nothing.
     func perform() async throws -> PerformResult
 }
 
@@ -47,6 +50,8 @@ public protocol WidgetConfigurationIntent: AppIntent {}
 
 extension WidgetConfigurationIntent {
     /// A configuration intent is read, not run: Apple gives it a `perform()` that does nothing.
+    /// - Throws: Never here.
+    /// - Returns: `.result()`.
     public func perform() async throws -> IntentResultContainer<Never, Never, Never, Never> { .result() }
 }
 

@@ -24,6 +24,9 @@ extension GroupSim {
     /// A running program's `perform-intent` requests are answered too, as
     /// `offerIntents(_:)` does. The main thread serves the main queue
     /// meanwhile, so a `@MainActor` `perform()` runs.
+    /// - Parameters:
+    ///   - intents: The intent types this program runs, found by their type names.
+    ///   - arguments: The command line (the intent's name and its parameters).
     public static func runIntents(_ intents: any AppIntent.Type..., arguments: [String] = Array(CommandLine.arguments.dropFirst())) -> Never {
         let catalog = offer(intents)
         let runner = Thread {
@@ -41,6 +44,7 @@ extension GroupSim {
     /// dialog and `openAppWhenRun`, or with its error; an `intent-result`
     /// event is said too. The program's main goes on as before. A later call
     /// replaces the intents offered.
+    /// - Parameter intents: The intent types offered, found by their type names.
     public static func offerIntents(_ intents: any AppIntent.Type...) {
         _ = offer(intents)
     }

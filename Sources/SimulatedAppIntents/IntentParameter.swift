@@ -20,6 +20,11 @@ public final class IntentParameter<Value>: @unchecked Sendable where Value: _Int
 
     /// A parameter shown as `title` (and `description`), with `default`'s value when it is not given.
     /// `requestValueDialog`: what the system would ask a person for it; here a missing value is an error instead.
+    /// - Parameters:
+    ///   - title: The parameter's name as shown.
+    ///   - description: A longer explanation.
+    ///   - defaultValue: The value when it is not given.
+    ///   - requestValueDialog: What the system would ask a person for it; here a missing value is an error instead.
     public init(
         title: LocalizedStringResource, description: LocalizedStringResource? = nil, default defaultValue: Value.UnwrappedType? = nil,
         requestValueDialog: IntentDialog? = nil
@@ -30,6 +35,10 @@ public final class IntentParameter<Value>: @unchecked Sendable where Value: _Int
     }
 
     /// A parameter titled after its property.
+    /// - Parameters:
+    ///   - description: A longer explanation.
+    ///   - defaultValue: The value when it is not given.
+    ///   - requestValueDialog: What the system would ask a person for it; here a missing value is an error instead.
     public init(
         description: LocalizedStringResource? = nil, default defaultValue: Value.UnwrappedType? = nil, requestValueDialog: IntentDialog? = nil
     ) {

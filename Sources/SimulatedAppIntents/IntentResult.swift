@@ -30,21 +30,30 @@ extension IntentResultContainer: ProvidesDialog where Dialog == IntentDialog {}
 
 extension IntentResult {
     /// The intent finished, with nothing to return.
+    /// - Returns: A result with no value and no dialog.
     public static func result() -> Self where Self == IntentResultContainer<Never, Never, Never, Never> {
         IntentResultContainer(value: nil, dialog: nil)
     }
 
     /// The intent finished and returns `value`.
+    /// - Parameter value: The intent's value (a string, number, Boolean, date or URL).
+    /// - Returns: A result with the value.
     public static func result<Value>(value: Value) -> Self where Self == IntentResultContainer<Value, Never, Never, Never>, Value: _IntentValue {
         IntentResultContainer(value: value, dialog: nil)
     }
 
     /// The intent finished; the system shows or speaks `dialog`.
+    /// - Parameter dialog: What the system says.
+    /// - Returns: A result with the dialog.
     public static func result(dialog: IntentDialog) -> Self where Self == IntentResultContainer<Never, Never, Never, IntentDialog> {
         IntentResultContainer(value: nil, dialog: dialog)
     }
 
     /// The intent finished, returns `value`, and the system shows or speaks `dialog`.
+    /// - Parameters:
+    ///   - value: The intent's value (a string, number, Boolean, date or URL).
+    ///   - dialog: What the system says.
+    /// - Returns: A result with both.
     public static func result<Value>(value: Value, dialog: IntentDialog) -> Self
     where Self == IntentResultContainer<Value, Never, Never, IntentDialog>, Value: _IntentValue {
         IntentResultContainer(value: value, dialog: dialog)
@@ -59,13 +68,28 @@ public struct IntentDialog: Sendable, ExpressibleByStringInterpolation {
     let supporting: LocalizedStringResource?
     let systemImageName: String?
 
+    /// A dialog that is shown and spoken the same.
+    /// - Parameter resource: The text.
     public init(_ resource: LocalizedStringResource) { (full, supporting, systemImageName) = (resource, nil, nil) }
+    /// A dialog with a spoken (full) and a shown (supporting) text.
+    /// - Parameters:
+    ///   - full: The text spoken, and shown where there is no supporting text.
+    ///   - supporting: The text shown.
     public init(full: LocalizedStringResource, supporting: LocalizedStringResource) {
         (self.full, self.supporting, systemImageName) = (full, supporting, nil)
     }
+    /// A dialog with a symbol.
+    /// - Parameters:
+    ///   - full: The text.
+    ///   - systemImageName: An SF Symbol's name.
     public init(full: LocalizedStringResource, systemImageName: String) {
         (self.full, supporting, self.systemImageName) = (full, nil, systemImageName)
     }
+    /// A dialog with both texts and a symbol.
+    /// - Parameters:
+    ///   - full: The text spoken, and shown where there is no supporting text.
+    ///   - supporting: The text shown.
+    ///   - systemImageName: An SF Symbol's name.
     public init(full: LocalizedStringResource, supporting: LocalizedStringResource, systemImageName: String) {
         (self.full, self.supporting, self.systemImageName) = (full, supporting, systemImageName)
     }

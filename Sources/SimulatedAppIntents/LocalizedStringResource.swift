@@ -11,6 +11,12 @@ public struct LocalizedStringResource: Sendable, Hashable, ExpressibleByStringIn
     public var table: String?
     public var locale: Locale
 
+    /// A localizable text; here its key is its text (there are no string tables).
+    /// - Parameters:
+    ///   - keyAndValue: The key, which is also the text.
+    ///   - table: The strings table (nil: `Localizable`); no table is read.
+    ///   - locale: The locale; kept, never read.
+    ///   - comment: A note for translators; not kept.
     public init(_ keyAndValue: String, table: String? = nil, locale: Locale = .current, comment: StaticString? = nil) {
         key = keyAndValue
         self.table = table
@@ -26,6 +32,7 @@ public struct LocalizedStringResource: Sendable, Hashable, ExpressibleByStringIn
 
 extension String {
     /// The resource's text (Foundation's `String(localized:)`; the key, as there are no tables here).
+    /// - Parameter resource: The resource.
     public init(localized resource: LocalizedStringResource) { self = resource.key }
 }
 
@@ -37,6 +44,11 @@ public struct IntentDescription: Sendable, ExpressibleByStringInterpolation {
     public var searchKeywords: [LocalizedStringResource]
     public var resultValueName: LocalizedStringResource?
 
+    /// - Parameters:
+    ///   - descriptionText: What the intent does.
+    ///   - categoryName: The category Shortcuts groups it under.
+    ///   - searchKeywords: More words it is found by.
+    ///   - resultValueName: The name of the value it returns.
     public init(
         _ descriptionText: LocalizedStringResource, categoryName: LocalizedStringResource? = nil,
         searchKeywords: [LocalizedStringResource] = [], resultValueName: LocalizedStringResource? = nil
@@ -57,7 +69,11 @@ public struct DisplayRepresentation: Sendable, ExpressibleByStringInterpolation 
     public struct Image: Sendable {
         public let name: String
         public let isSystemImage: Bool
+        /// An SF Symbol.
+        /// - Parameter systemName: The symbol's name.
         public init(systemName: String) { (name, isSystemImage) = (systemName, true) }
+        /// An image of the app's assets.
+        /// - Parameter name: The image's name.
         public init(named name: String) { (self.name, isSystemImage) = (name, false) }
     }
 
@@ -66,6 +82,11 @@ public struct DisplayRepresentation: Sendable, ExpressibleByStringInterpolation 
     public var image: Image?
     public var synonyms: [LocalizedStringResource]
 
+    /// - Parameters:
+    ///   - title: The main text.
+    ///   - subtitle: A second line.
+    ///   - image: An image beside it.
+    ///   - synonyms: Other names a person may say for it.
     public init(
         title: LocalizedStringResource, subtitle: LocalizedStringResource? = nil, image: Image? = nil, synonyms: [LocalizedStringResource] = []
     ) {
@@ -86,6 +107,9 @@ public struct TypeDisplayRepresentation: Sendable, ExpressibleByStringInterpolat
     public var name: LocalizedStringResource
     public var numericFormat: LocalizedStringResource?
 
+    /// - Parameters:
+    ///   - name: The type's name.
+    ///   - numericFormat: How a count of it is said (for example "\(placeholder: .int) items").
     public init(name: LocalizedStringResource, numericFormat: LocalizedStringResource? = nil) {
         self.name = name
         self.numericFormat = numericFormat

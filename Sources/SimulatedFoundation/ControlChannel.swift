@@ -4,6 +4,7 @@ import CloudDevice
 import Foundation
 import GroupDefaults
 import PropertyList
+import SharedFiles
 import Synchronization
 
 #if canImport(Glibc)
@@ -60,6 +61,8 @@ package final class ControlChannel: @unchecked Sendable {
     private var recentWarnings: [PlistValue] = []
     /// Requests read and not yet answered.
     private var requestsRunning = 0
+    /// Observers called and not yet returned, and the `flush-events` requests waiting for them.
+    private var inFlight = EventsInFlight()
 
     /// Whether `ready` waits for the program to be set up (`ProgramSetUp`): a
     /// program's own channel does; one a test serves for a process of its own does not.
@@ -178,25 +181,45 @@ package final class ControlChannel: @unchecked Sendable {
 
     // MARK: Output (any thread)
 
-    /// Queues an event; dropped (and counted) when the peer has not read
-    /// enough of what was queued before.
-    func emit(_ event: AppEvent) {
-        let line = ControlProtocol.event(event)
+    /// Notes an event that begins now and is queued later (an observer's call): `flush-events` waits for it.
+    func begin() -> (token: Int, stamp: UInt64) {
+        let stamp = MonotonicClock.now()
+        return condition.withLock { (inFlight.begin(at: stamp), stamp) }
+    }
+
+    /// Queues an event stamped with when it began (`begun`, or now); dropped (and counted) when the peer has not
+    /// read enough of what was queued before. Ending a begun event may answer the `flush-events` it held back.
+    func emit(_ event: AppEvent, begun: (token: Int, stamp: UInt64)? = nil) {
+        let line = ControlProtocol.event(event, monotonic: begun?.stamp ?? MonotonicClock.now())
         let wasIdle = condition.withLock { () -> Bool in
             guard !ended else { return false }
-            guard outgoing.count - sentCount + heldBytes + line.utf8.count < limits.maximumOutgoingBytes else {
+            var wasIdle = false
+            if outgoing.count - sentCount + heldBytes + line.utf8.count >= limits.maximumOutgoingBytes {
                 droppedEvents += 1
                 droppedUnreported += 1
-                return false
-            }
-            if !isReady, event.name != "warning" {
+            } else if !isReady, event.name != "warning" {
                 heldBeforeReady.append(line)
                 heldBytes += line.utf8.count + 1
-                return false
+            } else {
+                wasIdle = appendLocked(line)
             }
-            return appendLocked(line)
+            guard let begun else { return wasIdle }
+            return endLocked(begun.token) || wasIdle
         }
         if wasIdle { wake() }
+    }
+
+    /// Ends a begun event that reports nothing.
+    func end(_ begun: (token: Int, stamp: UInt64)) {
+        if condition.withLock({ !ended && endLocked(begun.token) }) { wake() }
+    }
+
+    /// Ends a begun event and answers the `flush-events` it held back; true if the output was idle before.
+    private func endLocked(_ token: Int) -> Bool {
+        inFlight.end(token)
+        var wasIdle = false
+        for id in inFlight.answerable() { wasIdle = appendLocked(ControlProtocol.response(id: id, result: .done)) || wasIdle }
+        return wasIdle
     }
 
     /// Queues a response: never dropped (requests are not read while the output is full).
@@ -356,6 +379,9 @@ package final class ControlChannel: @unchecked Sendable {
         switch parsed {
         case .success(.ping):
             respond(ControlProtocol.response(id: id, result: .done))
+        case .success(.flushEvents):
+            let came = MonotonicClock.now()
+            if condition.withLock({ inFlight.flush(id: id, at: came) }) { respond(ControlProtocol.response(id: id, result: .done)) }
         case .failure(let error):
             let message = error.description
             perform { ControlProtocol.failure(id: id, message: message) }

@@ -135,7 +135,7 @@ final class ControlSession: @unchecked Sendable {
             return .info(info())
         case .searchList:
             return .searchList(try defaults(suite).groupDefaults.searchList)
-        case .ping, .exit:
+        case .ping, .flushEvents, .exit:
             return .done  // the channel answers these itself
         }
     }

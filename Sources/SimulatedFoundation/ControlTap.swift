@@ -39,14 +39,28 @@ enum ControlTap {
         sink.emit(event)
     }
 
-    /// An observer of `mechanism` has returned from a change of a `UserDefaults` instance of `domain`.
+    /// Calls `observer` (the program's observer, or a post to them), then sends `event` to the channel serving `source`:
+    /// stamped as the call began, so a line the observer prints is ordered after it, and queued once it returned,
+    /// so a `flush-events` that came meanwhile waits for it. Without a channel, only the call.
+    static func delivering(_ event: () -> AppEvent?, from source: SimulatedProcess, _ observer: () -> Void) {
+        guard isServing, let sink = lock.withLock({ channel }), sink.serves(source) else { return observer() }
+        let begun = sink.begin()
+        observer()
+        // nil: nothing to report (a store whose notices are not the driver's): the begun event still ends.
+        if let event = event() { sink.emit(event, begun: begun) } else { sink.end(begun) }
+    }
+
+    /// `delivering` for one observer of `mechanism` told of a change of a `UserDefaults` instance of `domain`.
     @inline(__always)
-    static func delivered(_ mechanism: DeliveryMechanism, _ change: GroupSim.KeyChange, domain: String, from source: SimulatedProcess) {
-        guard isServing else { return }
-        emit(
-            .delivery(
-                Delivery(
-                    mechanism: mechanism, key: change.key, old: change.stored.old, new: change.stored.new,
-                    origin: change.stored.origin.rawValue, domain: domain)), from: source)
+    static func delivering(
+        _ mechanism: DeliveryMechanism, _ change: GroupSim.KeyChange, domain: String, from source: SimulatedProcess, _ observer: () -> Void
+    ) {
+        delivering(
+            {
+                .delivery(
+                    Delivery(
+                        mechanism: mechanism, key: change.key, old: change.stored.old, new: change.stored.new,
+                        origin: change.stored.origin.rawValue, domain: domain))
+            }, from: source, observer)
     }
 }

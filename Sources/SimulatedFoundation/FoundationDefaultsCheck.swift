@@ -24,6 +24,9 @@ public enum FoundationDefaultsCheck {
     /// demangled ("static Foundation.UserDefaults.standard.getter …"); empty
     /// when it uses none. An executable with Foundation linked in statically
     /// (`--static-swift-stdlib`) imports nothing and cannot be checked so.
+    /// - Parameter path: The executable.
+    /// - Throws: `CheckError` when the file cannot be read or is no ELF file.
+    /// - Returns: The demangled names of the members it imports.
     public static func foundationUserDefaultsUses(inExecutable path: String) throws -> [String] {
         do {
             let file = try ELFFile(path: path)

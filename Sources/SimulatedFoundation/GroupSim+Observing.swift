@@ -34,6 +34,7 @@ extension GroupSim {
             self.observed = observed
         }
 
+        /// Stops delivery; calling it again does nothing. Releasing the observation stops it too.
         public func invalidate() { token.cancel() }
 
         deinit { token.cancel() }
@@ -53,6 +54,11 @@ extension GroupSim {
     ///   of it.
     ///
     /// Keep the returned `Observation`; delivery stops when it goes.
+    /// - Parameters:
+    ///   - defaults: The instance whose search list is watched.
+    ///   - key: The key.
+    ///   - handler: Called with each change of the key's effective value.
+    /// - Returns: The observation.
     public static func observe(_ defaults: UserDefaults, _ key: String, _ handler: @escaping (KeyChange) -> Void) -> Observation {
         observe(defaults, key, reportingAs: .observe, handler)
     }
@@ -73,8 +79,8 @@ extension GroupSim {
                     newValue: change.new.map(FoundationBridge.object),
                     isFromAnotherProcess: change.origin == .otherProcess,
                     stored: change)
-                box.handler(keyChange)
-                if let mechanism { ControlTap.delivered(mechanism, keyChange, domain: domain, from: process) }
+                guard let mechanism else { return box.handler(keyChange) }
+                ControlTap.delivering(mechanism, keyChange, domain: domain, from: process) { box.handler(keyChange) }
             }, observing: defaults)
     }
 }

@@ -17,6 +17,8 @@ public enum GroupSim {
     /// `UserDefaults()` of `process`: its standard domain, in a new instance.
     /// For a test that holds several simulated processes at once; an app
     /// uses `UserDefaults()`, which belongs to `SimulatedProcess.current`.
+    /// - Parameter process: The simulated process.
+    /// - Returns: A new instance.
     public static func defaults(of process: SimulatedProcess) -> UserDefaults {
         UserDefaults(groupDefaults: process.openStandard(), process: process)
     }
@@ -24,12 +26,20 @@ public enum GroupSim {
     /// `UserDefaults(suiteName:)` of `process`: nil for the names Apple
     /// refuses (`NSGlobalDomain`, the app's own bundle identifier) and for a
     /// suite whose file cannot be made (reported); a nil name is the standard domain.
+    /// - Parameters:
+    ///   - suiteName: The suite's domain name, or nil.
+    ///   - process: The simulated process.
+    /// - Returns: A new instance, or nil.
     public static func defaults(suiteName: String?, of process: SimulatedProcess) -> UserDefaults? {
         process.open(suiteNameOrStandard: suiteName).map { UserDefaults(groupDefaults: $0, process: process) }
     }
 
     /// A `UserDefaults` over defaults opened elsewhere (a `GroupDefaults` of a
     /// tool or test), belonging to `process`.
+    /// - Parameters:
+    ///   - groupDefaults: The defaults to wrap.
+    ///   - process: The simulated process the instance belongs to.
+    /// - Returns: A new instance.
     public static func defaults(over groupDefaults: GroupDefaults, of process: SimulatedProcess) -> UserDefaults {
         UserDefaults(groupDefaults: groupDefaults, process: process)
     }
@@ -39,6 +49,11 @@ public enum GroupSim {
     /// reported, once per process and store, and the store stays on the
     /// device: never synced, `synchronize()` false. `report`: where that is
     /// said (`Diagnostics` by default).
+    /// - Parameters:
+    ///   - process: The simulated process.
+    ///   - environment: The variables that say the store's identifier.
+    ///   - report: Where a missing entitlement is said.
+    /// - Returns: The store.
     public static func ubiquitousStore(
         of process: SimulatedProcess, environment: [String: String] = ProcessInfo.processInfo.environment,
         report: (Diagnostic) -> Void = Diagnostics.report
@@ -51,6 +66,8 @@ public enum GroupSim {
     public static let keyValueStoreVariable = "GROUPSIM_KVS_IDENTIFIER"
 
     /// `UIApplication.shared` of another simulated process; apps use `shared`.
+    /// - Parameter process: The simulated process.
+    /// - Returns: A new instance.
     public static func application(of process: SimulatedProcess) -> UIApplication {
         UIApplication(process: process)
     }
@@ -59,8 +76,12 @@ public enum GroupSim {
 
     /// The simulated defaults behind `defaults`: `import GroupDefaults` for
     /// its atomic `increment`, `transaction` and typed keys.
+    /// - Parameter defaults: An instance of this library.
+    /// - Returns: The defaults it wraps.
     public static func groupDefaults(of defaults: UserDefaults) -> GroupDefaults { defaults.groupDefaults }
 
     /// The simulated process `defaults` belongs to.
+    /// - Parameter defaults: An instance of this library.
+    /// - Returns: Its process.
     public static func process(of defaults: UserDefaults) -> SimulatedProcess { defaults.simulatedProcess }
 }

@@ -38,6 +38,8 @@ public enum NSKeyValueChange: UInt, Sendable {
 public struct NSKeyValueChangeKey: RawRepresentable, Hashable, Sendable {
     public let rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
+    /// A key by its string.
+    /// - Parameter rawValue: The key's string.
     public init(_ rawValue: String) { self.rawValue = rawValue }
 
     public static let kindKey = NSKeyValueChangeKey("kind")
@@ -59,6 +61,11 @@ open class NSObject: Foundation.NSObject {
     /// (`UserDefaults.addObserver(_:forKeyPath:options:context:)`).
     /// Apple's NSObject raises if a subclass does not override it; here it
     /// is reported, and the change is dropped.
+    /// - Parameters:
+    ///   - keyPath: The observed key.
+    ///   - object: The `UserDefaults` instance that changed.
+    ///   - change: The change's kind and values, by the `options` it was added with.
+    ///   - context: The context it was added with.
     open func observeValue(
         forKeyPath keyPath: String?, of object: Any?, change: [NSKeyValueChangeKey: Any]?, context: UnsafeMutableRawPointer?
     ) {
@@ -94,6 +101,7 @@ public final class NSKeyValueObservation: NSObject, @unchecked Sendable {
         self.observations = Mutex(observations)
     }
 
+    /// Stops the observation; calling it again does nothing (as Apple's, which also runs at deinit).
     public func invalidate() {
         let ended = observations.withLock { list in
             defer { list = [] }
@@ -217,6 +225,11 @@ extension UserDefaults {
     /// `.initial` calls it before this returns, with no old value. The
     /// observer is not kept alive; when it is gone, its registration goes at
     /// the next change, or at once if it removes itself in its `deinit`.
+    /// - Parameters:
+    ///   - observer: Receives `observeValue(forKeyPath:of:change:context:)`.
+    ///   - keyPath: The key (a dotted path reads into dictionaries).
+    ///   - options: Which values the change dictionary carries, and `.initial`.
+    ///   - context: Handed back with each change, to tell registrations apart.
     public func addObserver(
         _ observer: NSObject, forKeyPath keyPath: String, options: NSKeyValueObservingOptions = [], context: UnsafeMutableRawPointer?
     ) {
@@ -244,21 +257,25 @@ extension UserDefaults {
                     return
                 }
                 let (old, new) = (path.value(from: change.oldValue), path.value(from: change.newValue))
-                if registration.options.contains(.prior) {
+                ControlTap.delivering(.keyValueObserver, change, domain: self.groupDefaults.domainName, from: self.simulatedProcess) {
+                    if registration.options.contains(.prior) {
+                        observer.observeValue(
+                            forKeyPath: registration.keyPath, of: self,
+                            change: registration.change(old: old, new: nil, isPrior: true), context: registration.context)
+                    }
                     observer.observeValue(
                         forKeyPath: registration.keyPath, of: self,
-                        change: registration.change(old: old, new: nil, isPrior: true), context: registration.context)
+                        change: registration.change(old: old, new: new, isPrior: false), context: registration.context)
                 }
-                observer.observeValue(
-                    forKeyPath: registration.keyPath, of: self,
-                    change: registration.change(old: old, new: new, isPrior: false), context: registration.context)
-                ControlTap.delivered(.keyValueObserver, change, domain: self.groupDefaults.domainName, from: self.simulatedProcess)
             })
     }
 
     /// Stops the latest `addObserver` of `observer` for `keyPath`. One that
     /// was never added is reported (Apple raises). The observer may call it
     /// from its own `deinit`, as Apple's KVO guide recommends.
+    /// - Parameters:
+    ///   - observer: The observer that was added.
+    ///   - keyPath: The key it was added for.
     public func removeObserver(_ observer: NSObject, forKeyPath keyPath: String) {
         let dying = isDeinitializing(observer)
         removeRegistration(call: "removeObserver(_:forKeyPath: \"\(keyPath)\")") {
@@ -267,6 +284,10 @@ extension UserDefaults {
     }
 
     /// Stops the latest `addObserver` of `observer` for `keyPath` with `context`.
+    /// - Parameters:
+    ///   - observer: The observer that was added.
+    ///   - keyPath: The key it was added for.
+    ///   - context: The context it was added with.
     public func removeObserver(_ observer: NSObject, forKeyPath keyPath: String, context: UnsafeMutableRawPointer?) {
         let dying = isDeinitializing(observer)
         removeRegistration(call: "removeObserver(_:forKeyPath: \"\(keyPath)\", context:)") {
@@ -298,6 +319,11 @@ extension _KeyValueCodingAndObserving where Self: UserDefaults {
     /// compile) and named as its key; name it so, and the same code observes
     /// the same changes on both. A property that reads no key is reported and
     /// observes nothing.
+    /// - Parameters:
+    ///   - keyPath: A property of an extension of `UserDefaults` named as its key.
+    ///   - options: Which values the change carries, and `.initial`.
+    ///   - changeHandler: Called with the instance and the change.
+    /// - Returns: The observation; it stops when invalidated or released.
     public func observe<Value>(
         _ keyPath: KeyPath<Self, Value>, options: NSKeyValueObservingOptions = [],
         changeHandler: @escaping (Self, NSKeyValueObservedChange<Value>) -> Void
@@ -324,18 +350,19 @@ extension _KeyValueCodingAndObserving where Self: UserDefaults {
             GroupSim.observe(self, key, reportingAs: nil) { [weak self] change in
                 guard let self else { return }
                 let (old, new) = last.replace { self[keyPath: keyPath] }
-                if options.contains(.prior) {
+                ControlTap.delivering(.keyPathObservation, change, domain: self.groupDefaults.domainName, from: self.simulatedProcess) {
+                    if options.contains(.prior) {
+                        handler.call(
+                            self,
+                            NSKeyValueObservedChange(
+                                kind: .setting, newValue: nil, oldValue: options.contains(.old) ? old : nil, indexes: nil, isPrior: true))
+                    }
                     handler.call(
                         self,
                         NSKeyValueObservedChange(
-                            kind: .setting, newValue: nil, oldValue: options.contains(.old) ? old : nil, indexes: nil, isPrior: true))
+                            kind: .setting, newValue: options.contains(.new) ? new : nil, oldValue: options.contains(.old) ? old : nil,
+                            indexes: nil, isPrior: false))
                 }
-                handler.call(
-                    self,
-                    NSKeyValueObservedChange(
-                        kind: .setting, newValue: options.contains(.new) ? new : nil, oldValue: options.contains(.old) ? old : nil,
-                        indexes: nil, isPrior: false))
-                ControlTap.delivered(.keyPathObservation, change, domain: self.groupDefaults.domainName, from: self.simulatedProcess)
             }
         }
         return NSKeyValueObservation(observations)

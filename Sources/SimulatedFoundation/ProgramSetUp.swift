@@ -46,6 +46,8 @@ extension GroupSim {
 /// once its setup is done and it waits for its first command: the first call
 /// tells the driver the program is ready. (Declared here, it is the one an
 /// unqualified `readLine()` of a file that imports SimulatedFoundation calls.)
+/// - Parameter strippingNewline: Whether to drop the line's newline, as the standard library's.
+/// - Returns: The line, or nil at the end of input.
 public func readLine(strippingNewline: Bool = true) -> String? {
     ProgramSetUp.markDone()
     return Swift.readLine(strippingNewline: strippingNewline)

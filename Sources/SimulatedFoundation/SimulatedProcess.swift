@@ -16,6 +16,9 @@ public final class SimulatedProcess: @unchecked Sendable {
     /// A process of its own with its own argument and registration domains,
     /// for a test that holds several identities at once; use it with
     /// `GroupSim.defaults(of:)` and `GroupSim.defaults(suiteName:of:)`.
+    /// - Parameters:
+    ///   - identity: The root, device, bundle identifier and app groups.
+    ///   - launchArguments: Launch arguments for its argument domain (`-key value`).
     public init(identity: ProcessIdentity, launchArguments: [String] = []) {
         self.identity = identity
         processDomains = ProcessDomains()
@@ -62,6 +65,7 @@ public final class SimulatedProcess: @unchecked Sendable {
     /// the environment before the process starts (prefer GROUPSIM_* or
     /// `groupsim exec`). The standard defaults are reset, so the next
     /// `UserDefaults.standard` is `process`'s.
+    /// - Parameter process: The process this one stands for from now on.
     public static func use(_ process: SimulatedProcess) {
         lock.withLock { chosen = process }
         UserDefaults.resetStandardUserDefaults()

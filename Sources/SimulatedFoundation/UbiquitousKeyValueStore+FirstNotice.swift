@@ -95,6 +95,12 @@ extension NSUbiquitousKeyValueStore {
 /// registers with Foundation, then (for `didChangeExternallyNotification`, or
 /// every name) lets the store's held notices go, since the app can now hear them.
 extension NotificationCenter {
+    /// - Parameters:
+    ///   - name: The notification's name; nil for every name.
+    ///   - store: The store whose notifications are wanted; nil for every object.
+    ///   - queue: Where the block runs; nil for the posting thread.
+    ///   - block: Called with each notification.
+    /// - Returns: Foundation's token; pass it to `removeObserver(_:)` to stop.
     public func addObserver(
         forName name: NSNotification.Name?, object store: NSUbiquitousKeyValueStore?, queue: OperationQueue?,
         using block: @escaping @Sendable (Notification) -> Void

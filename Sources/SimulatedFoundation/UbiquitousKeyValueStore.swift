@@ -48,18 +48,22 @@ open class NSUbiquitousKeyValueStore: NSObject, @unchecked Sendable {
 
     /// Posts `didChangeExternallyNotification` with Apple's `userInfo`, and tells a driver.
     func post(_ change: ExternalChange) {
-        NotificationCenter.default.post(
-            name: Self.didChangeExternallyNotification, object: self,
-            userInfo: [
-                NSUbiquitousKeyValueStoreChangeReasonKey: NSNumber(value: change.reason.appleValue),
-                NSUbiquitousKeyValueStoreChangedKeysKey: change.keys,
-            ])
-        guard ControlTap.isServing, let (process, storeIdentifier) = postsFor else { return }
-        ControlTap.emit(
-            .delivery(
-                Delivery(
-                    mechanism: .didChangeExternally, key: nil, old: nil, new: nil, origin: "other-device", domain: storeIdentifier,
-                    reason: change.reason.rawValue, keys: change.keys)), from: process)
+        let post = {
+            NotificationCenter.default.post(
+                name: Self.didChangeExternallyNotification, object: self,
+                userInfo: [
+                    NSUbiquitousKeyValueStoreChangeReasonKey: NSNumber(value: change.reason.appleValue),
+                    NSUbiquitousKeyValueStoreChangedKeysKey: change.keys,
+                ])
+        }
+        guard ControlTap.isServing, let (process, storeIdentifier) = postsFor else { return post() }
+        ControlTap.delivering(
+            {
+                .delivery(
+                    Delivery(
+                        mechanism: .didChangeExternally, key: nil, old: nil, new: nil, origin: "other-device", domain: storeIdentifier,
+                        reason: change.reason.rawValue, keys: change.keys))
+            }, from: process, post)
         // Apple says nothing but this notification; a driver is told loudly.
         if change.reason == .quotaViolationChange {
             ControlTap.emit(
@@ -119,18 +123,46 @@ open class NSUbiquitousKeyValueStore: NSObject, @unchecked Sendable {
 
     // MARK: Reading
 
+    /// The value in this device's copy of the store (numbers and Booleans as `NSNumber`), or nil.
+    /// - Parameter aKey: The key.
+    /// - Returns: The value, or nil.
     open func object(forKey aKey: String) -> Any? { store?.object(forKey: aKey).map(FoundationBridge.object) }
+    /// nil unless the value is a string.
+    /// - Parameter aKey: The key.
+    /// - Returns: The string.
     open func string(forKey aKey: String) -> String? { store?.string(forKey: aKey) }
+    /// nil unless the value is an array.
+    /// - Parameter aKey: The key.
+    /// - Returns: The array.
     open func array(forKey aKey: String) -> [Any]? { store?.array(forKey: aKey)?.map(FoundationBridge.object) }
+    /// nil unless the value is a dictionary.
+    /// - Parameter aKey: The key.
+    /// - Returns: The dictionary.
     open func dictionary(forKey aKey: String) -> [String: Any]? { store?.dictionary(forKey: aKey).map(FoundationBridge.dictionary) }
+    /// nil unless the value is data.
+    /// - Parameter aKey: The key.
+    /// - Returns: The data.
     open func data(forKey aKey: String) -> Data? { store?.data(forKey: aKey) }
+    /// 0 when absent or not a number.
+    /// - Parameter aKey: The key.
+    /// - Returns: The integer.
     open func longLong(forKey aKey: String) -> Int64 { store?.longLong(forKey: aKey) ?? 0 }
+    /// 0 when absent or not a number.
+    /// - Parameter aKey: The key.
+    /// - Returns: The number.
     open func double(forKey aKey: String) -> Double { store?.double(forKey: aKey) ?? 0 }
+    /// false when absent or not a Boolean.
+    /// - Parameter aKey: The key.
+    /// - Returns: The Boolean.
     open func bool(forKey aKey: String) -> Bool { store?.bool(forKey: aKey) ?? false }
     open var dictionaryRepresentation: [String: Any] { FoundationBridge.dictionary(store?.dictionaryRepresentation() ?? [:]) }
 
     // MARK: Writing
 
+    /// Sets a property list in this device's copy; it reaches the cloud when the device syncs. A value that is not a property list, or a key or store over iCloud's limits, changes nothing (reported).
+    /// - Parameters:
+    ///   - anObject: The value; nil removes the key.
+    ///   - aKey: The key.
     open func set(_ anObject: Any?, forKey aKey: String) {
         guard let anObject else { return removeObject(forKey: aKey) }
         guard let value = FoundationBridge.propertyList(anObject, call: "NSUbiquitousKeyValueStore.set(_:forKey: \"\(aKey)\")", path: aKey) else {
@@ -139,15 +171,47 @@ open class NSUbiquitousKeyValueStore: NSObject, @unchecked Sendable {
         write(value, forKey: aKey)
     }
 
+    /// Sets a string; nil removes the key.
+    /// - Parameters:
+    ///   - aString: The value.
+    ///   - aKey: The key.
     open func set(_ aString: String?, forKey aKey: String) { write(aString.map { .string($0) }, forKey: aKey) }
+    /// Sets data; nil removes the key.
+    /// - Parameters:
+    ///   - aData: The value.
+    ///   - aKey: The key.
     open func set(_ aData: Data?, forKey aKey: String) { write(aData.map { .data($0) }, forKey: aKey) }
+    /// Sets an array of property lists; nil removes the key.
+    /// - Parameters:
+    ///   - anArray: The value.
+    ///   - aKey: The key.
     open func set(_ anArray: [Any]?, forKey aKey: String) { set(anArray as Any?, forKey: aKey) }
+    /// Sets a dictionary of property lists; nil removes the key.
+    /// - Parameters:
+    ///   - aDictionary: The value.
+    ///   - aKey: The key.
     open func set(_ aDictionary: [String: Any]?, forKey aKey: String) { set(aDictionary as Any?, forKey: aKey) }
+    /// Sets an integer.
+    /// - Parameters:
+    ///   - value: The value.
+    ///   - aKey: The key.
     open func set(_ value: Int64, forKey aKey: String) { write(.integer(value), forKey: aKey) }
+    /// Sets a `Double`.
+    /// - Parameters:
+    ///   - value: The value.
+    ///   - aKey: The key.
     open func set(_ value: Double, forKey aKey: String) { write(.real(value), forKey: aKey) }
+    /// Sets a Boolean.
+    /// - Parameters:
+    ///   - value: The value.
+    ///   - aKey: The key.
     open func set(_ value: Bool, forKey aKey: String) { write(.bool(value), forKey: aKey) }
+    /// Removes the key from this device's copy; the removal syncs as a change.
+    /// - Parameter aKey: The key.
     open func removeObject(forKey aKey: String) { write(nil, forKey: aKey) }
 
+    /// Saves this device's copy and lets external-change notifications be posted.
+    /// - Returns: false when the app has no iCloud key-value entitlement or the store could not be opened, as Apple's returns false without the entitlement.
     @discardableResult
     open func synchronize() -> Bool {
         // Apple's pattern registers for the notification, then synchronizes: by now the app could observe.

@@ -14,6 +14,7 @@ extension UserDefaults {
     /// observes the message pays one atomic load per change (docs/api.md).
     public struct DidChangeMessage: NotificationCenter.AsyncMessage, Sendable {
         public typealias Subject = UserDefaults
+        /// The message (it carries nothing; its subject is the instance that changed).
         public init() {}
     }
 
@@ -39,6 +40,12 @@ extension NotificationCenter.MessageIdentifier where Self == NotificationCenter.
 /// shapes: more specific than Foundation's generic ones, so Swift picks these,
 /// which note that the process observes the message and hand on to Foundation.
 extension NotificationCenter {
+    /// Foundation's `addObserver(of:for:using:)` for `DidChangeMessage` of one instance; from the first call on, this process posts the message with each `didChangeNotification`.
+    /// - Parameters:
+    ///   - subject: The instance to observe.
+    ///   - identifier: `.didChange`.
+    ///   - observer: Called with each message.
+    /// - Returns: Foundation's token; removing it stops the observation.
     public func addObserver(
         of subject: UserDefaults, for identifier: NotificationCenter.BaseMessageIdentifier<UserDefaults.DidChangeMessage>,
         using observer: @escaping @Sendable (UserDefaults.DidChangeMessage) async -> Void
@@ -47,6 +54,12 @@ extension NotificationCenter {
         return foundationObserver(of: subject, for: identifier, using: observer)
     }
 
+    /// Foundation's `addObserver(of:for:using:)` for `DidChangeMessage` of every instance; from the first call on, this process posts the message with each `didChangeNotification`.
+    /// - Parameters:
+    ///   - subject: `UserDefaults.self`.
+    ///   - identifier: `.didChange`.
+    ///   - observer: Called with each message.
+    /// - Returns: Foundation's token; removing it stops the observation.
     public func addObserver(
         of subject: UserDefaults.Type, for identifier: NotificationCenter.BaseMessageIdentifier<UserDefaults.DidChangeMessage>,
         using observer: @escaping @Sendable (UserDefaults.DidChangeMessage) async -> Void

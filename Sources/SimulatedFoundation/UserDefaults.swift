@@ -95,6 +95,7 @@ open class UserDefaults: NSObject, @unchecked Sendable {
     /// this process is entitled to the group). nil, as on Apple platforms,
     /// for `NSGlobalDomain` and for the app's own bundle identifier; a nil
     /// name gives the standard domain.
+    /// - Parameter suiteName: The suite's domain name, or nil.
     public required init?(suiteName: String?) {
         let process = SimulatedProcess.current
         guard let store = process.open(suiteNameOrStandard: suiteName) else { return nil }
@@ -129,49 +130,72 @@ open class UserDefaults: NSObject, @unchecked Sendable {
     // MARK: Reading
 
     /// The effective value (numbers and booleans as `NSNumber`), or nil when no domain has the key.
+    /// - Parameter defaultName: The key.
+    /// - Returns: The value of the first domain in the search list that has the key.
     open func object(forKey defaultName: String) -> Any? {
         KeyReads.note(defaultName)
         return groupDefaults.value(forKey: defaultName).map(FoundationBridge.object)
     }
 
     /// A string, or a number's text (a `Float`'s as a `Float` prints: "12.34").
+    /// - Parameter defaultName: The key.
+    /// - Returns: The text, or nil for any other value.
     open func string(forKey defaultName: String) -> String? {
         KeyReads.note(defaultName)
         return FoundationBridge.string(groupDefaults.value(forKey: defaultName))
     }
 
+    /// nil unless the value is an array.
+    /// - Parameter defaultName: The key.
+    /// - Returns: The array, its elements in Foundation's types.
     open func array(forKey defaultName: String) -> [Any]? {
         KeyReads.note(defaultName)
         return groupDefaults.array(forKey: defaultName).map { $0.map(FoundationBridge.object) }
     }
 
+    /// nil unless the value is a dictionary.
+    /// - Parameter defaultName: The key.
+    /// - Returns: The dictionary, its values in Foundation's types.
     open func dictionary(forKey defaultName: String) -> [String: Any]? {
         KeyReads.note(defaultName)
         return groupDefaults.dictionary(forKey: defaultName).map(FoundationBridge.dictionary)
     }
 
+    /// nil unless the value is data.
+    /// - Parameter defaultName: The key.
+    /// - Returns: The data.
     open func data(forKey defaultName: String) -> Data? {
         KeyReads.note(defaultName)
         return groupDefaults.data(forKey: defaultName)
     }
 
     /// nil unless the value is an array of strings only.
+    /// - Parameter defaultName: The key.
+    /// - Returns: The strings, or nil.
     open func stringArray(forKey defaultName: String) -> [String]? {
         KeyReads.note(defaultName)
         return groupDefaults.stringArray(forKey: defaultName)
     }
 
     /// 0 when absent; numbers, booleans and numeric strings convert (docs/api.md has the table).
+    /// - Parameter defaultName: The key.
+    /// - Returns: The value as an integer.
     open func integer(forKey defaultName: String) -> Int {
         KeyReads.note(defaultName)
         return groupDefaults.integer(forKey: defaultName)
     }
 
+    /// 0 when absent; numbers, booleans and numeric strings convert.
+    /// - Parameter defaultName: The key.
+    /// - Returns: The value as a `Float`.
     open func float(forKey defaultName: String) -> Float {
         KeyReads.note(defaultName)
         return groupDefaults.float(forKey: defaultName)
     }
 
+    /// 0 when absent; numbers, booleans and numeric strings convert.
+    /// - Parameter defaultName: The key.
+    /// - Returns: The value as a `Double`.
     open func double(forKey defaultName: String) -> Double {
         KeyReads.note(defaultName)
         return groupDefaults.double(forKey: defaultName)
@@ -179,27 +203,38 @@ open class UserDefaults: NSObject, @unchecked Sendable {
 
     /// false when absent (`object(forKey:)` tells "absent" from "false");
     /// "YES", "true" and non-zero numbers are true.
+    /// - Parameter defaultName: The key.
+    /// - Returns: The value as a Boolean.
     open func bool(forKey defaultName: String) -> Bool {
         KeyReads.note(defaultName)
         return groupDefaults.bool(forKey: defaultName)
     }
 
     /// A URL stored by `set(_:forKey:)` with a URL, or a path or URL string.
+    /// - Parameter defaultName: The key.
+    /// - Returns: The URL, or nil.
     open func url(forKey defaultName: String) -> URL? {
         KeyReads.note(defaultName)
         return groupDefaults.url(forKey: defaultName)
     }
 
     /// Every effective key and value, higher domains over lower ones.
+    /// - Returns: One dictionary of every domain in the search list.
     open func dictionaryRepresentation() -> [String: Any] {
         groupDefaults.representation(FoundationBridge.dictionary)
     }
 
     /// Whether an administrator forced the key for this app (its managed
     /// preferences hold it): a `set` of it is kept but never read back.
+    /// - Parameter key: The key.
+    /// - Returns: true when the app's managed preferences hold the key.
     open func objectIsForced(forKey key: String) -> Bool { groupDefaults.isForced(key) }
 
     /// Whether the managed preferences of `domain` on this device force the key.
+    /// - Parameters:
+    ///   - key: The key.
+    ///   - domain: The domain whose managed preferences are asked.
+    /// - Returns: true when they hold the key.
     open func objectIsForced(forKey key: String, inDomain domain: String) -> Bool { groupDefaults.isForced(key, inDomain: domain) }
 
     // MARK: Writing
@@ -207,6 +242,9 @@ open class UserDefaults: NSObject, @unchecked Sendable {
     /// Sets the key in this instance's own domain; nil removes it. A value
     /// that is not a property list (Foundation raises here) changes nothing
     /// and is reported through `Diagnostics`.
+    /// - Parameters:
+    ///   - value: A property list (string, number, Boolean, date, data, or arrays and dictionaries of these); nil removes the key.
+    ///   - defaultName: The key.
     open func set(_ value: Any?, forKey defaultName: String) {
         guard let value else { return removeObject(forKey: defaultName) }
         guard let stored = FoundationBridge.propertyList(value, call: "set(_:forKey: \(DefaultsError.show(defaultName)))", path: defaultName) else {
@@ -215,28 +253,53 @@ open class UserDefaults: NSObject, @unchecked Sendable {
         write(stored, forKey: defaultName)
     }
 
+    /// Stores an integer.
+    /// - Parameters:
+    ///   - value: The value.
+    ///   - defaultName: The key.
     open func set(_ value: Int, forKey defaultName: String) { write(.integer(Int64(value)), forKey: defaultName) }
+    /// Stores a `Float` (as a real).
+    /// - Parameters:
+    ///   - value: The value.
+    ///   - defaultName: The key.
     open func set(_ value: Float, forKey defaultName: String) { write(.real(Double(value)), forKey: defaultName) }
+    /// Stores a `Double`.
+    /// - Parameters:
+    ///   - value: The value.
+    ///   - defaultName: The key.
     open func set(_ value: Double, forKey defaultName: String) { write(.real(value), forKey: defaultName) }
+    /// Stores a Boolean.
+    /// - Parameters:
+    ///   - value: The value.
+    ///   - defaultName: The key.
     open func set(_ value: Bool, forKey defaultName: String) { write(.bool(value), forKey: defaultName) }
 
     /// A file URL is stored as its path (`~` for the home folder), any other
     /// URL whole as keyed-archive data, as Apple stores them; nil removes the key.
+    /// - Parameters:
+    ///   - url: The URL; nil removes the key.
+    ///   - defaultName: The key.
     open func set(_ url: URL?, forKey defaultName: String) {
         groupDefaults.set(url: url, forKey: defaultName, postingDidChange: false)
         postDidChange(key: defaultName)
     }
 
     /// Removing a key that a lower domain also holds makes the lower value visible.
+    /// - Parameter defaultName: The key.
     open func removeObject(forKey defaultName: String) {
         groupDefaults.set(nil, forKey: defaultName, postingDidChange: false)
         postDidChange(key: defaultName)
     }
 
     /// Key-value coding's spelling of `set(_:forKey:)`, as `UserDefaults` answers it on Apple platforms.
+    /// - Parameters:
+    ///   - value: A property list; nil removes the key.
+    ///   - key: The key.
     open func setValue(_ value: Any?, forKey key: String) { set(value, forKey: key) }
 
     /// Key-value coding's spelling of `object(forKey:)`.
+    /// - Parameter key: The key.
+    /// - Returns: The effective value, or nil.
     open func value(forKey key: String) -> Any? { object(forKey: key) }
 
     /// Posts this face's notification only: a second, `GroupDefaults`' own,
@@ -249,6 +312,7 @@ open class UserDefaults: NSObject, @unchecked Sendable {
     /// Registers defaults for this process only (every instance of it sees
     /// them; no other process does). Calls combine, later values win. If any
     /// value is not a property list, nothing is registered (reported).
+    /// - Parameter registrationDictionary: Keys and their default values.
     open func register(defaults registrationDictionary: [String: Any]) {
         guard let values = FoundationBridge.propertyLists(registrationDictionary, call: "register(defaults:)") else { return }
         groupDefaults.register(defaults: values)
@@ -257,6 +321,7 @@ open class UserDefaults: NSObject, @unchecked Sendable {
 
     /// Waits until every change made before it is on disk, where other
     /// processes read it; false (reported) if it could not be saved.
+    /// - Returns: false when the changes could not be saved.
     @discardableResult
     open func synchronize() -> Bool { groupDefaults.synchronize() }
 
@@ -265,17 +330,22 @@ open class UserDefaults: NSObject, @unchecked Sendable {
     /// Adds a suite just below this instance's own domain: the suite added
     /// last is searched first. The app's own bundle id and `NSGlobalDomain`
     /// are refused (reported).
+    /// - Parameter suiteName: The suite's domain name.
     open func addSuite(named suiteName: String) {
         do { try groupDefaults.addSuite(named: suiteName) } catch {
             FoundationBridge.refuse("addSuite(named: \(DefaultsError.show(suiteName)))", because: "\(error)")
         }
     }
 
+    /// Removes a suite that `addSuite(named:)` added; a name not in the search list changes nothing.
+    /// - Parameter suiteName: The suite's domain name.
     open func removeSuite(named suiteName: String) { groupDefaults.removeSuite(named: suiteName) }
 
     // MARK: Domains
 
     /// A persistent domain's keys and values; nil when it does not exist (or is volatile).
+    /// - Parameter domainName: The domain's name.
+    /// - Returns: The keys and values, or nil.
     open func persistentDomain(forName domainName: String) -> [String: Any]? {
         do {
             return try groupDefaults.persistentDomain(forName: domainName).map(FoundationBridge.dictionary)
@@ -287,6 +357,9 @@ open class UserDefaults: NSObject, @unchecked Sendable {
     }
 
     /// Replaces a persistent domain. The argument and registration domains are refused (reported).
+    /// - Parameters:
+    ///   - domain: The domain's new keys and values; nothing changes if one is not a property list (reported).
+    ///   - domainName: The domain's name.
     open func setPersistentDomain(_ domain: [String: Any], forName domainName: String) {
         let call = "setPersistentDomain(_:forName: \(DefaultsError.show(domainName)))"
         guard let values = FoundationBridge.propertyLists(domain, call: call) else { return }
@@ -297,6 +370,7 @@ open class UserDefaults: NSObject, @unchecked Sendable {
     }
 
     /// Removes every key of a persistent domain (it then does not exist).
+    /// - Parameter domainName: The domain's name.
     open func removePersistentDomain(forName domainName: String) {
         do { try groupDefaults.removePersistentDomain(forName: domainName) } catch {
             return FoundationBridge.refuse("removePersistentDomain(forName: \(DefaultsError.show(domainName)))", because: "\(error)")
@@ -306,12 +380,18 @@ open class UserDefaults: NSObject, @unchecked Sendable {
 
     open var volatileDomainNames: [String] { groupDefaults.volatileDomainNames }
 
+    /// A volatile domain's keys and values in this process; empty when there is none by that name.
+    /// - Parameter domainName: The domain's name.
+    /// - Returns: Its keys and values.
     open func volatileDomain(forName domainName: String) -> [String: Any] {
         FoundationBridge.dictionary(groupDefaults.volatileDomain(forName: domainName))
     }
 
     /// Sets a volatile domain of this process. The argument, registration and
     /// languages domains are refused (reported).
+    /// - Parameters:
+    ///   - domain: The domain's keys and values; nothing changes if one is not a property list (reported).
+    ///   - domainName: The domain's name.
     open func setVolatileDomain(_ domain: [String: Any], forName domainName: String) {
         let call = "setVolatileDomain(_:forName: \(DefaultsError.show(domainName)))"
         guard let values = FoundationBridge.propertyLists(domain, call: call) else { return }
@@ -321,6 +401,8 @@ open class UserDefaults: NSObject, @unchecked Sendable {
         postDidChange()
     }
 
+    /// Removes a volatile domain of this process; an unknown name changes nothing.
+    /// - Parameter domainName: The domain's name.
     open func removeVolatileDomain(forName domainName: String) {
         groupDefaults.removeVolatileDomain(forName: domainName)
         postDidChange()
@@ -329,16 +411,17 @@ open class UserDefaults: NSObject, @unchecked Sendable {
     /// `key`: the one key the call changed, if it changed one (what a control channel reports).
     /// `origin`: another process's only for an administrator's change of the managed preferences.
     func postDidChange(key: String? = nil, origin: ChangeOrigin = .thisProcess) {
-        // What post(name:object:) does in corelibs Foundation, without its copy of the object.
-        NotificationCenter.default.post(Notification(name: Self.didChangeNotification, object: self))
-        postDidChangeMessageIfObserved()
-        if ControlTap.isServing {
-            ControlTap.emit(
+        ControlTap.delivering(
+            {
                 .delivery(
                     Delivery(
-                        mechanism: .didChangeNotification, key: key, old: nil, new: key.flatMap(groupDefaults.value(forKey:)),
-                        origin: origin.rawValue, domain: origin == .thisProcess ? groupDefaults.domainName : DomainName.managed)),
-                from: simulatedProcess)
+                        mechanism: .didChangeNotification, key: key, old: nil, new: key.flatMap(self.groupDefaults.value(forKey:)),
+                        origin: origin.rawValue, domain: origin == .thisProcess ? self.groupDefaults.domainName : DomainName.managed))
+            }, from: simulatedProcess
+        ) {
+            // What post(name:object:) does in corelibs Foundation, without its copy of the object.
+            NotificationCenter.default.post(Notification(name: Self.didChangeNotification, object: self))
+            postDidChangeMessageIfObserved()
         }
     }
 }

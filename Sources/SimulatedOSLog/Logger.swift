@@ -19,6 +19,10 @@ public struct Logger: @unchecked Sendable {  // two strings, never changed
     let subsystem: String
     let category: String
 
+    /// A logger whose lines name `subsystem` and `category`, as Console filters by them.
+    /// - Parameters:
+    ///   - subsystem: Usually the app's bundle identifier.
+    ///   - category: The part of the app that logs.
     public init(subsystem: String, category: String) {
         self.subsystem = subsystem
         self.category = category
@@ -28,17 +32,40 @@ public struct Logger: @unchecked Sendable {  // two strings, never changed
     public init() { self.init(subsystem: "", category: "") }
 
     /// A logger writing to `log` (made with `OSLog(subsystem:category:)`).
+    /// - Parameter log: The log object.
     public init(_ log: OSLog) { self.init(subsystem: log.subsystem, category: log.category) }
 
+    /// Logs at the default level (`notice`'s).
+    /// - Parameter message: The interpolated message.
     public func log(_ message: OSLogMessage) { log(level: .default, message) }
+    /// Logs at `level`.
+    /// - Parameters:
+    ///   - level: The message's type.
+    ///   - message: The interpolated message.
     public func log(level: OSLogType, _ message: OSLogMessage) { OSLogOutput.write(line(level: level, message.rendered)) }
+    /// Logs at the debug level, as Apple's `trace` does.
+    /// - Parameter message: The interpolated message.
     public func trace(_ message: OSLogMessage) { log(level: .debug, message) }
+    /// Logs at the debug level.
+    /// - Parameter message: The interpolated message.
     public func debug(_ message: OSLogMessage) { log(level: .debug, message) }
+    /// Logs at the info level.
+    /// - Parameter message: The interpolated message.
     public func info(_ message: OSLogMessage) { log(level: .info, message) }
+    /// Logs at the default level.
+    /// - Parameter message: The interpolated message.
     public func notice(_ message: OSLogMessage) { log(level: .default, message) }
+    /// Logs at the error level, as Apple's `warning` does.
+    /// - Parameter message: The interpolated message.
     public func warning(_ message: OSLogMessage) { log(level: .error, message) }
+    /// Logs at the error level.
+    /// - Parameter message: The interpolated message.
     public func error(_ message: OSLogMessage) { log(level: .error, message) }
+    /// Logs at the fault level, as Apple's `critical` does.
+    /// - Parameter message: The interpolated message.
     public func critical(_ message: OSLogMessage) { log(level: .fault, message) }
+    /// Logs at the fault level.
+    /// - Parameter message: The interpolated message.
     public func fault(_ message: OSLogMessage) { log(level: .fault, message) }
 
     /// The line a message is written as: its level as `log stream` names it, where it comes from, the text.
@@ -52,6 +79,8 @@ public struct Logger: @unchecked Sendable {  // two strings, never changed
 public struct OSLogType: RawRepresentable, Equatable, Hashable, Sendable {
     public let rawValue: UInt8
     public init(rawValue: UInt8) { self.rawValue = rawValue }
+    /// A type by its raw value.
+    /// - Parameter rawValue: Apple's raw value.
     public init(_ rawValue: UInt8) { self.rawValue = rawValue }
 
     public static let `default` = OSLogType(0x00)
@@ -76,6 +105,10 @@ public final class OSLog: @unchecked Sendable {  // two strings, never changed
     let subsystem: String
     let category: String
 
+    /// A log object for `os_log(_:log:type:_:)` and `Logger(_:)`.
+    /// - Parameters:
+    ///   - subsystem: Usually the app's bundle identifier.
+    ///   - category: The part of the app that logs.
     public init(subsystem: String, category: String) {
         self.subsystem = subsystem
         self.category = category
@@ -88,6 +121,11 @@ public final class OSLog: @unchecked Sendable {  // two strings, never changed
 
 /// `os_log` with a printf-style message: `%{public}@`, `%{private}d` … take
 /// their value whatever the privacy, as `Logger` does.
+/// - Parameters:
+///   - message: The format, with printf's conversions and os_log's `{public}`/`{private}` annotations.
+///   - log: The log object; `.disabled` writes nothing.
+///   - type: The message's type.
+///   - arguments: The values for the format's conversions.
 public func os_log(_ message: StaticString, log: OSLog = .default, type: OSLogType = .default, _ arguments: any CVarArg...) {
     guard log !== OSLog.disabled else { return }
     let format = OSLogOutput.withoutPrivacy("\(message)")

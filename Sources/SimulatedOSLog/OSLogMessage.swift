@@ -26,24 +26,45 @@ public struct OSLogInterpolation: StringInterpolationProtocol {
 
     public mutating func appendLiteral(_ literal: String) { pieces.append { literal } }
 
+    /// A string value.
+    /// - Parameters:
+    ///   - argumentString: The string, evaluated only when the message is written.
+    ///   - align: The column the value is padded to.
+    ///   - privacy: How private the value is; every value is shown here.
     public mutating func appendInterpolation(
         _ argumentString: @autoclosure @escaping () -> String, align: OSLogStringAlignment = .none, privacy: OSLogPrivacy = .auto
     ) {
         pieces.append { align.apply(to: argumentString()) }
     }
 
+    /// A value shown by its `description`.
+    /// - Parameters:
+    ///   - value: The value, evaluated only when the message is written.
+    ///   - align: The column the value is padded to.
+    ///   - privacy: How private the value is; every value is shown here.
     public mutating func appendInterpolation<T: CustomStringConvertible>(
         _ value: @autoclosure @escaping () -> T, align: OSLogStringAlignment = .none, privacy: OSLogPrivacy = .auto
     ) {
         pieces.append { align.apply(to: value().description) }
     }
 
+    /// A type, shown by its name.
+    /// - Parameters:
+    ///   - value: The type, evaluated only when the message is written.
+    ///   - align: The column the value is padded to.
+    ///   - privacy: How private the value is; every value is shown here.
     public mutating func appendInterpolation(
         _ value: @autoclosure @escaping () -> any Any.Type, align: OSLogStringAlignment = .none, privacy: OSLogPrivacy = .auto
     ) {
         pieces.append { align.apply(to: String(describing: value())) }
     }
 
+    /// An `Int`, written as `format` says.
+    /// - Parameters:
+    ///   - number: The number, evaluated only when the message is written.
+    ///   - format: Decimal, hex or octal, with its options.
+    ///   - align: The column the value is padded to.
+    ///   - privacy: How private the value is; every value is shown here.
     public mutating func appendInterpolation(
         _ number: @autoclosure @escaping () -> Int, format: OSLogIntegerFormatting = .decimal, align: OSLogStringAlignment = .none,
         privacy: OSLogPrivacy = .auto
@@ -51,6 +72,12 @@ public struct OSLogInterpolation: StringInterpolationProtocol {
         pieces.append { align.apply(to: format.apply(to: number())) }
     }
 
+    /// Any fixed-width integer, written as `format` says.
+    /// - Parameters:
+    ///   - number: The number, evaluated only when the message is written.
+    ///   - format: Decimal, hex or octal, with its options.
+    ///   - align: The column the value is padded to.
+    ///   - privacy: How private the value is; every value is shown here.
     public mutating func appendInterpolation<T: FixedWidthInteger>(
         _ number: @autoclosure @escaping () -> T, format: OSLogIntegerFormatting = .decimal, align: OSLogStringAlignment = .none,
         privacy: OSLogPrivacy = .auto
@@ -58,6 +85,12 @@ public struct OSLogInterpolation: StringInterpolationProtocol {
         pieces.append { align.apply(to: format.apply(to: number())) }
     }
 
+    /// A `Double`, written as `format` says (printf's conversions).
+    /// - Parameters:
+    ///   - number: The number, evaluated only when the message is written.
+    ///   - format: Fixed, hex, exponential or hybrid, with its options.
+    ///   - align: The column the value is padded to.
+    ///   - privacy: How private the value is; every value is shown here.
     public mutating func appendInterpolation(
         _ number: @autoclosure @escaping () -> Double, format: OSLogFloatFormatting = .fixed, align: OSLogStringAlignment = .none,
         privacy: OSLogPrivacy = .auto
@@ -65,6 +98,12 @@ public struct OSLogInterpolation: StringInterpolationProtocol {
         pieces.append { align.apply(to: format.apply(to: number())) }
     }
 
+    /// A `Float`, written as `format` says (printf's conversions).
+    /// - Parameters:
+    ///   - number: The number, evaluated only when the message is written.
+    ///   - format: Fixed, hex, exponential or hybrid, with its options.
+    ///   - align: The column the value is padded to.
+    ///   - privacy: How private the value is; every value is shown here.
     public mutating func appendInterpolation(
         _ number: @autoclosure @escaping () -> Float, format: OSLogFloatFormatting = .fixed, align: OSLogStringAlignment = .none,
         privacy: OSLogPrivacy = .auto
@@ -72,6 +111,11 @@ public struct OSLogInterpolation: StringInterpolationProtocol {
         pieces.append { align.apply(to: format.apply(to: Double(number()))) }
     }
 
+    /// A Boolean: `true`/`false`, or `YES`/`NO` with `.answer`.
+    /// - Parameters:
+    ///   - boolean: The value, evaluated only when the message is written.
+    ///   - format: `.truth` or `.answer`.
+    ///   - privacy: How private the value is; every value is shown here.
     public mutating func appendInterpolation(
         _ boolean: @autoclosure @escaping () -> Bool, format: OSLogBoolFormat = .truth, privacy: OSLogPrivacy = .auto
     ) {
@@ -95,8 +139,17 @@ public struct OSLogPrivacy: Equatable, Sendable {
     public static let `private` = OSLogPrivacy(level: .private, mask: .none)
     public static let sensitive = OSLogPrivacy(level: .sensitive, mask: .none)
     public static let auto = OSLogPrivacy(level: .auto, mask: .none)
+    /// Private privacy with a mask (shown unmasked here).
+    /// - Parameter mask: `.hash` or `.none`.
+    /// - Returns: The privacy.
     public static func `private`(mask: Mask) -> OSLogPrivacy { OSLogPrivacy(level: .private, mask: mask) }
+    /// Sensitive privacy with a mask (shown unmasked here).
+    /// - Parameter mask: `.hash` or `.none`.
+    /// - Returns: The privacy.
     public static func sensitive(mask: Mask) -> OSLogPrivacy { OSLogPrivacy(level: .sensitive, mask: mask) }
+    /// Auto privacy with a mask (shown unmasked here).
+    /// - Parameter mask: `.hash` or `.none`.
+    /// - Returns: The privacy.
     public static func auto(mask: Mask) -> OSLogPrivacy { OSLogPrivacy(level: .auto, mask: mask) }
 }
 
@@ -107,7 +160,13 @@ public struct OSLogStringAlignment: Sendable {
     let columns: @Sendable () -> Int
 
     public static let none = OSLogStringAlignment(side: .none, columns: { 0 })
+    /// Left-aligned in a column of at least `columns` characters.
+    /// - Parameter columns: The column's width.
+    /// - Returns: The alignment.
     public static func left(columns: @autoclosure @escaping @Sendable () -> Int) -> OSLogStringAlignment { .init(side: .left, columns: columns) }
+    /// Right-aligned in a column of at least `columns` characters.
+    /// - Parameter columns: The column's width.
+    /// - Returns: The alignment.
     public static func right(columns: @autoclosure @escaping @Sendable () -> Int) -> OSLogStringAlignment { .init(side: .right, columns: columns) }
 
     func apply(to text: String) -> String {
@@ -132,10 +191,22 @@ public struct OSLogIntegerFormatting: Sendable {
     public static let hex = hex()
     public static let octal = octal()
 
+    /// Decimal digits.
+    /// - Parameters:
+    ///   - explicitPositiveSign: Whether a positive number gets a `+`.
+    ///   - minDigits: The fewest digits, zero-padded.
+    /// - Returns: The formatting.
     public static func decimal(explicitPositiveSign: Bool = false, minDigits: @autoclosure @escaping @Sendable () -> Int = 0) -> Self {
         Self(radix: 10, explicitPositiveSign: explicitPositiveSign, includePrefix: false, uppercase: false, minDigits: minDigits)
     }
 
+    /// Hexadecimal digits.
+    /// - Parameters:
+    ///   - explicitPositiveSign: Whether a positive number gets a `+`.
+    ///   - includePrefix: Whether to write `0x` or `0`.
+    ///   - uppercase: Whether letters are uppercase.
+    ///   - minDigits: The fewest digits, zero-padded.
+    /// - Returns: The formatting.
     public static func hex(
         explicitPositiveSign: Bool = false, includePrefix: Bool = false, uppercase: Bool = false,
         minDigits: @autoclosure @escaping @Sendable () -> Int = 0
@@ -143,6 +214,13 @@ public struct OSLogIntegerFormatting: Sendable {
         Self(radix: 16, explicitPositiveSign: explicitPositiveSign, includePrefix: includePrefix, uppercase: uppercase, minDigits: minDigits)
     }
 
+    /// Octal digits.
+    /// - Parameters:
+    ///   - explicitPositiveSign: Whether a positive number gets a `+`.
+    ///   - includePrefix: Whether to write `0x` or `0`.
+    ///   - uppercase: Whether letters are uppercase.
+    ///   - minDigits: The fewest digits, zero-padded.
+    /// - Returns: The formatting.
     public static func octal(
         explicitPositiveSign: Bool = false, includePrefix: Bool = false, uppercase: Bool = false,
         minDigits: @autoclosure @escaping @Sendable () -> Int = 0
@@ -171,30 +249,68 @@ public struct OSLogFloatFormatting: Sendable {
     public static let exponential = exponential(explicitPositiveSign: false, uppercase: false)
     public static let hybrid = hybrid(explicitPositiveSign: false, uppercase: false)
 
+    /// printf's `%f` with a precision.
+    /// - Parameters:
+    ///   - precision: The digits after the point (for `%g`, significant digits).
+    ///   - explicitPositiveSign: Whether a positive number gets a `+`.
+    ///   - uppercase: Whether letters are uppercase.
+    /// - Returns: The formatting.
     public static func fixed(precision: @autoclosure @escaping @Sendable () -> Int, explicitPositiveSign: Bool = false, uppercase: Bool = false)
         -> Self
     {
         Self(conversion: "f", precision: precision, explicitPositiveSign: explicitPositiveSign, uppercase: uppercase)
     }
+    /// printf's `%f`.
+    /// - Parameters:
+    ///   - explicitPositiveSign: Whether a positive number gets a `+`.
+    ///   - uppercase: Whether letters are uppercase.
+    /// - Returns: The formatting.
     public static func fixed(explicitPositiveSign: Bool = false, uppercase: Bool = false) -> Self {
         Self(conversion: "f", precision: nil, explicitPositiveSign: explicitPositiveSign, uppercase: uppercase)
     }
+    /// printf's `%a`.
+    /// - Parameters:
+    ///   - explicitPositiveSign: Whether a positive number gets a `+`.
+    ///   - uppercase: Whether letters are uppercase.
+    /// - Returns: The formatting.
     public static func hex(explicitPositiveSign: Bool = false, uppercase: Bool = false) -> Self {
         Self(conversion: "a", precision: nil, explicitPositiveSign: explicitPositiveSign, uppercase: uppercase)
     }
+    /// printf's `%e` with a precision.
+    /// - Parameters:
+    ///   - precision: The digits after the point (for `%g`, significant digits).
+    ///   - explicitPositiveSign: Whether a positive number gets a `+`.
+    ///   - uppercase: Whether letters are uppercase.
+    /// - Returns: The formatting.
     public static func exponential(precision: @autoclosure @escaping @Sendable () -> Int, explicitPositiveSign: Bool = false, uppercase: Bool = false)
         -> Self
     {
         Self(conversion: "e", precision: precision, explicitPositiveSign: explicitPositiveSign, uppercase: uppercase)
     }
+    /// printf's `%e`.
+    /// - Parameters:
+    ///   - explicitPositiveSign: Whether a positive number gets a `+`.
+    ///   - uppercase: Whether letters are uppercase.
+    /// - Returns: The formatting.
     public static func exponential(explicitPositiveSign: Bool = false, uppercase: Bool = false) -> Self {
         Self(conversion: "e", precision: nil, explicitPositiveSign: explicitPositiveSign, uppercase: uppercase)
     }
+    /// printf's `%g` with a precision.
+    /// - Parameters:
+    ///   - precision: The digits after the point (for `%g`, significant digits).
+    ///   - explicitPositiveSign: Whether a positive number gets a `+`.
+    ///   - uppercase: Whether letters are uppercase.
+    /// - Returns: The formatting.
     public static func hybrid(precision: @autoclosure @escaping @Sendable () -> Int, explicitPositiveSign: Bool = false, uppercase: Bool = false)
         -> Self
     {
         Self(conversion: "g", precision: precision, explicitPositiveSign: explicitPositiveSign, uppercase: uppercase)
     }
+    /// printf's `%g`.
+    /// - Parameters:
+    ///   - explicitPositiveSign: Whether a positive number gets a `+`.
+    ///   - uppercase: Whether letters are uppercase.
+    /// - Returns: The formatting.
     public static func hybrid(explicitPositiveSign: Bool = false, uppercase: Bool = false) -> Self {
         Self(conversion: "g", precision: nil, explicitPositiveSign: explicitPositiveSign, uppercase: uppercase)
     }

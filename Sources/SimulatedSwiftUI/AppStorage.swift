@@ -89,37 +89,74 @@ extension StoredForm where T: RawRepresentable {
 // MARK: Values with a default: `wrappedValue` while the store has none of the type (or a raw value no case has)
 
 extension AppStorage {
+    /// A `Bool` setting.
+    /// - Parameters:
+    ///   - wrappedValue: The value read while the store has none for the key.
+    ///   - key: The key.
+    ///   - store: The defaults; nil for the default store (`GroupSim.defaultAppStorage(_:)`, else `UserDefaults.standard`).
     public init(wrappedValue: Value, _ key: String, store: UserDefaults? = nil) where Value == Bool {
         self.init(key: key, store: store, defaultValue: wrappedValue, form: .plain)
     }
 
+    /// A `Int` setting.
+    /// - Parameters:
+    ///   - wrappedValue: The value read while the store has none for the key.
+    ///   - key: The key.
+    ///   - store: The defaults; nil for the default store (`GroupSim.defaultAppStorage(_:)`, else `UserDefaults.standard`).
     public init(wrappedValue: Value, _ key: String, store: UserDefaults? = nil) where Value == Int {
         self.init(key: key, store: store, defaultValue: wrappedValue, form: .plain)
     }
 
+    /// A `Double` setting.
+    /// - Parameters:
+    ///   - wrappedValue: The value read while the store has none for the key.
+    ///   - key: The key.
+    ///   - store: The defaults; nil for the default store (`GroupSim.defaultAppStorage(_:)`, else `UserDefaults.standard`).
     public init(wrappedValue: Value, _ key: String, store: UserDefaults? = nil) where Value == Double {
         self.init(key: key, store: store, defaultValue: wrappedValue, form: .plain)
     }
 
+    /// A `String` setting.
+    /// - Parameters:
+    ///   - wrappedValue: The value read while the store has none for the key.
+    ///   - key: The key.
+    ///   - store: The defaults; nil for the default store (`GroupSim.defaultAppStorage(_:)`, else `UserDefaults.standard`).
     public init(wrappedValue: Value, _ key: String, store: UserDefaults? = nil) where Value == String {
         self.init(key: key, store: store, defaultValue: wrappedValue, form: .plain)
     }
 
     /// Stored as `set(_: URL?, forKey:)` stores it.
+    /// - Parameters:
+    ///   - wrappedValue: The value read while the store has none for the key.
+    ///   - key: The key.
+    ///   - store: The defaults; nil for the default store (`GroupSim.defaultAppStorage(_:)`, else `UserDefaults.standard`).
     public init(wrappedValue: Value, _ key: String, store: UserDefaults? = nil) where Value == URL {
         self.init(key: key, store: store, defaultValue: wrappedValue, form: .url)
     }
 
+    /// A `Data` setting.
+    /// - Parameters:
+    ///   - wrappedValue: The value read while the store has none for the key.
+    ///   - key: The key.
+    ///   - store: The defaults; nil for the default store (`GroupSim.defaultAppStorage(_:)`, else `UserDefaults.standard`).
     public init(wrappedValue: Value, _ key: String, store: UserDefaults? = nil) where Value == Data {
         self.init(key: key, store: store, defaultValue: wrappedValue, form: .plain)
     }
 
     /// An integer read as `Value(rawValue:)`.
+    /// - Parameters:
+    ///   - wrappedValue: The value read while the store has none for the key.
+    ///   - key: The key.
+    ///   - store: The defaults; nil for the default store (`GroupSim.defaultAppStorage(_:)`, else `UserDefaults.standard`).
     public init(wrappedValue: Value, _ key: String, store: UserDefaults? = nil) where Value: RawRepresentable, Value.RawValue == Int {
         self.init(key: key, store: store, defaultValue: wrappedValue, form: .raw(.plain))
     }
 
     /// A string read as `Value(rawValue:)`.
+    /// - Parameters:
+    ///   - wrappedValue: The value read while the store has none for the key.
+    ///   - key: The key.
+    ///   - store: The defaults; nil for the default store (`GroupSim.defaultAppStorage(_:)`, else `UserDefaults.standard`).
     public init(wrappedValue: Value, _ key: String, store: UserDefaults? = nil) where Value: RawRepresentable, Value.RawValue == String {
         self.init(key: key, store: store, defaultValue: wrappedValue, form: .raw(.plain))
     }
@@ -128,26 +165,50 @@ extension AppStorage {
 // MARK: Optional values: nil while the store has none, and setting nil removes the key
 
 extension AppStorage where Value: ExpressibleByNilLiteral {
+    /// An optional `Bool` setting: nil while the store has none for the key.
+    /// - Parameters:
+    ///   - key: The key.
+    ///   - store: The defaults; nil for the default store (`GroupSim.defaultAppStorage(_:)`, else `UserDefaults.standard`).
     public init(_ key: String, store: UserDefaults? = nil) where Value == Bool? {
         self.init(key: key, store: store, defaultValue: nil, form: StoredForm<Bool>.plain.optional)
     }
 
+    /// An optional `Int` setting: nil while the store has none for the key.
+    /// - Parameters:
+    ///   - key: The key.
+    ///   - store: The defaults; nil for the default store (`GroupSim.defaultAppStorage(_:)`, else `UserDefaults.standard`).
     public init(_ key: String, store: UserDefaults? = nil) where Value == Int? {
         self.init(key: key, store: store, defaultValue: nil, form: StoredForm<Int>.plain.optional)
     }
 
+    /// An optional `Double` setting: nil while the store has none for the key.
+    /// - Parameters:
+    ///   - key: The key.
+    ///   - store: The defaults; nil for the default store (`GroupSim.defaultAppStorage(_:)`, else `UserDefaults.standard`).
     public init(_ key: String, store: UserDefaults? = nil) where Value == Double? {
         self.init(key: key, store: store, defaultValue: nil, form: StoredForm<Double>.plain.optional)
     }
 
+    /// An optional `String` setting: nil while the store has none for the key.
+    /// - Parameters:
+    ///   - key: The key.
+    ///   - store: The defaults; nil for the default store (`GroupSim.defaultAppStorage(_:)`, else `UserDefaults.standard`).
     public init(_ key: String, store: UserDefaults? = nil) where Value == String? {
         self.init(key: key, store: store, defaultValue: nil, form: StoredForm<String>.plain.optional)
     }
 
+    /// An optional `URL` setting: nil while the store has none for the key.
+    /// - Parameters:
+    ///   - key: The key.
+    ///   - store: The defaults; nil for the default store (`GroupSim.defaultAppStorage(_:)`, else `UserDefaults.standard`).
     public init(_ key: String, store: UserDefaults? = nil) where Value == URL? {
         self.init(key: key, store: store, defaultValue: nil, form: StoredForm<URL>.url.optional)
     }
 
+    /// An optional `Data` setting: nil while the store has none for the key.
+    /// - Parameters:
+    ///   - key: The key.
+    ///   - store: The defaults; nil for the default store (`GroupSim.defaultAppStorage(_:)`, else `UserDefaults.standard`).
     public init(_ key: String, store: UserDefaults? = nil) where Value == Data? {
         self.init(key: key, store: store, defaultValue: nil, form: StoredForm<Data>.plain.optional)
     }
@@ -155,11 +216,17 @@ extension AppStorage where Value: ExpressibleByNilLiteral {
 
 extension AppStorage {
     /// An optional string read as `R(rawValue:)`: nil while the store has none, or a string no case has.
+    /// - Parameters:
+    ///   - key: The key.
+    ///   - store: The defaults; nil for the default store (`GroupSim.defaultAppStorage(_:)`, else `UserDefaults.standard`).
     public init<R>(_ key: String, store: UserDefaults? = nil) where Value == R?, R: RawRepresentable, R.RawValue == String {
         self.init(key: key, store: store, defaultValue: nil, form: StoredForm<R>.raw(.plain).optional)
     }
 
     /// An optional integer read as `R(rawValue:)`: nil while the store has none, or an integer no case has.
+    /// - Parameters:
+    ///   - key: The key.
+    ///   - store: The defaults; nil for the default store (`GroupSim.defaultAppStorage(_:)`, else `UserDefaults.standard`).
     public init<R>(_ key: String, store: UserDefaults? = nil) where Value == R?, R: RawRepresentable, R.RawValue == Int {
         self.init(key: key, store: store, defaultValue: nil, form: StoredForm<R>.raw(.plain).optional)
     }

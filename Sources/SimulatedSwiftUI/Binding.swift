@@ -9,6 +9,9 @@ public struct Binding<Value> {
     private let write: (Value) -> Void
 
     /// A binding that calls `get` for each read and `set` for each write.
+    /// - Parameters:
+    ///   - get: Returns the current value.
+    ///   - set: Stores a new value.
     public init(get: @escaping () -> Value, set: @escaping (Value) -> Void) {
         read = get
         write = set

@@ -11,6 +11,7 @@ extension GroupSim {
     /// is the simulation's own call, in `GroupSim`, where no app's own
     /// extension can meet it. Call it where the app applied the modifier (its
     /// `App`'s `body`, before any settings are read).
+    /// - Parameter store: The store; nil goes back to `UserDefaults.standard`.
     public static func defaultAppStorage(_ store: UserDefaults?) {
         DefaultAppStorage.shared.set(store)
     }

@@ -15,17 +15,29 @@ public protocol AppIntentTimelineProvider {
     typealias Context = TimelineProviderContext
 
     /// An entry with sample data, shown while the widget has nothing else.
+    /// - Parameter context: The widget's family and whether it is a preview.
+    /// - Returns: The entry.
     func placeholder(in context: Context) -> Entry
     /// One entry of the widget's current state for this configuration (the widget gallery's; the host's `snapshot` command).
+    /// - Parameters:
+    ///   - configuration: The widget's configuration intent, its parameters set.
+    ///   - context: The widget's family and whether it is a preview.
+    /// - Returns: The entry.
     func snapshot(for configuration: Intent, in context: Context) async -> Entry
     /// The entries for now and later for this configuration, and when to ask again.
+    /// - Parameters:
+    ///   - configuration: The widget's configuration intent, its parameters set.
+    ///   - context: The widget's family and whether it is a preview.
+    /// - Returns: The timeline.
     func timeline(for configuration: Intent, in context: Context) async -> Timeline<Entry>
     /// Preconfigured intents, for where a person cannot edit the widget (watchOS). Carried, never asked here.
+    /// - Returns: The recommendations.
     func recommendations() -> [AppIntentRecommendation<Intent>]
 }
 
 extension AppIntentTimelineProvider {
     /// None, as Apple's default for the platforms where a person edits the widget.
+    /// - Returns: An empty array.
     public func recommendations() -> [AppIntentRecommendation<Intent>] { [] }
 }
 
@@ -35,6 +47,9 @@ public struct AppIntentRecommendation<Intent: WidgetConfigurationIntent>: Sendab
     public let intent: Intent
     public let description: LocalizedStringResource
 
+    /// - Parameters:
+    ///   - intent: The configuration intent, its parameters set.
+    ///   - description: What the configuration is called.
     public init(intent: Intent, description: LocalizedStringResource) {
         self.intent = intent
         self.description = description
@@ -92,6 +107,12 @@ extension GroupSim {
     /// a value not of its type ends the process with status 2 before it is
     /// ready, saying which parameter (an `error` event and a line on stderr).
     /// The same intent is given to every call for the process's life.
+    /// - Parameters:
+    ///   - kind: The widget's kind, as the app's `reloadTimelines(ofKind:)` names it.
+    ///   - family: The family it is shown in.
+    ///   - provider: The timeline provider.
+    ///   - configuration: The intent's parameters by name; nil takes them from the command line's `NAME=VALUE` words.
+    ///   - intents: The widget's interactive intents, run in this process.
     public static func runWidget<Provider: AppIntentTimelineProvider>(
         kind: String, family: WidgetFamily = .systemSmall, provider: Provider, configuration: [String: String]? = nil,
         intents: [any AppIntent.Type] = []
@@ -120,6 +141,8 @@ extension WidgetInfo {
     /// The configuration intent of a configurable widget running on the device, its parameters as that widget was
     /// given them; nil for a static widget, or one whose intent is of another type.
     /// Apple: https://developer.apple.com/documentation/widgetkit/widgetinfo/widgetconfigurationintent(of:)
+    /// - Parameter type: The configuration intent's type.
+    /// - Returns: The intent, or nil.
     public func widgetConfigurationIntent<Intent: WidgetConfigurationIntent>(of type: Intent.Type = Intent.self) -> Intent? {
         let name = String(describing: Intent.self)
         guard let configuration, configuration.intent == name else { return nil }

@@ -31,6 +31,11 @@ extension GroupSim {
     ///   runs in this process, as an intent whose code is only in the widget
     ///   target does, and then the widget asks its provider again (render reason
     ///   `intent`) before the request is answered.
+    /// - Parameters:
+    ///   - kind: The widget's kind, as the app's `reloadTimelines(ofKind:)` names it.
+    ///   - family: The family it is shown in.
+    ///   - provider: The timeline provider.
+    ///   - intents: The widget's interactive intents, run in this process.
     public static func runWidget<Provider: TimelineProvider>(
         kind: String, family: WidgetFamily = .systemSmall, provider: Provider, intents: [any AppIntent.Type] = []
     ) -> Never {

@@ -22,6 +22,9 @@ public struct TimelineEntryRelevance: Sendable {
     /// How long the relevance lasts from the entry's date (0: until the next entry).
     public let duration: TimeInterval
 
+    /// - Parameters:
+    ///   - score: The relevance, relative to the provider's other entries.
+    ///   - duration: How long it lasts from the entry's date; 0 until the next entry.
     public init(score: Float, duration: TimeInterval = 0) {
         self.score = score
         self.duration = duration
@@ -36,6 +39,9 @@ public struct Timeline<EntryType: TimelineEntry> {
     /// When WidgetKit asks the provider for the next timeline.
     public let policy: TimelineReloadPolicy
 
+    /// - Parameters:
+    ///   - entries: The entries, by date.
+    ///   - policy: When to ask for the next timeline.
     public init(entries: [EntryType], policy: TimelineReloadPolicy) {
         self.entries = entries
         self.policy = policy
@@ -58,5 +64,7 @@ public struct TimelineReloadPolicy: Sendable, Equatable {
     /// Never asks for a new timeline by itself: only a reload (`WidgetCenter`) does.
     public static let never = TimelineReloadPolicy(kind: .never)
     /// Asks for a new timeline after `date`.
+    /// - Parameter date: The earliest date to ask again.
+    /// - Returns: The policy.
     public static func after(_ date: Date) -> TimelineReloadPolicy { TimelineReloadPolicy(kind: .after(date)) }
 }

@@ -8,10 +8,18 @@ public protocol TimelineProvider {
     typealias Context = TimelineProviderContext
 
     /// An entry with sample data, shown while the widget has nothing else.
+    /// - Parameter context: The widget's family and whether it is a preview.
+    /// - Returns: The entry.
     func placeholder(in context: Context) -> Entry
     /// One entry of the widget's current state (the widget gallery's; the host's `snapshot` command).
+    /// - Parameters:
+    ///   - context: The widget's family and whether it is a preview.
+    ///   - completion: Call it once with the entry.
     @preconcurrency func getSnapshot(in context: Context, completion: @escaping @Sendable (Entry) -> Void)
     /// The entries for now and later, and when to ask again.
+    /// - Parameters:
+    ///   - context: The widget's family and whether it is a preview.
+    ///   - completion: Call it once with the timeline.
     @preconcurrency func getTimeline(in context: Context, completion: @escaping @Sendable (Timeline<Entry>) -> Void)
 }
 

@@ -27,17 +27,21 @@ public final class WidgetCenter: @unchecked Sendable {
     }
 
     /// Asks the widgets of `kind` of this app to ask their providers for a new timeline.
+    /// - Parameter kind: The widgets' kind.
     public func reloadTimelines(ofKind kind: String) { reportingFailure(kind: kind) }
 
     /// Asks every widget of this app to ask its provider for a new timeline.
     public func reloadAllTimelines() { reportingFailure(kind: nil) }
 
     /// The widgets of this app running on the device (`GroupSim.runWidget`'s processes).
+    /// - Parameter completion: Called with the widgets, or the error `currentConfigurations()` throws.
     @preconcurrency public func getCurrentConfigurations(_ completion: @escaping @Sendable (Result<[WidgetInfo], any Error>) -> Void) {
         completion(Result { try self.running() })
     }
 
     /// The widgets of this app running on the device.
+    /// - Throws: An error saying what could not be read: the app's widget settings in the environment, or the device's list of running widgets.
+    /// - Returns: The widgets; empty when the app has no widget target.
     public func currentConfigurations() async throws -> [WidgetInfo] { try running() }
 
     // MARK: Behind the requests

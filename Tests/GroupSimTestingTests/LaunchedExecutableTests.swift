@@ -63,8 +63,8 @@ import Testing
             try simulation.install(.example)
             let flood = try await simulation.launch(.path("/usr/bin/seq"), arguments: ["300000"])
             try await flood.waitForExit(status: 0, timeout: .seconds(60))
-            #expect(flood.output.count == 2_000)
-            #expect(flood.output.last == "300000")
+            #expect(flood.standardOutputLines.count == 2_000)
+            #expect(flood.standardOutputLines.last == "300000")
             let failure = await #expect(throws: Failure.self) { try await flood.waitForOutput(matching: "^1$", timeout: .seconds(5)) }
             #expect(failure?.message.contains("298000 of its 300000 output lines were dropped") == true, "\(failure?.message ?? "")")
         }
@@ -82,7 +82,7 @@ import Testing
             try await shell.waitForOutput(matching: "^SigBlk:\\s*0+$")
             try await shell.waitForOutput(matching: "^oops$", stream: .standardError)
             try await shell.waitForOutput(matching: "^bundle=com.example.notes.widget$")
-            try shell.sendInput("hi")
+            try await shell.sendLine("hi")
             try await shell.waitForOutput(matching: "^got=hi$", stream: .either)
             try await shell.waitForExit(status: 0)
 
@@ -111,7 +111,10 @@ import Testing
             try await shell.waitForOutput(matching: "^d$", stream: .standardError)
             try await shell.waitForOutput(matching: "^a$")
             try await shell.waitForOutput(matching: "^c$", stream: .either)
-            #expect(shell.standardError == "b\nd\n")
+            #expect(shell.standardErrorLines == ["b", "d"])
+            #expect(shell.standardOutputLines == ["a", "c"])
+            let refused = await #expect(throws: Failure.self) { try await shell.sendLine("two\nlines") }
+            #expect(refused?.message.contains("no newline") == true, "\(refused?.message ?? "")")
         }
     }
 

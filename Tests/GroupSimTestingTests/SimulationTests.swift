@@ -66,7 +66,7 @@ import Testing
             try await app.remove("fontSize")
             #expect(try await app.value(forKey: "fontSize") == nil)
 
-            try app.sendInput("anything")
+            try await app.sendLine("anything")
             app.closeInput()
             try await app.waitForExit(status: 0)
         }

@@ -168,7 +168,7 @@ import Testing
               copier: { exec: [cat] }
             steps:
               - expect: { in: copier, output: { contains: x }, status: 0 }
-            """, ":5:60:", ["'status' checks how copier exited; write it as a check of its own, not with 'output'"])
+            """, ":5:60:", ["'status' and 'output' are two checks (an output check, an exit check); write each as a check of its own"])
     }
 
     @Test func aFloodingProcessIsKeptBoundedAndTheReportsSayHowManyLinesWereDropped() throws {

@@ -302,11 +302,11 @@ import Testing
             "forced-mutated", launch + "  - expect: { in: app, key: theme, forced: false }\n",
             saying: "app: objectIsForced(forKey: \"theme\") should be false, it is true")
         let stray = try run("forced-value", launch + "  - expect: { in: app, key: theme, forced: true, value: dark }\n")
-        #expect(stray.status == 2 && stray.stderr.contains("'value' does not go with 'forced'"), "\(stray.stderr)")
+        #expect(stray.status == 2 && stray.stderr.contains("'value' does not go with a forced check"), "\(stray.stderr)")
         let notBool = try run("forced-maybe", launch + "  - expect: { in: app, key: theme, forced: maybe }\n")
         #expect(notBool.status == 2 && notBool.stderr.contains("maybe"), "\(notBool.stderr)")
         let noKey = try run("forced-no-key", launch + "  - expect: { in: app, forced: true }\n")
-        #expect(noKey.status == 2 && noKey.stderr.contains("'forced' checks objectIsForced(forKey:) of a key: add 'key'"), "\(noKey.stderr)")
+        #expect(noKey.status == 2 && noKey.stderr.contains("missing required key 'key'"), "\(noKey.stderr)")
     }
 
     @Test func aLaunchThatMustFail() throws {

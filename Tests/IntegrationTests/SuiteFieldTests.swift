@@ -65,7 +65,7 @@ import Testing
                     "'suite' is for an exec: process; app reads and writes its manifest's suite"
                 ),
                 ("  - expect: { in: program, key: k, value: 1, suite: '' }", "'suite' names a suite"),
-                ("  - expect: { in: program, saw: delivery, suite: standard }", "'suite' goes with a key's check or a search-list check"),
+                ("  - expect: { in: program, saw: delivery, suite: standard }", "'suite' does not go with a saw check"),
                 ("  - reload-widgets: { in: program, suite: standard }", "unknown key 'in'"),
             ], parse)
     }

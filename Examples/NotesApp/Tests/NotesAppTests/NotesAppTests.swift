@@ -20,7 +20,7 @@ let group = "group.com.example.notesapp"
             #expect(initial.card["noteCount"] == 0)
 
             // The app's @AppStorage writes the suite, then it reloads the widget's kind.
-            try app.sendInput("theme dark")
+            try await app.sendLine("theme dark")
             let render = try await widget.waitForRender(reason: "reload-request")
             #expect(render.card["theme"] == "dark")
             #expect(try await app.value(forKey: "theme", suite: group) == "dark")
@@ -41,10 +41,10 @@ let group = "group.com.example.notesapp"
             try await app.synchronize(suite: group)
             try await simulation.advanceClock(by: .seconds(24 * 60 * 60))
             try await widget.waitForOutput(matching: "nothing more until a reload$")
-            #expect(!widget.output.contains("(reload-request)"))
-            #expect(!widget.output.contains("(policy)"))
+            #expect(!widget.standardOutputLines.contains("(reload-request)"))
+            #expect(!widget.standardOutputLines.contains("(policy)"))
 
-            try app.sendInput("note Call Anna")
+            try await app.sendLine("note Call Anna")
             let render = try await widget.waitForRender(reason: "reload-request")
             #expect(render.card["theme"] == "dark")
             #expect(render.card["lastNote"] == "Call Anna")
@@ -62,7 +62,7 @@ let group = "group.com.example.notesapp"
             #expect(try await widget.effectiveValue(forKey: "theme", suite: group) == EffectiveValue(value: "light", domain: "NSRegistrationDomain"))
 
             // The app stores black in the suite: the widget shows it; in the app the argument still wins.
-            try app.sendInput("theme black")
+            try await app.sendLine("theme black")
             #expect(try await widget.waitForRender(reason: "reload-request").card["theme"] == "black")
             try await app.waitForOutput(matching: "^theme=dark$")
             #expect(try await app.effectiveValue(forKey: "theme", suite: group) == EffectiveValue(value: "dark", domain: "NSArgumentDomain"))
@@ -105,14 +105,14 @@ let group = "group.com.example.notesapp"
             let padWidget = try await simulation.launch("notes-widget", as: .widget, on: "iPad")
             #expect(try await padWidget.waitForRender(reason: "initial").card["accent"] == "blue")
 
-            try phone.sendInput("accent green")
+            try await phone.sendLine("accent green")
             try await phone.waitForOutput(matching: "icloud\\] up sync-accent=green$", stream: .standardError)
             try await pad.waitForOutput(matching: "icloud\\] down sync-accent=green$", stream: .standardError, timeout: .seconds(20))
             #expect(try await padWidget.waitForRender(reason: "reload-request").card["accent"] == "green")
             #expect(try await pad.value(forKey: "sync-accent", suite: group) == "green")
             #expect(try await pad.cloudValue(forKey: "sync-accent") == "green")
             // Not prefixed: it stays on the iPhone.
-            try phone.sendInput("theme dark")
+            try await phone.sendLine("theme dark")
             try await phone.waitForOutput(matching: "^theme=dark$")
             try await simulation.waitForCloud()
             #expect(try await pad.cloudValue(forKey: "theme") == nil)

@@ -1,0 +1,23 @@
+import Foundation
+
+/// A child of `RunningProcess` starts with every signal blocked (see
+/// `SpawningThread`), which suits the package's executables and no one
+/// else: a user's program, run as an app, must be ended by SIGTERM and
+/// interrupted by SIGINT as any program is. Its starter sets this variable;
+/// the program, as it loads (SimulatedFoundation does it), unblocks every
+/// signal, as `groupsim exec` does before it becomes the program.
+package enum StartingSignalMask {
+    package static let unblockVariable = "GROUPSIM_UNBLOCK_SIGNALS"
+
+    /// Child side: with the variable set (to "1"), removes it and unblocks
+    /// every signal of the calling thread (at load, the only one).
+    package static func unblockIfAsked() {
+        guard let raw = getenv(unblockVariable) else { return }
+        let asked = String(cString: raw) == "1"
+        unsetenv(unblockVariable)
+        guard asked else { return }
+        var nothingBlocked = sigset_t()
+        sigemptyset(&nothingBlocked)
+        pthread_sigmask(SIG_SETMASK, &nothingBlocked, nil)
+    }
+}
