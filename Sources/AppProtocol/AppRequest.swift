@@ -44,6 +44,8 @@ package enum AppRequest: Sendable, Equatable {
     case info
     /// The domains a read looks in, in order (`searchList` of the answering instance).
     case searchList
+    /// `objectIsForced(forKey:)` of the answering instance, or `objectIsForced(forKey:inDomain:)` with a domain.
+    case forced(key: String, domain: String?)
     case ping
     /// Answered once every event the program had begun before the request came (an observer called then has
     /// returned, its `delivery` queued) is queued ahead of the answer: what a driver saw before it asked is then all in.

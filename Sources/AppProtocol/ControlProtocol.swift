@@ -78,6 +78,7 @@ package enum ControlProtocol {
             return .typedGet(key: try fields.string("key"), as: kind)
         case "set": return .set(key: try fields.string("key"), value: try fields.value("value"))
         case "remove": return .remove(key: try fields.string("key"))
+        case "forced": return .forced(key: try fields.string("key"), domain: object["domain"] == nil ? nil : try fields.string("domain"))
         case "dump": return .dump
         case "register": return .register(defaults: try fields.dictionary("defaults"))
         case "add-suite": return .addSuite(name: try fields.string("name"))
@@ -116,7 +117,7 @@ package enum ControlProtocol {
             return .exit(status: Int32(status))
         default:
             throw AppRequestError(
-                "unknown command \"\(name)\"; known: get set remove dump register add-suite remove-suite synchronize clear increment append merge reload reload-widgets kvs-get kvs-set kvs-remove kvs-dump kvs-sync perform-intent info search-list ping flush-events exit"
+                "unknown command \"\(name)\"; known: get set remove forced dump register add-suite remove-suite synchronize clear increment append merge reload reload-widgets kvs-get kvs-set kvs-remove kvs-dump kvs-sync perform-intent info search-list ping flush-events exit"
             )
         }
     }
@@ -182,6 +183,7 @@ package enum ControlProtocol {
         case .typedGet(let key, let kind): body = "\"cmd\":\"get\",\"key\":\(q(key)),\"as\":\(q(kind.rawValue))"
         case .set(let key, let value): body = "\"cmd\":\"set\",\"key\":\(q(key)),\"value\":\(PlistJSON.encode(value))"
         case .remove(let key): body = "\"cmd\":\"remove\",\"key\":\(q(key))"
+        case .forced(let key, let domain): body = "\"cmd\":\"forced\",\"key\":\(q(key))" + (domain.map { ",\"domain\":\(q($0))" } ?? "")
         case .dump: body = "\"cmd\":\"dump\""
         case .register(let defaults): body = "\"cmd\":\"register\",\"defaults\":\(PlistJSON.encode(.dictionary(defaults)))"
         case .addSuite(let name): body = "\"cmd\":\"add-suite\",\"name\":\(q(name))"

@@ -48,9 +48,14 @@ package struct DomainFiles: Sendable {
         domain == "-g" || domain == "-globalDomain" ? DomainName.global : domain
     }
 
-    /// The domain's file, opened for writing (its folder is created if missing).
+    /// The domain's file, opened for writing (its folder is created if missing). On a device that reads
+    /// through cfprefsd's cache (macOS), a write goes through cfprefsd as `defaults write` does: it starts
+    /// from the store's last commit, not from a file changed beside it (`SharedPlistFile`'s `keepsStoreCopy`).
     public func file(for domain: String) throws -> SharedPlistFile {
-        try SharedPlistFile(path: try location(of: domain).path, durable: try root.durability().waitsForTheDisk, root: root.path)
+        let path = try location(of: domain).path
+        return try SharedPlistFile(
+            path: path, durable: try root.durability().waitsForTheDisk, root: root.path,
+            keepsStoreCopy: try DeviceSettings.forFile(at: path, root: root.path).preferencesCache)
     }
 
     /// The domain's contents; nil if it has no file. Creates nothing.

@@ -48,11 +48,13 @@ package final class DomainRegistry: @unchecked Sendable {
             if let existing = domains[path]?.domain { return (existing, false) }
             // The root's setting, read at each first opening: a root's processes started after a change use the new one.
             let durable = try SimulationRoot(path: root).durability().waitsForTheDisk
+            let settings = try device()
             let domain = PersistentDomain(
                 name: name,
                 file: try SharedPlistFile(
-                    path: path, durable: durable, root: root, maximumSize: maximumSize, contentCheck: contentCheck, readOnly: readOnly),
-                openedLocked: try unreadable(), device: try device())
+                    path: path, durable: durable, root: root, maximumSize: maximumSize, contentCheck: contentCheck, readOnly: readOnly,
+                    keepsStoreCopy: settings?.preferencesCache ?? false),
+                openedLocked: try unreadable(), device: settings)
             domains[path] = WeakDomain(domain)
             return (domain, true)
         }

@@ -1,9 +1,10 @@
 import Foundation
 
-/// What a domain's growth does on the device's platform, checked after
-/// each commit this process makes (never on a read): CFPreferences's log at
-/// 4 MiB on iOS and macOS; on tvOS the size-limit warning at 512 KiB and
-/// the process's end at 1 MiB; on watchOS the log and the end at 1 MiB.
+/// What a domain's growth does on the device's platform, checked for each
+/// commit this process makes (never on a read): CFPreferences's log at
+/// 4 MiB on iOS and macOS; on tvOS the size-limit warning at 512 KiB, and at
+/// 1 MiB the write refused and the process ended; on watchOS the log, the
+/// refusal and the end at 1 MiB.
 /// Each log and warning is said once per domain and process.
 struct DomainSizeGuard: Sendable {
     let limits: DomainSizeLimits
@@ -14,8 +15,8 @@ struct DomainSizeGuard: Sendable {
         limits = platform.sizeLimits
     }
 
-    /// Says what the size does, and returns whether it is at or over the
-    /// platform's warning size (tvOS's 512 KiB; never on other platforms).
+    /// After a commit: says what the size does, and returns whether it is
+    /// at or over the platform's warning size (tvOS's 512 KiB; never on other platforms).
     func check(size: Int, domain: String, path: String) -> Bool {
         if let log = limits.log, size >= log {
             Diagnostics.reportOnce(
@@ -35,16 +36,23 @@ struct DomainSizeGuard: Sendable {
                     path: path),
                 key: "size-limit-warning \(path)")
         }
-        if let termination = limits.termination, size >= termination {
-            // watchOS says it in its own words before the crash (RevenueCat purchases-ios #5912).
-            let said = platform == .watchOS ? "NSUserDefaults/CFPreferences byte count limit reached for \(domain); " : ""
-            let reason =
-                said
-                + "domain \(domain) reached \(size) bytes at '\(path)', \(platform.rawValue)'s limit for an app's defaults is \(termination) bytes"
-            Diagnostics.report(Diagnostic(kind: .sizeLimitTerminated, message: "terminating: " + reason, path: path))
-            UncaughtException.end(saying: "*** Terminating app: the system ended it because \(reason)")
-        }
         return limits.warning.map { size >= $0 } ?? false
+    }
+
+    /// A write that would take the domain to `size` bytes, at or over the
+    /// termination size, was refused before it reached the file (cfprefsd's
+    /// error reply; the client then aborts in `handlePossibleOversizedMessage`,
+    /// microsoft/appcenter-sdk-apple #2483): says what the platform logs, and ends the process.
+    func refuse(size: Int, domain: String, path: String) -> Never {
+        _ = check(size: size, domain: domain, path: path)
+        // watchOS says it in its own words before the crash (RevenueCat purchases-ios #5912).
+        let said = platform == .watchOS ? "NSUserDefaults/CFPreferences byte count limit reached for \(domain); " : ""
+        let reason =
+            said
+            + "a write would take domain \(domain) to \(size) bytes at '\(path)' and was refused (the file keeps what it held); "
+            + "\(platform.rawValue)'s limit for an app's defaults is \(limits.termination ?? size) bytes"
+        Diagnostics.report(Diagnostic(kind: .sizeLimitTerminated, message: "terminating: " + reason, path: path))
+        UncaughtException.end(saying: "*** Terminating app: the system ended it because \(reason)")
     }
 
     /// Whether the platform warns before it ends the process (only then is there a warning to tell listeners of).

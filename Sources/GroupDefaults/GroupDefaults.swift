@@ -7,8 +7,10 @@ import Synchronization
 /// rules, with persistent domains shared between processes.
 ///
 /// Search list, first hit wins:
-/// 0. the managed domain (what an administrator forced for this app on this
-///    device, `ManagedPreferences`): read-only, above everything, so a
+/// 0. the managed domain (what an administrator forced for this instance's
+///    own domain on this device, `ManagedPreferences`: the app's for the
+///    standard instance, the suite's for a suite, as CoreFoundation's search
+///    list has "this app, managed"): read-only, above everything, so a
 ///    forced key's value wins over launch arguments and the app's own writes
 /// 1. argument domain (this process's `-key value` launch arguments)
 /// 2. this instance's own persistent domain (the app's bundle id, or the suite)
@@ -27,7 +29,7 @@ public final class GroupDefaults: @unchecked Sendable {
     public let processDomains: ProcessDomains
     let own: PersistentDomain
     let global: PersistentDomain
-    /// The app's managed domain; this process never writes it.
+    /// The managed domain of this instance's own domain; this process never writes it.
     let managed: PersistentDomain
     private let lock = NSLock()
     private var suites: [PersistentDomain] = []
@@ -73,7 +75,7 @@ public final class GroupDefaults: @unchecked Sendable {
         self.processDomains = processDomains
         own = try context.open(domain)
         global = try context.open(DomainName.global)
-        managed = try context.openManaged()
+        managed = try context.openManaged(domain)
     }
 
     deinit { stopObserving() }
@@ -190,8 +192,8 @@ public final class GroupDefaults: @unchecked Sendable {
     // MARK: Managed preferences
 
     /// `objectIsForced(forKey:)`: whether an administrator fixed the key's
-    /// value for this app (its value then comes from the managed domain,
-    /// whatever this process writes).
+    /// value in this instance's own domain (the app's, or the suite's; its
+    /// value then comes from the managed domain, whatever this process writes).
     /// - Parameter key: The key.
     /// - Returns: true when the managed domain holds the key.
     public func isForced(_ key: String) -> Bool { managed.value(forKey: key) != nil }
@@ -204,7 +206,7 @@ public final class GroupDefaults: @unchecked Sendable {
     ///   - domain: The domain whose managed preferences are asked.
     /// - Returns: true when that domain's managed preferences hold the key.
     public func isForced(_ key: String, inDomain domain: String) -> Bool {
-        if domain == context.bundleIdentifier || domain == DomainName.managed { return isForced(key) }
+        if domain == domainName || domain == DomainName.managed { return isForced(key) }
         guard let other = try? context.openManaged(domain) else { return false }
         return other.value(forKey: key) != nil
     }

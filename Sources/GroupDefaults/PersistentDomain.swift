@@ -449,7 +449,8 @@ package final class PersistentDomain: @unchecked Sendable {
 
         var transactionKeys = Set<String>()
         do {
-            let update = try file.update(deadline: deadline) { contents in
+            // cfprefsd refuses a write that reaches the platform's limit (tvOS, watchOS): the file keeps what it held.
+            let update = try file.update(deadline: deadline, refusingSize: sizeGuard?.limits.termination) { contents in
                 // cfprefsd writes the domain it holds: an edit made beside it is lost.
                 if readsThroughCache, (try? file.lastWriter()) == .foreign { contents = state.withLock { committed } }
                 var view = edits.applied(to: lockedView ?? contents)
@@ -484,6 +485,8 @@ package final class PersistentDomain: @unchecked Sendable {
                 counters.commitTimings = counters.commitTimings + update.timings
             }
             return inline
+        } catch SharedFileError.sizeLimitReached(let path, let size, _) where sizeGuard != nil {
+            sizeGuard!.refuse(size: size, domain: name, path: path)
         } catch {
             state.withLock {
                 // Put the edits back under anything set since, to retry later.

@@ -19,7 +19,7 @@ struct ManagedCommand: ParsableCommand {
     @Option(help: "Simulation root (default: $GROUPSIM_ROOT, else $XDG_DATA_HOME/groupsim, else ~/.local/share/groupsim).")
     var root: String?
     @Argument(help: "The device.") var device: String
-    @Option(help: "The app's bundle identifier.") var app: String
+    @Option(help: "The app's bundle identifier, or an app group (its suite's domain: managed preferences are per domain).") var app: String
     @Argument(help: "set, remove, config or show.") var action: String
     // Taken as words, so a typed value (-int 5) is a value, not an unknown option.
     @Argument(parsing: .allUnrecognized, help: "KEY VALUE, KEY or JSON.") var words: [String] = []

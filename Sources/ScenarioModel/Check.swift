@@ -35,6 +35,8 @@ package enum Check: Sendable, Equatable {
     case cloudValueIn(process: String, key: String, value: PlistValue?)
     /// The process's search list, in order.
     case searchList(process: String, [String], suite: SuiteChoice = .processDefault)
+    /// `objectIsForced(forKey:)` of the process's instance, or `objectIsForced(forKey:inDomain:)` with `inDomain`.
+    case forced(process: String, key: String, inDomain: String?, forced: Bool, suite: SuiteChoice = .processDefault)
     case cloud(CloudCheck)
     /// What the process wrote: a kept line contains `contains` or matches `pattern` (on `stream`, or either).
     case output(process: String, contains: String?, pattern: String?, stream: String?)
@@ -44,7 +46,7 @@ package enum Check: Sendable, Equatable {
         switch self {
         case .value(let process, _, _, _, _), .typedValue(let process, _, _, _, _), .card(let process, _), .readyInfo(let process, _),
             .acknowledged(let process),
-            .cloudValueIn(let process, _, _), .searchList(let process, _, _):
+            .cloudValueIn(let process, _, _), .searchList(let process, _, _), .forced(let process, _, _, _, _):
             process
         case .saw(let process, let matcher, _), .notSaw(let process, let matcher): matcher.needsControl ? process : nil
         case .file, .exit, .cloud, .output: nil

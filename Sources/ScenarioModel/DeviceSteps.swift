@@ -22,15 +22,19 @@ extension StepGrammar {
         StepSpec(
             "managed",
             fields: [
-                .optional("device", .device), .required("app", .text, "a bundle id of the app's targets"), .optional("key"),
-                .optional("value", .value, "with `key`: forces it"), .optional("remove", .text, "a key: no longer forced"),
-                .optional("config", .mapping, "the managed app configuration, whole"),
+                .optional("device", .device), .optional("app", .text, "a bundle id of the app's targets"),
+                .optional("suite", .text, "instead of `app`: an app group of the app's targets, whose suite's domain is managed"),
+                .optional("key"), .optional("value", .value, "with `key`: forces it"), .optional("remove", .text, "a key: no longer forced"),
+                .optional("config", .mapping, "the managed app configuration, whole (an app's only)"),
             ],
-            does: "an administrator (MDM) changes the app's managed preferences on the device (`groupsim device managed`): "
-                + "exactly one of `key` with `value`, `remove` or `config`; running processes of the app see it at once",
+            does: "an administrator (MDM) changes the managed preferences of an app's domain, or of an app group's (`suite`), on the "
+                + "device (`groupsim device managed`): exactly one of `app` or `suite`, and one of `key` with `value`, `remove` or "
+                + "`config`; running processes whose instances read that domain see it at once",
             examples: [
                 "{ app: com.example.notes, key: theme, value: dark }", "{ device: iPad, app: com.example.notes.widget, remove: theme }",
                 "{ app: com.example.notes, config: { on: \"off\", seats: 5, server: \"https://mdm.example.com\" } }",
+                "{ suite: group.com.example.notes, key: theme, value: [1, { a: b }] }",
+                "{ device: iPad, suite: group.com.example.notes, remove: theme }",
             ],
             read: ScenarioParser.readManaged, write: ScenarioParser.writeManaged),
         StepSpec(
@@ -109,37 +113,50 @@ extension ScenarioParser {
         return (.reboot(device: device, protection: protection), "reboot " + (device ?? "the device") + " (data protection \(protection.rawValue))")
     }
 
+    /// The `managed` step: an administrator's change of the managed preferences of an app's domain (`app:`), or of an
+    /// app group's suite (`suite:`), each of the app's targets'.
     @Sendable static func readManaged(_ input: StepInput) throws -> (Step.Action, String) {
         let fields = try input.fields()
-        let appNode = fields.node("app")
-        let app = try appNode.string()
-        let known = input.context.app.targets.values.map(\.bundleIdentifier).sorted()
-        guard known.contains(app) else {
-            var message = "'\(app)' is not a bundle id of the app's targets"
-            if let guess = DeviceManager.closest(to: app, among: known) { message += "; did you mean \(guess)?" }
-            throw appNode.error(message + " (they are: \(known.joined(separator: ", ")))")
+        // Managed preferences are per domain: an app's, or an app group's suite (forced beside the apps that read it).
+        let targets = input.context.app.targets.values
+        let isSuite = fields["suite"] != nil
+        guard isSuite != (fields["app"] != nil) else {
+            throw input.body.error("managed takes exactly one of app (a bundle id) or suite (an app group)")
         }
-        let chosen = Set(fields.nodes.keys).subtracting(["device", "app"])
+        let domainNode = fields.node(isSuite ? "suite" : "app")
+        let domain = try domainNode.string()
+        let known = Set(isSuite ? targets.flatMap(\.appGroups) : targets.map(\.bundleIdentifier)).sorted()
+        guard known.contains(domain) else {
+            var message = "'\(domain)' is not \(isSuite ? "an app group" : "a bundle id") of the app's targets"
+            if let guess = DeviceManager.closest(to: domain, among: known) { message += "; did you mean \(guess)?" }
+            throw domainNode.error(message + " (they are: \(known.isEmpty ? "none" : known.joined(separator: ", ")))")
+        }
+        if isSuite, let config = fields["config"] {
+            throw config.error("config is an app's managed app configuration; a suite takes key with value, or remove")
+        }
+        let chosen = Set(fields.nodes.keys).subtracting(["device", "app", "suite"])
         let change: ManagedChange
         switch chosen {
         case ["key", "value"]: change = .set(key: try fields.node("key").string(), value: try fields.node("value").plistValue())
         case ["remove"]: change = .remove(key: try fields.node("remove").string())
         case ["config"]: change = .configuration(try fields.node("config").plistDictionary())
-        default: throw input.body.error("managed takes an app and one of: key with value (forces it), remove: KEY, config: {…}")
+        default: throw input.body.error("managed takes an app or a suite and one of: key with value (forces it), remove: KEY, config: {…}")
         }
         let device = try fields.device("device")
-        return (.managed(device: device, app: app, change), "\(change.summary) for \(app)" + (device.map { " on \($0)" } ?? ""))
+        return (
+            .managed(device: device, app: domain, change, suite: isSuite), "\(change.summary) for \(domain)" + (device.map { " on \($0)" } ?? "")
+        )
     }
 
     @Sendable static func writeManaged(_ action: Step.Action) -> StepSpec.Written? {
-        guard case .managed(let device, let app, let change) = action else { return nil }
+        guard case .managed(let device, let app, let change, let suite) = action else { return nil }
         let what: [(String, String)] =
             switch change {
             case .set(let key, let value): [("key", YAMLText.scalar(key)), ("value", YAMLText.value(value))]
             case .remove(let key): [("remove", YAMLText.scalar(key))]
             case .configuration(let configuration): [("config", YAMLText.value(.dictionary(configuration)))]
             }
-        return .mapping([device.map { ("device", YAMLText.scalar($0)) }, ("app", YAMLText.scalar(app))] + what)
+        return .mapping([device.map { ("device", YAMLText.scalar($0)) }, (suite ? "suite" : "app", YAMLText.scalar(app))] + what)
     }
 
     @Sendable static func readAdvanceClock(_ input: StepInput) throws -> (Step.Action, String) {

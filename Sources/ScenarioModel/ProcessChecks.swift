@@ -38,6 +38,31 @@ extension CheckGrammar {
             ]
         },
         CheckSpec(
+            "a forced check", lead: "forced", form: "{ in: P, key: K, forced: BOOL }",
+            fields: [
+                process, .required("key"), .required("forced", .flag, "`true` or `false`"),
+                .optional("domain", .text, "asks `objectIsForced(forKey:inDomain:)` of that domain"), suite,
+            ],
+            checks: "`objectIsForced(forKey:)` in P is BOOL: an administrator forced K in the domain of P's instance (the app's, or its "
+                + "suite's: an `exec:` process's target app group, or `suite` as for a value check); with `domain: D`, "
+                + "`objectIsForced(forKey:inDomain:)` of D",
+            examples: [
+                "{ in: app, key: theme, forced: true }", "{ in: widget, key: theme, forced: false, domain: group.com.example.notes }",
+                "{ in: program, key: theme, forced: true, suite: standard }",
+            ]
+        ) { input in
+            let process = try input.process()
+            return .forced(
+                process: process, key: try input.fields.node("key").string(), inDomain: try input.fields.text("domain"),
+                forced: try input.fields.node("forced").bool(), suite: try input.context.suite(of: process, input.fields["suite"]))
+        } write: {
+            guard case .forced(let process, let key, let domain, let forced, let suite) = $0 else { return nil }
+            return [
+                ("in", YAMLText.scalar(process)), ("key", YAMLText.scalar(key)), ("forced", "\(forced)"),
+                domain.map { ("domain", YAMLText.scalar($0)) }, StepGrammar.suiteField(suite),
+            ]
+        },
+        CheckSpec(
             "a typed check", lead: "as", form: "{ in: P, key: K, as: TYPE, value: V }",
             fields: [
                 process, .required("key"), .required("as", .text, TypedRead.allCases.map { "`\($0.rawValue)`" }.joined(separator: ", ")), value,

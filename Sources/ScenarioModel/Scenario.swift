@@ -118,8 +118,9 @@ package struct Step: Sendable, Equatable {
         case corrupt(domain: String, device: String?, content: String)
         case deleteFile(domain: String, device: String?)
         case eraseDevice(String)
-        /// An administrator's change of an app's managed preferences.
-        case managed(device: String?, app: String, ManagedChange)
+        /// An administrator's change of the managed preferences of a domain: `app`'s (a bundle id), or with
+        /// `suite` an app group's (written back as `suite:`).
+        case managed(device: String?, app: String, ManagedChange, suite: Bool = false)
         case burst(Burst)
         case parallel([Step])
         /// `repeat`: the steps in order, `times` times over.

@@ -46,6 +46,14 @@ struct CheckVerifier {
             guard found == value else {
                 throw CheckFailed("\(process): \(kind.rawValue)(forKey: \(key)) should return \(showValue(value)), it returns \(showValue(found))")
             }
+        case .forced(let process, let key, let domain, let expected, let suite):
+            let answer = try roster.driver(process).request(.forced(key: key, domain: domain), suite: context.scenario.suiteName(of: process, suite))
+                .response
+            let call = "objectIsForced(forKey: \"\(key)\"" + (domain.map { ", inDomain: \"\($0)\"" } ?? "") + ")"
+            guard case .bool(let found)? = answer?.value else {
+                throw CheckFailed("\(process): \(call) answered \(showValue(answer?.value)), not true or false")
+            }
+            guard found == expected else { throw CheckFailed("\(process): \(call) should be \(expected), it is \(found)") }
         case .cloudValueIn(let process, let key, let value):
             let found = try roster.driver(process).request(.cloudGet(key: key)).response?.value
             guard found == value else {

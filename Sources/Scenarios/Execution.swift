@@ -130,7 +130,7 @@ final class Execution: @unchecked Sendable {
         case .corrupt(let domain, let device, let content): try faults.corrupt(domain, device: device, content: content, noting: step)
         case .deleteFile(let domain, let device): try faults.deleteFile(domain, device: device, noting: step)
         case .eraseDevice(let device): try faults.erase(device, noting: step)
-        case .managed(let device, let app, let change): try faults.manage(app, device: device, change, noting: step)
+        case .managed(let device, let app, let change, _): try faults.manage(app, device: device, change, noting: step)
         case .advanceClock(let device, let seconds): try faults.advanceClock(device: device, by: seconds, noting: step)
         case .editFile(let domain, let device, let key, let value): try faults.edit(domain, device: device, key: key, value: value, noting: step)
         case .parallel(let steps): try performTogether(steps)

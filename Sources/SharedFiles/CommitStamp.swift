@@ -19,7 +19,8 @@ package enum CommitStamp {
     private static let setAttribute = dlsym(nil, "fsetxattr").map { unsafeBitCast($0, to: SetAttribute.self) }
     private static let getAttribute = dlsym(nil, "fgetxattr").map { unsafeBitCast($0, to: GetAttribute.self) }
 
-    private static func value(of info: stat) -> String { "\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec):\(info.st_size)" }
+    /// The mark of a file written with the status `info`.
+    static func value(of info: stat) -> String { "\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec):\(info.st_size)" }
 
     /// Marks the open file just written. Best effort: on a file system
     /// without user attributes nothing is marked, and `writer` then counts
@@ -43,10 +44,28 @@ package enum CommitStamp {
     static func writer(ofOpen descriptor: Int32) -> Writer {
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { return .store }
-        guard let getAttribute else { return .store }
+        switch recorded(ofOpen: descriptor) {
+        case .unsupported: return .store
+        case .none: return .foreign
+        case .some(let mark): return mark == value(of: info) ? .store : .foreign
+        }
+    }
+
+    /// The mark an open file carries: the store's last commit of it, even
+    /// when the file was edited in place since (an edit keeps the attribute).
+    enum Recorded: Equatable {
+        /// The file system keeps no user attributes.
+        case unsupported
+        /// None: a file the store never wrote (or replaced by another tool).
+        case none
+        case some(String)
+    }
+
+    static func recorded(ofOpen descriptor: Int32) -> Recorded {
+        guard let getAttribute else { return .unsupported }
         var buffer = [UInt8](repeating: 0, count: 64)
         let count = getAttribute(descriptor, attribute, &buffer, buffer.count)
-        if count < 0 { return errno == ENOTSUP || errno == EOPNOTSUPP ? .store : .foreign }
-        return String(decoding: buffer[..<count], as: UTF8.self) == value(of: info) ? .store : .foreign
+        if count < 0 { return errno == ENOTSUP || errno == EOPNOTSUPP ? .unsupported : .none }
+        return .some(String(decoding: buffer[..<count], as: UTF8.self))
     }
 }

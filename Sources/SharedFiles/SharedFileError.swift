@@ -11,6 +11,8 @@ package enum SharedFileError: Error, CustomStringConvertible, Equatable {
     case fileTooLarge(path: String, size: Int64, limit: Int)
     /// New contents larger than a writer writes.
     case contentsTooLarge(path: String, size: Int, limit: Int)
+    /// New contents that reach a size the caller's platform refuses (`update(refusingSize:)`): tvOS's and watchOS's 1 MiB.
+    case sizeLimitReached(path: String, size: Int, limit: Int)
     /// A symbolic link on the way from the top folder to a file.
     case symbolicLink(path: String)
     /// Something other than a folder on the way from the top folder to a file.
@@ -38,6 +40,9 @@ package enum SharedFileError: Error, CustomStringConvertible, Equatable {
             "the new contents of '\(path)' would be \(Self.bytes(Int64(size))), more than the \(Self.bytes(Int64(limit))) "
                 + "a file of its kind may hold here; nothing was written and the change stays pending. "
                 + "Remove keys, or keep large data in files of its own."
+        case .sizeLimitReached(let path, let size, let limit):
+            "the new contents of '\(path)' would be \(Self.bytes(Int64(size))), reaching the limit of \(Self.bytes(Int64(limit))) "
+                + "its platform stores; nothing was written. Remove keys, or keep large data in files of its own."
         case .symbolicLink(let path):
             "'\(path)' is a symbolic link; the simulation root must contain real folders, so it is not followed and "
                 + "nothing was read or written through it. Replace the link with a real folder, or remove it."

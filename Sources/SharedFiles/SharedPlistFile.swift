@@ -40,6 +40,8 @@ package final class SharedPlistFile: @unchecked Sendable {
     package typealias ContentCheck = @Sendable ([String: PlistValue]) -> String?
     private let contentCheck: ContentCheck?
     private let keepsCorruptFile: Bool
+    /// Updates keep and start from cfprefsd's copy (`StoreCopy`).
+    private let keepsStoreCopy: Bool
     private let folder: ConfinedFolder
     private let lock: FileLock
     /// One temporary name per file: under the lock, one that exists was left
@@ -67,12 +69,16 @@ package final class SharedPlistFile: @unchecked Sendable {
     /// `keepsCorruptFile`: `update` of a corrupt file throws `corrupt`
     /// instead of moving it aside and starting empty, for a file whose loss
     /// would drop more than itself (a device's cloud settings hold its account).
+    /// `keepsStoreCopy`: the file is an app's preferences on a device that
+    /// reads through cfprefsd's cache (macOS): an update that finds the file
+    /// changed by something other than the store starts from the store's last commit (`StoreCopy`).
     package init(
         path: String, format: PropertyListFormat = .binary, durable: Bool = true, root: String? = nil,
         maximumSize: Int = PlistLimits.maximumFileSize, contentCheck: ContentCheck? = nil, readOnly: Bool = false,
-        keepsCorruptFile: Bool = false
+        keepsCorruptFile: Bool = false, keepsStoreCopy: Bool = false
     ) throws {
         self.path = path
+        self.keepsStoreCopy = keepsStoreCopy
         self.contentCheck = contentCheck
         self.keepsCorruptFile = keepsCorruptFile
         self.format = format
@@ -198,8 +204,12 @@ package final class SharedPlistFile: @unchecked Sendable {
     /// The lock is waited for at most `LockWaitLimit.seconds()`, or until
     /// `deadline` (`MonotonicClock` nanoseconds) when the caller's wait
     /// began earlier (a deadline already past still tries the lock once).
+    /// `refusingSize`: contents that would encode to this many bytes or more
+    /// are not written (`SharedFileError.sizeLimitReached`), as cfprefsd refuses them on tvOS and watchOS.
     @discardableResult
-    package func update(deadline given: UInt64? = nil, _ body: (inout [String: PlistValue]) throws -> Void) throws -> Update {
+    package func update(
+        deadline given: UInt64? = nil, refusingSize: Int? = nil, _ body: (inout [String: PlistValue]) throws -> Void
+    ) throws -> Update {
         let requested = MonotonicClock.now()
         let deadline = try given ?? LockWaitLimit.deadline(from: requested)
         return try startingOverIfRemoved { descriptor in
@@ -208,7 +218,7 @@ package final class SharedPlistFile: @unchecked Sendable {
                     try recoverAfterReboot(in: descriptor)
                     checkedAfterBoot.store(true, ordering: .releasing)
                 }
-                return try updateLocked(in: descriptor, requested: requested, body)
+                return try updateLocked(in: descriptor, requested: requested, refusingSize: refusingSize, body)
             }
         }
     }
@@ -271,7 +281,9 @@ package final class SharedPlistFile: @unchecked Sendable {
         }
     }
 
-    private func updateLocked(in descriptor: Int32, requested: UInt64, _ body: (inout [String: PlistValue]) throws -> Void) throws -> Update {
+    private func updateLocked(
+        in descriptor: Int32, requested: UInt64, refusingSize: Int?, _ body: (inout [String: PlistValue]) throws -> Void
+    ) throws -> Update {
         var timings = CommitTimings()
         var mark = MonotonicClock.now()
         timings.lockWait = mark - requested
@@ -287,6 +299,8 @@ package final class SharedPlistFile: @unchecked Sendable {
             reason = why
             current = [:]
         }
+        // Through cfprefsd's cache, a file the store did not write gives way to the store's copy.
+        if keepsStoreCopy, movedTo == nil, let copy = storeCopy(in: descriptor) { current = copy }
         let before = current
         timings.readAndDecode = MonotonicClock.now() - mark
         try body(&current)
@@ -300,6 +314,9 @@ package final class SharedPlistFile: @unchecked Sendable {
             timings.encode = MonotonicClock.now() - mark
             guard bytes.count <= maximumSize else {
                 throw SharedFileError.contentsTooLarge(path: path, size: bytes.count, limit: maximumSize)
+            }
+            if let refusingSize, bytes.count >= refusingSize {
+                throw SharedFileError.sizeLimitReached(path: path, size: bytes.count, limit: refusingSize)
             }
             try replace(in: descriptor, with: bytes, timings: &timings)
             lastDecoded.remember(bytes, as: current)
@@ -350,6 +367,7 @@ package final class SharedPlistFile: @unchecked Sendable {
         // Under the lock, a temporary already there was left by a writer that died: it is replaced.
         let written = try writeTemporaryFile(bytes, named: temporaryName, in: scratch, folderPath: scratchPath, durable: false, stamped: true)
         do {
+            if keepsStoreCopy { try StoreCopy.keep(bytes, written: written, fileName: fileName, in: scratch, scratchPath: scratchPath) }
             if durable {
                 try CommitJournal.append(
                     bytes, for: CommitJournal.Identity(written), fileName: fileName, in: scratch, scratchPath: scratchPath,
@@ -430,11 +448,22 @@ package final class SharedPlistFile: @unchecked Sendable {
         try replace(in: folder, with: newest.bytes, timings: &timings, keeping: newest.slot)
     }
 
-    /// Removes the journal (the file is being deleted or set aside: a reboot must not bring its last commit back).
+    /// Removes the journal and the store's copy (the file is being deleted or set aside: neither a reboot nor
+    /// cfprefsd's next save may bring its last commit back).
     private func forgetJournal(in folder: Int32) {
         guard let scratch = ScratchFolder.openIfPresent(in: folder) else { return }
         CommitJournal.remove(fileName: fileName, in: scratch)
+        StoreCopy.remove(fileName: fileName, in: scratch)
         close(scratch)
+    }
+
+    /// The store's copy, decoded, when the file was changed by something else since the store's last commit (`StoreCopy`).
+    private func storeCopy(in folder: Int32) -> [String: PlistValue]? {
+        guard let scratch = ScratchFolder.openIfPresent(in: folder) else { return nil }
+        defer { close(scratch) }
+        guard let bytes = StoreCopy.bytesInstead(ofFile: fileName, in: folder, scratch: scratch, limit: maximumSize) else { return nil }
+        // A copy that does not decode (torn by a crash) is no copy: the file is taken as it is.
+        return (try? Self.decode(bytes, path: path, maximumSize: maximumSize, check: contentCheck)) ?? nil
     }
 
     /// Moves a corrupt file to `<name>.corrupt-<timestamp>` beside it and returns the new path.
@@ -450,63 +479,5 @@ package final class SharedPlistFile: @unchecked Sendable {
         }
         try systemCall("move the corrupt file aside", path) { renameat(folder, fileName, folder, target) }
         return directory + "/" + target
-    }
-}
-
-/// One file's last bytes and their decoded contents (see `SharedPlistFile.lastDecoded`).
-/// Unchecked Sendable: both are read and changed only under `lock`.
-private final class DecodedBytes: @unchecked Sendable {
-    private let lock = NSLock()
-    private var bytes: [UInt8] = []
-    private var contents: [String: PlistValue]? = nil
-
-    /// The last bytes and their contents (nil before any).
-    var last: (bytes: [UInt8], contents: [String: PlistValue])? {
-        lock.withLock { contents.map { (bytes, $0) } }
-    }
-
-    func remember(_ bytes: [UInt8], as contents: [String: PlistValue]) {
-        lock.withLock {
-            self.bytes = bytes
-            self.contents = contents
-        }
-    }
-}
-
-/// Where commits write their temporaries (and durable commits their
-/// journals): a folder beside the files, so that writing one wakes no
-/// process watching the files' folder (inotify does not see into
-/// sub-folders); only the exchange does.
-enum ScratchFolder {
-    static let name = ".groupsim-scratch"
-    private static let flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
-
-    /// Opens the scratch folder in `folder`, made (0700) if missing; never
-    /// through a link. `durable`: a folder made here is on disk (the
-    /// folder's fsync'd) before it is used.
-    static func open(in folder: Int32, folderPath: String, durable: Bool) throws -> Int32 {
-        var descriptor = openat(folder, name, flags)
-        if descriptor == -1 && errno == ENOENT {
-            if mkdirat(folder, name, 0o700) == -1 {
-                if errno != EEXIST { throw FileSystemError(operation: "create the folder", path: folderPath + "/" + name, errno: errno) }
-            } else if durable {
-                try systemCall("fsync the folder", folderPath) { fsync(folder) }
-            }
-            descriptor = openat(folder, name, flags)
-        }
-        if descriptor == -1 {
-            let code = errno
-            if code == ENOENT {
-                throw FolderRemoved(error: FileSystemError(operation: "open the folder", path: folderPath + "/" + name, errno: code))
-            }
-            throw FileSystemError(operation: "open the folder", path: folderPath + "/" + name, errno: code)
-        }
-        return descriptor
-    }
-
-    /// The scratch folder in `folder`, if there is one (nothing is made).
-    static func openIfPresent(in folder: Int32) -> Int32? {
-        let descriptor = openat(folder, name, flags)
-        return descriptor >= 0 ? descriptor : nil
     }
 }

@@ -105,6 +105,8 @@ final class AppSession: @unchecked Sendable {
             return .value(key: key, value: found?.value, domain: found?.domain)
         case .typedGet(let key, let kind):
             return .value(key: key, value: typedValue(forKey: key, as: kind), domain: store.lookup(key)?.domain)
+        case .forced(let key, let domain):
+            return .boolean(domain.map { store.isForced(key, inDomain: $0) } ?? store.isForced(key))
         case .set, .remove, .register, .addSuite, .removeSuite, .clear, .increment, .append, .mergeDictionary:
             return try performWrite(command)
         case .dump:

@@ -63,6 +63,9 @@ final class ControlSession: @unchecked Sendable {
             return .value(key: key, value: found?.value, domain: found?.domain)
         case .typedGet(let key, let kind):
             return try typedValue(key, as: kind, suite: suite)
+        case .forced(let key, let domain):
+            let defaults = try defaults(suite)
+            return .boolean(domain.map { defaults.objectIsForced(forKey: key, inDomain: $0) } ?? defaults.objectIsForced(forKey: key))
         case .set(let key, let value):
             try defaults(suite).write(value, forKey: key)
             return .done

@@ -52,7 +52,7 @@ import Testing
 
     @Test func aSetRightAfterARead_isNotReadBack() throws {
         let f = fixture
-        try manage(f, .set(key: "k", value: 1))
+        try manage(f, .set(key: "k", value: 1), for: f.group)
         let defaults = try f.suite()
         #expect(defaults.value(forKey: "k") == 1)
         // The cached snapshot is carried through the set: the forced layer must still hide it.
@@ -90,6 +90,27 @@ import Testing
         #expect(!defaults.isForced("j", inDomain: "com.example.other"))
         #expect(!defaults.isForced("k", inDomain: "com.example.unmanaged"))
         #expect(!defaults.isForced("k", inDomain: "../escape"))
+    }
+
+    /// Managed preferences are per domain, as CoreFoundation's search list has "this app, managed" for the
+    /// instance's own domain: the app's forced keys are its standard instance's, an app group's are its suite's.
+    @Test func aSuiteIsManagedByItsOwnDomainNotTheApps() throws {
+        let f = fixture
+        try manage(f, .set(key: "k", value: "app's"))
+        try manage(f, .configuration(["server": "https://mdm.example.com"]))
+        try manage(f, .set(key: "j", value: "group's"), for: f.group)
+        let standard = try f.standard()
+        let suite = try f.suite()
+        suite.set("own", forKey: "k")
+        #expect(standard.lookup("k")! == (.string("app's"), DomainName.managed))
+        #expect(suite.lookup("k")! == (.string("own"), f.group))
+        #expect(suite.value(forKey: ManagedPreferences.configurationKey) == nil)
+        #expect(suite.lookup("j")! == (.string("group's"), DomainName.managed))
+        #expect(standard.value(forKey: "j") == nil)
+        #expect(suite.isForced("j") && !suite.isForced("k") && standard.isForced("k") && !standard.isForced("j"))
+        #expect(suite.isForced("k", inDomain: "com.example.app") && standard.isForced("j", inDomain: f.group))
+        #expect(suite.isForced("j", inDomain: f.group) && !suite.isForced("k", inDomain: f.group))
+        #expect(suite.searchList.first == DomainName.managed)
     }
 
     @Test func theManagedConfigurationIsADictionaryOrRefused() throws {

@@ -64,4 +64,35 @@ import Testing
         #expect(try file.readUnlessForeign() == nil)
         #expect(try file.read() == ["k": .string(String(repeating: "x", count: 64))], "a reader without the cache reads it")
     }
+
+    /// A writer that did not make the process's view (`groupsim defaults write`, through cfprefsd on a Mac)
+    /// starts from the store's last commit, not from a file edited beside it; an edit made after a commit
+    /// the copy does not know of, or a file written anew after a delete, is taken as it is.
+    @Test func aWriterThroughTheCacheStartsFromTheStoresLastCommit() throws {
+        let path = fixture.root.path + "/Library/Preferences/group.com.example.shared.plist"
+        func cached() throws -> SharedPlistFile { try SharedPlistFile(path: path, root: fixture.root.path, keepsStoreCopy: true) }
+        let long = String(repeating: "x", count: 64)
+        try cached().update { $0["theme"] = "light" }
+        try editInPlace(path, ["theme": .string(long)])
+        try cached().update { $0["fontSize"] = 14 }
+        #expect(try cached().read() == ["theme": "light", "fontSize": 14], "the hand edit came back")
+
+        // A file replaced by another tool (no mark at all) gives way to the copy too.
+        try Data(PropertyListFormat.binary.encode(.dictionary(["theme": "dark"]))).write(to: URL(fileURLWithPath: path), options: .atomic)
+        try cached().update { $0["fontSize"] = 15 }
+        #expect(try cached().read() == ["theme": "light", "fontSize": 15])
+
+        // A commit made without the cache (the device's setting was off) keeps no copy: the copy is older than
+        // the file's mark, so an edit after it is taken as it is rather than lose that commit.
+        try SharedPlistFile(path: path, root: fixture.root.path).update { $0["theme"] = "sepia" }
+        try editInPlace(path, ["theme": .string(long), "fontSize": 15])
+        try cached().update { $0["fontSize"] = 16 }
+        #expect(try cached().read() == ["theme": .string(long), "fontSize": 16])
+
+        // Deleted through the store: cfprefsd holds nothing of it, and a file made by hand afterwards is read as it is.
+        #expect(try cached().remove())
+        try Data(PropertyListFormat.binary.encode(.dictionary(["theme": "hand-made"]))).write(to: URL(fileURLWithPath: path))
+        try cached().update { $0["fontSize"] = 17 }
+        #expect(try cached().read() == ["theme": "hand-made", "fontSize": 17])
+    }
 }

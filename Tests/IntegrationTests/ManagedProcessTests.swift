@@ -9,8 +9,9 @@ import Testing
 @Suite struct ManagedProcessTests {
     let root = TemporaryRoot()
 
-    func managed(_ words: [String]) throws -> ProcessResult {
-        try groupsim(["device", "managed", "iPhone", "--app", "com.example.notes"] + words, root: root)
+    /// `domain`: whose managed preferences, the app's (its bundle id) or an app group's (its suite's).
+    func managed(_ words: [String], domain: String = "com.example.notes") throws -> ProcessResult {
+        try groupsim(["device", "managed", "iPhone", "--app", domain] + words, root: root)
     }
 
     @Test func theCommandLinesChangeReachesTheRunningAppsObserver() throws {
@@ -19,24 +20,27 @@ import Testing
         let widget = try AppProcess("widget", root: root)
         try app.set("theme", "light")
 
+        // The built-in roles read the app group's suite: the app's own bundle forcing theme does not reach it.
         #expect(try managed(["set", "theme", "dark"]).status == 0)
+        #expect(try managed(["set", "theme", "dark"], domain: "group.com.example.notes").status == 0)
         let forced = try app.change("theme") { $0 == "dark" }
         #expect(forced.origin == "other-process")
         #expect(forced.valueDomain == "NSManagedDomain")
-        // The app's own write is kept but not read back; the widget, another bundle, is not managed.
+        // The app's own write is kept but not read back; the widget reads the same suite, forced for it too.
         try app.set("theme", "blue")
         #expect(try app.get("theme") == ("dark", "NSManagedDomain"))
-        #expect(try widget.change("theme") { $0 == "blue" }.valueDomain == "group.com.example.notes")
+        #expect(try widget.change("theme") { $0 == "dark" }.valueDomain == "NSManagedDomain")
+        #expect(try app.request(.forced(key: "theme", domain: nil)).value == true)
+        #expect(try app.request(.forced(key: "theme", domain: "com.example.notes")).value == true)
 
         #expect(try managed(["config", #"{"server":"https://mdm.example.com","seats":5}"#]).status == 0)
-        let configuration: PlistValue = ["server": "https://mdm.example.com", "seats": 5]
-        try app.change("com.apple.configuration.managed") { $0 == configuration }
         let shown = try managed(["show"])
         #expect(shown.stdout.contains(#""theme":"dark""#), "\(shown.stdout)")
         #expect(shown.stdout.contains("mdm.example.com"), "\(shown.stdout)")
 
-        #expect(try managed(["remove", "theme"]).status == 0)
+        #expect(try managed(["remove", "theme"], domain: "group.com.example.notes").status == 0)
         #expect(try app.change("theme") { $0 == "blue" }.valueDomain == "group.com.example.notes")
+        #expect(try app.request(.forced(key: "theme", domain: nil)).value == false)
     }
 
     @Test func badInputIsRefusedAndNothingIsLost() throws {

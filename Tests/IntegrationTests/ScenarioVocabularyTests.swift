@@ -282,6 +282,33 @@ import Testing
                 """, saying: "app: bool(forKey: flag) should return false, it returns true")
     }
 
+    /// `forced` checks `objectIsForced(forKey:)` of the process's instance, `domain:` `objectIsForced(forKey:inDomain:)`;
+    /// anything else beside it is refused, and a value that is no boolean names itself.
+    @Test func whatAnAdministratorForced() throws {
+        // Forced before the launch: a push to running processes reaches them as a change, which a scenario waits for.
+        let launch =
+            "summary: x\nprocesses:\n  app: { role: main-app }\n  widget: { role: widget }\nsteps:\n"
+            + "  - managed: { suite: group.com.example.notes, key: theme, value: dark }\n  - launch: [app, widget]\n"
+        try passes(
+            "forced",
+            launch + """
+                  - expect:
+                      - { in: app, key: theme, forced: true }
+                      - { in: widget, key: theme, forced: true, domain: group.com.example.notes }
+                      - { in: app, key: theme, forced: false, domain: com.example.notes }
+                      - { in: app, key: other, forced: false }
+                """)
+        try fails(
+            "forced-mutated", launch + "  - expect: { in: app, key: theme, forced: false }\n",
+            saying: "app: objectIsForced(forKey: \"theme\") should be false, it is true")
+        let stray = try run("forced-value", launch + "  - expect: { in: app, key: theme, forced: true, value: dark }\n")
+        #expect(stray.status == 2 && stray.stderr.contains("'value' does not go with a forced check"), "\(stray.stderr)")
+        let notBool = try run("forced-maybe", launch + "  - expect: { in: app, key: theme, forced: maybe }\n")
+        #expect(notBool.status == 2 && notBool.stderr.contains("maybe"), "\(notBool.stderr)")
+        let noKey = try run("forced-no-key", launch + "  - expect: { in: app, forced: true }\n")
+        #expect(noKey.status == 2 && noKey.stderr.contains("missing required key 'key'"), "\(noKey.stderr)")
+    }
+
     @Test func aLaunchThatMustFail() throws {
         let blocked =
             #"  - run: [sh, -c, 'mkdir -p "$GROUPSIM_ROOT/devices/iPhone/Containers/Shared" && ln -s /tmp "$GROUPSIM_ROOT/devices/iPhone/Containers/Shared/AppGroup"']"#

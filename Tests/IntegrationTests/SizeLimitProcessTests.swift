@@ -5,7 +5,7 @@ import TestSupport
 import Testing
 
 /// A device's platform decides what a real app process does when its domain
-/// grows: tvOS warns at 512 KiB and ends the process at 1 MiB; iOS logs at 4 MiB.
+/// grows: tvOS warns at 512 KiB, refuses the write that reaches 1 MiB and ends the process; iOS logs at 4 MiB.
 @Suite struct SizeLimitProcessTests {
     let root = TemporaryRoot()
 
@@ -22,6 +22,11 @@ import Testing
         try app.set("trailers", cache(500_000))
         #expect(try app.warning(kind: "size-limit-terminated").message.contains("1048576 bytes"))
         #expect(try app.process.waitForTermination(timeout: 60).shellStatus == 128 + SIGABRT)
+        // cfprefsd refused the write that would have reached the limit (appcenter-sdk-apple #2483's stack):
+        // the next launch finds what the domain held before it.
+        let relaunched = try AppProcess("main-app", root: root, device: "AppleTV")
+        #expect(try relaunched.get("trailers").value == nil)
+        #expect(try relaunched.get("posters").value == cache(300_000))
     }
 
     /// watchOS logs at 1 MiB that storing so much is invalid, says the byte
@@ -37,6 +42,9 @@ import Testing
         #expect(logged.message.contains("Attempting to store >= 1048576 bytes of data in CFPreferences/NSUserDefaults on this platform is invalid"))
         #expect(try app.warning(kind: "size-limit-terminated").message.contains("NSUserDefaults/CFPreferences byte count limit reached for"))
         #expect(try app.process.waitForTermination(timeout: 60).shellStatus == 128 + SIGABRT)
+        let relaunched = try AppProcess("main-app", root: root, device: "Watch")
+        #expect(try relaunched.get("etags").value == nil)
+        #expect(try relaunched.get("complications").value == cache(600_000))
     }
 
     @Test func theSameGrowthOnIOSOnlyLogsAt4MiB() throws {

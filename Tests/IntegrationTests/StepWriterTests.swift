@@ -40,21 +40,22 @@ import Testing
     }
 
     @Test func managedStepsReadBackAsTheSameSteps() throws {
-        let steps: [(device: String?, app: String, change: ManagedChange)] = [
-            (nil, "com.example.notes", .set(key: "theme", value: "dark")),
-            ("iPad", "com.example.notes.widget", .remove(key: "theme")),
-            (nil, "com.example.notes", .configuration(["server": "https://mdm.example.com", "seats": 5, "on": "off"])),
+        let steps: [(device: String?, app: String, change: ManagedChange, suite: Bool)] = [
+            (nil, "com.example.notes", .set(key: "theme", value: "dark"), false),
+            ("iPad", "com.example.notes.widget", .remove(key: "theme"), false),
+            (nil, "com.example.notes", .configuration(["server": "https://mdm.example.com", "seats": 5, "on": "off"]), false),
+            (nil, "group.com.example.notes", .set(key: "theme", value: "dark"), true),
         ]
         for step in steps {
             let text =
                 "summary: x\ndevices: [iPhone, iPad]\nprocesses: { app: { role: main-app } }\nsteps:\n"
-                + StepWriter.lines(.managed(device: step.device, app: step.app, step.change)).joined(separator: "\n") + "\n"
+                + StepWriter.lines(.managed(device: step.device, app: step.app, step.change, suite: step.suite)).joined(separator: "\n") + "\n"
             let scenario = try ScenarioParser.parse(text, file: "/tmp/managed.yaml", fileSystem: FixedScenarioFiles())
-            guard case .managed(let device, let app, let change) = scenario.steps[0].action else {
+            guard case .managed(let device, let app, let change, let suite) = scenario.steps[0].action else {
                 Issue.record("not a managed step: \(text)")
                 continue
             }
-            #expect(device == step.device && app == step.app && change == step.change, "\(text)")
+            #expect(device == step.device && app == step.app && change == step.change && suite == step.suite, "\(text)")
         }
     }
 
@@ -82,7 +83,29 @@ import Testing
                 base + "  - managed: { app: com.example.notes, remove: k, config: { a: 1 } }\n", file: "/tmp/m.yaml", fileSystem: FixedScenarioFiles()
             )
         }
-        #expect("\(both.map { "\($0)" } ?? "")".contains("managed takes an app and one of"))
+        #expect("\(both.map { "\($0)" } ?? "")".contains("managed takes an app or a suite and one of"))
+        // A suite is an app group of the app's targets; it has no managed app configuration; app and suite never both.
+        let refusals = [
+            (
+                "suite: group.com.example.note, key: k, value: v",
+                "'group.com.example.note' is not an app group of the app's targets; did you mean group.com.example.notes?"
+            ),
+            (
+                "suite: group.com.example.notes, config: { a: 1 }",
+                "config is an app's managed app configuration; a suite takes key with value, or remove"
+            ),
+            (
+                "app: com.example.notes, suite: group.com.example.notes, remove: k",
+                "managed takes exactly one of app (a bundle id) or suite (an app group)"
+            ),
+            ("remove: k", "managed takes exactly one of app (a bundle id) or suite (an app group)"),
+        ]
+        for (fields, message) in refusals {
+            let refused = #expect(throws: (any Error).self) {
+                try ScenarioParser.parse(base + "  - managed: { \(fields) }\n", file: "/tmp/m.yaml", fileSystem: FixedScenarioFiles())
+            }
+            #expect("\(refused.map { "\($0)" } ?? "")".contains(message), "\(fields)")
+        }
     }
 
     @Test func rebootStepsReadBackAsTheSameSteps() throws {

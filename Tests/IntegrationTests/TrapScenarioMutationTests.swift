@@ -32,15 +32,19 @@ import Testing
         Mutation(
             file: "in-app-intent-background-launch.yaml", replacing: "intents: in-app", with: "intents: extension",
             reason: "app was never launched"),
-        // The administrator's push goes to another bundle: the app is not managed, no forced value arrives.
+        // Managed preferences are per domain: the app's bundle forcing theme does not reach the suite the app reads.
         Mutation(
-            file: "managed-forced-value-wins.yaml", replacing: "managed: { app: com.example.notes, key: theme, value: dark }",
-            with: "managed: { app: com.example.notes.intents, key: theme, value: dark }", reason: #"no change, key theme, value "dark""#),
+            file: "managed-forced-value-wins.yaml", replacing: "managed: { suite: group.com.example.notes, key: theme, value: dark }",
+            with: "managed: { app: com.example.notes, key: theme, value: dark }", reason: #"no change, key theme, value "dark""#),
         // The new configuration goes to another bundle: nothing reaches the running app.
         Mutation(
             file: "managed-app-configuration.yaml", replacing: #"managed: { app: com.example.notes, config: { serverURL: "https://mdm2"#,
             with: #"managed: { app: com.example.notes.intents, config: { serverURL: "https://mdm2"#,
-            reason: "no change, key com.apple.configuration.managed"),
+            reason: "no change, origin other-process, mechanism did-change-notification"),
+        // Forced for the app group instead of the app: now the suite the app reads is managed, and the quiet step hears it.
+        Mutation(
+            file: "managed-app-keys-not-in-suite.yaml", replacing: "managed: { app: com.example.notes, key: theme, value: dark }",
+            with: "managed: { suite: group.com.example.notes, key: theme, value: dark }", reason: "change"),
         // Containers without data protection: the prewarmed app reads the user's 41, nothing is lost.
         Mutation(
             file: "reboot-counter-lost.yaml", replacing: "protection: until-first-unlock", with: "protection: none",
@@ -65,6 +69,10 @@ import Testing
         Mutation(
             file: "macos-cache-direct-edit-ignored.yaml", replacing: "platform: macOS }", with: "platform: macOS, preferences-cache: false }",
             reason: #""dark""#),
+        // Without cfprefsd's cache the defaults tool writes over the edited file: the edit stays (the app hears it too).
+        Mutation(
+            file: "macos-cache-defaults-write-after-direct-edit.yaml", replacing: "platform: macOS }",
+            with: "platform: macOS, preferences-cache: false }", reason: #""dark""#),
         // The same change made by hand instead of through the defaults tool never reaches the app.
         Mutation(
             file: "macos-cache-defaults-write-seen.yaml", replacing: "defaults: [write, group.com.example.notes, theme, -string, dark]",
