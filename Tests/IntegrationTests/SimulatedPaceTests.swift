@@ -29,7 +29,10 @@ import Testing
         #expect(StepWriter.lines(try parse(written).steps[0].action) == StepWriter.lines(scenario.steps[0].action), "\(written)")
         expectRefusals(
             [
-                ("  - burst: { in: app, count: 3, key: k, simulated-pace: true }", "simulated-pace moves the device's clock on by the burst's pace; give pace-ms too"),
+                (
+                    "  - burst: { in: app, count: 3, key: k, simulated-pace: true }",
+                    "simulated-pace moves the device's clock on by the burst's pace; give pace-ms too"
+                ),
                 ("  - burst: { in: app, count: 3, key: k, pace-ms: 250, simulated-pace: 7 }", "simulated-pace"),
             ], parse)
     }
