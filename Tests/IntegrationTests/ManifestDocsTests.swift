@@ -24,7 +24,9 @@ import Testing
         }
         #expect(Set(documented.keys) == Set(Self.keysByPlace.keys), "docs/manifest.md's places: \(documented.keys.sorted())")
         for (place, keys) in Self.keysByPlace {
-            #expect(documented[place] ?? [] == Set(keys), "docs/manifest.md, \(place): documents \((documented[place] ?? []).sorted()), the reader takes \(keys.sorted())")
+            #expect(
+                documented[place] ?? [] == Set(keys),
+                "docs/manifest.md, \(place): documents \((documented[place] ?? []).sorted()), the reader takes \(keys.sorted())")
         }
     }
 
