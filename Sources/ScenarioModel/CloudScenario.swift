@@ -161,6 +161,7 @@ extension StepGrammar {
             fields: [
                 .required("in", .process), .required("key"), .optional("value", .value),
                 .optional("bytes", .number(1...16 << 20), "in place of `value`: a string of that many bytes, for the 1 MB limits"),
+                StepGrammar.exitsField,
             ], does: "`NSUbiquitousKeyValueStore.set` in that process (the target needs `icloud-kvs`)"
         ) { input in
             let fields = try input.fields()
@@ -180,7 +181,8 @@ extension StepGrammar {
             default: throw input.body.error("kvs-set takes 'value' or 'bytes' (a generated string of that many bytes)")
             }
         },
-        StepSpec("kvs-remove", fields: [.required("in", .process), .required("key")], does: "`removeObject` on the store") { input in
+        StepSpec("kvs-remove", fields: [.required("in", .process), .required("key"), StepGrammar.exitsField], does: "`removeObject` on the store") {
+            input in
             let fields = try input.fields()
             let process = try fields.process("in")
             let key = try fields.node("key").string()
