@@ -18,6 +18,11 @@ package final class UbiquitousStore: @unchecked Sendable {
         package let key: String
         package static let exceptionName = "NSInvalidArgumentException"
         package var description: String { "NSUbiquitousKeyValueStore: key '\(key)' is too long." }
+        /// What a driver is told (an `error` event) before the process ends.
+        package var uncaughtMessage: String { "uncaught \(Self.exceptionName): \(description)" }
+
+        /// Ends the process as the uncaught exception ends an app: the system's line on stderr, then SIGABRT.
+        package func raise() -> Never { UncaughtException.terminate(name: Self.exceptionName, reason: description) }
     }
 
     package let identifier: String

@@ -39,14 +39,18 @@ extension LaunchedExecutable {
         let unwanted = Self.describe(key: key, value: value, mechanism: mechanism)
         guard hasControlChannel else { throw channelMissing(for: "expectNoChange(key: \(key))", at: place) }
         let seconds = within.seconds
-        try await Blocking.run { [record, outcome, name] in
-            let found = record.takeEvent(timeout: seconds) { event -> Delivery? in
+        let take = { @Sendable [record, outcome, name] (timeout: Double) throws in
+            let found = record.takeEvent(timeout: timeout) { event -> Delivery? in
                 guard case .delivery(let delivery) = event else { return nil }
                 return Self.delivery(delivery, of: key, value: value, mechanism: mechanism) ? delivery : nil
             }
             guard let delivery = found.found else { return }
             throw outcome.failure("\(name): expected no \(unwanted) within \(seconds) s, but its observer was told: \(delivery)", at: place)
         }
+        try await Blocking.run { try take(seconds) }
+        // An observer called within the time (or before) that has not returned yet counts too: its delivery is taken in.
+        try await catchUpEvents(for: "expectNoChange(key: \(key))", timeout: .seconds(20), at: place)
+        try take(0)
     }
 
     /// Waits until the program's `NSUbiquitousKeyValueStore` posts
@@ -91,14 +95,62 @@ extension LaunchedExecutable {
         }
     }
 
-    /// Every delivery to the program's observers so far, in order.
-    public var deliveries: [Delivery] {
+    /// Every delivery to the program's observers so far, in order, once the program has sent every event it had
+    /// begun: an observer that printed a line a test waited for and has not returned yet is waited for (at most
+    /// `timeout`), so its delivery is in the list. One that never returns is a failure at the caller's line.
+    public func deliveries(
+        timeout: Duration = .seconds(20), fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+    ) async throws -> [Delivery] {
+        try await catchUpEvents(
+            for: "deliveries()", timeout: timeout, at: SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column))
+        return recordedDeliveries
+    }
+
+    /// Every warning the program said so far (kind, message: `missing-entitlement`, `launch-argument` …), once it
+    /// has sent every event it had begun, as `deliveries()` waits.
+    public func warnings(
+        timeout: Duration = .seconds(20), fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
+    ) async throws -> [(kind: String, message: String)] {
+        try await catchUpEvents(
+            for: "warnings()", timeout: timeout, at: SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column))
+        return recordedWarnings
+    }
+
+    /// The deliveries that have arrived, without asking for those the program began: one whose observer printed a
+    /// line the test waited for may be missing.
+    @available(*, deprecated, message: "use `try await deliveries()`, which first takes in every delivery the program began")
+    public var deliveries: [Delivery] { recordedDeliveries }
+
+    /// The warnings that have arrived, without asking for those the program began.
+    @available(*, deprecated, message: "use `try await warnings()`, which first takes in every event the program began")
+    public var warnings: [(kind: String, message: String)] { recordedWarnings }
+
+    private var recordedDeliveries: [Delivery] {
         record.events.compactMap { if case .delivery(let delivery) = $0 { delivery } else { nil } }
     }
 
-    /// Every warning the program said so far (kind, message): `missing-entitlement`, `launch-argument` …
-    public var warnings: [(kind: String, message: String)] {
+    private var recordedWarnings: [(kind: String, message: String)] {
         record.events.compactMap { if case .warning(let kind, let message) = $0 { (kind, message) } else { nil } }
+    }
+
+    /// Before a look at the program's events: every event it began before now is in. A line an observer prints comes
+    /// on its output pipe at once, its delivery on the control channel once the observer returns; `flush-events` is
+    /// answered once every observer called before it came has returned, its event sent ahead of the answer (the runner
+    /// asks the same before its checks). A program that ended or is suspended is not asked: what it sent is all there is.
+    func catchUpEvents(for what: String, timeout: Duration, at place: SourcePlace) async throws {
+        guard hasControlChannel else { throw channelMissing(for: what, at: place) }
+        guard isRunning, !record.isSuspended, !record.isChannelClosed else { return }
+        switch try await exchange(.flushEvents, suite: nil, timeout: timeout, at: place).answer {
+        case .answered(let response) where response.ok: return
+        case .answered(let response):
+            throw outcome.failure("\(name) refused flush-events before \(what): \(response.error ?? "no reason given")", at: place)
+        case .closed, .unsent:
+            return  // it ended: its channel was read to its end
+        case .timedOut:
+            throw outcome.failure(
+                "\(name) did not send the events it began before \(what) within \(timeout.seconds) s: one of its observers has not "
+                    + "returned" + Self.outputSummary(record), at: place)
+        }
     }
 
     /// The first delivery not taken before that `matches`, waiting up to `timeout`.

@@ -171,11 +171,13 @@ extension LaunchedExecutable {
                     + (process.termination.map { "it has ended (\($0.description))" } ?? "it was not seen stopped within 10 s"),
                 at: place)
         }
+        record.isSuspended = true
     }
 
     /// SIGCONT: a suspended program goes on.
     public func resume(fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column) throws {
         try signal(SIGCONT, "SIGCONT", at: SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column))
+        record.isSuspended = false
     }
 
     private func signal(_ number: Int32, _ signalName: String, at place: SourcePlace) throws {

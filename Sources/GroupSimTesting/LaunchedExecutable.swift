@@ -249,26 +249,23 @@ public final class LaunchedExecutable: Sendable {
 
     // MARK: Requests
 
-    /// Sends a request over the control channel and waits for its answer; an error answer is a failure.
-    @discardableResult
     /// Sends `request` without waiting for its answer (one the program may not give: `exit`); false without a channel.
+    @discardableResult
     func send(_ request: AppRequest) -> Bool {
         guard let channel else { return false }
         return channel.connection.write(ControlProtocol.requestLine(id: Int(record.nextRequestID()), request, suite: nil))
     }
 
+    /// Sends a request over the control channel and waits for its answer; an error answer is a failure.
+    @discardableResult
     func request(_ request: AppRequest, suite: String?, timeout: Duration, at place: SourcePlace) async throws -> ProtocolResponse {
-        let id = record.nextRequestID()
-        let line = ControlProtocol.requestLine(id: Int(id), request, suite: suite)
-        guard let channel else { throw channelMissing(for: "the request \(line)", at: place) }
-        guard channel.connection.write(line) else {
+        let (line, answer) = try await exchange(request, suite: suite, timeout: timeout, at: place)
+        let seconds = timeout.seconds
+        switch answer {
+        case .unsent:
             throw outcome.failure(
                 "\(name) has closed its control channel (\(process.termination.map(\.description) ?? "it is ending")); "
                     + "cannot send \(line); stderr: \(record.standardError.suffix(500))", at: place)
-        }
-        let seconds = timeout.seconds
-        let answer = try await Blocking.run { [record] in record.takeResponse(id, timeout: seconds) }
-        switch answer {
         case .answered(let response):
             guard response.ok else { throw outcome.failure("\(name) refused \(line): \(response.error ?? "no reason given")", at: place) }
             return response
@@ -279,5 +276,18 @@ public final class LaunchedExecutable: Sendable {
         case .timedOut:
             throw outcome.failure("\(name) did not answer \(line) within \(seconds) s", at: place)
         }
+    }
+
+    /// Sends `request` and waits for its answer, failing nothing but a program without a channel: the request's line,
+    /// and its answer (`unsent` when the channel was closed already).
+    func exchange(_ request: AppRequest, suite: String?, timeout: Duration, at place: SourcePlace) async throws -> (
+        line: String, answer: ProgramRecord.Answer
+    ) {
+        let id = record.nextRequestID()
+        let line = ControlProtocol.requestLine(id: Int(id), request, suite: suite)
+        guard let channel else { throw channelMissing(for: "the request \(line)", at: place) }
+        guard channel.connection.write(line) else { return (line, .unsent) }
+        let seconds = timeout.seconds
+        return (line, try await Blocking.run { [record] in record.takeResponse(id, timeout: seconds) })
     }
 }

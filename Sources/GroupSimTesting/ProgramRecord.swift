@@ -45,10 +45,14 @@ final class ProgramRecord: @unchecked Sendable {
     private var outputCursor: [OutputLine.Stream: Int] = [.stdout: 0, .stderr: 0]
     /// Both streams were read to their end and the program ended.
     private var outputEnded = false
+    /// Stopped by `suspend()` and not resumed since: it cannot answer.
+    private var suspended = false
 
-    enum Answer {
+    enum Answer: Sendable {
         case answered(ProtocolResponse)
         case closed, timedOut
+        /// Not sent: the channel was closed already.
+        case unsent
     }
 
     /// The handlers that hand this record the program's lines and its end.
@@ -87,6 +91,14 @@ final class ProgramRecord: @unchecked Sendable {
     }
 
     var events: [AppEvent] { condition.withLock { recorded } }
+
+    /// Whether the control channel has closed: every event the program sent is in `events`.
+    var isChannelClosed: Bool { condition.withLock { channelClosed } }
+
+    var isSuspended: Bool {
+        get { condition.withLock { suspended } }
+        set { condition.withLock { suspended = newValue } }
+    }
 
     func nextRequestID() -> Int64 {
         condition.withLock {

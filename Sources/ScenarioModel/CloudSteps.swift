@@ -38,8 +38,12 @@ extension StepGrammar {
             fields: [
                 .required("in", .process), .required("key"), .optional("value", .value),
                 .optional("bytes", .number(1...16 << 20), "in place of `value`: a string of that many bytes, for the 1 MB limits"),
+                exitsField,
             ], does: "`NSUbiquitousKeyValueStore.set` in that process (the target needs `icloud-kvs`)",
-            examples: ["{ in: app, key: theme, value: { a: [1, 2.5] } }", "{ in: app, key: big, bytes: 3 }"]
+            examples: [
+                "{ in: app, key: theme, value: { a: [1, 2.5] } }", "{ in: app, key: big, bytes: 3 }",
+                "{ in: app, key: theme, value: dark, exits: { status: 134, error: NSInvalidArgumentException } }",
+            ]
         ) { input in
             let fields = try input.fields()
             let process = try fields.process("in")
@@ -62,8 +66,8 @@ extension StepGrammar {
             return .mapping([("in", YAMLText.scalar(process)), ("key", YAMLText.scalar(key)), ("value", YAMLText.value(value))])
         },
         StepSpec(
-            "kvs-remove", fields: [.required("in", .process), .required("key")], does: "`removeObject` on the store",
-            examples: ["{ in: app, key: theme }"]
+            "kvs-remove", fields: [.required("in", .process), .required("key"), exitsField], does: "`removeObject` on the store",
+            examples: ["{ in: app, key: theme }", "{ in: app, key: theme, exits: { status: 134 } }"]
         ) { input in
             let fields = try input.fields()
             let process = try fields.process("in")

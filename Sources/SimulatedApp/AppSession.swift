@@ -269,8 +269,8 @@ final class AppSession: @unchecked Sendable {
     /// as Apple's exception ends an app, after saying so as an error event.
     private func cloudWrite(_ value: PlistValue?, forKey key: String) throws {
         do { try entitledCloudStore().set(value, forKey: key) } catch let tooLong as UbiquitousStore.KeyTooLong {
-            events.emit(.error(message: "uncaught \(UbiquitousStore.KeyTooLong.exceptionName): \(tooLong.description)"))
-            UncaughtException.terminate(name: UbiquitousStore.KeyTooLong.exceptionName, reason: tooLong.description)
+            events.emit(.error(message: tooLong.uncaughtMessage))
+            tooLong.raise()
         }
     }
 

@@ -255,13 +255,17 @@ package final class ControlChannel: @unchecked Sendable {
     /// Waits until `ready`, every request received so far is answered, and
     /// everything queued is sent; or the channel ends, or `timeout` passes (a
     /// program that ends at once still says `ready`, and a program that ends
-    /// because of a request, an observer it made the program call, still answers it).
-    package func waitUntilSent(timeout: TimeInterval) {
+    /// because of a request, an observer it made the program call, still answers it). `answers` false: the requests
+    /// are not waited for (a process that ends in one, without its exit handlers, sends what it said first).
+    package func waitUntilSent(timeout: TimeInterval, answers: Bool = true) {
         let deadline = Date().addingTimeInterval(timeout)
         condition.withLock {
-            while !ended, !isReady || requestsRunning > 0 || sentCount < outgoing.count, condition.wait(until: deadline) {}
+            while !ended, !isReady || (answers && requestsRunning > 0) || sentCount < outgoing.count, condition.wait(until: deadline) {}
         }
     }
+
+    /// How long the process's exit waits for unsent lines to go.
+    var exitFlushSeconds: TimeInterval { limits.exitFlushSeconds }
 
     /// Waits until the channel's thread has ended (the peer closed it).
     package func waitUntilEnded(timeout: TimeInterval) -> Bool {

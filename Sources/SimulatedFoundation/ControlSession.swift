@@ -161,10 +161,10 @@ final class ControlSession: @unchecked Sendable {
         case .cloudGet(let key):
             return .value(key: key, value: try cloudStore().object(forKey: key), domain: nil)
         case .cloudSet(let key, let value):
-            try cloudStore().set(value, forKey: key)
+            try cloudWrite(value, forKey: key)
             return .done
         case .cloudRemove(let key):
-            try cloudStore().set(nil, forKey: key)
+            try cloudWrite(nil, forKey: key)
             return .done
         case .cloudDump:
             let values = try cloudStore().dictionaryRepresentation()
@@ -176,9 +176,17 @@ final class ControlSession: @unchecked Sendable {
         }
     }
 
+    /// A driver's write stands for the program's own call: a key the store refuses ends the process as that call does.
+    private func cloudWrite(_ value: PlistValue?, forKey key: String) throws {
+        let (object, store) = try cloudStores()
+        try object.write(value, forKey: key, in: store)
+    }
+
     /// `NSUbiquitousKeyValueStore.default`, as the program sees it (without
     /// the entitlement it stays on the device, and said so once).
-    private func cloudStore() throws -> UbiquitousStore {
+    private func cloudStore() throws -> UbiquitousStore { try cloudStores().store }
+
+    private func cloudStores() throws -> (object: NSUbiquitousKeyValueStore, store: UbiquitousStore) {
         let made: NSUbiquitousKeyValueStore
         if let process {
             made = ownCloud ?? GroupSim.ubiquitousStore(of: process)
@@ -191,6 +199,6 @@ final class ControlSession: @unchecked Sendable {
         guard let store = made.store else {
             throw AppRequestError("NSUbiquitousKeyValueStore.default could not be opened on this device (a reload-failed warning said why)")
         }
-        return store
+        return (made, store)
     }
 }

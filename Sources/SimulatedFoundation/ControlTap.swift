@@ -39,6 +39,16 @@ enum ControlTap {
         sink.emit(event)
     }
 
+    /// Sends `event` (an `error` saying why) and waits, at most the channel's exit flush time, until it has gone: the
+    /// process is about to end without running its exit handlers (an uncaught exception), which would send it. A
+    /// program that ends has done its setup, as at exit: `ready` goes first if it has not.
+    static func sayBeforeEnding(_ event: AppEvent, from source: SimulatedProcess) {
+        guard isServing, let sink = lock.withLock({ channel }), sink.serves(source) else { return }
+        ProgramSetUp.markDone()
+        sink.emit(event)
+        sink.waitUntilSent(timeout: sink.exitFlushSeconds, answers: false)
+    }
+
     /// Calls `observer` (the program's observer, or a post to them), then sends `event` to the channel serving `source`:
     /// stamped as the call began, so a line the observer prints is ordered after it, and queued once it returned,
     /// so a `flush-events` that came meanwhile waits for it. Without a channel, only the call.

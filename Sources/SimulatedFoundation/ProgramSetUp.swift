@@ -6,7 +6,7 @@ import Foundation
 /// GroupSimTesting) waits for `ready`. A program is set up at the first of:
 /// - `GroupSim.ready()`, said where the setup ends;
 /// - its first `readLine()` (an interactive program waits for its first command);
-/// - its exit (a one-shot that did its work);
+/// - its exit (a one-shot that did its work), or its end by an uncaught exception (a key the iCloud store refuses);
 /// - `fallbackSeconds` after it loaded, with a warning saying what to call.
 package enum ProgramSetUp {
     /// How long a program that says nothing is waited for before `ready` goes anyway.

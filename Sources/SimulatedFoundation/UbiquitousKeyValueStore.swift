@@ -221,15 +221,22 @@ open class NSUbiquitousKeyValueStore: NSObject, @unchecked Sendable {
 
     private func write(_ value: PlistValue?, forKey key: String) {
         guard let store else { return }
-        do { try store.set(value, forKey: key) } catch let tooLong as UbiquitousStore.KeyTooLong {
-            // What Apple's store does: an exception no Swift code can catch, which ends the app.
-            UncaughtException.terminate(name: UbiquitousStore.KeyTooLong.exceptionName, reason: tooLong.description)
-        } catch {
+        do { try write(value, forKey: key, in: store) } catch {
             Diagnostics.report(
                 Diagnostic(
                     kind: .commitFailed,
                     message: "NSUbiquitousKeyValueStore could not store \"\(key)\" in \(store.identifier): "
                         + "\(errorClause(error)). The value is unchanged."))
+        }
+    }
+
+    /// A write as the app's own call makes it, the program's or a driver's (`kvs-set`, `kvs-remove`): a key over the
+    /// store's 64 bytes ends the process, as Apple's store raises NSInvalidArgumentException, which no Swift code can
+    /// catch; a driver is told first, with an `error` event. Any other refusal (a value nested too deep) is thrown.
+    func write(_ value: PlistValue?, forKey key: String, in store: UbiquitousStore) throws {
+        do { try store.set(value, forKey: key) } catch let tooLong as UbiquitousStore.KeyTooLong {
+            if let (process, _) = postsFor { ControlTap.sayBeforeEnding(.error(message: tooLong.uncaughtMessage), from: process) }
+            tooLong.raise()
         }
     }
 }

@@ -14,8 +14,14 @@ import Testing
               - set: { in: program, key: k, value: 1, exits: { status: 134, error: too long } }
               - increment: { in: app, key: n, exits: { status: 0 } }
               - set: { in: program, key: k, value: 1 }
+              - kvs-set: { in: program, key: k, value: 1, exits: { status: 134 } }
+              - kvs-remove: { in: app, key: k, exits: { status: 134, error: too long } }
             """)
-        #expect(scenario.steps.map(\.exits) == [ExpectedExit(status: 134, error: "too long"), ExpectedExit(status: 0, error: nil), nil])
+        #expect(
+            scenario.steps.map(\.exits) == [
+                ExpectedExit(status: 134, error: "too long"), ExpectedExit(status: 0, error: nil), nil, ExpectedExit(status: 134, error: nil),
+                ExpectedExit(status: 134, error: "too long"),
+            ])
     }
 
     @Test func aBadExitsIsRefusedAtItsPlace() {
@@ -30,6 +36,7 @@ import Testing
                 ("  - set: { in: program, key: k, value: 1, exits: { status: 1, signal: ABRT } }", "signal"),
                 ("  - set: { in: program, key: k, value: 1, exits: { status: 1, error: [a] } }", "error"),
                 ("  - quit: { in: program, exits: { status: 0 } }", "quit"),
+                ("  - kvs-set: { in: program, key: k, value: 1, exits: { status: 256 } }", "255"),
             ], parse)
     }
 }
