@@ -49,16 +49,31 @@ extension LaunchedExecutable {
     }
 
     /// What the program wrote to standard output, line by line: the last 2,000 lines (1 MiB) of its output.
-    public var standardOutputLines: [String] { record.lines(of: .stdout) }
-    /// What the program wrote to standard error, line by line, kept as `standardOutputLines` is.
-    public var standardErrorLines: [String] { record.lines(of: .stderr) }
+    /// Everything it had written when this is read is in (its pipe is read first, for at most 10 s): a line written
+    /// before the program said ready, or before an answer or an event this test waited for, is there.
+    public var standardOutputLines: [String] {
+        catchUpOutput()
+        return record.lines(of: .stdout)
+    }
+    /// What the program wrote to standard error, line by line, kept and caught up as `standardOutputLines` is.
+    public var standardErrorLines: [String] {
+        catchUpOutput()
+        return record.lines(of: .stderr)
+    }
+
+    /// Reads what is in the program's pipes before a snapshot of its output. It waits on the reader threads, which
+    /// take microseconds, never on the program; the bound is only for a reader that hangs.
+    func catchUpOutput() { _ = process.catchUpOutput(timeout: 10) }
 
     /// What the program wrote to standard output, line by line.
     @available(*, deprecated, renamed: "standardOutputLines")
     public var output: [String] { standardOutputLines }
     /// What the program wrote to standard error, as one text (each line with its newline).
     @available(*, deprecated, message: "use standardErrorLines, lines as standardOutputLines gives them")
-    public var standardError: String { record.standardError }
+    public var standardError: String {
+        catchUpOutput()
+        return record.standardError
+    }
 
     /// Writes `line` and a newline to the program's standard input, waiting at most `timeout` for the program to take
     /// it (a program that does not read fills its pipe), as the scenario step `send` does. A line with a newline in it
