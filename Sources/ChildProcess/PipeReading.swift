@@ -21,6 +21,13 @@ package enum PipeReading {
         }
     }
 
+    /// Waits, as long as it takes, until the pipe has bytes to read or its
+    /// write end is closed, taking none of them (an error too returns: the read that follows sees it).
+    package static func waitReadable(_ handle: FileHandle) {
+        var watched = pollfd(fd: handle.fileDescriptor, events: Int16(POLLIN), revents: 0)
+        while poll(&watched, 1, -1) < 0, errno == EINTR {}
+    }
+
     /// Everything until end of file.
     package static func toEnd(_ handle: FileHandle) -> Data {
         var all = Data()

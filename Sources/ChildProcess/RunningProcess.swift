@@ -75,6 +75,8 @@ package final class RunningProcess: Sendable {
     /// the caller. They hold it, never `self`: a `RunningProcess` let go
     /// while its child runs reaches its `deinit`, which ends the child.
     private let output: Output
+    /// The readers of stdout and stderr, each the one owner of its pipe's read end.
+    private let readers: [PipeReader]
     package let pid: Int32
     /// The group the child leads (`ownGroup`); nil: it is signalled alone.
     package let group: ProcessGroup?
@@ -142,19 +144,20 @@ package final class RunningProcess: Sendable {
         // One reader thread per pipe owns its read end until EOF, then closes
         // it: no descriptor is closed while being read, and none outlives its
         // child (a driver that starts hundreds of children must not run out
-        // of descriptors).
-        for (stream, handle) in [(Output.Stream.stdout, stdoutPipe.fileHandleForReading), (.stderr, stderrPipe.fileHandleForReading)] {
-            let reader = Thread {
-                while true {
-                    let chunk = PipeReading.nextChunk(handle)
-                    output.receive(chunk, from: stream)
-                    if chunk.isEmpty { break }
-                }
-                try? handle.close()
-            }
-            reader.name = "groupsim.child-\(pid)-\(stream)"
-            reader.start()
+        // of descriptors). `PipeReader.holdVariable` is a test seam.
+        let (holds, pid) = (environment[PipeReader.holdVariable] == "1", pid)
+        readers = [(Output.Stream.stdout, stdoutPipe.fileHandleForReading), (.stderr, stderrPipe.fileHandleForReading)].map { stream, handle in
+            PipeReader(handle, name: "groupsim.child-\(pid)-\(stream)", holds: holds) { output.receive($0, from: stream) }
         }
+    }
+
+    /// Waits until everything the child had written to stdout and stderr when
+    /// this is called has been read and handed over as lines (a last line
+    /// with no newline yet stays unfinished): a check after the child said on
+    /// another channel that it wrote sees what it wrote. False if `timeout` passed first.
+    package func catchUpOutput(timeout: TimeInterval = 10) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        return readers.allSatisfy { $0.catchUp(before: deadline) }
     }
 
     /// Starts the child with `CleanSpawn` (from the spawning thread, as every

@@ -9,6 +9,12 @@ public struct SourcePlace: Sendable, Equatable, CustomStringConvertible {
     public let line: Int
     public let column: Int
 
+    /// A place in a Swift file, as the caller's `#fileID`, `#filePath`, `#line` and `#column` give it.
+    /// - Parameters:
+    ///   - fileID: The file as `#fileID` gives it (module/file).
+    ///   - filePath: The file's path.
+    ///   - line: The line.
+    ///   - column: The column.
     public init(fileID: String, filePath: String, line: Int, column: Int) {
         self.fileID = fileID
         self.filePath = filePath
@@ -18,6 +24,10 @@ public struct SourcePlace: Sendable, Equatable, CustomStringConvertible {
 
     /// A place in a file that is not Swift (a scenario file): its folder's
     /// name stands for the module in `fileID`.
+    /// - Parameters:
+    ///   - path: The file's path.
+    ///   - line: Its line (at least 1).
+    ///   - column: Its column (at least 1).
     public init(file path: String, line: Int, column: Int = 1) {
         let url = URL(fileURLWithPath: path)
         let folder = url.deletingLastPathComponent().lastPathComponent
@@ -37,6 +47,10 @@ public struct Failure: Error, Sendable, CustomStringConvertible {
     public let message: String
     public let place: SourcePlace
 
+    /// A failure with what went wrong and where.
+    /// - Parameters:
+    ///   - message: What was expected and what was found.
+    ///   - place: Where the test made the call.
     public init(_ message: String, at place: SourcePlace) {
         self.message = message
         self.place = place

@@ -12,6 +12,17 @@ extension LaunchedExecutable {
     /// and whether the change came from this process or another. Deliveries
     /// that came before the call count too (each is returned once), so a
     /// change that arrived early is never missed.
+    /// - Parameters:
+    ///   - key: The key.
+    ///   - value: The new value the delivery must carry (nil: any).
+    ///   - mechanism: The kind of observer it must go to (nil: any).
+    ///   - timeout: How long to wait at most.
+    ///   - fileID: The caller's `#fileID` (the default): where a failure is reported.
+    ///   - filePath: The caller's `#filePath` (the default).
+    ///   - line: The caller's `#line` (the default).
+    ///   - column: The caller's `#column` (the default).
+    /// - Throws: `Failure`, at the caller's line, when no such delivery comes within `timeout`, or the program ends or has no control channel.
+    /// - Returns: The delivery, taken: a later wait does not return it again.
     @discardableResult
     public func waitForChange(
         key: String, value: Value? = nil, mechanism: DeliveryMechanism? = nil, timeout: Duration = .seconds(10),
@@ -31,6 +42,16 @@ extension LaunchedExecutable {
     /// delivery (its mechanism and values). A delivery that came before the
     /// call and that no wait took counts too: take the ones you expect first.
     /// Returns early, passed, once the program has ended (nothing more can come).
+    /// - Parameters:
+    ///   - key: The key.
+    ///   - value: Only a delivery with this new value counts (nil: any).
+    ///   - mechanism: Only a delivery to this kind of observer counts (nil: any).
+    ///   - within: How long to watch.
+    ///   - fileID: The caller's `#fileID` (the default): where a failure is reported.
+    ///   - filePath: The caller's `#filePath` (the default).
+    ///   - line: The caller's `#line` (the default).
+    ///   - column: The caller's `#column` (the default).
+    /// - Throws: `Failure`, at the caller's line, as soon as such a delivery comes, naming it; or when the program has no control channel.
     public func expectNoChange(
         key: String, value: Value? = nil, mechanism: DeliveryMechanism? = nil, within: Duration,
         fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
@@ -58,6 +79,16 @@ extension LaunchedExecutable {
     /// (values from another device, the first download, an account change; with
     /// `reason`, only that one: "server-change", "initial-sync-change" …), and
     /// returns that delivery (`reason`, `keys`). Earlier ones count, each once.
+    /// - Parameters:
+    ///   - key: A key the notification must name.
+    ///   - reason: Its reason (`server-change`, `initial-sync-change`, `quota-violation-change`, `account-change`; nil: any).
+    ///   - timeout: How long to wait at most.
+    ///   - fileID: The caller's `#fileID` (the default): where a failure is reported.
+    ///   - filePath: The caller's `#filePath` (the default).
+    ///   - line: The caller's `#line` (the default).
+    ///   - column: The caller's `#column` (the default).
+    /// - Throws: `Failure`, at the caller's line, when no such notification comes within `timeout`, or the program ends or has no control channel.
+    /// - Returns: The notification, as a `Delivery` with its `reason` and `keys`.
     @discardableResult
     public func waitForCloudChange(
         key: String, reason: String? = nil, timeout: Duration = .seconds(20),
@@ -75,6 +106,15 @@ extension LaunchedExecutable {
     /// Waits until the program says a warning of `kind` (`missing-entitlement`,
     /// `launch-argument`, `corrupt-file-moved-aside` …) and returns its message.
     /// Warnings said before the call count too, each once.
+    /// - Parameters:
+    ///   - kind: The warning's kind (`missing-entitlement`, `launch-argument` …).
+    ///   - timeout: How long to wait at most.
+    ///   - fileID: The caller's `#fileID` (the default): where a failure is reported.
+    ///   - filePath: The caller's `#filePath` (the default).
+    ///   - line: The caller's `#line` (the default).
+    ///   - column: The caller's `#column` (the default).
+    /// - Throws: `Failure`, at the caller's line, when no such warning comes within `timeout`, or the program ends or has no control channel.
+    /// - Returns: The warning's message.
     @discardableResult
     public func waitForWarning(
         kind: String, timeout: Duration = .seconds(10),
@@ -98,6 +138,14 @@ extension LaunchedExecutable {
     /// Every delivery to the program's observers so far, in order, once the program has sent every event it had
     /// begun: an observer that printed a line a test waited for and has not returned yet is waited for (at most
     /// `timeout`), so its delivery is in the list. One that never returns is a failure at the caller's line.
+    /// - Parameters:
+    ///   - timeout: How long the program has to send the events it began.
+    ///   - fileID: The caller's `#fileID` (the default): where a failure is reported.
+    ///   - filePath: The caller's `#filePath` (the default).
+    ///   - line: The caller's `#line` (the default).
+    ///   - column: The caller's `#column` (the default).
+    /// - Throws: `Failure`, at the caller's line, when the program does not send them within `timeout` (one of its observers does not return), or has no control channel.
+    /// - Returns: Every delivery so far, in the order they came.
     public func deliveries(
         timeout: Duration = .seconds(20), fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
     ) async throws -> [Delivery] {
@@ -108,6 +156,14 @@ extension LaunchedExecutable {
 
     /// Every warning the program said so far (kind, message: `missing-entitlement`, `launch-argument` …), once it
     /// has sent every event it had begun, as `deliveries()` waits.
+    /// - Parameters:
+    ///   - timeout: How long the program has to send the events it began.
+    ///   - fileID: The caller's `#fileID` (the default): where a failure is reported.
+    ///   - filePath: The caller's `#filePath` (the default).
+    ///   - line: The caller's `#line` (the default).
+    ///   - column: The caller's `#column` (the default).
+    /// - Throws: `Failure`, at the caller's line, when the program does not send them within `timeout`, or has no control channel.
+    /// - Returns: Every warning so far (its kind and message), in the order they came.
     public func warnings(
         timeout: Duration = .seconds(20), fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
     ) async throws -> [(kind: String, message: String)] {

@@ -10,6 +10,11 @@ public struct IntentOutcome: Sendable, Equatable {
     public let dialog: String?
     public let opensApp: Bool
 
+    /// An outcome, to compare with what `runIntent` or `performIntent` returns.
+    /// - Parameters:
+    ///   - value: Its value (nil: none).
+    ///   - dialog: Its dialog's text (nil: none).
+    ///   - opensApp: Its type's `openAppWhenRun`.
     public init(value: Value?, dialog: String?, opensApp: Bool = false) {
         self.value = value
         self.dialog = dialog
@@ -26,6 +31,16 @@ extension LaunchedExecutable {
     /// returned; an intent that is unknown, refuses its parameters, throws or
     /// runs past its time limit is a failure at the caller's line, with the
     /// intent's error.
+    /// - Parameters:
+    ///   - intent: The intent's type name.
+    ///   - parameters: Its parameters, by name, as text.
+    ///   - timeout: How long to wait at most for its result.
+    ///   - fileID: The caller's `#fileID` (the default): where a failure is reported.
+    ///   - filePath: The caller's `#filePath` (the default).
+    ///   - line: The caller's `#line` (the default).
+    ///   - column: The caller's `#column` (the default).
+    /// - Throws: `Failure`, at the caller's line, when the intent is unknown, refuses a parameter, throws, runs past its time limit or `timeout`, or the program has no control channel.
+    /// - Returns: What its `perform()` returned.
     @discardableResult
     public func performIntent(
         _ intent: String, parameters: [String: String] = [:], timeout: Duration = .seconds(90),
@@ -57,6 +72,7 @@ extension LaunchedExecutable {
         case (_, .failure(let error)?):
             throw outcome.failure("intent \(intent) failed in \(name) (status \(status)): \(error.message)", at: place)
         default:
+            catchUpOutput()
             let stderr = record.standardError.trimmingCharacters(in: .whitespacesAndNewlines)
             throw outcome.failure(
                 "intent \(intent) failed in \(name) (status \(status))" + (stderr.isEmpty ? "" : ": \(stderr.suffix(500))"), at: place)
@@ -78,6 +94,22 @@ extension Simulation {
     /// failure (its status and error: an unknown intent, a bad parameter, a
     /// thrown error, the time limit) fails at the caller's line.
     /// `environment`: `GROUPSIM_INTENT_TIME_LIMIT` sets the limit, for example.
+    /// - Parameters:
+    ///   - intent: The intent's type name.
+    ///   - parameters: Its parameters, by name, as text (`NAME=VALUE` on the command line).
+    ///   - executable: The intent extension's executable.
+    ///   - arguments: Words before the intent's name on its command line (a subcommand, say).
+    ///   - app: The app's bundle id (nil: the one app installed on `device`).
+    ///   - device: The device's name.
+    ///   - launchArguments: Launch arguments, after the parameters (`-key value` fills its argument domain).
+    ///   - environment: Variables added to its environment (`GROUPSIM_INTENT_TIME_LIMIT`, say).
+    ///   - timeout: How long to wait at most for it to exit.
+    ///   - fileID: The caller's `#fileID` (the default): where a failure is reported.
+    ///   - filePath: The caller's `#filePath` (the default).
+    ///   - line: The caller's `#line` (the default).
+    ///   - column: The caller's `#column` (the default).
+    /// - Throws: `Failure`, at the caller's line, when it cannot be launched, does not link SimulatedFoundation, runs past `timeout`, or the intent fails (its status and error).
+    /// - Returns: What its `perform()` returned.
     @discardableResult
     public func runIntent(
         _ intent: String, parameters: [String: String] = [:], in executable: Executable, arguments: [String] = [],

@@ -10,6 +10,16 @@ extension LaunchedExecutable {
     /// stream consumed, that the regular expression `pattern` matches; returns it.
     /// Only the last 2,000 lines (1 MiB) are kept, as the runner keeps them: a
     /// failure says how many earlier ones were dropped.
+    /// - Parameters:
+    ///   - pattern: A regular expression (ICU syntax) the line must match.
+    ///   - stream: Which stream to read: `.standardOutput`, `.standardError` or `.either`.
+    ///   - timeout: How long to wait at most.
+    ///   - fileID: The caller's `#fileID` (the default): where a failure is reported.
+    ///   - filePath: The caller's `#filePath` (the default).
+    ///   - line: The caller's `#line` (the default).
+    ///   - column: The caller's `#column` (the default).
+    /// - Throws: `Failure`, at the caller's line, when `pattern` is not a regular expression, or no matching line comes within `timeout` or before the output ends.
+    /// - Returns: The line, taken with the ones before it: a later wait of that stream starts after it.
     @discardableResult
     public func waitForOutput(
         matching pattern: String, stream: StandardStream = .standardOutput, timeout: Duration = .seconds(10),
@@ -49,20 +59,43 @@ extension LaunchedExecutable {
     }
 
     /// What the program wrote to standard output, line by line: the last 2,000 lines (1 MiB) of its output.
-    public var standardOutputLines: [String] { record.lines(of: .stdout) }
-    /// What the program wrote to standard error, line by line, kept as `standardOutputLines` is.
-    public var standardErrorLines: [String] { record.lines(of: .stderr) }
+    /// Everything it had written when this is read is in (its pipe is read first, for at most 10 s): a line written
+    /// before the program said ready, or before an answer or an event this test waited for, is there.
+    public var standardOutputLines: [String] {
+        catchUpOutput()
+        return record.lines(of: .stdout)
+    }
+    /// What the program wrote to standard error, line by line, kept and caught up as `standardOutputLines` is.
+    public var standardErrorLines: [String] {
+        catchUpOutput()
+        return record.lines(of: .stderr)
+    }
+
+    /// Reads what is in the program's pipes before a snapshot of its output. It waits on the reader threads, which
+    /// take microseconds, never on the program; the bound is only for a reader that hangs.
+    func catchUpOutput() { _ = process.catchUpOutput(timeout: 10) }
 
     /// What the program wrote to standard output, line by line.
     @available(*, deprecated, renamed: "standardOutputLines")
     public var output: [String] { standardOutputLines }
     /// What the program wrote to standard error, as one text (each line with its newline).
     @available(*, deprecated, message: "use standardErrorLines, lines as standardOutputLines gives them")
-    public var standardError: String { record.standardError }
+    public var standardError: String {
+        catchUpOutput()
+        return record.standardError
+    }
 
     /// Writes `line` and a newline to the program's standard input, waiting at most `timeout` for the program to take
     /// it (a program that does not read fills its pipe), as the scenario step `send` does. A line with a newline in it
     /// is refused: send each line with a call of its own.
+    /// - Parameters:
+    ///   - line: The line, without a newline.
+    ///   - timeout: How long to wait at most for the program to take it.
+    ///   - fileID: The caller's `#fileID` (the default): where a failure is reported.
+    ///   - filePath: The caller's `#filePath` (the default).
+    ///   - callLine: The caller's `#line` (the default).
+    ///   - column: The caller's `#column` (the default).
+    /// - Throws: `Failure`, at the caller's line, when the line has a newline in it, the program closed its standard input, or it did not take the line within `timeout`.
     public func sendLine(
         _ line: String, timeout: Duration = .seconds(10),
         fileID: String = #fileID, filePath: String = #filePath, line callLine: Int = #line, column: Int = #column
@@ -85,6 +118,13 @@ extension LaunchedExecutable {
     }
 
     /// Writes `line` and a newline to the program's standard input, without waiting.
+    /// - Parameters:
+    ///   - line: The line, without a newline.
+    ///   - fileID: The caller's `#fileID` (the default): where a failure is reported.
+    ///   - filePath: The caller's `#filePath` (the default).
+    ///   - callLine: The caller's `#line` (the default).
+    ///   - column: The caller's `#column` (the default).
+    /// - Throws: `Failure`, at the caller's line, when the program has closed its standard input.
     @available(*, deprecated, message: "use sendLine(_:), which is async and waits for the program to take the line")
     public func sendInput(_ line: String, fileID: String = #fileID, filePath: String = #filePath, line callLine: Int = #line, column: Int = #column)
         throws
@@ -102,6 +142,15 @@ extension LaunchedExecutable {
     /// Waits for the program to end; returns its status as a shell shows it
     /// (128 + the signal for a death by signal: 137 after `kill()`). With
     /// `status`, a different one is a failure.
+    /// - Parameters:
+    ///   - expected: The status it must end with (nil: any).
+    ///   - timeout: How long to wait at most.
+    ///   - fileID: The caller's `#fileID` (the default): where a failure is reported.
+    ///   - filePath: The caller's `#filePath` (the default).
+    ///   - line: The caller's `#line` (the default).
+    ///   - column: The caller's `#column` (the default).
+    /// - Throws: `Failure`, at the caller's line, when it still runs after `timeout`, or ends with another status than `expected`.
+    /// - Returns: Its status as a shell shows it (128 + the signal for a death by signal).
     @discardableResult
     public func waitForExit(
         status expected: Int32? = nil, timeout: Duration = .seconds(10),
@@ -134,6 +183,12 @@ extension LaunchedExecutable {
 
     /// `kill -9`: the program ends at once, saving nothing it had pending.
     /// Returns once its end is seen.
+    /// - Parameters:
+    ///   - fileID: The caller's `#fileID` (the default): where a failure is reported.
+    ///   - filePath: The caller's `#filePath` (the default).
+    ///   - line: The caller's `#line` (the default).
+    ///   - column: The caller's `#column` (the default).
+    /// - Throws: `Failure`, at the caller's line, when its end is not seen within 10 s.
     public func kill(fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column) async throws {
         let place = SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column)
         let ended = await (try? Blocking.run { [process] in process.kill(timeout: 10) }) ?? nil
@@ -157,12 +212,24 @@ extension LaunchedExecutable {
 
     /// SIGTERM: the program ends as its own handling of the signal decides
     /// (by default it ends at once, as iOS ends an app). `waitForExit` waits for it.
+    /// - Parameters:
+    ///   - fileID: The caller's `#fileID` (the default): where a failure is reported.
+    ///   - filePath: The caller's `#filePath` (the default).
+    ///   - line: The caller's `#line` (the default).
+    ///   - column: The caller's `#column` (the default).
+    /// - Throws: `Failure`, at the caller's line, when it has ended already.
     public func terminate(fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column) throws {
         try signal(SIGTERM, "SIGTERM", at: SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column))
     }
 
     /// SIGSTOP: the program stops where it is (holding any lock it holds) until `resume()`.
     /// Returns once the program is stopped, so a request sent next is not answered.
+    /// - Parameters:
+    ///   - fileID: The caller's `#fileID` (the default): where a failure is reported.
+    ///   - filePath: The caller's `#filePath` (the default).
+    ///   - line: The caller's `#line` (the default).
+    ///   - column: The caller's `#column` (the default).
+    /// - Throws: `Failure`, at the caller's line, when it has ended, or is not seen stopped within 10 s.
     public func suspend(fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column) throws {
         let place = SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column)
         guard process.stop() else {
@@ -175,6 +242,12 @@ extension LaunchedExecutable {
     }
 
     /// SIGCONT: a suspended program goes on.
+    /// - Parameters:
+    ///   - fileID: The caller's `#fileID` (the default): where a failure is reported.
+    ///   - filePath: The caller's `#filePath` (the default).
+    ///   - line: The caller's `#line` (the default).
+    ///   - column: The caller's `#column` (the default).
+    /// - Throws: `Failure`, at the caller's line, when it has ended already.
     public func resume(fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column) throws {
         try signal(SIGCONT, "SIGCONT", at: SourcePlace(fileID: fileID, filePath: filePath, line: line, column: column))
         record.isSuspended = false

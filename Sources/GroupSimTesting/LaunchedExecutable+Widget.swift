@@ -23,6 +23,15 @@ public struct WidgetRender: Sendable, CustomStringConvertible {
 extension LaunchedExecutable {
     /// Waits until the widget shows an entry (for `reason`, when given) and
     /// returns it. Renders that came before the call count too, each once.
+    /// - Parameters:
+    ///   - reason: Why the entry was shown (`initial`, `reload-request`, `period` …; nil: any).
+    ///   - timeout: How long to wait at most.
+    ///   - fileID: The caller's `#fileID` (the default): where a failure is reported.
+    ///   - filePath: The caller's `#filePath` (the default).
+    ///   - line: The caller's `#line` (the default).
+    ///   - column: The caller's `#column` (the default).
+    /// - Throws: `Failure`, at the caller's line, when no such entry is shown within `timeout` or before the program ends, or the program has no control channel.
+    /// - Returns: The entry shown.
     @discardableResult
     public func waitForRender(
         reason: String? = nil, timeout: Duration = .seconds(60),
@@ -48,6 +57,13 @@ extension LaunchedExecutable {
     }
 
     /// Asks the widget to reload its timeline (`reload`); returns once the new entry is shown.
+    /// - Parameters:
+    ///   - timeout: How long to wait at most for the new entry.
+    ///   - fileID: The caller's `#fileID` (the default): where a failure is reported.
+    ///   - filePath: The caller's `#filePath` (the default).
+    ///   - line: The caller's `#line` (the default).
+    ///   - column: The caller's `#column` (the default).
+    /// - Throws: `Failure`, at the caller's line, when the program refuses (it runs no widget) or shows no new entry within `timeout`, or has no control channel.
     public func reloadWidget(
         timeout: Duration = .seconds(60), fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
     ) async throws {

@@ -22,6 +22,10 @@ public struct EffectiveValue: Sendable, Equatable {
     public let value: Value?
     public let domain: String?
 
+    /// A value and its domain, to compare with what `effectiveValue` returns.
+    /// - Parameters:
+    ///   - value: The value (nil: absent).
+    ///   - domain: The domain it comes from (nil when absent).
     public init(value: Value?, domain: String?) {
         self.value = value
         self.domain = domain
@@ -163,6 +167,16 @@ public final class LaunchedExecutable: Sendable {
 
     /// Sets `key` through the program's `UserDefaults.standard` (or
     /// `UserDefaults(suiteName: suite)`), as a call of its own: its observers are called.
+    /// - Parameters:
+    ///   - key: The key.
+    ///   - value: The value.
+    ///   - suite: A suite's name, for the program's `UserDefaults(suiteName:)`; nil for its `UserDefaults.standard`.
+    ///   - timeout: How long to wait at most for the program's answer.
+    ///   - fileID: The caller's `#fileID` (the default): where a failure is reported.
+    ///   - filePath: The caller's `#filePath` (the default).
+    ///   - line: The caller's `#line` (the default).
+    ///   - column: The caller's `#column` (the default).
+    /// - Throws: `Failure`, at the caller's line, when the program refuses or does not answer within `timeout`, or has no control channel.
     public func set(
         _ key: String, _ value: Value, suite: String? = nil, timeout: Duration = .seconds(20),
         fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
@@ -173,6 +187,15 @@ public final class LaunchedExecutable: Sendable {
     }
 
     /// Removes `key` from the program's domain (a lower domain's value shows again).
+    /// - Parameters:
+    ///   - key: The key.
+    ///   - suite: A suite's name, for the program's `UserDefaults(suiteName:)`; nil for its `UserDefaults.standard`.
+    ///   - timeout: How long to wait at most for the program's answer.
+    ///   - fileID: The caller's `#fileID` (the default): where a failure is reported.
+    ///   - filePath: The caller's `#filePath` (the default).
+    ///   - line: The caller's `#line` (the default).
+    ///   - column: The caller's `#column` (the default).
+    /// - Throws: `Failure`, at the caller's line, when the program refuses or does not answer within `timeout`, or has no control channel.
     public func remove(
         _ key: String, suite: String? = nil, timeout: Duration = .seconds(20),
         fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
@@ -183,6 +206,14 @@ public final class LaunchedExecutable: Sendable {
 
     /// Returns once every change the program made to the domain is on disk
     /// (and its iCloud writes are in the device's copy): `synchronize()`.
+    /// - Parameters:
+    ///   - suite: A suite's name, for the program's `UserDefaults(suiteName:)`; nil for its `UserDefaults.standard`.
+    ///   - timeout: How long to wait at most for the program's answer.
+    ///   - fileID: The caller's `#fileID` (the default): where a failure is reported.
+    ///   - filePath: The caller's `#filePath` (the default).
+    ///   - line: The caller's `#line` (the default).
+    ///   - column: The caller's `#column` (the default).
+    /// - Throws: `Failure`, at the caller's line, when the program refuses or does not answer within `timeout`, or has no control channel.
     public func synchronize(
         suite: String? = nil, timeout: Duration = .seconds(20),
         fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
@@ -192,6 +223,16 @@ public final class LaunchedExecutable: Sendable {
     }
 
     /// What `object(forKey:)` returns in the program now (nil: absent).
+    /// - Parameters:
+    ///   - key: The key.
+    ///   - suite: A suite's name, for the program's `UserDefaults(suiteName:)`; nil for its `UserDefaults.standard`.
+    ///   - timeout: How long to wait at most for the program's answer.
+    ///   - fileID: The caller's `#fileID` (the default): where a failure is reported.
+    ///   - filePath: The caller's `#filePath` (the default).
+    ///   - line: The caller's `#line` (the default).
+    ///   - column: The caller's `#column` (the default).
+    /// - Throws: `Failure`, at the caller's line, when the program does not answer within `timeout`, or has no control channel.
+    /// - Returns: The key's effective value in the program; nil when no domain has it.
     public func value(
         forKey key: String, suite: String? = nil, timeout: Duration = .seconds(20),
         fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
@@ -200,6 +241,16 @@ public final class LaunchedExecutable: Sendable {
     }
 
     /// The key's effective value in the program and the domain it comes from.
+    /// - Parameters:
+    ///   - key: The key.
+    ///   - suite: A suite's name, for the program's `UserDefaults(suiteName:)`; nil for its `UserDefaults.standard`.
+    ///   - timeout: How long to wait at most for the program's answer.
+    ///   - fileID: The caller's `#fileID` (the default): where a failure is reported.
+    ///   - filePath: The caller's `#filePath` (the default).
+    ///   - line: The caller's `#line` (the default).
+    ///   - column: The caller's `#column` (the default).
+    /// - Throws: `Failure`, at the caller's line, when the program does not answer within `timeout`, or has no control channel.
+    /// - Returns: The key's effective value and the domain it comes from.
     public func effectiveValue(
         forKey key: String, suite: String? = nil, timeout: Duration = .seconds(20),
         fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
@@ -213,6 +264,15 @@ public final class LaunchedExecutable: Sendable {
     }
 
     /// The domains a read looks in, in order (`NSArgumentDomain`, the suite, … `NSRegistrationDomain`).
+    /// - Parameters:
+    ///   - suite: A suite's name, for the program's `UserDefaults(suiteName:)`; nil for its `UserDefaults.standard`.
+    ///   - timeout: How long to wait at most for the program's answer.
+    ///   - fileID: The caller's `#fileID` (the default): where a failure is reported.
+    ///   - filePath: The caller's `#filePath` (the default).
+    ///   - line: The caller's `#line` (the default).
+    ///   - column: The caller's `#column` (the default).
+    /// - Throws: `Failure`, at the caller's line, when the program does not answer within `timeout`, or has no control channel.
+    /// - Returns: The domains a read looks in, in order.
     public func searchList(
         suite: String? = nil, timeout: Duration = .seconds(20),
         fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
@@ -227,6 +287,15 @@ public final class LaunchedExecutable: Sendable {
 
     /// Sets `key` in the program's `NSUbiquitousKeyValueStore.default` (its
     /// target's `icloud-kvs` store): the device's sync agent uploads it.
+    /// - Parameters:
+    ///   - key: The key.
+    ///   - value: The value.
+    ///   - timeout: How long to wait at most for the program's answer.
+    ///   - fileID: The caller's `#fileID` (the default): where a failure is reported.
+    ///   - filePath: The caller's `#filePath` (the default).
+    ///   - line: The caller's `#line` (the default).
+    ///   - column: The caller's `#column` (the default).
+    /// - Throws: `Failure`, at the caller's line, when the program refuses, does not answer within `timeout`, ends (a key over 64 bytes ends it), or has no control channel.
     public func setInCloud(
         _ key: String, _ value: Value, timeout: Duration = .seconds(20),
         fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
@@ -237,6 +306,15 @@ public final class LaunchedExecutable: Sendable {
     }
 
     /// What the program's `NSUbiquitousKeyValueStore.default` holds for `key` on its device (nil: absent).
+    /// - Parameters:
+    ///   - key: The key.
+    ///   - timeout: How long to wait at most for the program's answer.
+    ///   - fileID: The caller's `#fileID` (the default): where a failure is reported.
+    ///   - filePath: The caller's `#filePath` (the default).
+    ///   - line: The caller's `#line` (the default).
+    ///   - column: The caller's `#column` (the default).
+    /// - Throws: `Failure`, at the caller's line, when the program does not answer within `timeout`, or has no control channel.
+    /// - Returns: The value in the program's iCloud store; nil when it has none.
     public func cloudValue(
         forKey key: String, timeout: Duration = .seconds(20),
         fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column

@@ -13,6 +13,14 @@ extension Simulation {
     /// has what each process saw. The run's root is kept when it fails.
     /// A relative `path` is taken from the current folder (`swift test`
     /// runs in the package's folder).
+    /// - Parameters:
+    ///   - path: The scenario file (relative: to the current folder).
+    ///   - binaries: The folder of groupsim's executables (nil: as for `Simulation`).
+    ///   - fileID: The caller's `#fileID` (the default): where a failure is reported.
+    ///   - filePath: The caller's `#filePath` (the default).
+    ///   - line: The caller's `#line` (the default).
+    ///   - column: The caller's `#column` (the default).
+    /// - Throws: `Failure`, at the failing step's line of the scenario file (or at a mistake in it), with what each process saw.
     public static func runScenario(
         _ path: String, binaries: String? = nil,
         fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column

@@ -7,6 +7,14 @@ extension Simulation {
     /// `unlockDevice`, programs launched on it read their preferences as
     /// absent and keep that view until relaunched (docs/apple-traps.md).
     /// `dataProtectionOff`: the containers have no protection (nothing is hidden).
+    /// - Parameters:
+    ///   - device: The device's name.
+    ///   - dataProtectionOff: Whether the device reboots with data protection off (preferences readable before the first unlock).
+    ///   - fileID: The caller's `#fileID` (the default): where a failure is reported.
+    ///   - filePath: The caller's `#filePath` (the default).
+    ///   - line: The caller's `#line` (the default).
+    ///   - column: The caller's `#column` (the default).
+    /// - Throws: `Failure`, at the caller's line, when a program on it does not end within 20 s, or the device cannot be rebooted.
     public func rebootDevice(
         _ device: String, dataProtectionOff: Bool = false,
         fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
@@ -19,6 +27,13 @@ extension Simulation {
     }
 
     /// The person's first unlock of `device` after `rebootDevice` (the scenario step `unlock`).
+    /// - Parameters:
+    ///   - device: The device's name.
+    ///   - fileID: The caller's `#fileID` (the default): where a failure is reported.
+    ///   - filePath: The caller's `#filePath` (the default).
+    ///   - line: The caller's `#line` (the default).
+    ///   - column: The caller's `#column` (the default).
+    /// - Throws: `Failure`, at the caller's line, when the device cannot be unlocked.
     public func unlockDevice(
         _ device: String,
         fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column

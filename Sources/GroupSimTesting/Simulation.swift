@@ -47,8 +47,14 @@ public struct Executable: Sendable, ExpressibleByStringLiteral, CustomStringConv
     let location: Location
 
     /// The executable product `name` of your package, built beside the tests.
+    /// - Parameters:
+    ///   - name: The product's name.
+    /// - Returns: The executable.
     public static func built(_ name: String) -> Executable { Executable(location: .built(name)) }
     /// The executable at `path`.
+    /// - Parameters:
+    ///   - path: The executable's path.
+    /// - Returns: The executable.
     public static func path(_ path: String) -> Executable { Executable(location: .path(path)) }
 
     public init(stringLiteral name: String) { location = .built(name) }
@@ -100,6 +106,13 @@ public final class Simulation: @unchecked Sendable {
     /// A fresh, empty simulation root. `binaries`: where the built
     /// executables are (default: `$GROUPSIM_BIN_DIR`, else the folder of the
     /// running test bundle).
+    /// - Parameters:
+    ///   - binaries: The folder of the built executables (nil: `$GROUPSIM_BIN_DIR`, else the test bundle's folder).
+    ///   - fileID: The caller's `#fileID` (the default): where a failure is reported.
+    ///   - filePath: The caller's `#filePath` (the default).
+    ///   - line: The caller's `#line` (the default).
+    ///   - column: The caller's `#column` (the default).
+    /// - Throws: `Failure`, at the caller's line, when the root cannot be made.
     public init(
         binaries: String? = nil,
         fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
@@ -131,6 +144,14 @@ public final class Simulation: @unchecked Sendable {
     /// Makes a device. With `iCloudAccount`, the device is signed in: the
     /// cloud (`groupsim cloud serve`) is started if it is not running yet,
     /// and the device's sync agent, so its apps' iCloud key-value stores sync.
+    /// - Parameters:
+    ///   - name: The device's name.
+    ///   - iCloudAccount: The iCloud account it is signed in to (nil: none).
+    ///   - fileID: The caller's `#fileID` (the default): where a failure is reported.
+    ///   - filePath: The caller's `#filePath` (the default).
+    ///   - line: The caller's `#line` (the default).
+    ///   - column: The caller's `#column` (the default).
+    /// - Throws: `Failure`, at the caller's line, when the device cannot be made, or the cloud or its agent does not start.
     public func addDevice(
         _ name: String, iCloudAccount: String? = nil,
         fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
@@ -156,6 +177,15 @@ public final class Simulation: @unchecked Sendable {
 
     /// Installs an app on `device` (made, without an account, if it does not
     /// exist yet); returns the main app's bundle id.
+    /// - Parameters:
+    ///   - app: The app's manifest: `.example`, `.file(path)` or `.yaml(text)`.
+    ///   - device: The device's name.
+    ///   - fileID: The caller's `#fileID` (the default): where a failure is reported.
+    ///   - filePath: The caller's `#filePath` (the default).
+    ///   - line: The caller's `#line` (the default).
+    ///   - column: The caller's `#column` (the default).
+    /// - Throws: `Failure`, at the caller's line, when the manifest is refused or cannot be installed.
+    /// - Returns: The bundle id of the app's main target (else of its first target).
     @discardableResult
     public func install(
         _ app: AppManifestSource = .example, on device: String = "iPhone",
@@ -190,6 +220,19 @@ public final class Simulation: @unchecked Sendable {
     /// channel; any other executable is launched too, with the target's identity
     /// in its environment, and has its output, input, end and signals only
     /// (`hasControlChannel` is false; the channel's calls fail, saying how to link it).
+    /// - Parameters:
+    ///   - executable: A product built beside the tests (`"Name"`), or `.path(…)`.
+    ///   - target: Which of the app's targets it runs as.
+    ///   - app: The app's bundle id (nil: the one app installed on `device`).
+    ///   - device: The device's name.
+    ///   - arguments: Its launch arguments (`-key value` fills its argument domain).
+    ///   - environment: Variables added to its environment.
+    ///   - fileID: The caller's `#fileID` (the default): where a failure is reported.
+    ///   - filePath: The caller's `#filePath` (the default).
+    ///   - line: The caller's `#line` (the default).
+    ///   - column: The caller's `#column` (the default).
+    /// - Throws: `Failure`, at the caller's line, when it cannot be started, or does not say ready within 20 s.
+    /// - Returns: The running program.
     public func launch(
         _ executable: Executable, as target: AppTarget = .app, of app: String? = nil, on device: String = "iPhone",
         arguments: [String] = [], environment: [String: String] = [:],
@@ -223,6 +266,15 @@ public final class Simulation: @unchecked Sendable {
     /// program is ended first (SIGTERM, then SIGKILL after 10 s), as iOS ends an
     /// app before it launches it again. Returns the new program; the old one stays
     /// as it ended (its output, its status).
+    /// - Parameters:
+    ///   - program: A program this simulation launched.
+    ///   - arguments: Its new launch arguments (nil: the same).
+    ///   - fileID: The caller's `#fileID` (the default): where a failure is reported.
+    ///   - filePath: The caller's `#filePath` (the default).
+    ///   - line: The caller's `#line` (the default).
+    ///   - column: The caller's `#column` (the default).
+    /// - Throws: `Failure`, at the caller's line, when the old one does not end, or the new one does not start.
+    /// - Returns: The new program.
     public func restart(
         _ program: LaunchedExecutable, arguments: [String]? = nil,
         fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
@@ -295,6 +347,14 @@ public final class Simulation: @unchecked Sendable {
     }
 
     /// Takes `device` off the network (its agent can no longer reach the cloud) or puts it back.
+    /// - Parameters:
+    ///   - online: Whether the device can reach the cloud.
+    ///   - device: The device's name.
+    ///   - fileID: The caller's `#fileID` (the default): where a failure is reported.
+    ///   - filePath: The caller's `#filePath` (the default).
+    ///   - line: The caller's `#line` (the default).
+    ///   - column: The caller's `#column` (the default).
+    /// - Throws: `Failure`, at the caller's line, when the cloud (started at first use) does not start, or the device's network cannot be changed.
     public func setOnline(
         _ online: Bool, device: String,
         fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
@@ -315,6 +375,13 @@ public final class Simulation: @unchecked Sendable {
     /// container and preference on it is removed, its installed apps with them;
     /// the device itself stays, and its running programs keep running (they find
     /// their files gone).
+    /// - Parameters:
+    ///   - device: The device's name.
+    ///   - fileID: The caller's `#fileID` (the default): where a failure is reported.
+    ///   - filePath: The caller's `#filePath` (the default).
+    ///   - line: The caller's `#line` (the default).
+    ///   - column: The caller's `#column` (the default).
+    /// - Throws: `Failure`, at the caller's line, when the device cannot be erased.
     public func eraseDevice(
         _ device: String,
         fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column
@@ -328,6 +395,13 @@ public final class Simulation: @unchecked Sendable {
     /// wrote and has every revision the cloud has (the scenario step
     /// `wait-cloud`). The running executables with an iCloud store are
     /// synchronized first, so their writes are in their devices' copies.
+    /// - Parameters:
+    ///   - timeout: How long to wait at most.
+    ///   - fileID: The caller's `#fileID` (the default): where a failure is reported.
+    ///   - filePath: The caller's `#filePath` (the default).
+    ///   - line: The caller's `#line` (the default).
+    ///   - column: The caller's `#column` (the default).
+    /// - Throws: `Failure`, at the caller's line, when the devices and the cloud do not agree within `timeout`.
     public func waitForCloud(
         timeout: Duration = .seconds(20),
         fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column

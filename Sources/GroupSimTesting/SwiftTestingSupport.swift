@@ -30,6 +30,14 @@
     ///     }
     /// }
     /// ```
+    /// - Parameters:
+    ///   - binaries: The folder of the built executables (nil: as for `Simulation`).
+    ///   - body: The test's work with the simulation.
+    ///   - fileID: The caller's `#fileID` (the default): where a failure is reported.
+    ///   - filePath: The caller's `#filePath` (the default).
+    ///   - line: The caller's `#line` (the default).
+    ///   - column: The caller's `#column` (the default).
+    /// - Throws: Any error `body` throws other than `Failure`, or a `Failure` making the simulation.
     public func withSimulation(
         binaries: String? = nil,
         fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column,
@@ -60,6 +68,13 @@
     /// Swift Testing: runs the scenario file at `path` (see
     /// `Simulation.runScenario`); a failing step is recorded as an issue at its
     /// line in the scenario file.
+    /// - Parameters:
+    ///   - path: The scenario file.
+    ///   - binaries: The folder of groupsim's executables (nil: as for `Simulation`).
+    ///   - fileID: The caller's `#fileID` (the default): where a failure is reported.
+    ///   - filePath: The caller's `#filePath` (the default).
+    ///   - line: The caller's `#line` (the default).
+    ///   - column: The caller's `#column` (the default).
     public func expectScenarioPasses(
         _ path: String, binaries: String? = nil,
         fileID: String = #fileID, filePath: String = #filePath, line: Int = #line, column: Int = #column

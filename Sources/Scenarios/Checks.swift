@@ -28,7 +28,7 @@ struct CheckVerifier {
             try verifySaw(process, matcher, times: times)
         case .notSaw(let process, let matcher):
             let driver = try roster.lastDriver(process)
-            if matcher.event != "output" { try driver.catchUpEvents() }
+            try driver.catchUp(on: matcher)
             if let seen = driver.seen(matcher).first {
                 throw CheckFailed("\(process) should not have seen \(matcher), but saw: \(seen.text)")
             }
@@ -89,6 +89,7 @@ struct CheckVerifier {
     /// A kept line of the process's output contains the text or matches the pattern.
     private func verifyOutput(_ process: String, contains: String?, pattern: String?, stream: String?) throws {
         let driver = try roster.lastDriver(process)
+        try driver.catchUpOutput()
         let (lines, dropped) = driver.keptOutput()
         let wanted = stream.flatMap(OutputLine.Stream.init(rawValue:))
         let regex = try pattern.map { try NSRegularExpression(pattern: $0) }
@@ -108,7 +109,7 @@ struct CheckVerifier {
 
     private func verifySaw(_ process: String, _ matcher: EventMatcher, times: CountBound?) throws {
         let driver = try roster.lastDriver(process)
-        if matcher.event != "output" { try driver.catchUpEvents() }
+        try driver.catchUp(on: matcher)
         let count = driver.seen(matcher).count
         if let times, !times.holds(for: count) {
             throw CheckFailed("\(process) should have seen \(matcher) \(times), saw it \(count) time(s)")

@@ -264,6 +264,22 @@ final class ProcessDriver: @unchecked Sendable {
         }
     }
 
+    /// Before a check on the process's output: everything it had written when the check began is read and
+    /// recorded as lines. A program that wrote a line and then said `ready` (or answered) on its control channel
+    /// has the line in its pipe, perhaps not yet read, when the step before the check returns.
+    func catchUpOutput() throws {
+        guard process.catchUpOutput(timeout: RunnerTimeouts.request) else {
+            throw CheckFailed(
+                "the runner did not finish reading what \(name) had written within \(Int(RunnerTimeouts.request)) s: "
+                    + "the check cannot see all its output\(lastLines)")
+        }
+    }
+
+    /// Before a check on what the process said (`saw`, `not saw`): its output, or its events.
+    func catchUp(on matcher: EventMatcher) throws {
+        if matcher.event == "output" { try catchUpOutput() } else { try catchUpEvents() }
+    }
+
     /// Every event so far that matches (output lines: those kept).
     func seen(_ matcher: EventMatcher) -> [RecordedEvent] {
         record.withLock { state in

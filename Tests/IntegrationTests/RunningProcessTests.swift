@@ -98,6 +98,34 @@ import Testing
         #expect(!process.signalGroup(SIGKILL))
     }
 
+    /// `catchUpOutput` returns once every byte the child had written is read and split into lines: after its end
+    /// (seen by the reaper, not the readers), all of a large output is in, past several reads of the pipe.
+    @Test func catchingUpReadsEverythingTheChildWrote() throws {
+        let process = try RunningProcess("/bin/sh", ["-c", "seq 1 20000"])
+        #expect(try process.waitForTermination() == .exited(0))
+        #expect(process.catchUpOutput())
+        #expect(process.allLines.count == 20_000)
+        #expect(process.allLines.last == "20000")
+        // With nothing left to read, and with a reader waiting for bytes that do not come, it returns at once.
+        #expect(process.catchUpOutput())
+        let idle = try RunningProcess("/bin/sh", ["-c", "echo up; read line; exit 0"])
+        try idle.waitForLine { $0 == "up" }
+        #expect(idle.catchUpOutput())
+        idle.closeStdin()
+        #expect(try idle.waitForTermination() == .exited(0))
+    }
+
+    /// The test seam that holds what the readers read until someone catches up: a snapshot taken without
+    /// catching up misses the line every time; catching up hands it over.
+    @Test func heldOutputIsHandedOverWhenACallerCatchesUp() throws {
+        let process = try RunningProcess("/bin/sh", ["-c", "echo first; echo warned >&2"], environment: ["CHILDPROCESS_TEST_HOLD_OUTPUT": "1"])
+        #expect(try process.waitForTermination() == .exited(0))
+        #expect(process.allLines.isEmpty)
+        #expect(process.catchUpOutput())
+        #expect(process.allLines == ["first"])
+        #expect(process.stderr == "warned\n")
+    }
+
     /// Whether `pid` runs (a zombie has ended: init reaps it when it will).
     static func runs(_ pid: Int32) -> Bool { ProcessGroup.status(of: pid).map { !$0.ended } ?? false }
 
