@@ -1,3 +1,6 @@
+// The value types of the defaults API that live below the disk (DefaultsError, DomainName, Durability …), so that a
+// module using GroupDefaults sees them as before.
+@_exported import SimulationValues
 import Foundation
 import PropertyList
 import SharedFiles

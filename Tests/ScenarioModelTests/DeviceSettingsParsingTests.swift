@@ -1,5 +1,5 @@
 import Foundation
-import GroupDefaults
+import SimulationValues
 import ScenarioModel
 import SpecFormat
 import Testing
