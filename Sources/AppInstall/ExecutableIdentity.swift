@@ -1,5 +1,5 @@
-import AppProtocol
 import AppModel
+import AppProtocol
 import DeviceState
 import Foundation
 import GroupDefaults

@@ -1,4 +1,5 @@
 import SimulationValues
+
 /// How a user's App Intent is run and how its run ends: shared by
 /// SimulatedAppIntents, which runs them, and the runner and GroupSimTesting,
 /// which judge them (docs/api.md, "SimulatedAppIntents").

@@ -3,8 +3,8 @@ import ArgumentParser
 import ChildProcess
 import Foundation
 import Histogram
-import SimulationValues
 import SharedFiles
+import SimulationValues
 
 /// How long a simulated process takes from spawn to its "ready" event
 /// (and, for the intent extension, to its exit after performing an intent).
@@ -64,7 +64,8 @@ struct StartupBenchmark: ParsableCommand {
             let process = try RunningProcess(
                 executable, ["wait-input"],
                 environment: [
-                    SimulationEnvironment.Name.root: root, SimulationEnvironment.Name.device: "iPhone", SimulationEnvironment.Name.bundleIdentifier: "com.example.notes",
+                    SimulationEnvironment.Name.root: root, SimulationEnvironment.Name.device: "iPhone",
+                    SimulationEnvironment.Name.bundleIdentifier: "com.example.notes",
                 ])
             try process.waitForLine(timeout: 30) { $0 == "ready=true" }
             _ = alone.record(MonotonicClock.now() - start)
@@ -82,7 +83,8 @@ struct StartupBenchmark: ParsableCommand {
             let process = try RunningProcess(
                 executable, ["wait-input"],
                 environment: [
-                    SimulationEnvironment.Name.root: root, SimulationEnvironment.Name.device: "iPhone", SimulationEnvironment.Name.bundleIdentifier: "com.example.notes",
+                    SimulationEnvironment.Name.root: root, SimulationEnvironment.Name.device: "iPhone",
+                    SimulationEnvironment.Name.bundleIdentifier: "com.example.notes",
                     ControlProtocol.channelSocketVariable: socket, StartingSignalMask.unblockVariable: "1",
                 ])
             let channel = try listener.accept(timeout: 30)

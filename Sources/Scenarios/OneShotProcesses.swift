@@ -57,7 +57,8 @@ struct OneShotProcesses {
         let folder = (context.scenario.file as NSString).deletingLastPathComponent
         let path = [context.binaries, ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"].joined(separator: ":")
         let environment = [
-            SimulationEnvironment.Name.root: context.root, SimulationEnvironment.Name.device: context.scenario.defaultDevice, SimulationEnvironment.Name.binaries: context.binaries, "PATH": path,
+            SimulationEnvironment.Name.root: context.root, SimulationEnvironment.Name.device: context.scenario.defaultDevice,
+            SimulationEnvironment.Name.binaries: context.binaries, "PATH": path,
         ]
         let process = try RunningProcess(
             executable, arguments, environment: environment,

@@ -54,7 +54,8 @@ public final class SimulatedProcess: @unchecked Sendable {
         let (process, isFirstUse) = lock.withLock { () -> (SimulatedProcess, Bool) in
             if let chosen { return (chosen, false) }
             let process = SimulatedProcess(
-                environmentIdentity: .fromEnvironment(SimulationEnvironment.current.values), launchArguments: Array(CommandLine.arguments.dropFirst()))
+                environmentIdentity: .fromEnvironment(SimulationEnvironment.current.values), launchArguments: Array(CommandLine.arguments.dropFirst())
+            )
             chosen = process
             return (process, true)
         }

@@ -1,6 +1,6 @@
 import Foundation
-import SimulationValues
 import PropertyList
+import SimulationValues
 import Testing
 
 @testable import ScenarioModel
