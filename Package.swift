@@ -43,14 +43,18 @@ let package = Package(
         .systemLibrary(name: "CLinuxCalls"),
         // Property-list values and their codecs (binary, XML, old-style text). Pure logic.
         .target(name: "PropertyList"),
+        // The simulation's plain values, below everything that touches the disk: domain names, device settings and
+        // platforms, data protection, managed changes, durability, durations, the GROUPSIM_* variables (named once,
+        // read once). No I/O: it starts no process, opens no file or socket.
+        .target(name: "SimulationValues", dependencies: ["PropertyList"]),
         // One plist file shared between processes: lock file, merge, atomic replace.
-        .target(name: "SharedFiles", dependencies: ["CLinuxCalls", "PropertyList"]),
-        // UserDefaults semantics over the simulation root's shared files.
-        .target(name: "GroupDefaults", dependencies: ["PropertyList", "SharedFiles", "CInotifyTools"]),
+        .target(name: "SharedFiles", dependencies: ["CLinuxCalls", "PropertyList", "SimulationValues"]),
+        // UserDefaults semantics over the simulation root's shared files; re-exports SimulationValues.
+        .target(name: "GroupDefaults", dependencies: ["PropertyList", "SharedFiles", "SimulationValues", "CInotifyTools"]),
         // Foundation's UserDefaults API over GroupDefaults; re-exports Foundation.
         .target(name: "SimulatedFoundation", dependencies: [
             "AppProtocol", "ChildProcess", "CloudDevice", "CloudModel", "ExecutableFile", "GroupDefaults", "PropertyList",
-            "SharedFiles",
+            "SharedFiles", "SimulationValues",
         ]),
         // `@AppStorage` and its `Binding` over SimulatedFoundation's UserDefaults; re-exports SimulatedFoundation. No views.
         .target(name: "SimulatedSwiftUI", dependencies: ["SimulatedFoundation"]),
@@ -58,21 +62,21 @@ let package = Package(
         .target(name: "SimulatedOSLog"),
         // `AppIntent`, `@Parameter`, `IntentResult` … and GroupSim's runners of them (an intent extension's main, a
         // running program's perform-intent); re-exports SimulatedFoundation.
-        .target(name: "SimulatedAppIntents", dependencies: ["AppProtocol", "GroupDefaults", "PropertyList", "SimulatedFoundation"]),
+        .target(name: "SimulatedAppIntents", dependencies: ["AppProtocol", "GroupDefaults", "PropertyList", "SimulatedFoundation", "SimulationValues"]),
         // What a device keeps beside the apps' preferences: its simulated clock, WidgetCenter's requests and reload budget,
         // the widgets running on it. Below both the app model and the Foundation face (no YAML).
-        .target(name: "DeviceState", dependencies: ["GroupDefaults", "PropertyList", "SharedFiles"]),
+        .target(name: "DeviceState", dependencies: ["GroupDefaults", "PropertyList", "SharedFiles", "SimulationValues"]),
         // WidgetKit's timeline API (static and App Intents configured), WidgetCenter, and the widget host (`GroupSim.runWidget`,
         // which also runs a widget's interactive intents); re-exports SimulatedSwiftUI.
         .target(name: "SimulatedWidgetKit", dependencies: [
             "AppProtocol", "DeviceState", "GroupDefaults", "PropertyList", "SharedFiles", "SimulatedAppIntents", "SimulatedFoundation",
-            "SimulatedSwiftUI",
+            "SimulatedSwiftUI", "SimulationValues",
         ]),
         // The iCloud key-value store's shared rules: limits, change order, wire messages. Pure.
         .target(name: "CloudModel", dependencies: ["PropertyList"]),
         // A device's side of the iCloud key-value store: its copies of the stores and
         // settings, and the store an app process uses (NSUbiquitousKeyValueStore).
-        .target(name: "CloudDevice", dependencies: ["ChildProcess", "CloudModel", "GroupDefaults", "PropertyList", "SharedFiles"]),
+        .target(name: "CloudDevice", dependencies: ["ChildProcess", "CloudModel", "GroupDefaults", "PropertyList", "SharedFiles", "SimulationValues"]),
         // The cloud's HTTP face as a client asks it (one JSON request over a plain TCP socket), where
         // the cloud listens, its control secret, and network changes (CloudControl): what the runner
         // and GroupSimTesting need of the cloud, without NIO.
@@ -85,48 +89,55 @@ let package = Package(
             .product(name: "NIOHTTP1", package: "swift-nio"),
             .product(name: "NIOWebSocket", package: "swift-nio"),
         ]),
-        // Strict YAML reading with file:line:column errors (manifests, scenarios). It also imports CYaml,
-        // libyaml under Yams, for its event stream (the bound on alias expansion); Yams does not offer
-        // CYaml as a product, so the Yams product is what brings it.
-        .target(name: "SpecFormat", dependencies: ["PropertyList", "SharedFiles", .product(name: "Yams", package: "Yams")]),
+        // Strict YAML reading with file:line:column errors (manifests, scenarios); it reads no file itself (its callers
+        // hand it the bytes). It also imports CYaml, libyaml under Yams, for its event stream (the bound on alias
+        // expansion); Yams does not offer CYaml as a product, so the Yams product is what brings it.
+        .target(name: "SpecFormat", dependencies: ["PropertyList", .product(name: "Yams", package: "Yams")]),
         // Terminal styling and line output shared by the command-line faces.
         .target(name: "Terminal"),
         // The control protocol between a driver and a simulated process: requests, responses,
         // events, roles, and their one encoder and one decoder. Pure.
-        .target(name: "AppProtocol", dependencies: ["PropertyList"]),
-        // What a simulated app is (its manifest) and where it is installed (devices).
-        .target(name: "AppModel", dependencies: ["AppProtocol", "ChildProcess", "CloudDevice", "DeviceState", "GroupDefaults", "PropertyList", "SharedFiles", "SpecFormat"]),
+        .target(name: "AppProtocol", dependencies: ["PropertyList", "SimulationValues"]),
+        // What a simulated app is: its manifest, parsed from YAML it is given, and its targets. Pure.
+        .target(name: "AppModel", dependencies: ["AppProtocol", "PropertyList", "SimulationValues", "SpecFormat"]),
+        // Where apps are installed (DeviceManager: devices, installs, reboots) and what an installed app's executable
+        // is told (ExecutableIdentity): reads and writes the root.
+        .target(name: "AppInstall", dependencies: [
+            "AppModel", "AppProtocol", "CloudDevice", "DeviceState", "GroupDefaults", "PropertyList", "SharedFiles", "SimulationValues",
+            "SpecFormat",
+        ]),
         // The simulated app processes: session, widget timeline, intents, the two faces (prompt, JSON protocol).
         .target(name: "SimulatedApp", dependencies: [
-            "AppModel", "AppProtocol", "CloudDevice", "CloudModel", "DeviceState", "GroupDefaults", "PropertyList", "SharedFiles", "Terminal",
+            "AppInstall", "AppModel", "AppProtocol", "CloudDevice", "CloudModel", "DeviceState", "GroupDefaults", "PropertyList", "SharedFiles",
+            "SimulationValues", "Terminal",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .executableTarget(name: "main-app", dependencies: ["ChildProcess", "SimulatedApp"]),
         .executableTarget(name: "widget", dependencies: ["ChildProcess", "SimulatedApp"]),
         .executableTarget(name: "intent-extension", dependencies: ["ChildProcess", "SimulatedApp"]),
         // A scenario file as typed steps and checks: its grammar, parsing and validation with
-        // file:line:column errors. No processes, no I/O beyond reading the file (what else it
-        // needs, executables and manifests, it asks of a ScenarioFileSystem); fuzzed on its own.
+        // file:line:column errors. No processes, no I/O: the file itself, its executables and manifests it asks
+        // of a ScenarioFileSystem; fuzzed on its own.
         .target(name: "ScenarioModel", dependencies: [
-            "AppModel", "AppProtocol", "CloudModel", "DeviceState", "GroupDefaults", "PropertyList", "SpecFormat",
+            "AppModel", "AppProtocol", "CloudModel", "PropertyList", "SimulationValues", "SpecFormat",
             .product(name: "Yams", package: "Yams"),
         ]),
         // The runner that executes scenarios with real processes, and the reports.
         // It drives the roles only through processes and the protocol: it knows the protocol and the
         // app model, never the simulated processes' code.
         .target(name: "Scenarios", dependencies: [
-            "AppModel", "AppProtocol", "CloudClient", "CloudDevice", "CloudModel", "ChildProcess", "DeviceState", "ExecutableFile",
-            "GroupDefaults", "PropertyList", "ScenarioModel", "SharedFiles", "SpecFormat", "Terminal",
+            "AppInstall", "AppModel", "AppProtocol", "CloudClient", "CloudDevice", "CloudModel", "ChildProcess", "DeviceState",
+            "ExecutableFile", "GroupDefaults", "PropertyList", "ScenarioModel", "SharedFiles", "SimulationValues", "SpecFormat", "Terminal",
         ]),
         // What the `groupsim defaults` commands share with `groupsim-stress`: the location and domain
         // options, and the watch loop (the test tool's watcher probes must watch as `defaults watch` does).
         .target(name: "DefaultsCLI", dependencies: [
-            "AppModel", "AppProtocol", "DeviceState", "GroupDefaults", "PropertyList", "Terminal",
+            "AppInstall", "AppModel", "AppProtocol", "DeviceState", "GroupDefaults", "PropertyList", "Terminal",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // The `groupsim` command tree; the executable only calls into it.
         .target(name: "GroupSimCLI", dependencies: [
-            "AppModel", "ChildProcess", "CloudClient", "CloudDevice", "CloudModel", "CloudService", "AppProtocol", "DefaultsCLI", "DeviceState",
+            "AppInstall", "AppModel", "ChildProcess", "CloudClient", "CloudDevice", "CloudModel", "CloudService", "AppProtocol", "DefaultsCLI", "DeviceState",
             "GroupDefaults", "PropertyList", "SharedFiles", "ScenarioModel", "Scenarios", "Terminal",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
@@ -138,12 +149,13 @@ let package = Package(
         ]),
         .executableTarget(name: "groupsim-stress", dependencies: ["ChildProcess", "StressTool"]),
         // A child process driven line by line: tests, benchmarks and the scenario runner.
-        .target(name: "ChildProcess"),
+        .target(name: "ChildProcess", dependencies: ["SimulationValues"]),
         // The symbols an executable's ELF file imports or defines. Reads the one file; no dependencies.
         .target(name: "ExecutableFile"),
         // Benchmarks with their own executable; results are kept in benchmarks/.
         .target(name: "Benchmarks", dependencies: [
-            "AppProtocol", "ChildProcess", "CloudDevice", "CloudModel", "GroupDefaults", "PropertyList", "SharedFiles", "SimulatedFoundation", "Terminal",
+            "AppProtocol", "ChildProcess", "CloudDevice", "CloudModel", "GroupDefaults", "PropertyList", "SharedFiles", "SimulatedFoundation",
+            "SimulationValues", "Terminal",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Histogram", package: "hdrhistogram-swift"),
         ]),
@@ -151,8 +163,8 @@ let package = Package(
         // Users' own tests drive their executables (which link SimulatedFoundation) in a simulation: devices, apps, the cloud,
         // faults, scenario files; failures at the test's line (Swift Testing and XCTest adapters).
         .target(name: "GroupSimTesting", dependencies: [
-            "AppModel", "AppProtocol", "ChildProcess", "CloudDevice", "CloudModel", "DeviceState", "GroupDefaults", "PropertyList", "ScenarioModel",
-            "Scenarios", "SpecFormat", "Terminal",
+            "AppInstall", "AppModel", "AppProtocol", "ChildProcess", "CloudDevice", "CloudModel", "DeviceState", "GroupDefaults", "PropertyList",
+            "ScenarioModel", "Scenarios", "SimulationValues", "SpecFormat", "Terminal",
         ]),
 
         // Settings code written as apps write it (only `import SimulatedFoundation` in place of `import Foundation`,
@@ -191,6 +203,11 @@ let package = Package(
         .testTarget(name: "GroupSimTestingTests", dependencies: [
             "GroupSimTesting", "settings-examples", "groupsim", "main-app", "widget", "intent-extension",
         ], exclude: ["Scenarios"]),
+        // The scenario model's own tests: the grammar, parsing, writing back, the docs' tables; no executable and no
+        // process, so scripts/fast-test.sh builds and runs them alone in seconds.
+        .testTarget(name: "ScenarioModelTests", dependencies: [
+            "AppModel", "PropertyList", "ScenarioModel", "SimulationValues", "SpecFormat",
+        ]),
         .testTarget(name: "IntegrationTests", dependencies: [
             "AppModel", "AppProtocol", "ChildProcess", "CloudClient", "CloudDevice", "CloudModel", "CloudService", "DeviceState", "GroupDefaults",
             "PropertyList", "ScenarioModel", "Scenarios", "SharedFiles",
@@ -206,7 +223,7 @@ let package = Package(
 if Context.environment["GROUPSIM_FUZZ"] == "1" {
     package.targets.append(.executableTarget(
         name: "groupsim-fuzz",
-        dependencies: ["AppModel", "AppProtocol", "CloudDevice", "CloudModel", "GroupDefaults", "PropertyList", "ScenarioModel", "SpecFormat"],
+        dependencies: ["AppModel", "AppProtocol", "CloudDevice", "CloudModel", "GroupDefaults", "PropertyList", "ScenarioModel", "SimulationValues", "SpecFormat"],
         path: "Fuzz/Sources",
         swiftSettings: [.unsafeFlags(["-parse-as-library"])]
     ))

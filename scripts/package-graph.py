@@ -2,8 +2,10 @@
 """The package's target graph, from `swift package describe --type json`.
 
     scripts/package-graph.py            rewrites docs/targets.md (a Mermaid picture of the targets)
-    scripts/package-graph.py --check    fails if docs/targets.md is out of date, or if a source file
-                                        imports a module its target does not declare in Package.swift
+    scripts/package-graph.py --check    fails if docs/targets.md is out of date, if a source file
+                                        imports a module its target does not declare in Package.swift,
+                                        or if a pure target (PURE) reaches a target that is not pure or
+                                        calls what starts a process, opens a file or socket, or watches
 
 CI runs --check, so the picture in the docs and the declared dependencies
 cannot drift from the code.
@@ -24,6 +26,15 @@ TOOLCHAIN = {"Foundation", "FoundationEssentials", "FoundationNetworking", "Disp
 # A module a declared product brings that its package does not offer as a product of its own,
 # so Package.swift cannot name it: the target must depend on the product that does.
 THROUGH_PRODUCT = {"CYaml": "Yams"}  # libyaml's event stream, for SpecFormat's bound on alias expansion
+
+# The targets that start no process, open no file or socket and watch nothing, and the test targets that
+# test only them (scripts/fast-test.sh builds those alone): each may depend only on pure targets and PURE_PRODUCTS.
+PURE = ["PropertyList", "SimulationValues", "SpecFormat", "AppProtocol", "CloudModel", "AppModel", "ScenarioModel"]
+PURE_TESTS = ["ScenarioModelTests"]
+PURE_PRODUCTS = {"Yams"}
+# What no pure target's code may call: process starts, files, sockets, watches.
+IMPURE_CALL = re.compile(r"(?<![.\w])(posix_spawnp?|fork|vfork|execv[pe]?|socket|inotify_\w+|Foundation\.Process|FileHandle|FileManager|"
+                         r"fopen|openat)\s*[(.]|\b((?:Data|String)\(contentsOf|contentsOfFile):")
 
 IMPORT = re.compile(r"^\s*(?:@[A-Za-z_]+(?:\([^)]*\))?\s+)*import\s+(?:(?:struct|class|enum|protocol|func|var|let|typealias)\s+)?([A-Za-z_][A-Za-z0-9_]*)")
 
@@ -56,6 +67,8 @@ def mermaid(package):
             lines.append("  {} --> {}".format(t["c99name"], dep.replace("-", "_")))
         for dep in sorted(t.get("product_dependencies") or []):
             lines.append("  {} -.-> {}[/{}/]".format(t["c99name"], "ext_" + dep, dep))
+    lines.append("  classDef pure stroke-width:3px")
+    lines.append("  class " + ",".join(PURE) + " pure")
     lines.append("```")
     return "\n".join(lines)
 
@@ -68,6 +81,10 @@ def document(package):
         "it is out of date. Arrows point from a target to what it depends on; rounded boxes are",
         "executables, the cylinder is the C library from Debian, slanted boxes are other packages'",
         "products. Test targets are left out. `docs/architecture.md` says what each target owns.",
+        "",
+        "Pure (no process, no file or socket opened, nothing watched; `--check` fails when one of them",
+        "depends on another target or calls such a thing): " + ", ".join("`{}`".format(n) for n in PURE) + ".",
+        "Their tests (" + ", ".join("`{}`".format(n) for n in PURE_TESTS) + ") run alone: `scripts/fast-test.sh`.",
         "",
         mermaid(package),
         "",
@@ -98,6 +115,35 @@ def undeclared_imports(package):
     return problems
 
 
+def impure(package):
+    targets = {t["name"]: t for t in package["targets"]}
+    problems = []
+    for name in PURE + PURE_TESTS:
+        if name not in targets:
+            problems.append("package-graph.py names {} as pure, but Package.swift has no such target".format(name))
+            continue
+        t = targets[name]
+        for dep in t.get("target_dependencies") or []:
+            if dep not in PURE:
+                problems.append("{} is pure but depends on {}, which is not (PURE in scripts/package-graph.py)".format(name, dep))
+        for dep in t.get("product_dependencies") or []:
+            if dep not in PURE_PRODUCTS:
+                problems.append("{} is pure but depends on the product {}".format(name, dep))
+        if name in PURE_TESTS:
+            continue
+        folder = os.path.join(ROOT, t["path"])
+        for source in t.get("sources") or []:
+            path = os.path.join(folder, source)
+            with open(path, encoding="utf-8") as f:
+                for number, line in enumerate(f, 1):
+                    code = line.split("//")[0]
+                    m = IMPURE_CALL.search(code)
+                    if m:
+                        problems.append("{}:{}: {} is pure, but calls {}: move that to a target that does I/O".format(
+                            os.path.relpath(path, ROOT), number, name, m.group(1) or m.group(2)))
+    return problems
+
+
 def main():
     package = describe()
     wanted = document(package)
@@ -111,7 +157,7 @@ def main():
     if current != wanted:
         print("docs/targets.md is out of date with Package.swift: run scripts/package-graph.py and commit it")
         failed = True
-    for problem in undeclared_imports(package):
+    for problem in undeclared_imports(package) + impure(package):
         print(problem)
         failed = True
     if not failed:

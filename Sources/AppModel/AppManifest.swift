@@ -1,8 +1,7 @@
 import AppProtocol
-import DeviceState
 import Foundation
-import GroupDefaults
 import PropertyList
+import SimulationValues
 import SpecFormat
 
 /// A simulated app: its targets, their bundle ids and entitlements, their
@@ -77,7 +76,7 @@ package struct AppManifest: Sendable {
         package var timeline: Timeline
         package var observer: Observer = .anyChange
         /// Reloads the app may ask from the background per simulated day (`reload-budget`); nil: unlimited.
-        package var reloadBudget: Int? = WidgetReloadBudget.defaultDailyBudget
+        package var reloadBudget: Int? = WidgetEnvironment.defaultDailyBudget
     }
 
     package struct Intent: Sendable {
@@ -109,10 +108,6 @@ package struct AppManifest: Sendable {
     package static let intentExtensionKeys = ["intents"]
     package static let intentKeys = Intent.Action.allCases.map(\.rawValue) + ["value", "parameter", "by"]
     package static let cloudBridgeKeys = ["mode", "prefix"]
-
-    package static func load(_ path: String) throws -> AppManifest {
-        try parse(SpecNode.load(path))
-    }
 
     package static func parse(_ root: SpecNode) throws -> AppManifest {
         let fields = try root.fields(allowed: topLevelKeys, required: ["name", "targets"])
@@ -223,7 +218,7 @@ package struct AppManifest: Sendable {
     package static let reloadBudgets = 0...10_000
 
     static func parseReloadBudget(_ node: SpecNode?) throws -> Int? {
-        guard let node else { return WidgetReloadBudget.defaultDailyBudget }
+        guard let node else { return WidgetEnvironment.defaultDailyBudget }
         let text = try node.string()
         if text == "unlimited" { return nil }
         guard let budget = Int(text), reloadBudgets.contains(budget) else {

@@ -1,3 +1,5 @@
+import SimulationValues
+
 /// How a user's App Intent is run and how its run ends: shared by
 /// SimulatedAppIntents, which runs them, and the runner and GroupSimTesting,
 /// which judge them (docs/api.md, "SimulatedAppIntents").
@@ -6,7 +8,7 @@ package enum AppIntentRun {
     /// before the system cancels it (`IntentCancellationReason.timeout`).
     package static let timeLimitSeconds: Double = 30
     /// Seconds in place of `timeLimitSeconds`, for a test that shows the bound without waiting for it.
-    package static let timeLimitVariable = "GROUPSIM_INTENT_TIME_LIMIT"
+    package static let timeLimitVariable = SimulationEnvironment.Name.intentTimeLimit
 
     /// The exit status of an intent executable's one-shot run.
     package enum Status {

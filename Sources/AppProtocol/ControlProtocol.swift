@@ -1,5 +1,6 @@
 import Foundation
 import PropertyList
+import SimulationValues
 
 /// The line-delimited JSON protocol on stdin/stdout (docs/protocol.md).
 /// Requests carry an id that the response repeats; events have an "event"
@@ -55,8 +56,8 @@ package enum ControlProtocol {
     /// control channel (docs/protocol.md): a connected stream socket it
     /// inherits, by descriptor number, or the path of a listening Unix socket
     /// it connects to. Read once, at load, and removed from the environment.
-    package static let channelDescriptorVariable = "GROUPSIM_CONTROL_FD"
-    package static let channelSocketVariable = "GROUPSIM_CONTROL_SOCKET"
+    package static let channelDescriptorVariable = SimulationEnvironment.Name.controlDescriptor
+    package static let channelSocketVariable = SimulationEnvironment.Name.controlSocket
     /// The mangled-name prefix of SimulatedFoundation's `ControlChannel`: an
     /// executable that defines a symbol with it links SimulatedFoundation and
     /// can serve the channel (the scenario runner reads it from the file).

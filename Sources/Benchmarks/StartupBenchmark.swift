@@ -4,6 +4,7 @@ import ChildProcess
 import Foundation
 import Histogram
 import SharedFiles
+import SimulationValues
 
 /// How long a simulated process takes from spawn to its "ready" event
 /// (and, for the intent extension, to its exit after performing an intent).
@@ -20,7 +21,7 @@ struct StartupBenchmark: ParsableCommand {
         let (root, temporary) = try options.makeRoot()
         defer { if temporary { try? FileManager.default.removeItem(atPath: root) } }
         let folder = (CommandLine.arguments[0] as NSString).deletingLastPathComponent
-        let environment = ["GROUPSIM_ROOT": root]
+        let environment = [SimulationEnvironment.Name.root: root]
         print("start-to-ready: \(runs) starts each (ms)")
         for role in ["main-app", "widget"] {
             var histogram = Histogram<UInt64>(highestTrackableValue: 60_000_000_000, numberOfSignificantValueDigits: .three)
@@ -63,7 +64,8 @@ struct StartupBenchmark: ParsableCommand {
             let process = try RunningProcess(
                 executable, ["wait-input"],
                 environment: [
-                    "GROUPSIM_ROOT": root, "GROUPSIM_DEVICE": "iPhone", "GROUPSIM_BUNDLE_ID": "com.example.notes",
+                    SimulationEnvironment.Name.root: root, SimulationEnvironment.Name.device: "iPhone",
+                    SimulationEnvironment.Name.bundleIdentifier: "com.example.notes",
                 ])
             try process.waitForLine(timeout: 30) { $0 == "ready=true" }
             _ = alone.record(MonotonicClock.now() - start)
@@ -81,7 +83,8 @@ struct StartupBenchmark: ParsableCommand {
             let process = try RunningProcess(
                 executable, ["wait-input"],
                 environment: [
-                    "GROUPSIM_ROOT": root, "GROUPSIM_DEVICE": "iPhone", "GROUPSIM_BUNDLE_ID": "com.example.notes",
+                    SimulationEnvironment.Name.root: root, SimulationEnvironment.Name.device: "iPhone",
+                    SimulationEnvironment.Name.bundleIdentifier: "com.example.notes",
                     ControlProtocol.channelSocketVariable: socket, StartingSignalMask.unblockVariable: "1",
                 ])
             let channel = try listener.accept(timeout: 30)

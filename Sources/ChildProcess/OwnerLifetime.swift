@@ -1,4 +1,5 @@
 import Foundation
+import SimulationValues
 
 #if canImport(Glibc)
     import Glibc
@@ -30,15 +31,14 @@ import Foundation
 /// A daemon meant to outlive its starter (`groupsim cloud start`) is started
 /// by `DetachedProcess`, which never passes the variable on, nor does `Warden`.
 package enum OwnerLifetime {
-    package static let variable = "GROUPSIM_OWNER_PID"
+    package static let variable = SimulationEnvironment.Name.ownerPID
 
     /// Child side: called first by every executable of the package. Without
     /// the variable it does nothing. The variable is removed from the
     /// environment, so this process's own children are tied to it only if it
     /// names itself again.
     package static func adopt() {
-        guard let raw = getenv(variable) else { return }
-        let text = String(cString: raw)
+        guard let text = SimulationEnvironment.current[variable] else { return }
         unsetenv(variable)
         guard let owner = pid_t(text), owner > 1 else {
             FileHandle.standardError.write(Data("warning: \(variable)='\(text)' is not a process id; this process is not tied to its starter\n".utf8))

@@ -1,4 +1,5 @@
 import Foundation
+import SimulationValues
 
 /// A child of `RunningProcess` starts with every signal blocked (see
 /// `SpawningThread`), which suits the package's executables and no one
@@ -7,13 +8,13 @@ import Foundation
 /// the program, as it loads (SimulatedFoundation does it), unblocks every
 /// signal, as `groupsim exec` does before it becomes the program.
 package enum StartingSignalMask {
-    package static let unblockVariable = "GROUPSIM_UNBLOCK_SIGNALS"
+    package static let unblockVariable = SimulationEnvironment.Name.unblockSignals
 
     /// Child side: with the variable set (to "1"), removes it and unblocks
     /// every signal of the calling thread (at load, the only one).
     package static func unblockIfAsked() {
-        guard let raw = getenv(unblockVariable) else { return }
-        let asked = String(cString: raw) == "1"
+        guard let value = SimulationEnvironment.current[unblockVariable] else { return }
+        let asked = value == "1"
         unsetenv(unblockVariable)
         guard asked else { return }
         var nothingBlocked = sigset_t()

@@ -2,6 +2,7 @@ import ChildProcess
 import Foundation
 import GroupDefaults
 import SharedFiles
+import SimulationValues
 
 #if canImport(Glibc)
     import Glibc
@@ -18,7 +19,7 @@ package struct CloudDaemons: Sendable {
 
     /// `GROUPSIM_CLOUD_AUTOSTART=0`: an app never starts the cloud (the scenario runner and the testing library start and
     /// end their own, and say so to every process they start).
-    package static let autostartVariable = "GROUPSIM_CLOUD_AUTOSTART"
+    package static let autostartVariable = SimulationEnvironment.Name.cloudAutostart
 
     package init(root: SimulationRoot, groupsim: String) {
         self.root = root

@@ -1,4 +1,5 @@
 import Foundation
+import SimulationValues
 
 /// Clock readings on the cloud's and the agents' event lines, for the cloud
 /// benchmark's "where the time goes". Off unless `GROUPSIM_EVENT_CLOCK=1` is
@@ -7,6 +8,6 @@ import Foundation
 /// timing needs are said as events too: an agent's `woke` and
 /// `push-received`, the cloud's `upload-received`.
 package enum EventClock {
-    package static let variable = "GROUPSIM_EVENT_CLOCK"
-    package static let isOn = ProcessInfo.processInfo.environment[variable] == "1"
+    package static let variable = SimulationEnvironment.Name.eventClock
+    package static let isOn = SimulationEnvironment.current[variable] == "1"
 }

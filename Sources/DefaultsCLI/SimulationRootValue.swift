@@ -1,3 +1,4 @@
+import AppInstall
 import AppModel
 import DeviceState
 import Foundation
@@ -32,7 +33,7 @@ package struct SimulationRootValue {
         let known = isGroup ? Set(installed.flatMap(\.appGroups)) : Set(installed.map(\.bundleIdentifier))
         guard known.contains(identifier) else {
             var message = "no \(isGroup ? "app group" : "app") \(identifier) on \(device): nothing installed there uses it"
-            if let guess = DeviceManager.closest(to: identifier, among: known.sorted()) { message += "; did you mean \(guess)?" }
+            if let guess = NameSuggestion.closest(to: identifier, among: known.sorted()) { message += "; did you mean \(guess)?" }
             if !known.isEmpty { message += " (\(isGroup ? "app groups" : "apps") there: \(known.sorted().joined(separator: ", ")))" }
             throw DeviceError(message + " (install its app: groupsim app install --device \(device) [--manifest FILE])")
         }

@@ -2,6 +2,7 @@ import Foundation
 import GroupDefaults
 import PropertyList
 import SharedFiles
+import SimulationValues
 
 /// A device's simulated clock: the real time plus an offset kept in the
 /// device's folder, so every process of the device reads the same time.
@@ -14,8 +15,8 @@ package struct DeviceClock: Sendable {
     package let root: SimulationRoot
     package let device: String
 
-    /// The longest single advance: a year, far beyond any budget's period.
-    package static let longestAdvance: Double = 366 * 86_400
+    /// The longest single advance (`SimulatedDuration.longestAdvance`).
+    package static let longestAdvance = SimulatedDuration.longestAdvance
 
     package init(root: SimulationRoot, device: String) {
         self.root = root
@@ -83,20 +84,5 @@ package struct DeviceClock: Sendable {
         let (year, month, dayOfMonth) = CivilCalendar.date(fromDays: Int64(day))
         guard (1...9999).contains(year) else { return "day \(day)" }
         return String(format: "%04lld-%02lld-%02lld", year, month, dayOfMonth)
-    }
-
-    /// "6h", "90m", "30s", "2d" (or a bare number of seconds) in seconds; nil if it is none of those.
-    package static func parseDuration(_ text: String) -> Double? {
-        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3_600, "d": 86_400]
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
-        guard let last = trimmed.last else { return nil }
-        let (number, unit) = units[last].map { (String(trimmed.dropLast()), $0) } ?? (trimmed, 1)
-        guard let value = Double(number), value.isFinite else { return nil }
-        return value * unit
-    }
-
-    /// The error for a duration that is not one, naming what was given and what is meant.
-    package static func durationError(_ text: String, what: String) -> String {
-        "\(what) is a duration such as 6h, 90m, 30s or 1d (more than 0, at most 366d), found '\(text)'"
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import GroupDefaults
 import PropertyList
 import SharedFiles
+import SimulationValues
 
 /// WidgetKit's daily reload budget on one device: the app's
 /// `WidgetCenter.reloadAllTimelines()` from the background counts against
@@ -15,9 +16,8 @@ import SharedFiles
 /// `deferred:BUNDLE` the delivery of a deferred one, and `budget:BUNDLE` the
 /// day's counters (one budget per widget bundle, whatever the kind).
 package struct WidgetReloadBudget: Sendable {
-    /// Reloads a widget gets a day when its manifest says nothing: the common
-    /// observation for a frequently viewed widget (Apple: 40 to 70).
-    package static let defaultDailyBudget = 40
+    /// Reloads a widget gets a day when its manifest says nothing (`WidgetEnvironment.defaultDailyBudget`).
+    package static let defaultDailyBudget = WidgetEnvironment.defaultDailyBudget
     package static let allWidgets = "*"
 
     package let root: SimulationRoot

@@ -1,6 +1,7 @@
 import CInotifyTools
 import Foundation
 import SharedFiles
+import SimulationValues
 
 /// The process's one inotify watcher: it tells every open domain when its
 /// file may have changed on disk, so the domain reloads and announces what
@@ -277,7 +278,7 @@ package final class ChangeWatcher: @unchecked Sendable {
     private enum WatchResult { case watched, missing, failed }
 
     /// `GROUPSIM_WATCH_DEBUG=1` traces watches and events to stderr.
-    private let tracing = ProcessInfo.processInfo.environment["GROUPSIM_WATCH_DEBUG"] != nil
+    private let tracing = SimulationEnvironment.current[SimulationEnvironment.Name.watchDebug] != nil
     private func trace(_ message: @autoclosure () -> String) {
         if tracing { FileHandle.standardError.write(Data("groupsim watcher: \(message())\n".utf8)) }
     }

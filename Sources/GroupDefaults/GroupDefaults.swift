@@ -1,6 +1,9 @@
 import Foundation
 import PropertyList
 import SharedFiles
+// The value types of the defaults API that live below the disk (DefaultsError, DomainName, Durability …), so that a
+// module using GroupDefaults sees them as before.
+@_exported import SimulationValues
 import Synchronization
 
 /// UserDefaults over the simulation root: the same search list, domains and

@@ -1,6 +1,7 @@
 import Foundation
 import PropertyList
 import SharedFiles
+import SimulationValues
 
 /// Edits not yet on disk, over a base dictionary. `replace` means the base is
 /// discarded first (`setPersistentDomain`, `removePersistentDomain`).
@@ -398,7 +399,7 @@ package final class PersistentDomain: @unchecked Sendable {
     /// file only on synchronize, a transaction, or exit (as an app that never
     /// synchronizes, or Foundation on Linux). For reproducing lost writes, and
     /// for tests that must hold changes pending.
-    static let commitsDeferred = ProcessInfo.processInfo.environment["GROUPSIM_DEFER_COMMITS"] == "1"
+    static let commitsDeferred = SimulationEnvironment.current[SimulationEnvironment.Name.deferCommits] == "1"
 
     private func scheduleCommitLocked() -> Bool {
         if commitScheduled || Self.commitsDeferred { return false }

@@ -1,4 +1,5 @@
 import Foundation
+import SimulationValues
 
 /// Who a process of the simulation is: the root and device it runs on, its
 /// bundle identifier and the app groups it is entitled to. `groupsim exec`
@@ -17,10 +18,10 @@ public struct ProcessIdentity: Sendable, Hashable {
     public var appGroups: Set<String>
 
     public enum Variable {
-        public static let root = "GROUPSIM_ROOT"
-        public static let device = "GROUPSIM_DEVICE"
-        public static let bundleIdentifier = "GROUPSIM_BUNDLE_ID"
-        public static let appGroups = "GROUPSIM_APP_GROUPS"
+        public static let root = SimulationEnvironment.Name.root
+        public static let device = SimulationEnvironment.Name.device
+        public static let bundleIdentifier = SimulationEnvironment.Name.bundleIdentifier
+        public static let appGroups = SimulationEnvironment.Name.appGroups
     }
 
     /// Used when neither the environment nor the executable's name gives a usable bundle identifier.

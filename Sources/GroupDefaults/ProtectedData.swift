@@ -1,6 +1,7 @@
 import Foundation
 import PropertyList
 import SharedFiles
+import SimulationValues
 
 /// Data protection of a device's containers after a reboot, as iOS applies
 /// NSFileProtectionCompleteUntilFirstUserAuthentication to an app's
@@ -20,12 +21,7 @@ package enum ProtectedData {
     package static let protectionKey = "dataProtection"
 
     /// The file protection of the device's containers.
-    package enum Protection: String, Sendable, CaseIterable {
-        /// iOS's default for an app's container since iOS 7: unreadable from a reboot until the first unlock.
-        case untilFirstUnlock = "until-first-unlock"
-        /// NSFileProtectionNone: readable at any time (the protection switched off).
-        case none
-    }
+    package typealias Protection = DataProtection
 
     /// The device's state as its `device.plist` says (absent: unlocked).
     package struct State: Equatable, Sendable {

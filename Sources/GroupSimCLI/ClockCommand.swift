@@ -29,8 +29,8 @@ struct ClockCommand: ParsableCommand {
         let clock = DeviceClock(root: place.root, device: place.device)
         let budget = WidgetReloadBudget(root: place.root, device: place.device)
         if let advance {
-            guard let seconds = DeviceClock.parseDuration(advance), seconds > 0, seconds <= DeviceClock.longestAdvance else {
-                throw ValidationError(DeviceClock.durationError(advance, what: "--advance"))
+            guard let seconds = SimulatedDuration.parse(advance), seconds > 0, seconds <= DeviceClock.longestAdvance else {
+                throw ValidationError(SimulatedDuration.error(advance, what: "--advance"))
             }
             for widget in try budget.advanceClock(by: seconds) { print("delivered the deferred reload of \(widget)") }
         }

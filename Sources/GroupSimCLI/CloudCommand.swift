@@ -1,3 +1,4 @@
+import AppInstall
 import AppModel
 import ArgumentParser
 import CloudClient
@@ -290,7 +291,7 @@ struct CloudCommand: ParsableCommand {
             let place = try location.simulationRoot
             guard Self.actions.contains(action) else {
                 var message = "'\(action)' is not a network change"
-                if let guess = DeviceManager.closest(to: action, among: Self.actions) { message += "; did you mean \(guess)?" }
+                if let guess = NameSuggestion.closest(to: action, among: Self.actions) { message += "; did you mean \(guess)?" }
                 throw ValidationError(message + " (one of \(NetworkAction.words))")
             }
             let amount = amount.filter { $0 != "--" }
@@ -329,7 +330,7 @@ struct CloudCommand: ParsableCommand {
                 let known = status.dictionaryValue?["accounts"]?.arrayValue?.compactMap(\.stringValue) ?? []
                 guard known.contains(account) else {
                     var message = "the cloud has no account \(account)"
-                    if let guess = DeviceManager.closest(to: account, among: known) { message += "; did you mean \(guess)?" }
+                    if let guess = NameSuggestion.closest(to: account, among: known) { message += "; did you mean \(guess)?" }
                     throw ValidationError(
                         message
                             + (known.isEmpty

@@ -32,7 +32,7 @@ struct ManagedCommand: ParsableCommand {
         _ = try place.requireKnownContainer(app)
         guard Self.actions.contains(action) else {
             var message = "'\(action)' is not a managed-preferences action"
-            if let guess = DeviceManager.closest(to: action, among: Self.actions) { message += "; did you mean \(guess)?" }
+            if let guess = NameSuggestion.closest(to: action, among: Self.actions) { message += "; did you mean \(guess)?" }
             throw ValidationError(message + " (one of \(Self.actions.joined(separator: ", ")))")
         }
         if action == "show" {

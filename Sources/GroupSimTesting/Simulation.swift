@@ -1,3 +1,4 @@
+import AppInstall
 import AppModel
 import ChildProcess
 import CloudDevice
@@ -7,6 +8,7 @@ import Foundation
 import GroupDefaults
 import ScenarioModel
 import Scenarios
+import SimulationValues
 import SpecFormat
 
 /// Whether a simulation saw a failure, so that its root is kept for
@@ -101,7 +103,7 @@ public final class Simulation: @unchecked Sendable {
     private var launches = 0
 
     /// Set to 1 to keep every simulation's root, passed or failed.
-    public static let keepRootsVariable = "GROUPSIM_KEEP_ROOTS"
+    public static let keepRootsVariable = SimulationEnvironment.Name.keepRoots
 
     /// A fresh, empty simulation root. `binaries`: where the built
     /// executables are (default: `$GROUPSIM_BIN_DIR`, else the folder of the
@@ -132,7 +134,7 @@ public final class Simulation: @unchecked Sendable {
     /// `$GROUPSIM_BIN_DIR`, else the folder of this process's executable
     /// (the test bundle, which SwiftPM builds beside the products).
     static func defaultBinaries() -> String {
-        if let folder = ProcessInfo.processInfo.environment["GROUPSIM_BIN_DIR"], !folder.isEmpty { return folder }
+        if let folder = SimulationEnvironment.current.nonEmpty(SimulationEnvironment.Name.binDir) { return folder }
         let me = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         return (me as NSString).deletingLastPathComponent
     }
@@ -459,7 +461,7 @@ public final class Simulation: @unchecked Sendable {
         guard let (programs, rig) = state else { return }
         for program in programs { program.end() }
         rig?.endAll()
-        if outcome.hasFailed || ProcessInfo.processInfo.environment[Self.keepRootsVariable] == "1" {
+        if outcome.hasFailed || SimulationEnvironment.current[Self.keepRootsVariable] == "1" {
             FileHandle.standardError.write(Data("groupsim: the simulation root is kept for inspection: \(root)\n".utf8))
         } else {
             try? FileManager.default.removeItem(atPath: root)

@@ -1,6 +1,5 @@
 import AppProtocol
 import Foundation
-import GroupDefaults
 import PropertyList
 
 /// A check and where it is written.

@@ -1,7 +1,7 @@
 import CloudModel
 import Foundation
-import GroupDefaults
 import PropertyList
+import SimulationValues
 import SpecFormat
 
 /// A device as a scenario declares it: `- iPad` or `- iPad: {account: alice, clock-skew-ms: 5000, online: false}`.
@@ -46,7 +46,7 @@ package enum CloudCheck: Sendable, Equatable {
 extension ScenarioParser {
     /// The `devices:` list: names, or one-entry mappings with the device's cloud settings.
     static func parseDevices(_ node: SpecNode?) throws -> [DeviceSpec] {
-        guard let node else { return [DeviceSpec(name: SimulationRoot.defaultDevice)] }
+        guard let node else { return [DeviceSpec(name: SimulationEnvironment.defaultDevice)] }
         var devices: [DeviceSpec] = []
         for item in try node.listOrSingle() {
             var spec: DeviceSpec

@@ -1,7 +1,7 @@
 import CloudModel
 import Foundation
-import GroupDefaults
 import PropertyList
+import SimulationValues
 import SpecFormat
 
 extension StepGrammar {

@@ -1,6 +1,5 @@
 import AppProtocol
 import Foundation
-import GroupDefaults
 import PropertyList
 import SpecFormat
 

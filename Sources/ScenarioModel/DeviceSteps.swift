@@ -1,8 +1,7 @@
 import AppModel
-import DeviceState
 import Foundation
-import GroupDefaults
 import PropertyList
+import SimulationValues
 import SpecFormat
 
 extension StepGrammar {
@@ -102,11 +101,11 @@ extension ScenarioParser {
         }
         let fields = try input.fields()
         let device = try fields.device("device")
-        var protection = ProtectedData.Protection.untilFirstUnlock
+        var protection = DataProtection.untilFirstUnlock
         if let node = fields["protection"] {
             let name = try node.string()
-            guard let chosen = ProtectedData.Protection(rawValue: name) else {
-                throw node.error("protection must be \(ProtectedData.Protection.allCases.map(\.rawValue).joined(separator: " or ")), found '\(name)'")
+            guard let chosen = DataProtection(rawValue: name) else {
+                throw node.error("protection must be \(DataProtection.allCases.map(\.rawValue).joined(separator: " or ")), found '\(name)'")
             }
             protection = chosen
         }
@@ -128,7 +127,7 @@ extension ScenarioParser {
         let known = Set(isSuite ? targets.flatMap(\.appGroups) : targets.map(\.bundleIdentifier)).sorted()
         guard known.contains(domain) else {
             var message = "'\(domain)' is not \(isSuite ? "an app group" : "a bundle id") of the app's targets"
-            if let guess = DeviceManager.closest(to: domain, among: known) { message += "; did you mean \(guess)?" }
+            if let guess = NameSuggestion.closest(to: domain, among: known) { message += "; did you mean \(guess)?" }
             throw domainNode.error(message + " (they are: \(known.isEmpty ? "none" : known.joined(separator: ", ")))")
         }
         if isSuite, let config = fields["config"] {
@@ -166,8 +165,8 @@ extension ScenarioParser {
             (device, byNode) = (try fields.device("device"), fields.node("by"))
         }
         let text = try byNode.string()
-        guard let seconds = DeviceClock.parseDuration(text), seconds > 0, seconds <= DeviceClock.longestAdvance else {
-            throw byNode.error(DeviceClock.durationError(text, what: "advance-clock's 'by'"))
+        guard let seconds = SimulatedDuration.parse(text), seconds > 0, seconds <= SimulatedDuration.longestAdvance else {
+            throw byNode.error(SimulatedDuration.error(text, what: "advance-clock's 'by'"))
         }
         return (.advanceClock(device: device, seconds: seconds), "advance the clock by \(text)" + (device.map { " on \($0)" } ?? ""))
     }

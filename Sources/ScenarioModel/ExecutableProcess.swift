@@ -1,7 +1,7 @@
 import AppModel
 import AppProtocol
 import Foundation
-import GroupDefaults
+import SimulationValues
 import SpecFormat
 
 extension ScenarioParser {
@@ -83,7 +83,7 @@ extension ScenarioParser {
     }
 
     /// What the runner sets in an executable's environment itself: its identity, its control channel, its tie to the runner.
-    static let runnerVariables = ExecutableIdentity.startersVariables
+    static let runnerVariables = SimulationEnvironment.Name.startersVariables
 
     /// `env: { NAME: value }`: strings only, and none of the runner's own GROUPSIM_* variables.
     static func parseEnvironment(_ node: SpecNode?) throws -> [String: String] {

@@ -1,8 +1,8 @@
 import AppModel
 import AppProtocol
 import Foundation
-import GroupDefaults
 import PropertyList
+import SimulationValues
 
 /// One scenario file, checked and ready to run.
 package struct Scenario: Sendable {
@@ -141,7 +141,7 @@ package struct Step: Sendable, Equatable {
         /// A line written to the process's stdin.
         case send(process: String, line: String)
         /// The device restarts, locked until `unlock` (its first unlock): processes launched meanwhile read no preferences.
-        case reboot(device: String?, protection: ProtectedData.Protection)
+        case reboot(device: String?, protection: DataProtection)
         /// The person's first unlock after a reboot.
         case unlock(device: String?)
         /// The system launches a built-in role ahead of time (prewarming), without waiting for it to come up.

@@ -14,6 +14,8 @@ package protocol ScenarioFileSystem: Sendable {
     func resolveExecutable(_ name: String, relativeTo scenarioFile: String) -> ExecutableLookup
     /// The manifest at `path`; nil when no file is there.
     func loadManifest(at path: String) throws -> AppManifest?
+    /// The bytes of the scenario file at `path` (`ScenarioParser.load`).
+    func readFile(at path: String) throws -> [UInt8]
 }
 
 /// What became of looking an `exec:` executable up.
@@ -41,12 +43,18 @@ package enum ExecutableLinkage: Sendable, Equatable {
 package struct FixedScenarioFiles: ScenarioFileSystem {
     package var executables: [String: ExecutableLookup]
     package var manifests: [String: String]
+    /// Scenario files' text by path, for `ScenarioParser.load`.
+    package var files: [String: String]
     /// What a bare name missing from `executables` was looked for on.
     package var searchPath: [String]
 
-    package init(executables: [String: ExecutableLookup] = [:], manifests: [String: String] = [:], searchPath: [String] = ["/usr/bin"]) {
+    package init(
+        executables: [String: ExecutableLookup] = [:], manifests: [String: String] = [:], files: [String: String] = [:],
+        searchPath: [String] = ["/usr/bin"]
+    ) {
         self.executables = executables
         self.manifests = manifests
+        self.files = files
         self.searchPath = searchPath
     }
 
@@ -58,4 +66,16 @@ package struct FixedScenarioFiles: ScenarioFileSystem {
     package func loadManifest(at path: String) throws -> AppManifest? {
         try manifests[path].map { try AppManifest.parse(SpecNode.parse($0, file: path)) }
     }
+
+    /// A file's text from `files`; any other path is not there.
+    package func readFile(at path: String) throws -> [UInt8] {
+        guard let text = files[path] else { throw ScenarioFileMissing(path: path) }
+        return Array(text.utf8)
+    }
+}
+
+/// `FixedScenarioFiles` has no file at the path.
+package struct ScenarioFileMissing: Error, CustomStringConvertible {
+    package let path: String
+    package var description: String { "no such file: \(path)" }
 }

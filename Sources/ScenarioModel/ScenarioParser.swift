@@ -1,7 +1,6 @@
 import AppModel
 import AppProtocol
 import Foundation
-import GroupDefaults
 import PropertyList
 import SpecFormat
 import Yams
@@ -25,7 +24,7 @@ package enum ScenarioParser {
     /// Reads and parses the scenario file at `path`; what it names beyond
     /// itself (executables, an app manifest) is looked up in `fileSystem`.
     package static func load(_ path: String, fileSystem: any ScenarioFileSystem) throws -> Scenario {
-        try parse(SpecNode.load(path), fileSystem: fileSystem)
+        try parse(SpecNode.load(path, reading: fileSystem.readFile(at:)), fileSystem: fileSystem)
     }
 
     /// Parses scenario text as if read from `file` (which names it in errors

@@ -1,9 +1,11 @@
+import AppInstall
 import AppModel
 import AppProtocol
 import ExecutableFile
 import Foundation
 import ScenarioModel
 import SharedFiles
+import SimulationValues
 
 /// The parser's look-ups on the disk, for the runner and the command line:
 /// an `exec:` executable by name (among the running build's products, then
@@ -35,7 +37,7 @@ package struct DiskScenarioFiles: ScenarioFileSystem {
     /// bundle), which holds the build's products, debug or release alike (`GROUPSIM_BIN_DIR` in its place).
     /// So `exec: [settings-examples]` names the product of the build that runs the scenario.
     static let buildFolders: [String] = {
-        if let override = ProcessInfo.processInfo.environment["GROUPSIM_BIN_DIR"], !override.isEmpty { return [override] }
+        if let override = SimulationEnvironment.current.nonEmpty(SimulationEnvironment.Name.binDir) { return [override] }
         return ownExecutablePath().map { [($0 as NSString).deletingLastPathComponent] } ?? []
     }()
 
@@ -43,6 +45,8 @@ package struct DiskScenarioFiles: ScenarioFileSystem {
         guard FileManager.default.fileExists(atPath: path) else { return nil }
         return try AppManifest.load(path)
     }
+
+    package func readFile(at path: String) throws -> [UInt8] { try readNamedFile(path) }
 
     /// A regular file only: its symbols are read next, and a FIFO or device would block or never end.
     static func runnable(_ path: String) -> Bool {

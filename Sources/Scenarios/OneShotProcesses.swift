@@ -5,6 +5,7 @@ import CloudDevice
 import Foundation
 import PropertyList
 import ScenarioModel
+import SimulationValues
 
 /// The processes a step runs to their end for a verdict: the intent
 /// extension, `groupsim defaults`, and a scenario's own commands (`run`).
@@ -56,7 +57,8 @@ struct OneShotProcesses {
         let folder = (context.scenario.file as NSString).deletingLastPathComponent
         let path = [context.binaries, ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"].joined(separator: ":")
         let environment = [
-            "GROUPSIM_ROOT": context.root, "GROUPSIM_DEVICE": context.scenario.defaultDevice, "GROUPSIM_BINARIES": context.binaries, "PATH": path,
+            SimulationEnvironment.Name.root: context.root, SimulationEnvironment.Name.device: context.scenario.defaultDevice,
+            SimulationEnvironment.Name.binaries: context.binaries, "PATH": path,
         ]
         let process = try RunningProcess(
             executable, arguments, environment: environment,

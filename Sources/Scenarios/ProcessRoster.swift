@@ -1,3 +1,4 @@
+import AppInstall
 import AppModel
 import AppProtocol
 import ChildProcess

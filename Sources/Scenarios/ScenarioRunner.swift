@@ -6,6 +6,7 @@ import GroupDefaults
 import PropertyList
 import ScenarioModel
 import SharedFiles
+import SimulationValues
 
 /// The outcome of one run of one scenario.
 package struct ScenarioResult: Sendable {
@@ -49,7 +50,7 @@ package struct ScenarioRunner: Sendable {
     package static func defaultBinaries() throws -> String {
         let folder: String
         let origin: String
-        if let override = ProcessInfo.processInfo.environment["GROUPSIM_BIN_DIR"], !override.isEmpty {
+        if let override = SimulationEnvironment.current.nonEmpty(SimulationEnvironment.Name.binDir) {
             (folder, origin) = (override, "in $GROUPSIM_BIN_DIR (\(override))")
         } else {
             guard let me = ownExecutablePath() else {

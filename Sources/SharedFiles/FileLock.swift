@@ -1,4 +1,5 @@
 import Foundation
+import SimulationValues
 
 #if canImport(Glibc)
     import Glibc
@@ -131,11 +132,11 @@ struct FolderRemoved: Error {
 /// How long a writer waits for a file lock before giving up:
 /// `GROUPSIM_LOCK_TIMEOUT` seconds (0 to one day), else 10.
 package enum LockWaitLimit {
-    static let environmentVariable = "GROUPSIM_LOCK_TIMEOUT"
+    static let environmentVariable = SimulationEnvironment.Name.lockTimeout
     static let defaultSeconds = 10.0
     static let maximumSeconds = 86_400.0
 
-    private static let configured = parse(ProcessInfo.processInfo.environment[environmentVariable])
+    private static let configured = parse(SimulationEnvironment.current[environmentVariable])
 
     /// The configured wait; an invalid setting is an error of every wait, never a silent default.
     package static func seconds() throws -> Double { try configured.get() }

@@ -1,3 +1,4 @@
+import AppInstall
 import AppModel
 import AppProtocol
 import CloudDevice
@@ -6,6 +7,7 @@ import Foundation
 import GroupDefaults
 import PropertyList
 import SharedFiles
+import SimulationValues
 
 /// One running target of a simulated app on one device: its identity and
 /// entitlements, its defaults, and the commands both faces share.
@@ -243,7 +245,7 @@ final class AppSession: @unchecked Sendable {
     /// agent: if they are not running, they are started in the background
     /// (as `groupsim cloud start` does) and run until `groupsim cloud stop`.
     private func startCloudIfNeeded() {
-        guard ProcessInfo.processInfo.environment[CloudDaemons.autostartVariable] != "0",
+        guard SimulationEnvironment.current[CloudDaemons.autostartVariable] != "0",
             (try? DeviceCloud(root: context.root, device: context.device).readSettings().account) != nil
         else { return }
         let folder = (ownExecutablePath() as NSString?)?.deletingLastPathComponent ?? ""

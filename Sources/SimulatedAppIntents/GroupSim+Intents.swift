@@ -3,6 +3,7 @@ import Foundation
 import GroupDefaults
 import PropertyList
 import SimulatedFoundation
+import SimulationValues
 
 extension GroupSim {
     /// The main of an intent extension: performs one of `intents` as the
@@ -54,7 +55,7 @@ extension GroupSim {
     /// after a button's intent). An intent that failed calls nothing.
     @discardableResult
     package static func offer(_ intents: [any AppIntent.Type], then performed: (@Sendable (String) -> Void)? = nil) -> IntentCatalog {
-        let limit = AppIntentRun.timeLimit(environment: ProcessInfo.processInfo.environment)
+        let limit = AppIntentRun.timeLimit(environment: SimulationEnvironment.current.values)
         if let problem = limit.problem { Diagnostics.report(Diagnostic(kind: .invalidEnvironment, message: problem)) }
         let catalog = IntentCatalog(intents, timeLimit: limit.seconds)
         let host = IntentHost(catalog: catalog)

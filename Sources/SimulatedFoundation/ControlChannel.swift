@@ -5,6 +5,7 @@ import Foundation
 import GroupDefaults
 import PropertyList
 import SharedFiles
+import SimulationValues
 import Synchronization
 
 #if canImport(Glibc)
@@ -112,8 +113,8 @@ package final class ControlChannel: @unchecked Sendable {
     /// removed and the descriptor closed on exec, so a program this one starts
     /// does not serve the same channel.
     static func startFromEnvironment() {
-        let descriptorText = getenv(ControlProtocol.channelDescriptorVariable).map { String(cString: $0) }
-        let socketPath = getenv(ControlProtocol.channelSocketVariable).map { String(cString: $0) }
+        let descriptorText = SimulationEnvironment.current[ControlProtocol.channelDescriptorVariable]
+        let socketPath = SimulationEnvironment.current[ControlProtocol.channelSocketVariable]
         guard descriptorText != nil || socketPath != nil else { return }
         unsetenv(ControlProtocol.channelDescriptorVariable)
         unsetenv(ControlProtocol.channelSocketVariable)

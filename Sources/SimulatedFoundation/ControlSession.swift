@@ -3,6 +3,7 @@ import CloudDevice
 import Foundation
 import GroupDefaults
 import PropertyList
+import SimulationValues
 
 /// What a control channel's requests do inside the program, through its
 /// own `UserDefaults` (docs/protocol.md, "The control channel of your own
@@ -50,7 +51,7 @@ final class ControlSession: @unchecked Sendable {
             "searchList": .array(standard.groupDefaults.searchList.map { .string($0) }),
             "pid": .integer(Int64(getpid())), "protocol": .integer(Int64(ControlProtocol.version)),
         ]
-        if let store = ProcessInfo.processInfo.environment[GroupSim.keyValueStoreVariable], !store.isEmpty {
+        if let store = SimulationEnvironment.current[GroupSim.keyValueStoreVariable], !store.isEmpty {
             info["icloudKVS"] = .string(store)
         }
         return info
@@ -189,7 +190,7 @@ final class ControlSession: @unchecked Sendable {
     private func cloudStores() throws -> (object: NSUbiquitousKeyValueStore, store: UbiquitousStore) {
         let made: NSUbiquitousKeyValueStore
         if let process {
-            made = ownCloud ?? GroupSim.ubiquitousStore(of: process)
+            made = ownCloud ?? GroupSim.ubiquitousStore(of: process, environment: SimulationEnvironment.current.values)
             ownCloud = made
         } else {
             made = .default

@@ -1,5 +1,6 @@
 import Foundation
 import GroupDefaults
+import SimulationValues
 
 /// What the simulation adds to Apple's API, kept out of Apple's types.
 ///
@@ -63,7 +64,7 @@ public enum GroupSim {
 
     /// The variable naming a process's `com.apple.developer.ubiquity-kvstore-identifier`
     /// entitlement, which `groupsim exec` sets from the manifest's `icloud-kvs`.
-    public static let keyValueStoreVariable = "GROUPSIM_KVS_IDENTIFIER"
+    public static let keyValueStoreVariable = SimulationEnvironment.Name.keyValueStore
 
     /// `UIApplication.shared` of another simulated process; apps use `shared`.
     /// - Parameter process: The simulated process.

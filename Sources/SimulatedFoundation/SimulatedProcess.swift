@@ -1,5 +1,6 @@
 import Foundation
 import GroupDefaults
+import SimulationValues
 
 /// The simulated process `UserDefaults` instances belong to: who it is and
 /// its volatile domains (launch arguments, registered defaults).
@@ -53,11 +54,12 @@ public final class SimulatedProcess: @unchecked Sendable {
         let (process, isFirstUse) = lock.withLock { () -> (SimulatedProcess, Bool) in
             if let chosen { return (chosen, false) }
             let process = SimulatedProcess(
-                environmentIdentity: .fromEnvironment(), launchArguments: Array(CommandLine.arguments.dropFirst()))
+                environmentIdentity: .fromEnvironment(SimulationEnvironment.current.values), launchArguments: Array(CommandLine.arguments.dropFirst())
+            )
             chosen = process
             return (process, true)
         }
-        if isFirstUse { FoundationDefaultsCheck.warnIfThisExecutableUsesFoundationDefaults(environment: ProcessInfo.processInfo.environment) }
+        if isFirstUse { FoundationDefaultsCheck.warnIfThisExecutableUsesFoundationDefaults(environment: SimulationEnvironment.current.values) }
         return process
     }
 

@@ -5,6 +5,7 @@ import Foundation
 import GroupDefaults
 import PropertyList
 import SharedFiles
+import SimulationValues
 
 public let NSUbiquitousKeyValueStoreChangeReasonKey = "NSUbiquitousKeyValueStoreChangeReasonKey"
 public let NSUbiquitousKeyValueStoreChangedKeysKey = "NSUbiquitousKeyValueStoreChangedKeysKey"
@@ -80,7 +81,7 @@ open class NSUbiquitousKeyValueStore: NSObject, @unchecked Sendable {
     /// test's mock) inherits it.
     public override init() {
         super.init()
-        openStore(process: .current, environment: ProcessInfo.processInfo.environment, report: Diagnostics.report)
+        openStore(process: .current, environment: SimulationEnvironment.current.values, report: Diagnostics.report)
     }
 
     /// The store of `process`'s entitlement (`GroupSim.ubiquitousStore(of:environment:report:)`).

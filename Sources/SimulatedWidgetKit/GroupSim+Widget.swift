@@ -5,6 +5,7 @@ import GroupDefaults
 import PropertyList
 import SimulatedAppIntents
 import SimulatedFoundation
+import SimulationValues
 
 extension GroupSim {
     /// Runs `provider` as the widget `kind`'s process, as WidgetKit runs a
@@ -53,7 +54,7 @@ extension GroupSim {
         }
         let host = WidgetHost(
             kind: kind, family: family, source: source, identity: SimulatedProcess.current.identity,
-            providerTimeout: WidgetHostConsole.providerTimeout(ProcessInfo.processInfo.environment))
+            providerTimeout: WidgetHostConsole.providerTimeout(SimulationEnvironment.current.values))
         // A scenario's `reload`, a test's request: answered once the new entry is shown.
         ControlRequestHandlers.install(.reloadTimeline) { _ in
             guard host.reloadAndWait(reason: "request") else {

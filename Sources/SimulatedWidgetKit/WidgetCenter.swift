@@ -3,6 +3,7 @@ import DeviceState
 import Foundation
 import GroupDefaults
 import SimulatedFoundation
+import SimulationValues
 
 /// Reloads widget timelines and lists the widgets on the device.
 /// Apple: https://developer.apple.com/documentation/widgetkit/widgetcenter
@@ -22,7 +23,7 @@ public final class WidgetCenter: @unchecked Sendable {
     private let process: SimulatedProcess
 
     private init() {
-        environment = ProcessInfo.processInfo.environment
+        environment = SimulationEnvironment.current.values
         process = .current
     }
 

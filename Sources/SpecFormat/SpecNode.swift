@@ -1,6 +1,5 @@
 import Foundation
 import PropertyList
-import SharedFiles
 import Yams
 
 /// An error in a YAML file (a scenario or an app manifest), with where it is.
@@ -43,9 +42,11 @@ package struct SpecNode: @unchecked Sendable {
         }
     }
 
-    package static func load(_ path: String) throws -> SpecNode {
+    /// Parses the file at `path`, whose bytes `read` gives: the caller's way to the disk (or to memory), as
+    /// SpecFormat reads no file itself. An error of `read`, or bytes that are not UTF-8, name the file.
+    package static func load(_ path: String, reading read: (String) throws -> [UInt8]) throws -> SpecNode {
         let bytes: [UInt8]
-        do { bytes = try readNamedFile(path) } catch {
+        do { bytes = try read(path) } catch {
             throw SpecError(file: path, line: 0, column: 0, message: "cannot read the file: \(error)")
         }
         guard let text = String(validating: bytes, as: UTF8.self) else {

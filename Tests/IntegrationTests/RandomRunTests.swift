@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-@testable import Scenarios
+@testable import ScenarioModel
 
 /// Randomized histories: a seed always gives the same history, the model's
 /// checks are live (a wrong one fails against the real processes), and a

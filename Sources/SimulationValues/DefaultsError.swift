@@ -1,6 +1,5 @@
 import Foundation
 import PropertyList
-import SharedFiles
 
 /// Errors of the defaults library, each saying what failed, where, and what to do.
 public enum DefaultsError: Error, CustomStringConvertible, Equatable {

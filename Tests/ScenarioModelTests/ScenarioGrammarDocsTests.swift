@@ -7,7 +7,8 @@ import Testing
 /// docs and the grammar drift apart. To rewrite the tables from the grammar:
 /// `GROUPSIM_UPDATE_DOCS=1 swift test --filter ScenarioGrammarDocs` (serialized: both rewrite one file).
 @Suite(.serialized) struct ScenarioGrammarDocsTests {
-    static let docs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let docs = URL(fileURLWithPath: #filePath).resolvingSymlinksInPath().deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
         .appendingPathComponent("docs/scenarios.md")
 
     /// Where the table under `heading` is: the indices of its lines, from its header row (`header`) to the last row.

@@ -1,9 +1,9 @@
+import AppModel
 import AppProtocol
-import ChildProcess
-import CloudDevice
 import DeviceState
 import Foundation
 import GroupDefaults
+import SimulationValues
 
 /// Who a user's own executable is when it runs as one target (app, widget,
 /// intent extension) of an installed app on a simulated device: its process
@@ -29,17 +29,10 @@ package struct ExecutableIdentity: Sendable, Equatable {
     package var launchedInBackground = false
 
     /// Read by SimulatedFoundation's `NSUbiquitousKeyValueStore.default`.
-    package static let keyValueStoreVariable = "GROUPSIM_KVS_IDENTIFIER"
+    package static let keyValueStoreVariable = SimulationEnvironment.Name.keyValueStore
 
-    /// Every variable a starter of an executable sets itself: its identity and entitlement, its control channel, its
-    /// signal mask, its tie to its starter, and (the runner and the testing library) that the cloud is theirs to start.
-    /// A scenario's `env` may set none of them.
-    package static let startersVariables = [
-        ProcessIdentity.Variable.root, ProcessIdentity.Variable.device, ProcessIdentity.Variable.bundleIdentifier,
-        ProcessIdentity.Variable.appGroups, keyValueStoreVariable, WidgetEnvironment.bundleVariable, WidgetEnvironment.budgetVariable,
-        WidgetEnvironment.launchVariable, ControlProtocol.channelSocketVariable,
-        ControlProtocol.channelDescriptorVariable, StartingSignalMask.unblockVariable, OwnerLifetime.variable, CloudDaemons.autostartVariable,
-    ]
+    /// Every variable a starter of an executable sets itself (`SimulationEnvironment.Name.startersVariables`).
+    package static let startersVariables = SimulationEnvironment.Name.startersVariables
 
     package struct Failure: Error, CustomStringConvertible {
         package let description: String
@@ -61,7 +54,7 @@ package struct ExecutableIdentity: Sendable, Equatable {
         variables[WidgetEnvironment.bundleVariable] = .some(widgetBundle)
         variables[WidgetEnvironment.budgetVariable] = .some(widgetBundle.map { _ in WidgetEnvironment.budgetText(widgetReloadBudget) })
         variables[WidgetEnvironment.launchVariable] = .some(launchedInBackground ? "background" : nil)
-        variables[StartingSignalMask.unblockVariable] = .some("1")
+        variables[SimulationEnvironment.Name.unblockSignals] = .some("1")
         switch control {
         case nil: break
         case .socket(let path)?:
@@ -135,28 +128,6 @@ package struct ExecutableIdentity: Sendable, Equatable {
             throw Failure(
                 description: "no device named \(device) in \(root.path)"
                     + (known.isEmpty ? "; create one with groupsim device create \(device)" : "; devices: \(known.joined(separator: ", "))"))
-        }
-    }
-}
-
-/// Which of an app's targets a user's executable plays, by the short names
-/// `groupsim exec --target`, a scenario's `exec:` process and GroupSimTesting take.
-public enum AppTarget: String, Sendable, CaseIterable {
-    case app, widget, intent
-
-    package var role: Role {
-        switch self {
-        case .app: .mainApp
-        case .widget: .widget
-        case .intent: .intentExtension
-        }
-    }
-
-    package init(role: Role) {
-        switch role {
-        case .mainApp: self = .app
-        case .widget: self = .widget
-        case .intentExtension: self = .intent
         }
     }
 }

@@ -5,7 +5,8 @@ import Testing
 
 /// docs/manifest.md names every key the manifest reader takes, and no other; its example is a manifest the reader takes.
 @Suite struct ManifestDocsTests {
-    static let docs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let docs = URL(fileURLWithPath: #filePath).resolvingSymlinksInPath().deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
         .appendingPathComponent("docs/manifest.md")
 
     static let keysByPlace: [String: [String]] = [

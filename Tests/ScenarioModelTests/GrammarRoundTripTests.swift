@@ -1,10 +1,9 @@
 import Foundation
 import PropertyList
-import ScenarioModel
 import SpecFormat
 import Testing
 
-@testable import Scenarios
+@testable import ScenarioModel
 
 /// Every form of every step and check, from the grammar's own examples (a
 /// new one is covered as it is declared), and the random generator's

@@ -1,6 +1,5 @@
 import Foundation
 import PropertyList
-import SharedFiles
 
 /// The Apple platform a simulated device stands for. It decides what a
 /// growing domain does (docs/apple-traps.md, "Size limits per platform") and
@@ -53,8 +52,8 @@ package struct DeviceSettings: Sendable, Equatable {
     /// Processes read through cfprefsd's cache: a file changed outside the store is not seen (see `PersistentDomain`).
     package var preferencesCache: Bool
 
-    static let platformKey = "platform"
-    static let preferencesCacheKey = "preferences-cache"
+    package static let platformKey = "platform"
+    package static let preferencesCacheKey = "preferences-cache"
 
     /// `preferencesCache` nil: the platform's default.
     package init(platform: DevicePlatform = .default, preferencesCache: Bool? = nil) {
@@ -87,16 +86,5 @@ package struct DeviceSettings: Sendable, Equatable {
     /// The entries `device.plist` stores for these settings.
     package var metadata: [String: PlistValue] {
         [Self.platformKey: .string(platform.rawValue), Self.preferencesCacheKey: .bool(preferencesCache)]
-    }
-
-    /// The settings of the device a domain file at `path` belongs to (the
-    /// defaults for a file outside `<root>/devices/`, or a device without
-    /// metadata). Read at a domain's first opening, never on a read or write.
-    package static func forFile(at path: String, root: String) throws -> DeviceSettings {
-        let devices = root + "/devices/"
-        guard path.hasPrefix(devices), let device = path.dropFirst(devices.count).split(separator: "/").first else { return DeviceSettings() }
-        let metadataPath = devices + device + "/device.plist"
-        guard let metadata = try SharedPlistFile.read(path: metadataPath, root: root) else { return DeviceSettings() }
-        return try DeviceSettings(metadata: metadata, path: metadataPath)
     }
 }

@@ -1,7 +1,6 @@
 import CloudModel
 import Foundation
 import PropertyList
-import ScenarioModel
 
 /// A randomized run: from a seed, a history of operations by the app and the
 /// widget on an iPhone and the app on an iPad, each device with its own

@@ -1,3 +1,4 @@
+import AppModel
 import CloudDevice
 import DeviceState
 import Foundation
@@ -225,28 +226,9 @@ extension DeviceManager {
         if FileManager.default.fileExists(atPath: path) { return }
         let known = (try? list().map(\.name)) ?? []
         var message = "no device named \(name) in \(root.path)"
-        if let guess = Self.closest(to: name, among: known) { message += "; did you mean \(guess)?" }
+        if let guess = NameSuggestion.closest(to: name, among: known) { message += "; did you mean \(guess)?" }
         message += known.isEmpty ? "; there are no devices yet" : " (devices: \(known.joined(separator: ", ")))"
         throw DeviceError(message + "; to make it: groupsim device create \(name)")
-    }
-
-    /// The candidate a typo most likely meant: the same but for case, or at most two edits away.
-    package static func closest(to word: String, among candidates: [String]) -> String? {
-        if let sameButCase = candidates.first(where: { $0.lowercased() == word.lowercased() }) { return sameButCase }
-        let scored = candidates.map { ($0, editDistance(Array(word.lowercased()), Array($0.lowercased()))) }.filter { $0.1 <= 2 }
-        return scored.min { $0.1 < $1.1 }?.0
-    }
-
-    static func editDistance(_ a: [Character], _ b: [Character]) -> Int {
-        var previous = Array(0...b.count)
-        for (i, x) in a.enumerated() {
-            var current = [i + 1]
-            for (j, y) in b.enumerated() {
-                current.append(min(previous[j + 1] + 1, current[j] + 1, previous[j] + (x == y ? 0 : 1)))
-            }
-            previous = current
-        }
-        return previous[b.count]
     }
 }
 

@@ -1,10 +1,9 @@
 import Foundation
-import GroupDefaults
 import PropertyList
-import ScenarioModel
+import SimulationValues
 import Testing
 
-@testable import Scenarios
+@testable import ScenarioModel
 
 /// Generated histories are typed steps written by StepWriter: what it
 /// writes, the parser reads back as the same steps.
@@ -110,7 +109,7 @@ import Testing
 
     @Test func rebootStepsReadBackAsTheSameSteps() throws {
         let steps: [Step.Action] = [
-            .reboot(device: nil, protection: .untilFirstUnlock), .reboot(device: "iPad", protection: ProtectedData.Protection.none),
+            .reboot(device: nil, protection: .untilFirstUnlock), .reboot(device: "iPad", protection: DataProtection.none),
             .unlock(device: nil), .unlock(device: "iPad"), .prewarm("app"),
         ]
         for step in steps {

@@ -2,7 +2,6 @@ import AppModel
 import AppProtocol
 import Foundation
 import PropertyList
-import ScenarioModel
 
 /// What a randomized history leaves, as UserDefaults and iCloud promise it,
 /// and the history written as scenario steps. Each operation is applied to

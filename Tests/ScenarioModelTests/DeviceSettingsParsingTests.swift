@@ -1,6 +1,6 @@
 import Foundation
-import GroupDefaults
 import ScenarioModel
+import SimulationValues
 import SpecFormat
 import Testing
 
