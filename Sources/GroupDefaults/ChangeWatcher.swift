@@ -1,5 +1,6 @@
 import CInotifyTools
 import Foundation
+import Guarded
 import SharedFiles
 
 /// The process's one inotify watcher: it tells every open domain when its
@@ -40,7 +41,7 @@ package final class ChangeWatcher: @unchecked Sendable {
     }
 
     // Shared with other threads, under commandLock.
-    private let commandLock = NSLock()
+    private let commandLock = Locked()
     private var commands: [Command] = []
     private var running = false
     private var wakeDescriptor: Int32 = -1
@@ -131,18 +132,18 @@ package final class ChangeWatcher: @unchecked Sendable {
     }
 
     private func send(_ command: Command) {
-        commandLock.lock()
-        commands.append(command)
-        if !running {
-            running = true
-            commandLock.unlock()
-            Thread { [self] in runLoop() }.start()
-            return
+        let starts = commandLock.withLock { () -> Bool in
+            commands.append(command)
+            if !running {
+                running = true
+                return true
+            }
+            // Written under the lock: a restart closes the descriptor under it too,
+            // so a number reused by another file is never written to.
+            if wakeDescriptor >= 0 { _ = pwrite(wakeDescriptor, "w", 1, 0) }
+            return false
         }
-        // Written under the lock: a restart closes the descriptor under it too,
-        // so a number reused by another file is never written to.
-        if wakeDescriptor >= 0 { _ = pwrite(wakeDescriptor, "w", 1, 0) }
-        commandLock.unlock()
+        if starts { Thread { [self] in runLoop() }.start() }
     }
 
     // MARK: The watcher thread
