@@ -56,7 +56,7 @@ let package = Package(
         ]),
         // `@AppStorage` and its `Binding` over SimulatedFoundation's UserDefaults; re-exports SimulatedFoundation. No views.
         .target(name: "SimulatedSwiftUI", dependencies: ["Guarded", "SimulatedFoundation"]),
-        // `Logger` and `os_log` as `import os` has them, each message a line on standard error. No dependencies.
+        // `Logger` and `os_log` as `import os` has them, each message a line on standard error. Its one dependency is Guarded (its lock).
         .target(name: "SimulatedOSLog", dependencies: ["Guarded"]),
         // `AppIntent`, `@Parameter`, `IntentResult` … and GroupSim's runners of them (an intent extension's main, a
         // running program's perform-intent); re-exports SimulatedFoundation.
