@@ -12,12 +12,14 @@
 public final class LockedCondition<State> {
     private let mutex = PthreadMutex()
     private let condition: UnsafeMutablePointer<pthread_cond_t>
-    private var state: State
+    /// Memory of its own, as `Locked`'s (why: there).
+    private let state: UnsafeMutablePointer<State>
 
     /// Guards `state`, which from now on is reached only through `withLock` and `wait`.
     /// - Parameter state: The guarded state's first value.
     public init(_ state: State) {
-        self.state = state
+        self.state = .allocate(capacity: 1)
+        self.state.initialize(to: state)
         condition = .allocate(capacity: 1)
         var attributes = pthread_condattr_t()
         pthread_condattr_init(&attributes)
@@ -29,6 +31,8 @@ public final class LockedCondition<State> {
     deinit {
         pthread_cond_destroy(condition)
         condition.deallocate()
+        state.deinitialize(count: 1)
+        state.deallocate()
     }
 
     /// Runs `body` with the state, holding the lock, then wakes every waiter.
@@ -41,7 +45,7 @@ public final class LockedCondition<State> {
             pthread_cond_broadcast(condition)
             mutex.unlock()
         }
-        return try body(&state)
+        return try body(&state.pointee)
     }
 
     /// Waits until `ready` gives a result, at most `seconds` (nil: no bound).
@@ -59,10 +63,10 @@ public final class LockedCondition<State> {
         defer { mutex.unlock() }
         let deadline = seconds.map { timespec(after: $0, on: CLOCK_MONOTONIC) }
         while true {
-            if let result = try ready(&state) { return result }
+            if let result = try ready(&state.pointee) { return result }
             if var deadline {
                 if pthread_cond_timedwait(condition, mutex.pointer, &deadline) == ETIMEDOUT {
-                    return try ready(&state) ?? timedOut(&state)
+                    return try ready(&state.pointee) ?? timedOut(&state.pointee)
                 }
             } else {
                 pthread_cond_wait(condition, mutex.pointer)
