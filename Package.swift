@@ -41,6 +41,8 @@ let package = Package(
         ),
         // Linux system calls without a glibc wrapper (openat2), as header-only C.
         .systemLibrary(name: "CLinuxCalls"),
+        // State shared by threads: `Locked` and `LockedCondition` over a pthread mutex, which Thread Sanitizer sees. No dependencies.
+        .target(name: "Guarded"),
         // Property-list values and their codecs (binary, XML, old-style text). Pure logic.
         .target(name: "PropertyList"),
         // The simulation's plain values, below everything that touches the disk: domain names, device settings and
@@ -48,42 +50,42 @@ let package = Package(
         // read once). No I/O: it starts no process, opens no file or socket.
         .target(name: "SimulationValues", dependencies: ["PropertyList"]),
         // One plist file shared between processes: lock file, merge, atomic replace.
-        .target(name: "SharedFiles", dependencies: ["CLinuxCalls", "PropertyList", "SimulationValues"]),
+        .target(name: "SharedFiles", dependencies: ["CLinuxCalls", "Guarded", "PropertyList", "SimulationValues"]),
         // UserDefaults semantics over the simulation root's shared files; re-exports SimulationValues.
-        .target(name: "GroupDefaults", dependencies: ["PropertyList", "SharedFiles", "SimulationValues", "CInotifyTools"]),
+        .target(name: "GroupDefaults", dependencies: ["PropertyList", "SharedFiles", "SimulationValues", "CInotifyTools", "Guarded"]),
         // Foundation's UserDefaults API over GroupDefaults; re-exports Foundation.
         .target(name: "SimulatedFoundation", dependencies: [
-            "AppProtocol", "ChildProcess", "CloudDevice", "CloudModel", "ExecutableFile", "GroupDefaults", "PropertyList",
+            "AppProtocol", "ChildProcess", "CloudDevice", "CloudModel", "ExecutableFile", "GroupDefaults", "Guarded", "PropertyList",
             "SharedFiles", "SimulationValues",
         ]),
         // `@AppStorage` and its `Binding` over SimulatedFoundation's UserDefaults; re-exports SimulatedFoundation. No views.
-        .target(name: "SimulatedSwiftUI", dependencies: ["SimulatedFoundation"]),
-        // `Logger` and `os_log` as `import os` has them, each message a line on standard error. No dependencies.
-        .target(name: "SimulatedOSLog"),
+        .target(name: "SimulatedSwiftUI", dependencies: ["Guarded", "SimulatedFoundation"]),
+        // `Logger` and `os_log` as `import os` has them, each message a line on standard error. Its one dependency is Guarded (its lock).
+        .target(name: "SimulatedOSLog", dependencies: ["Guarded"]),
         // `AppIntent`, `@Parameter`, `IntentResult` … and GroupSim's runners of them (an intent extension's main, a
         // running program's perform-intent); re-exports SimulatedFoundation.
-        .target(name: "SimulatedAppIntents", dependencies: ["AppProtocol", "GroupDefaults", "PropertyList", "SimulatedFoundation", "SimulationValues"]),
+        .target(name: "SimulatedAppIntents", dependencies: ["AppProtocol", "GroupDefaults", "Guarded", "PropertyList", "SimulatedFoundation", "SimulationValues"]),
         // What a device keeps beside the apps' preferences: its simulated clock, WidgetCenter's requests and reload budget,
         // the widgets running on it. Below both the app model and the Foundation face (no YAML).
         .target(name: "DeviceState", dependencies: ["GroupDefaults", "PropertyList", "SharedFiles", "SimulationValues"]),
         // WidgetKit's timeline API (static and App Intents configured), WidgetCenter, and the widget host (`GroupSim.runWidget`,
         // which also runs a widget's interactive intents); re-exports SimulatedSwiftUI.
         .target(name: "SimulatedWidgetKit", dependencies: [
-            "AppProtocol", "DeviceState", "GroupDefaults", "PropertyList", "SharedFiles", "SimulatedAppIntents", "SimulatedFoundation",
+            "AppProtocol", "DeviceState", "GroupDefaults", "Guarded", "PropertyList", "SharedFiles", "SimulatedAppIntents", "SimulatedFoundation",
             "SimulatedSwiftUI", "SimulationValues",
         ]),
         // The iCloud key-value store's shared rules: limits, change order, wire messages. Pure.
         .target(name: "CloudModel", dependencies: ["PropertyList"]),
         // A device's side of the iCloud key-value store: its copies of the stores and
         // settings, and the store an app process uses (NSUbiquitousKeyValueStore).
-        .target(name: "CloudDevice", dependencies: ["ChildProcess", "CloudModel", "GroupDefaults", "PropertyList", "SharedFiles", "SimulationValues"]),
+        .target(name: "CloudDevice", dependencies: ["ChildProcess", "CloudModel", "GroupDefaults", "Guarded", "PropertyList", "SharedFiles", "SimulationValues"]),
         // The cloud's HTTP face as a client asks it (one JSON request over a plain TCP socket), where
         // the cloud listens, its control secret, and network changes (CloudControl): what the runner
         // and GroupSimTesting need of the cloud, without NIO.
-        .target(name: "CloudClient", dependencies: ["CloudDevice", "CloudModel", "GroupDefaults", "PropertyList", "SharedFiles"]),
+        .target(name: "CloudClient", dependencies: ["CloudDevice", "CloudModel", "GroupDefaults", "Guarded", "PropertyList", "SharedFiles"]),
         // The simulated cloud (server) and each device's sync agent, over real sockets.
         .target(name: "CloudService", dependencies: [
-            "CloudClient", "CloudDevice", "CloudModel", "DeviceState", "GroupDefaults", "PropertyList", "SharedFiles",
+            "CloudClient", "CloudDevice", "CloudModel", "DeviceState", "GroupDefaults", "Guarded", "PropertyList", "SharedFiles",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -94,7 +96,7 @@ let package = Package(
         // expansion); Yams does not offer CYaml as a product, so the Yams product is what brings it.
         .target(name: "SpecFormat", dependencies: ["PropertyList", .product(name: "Yams", package: "Yams")]),
         // Terminal styling and line output shared by the command-line faces.
-        .target(name: "Terminal"),
+        .target(name: "Terminal", dependencies: ["Guarded"]),
         // The control protocol between a driver and a simulated process: requests, responses,
         // events, roles, and their one encoder and one decoder. Pure.
         .target(name: "AppProtocol", dependencies: ["PropertyList", "SimulationValues"]),
@@ -108,7 +110,7 @@ let package = Package(
         ]),
         // The simulated app processes: session, widget timeline, intents, the two faces (prompt, JSON protocol).
         .target(name: "SimulatedApp", dependencies: [
-            "AppInstall", "AppModel", "AppProtocol", "CloudDevice", "CloudModel", "DeviceState", "GroupDefaults", "PropertyList", "SharedFiles",
+            "AppInstall", "AppModel", "AppProtocol", "CloudDevice", "CloudModel", "DeviceState", "GroupDefaults", "Guarded", "PropertyList", "SharedFiles",
             "SimulationValues", "Terminal",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
@@ -127,18 +129,18 @@ let package = Package(
         // app model, never the simulated processes' code.
         .target(name: "Scenarios", dependencies: [
             "AppInstall", "AppModel", "AppProtocol", "CloudClient", "CloudDevice", "CloudModel", "ChildProcess", "DeviceState",
-            "ExecutableFile", "GroupDefaults", "PropertyList", "ScenarioModel", "SharedFiles", "SimulationValues", "SpecFormat", "Terminal",
+            "ExecutableFile", "GroupDefaults", "Guarded", "PropertyList", "ScenarioModel", "SharedFiles", "SimulationValues", "SpecFormat", "Terminal",
         ]),
         // What the `groupsim defaults` commands share with `groupsim-stress`: the location and domain
         // options, and the watch loop (the test tool's watcher probes must watch as `defaults watch` does).
         .target(name: "DefaultsCLI", dependencies: [
-            "AppInstall", "AppModel", "AppProtocol", "DeviceState", "GroupDefaults", "PropertyList", "Terminal",
+            "AppInstall", "AppModel", "AppProtocol", "DeviceState", "GroupDefaults", "Guarded", "PropertyList", "Terminal",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // The `groupsim` command tree; the executable only calls into it.
         .target(name: "GroupSimCLI", dependencies: [
             "AppInstall", "AppModel", "ChildProcess", "CloudClient", "CloudDevice", "CloudModel", "CloudService", "AppProtocol", "DefaultsCLI", "DeviceState",
-            "GroupDefaults", "PropertyList", "SharedFiles", "ScenarioModel", "Scenarios", "Terminal",
+            "GroupDefaults", "Guarded", "PropertyList", "SharedFiles", "ScenarioModel", "Scenarios", "Terminal",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .executableTarget(name: "groupsim", dependencies: ["ChildProcess", "GroupSimCLI"]),
@@ -149,12 +151,12 @@ let package = Package(
         ]),
         .executableTarget(name: "groupsim-stress", dependencies: ["ChildProcess", "StressTool"]),
         // A child process driven line by line: tests, benchmarks and the scenario runner.
-        .target(name: "ChildProcess", dependencies: ["SimulationValues"]),
+        .target(name: "ChildProcess", dependencies: ["Guarded", "SimulationValues"]),
         // The symbols an executable's ELF file imports or defines. Reads the one file; no dependencies.
         .target(name: "ExecutableFile"),
         // Benchmarks with their own executable; results are kept in benchmarks/.
         .target(name: "Benchmarks", dependencies: [
-            "AppProtocol", "ChildProcess", "CloudDevice", "CloudModel", "GroupDefaults", "PropertyList", "SharedFiles", "SimulatedFoundation",
+            "AppProtocol", "ChildProcess", "CloudDevice", "CloudModel", "GroupDefaults", "Guarded", "PropertyList", "SharedFiles", "SimulatedFoundation",
             "SimulationValues", "Terminal",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Histogram", package: "hdrhistogram-swift"),
@@ -163,7 +165,7 @@ let package = Package(
         // Users' own tests drive their executables (which link SimulatedFoundation) in a simulation: devices, apps, the cloud,
         // faults, scenario files; failures at the test's line (Swift Testing and XCTest adapters).
         .target(name: "GroupSimTesting", dependencies: [
-            "AppInstall", "AppModel", "AppProtocol", "ChildProcess", "CloudDevice", "CloudModel", "DeviceState", "GroupDefaults", "PropertyList",
+            "AppInstall", "AppModel", "AppProtocol", "ChildProcess", "CloudDevice", "CloudModel", "DeviceState", "GroupDefaults", "Guarded", "PropertyList",
             "ScenarioModel", "Scenarios", "SimulationValues", "SpecFormat", "Terminal",
         ]),
 
@@ -176,6 +178,8 @@ let package = Package(
         .executableTarget(name: "settings-examples", dependencies: ["SettingsExamples", "SimulatedFoundation"], path: "Examples/settings-examples"),
 
         .target(name: "TestSupport", dependencies: ["AppProtocol", "ChildProcess", "GroupDefaults", "PropertyList"], path: "Tests/TestSupport"),
+        // Locked and LockedCondition on their own: no executable, no file.
+        .testTarget(name: "GuardedTests", dependencies: ["Guarded"]),
         .testTarget(name: "PropertyListTests", dependencies: [
             "PropertyList", .product(name: "PropertyBased", package: "swift-property-based"),
         ]),

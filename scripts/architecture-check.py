@@ -7,7 +7,12 @@ reads first cannot drift (CI runs it):
   the text cites (EXTERNAL below);
 - every target of Package.swift (test targets and the fuzz target included),
   every benchmark of `groupsim-bench` (scripts/bench.sh's list) and every
-  fuzz target (scripts/fuzz.sh's list) is named in it.
+  fuzz target (scripts/fuzz.sh's list) is named in it;
+- and two rules of the code it describes ("Threads and locks", "Files"):
+  state shared by threads is guarded by Guarded's `Locked`/`LockedCondition`
+  only (no `lock()`/`unlock()` by hand, no NSLock, NSCondition or
+  Synchronization's Mutex in Sources/ outside Sources/Guarded/), and no Swift
+  file in Sources/ is over 500 lines.
 
 Usage: scripts/architecture-check.py   (exit 1, naming each problem, if any)
 """
@@ -23,6 +28,7 @@ DOC = ROOT / "docs/architecture.md"
 EXTERNAL = {
     "AppleLanguages", "AppleLocale", "AsyncStream", "NSLock", "WNOWAIT", "UserDefaults", "NotificationCenter",
     "NSObject", "Foundation", "XCTest", "Mutex", "DispatchQueue", "Task", "Yams", "NIO",
+    "Atomic", "DispatchSemaphore", "NSCondition", "Void",
 }
 
 
@@ -49,9 +55,39 @@ def shell_list(script, variable_pattern):
     return match.group(1).split()
 
 
+# The one lock idiom: these appear in Sources/ only inside Sources/Guarded/.
+LOCK_PATTERNS = [
+    (re.compile(r"\.(?:lock|unlock)\(\)"), "a hand-written lock()/unlock()"),
+    (re.compile(r"\bNS(?:Recursive)?Lock\(\)|\bNSCondition(?:Lock)?\(\)"), "a Foundation lock"),
+    (re.compile(r"\bMutex\s*[<(]"), "Synchronization's Mutex (a futex Thread Sanitizer does not see)"),
+]
+MAXIMUM_LINES = 500
+
+
+def source_problems():
+    problems = []
+    for path in sorted((ROOT / "Sources").rglob("*.swift")):
+        relative = path.relative_to(ROOT)
+        lines = path.read_text(encoding="utf-8", errors="replace").split("\n")
+        count = len(lines) - (1 if lines and lines[-1] == "" else 0)
+        if count > MAXIMUM_LINES:
+            problems.append(f"{relative} has {count} lines, over {MAXIMUM_LINES}: split it by responsibility "
+                            "(an extension in `Type+Topic.swift`, or a type of its own in its own file)")
+        if relative.parts[1] == "Guarded":
+            continue
+        for number, line in enumerate(lines, 1):
+            if line.lstrip().startswith("//"):
+                continue
+            for pattern, what in LOCK_PATTERNS:
+                if pattern.search(line):
+                    problems.append(f"{relative}:{number}: {what}; guard the state with Guarded's `Locked` "
+                                    "(or `LockedCondition` to wait on it) and reach it through `withLock`")
+    return problems
+
+
 def main():
     doc = DOC.read_text(encoding="utf-8")
-    problems = []
+    problems = source_problems()
     targets = set(package_targets())
     known = declared_types() | targets | EXTERNAL
     # UpperCamelCase only: ALL_CAPS names are the environment's and the system's constants.
@@ -75,7 +111,8 @@ def main():
         print(f"architecture-check: {problem}", file=sys.stderr)
     if problems:
         return 1
-    print("docs/architecture.md names only what exists, and every target, benchmark and fuzz target")
+    print("docs/architecture.md names only what exists, and every target, benchmark and fuzz target; "
+          f"Sources/ guards state with Guarded only and has no file over {MAXIMUM_LINES} lines")
     return 0
 
 

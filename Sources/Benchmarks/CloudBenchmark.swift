@@ -4,10 +4,10 @@ import CloudDevice
 import CloudModel
 import Foundation
 import GroupDefaults
+import Guarded
 import Histogram
 import PropertyList
 import SharedFiles
-import Synchronization
 
 /// Latency from an app's `set` on one device's iCloud store to the
 /// external-change notification in an app on another device, with the cloud
@@ -154,7 +154,7 @@ struct CloudObserverProcess: ParsableCommand {
     func run() throws {
         let output = LineOutput()
         // Set once the store exists; a change may come before.
-        let box = Mutex<UbiquitousStore?>(nil)
+        let box = Locked<UbiquitousStore?>(nil)
         let store = try UbiquitousStore(cloud: DeviceCloud(root: SimulationRoot(path: root), device: device), identifier: CloudBenchmark.store) {
             change in
             let now = MonotonicClock.now()

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GroupDefaults
+import Guarded
 import PropertyList
 import SharedFiles
 import Terminal
@@ -65,6 +66,6 @@ final class BurstTracker: @unchecked Sendable {
 }
 
 final class LineOutput: Sendable {
-    private let lock = NSLock()
+    private let lock = Locked()
     func line(_ text: String) { lock.withLock { StandardOutput.write(text + "\n") } }
 }

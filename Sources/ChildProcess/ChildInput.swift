@@ -1,4 +1,5 @@
 import Foundation
+import Guarded
 
 #if canImport(Glibc)
     import Glibc
@@ -21,7 +22,7 @@ package enum InputWrite: Sendable, Equatable {
 /// threads never interleave.
 /// Unchecked Sendable: `handle` and `closed` are used under `lock` only.
 final class ChildInput: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = Locked()
     private let handle: FileHandle
     private var closed = false
 

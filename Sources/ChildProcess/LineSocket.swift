@@ -1,4 +1,5 @@
 import Foundation
+import Guarded
 
 #if canImport(Glibc)
     import Glibc
@@ -173,14 +174,16 @@ package final class LineSocketListener: @unchecked Sendable {
 /// line by line. The reader keeps this object alive until end of file; the
 /// descriptor is closed when the object goes, so no call here ever meets a
 /// descriptor number that was closed and reused.
-/// Unchecked Sendable: the lines, the partial line and the flags are under `condition`; the descriptor is set once.
+/// Unchecked Sendable: the lines, the partial line and the flags are reached only through `state`'s lock; the descriptor is set once.
 package final class LineConnection: LineStream, @unchecked Sendable {
+    private struct State {
+        var lines: [String] = []
+        var partial: [UInt8] = []
+        var cursor = 0
+        var closed = false
+    }
     private let descriptor: Int32
-    private let condition = NSCondition()
-    private var lines: [String] = []
-    private var partial: [UInt8] = []
-    private var cursor = 0
-    private var closed = false
+    private let state = LockedCondition(State())
 
     /// Called on the reader thread with each line as it arrives, then once with nil at end of file.
     private let handler: (@Sendable (String?) -> Void)?
@@ -199,48 +202,53 @@ package final class LineConnection: LineStream, @unchecked Sendable {
                 guard count > 0 else { break }
                 receive(buffer[0..<count])
             }
-            let last = condition.withLock { () -> String? in
-                defer { partial = [] }
-                guard !partial.isEmpty else { return nil }
-                let line = String(decoding: partial, as: UTF8.self)
-                if handler == nil { lines.append(line) }
+            let last = state.withLock { state -> String? in
+                defer { state.partial = [] }
+                guard !state.partial.isEmpty else { return nil }
+                let line = String(decoding: state.partial, as: UTF8.self)
+                if handler == nil { state.lines.append(line) }
                 return line
             }
             if let last { handler?(last) }
             handler?(nil)
-            condition.withLock { closed = true }
-            condition.broadcast()
+            state.withLock { $0.closed = true }
         }.start()
     }
 
     private func receive(_ chunk: ArraySlice<UInt8>) {
-        let complete = condition.withLock { () -> [String] in
-            partial.append(contentsOf: chunk)
+        let complete = state.withLock { state -> [String] in
+            state.partial.append(contentsOf: chunk)
             var complete: [String] = []
             var start = 0
-            while let newline = partial[start...].firstIndex(of: 0x0A) {
-                complete.append(String(decoding: partial[start..<newline], as: UTF8.self))
+            while let newline = state.partial[start...].firstIndex(of: 0x0A) {
+                complete.append(String(decoding: state.partial[start..<newline], as: UTF8.self))
                 start = newline + 1
             }
-            partial.removeFirst(start)
-            if handler == nil { lines += complete }
+            state.partial.removeFirst(start)
+            if handler == nil { state.lines += complete }
             return complete
         }
         for line in complete { handler?(line) }
-        condition.broadcast()
     }
 
     /// The next line not yet returned, waiting up to `timeout`; nil once the other end closed.
     package func nextLine(timeout: TimeInterval) throws -> String? {
-        let deadline = Date().addingTimeInterval(timeout)
-        condition.lock()
-        defer { condition.unlock() }
-        while cursor >= lines.count {
-            if closed { return nil }
-            if !condition.wait(until: deadline) { throw RunningProcess.Timeout(description: "no line on the control channel within \(timeout)s") }
+        enum Next {
+            case line(String)
+            case closed
         }
-        cursor += 1
-        return lines[cursor - 1]
+        let next = state.wait(atMost: timeout) { state -> Next? in
+            if state.cursor < state.lines.count {
+                state.cursor += 1
+                return .line(state.lines[state.cursor - 1])
+            }
+            return state.closed ? .closed : nil
+        }
+        switch next {
+        case .line(let line): return line
+        case .closed: return nil
+        case nil: throw RunningProcess.Timeout(description: "no line on the control channel within \(timeout)s")
+        }
     }
 
     @discardableResult
@@ -257,17 +265,13 @@ package final class LineConnection: LineStream, @unchecked Sendable {
     }
 
     /// Every line received so far.
-    package var allLines: [String] { condition.withLock { lines } }
+    package var allLines: [String] { state.withLock { $0.lines } }
     /// Whether the other end has closed (every line it sent is in `allLines`).
-    var isClosed: Bool { condition.withLock { closed } }
+    var isClosed: Bool { state.withLock { $0.closed } }
 
     /// Waits until the other end closes, at most `timeout` seconds; true if it did.
     package func waitUntilClosed(timeout: TimeInterval) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        condition.lock()
-        defer { condition.unlock() }
-        while !closed { if !condition.wait(until: deadline) { return closed } }
-        return true
+        state.wait(atMost: timeout) { $0.closed }
     }
 
     /// Writes `line` and a newline, whole (blocking while the socket is full); false if the other end is gone.

@@ -1,4 +1,5 @@
 import Foundation
+import Guarded
 
 #if canImport(Glibc)
     import Glibc
@@ -15,7 +16,7 @@ import Foundation
 /// kernel how much the pipe holds (FIONREAD) at a moment the reader is not
 /// between taking bytes out of it and counting them, so that what was
 /// written so far is exactly what was read plus what the pipe holds.
-/// Unchecked Sendable: its variables are under `condition`; the rest is set in `init`.
+/// Unchecked Sendable: its variables are in `state`; the rest is set in `init`.
 final class PipeReader: @unchecked Sendable {
     /// A test seam, read from the variables given for the child: with "1", the
     /// reader holds each chunk it read until a caller catches up (at most
@@ -24,18 +25,20 @@ final class PipeReader: @unchecked Sendable {
     static let holdVariable = "CHILDPROCESS_TEST_HOLD_OUTPUT"
     static let holdBound: TimeInterval = 30
 
-    private let condition = NSCondition()
     private let handle: FileHandle
     private let holds: Bool
-    /// Between taking bytes out of the pipe and counting them in `read`.
-    private var reading = false
-    /// Bytes taken out of the pipe so far, and bytes handed over (`deliver` returned).
-    private var read = 0
-    private var delivered = 0
-    /// End of file was handed over and the descriptor closed.
-    private var closed = false
-    /// Callers in `catchUp` (a held chunk goes on while there are any).
-    private var catchingUp = 0
+    private struct State {
+        /// Between taking bytes out of the pipe and counting them in `read`.
+        var reading = false
+        /// Bytes taken out of the pipe so far, and bytes handed over (`deliver` returned).
+        var read = 0
+        var delivered = 0
+        /// End of file was handed over and the descriptor closed.
+        var closed = false
+        /// Callers in `catchUp` (a held chunk goes on while there are any).
+        var catchingUp = 0
+    }
+    private let state = LockedCondition(State())
 
     init(_ handle: FileHandle, name: String, holds: Bool, deliver: @escaping @Sendable (Data) -> Void) {
         self.handle = handle
@@ -49,55 +52,51 @@ final class PipeReader: @unchecked Sendable {
         while true {
             // Waits for bytes without taking them, so that `reading` is set only around a read that does not block.
             PipeReading.waitReadable(handle)
-            condition.withLock { reading = true }
+            state.withLock { $0.reading = true }
             let chunk = PipeReading.nextChunk(handle)
-            condition.withLock {
-                reading = false
-                read += chunk.count
+            state.withLock {
+                $0.reading = false
+                $0.read += chunk.count
             }
-            condition.broadcast()
             if holds, !chunk.isEmpty { holdUntilCaughtUp() }
             deliver(chunk)
-            condition.withLock {
-                delivered += chunk.count
+            state.withLock {
+                $0.delivered += chunk.count
                 if chunk.isEmpty {
-                    closed = true
+                    $0.closed = true
                     // Under the lock: `catchUp` asks about the descriptor only while it is open.
                     try? handle.close()
                 }
             }
-            condition.broadcast()
             if chunk.isEmpty { return }
         }
     }
 
     private func holdUntilCaughtUp() {
-        let deadline = Date().addingTimeInterval(Self.holdBound)
-        condition.withLock {
-            while catchingUp == 0 { if !condition.wait(until: deadline) { return } }
-        }
+        state.wait(atMost: Self.holdBound, for: { $0.catchingUp > 0 ? () : nil }, timedOut: { _ in () })
     }
 
     /// Waits until every byte the pipe held when this was called has been
     /// handed over, or the pipe was read to its end; false if `deadline` came first.
     func catchUp(before deadline: Date) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        catchingUp += 1
-        condition.broadcast()
-        defer { catchingUp -= 1 }
-        while reading, !closed {
-            if !condition.wait(until: deadline) { break }
-        }
-        if closed { return true }
-        if reading { return false }
-        // The reader cannot take bytes out of the pipe while this holds the lock: written so far = read + held.
-        var held: Int32 = 0
-        guard ioctl(handle.fileDescriptor, UInt(FIONREAD), &held) == 0 else { return false }
-        let target = read + Int(held)
-        while delivered < target, !closed {
-            if !condition.wait(until: deadline) { return delivered >= target || closed }
-        }
-        return true
+        state.withLock { $0.catchingUp += 1 }
+        defer { state.withLock { $0.catchingUp -= 1 } }
+        // What was written so far: what was read plus what the pipe holds, asked while the reader is not mid-read
+        // (it cannot take bytes out of the pipe while this holds the lock).
+        var target: Int? = nil
+        let handle = handle
+        return state.wait(
+            atMost: max(0, deadline.timeIntervalSinceNow),
+            for: { state -> Bool? in
+                if state.closed { return true }
+                if target == nil {
+                    if state.reading { return nil }
+                    var held: Int32 = 0
+                    guard ioctl(handle.fileDescriptor, UInt(FIONREAD), &held) == 0 else { return false }
+                    target = state.read + Int(held)
+                }
+                return state.delivered >= target! ? true : nil
+            },
+            timedOut: { state in state.closed || target.map { state.delivered >= $0 } ?? false })
     }
 }

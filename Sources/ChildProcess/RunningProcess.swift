@@ -1,4 +1,5 @@
 import Foundation
+import Guarded
 
 #if canImport(Glibc)
     import Glibc
@@ -18,53 +19,6 @@ import Foundation
 /// reader threads, in the order they were written; `ended` comes once, after
 /// the last line of both streams and the child's end.
 package final class RunningProcess: Sendable {
-    /// How a child ended.
-    package enum Termination: Sendable, Equatable, CustomStringConvertible {
-        /// `exit(status)` or a return from `main`.
-        case exited(Int32)
-        /// Ended by a signal it did not handle.
-        case signalled(Int32)
-
-        /// As a shell shows it: the exit status, or 128 + the signal (137 for KILL).
-        package var shellStatus: Int32 {
-            switch self {
-            case .exited(let status): status
-            case .signalled(let signal): 128 + signal
-            }
-        }
-
-        package var description: String {
-            switch self {
-            case .exited(let status): "exited with status \(status)"
-            case .signalled(let signal): "killed by signal \(signal)"
-            }
-        }
-    }
-
-    /// What a starter is told as the child speaks and ends, on the reader threads.
-    /// They are let go once `ended` has been called.
-    package struct Handlers: Sendable {
-        package var stdout: @Sendable (String) -> Void
-        package var stderr: @Sendable (String) -> Void
-        /// After the last line of both streams, and the child's end (nil: the
-        /// end was not seen, which Foundation cannot fail to report).
-        package var ended: @Sendable (Termination?) -> Void
-
-        package init(
-            stdout: @escaping @Sendable (String) -> Void = { _ in }, stderr: @escaping @Sendable (String) -> Void = { _ in },
-            ended: @escaping @Sendable (Termination?) -> Void = { _ in }
-        ) {
-            self.stdout = stdout
-            self.stderr = stderr
-            self.ended = ended
-        }
-    }
-
-    package struct Timeout: Error, CustomStringConvertible {
-        package let description: String
-        package init(description: String) { self.description = description }
-    }
-
     /// Foundation's `Process` is used from this object's methods and its
     /// termination handler only, and is not changed after `run()`.
     private let child = Process()
@@ -365,7 +319,7 @@ package final class RunningProcess: Sendable {
     }
 
     /// The state shared by the caller, the reader threads and the termination handler.
-    /// Unchecked Sendable: `state` is read and changed only under `changed`'s lock.
+    /// Unchecked Sendable: `state` is read and changed only under its lock.
     private final class Output: @unchecked Sendable {
         enum Stream: Sendable { case stdout, stderr }
 
@@ -386,20 +340,16 @@ package final class RunningProcess: Sendable {
             var lineLimit: Int?
         }
 
-        /// Guards `state` and wakes its waiters. An `NSCondition` (a pthread
-        /// mutex) rather than a `Mutex`: Thread Sanitizer sees its ordering.
-        private let changed = NSCondition()
-        private var state: State
+        /// Each change wakes the waiters.
+        private let state: LockedCondition<State>
 
         init(handlers: Handlers?, keepsOutput: Bool, lineLimit: Int?) {
-            state = State(handlers: handlers, keepsOutput: keepsOutput, lineLimit: lineLimit)
+            state = LockedCondition(State(handlers: handlers, keepsOutput: keepsOutput, lineLimit: lineLimit))
         }
 
-        /// Runs `body` on the state under the lock.
+        /// Runs `body` on the state under the lock, then wakes the waiters.
         func withState<T>(_ body: (inout State) -> T) -> T {
-            changed.lock()
-            defer { changed.unlock() }
-            return body(&state)
+            state.withLock(body)
         }
 
         func receive(_ chunk: Data, from stream: Stream) {
@@ -452,7 +402,6 @@ package final class RunningProcess: Sendable {
                     }
                 }
             }
-            broadcast()
             if chunk.isEmpty { endIfDone() }
         }
 
@@ -469,7 +418,6 @@ package final class RunningProcess: Sendable {
 
         func finish(_ termination: Termination) {
             withState { $0.termination = termination }
-            broadcast()
             endIfDone()
         }
 
@@ -477,7 +425,6 @@ package final class RunningProcess: Sendable {
         /// records how, in one step under the lock `unlessReaped` takes.
         func finishReaping(_ pid: pid_t) {
             withState { $0.termination = CleanSpawn.waitForEnd(of: pid) ?? .signalled(SIGKILL) }
-            broadcast()
             endIfDone()
         }
 
@@ -520,19 +467,7 @@ package final class RunningProcess: Sendable {
 
         /// Waits until `condition` holds (it may change the state it is given); false if `timeout` passed first.
         func wait(timeout: TimeInterval, until condition: (inout State) -> Bool) -> Bool {
-            let deadline = Date().addingTimeInterval(timeout)
-            changed.lock()
-            defer { changed.unlock() }
-            while !condition(&state) {
-                if !changed.wait(until: deadline) { return condition(&state) }
-            }
-            return true
-        }
-
-        private func broadcast() {
-            changed.lock()
-            changed.broadcast()
-            changed.unlock()
+            state.wait(atMost: timeout, for: { condition(&$0) ? true : nil }) ?? false
         }
     }
 }

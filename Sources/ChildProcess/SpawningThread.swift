@@ -1,14 +1,14 @@
 import Foundation
+import Guarded
 
 /// The one thread that starts every child of `RunningProcess`, for the life
 /// of the process (see `OwnerLifetime`: the kernel ties a child's
 /// `PR_SET_PDEATHSIG` to the thread that started it). Callers wait for
 /// their start to be done; starts are quick, so they queue briefly.
-/// Unchecked Sendable: the job queue is read and changed under `condition`'s lock.
+/// Unchecked Sendable: the job queue is reached only through `jobs`' lock.
 final class SpawningThread: @unchecked Sendable {
     static let shared = SpawningThread()
-    private let condition = NSCondition()
-    private var jobs: [() -> Void] = []
+    private let jobs = LockedCondition<[() -> Void]>([])
 
     private init() {
         let thread = Thread { [self] in serve() }
@@ -27,33 +27,20 @@ final class SpawningThread: @unchecked Sendable {
         sigfillset(&all)
         pthread_sigmask(SIG_SETMASK, &all, nil)
         while true {
-            condition.lock()
-            while jobs.isEmpty { condition.wait() }
-            let job = jobs.removeFirst()
-            condition.unlock()
-            job()
+            let job = jobs.wait(atMost: nil, for: { $0.isEmpty ? nil : $0.removeFirst() })
+            job?()
         }
     }
 
     /// Runs `body` on the spawning thread and returns what it returned (or throws what it threw).
     func run<T>(_ body: @escaping () throws -> T) throws -> T {
-        let outcome = Outcome<T>()
-        condition.withLock { jobs.append { outcome.finish(Result { try body() }) } }
-        condition.signal()
-        return try outcome.wait().get()
-    }
-
-    /// Unchecked Sendable: `result` is written once before `done` is signalled and read only after waiting on it.
-    private final class Outcome<T>: @unchecked Sendable {
-        private let done = DispatchSemaphore(value: 0)
-        private var result: Result<T, Error>?
-        func finish(_ result: Result<T, Error>) {
-            self.result = result
-            done.signal()
+        let outcome = LockedCondition<Result<T, any Error>?>(nil)
+        jobs.withLock {
+            $0.append {
+                let result = Result { try body() }
+                outcome.withLock { $0 = result }
+            }
         }
-        func wait() -> Result<T, Error> {
-            done.wait()
-            return result!
-        }
+        return try outcome.wait(atMost: nil, for: { $0 })!.get()
     }
 }

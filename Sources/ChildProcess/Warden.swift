@@ -1,4 +1,5 @@
 import Foundation
+import Guarded
 
 #if canImport(Glibc)
     import Glibc
@@ -32,7 +33,7 @@ import Foundation
 package final class Warden: @unchecked Sendable {
     package let pid: pid_t
     private let input: ChildInput
-    private let lock = NSLock()
+    private let lock = Locked()
     private var warned = false
 
     /// Starts `executable arguments`, which must call `Warden.serve()`.

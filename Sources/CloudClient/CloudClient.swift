@@ -1,5 +1,6 @@
 import CloudModel
 import Foundation
+import Guarded
 import PropertyList
 
 /// One JSON request to the cloud's HTTP face (the CLI and the scenario
@@ -70,23 +71,16 @@ package enum CloudClient {
     /// that waits here may itself hold a pool thread, and callers holding
     /// all of them would otherwise wait for ever for a task that needs one.
     package static func blocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
-        let box = ResultBox<T>()
-        let done = DispatchSemaphore(value: 0)
+        let outcome = LockedCondition<Result<T, any Error>?>(nil)
         Task(executorPreference: blockingExecutor) {
-            box.result = await Result(catching: body)
-            done.signal()
+            let result = await Result(catching: body)
+            outcome.withLock { $0 = result }
         }
-        done.wait()
-        return try box.result!.get()
+        return try outcome.wait(atMost: nil, for: { $0 })!.get()
     }
 
     /// The thread `blocking` runs its tasks on, for the process's life.
     private static let blockingExecutor = OwnThreadExecutor(name: "groupsim.cloud-client")
-}
-
-/// Unchecked Sendable: the task writes `result` once, before it signals the semaphore the reader waits on.
-private final class ResultBox<T: Sendable>: @unchecked Sendable {
-    var result: Result<T, any Error>?
 }
 
 extension Result where Failure == any Error {

@@ -1,6 +1,7 @@
 import CloudModel
 import Foundation
 import Glibc
+import Guarded
 
 /// What a server answered: its status and its body.
 struct HTTPReply: Sendable, Equatable {
@@ -345,7 +346,7 @@ struct HTTPReplyReader {
 /// Set once when the request's task is cancelled; read by its thread between waits.
 /// Unchecked Sendable: `value` is touched only under `lock`.
 private final class CancellationFlag: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = Locked()
     private var value = false
 
     func set() { lock.withLock { value = true } }

@@ -1,4 +1,5 @@
 import Foundation
+import Guarded
 
 /// A serial executor with a thread of its own: its jobs run one at a time,
 /// in the order they came, on that thread. Work that blocks (a file lock's
@@ -33,39 +34,34 @@ package final class OwnThreadExecutor: SerialExecutor, TaskExecutor, @unchecked 
 }
 
 /// The jobs waiting for an `OwnThreadExecutor`'s thread.
-/// Unchecked Sendable: every stored property is read and written under `condition`.
+/// Unchecked Sendable: the jobs and the flag are reached only through `state`'s lock.
 private final class JobQueue: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var jobs: [(job: UnownedJob, executor: Unmanaged<OwnThreadExecutor>)] = []
-    private var closed = false
+    private struct State {
+        var jobs: [(job: UnownedJob, executor: Unmanaged<OwnThreadExecutor>)] = []
+        var closed = false
+    }
+    private let state = LockedCondition(State())
 
     /// The executor is kept alive while a job of its waits (its `deinit` must not run on its own thread with jobs queued).
     func append(_ job: UnownedJob, on executor: OwnThreadExecutor) {
-        condition.withLock {
-            jobs.append((job, Unmanaged.passRetained(executor)))
-            condition.signal()
-        }
+        state.withLock { $0.jobs.append((job, Unmanaged.passRetained(executor))) }
     }
 
     func close() {
-        condition.withLock {
-            closed = true
-            condition.signal()
-        }
+        state.withLock { $0.closed = true }
     }
 
     /// The thread's body: takes what is queued, runs it in order, and waits for more.
     func runUntilClosed() {
         while true {
-            condition.lock()
-            while jobs.isEmpty && !closed { condition.wait() }
-            if jobs.isEmpty {
-                condition.unlock()
-                return
+            let batch = state.wait(atMost: nil) { state in
+                guard state.jobs.isEmpty else {
+                    defer { state.jobs.removeAll(keepingCapacity: true) }
+                    return state.jobs
+                }
+                return state.closed ? [] : nil
             }
-            let batch = jobs
-            jobs.removeAll(keepingCapacity: true)
-            condition.unlock()
+            guard let batch, !batch.isEmpty else { return }
             for (job, executor) in batch {
                 let owner = executor.takeRetainedValue()
                 job.runSynchronously(isolatedTo: owner.asUnownedSerialExecutor(), taskExecutor: owner.asUnownedTaskExecutor())

@@ -1,6 +1,7 @@
 import CloudModel
 import Foundation
 import GroupDefaults
+import Guarded
 import PropertyList
 import SharedFiles
 
@@ -29,7 +30,7 @@ package final class UbiquitousStore: @unchecked Sendable {
     package let cloud: DeviceCloud
     private let domain: PersistentDomain
     private let settings: PersistentDomain
-    private let lock = NSLock()
+    private let lock = Locked()
     /// How far this process has posted the copy's notices (guarded by `lock`).
     private var cursor: NoticeCursor
     private var observers: [Int: @Sendable (ExternalChange) -> Void] = [:]
@@ -223,6 +224,8 @@ package final class UbiquitousStore: @unchecked Sendable {
         // Signed in: a write made before the first download waits for it, and may be overwritten by it.
         let held = syncs && current.account != nil && !current.keepsWritesBeforeFirstDownload
         do {
+            // Lock order: the file's lock (the transaction's), then `lock`; `lock` is not held here, and the
+            // transaction's body never takes it, so a `set` never waits behind the disk or another process.
             let violations = try domain.transaction { fields -> [String] in
                 var copy = try StoreCopy(fields, path: domain.file.path)
                 let found = writes.compactMap {
@@ -259,7 +262,7 @@ package final class UbiquitousStore: @unchecked Sendable {
     }
 
     /// Stores with unsaved writes; saved at exit, as the domains are.
-    private static let liveLock = NSLock()
+    private static let liveLock = Locked()
     nonisolated(unsafe) private static var live: [ObjectIdentifier: WeakStore] = [:]
     private static let flushAtExit: Void = { atexit { UbiquitousStore.flushAll() } }()
 

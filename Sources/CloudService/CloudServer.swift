@@ -3,6 +3,7 @@ import CloudDevice
 import CloudModel
 import Foundation
 import GroupDefaults
+import Guarded
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -417,7 +418,7 @@ actor CloudServer {
 final class AccountBook: @unchecked Sendable {
     private var ledger: CloudLedger
     private let queue: DispatchQueue
-    private let lock = NSLock()
+    private let lock = Locked()
     private var holding = false
 
     /// Whether the ledger held a store after the last run.

@@ -1,4 +1,5 @@
 import Foundation
+import Guarded
 import NIOCore
 
 /// Counts the cloud's open connections against a cap below the descriptor
@@ -24,7 +25,7 @@ final class ConnectionLimiter: @unchecked Sendable {
     /// Connections open at once that have shown one.
     var trustedBudget: Int { maximum - strangerBudget }
 
-    private let lock = NSLock()
+    private let lock = Locked()
     /// Strangers by their channel, with the order they came in.
     private var strangers: [ObjectIdentifier: (order: UInt64, channel: any Channel)] = [:]
     private var arrivals: UInt64 = 0

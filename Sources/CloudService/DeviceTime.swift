@@ -1,6 +1,7 @@
 import DeviceState
 import Foundation
 import GroupDefaults
+import Guarded
 import PropertyList
 
 /// The time the agent's upload interval counts on: the monotonic clock plus
@@ -14,7 +15,7 @@ import PropertyList
 /// loop reads the file otherwise. Unchecked Sendable: its state is under `lock`.
 final class DeviceTime: @unchecked Sendable {
     private let clock: DeviceClock
-    private let lock = NSLock()
+    private let lock = Locked()
     /// Set when the clock's file changed: the next `now` reads it again.
     private var moved = true
     /// The offset last read well, in seconds; a damaged file keeps it.

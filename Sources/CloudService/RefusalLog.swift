@@ -1,5 +1,6 @@
 import CloudModel
 import Foundation
+import Guarded
 import PropertyList
 
 /// The cloud's lines about peers it refused or closed (`unauthorized`,
@@ -21,7 +22,7 @@ final class RefusalLog: @unchecked Sendable {
 
     private let events: Events
     private let window: Duration
-    private let lock = NSLock()
+    private let lock = Locked()
     /// When the current second began (nil before the first refusal).
     private var windowStart: ContinuousClock.Instant?
     private var written = 0

@@ -1,4 +1,5 @@
 import Foundation
+import Guarded
 
 /// A level-triggered signal for one waiting task: `signal` from any thread
 /// (a file listener), `wait` returns at the first signal since the last wait,
@@ -13,7 +14,7 @@ import Foundation
 /// wait (each waking dispatch's timer thread) woke a thread on every signal.
 /// Unchecked Sendable: every stored property is read and changed under `lock`.
 final class Wakeup: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = Locked()
     private var signalled = false
     private var waiter: (id: Int, continuation: CheckedContinuation<Void, Never>, deadline: DispatchTime)?
     /// The earliest deadline a timer is armed for, while one is.

@@ -1,6 +1,7 @@
 import AppProtocol
 import Foundation
 import GroupDefaults
+import Guarded
 import PropertyList
 import Terminal
 
@@ -31,7 +32,7 @@ final class ChangePrinter: @unchecked Sendable {
     let json: Bool
     let domain: String
     let style: TerminalStyle
-    private let lock = NSLock()
+    private let lock = Locked()
 
     init(json: Bool, domain: String, style: TerminalStyle) {
         self.json = json

@@ -1,5 +1,6 @@
 import CInotifyTools
 import Foundation
+import Guarded
 import SharedFiles
 import SimulationValues
 
@@ -41,7 +42,7 @@ package final class ChangeWatcher: @unchecked Sendable {
     }
 
     // Shared with other threads, under commandLock.
-    private let commandLock = NSLock()
+    private let commandLock = Locked()
     private var commands: [Command] = []
     private var running = false
     private var wakeDescriptor: Int32 = -1
@@ -53,15 +54,6 @@ package final class ChangeWatcher: @unchecked Sendable {
     /// Domains still open when the thread last ended (a `stop`, or inotify
     /// failing to start): the next start watches them again.
     private var dormantDomains: [WeakDomain] = []
-
-    package struct Statistics: Sendable, Equatable {
-        package var events = 0
-        package var overflows = 0
-        package var reloadsScheduled = 0
-        package var watchedDirectories = 0
-        /// Fresh inotify instances started after a watched folder was deleted.
-        package var restarts = 0
-    }
 
     // Owned by the watcher thread alone.
     private var wakeWatch: Int32 = -1
@@ -132,18 +124,18 @@ package final class ChangeWatcher: @unchecked Sendable {
     }
 
     private func send(_ command: Command) {
-        commandLock.lock()
-        commands.append(command)
-        if !running {
-            running = true
-            commandLock.unlock()
-            Thread { [self] in runLoop() }.start()
-            return
+        let starts = commandLock.withLock { () -> Bool in
+            commands.append(command)
+            if !running {
+                running = true
+                return true
+            }
+            // Written under the lock: a restart closes the descriptor under it too,
+            // so a number reused by another file is never written to.
+            if wakeDescriptor >= 0 { _ = pwrite(wakeDescriptor, "w", 1, 0) }
+            return false
         }
-        // Written under the lock: a restart closes the descriptor under it too,
-        // so a number reused by another file is never written to.
-        if wakeDescriptor >= 0 { _ = pwrite(wakeDescriptor, "w", 1, 0) }
-        commandLock.unlock()
+        if starts { Thread { [self] in runLoop() }.start() }
     }
 
     // MARK: The watcher thread

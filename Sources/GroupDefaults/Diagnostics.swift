@@ -1,4 +1,5 @@
 import Foundation
+import Guarded
 import SharedFiles
 
 /// Things the library must say loudly but that are not errors of one call:
@@ -68,7 +69,7 @@ public struct Diagnostic: Sendable, CustomStringConvertible {
 }
 
 public enum Diagnostics {
-    private static let lock = NSLock()
+    private static let lock = Locked()
     nonisolated(unsafe) private static var handler: @Sendable (Diagnostic) -> Void = { diagnostic in
         FileHandle.standardError.write(Data("groupsim: warning: \(diagnostic.message)\n".utf8))
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Guarded
 import PropertyList
 import SharedFiles
 
@@ -15,7 +16,7 @@ final class WeakDomain {
 package final class DomainRegistry: @unchecked Sendable {
     package static let shared = DomainRegistry()
 
-    private let lock = NSLock()
+    private let lock = Locked()
     private var domains: [String: WeakDomain] = [:]
 
     private init() {

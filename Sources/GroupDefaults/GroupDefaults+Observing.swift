@@ -1,4 +1,5 @@
 import Foundation
+import Guarded
 import PropertyList
 
 /// A change of one key's *effective* value, as an instance's observers see it.
@@ -18,7 +19,7 @@ public struct DefaultsChange: Sendable, Equatable {
 /// Unchecked Sendable: `cancelled` is read and set under `lock`; `onCancel` is a constant run once.
 public final class DefaultsObservation: @unchecked Sendable {
     private let onCancel: () -> Void
-    private let lock = NSLock()
+    private let lock = Locked()
     private var cancelled = false
 
     init(onCancel: @escaping () -> Void) { self.onCancel = onCancel }
@@ -45,7 +46,7 @@ final class ObservationState: @unchecked Sendable {
         let handler: @Sendable (DefaultsChange) -> Void
     }
 
-    let lock = NSLock()
+    let lock = Locked()
     /// Each domain's queued and inline listener ids, while anyone observes.
     var domainListeners: [ObjectIdentifier: (PersistentDomain, [Int])] = [:]
     var processListeners: [Int] = []

@@ -1,4 +1,5 @@
 import Foundation
+import Guarded
 import PropertyList
 import SharedFiles
 // The value types of the defaults API that live below the disk (DefaultsError, DomainName, Durability …), so that a
@@ -24,7 +25,7 @@ import Synchronization
 /// 6. the registration domain (`register(defaults:)`, this process only)
 ///
 /// Writes go to the instance's own persistent domain only.
-/// Unchecked Sendable: its suites are under `lock`, its snapshot in a `Mutex`, its counters atomic, its observers under `observation.lock`; the domains lock their own state.
+/// Unchecked Sendable: its suites are under `lock`, its snapshot in a `Locked`, its counters atomic, its observers under `observation.lock`; the domains lock their own state.
 public final class GroupDefaults: @unchecked Sendable {
     public let context: DefaultsContext
     /// The persistent domain this instance writes to.
@@ -34,12 +35,12 @@ public final class GroupDefaults: @unchecked Sendable {
     let global: PersistentDomain
     /// The managed domain of this instance's own domain; this process never writes it.
     let managed: PersistentDomain
-    private let lock = NSLock()
+    private let lock = Locked()
     private var suites: [PersistentDomain] = []
     /// Moves when a suite is added or removed.
     private let searchListVersion = ContentVersion()
     /// What reads are answered from; replaced by the first read after a source changed.
-    private let cachedSnapshot = Mutex<SearchListSnapshot?>(nil)
+    private let cachedSnapshot = Locked<SearchListSnapshot?>(nil)
     private let snapshotBuilds = Atomic<Int>(0)
     /// Observer plumbing (see GroupDefaults+Observing.swift).
     let observation = ObservationState()

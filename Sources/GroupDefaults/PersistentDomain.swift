@@ -1,36 +1,8 @@
 import Foundation
+import Guarded
 import PropertyList
 import SharedFiles
 import SimulationValues
-
-/// Edits not yet on disk, over a base dictionary. `replace` means the base is
-/// discarded first (`setPersistentDomain`, `removePersistentDomain`).
-struct Overlay {
-    var replace = false
-    var edits: [String: PlistValue?] = [:]
-
-    var isEmpty: Bool { !replace && edits.isEmpty }
-
-    /// The value this overlay decides for `key`: nil if it does not decide it.
-    func decision(forKey key: String) -> PlistValue?? {
-        if let edit = edits[key] { return .some(edit) }
-        return replace ? .some(nil) : nil
-    }
-
-    func applied(to base: [String: PlistValue]) -> [String: PlistValue] {
-        var result = replace ? [:] : base
-        for (key, value) in edits { result[key] = value }
-        return result
-    }
-
-    /// `newer` on top of `self`.
-    func merged(with newer: Overlay) -> Overlay {
-        if newer.replace { return newer }
-        var result = self
-        for (key, value) in newer.edits { result.edits[key] = value }
-        return result
-    }
-}
 
 /// One persistent domain (a plist file) as this process sees it. Every
 /// `GroupDefaults` instance of the process that uses the domain shares this
@@ -52,7 +24,8 @@ package final class PersistentDomain: @unchecked Sendable {
     /// next commit, which writes this process's view over it.
     private let readsThroughCache: Bool
 
-    private let state = NSLock()
+    /// Guards the fields below it. Lock order: a file lock (the commit's), then this; never a file lock inside it.
+    private let state = Locked()
     private var committed: [String: PlistValue]
     private var inFlight = Overlay()
     private var pending = Overlay()
@@ -202,16 +175,16 @@ package final class PersistentDomain: @unchecked Sendable {
     @discardableResult
     package func set(_ value: PlistValue?, forKey key: String) -> UInt64? {
         if let value, !acceptable(value, what: "the value for key \"\(key)\"", limit: PlistLimits.maximumValueDepth) { return nil }
-        state.lock()
-        // The old value is looked up only for someone to tell.
-        let old = listeners.isEmpty ? nil : currentValue(forKey: key)
-        pending.edits.updateValue(value, forKey: key)
-        let madeVersion = version.bump()
-        let inline =
-            listeners.isEmpty || old == value
-            ? InlineDelivery() : announce([KeyChange(key: key, old: old, new: value)], origin: .thisProcess)
-        let schedule = scheduleCommitLocked()
-        state.unlock()
+        let (madeVersion, inline, schedule) = state.withLock { () -> (UInt64, InlineDelivery, Bool) in
+            // The old value is looked up only for someone to tell.
+            let old = listeners.isEmpty ? nil : currentValue(forKey: key)
+            pending.edits.updateValue(value, forKey: key)
+            let madeVersion = version.bump()
+            let inline =
+                listeners.isEmpty || old == value
+                ? InlineDelivery() : announce([KeyChange(key: key, old: old, new: value)], origin: .thisProcess)
+            return (madeVersion, inline, scheduleCommitLocked())
+        }
         if schedule { scheduleCommit() }
         inline.run()
         return madeVersion
@@ -220,13 +193,12 @@ package final class PersistentDomain: @unchecked Sendable {
     /// Replaces the whole domain (nil or empty removes every key).
     package func replaceAll(with contents: [String: PlistValue]?) {
         if let contents, !acceptable(.dictionary(contents), what: "the new contents of domain \(name)", limit: PlistLimits.maximumDepth) { return }
-        state.lock()
-        let old = currentView()
-        pending = Overlay(replace: true, edits: (contents ?? [:]).mapValues { Optional($0) })
-        version.bump()
-        let inline = announce(differences(from: old, to: currentView()), origin: .thisProcess)
-        let schedule = scheduleCommitLocked()
-        state.unlock()
+        let (inline, schedule) = state.withLock { () -> (InlineDelivery, Bool) in
+            let old = currentView()
+            pending = Overlay(replace: true, edits: (contents ?? [:]).mapValues { Optional($0) })
+            version.bump()
+            return (announce(differences(from: old, to: currentView()), origin: .thisProcess), scheduleCommitLocked())
+        }
         if schedule { scheduleCommit() }
         inline.run()
     }
@@ -438,19 +410,23 @@ package final class PersistentDomain: @unchecked Sendable {
     /// inline listeners (nothing without a transaction). `deadline`: when to
     /// give up waiting for the file's lock (nil: one `LockWaitLimit` from now).
     private func commitPending(transaction: ((inout [String: PlistValue]) throws -> Void)?, deadline: UInt64?) throws -> InlineDelivery {
-        state.lock()
-        commitScheduled = false
-        let edits = pending
-        inFlight = edits
-        pending = Overlay()
-        // Locked: what the process saw is its own view, not the unreadable file.
-        var lockedView = openedLocked ? committed : nil
-        state.unlock()
+        let taken = state.withLock { () -> (edits: Overlay, lockedView: [String: PlistValue]?) in
+            commitScheduled = false
+            let edits = pending
+            inFlight = edits
+            pending = Overlay()
+            // Locked: what the process saw is its own view, not the unreadable file.
+            return (edits, openedLocked ? committed : nil)
+        }
+        let edits = taken.edits
+        var lockedView = taken.lockedView
         if edits.isEmpty && transaction == nil { return InlineDelivery() }
 
         var transactionKeys = Set<String>()
         do {
             // cfprefsd refuses a write that reaches the platform's limit (tvOS, watchOS): the file keeps what it held.
+            // Lock order: the file's lock (taken by `update`), then `state` inside it for a moment; `state` is never
+            // held while a file lock is waited for, so a thread in `set` never waits behind the disk or another process.
             let update = try file.update(deadline: deadline, refusingSize: sizeGuard?.limits.termination) { contents in
                 // cfprefsd writes the domain it holds: an edit made beside it is lost.
                 if readsThroughCache, (try? file.lastWriter()) == .foreign { contents = state.withLock { committed } }
@@ -502,14 +478,14 @@ package final class PersistentDomain: @unchecked Sendable {
     /// announces what that changed in the view; `localKeys` (a transaction's)
     /// are this process's changes, whose inline calls are returned.
     private func absorb(_ contents: [String: PlistValue], localKeys: Set<String>) -> InlineDelivery {
-        state.lock()
-        defer { state.unlock() }
-        let old = currentView()
-        committed = contents
-        inFlight = Overlay()
-        let changes = differences(from: old, to: currentView())
-        if !changes.isEmpty { version.bump() }
-        _ = announce(changes.filter { !localKeys.contains($0.key) }, origin: .otherProcess)
-        return announce(changes.filter { localKeys.contains($0.key) }, origin: .thisProcess)
+        state.withLock {
+            let old = currentView()
+            committed = contents
+            inFlight = Overlay()
+            let changes = differences(from: old, to: currentView())
+            if !changes.isEmpty { version.bump() }
+            _ = announce(changes.filter { !localKeys.contains($0.key) }, origin: .otherProcess)
+            return announce(changes.filter { localKeys.contains($0.key) }, origin: .thisProcess)
+        }
     }
 }

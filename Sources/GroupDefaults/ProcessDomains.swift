@@ -1,4 +1,5 @@
 import Foundation
+import Guarded
 import PropertyList
 
 /// The volatile domains of this process: arguments, registration, languages
@@ -9,7 +10,7 @@ import PropertyList
 public final class ProcessDomains: @unchecked Sendable {
     public static let shared = ProcessDomains()
 
-    private let lock = NSLock()
+    private let lock = Locked()
     private var arguments: [String: PlistValue] = [:]
     private var registration: [String: PlistValue] = [:]
     private var languages: [String: PlistValue] = ["AppleLanguages": ["en"], "AppleLocale": "en_US"]

@@ -1,4 +1,5 @@
 import Foundation
+import Guarded
 import PropertyList
 import SharedFiles
 import SimulationValues
@@ -96,10 +97,10 @@ package enum ProtectedData {
 
     /// Waits until the device's protected data is available (true), or `timeout` seconds (false).
     package static func waitUntilAvailable(root: SimulationRoot, device: String, timeout: Double) throws -> Bool {
-        let available = DispatchSemaphore(value: 0)
-        let watch = try whenAvailable(root: root, device: device) { available.signal() }
+        let available = LockedCondition(false)
+        let watch = try whenAvailable(root: root, device: device) { available.withLock { $0 = true } }
         defer { withExtendedLifetime(watch) {} }
-        return available.wait(timeout: .now() + timeout) == .success
+        return available.wait(atMost: timeout) { $0 }
     }
 }
 
@@ -108,7 +109,7 @@ package enum ProtectedData {
 package final class AvailabilityWatch: @unchecked Sendable {
     private let metadata: PersistentDomain
     private let body: @Sendable () -> Void
-    private let lock = NSLock()
+    private let lock = Locked()
     private var fired = false
     fileprivate var listener: Int?
 

@@ -1,4 +1,5 @@
 import Foundation
+import Guarded
 import PropertyList
 import Synchronization
 
@@ -68,7 +69,7 @@ final class SearchListSnapshot: @unchecked Sendable {
     /// once, by value type; under `representationsLock`. A snapshot's own
     /// set (on a copy no reader holds) empties it.
     private var representations: [ObjectIdentifier: Any] = [:]
-    private let representationsLock = NSLock()
+    private let representationsLock = Locked()
 
     /// Where the instance's own domain is in the search list: right after the managed and argument domains.
     private static let ownLayer = 2

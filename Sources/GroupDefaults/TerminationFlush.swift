@@ -1,4 +1,5 @@
 import Foundation
+import Guarded
 
 /// Commits pending changes when the process is asked to stop (SIGINT,
 /// SIGTERM) and then exits with the conventional status 128+signal. Normal
@@ -10,7 +11,7 @@ import Foundation
 /// process exits anyway.
 package enum TerminationFlush {
     nonisolated(unsafe) private static var sources: [DispatchSourceSignal] = []
-    private static let lock = NSLock()
+    private static let lock = Locked()
 
     /// How long a stop request waits for the pending changes to be saved.
     public static let flushLimit: TimeInterval = 2
@@ -72,18 +73,16 @@ package enum TerminationFlush {
     }
 
     /// Each domain's flush result: nil while running, .some(nil) when saved, .some(problem) when it failed.
-    /// Unchecked Sendable: `problems` is read and changed under `lock` only (an NSLock: the flushing threads
-    /// record at once, and Thread Sanitizer sees a contended NSLock's wait, not a Mutex's).
-    private final class Outcomes: @unchecked Sendable {
-        private let lock = NSLock()
-        private var problems: [ObjectIdentifier: String?] = [:]
+    /// The flushing threads record at once.
+    private final class Outcomes: Sendable {
+        private let problems = Locked<[ObjectIdentifier: String?]>([:])
 
         func record(_ domain: PersistentDomain, problem: String?) {
-            lock.withLock { problems[ObjectIdentifier(domain)] = .some(problem) }
+            problems.withLock { $0[ObjectIdentifier(domain)] = .some(problem) }
         }
 
         func outcome(of domain: PersistentDomain) -> String?? {
-            lock.withLock { problems[ObjectIdentifier(domain)] }
+            problems.withLock { $0[ObjectIdentifier(domain)] }
         }
     }
 }

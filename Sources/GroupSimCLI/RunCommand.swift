@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Guarded
 import ScenarioModel
 import Scenarios
 import Terminal
@@ -203,13 +204,10 @@ enum ParallelRuns {
         return slots.all
     }
 
-    // NSLock (a pthread mutex), not Synchronization's Mutex: Thread Sanitizer
-    // sees a contended NSLock order its holders, but not a contended Mutex.
-    private final class NextIndex: @unchecked Sendable {
-        private let lock = NSLock()
-        private var value = 0
+    private final class NextIndex: Sendable {
+        private let value = Locked(0)
         func take(below limit: Int) -> Int? {
-            lock.withLock {
+            value.withLock { value in
                 guard value < limit else { return nil }
                 defer { value += 1 }
                 return value
@@ -217,11 +215,10 @@ enum ParallelRuns {
         }
     }
 
-    private final class ResultSlots<T: Sendable>: @unchecked Sendable {
-        private let lock = NSLock()
-        private var slots: [T?]
-        init(_ count: Int) { slots = Array(repeating: nil, count: count) }
-        func set(_ index: Int, _ value: T) { lock.withLock { slots[index] = value } }
-        var all: [T] { lock.withLock { slots.compactMap { $0 } } }
+    private final class ResultSlots<T: Sendable>: Sendable {
+        private let slots: Locked<[T?]>
+        init(_ count: Int) { slots = Locked(Array(repeating: nil, count: count)) }
+        func set(_ index: Int, _ value: T) { slots.withLock { $0[index] = value } }
+        var all: [T] { slots.withLock { $0.compactMap { $0 } } }
     }
 }

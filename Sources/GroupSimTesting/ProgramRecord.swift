@@ -1,6 +1,7 @@
 import AppProtocol
 import ChildProcess
 import Foundation
+import Guarded
 import PropertyList
 import Scenarios
 
@@ -31,9 +32,9 @@ public enum StandardStream: Sendable, Equatable {
 /// one thread that owns the reading until the channel closes) and the last
 /// lines of its output (bounded as the runner bounds them, `OutputBuffer`,
 /// handed over by its `RunningProcess`'s readers), waited on by the test's calls.
-/// Unchecked Sendable: every stored property is under `condition`.
+/// Unchecked Sendable: every stored property is under `condition`'s lock (each `withLock` wakes the waits).
 final class ProgramRecord: @unchecked Sendable {
-    private let condition = NSCondition()
+    private let condition = LockedCondition()
     private var recorded: [AppEvent] = []
     private var responses: [Int64: ProtocolResponse] = [:]
     /// Indices in `recorded` of the events a wait has taken (each is returned once).
@@ -61,7 +62,6 @@ final class ProgramRecord: @unchecked Sendable {
             stdout: { [self] in receive($0, from: .stdout) }, stderr: { [self] in receive($0, from: .stderr) },
             ended: { [self] _ in
                 condition.withLock { outputEnded = true }
-                condition.broadcast()
             })
     }
 
@@ -76,10 +76,8 @@ final class ProgramRecord: @unchecked Sendable {
                     case .response(let response): if let id = response.id { responses[id] = response }
                     }
                 }
-                condition.broadcast()
             }
             condition.withLock { channelClosed = true }
-            condition.broadcast()
         }
         reader.name = "groupsim.testing.channel-\(pid)"
         reader.start()
@@ -87,7 +85,6 @@ final class ProgramRecord: @unchecked Sendable {
 
     private func receive(_ line: String, from stream: OutputLine.Stream) {
         condition.withLock { output.append(line, stream: stream, time: DispatchTime.now().uptimeNanoseconds) }
-        condition.broadcast()
     }
 
     var events: [AppEvent] { condition.withLock { recorded } }
@@ -107,21 +104,10 @@ final class ProgramRecord: @unchecked Sendable {
         }
     }
 
-    /// Waits until `condition` holds or the deadline passes; false if it passed. Called with the lock held.
-    private func wait(timeout: Double, until satisfied: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while !satisfied() {
-            if !condition.wait(until: deadline) { return satisfied() }
-        }
-        return true
-    }
-
     /// The `ready` event's info; nil if the channel closed or `timeout` passed first.
     func waitForReady(timeout: Double) -> [String: PlistValue]? {
-        condition.lock()
-        defer { condition.unlock() }
         var info: [String: PlistValue]?
-        _ = wait(timeout: timeout) {
+        _ = condition.wait(atMost: timeout) {
             info = recorded.lazy.compactMap { if case .ready(let info) = $0 { info } else { nil } }.first
             return info != nil || channelClosed
         }
@@ -129,21 +115,22 @@ final class ProgramRecord: @unchecked Sendable {
     }
 
     func takeResponse(_ id: Int64, timeout: Double) -> Answer {
-        condition.lock()
-        defer { condition.unlock() }
-        let arrived = wait(timeout: timeout) { responses[id] != nil || channelClosed }
-        if let response = responses.removeValue(forKey: id) { return .answered(response) }
-        return arrived ? .closed : .timedOut
+        condition.wait(atMost: timeout) { _ -> Answer? in
+            if let response = responses.removeValue(forKey: id) { return .answered(response) }
+            return channelClosed ? .closed : nil
+        } timedOut: { _ in
+            .timedOut
+        }
     }
 
     /// The first event not taken before that `matches` turns into a result,
     /// waiting up to `timeout` for it (a negative wait is the same wait, hoping
     /// for nothing); nil if none came before the deadline or the channel closed.
     func takeEvent<T>(timeout: Double, matching matches: (AppEvent) -> T?) -> (found: T?, closed: Bool) {
-        condition.lock()
-        defer { condition.unlock() }
         var found: T?
-        _ = wait(timeout: timeout) {
+        var closed = false
+        _ = condition.wait(atMost: timeout) {
+            closed = channelClosed
             for (index, event) in recorded.enumerated() where !taken.contains(index) {
                 guard let result = matches(event) else { continue }
                 taken.insert(index)
@@ -152,7 +139,7 @@ final class ProgramRecord: @unchecked Sendable {
             }
             return channelClosed
         }
-        return (found, channelClosed)
+        return (found, closed)
     }
 
     // MARK: Output
@@ -165,9 +152,7 @@ final class ProgramRecord: @unchecked Sendable {
     /// Waits up to `timeout` until the program's output was read to its end
     /// (a program that left a child holding its streams keeps them open).
     func waitForOutputEnd(timeout: Double) {
-        condition.lock()
-        defer { condition.unlock() }
-        _ = wait(timeout: timeout) { outputEnded }
+        _ = condition.wait(atMost: timeout) { outputEnded }
     }
 
     /// The kept lines of `stream`.
@@ -183,11 +168,11 @@ final class ProgramRecord: @unchecked Sendable {
     /// are consumed. Each line is looked at once; nil if none came before the
     /// deadline or the program's output ended.
     func takeLine(of stream: StandardStream, timeout: Double, matching matches: (String) -> Bool) -> String? {
-        condition.lock()
-        defer { condition.unlock() }
-        var next = outputCursor
+        var looked: [OutputLine.Stream: Int]?  // the cursor as this wait moved it, read under the lock at its first look
         var found: String?
-        _ = wait(timeout: timeout) {
+        _ = condition.wait(atMost: timeout) {
+            var next = looked ?? outputCursor
+            defer { looked = next }
             let lines = output.lines
             guard let first = lines.first?.sequence else { return outputEnded }
             // Lines dropped since the last look are skipped: the buffer keeps the last ones only.

@@ -6,6 +6,7 @@ import CloudModel
 import DeviceState
 import Foundation
 import GroupDefaults
+import Guarded
 import ScenarioModel
 import Scenarios
 import SimulationValues
@@ -16,7 +17,7 @@ import SpecFormat
 /// throws passes through `failure(_:at:)`.
 /// Unchecked Sendable: `failed` is under `lock`.
 final class SimulationOutcome: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = Locked()
     private var failed = false
 
     func failure(_ message: String, at place: SourcePlace) -> Failure {
@@ -96,7 +97,7 @@ public final class Simulation: @unchecked Sendable {
     public let binaries: String
 
     let outcome = SimulationOutcome()
-    private let lock = NSLock()
+    private let lock = Locked()
     private var launched: [LaunchedExecutable] = []
     private var cloud: CloudRig?
     private var finished = false

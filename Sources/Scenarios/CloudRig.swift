@@ -4,6 +4,7 @@ import CloudDevice
 import CloudModel
 import Foundation
 import GroupDefaults
+import Guarded
 import PropertyList
 import ScenarioModel
 
@@ -77,19 +78,22 @@ final class CloudProcess: Sendable {
 
 /// What a cloud process's readers share with its `CloudProcess`: the lane's
 /// log, the events seen, the last lines of stderr and the end.
-/// Unchecked Sendable: `seen`, `errorTail` and `finished` are under `condition`; the rest is set in `init`.
+/// Unchecked Sendable: what was seen and how it ended are reached only through `state`'s lock; the rest is set in `init`.
 private final class CloudLane: @unchecked Sendable {
     /// How many of the last stderr lines a failure to start shows.
     static let errorLines = 20
 
+    private struct State {
+        var seen = Set<String>()
+        var errorTail: [String] = []
+        var finished = false
+        /// How it ended: "exited with status N" or "killed by signal N", once it has.
+        var ending: String?
+    }
+
     let lane: String
     let log: ScenarioLog
-    private let condition = NSCondition()
-    private var seen = Set<String>()
-    private var errorTail: [String] = []
-    private var finished = false
-    /// How it ended: "exited with status N" or "killed by signal N", once it has.
-    private var ending: String?
+    private let state = LockedCondition(State())
 
     init(lane: String, log: ScenarioLog) {
         self.lane = lane
@@ -105,15 +109,14 @@ private final class CloudLane: @unchecked Sendable {
             return
         }
         log.record(process: lane, kind: .event, name: name, fields: fields, text: CloudProcess.describe(name, fields))
-        condition.withLock { _ = seen.insert(name) }
-        condition.broadcast()
+        state.withLock { _ = $0.seen.insert(name) }
     }
 
     /// A stderr line, kept (the last few) for the message of a process that ends before it is ready.
     func receiveError(_ line: String) {
-        condition.withLock {
-            errorTail.append(line)
-            if errorTail.count > Self.errorLines { errorTail.removeFirst() }
+        state.withLock {
+            $0.errorTail.append(line)
+            if $0.errorTail.count > Self.errorLines { $0.errorTail.removeFirst() }
         }
     }
 
@@ -128,39 +131,36 @@ private final class CloudLane: @unchecked Sendable {
         log.record(
             process: lane, kind: .exit, name: "exit", fields: ["status": .integer(Int64(status))],
             text: "exited" + (killed ? " (killed)" : ""))
-        condition.withLock {
-            finished = true
-            ending = killed ? "killed by signal \(status)" : "exited with status \(status)"
+        state.withLock {
+            $0.finished = true
+            $0.ending = killed ? "killed by signal \(status)" : "exited with status \(status)"
         }
-        condition.broadcast()
     }
 
-    var isRunning: Bool { condition.withLock { !finished } }
+    var isRunning: Bool { state.withLock { !$0.finished } }
 
     /// Why a process that should be running is not: how it ended and its last
     /// stderr lines (where a crash's or a sanitizer's report is).
     var whyNotRunning: String {
-        condition.withLock {
-            let how = ending ?? "it has not ended"
-            return errorTail.isEmpty ? how : how + "; its last stderr lines:\n" + errorTail.joined(separator: "\n")
+        state.withLock {
+            let how = $0.ending ?? "it has not ended"
+            return $0.errorTail.isEmpty ? how : how + "; its last stderr lines:\n" + $0.errorTail.joined(separator: "\n")
         }
     }
 
     func waitFor(_ event: String, timeout: Double) throws {
-        let deadline = Date().addingTimeInterval(timeout)
-        condition.lock()
-        defer { condition.unlock() }
-        while !seen.contains(event) {
-            if finished { throw CheckFailed("\(lane) exited before it said \(event): \(errorTail.joined(separator: "\n"))") }
-            guard condition.wait(until: deadline) else { throw CheckFailed("\(lane) did not say \(event) within \(timeout) s") }
+        let outcome = state.wait(atMost: timeout) { state -> Result<Void, CheckFailed>? in
+            if state.seen.contains(event) { return .success(()) }
+            if state.finished { return .failure(CheckFailed("\(lane) exited before it said \(event): \(state.errorTail.joined(separator: "\n"))")) }
+            return nil
+        } timedOut: { _ in
+            .failure(CheckFailed("\(lane) did not say \(event) within \(timeout) s"))
         }
+        try outcome.get()
     }
 
     func waitUntilFinished(timeout: Double) {
-        let deadline = Date().addingTimeInterval(timeout)
-        condition.lock()
-        defer { condition.unlock() }
-        while !finished { if !condition.wait(until: deadline) { break } }
+        _ = state.wait(atMost: timeout) { $0.finished }
     }
 }
 
@@ -173,7 +173,7 @@ package final class CloudRig: @unchecked Sendable {
     let root: SimulationRoot
     let groupsim: String
     let log: ScenarioLog
-    private let lock = NSLock()
+    private let lock = Locked()
     private var server: CloudProcess?
     private var agents: [String: CloudProcess] = [:]
 

@@ -4,6 +4,7 @@ import AppProtocol
 import ChildProcess
 import Foundation
 import GroupDefaults
+import Guarded
 import PropertyList
 import ScenarioModel
 
@@ -18,7 +19,7 @@ final class Execution: @unchecked Sendable {
     private let waits: Waits
     private let faults: FaultInjector
     private let oneShots: OneShotProcesses
-    private let lock = NSLock()
+    private let lock = Locked()
     /// The cloud's processes, when the scenario uses the cloud.
     private var cloud: CloudRig?
 
@@ -221,7 +222,7 @@ final class Execution: @unchecked Sendable {
 
 /// The failures of a parallel step. Unchecked Sendable: `errors` is under `lock` only.
 final class FailureBox: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = Locked()
     private var errors: [Error] = []
     func add(_ error: Error) { lock.withLock { errors.append(error) } }
     var first: Error? { lock.withLock { errors.first } }

@@ -1,5 +1,6 @@
 import ChildProcess
 import Foundation
+import Guarded
 
 /// Every child process the runner started, so an interrupted run ends them all
 /// (a user's program with its process group: what it started too).
@@ -9,7 +10,7 @@ import Foundation
 /// Unchecked Sendable: the processes and the interrupting signal are under `lock`; the signal sources are made once, under it too.
 package final class LiveProcesses: @unchecked Sendable {
     package static let shared = LiveProcesses()
-    private let lock = NSLock()
+    private let lock = Locked()
     private var processes: [ObjectIdentifier: Entry] = [:]
     private var interruptedBy: Int32?
     nonisolated(unsafe) private var sources: [DispatchSourceSignal] = []

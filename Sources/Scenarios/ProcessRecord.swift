@@ -1,6 +1,7 @@
 import AppProtocol
 import ChildProcess
 import Foundation
+import Guarded
 import PropertyList
 import ScenarioModel
 
@@ -8,7 +9,7 @@ import ScenarioModel
 /// requests, its output (bounded) and its end. The child's reader threads
 /// (stdout, stderr, the control channel) hand it each line; the steps wait on it.
 /// It holds no thread or descriptor of its own, so the readers never keep the driver alive.
-/// Unchecked Sendable: `state` is under `condition`; the rest is set in `init`.
+/// Unchecked Sendable: `state` is reached only through its lock; the rest is set in `init`.
 final class ProcessRecord: @unchecked Sendable {
     struct State {
         var events: [RecordedEvent] = []
@@ -61,44 +62,36 @@ final class ProcessRecord: @unchecked Sendable {
 
     let name: String
     let log: ScenarioLog
-    private let condition = NSCondition()
-    private var state = State()
+    private let state: LockedCondition<State>
 
     /// `logsOutput`: the output lines go to the run's log as `output` events (a lane of the timeline).
     init(name: String, log: ScenarioLog, logsOutput: Bool) {
         self.name = name
         self.log = log
-        state.showsOutput = logsOutput
+        state = LockedCondition(State(showsOutput: logsOutput))
     }
 
     func withLock<T>(_ body: (inout State) -> T) -> T {
-        condition.lock()
-        defer { condition.unlock() }
-        return body(&state)
+        state.withLock(body)
     }
 
+    /// A change a wait may be waiting for (every `withLock` wakes the waiters; the name says why this one is made).
     private func changed<T>(_ body: (inout State) -> T) -> T {
-        let result = withLock(body)
-        condition.broadcast()
-        return result
+        state.withLock(body)
     }
 
     /// Waits until `check` is done or failed (a failure throws), at most `timeout` seconds (then `timedOut`'s text).
     func wait<T>(timeout: Double, until check: (State) -> Progress<T>, timedOut: (State) -> String) throws -> T {
-        let deadline = Date().addingTimeInterval(timeout)
-        condition.lock()
-        defer { condition.unlock() }
-        while true {
+        let outcome = state.wait(atMost: timeout) { state -> Result<T, CheckFailed>? in
             switch check(state) {
-            case .done(let result): return result
-            case .failed(let message): throw CheckFailed(message)
-            case .waiting: break
+            case .done(let result): .success(result)
+            case .failed(let message): .failure(CheckFailed(message))
+            case .waiting: nil
             }
-            if !condition.wait(until: deadline) {
-                if case .done(let result) = check(state) { return result }
-                throw CheckFailed(timedOut(state))
-            }
+        } timedOut: {
+            .failure(CheckFailed(timedOut($0)))
         }
+        return try outcome.get()
     }
 
     /// A new request id; `covering`: the burst writes a synchronize with this id acknowledges.
@@ -113,7 +106,7 @@ final class ProcessRecord: @unchecked Sendable {
     /// A line where the process speaks the protocol; anything else there is output.
     func receiveProtocol(_ line: String) {
         guard let decoded = try? ControlProtocol.decode(line) else {
-            if state.showsOutput { return receiveOutput(line, stream: .stdout) }
+            if withLock({ $0.showsOutput }) { return receiveOutput(line, stream: .stdout) }
             log.record(process: name, kind: .stderr, name: "output", text: line)
             return changed { $0.output.append(line, stream: .stdout, time: log.now) }
         }

@@ -5,6 +5,7 @@ import ChildProcess
 import CloudDevice
 import Foundation
 import GroupDefaults
+import Guarded
 import PropertyList
 import ScenarioModel
 
@@ -14,7 +15,7 @@ import ScenarioModel
 /// Unchecked Sendable: the two driver tables are read and changed under `lock` only (parallel steps launch and quit at once).
 final class ProcessRoster: @unchecked Sendable {
     let context: RunContext
-    private let lock = NSLock()
+    private let lock = Locked()
     private var drivers: [String: ProcessDriver] = [:]
     private var everStarted: [String: ProcessDriver] = [:]
 

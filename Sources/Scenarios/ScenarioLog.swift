@@ -1,5 +1,6 @@
 import AppProtocol
 import Foundation
+import Guarded
 import PropertyList
 import ScenarioModel
 import SharedFiles
@@ -47,7 +48,7 @@ package struct RecordedEvent: Sendable {
 /// Unchecked Sendable: the entries and the lane order are under `lock`; `start` is set once.
 package final class ScenarioLog: @unchecked Sendable {
     package let start = MonotonicClock.now()
-    private let lock = NSLock()
+    private let lock = Locked()
     private var entries: [RecordedEvent] = []
     private var laneOrder: [String] = []
 

@@ -3,6 +3,7 @@ import AppProtocol
 import ChildProcess
 import Foundation
 import GroupDefaults
+import Guarded
 import PropertyList
 import ScenarioModel
 import SharedFiles
@@ -137,7 +138,7 @@ enum RunWarden {
 
     /// Unchecked Sendable: `warden` is set once, under `lock`.
     private final class Holder: @unchecked Sendable {
-        let lock = NSLock()
+        let lock = Locked()
         var warden: Warden?
     }
 }

@@ -1,6 +1,7 @@
 import DeviceState
 import Foundation
 import GroupDefaults
+import Guarded
 import ScenarioModel
 
 /// What a run waits for: events (`wait`), their absence (`quiet`), and the
@@ -9,7 +10,7 @@ import ScenarioModel
 final class Waits: @unchecked Sendable {
     private let context: RunContext
     private let roster: ProcessRoster
-    private let lock = NSLock()
+    private let lock = Locked()
     /// Bursts running in the background: process → the request id of their last write.
     private var backgroundBursts: [String: Int] = [:]
 

@@ -1,10 +1,11 @@
 import Foundation
+import Guarded
 import PropertyList
 
 /// One file's last bytes and their decoded contents (see `SharedPlistFile.lastDecoded`).
 /// Unchecked Sendable: both are read and changed only under `lock`.
 final class DecodedBytes: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = Locked()
     private var bytes: [UInt8] = []
     private var contents: [String: PlistValue]? = nil
 

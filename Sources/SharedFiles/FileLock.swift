@@ -1,4 +1,5 @@
 import Foundation
+import Guarded
 import SimulationValues
 
 #if canImport(Glibc)
@@ -17,11 +18,11 @@ import SimulationValues
 /// reported gone to inotify watchers. The kernel releases the lock if the
 /// process dies; a holder that is stopped or hung is waited for at most
 /// `LockWaitLimit.seconds`, then named in the error.
-/// Unchecked Sendable: `threadMutex` orders this process's threads; the descriptor exists only inside `withLock`, held by the thread that has the mutex.
+/// Unchecked Sendable: `threadMutex` (taken before the flock: the file lock's own first half) orders this process's threads; the descriptor exists only inside `withLock`, held by the thread that has the mutex.
 package final class FileLock: @unchecked Sendable {
     /// The lock file's name in its folder.
     package let name: String
-    private let threadMutex = NSLock()
+    private let threadMutex = Locked()
 
     package init(name: String) {
         self.name = name
@@ -38,16 +39,16 @@ package final class FileLock: @unchecked Sendable {
         let waitLimit = try LockWaitLimit.seconds()
         let now = MonotonicClock.now()
         let remaining = deadline > now ? Double(deadline - now) / 1e9 : 0
-        guard threadMutex.lock(before: Date(timeIntervalSinceNow: remaining)) else {
+        return try threadMutex.withLock(waitingAtMost: remaining) { _ in
+            let descriptor = try acquire(in: folder, path: path, deadline: deadline, waitLimit: waitLimit)
+            defer { _ = Glibc.close(descriptor) }  // closing releases the flock
+            return try body()
+        } timedOut: {
             // Another thread of this process has the lock or waits for it: name whoever holds the flock.
             let descriptor = try open(in: folder, path: path)
             defer { _ = Glibc.close(descriptor) }
             throw SharedFileError.lockTimeout(path: path, seconds: waitLimit, holder: LockHolder.find(lockedFile: descriptor))
         }
-        defer { threadMutex.unlock() }
-        let descriptor = try acquire(in: folder, path: path, deadline: deadline, waitLimit: waitLimit)
-        defer { _ = Glibc.close(descriptor) }  // closing releases the flock
-        return try body()
     }
 
     /// Read-only is enough for flock, and its close wakes no watcher (no

@@ -2,6 +2,7 @@ import AppModel
 import AppProtocol
 import Foundation
 import GroupDefaults
+import Guarded
 import PropertyList
 import Terminal
 
@@ -16,7 +17,7 @@ final class ConsoleEventSink: AppEventSink, @unchecked Sendable {
     let readsInput: Bool
     let prompt: String
     let role: Role
-    private let lock = NSLock()
+    private let lock = Locked()
     private var watching = true
     /// Set when the prompt loop starts; before that (and in one-shot processes) no prompt is drawn.
     private var prompting = false

@@ -3,6 +3,7 @@ import AppProtocol
 import DeviceState
 import Foundation
 import GroupDefaults
+import Guarded
 import PropertyList
 import SharedFiles
 
@@ -17,7 +18,7 @@ final class WidgetTimeline: @unchecked Sendable {
     private var changeObservation: DefaultsObservation?
     private var timer: DispatchSourceTimer?
     private var reloadListener: (domain: PersistentDomain, id: Int)?
-    private let lock = NSLock()
+    private let lock = Locked()
     private(set) var card: [CardLine] = []
 
     init(manifest: AppManifest.Widget, session: AppSession) throws {

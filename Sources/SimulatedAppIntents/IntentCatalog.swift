@@ -1,5 +1,6 @@
 import AppProtocol
 import Foundation
+import Guarded
 import PropertyList
 
 /// The intents a program runs, by name (each type's own name), and how one
@@ -152,22 +153,16 @@ package enum IntentRunError: Error, CustomStringConvertible {
 }
 
 /// The one outcome of a run, handed from its task to the waiting thread.
-/// Unchecked Sendable: `result` is under `condition`.
+/// Unchecked Sendable: `result` is reached only through its lock.
 final class OutcomeBox: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var result: Result<IntentOutcome, IntentRunError>?
+    private let result = LockedCondition<Result<IntentOutcome, IntentRunError>?>(nil)
 
     func finish(_ outcome: Result<IntentOutcome, IntentRunError>) {
-        condition.withLock { if result == nil { result = outcome } }
-        condition.broadcast()
+        result.withLock { if $0 == nil { $0 = outcome } }
     }
 
     /// The outcome; nil when none came within `timeout` seconds.
     func wait(timeout: Double) -> Result<IntentOutcome, IntentRunError>? {
-        let deadline = Date().addingTimeInterval(timeout)
-        return condition.withLock {
-            while result == nil { if !condition.wait(until: deadline) { break } }
-            return result
-        }
+        result.wait(atMost: timeout) { $0 }
     }
 }

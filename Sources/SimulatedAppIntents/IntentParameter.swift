@@ -1,4 +1,5 @@
 import Foundation
+import Guarded
 import PropertyList
 
 /// An input of an app intent: `@Parameter(title: "Text") var text: String`.
@@ -12,7 +13,7 @@ import PropertyList
 @propertyWrapper
 public final class IntentParameter<Value>: @unchecked Sendable where Value: _IntentValue, Value: Sendable {
     // Unchecked Sendable: `stored` is under `lock`; the rest is set in `init`.
-    private let lock = NSLock()
+    private let lock = Locked()
     private var stored: Value?
     let title: LocalizedStringResource?
     let parameterDescription: LocalizedStringResource?

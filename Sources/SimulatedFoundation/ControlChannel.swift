@@ -3,10 +3,10 @@ import ChildProcess
 import CloudDevice
 import Foundation
 import GroupDefaults
+import Guarded
 import PropertyList
 import SharedFiles
 import SimulationValues
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -48,7 +48,8 @@ package final class ControlChannel: @unchecked Sendable {
     private let servedProcess: SimulatedProcess?
     private let worker = DispatchQueue(label: "groupsim.control.requests")
 
-    private let condition = NSCondition()
+    /// Guards the fields below it (each `withLock` wakes the waits).
+    private let condition = LockedCondition()
     private var outgoing: [UInt8] = []
     private var sentCount = 0
     private var isReady = false
@@ -259,9 +260,8 @@ package final class ControlChannel: @unchecked Sendable {
     /// because of a request, an observer it made the program call, still answers it). `answers` false: the requests
     /// are not waited for (a process that ends in one, without its exit handlers, sends what it said first).
     package func waitUntilSent(timeout: TimeInterval, answers: Bool = true) {
-        let deadline = Date().addingTimeInterval(timeout)
-        condition.withLock {
-            while !ended, !isReady || (answers && requestsRunning > 0) || sentCount < outgoing.count, condition.wait(until: deadline) {}
+        _ = condition.wait(atMost: timeout) {
+            ended || (isReady && !(answers && requestsRunning > 0) && sentCount >= outgoing.count)
         }
     }
 
@@ -270,11 +270,7 @@ package final class ControlChannel: @unchecked Sendable {
 
     /// Waits until the channel's thread has ended (the peer closed it).
     package func waitUntilEnded(timeout: TimeInterval) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        return condition.withLock {
-            while !ended { if !condition.wait(until: deadline) { return ended } }
-            return true
-        }
+        condition.wait(atMost: timeout) { ended }
     }
 
     /// Events dropped so far because the peer did not read.
@@ -301,7 +297,6 @@ package final class ControlChannel: @unchecked Sendable {
             heldBeforeReady = []
             heldBytes = 0
             isReady = true
-            condition.broadcast()
         }
         var lines = LineSplitter(maximumLineBytes: limits.maximumLineBytes)
         var buffer = [UInt8](repeating: 0, count: 65_536)
@@ -367,13 +362,14 @@ package final class ControlChannel: @unchecked Sendable {
     private func perform(_ answer: @escaping @Sendable () -> String) {
         condition.withLock { requestsRunning += 1 }
         worker.async {
-            let open = self.condition.withLock { () -> Bool in
-                while !self.ended, self.outgoing.count - self.sentCount >= self.limits.maximumOutgoingBytes { self.condition.wait() }
-                return !self.ended
-            }
-            if open { self.respond(answer()) }
+            let open = self.condition.wait(
+                atMost: nil,
+                for: { _ -> Bool? in
+                    guard self.ended || self.outgoing.count - self.sentCount < self.limits.maximumOutgoingBytes else { return nil }
+                    return !self.ended
+                })
+            if open == true { self.respond(answer()) }
             self.condition.withLock { self.requestsRunning -= 1 }
-            self.condition.broadcast()
             self.wake()
         }
     }
@@ -429,7 +425,6 @@ package final class ControlChannel: @unchecked Sendable {
             if sentCount == outgoing.count {
                 outgoing.removeAll(keepingCapacity: outgoing.count < 1 << 20)
                 sentCount = 0
-                condition.broadcast()
             }
         }
         reportDrops()
@@ -456,7 +451,6 @@ package final class ControlChannel: @unchecked Sendable {
             ended = true
             outgoing = []
             sentCount = 0
-            condition.broadcast()
         }
         close(descriptor)
         close(wakeRead)
@@ -473,7 +467,7 @@ struct ControlChannelError: Error, CustomStringConvertible {
 extension Diagnostics {
     /// Adds `also` to where diagnostics go, keeping the handler there was.
     static func tee(_ also: @escaping @Sendable (Diagnostic) -> Void) {
-        let previous = Mutex<(@Sendable (Diagnostic) -> Void)?>(nil)
+        let previous = Locked<(@Sendable (Diagnostic) -> Void)?>(nil)
         let replaced = Diagnostics.setHandler { diagnostic in
             if let handler = previous.withLock({ $0 }) {
                 handler(diagnostic)

@@ -1,5 +1,5 @@
 import AppProtocol
-import Synchronization
+import Guarded
 
 /// Requests of the control protocol that belong to modules above this one:
 /// `reload` to a widget's timeline (SimulatedWidgetKit), `reload-widgets`
@@ -25,7 +25,7 @@ package enum ControlRequestHandlers {
     /// Runs on the channel's serial worker, one request at a time; it may block (the channel answers `ping` meanwhile).
     package typealias Handler = @Sendable (AppRequest) throws -> AppResponse
 
-    private static let handlers = Mutex<[Request: Handler]>([:])
+    private static let handlers = Locked<[Request: Handler]>([:])
 
     /// Answers `request` from now on (a second install replaces the first).
     package static func install(_ request: Request, _ handler: @escaping Handler) {

@@ -1,6 +1,7 @@
 import AppProtocol
 import Foundation
 import GroupDefaults
+import Guarded
 import Synchronization
 
 /// Where this process's deliveries and warnings go while a control channel
@@ -9,22 +10,20 @@ import Synchronization
 /// each `set` pays one atomic load here, and nothing else.
 enum ControlTap {
     private static let serving = Atomic<Bool>(false)
-    /// Read from every thread that delivers while a channel serves: an NSLock,
-    /// whose contended wait Thread Sanitizer sees (a Mutex's it does not).
-    private static let lock = NSLock()
-    nonisolated(unsafe) private static var channel: ControlChannel?
+    /// Read from every thread that delivers while a channel serves.
+    private static let channel = Locked<ControlChannel?>(nil)
 
     @inline(__always)
     static var isServing: Bool { serving.load(ordering: .acquiring) }
 
     static func start(_ sink: ControlChannel) {
-        lock.withLock { channel = sink }
+        channel.withLock { $0 = sink }
         serving.store(true, ordering: .releasing)
     }
 
     /// Stops the tap if `sink` is still the one it feeds (a later channel may have replaced it).
     static func stop(_ sink: ControlChannel) {
-        lock.withLock {
+        channel.withLock { channel in
             guard channel === sink else { return }
             channel = nil
             serving.store(false, ordering: .releasing)
@@ -35,7 +34,7 @@ enum ControlTap {
     /// program's channel serves every instance of it; a test's or a benchmark's channel, made for one process of its
     /// own, only that one's, so events of other tests running beside it in the same process never reach it.
     static func emit(_ event: AppEvent, from source: SimulatedProcess) {
-        guard isServing, let sink = lock.withLock({ channel }), sink.serves(source) else { return }
+        guard isServing, let sink = channel.withLock({ $0 }), sink.serves(source) else { return }
         sink.emit(event)
     }
 
@@ -43,7 +42,7 @@ enum ControlTap {
     /// process is about to end without running its exit handlers (an uncaught exception), which would send it. A
     /// program that ends has done its setup, as at exit: `ready` goes first if it has not.
     static func sayBeforeEnding(_ event: AppEvent, from source: SimulatedProcess) {
-        guard isServing, let sink = lock.withLock({ channel }), sink.serves(source) else { return }
+        guard isServing, let sink = channel.withLock({ $0 }), sink.serves(source) else { return }
         ProgramSetUp.markDone()
         sink.emit(event)
         sink.waitUntilSent(timeout: sink.exitFlushSeconds, answers: false)
@@ -53,7 +52,7 @@ enum ControlTap {
     /// stamped as the call began, so a line the observer prints is ordered after it, and queued once it returned,
     /// so a `flush-events` that came meanwhile waits for it. Without a channel, only the call.
     static func delivering(_ event: () -> AppEvent?, from source: SimulatedProcess, _ observer: () -> Void) {
-        guard isServing, let sink = lock.withLock({ channel }), sink.serves(source) else { return observer() }
+        guard isServing, let sink = channel.withLock({ $0 }), sink.serves(source) else { return observer() }
         let begun = sink.begin()
         observer()
         // nil: nothing to report (a store whose notices are not the driver's): the begun event still ends.

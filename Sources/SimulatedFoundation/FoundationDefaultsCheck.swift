@@ -1,7 +1,7 @@
 import ExecutableFile
 import Foundation
 import GroupDefaults
-import Synchronization
+import Guarded
 
 /// Whether an executable also uses Foundation's own `UserDefaults`, which
 /// no simulated process sees: a file that imports Foundation in a module
@@ -37,7 +37,7 @@ public enum FoundationDefaultsCheck {
         }
     }
 
-    private static let checked = Mutex(false)
+    private static let checked = Locked(false)
 
     /// Once per process, in a process started under the simulation (`groupsim
     /// exec` names its bundle): says loudly if the executable also uses

@@ -1,4 +1,5 @@
 import Foundation
+import Guarded
 
 /// Hands a `UserDefaults` instance to a callback from another thread without
 /// a weak reference to it until the first call: a weak reference moves an
@@ -19,7 +20,7 @@ final class InstanceGate<Instance: AnyObject>: @unchecked Sendable {
         init(_ instance: Instance) { self.instance = instance }
     }
 
-    private let lock = NSLock()
+    private let lock = Locked()
     private let unretained: Unmanaged<Instance>
     /// Made at the first call, under `lock`.
     private var reference: WeakReference?

@@ -1,6 +1,7 @@
 import AppProtocol
 import Foundation
 import GroupDefaults
+import Guarded
 import Synchronization
 
 // Key-value observing of `UserDefaults` in the shapes Swift on Linux can
@@ -93,12 +94,12 @@ public struct NSKeyValueObservedChange<Value> {
 
 /// Keeps a key-path observation: `invalidate()` (or releasing it) stops delivery.
 /// It keeps the observed instance alive while it is kept, as `GroupSim.Observation` does.
-/// Unchecked Sendable (NSObject hides it from the checker): its one state, the observations, is in a `Mutex`.
+/// Unchecked Sendable (NSObject hides it from the checker): its one state, the observations, is in a `Locked`.
 public final class NSKeyValueObservation: NSObject, @unchecked Sendable {
-    private let observations: Mutex<[GroupSim.Observation]>
+    private let observations: Locked<[GroupSim.Observation]>
 
     init(_ observations: [GroupSim.Observation]) {
-        self.observations = Mutex(observations)
+        self.observations = Locked(observations)
     }
 
     /// Stops the observation; calling it again does nothing (as Apple's, which also runs at deinit).
@@ -116,7 +117,7 @@ public final class NSKeyValueObservation: NSObject, @unchecked Sendable {
 // MARK: Observers added with addObserver(_:forKeyPath:options:context:)
 
 /// One `addObserver` call: the observer (weakly, as Apple keeps it) and what it asked for.
-/// Unchecked Sendable: the observation slot is a `Mutex`, the rest constants (a weak reference, which Swift reads atomically, the observer's identity, and the context pointer, only handed back).
+/// Unchecked Sendable: the observation slot is a `Locked`, the rest constants (a weak reference, which Swift reads atomically, the observer's identity, and the context pointer, only handed back).
 final class KeyValueRegistration: @unchecked Sendable {
     weak var observer: NSObject?
     /// The observer's identity, taken when it registered: inside the
@@ -127,7 +128,7 @@ final class KeyValueRegistration: @unchecked Sendable {
     let options: NSKeyValueObservingOptions
     let context: UnsafeMutableRawPointer?
     /// Set right after the registration is made; taken when it ends.
-    private let observation = Mutex<GroupSim.Observation?>(nil)
+    private let observation = Locked<GroupSim.Observation?>(nil)
 
     init(observer: NSObject, keyPath: String, options: NSKeyValueObservingOptions, context: UnsafeMutableRawPointer?) {
         self.observer = observer
@@ -189,7 +190,7 @@ func isDeinitializing(_ object: AnyObject) -> Bool {
 /// observer is gone, so observing through a temporary instance works as on Apple.
 /// Unchecked Sendable: the registrations are read and changed under `lock`.
 final class KeyValueRegistrations: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = Locked()
     private var registrations: [KeyValueRegistration] = []
 
     func add(_ registration: KeyValueRegistration) { lock.withLock { registrations.append(registration) } }
@@ -379,7 +380,7 @@ private final class KeyPathHandler<Object, Value>: @unchecked Sendable {
 /// The property's value as last told: the next change's old value.
 /// Unchecked Sendable: the value is read and replaced under `lock`.
 private final class PropertyValue<Value>: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = Locked()
     private var value: Value
 
     init(_ value: Value) { self.value = value }

@@ -1,4 +1,5 @@
 import Foundation
+import Guarded
 
 /// When a program has set itself up, so a driver's first write cannot race
 /// its setup (the observers it registers, the defaults it registers): its
@@ -12,24 +13,17 @@ package enum ProgramSetUp {
     /// How long a program that says nothing is waited for before `ready` goes anyway.
     package static let fallbackSeconds: Double = 5
 
-    private static let condition = NSCondition()
-    nonisolated(unsafe) private static var done = false
+    /// Whether the program is set up.
+    private static let done = LockedCondition(false)
 
     /// The program is set up (the first call counts; later ones do nothing).
     package static func markDone() {
-        condition.withLock {
-            guard !done else { return }
-            done = true
-            condition.broadcast()
-        }
+        done.withLock { $0 = true }
     }
 
     /// Waits until the program is set up; false if `deadline` came first.
     static func waitUntilDone(before deadline: Date) -> Bool {
-        condition.withLock {
-            while !done { if !condition.wait(until: deadline) { return done } }
-            return true
-        }
+        done.wait(atMost: deadline.timeIntervalSinceNow) { $0 }
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import GroupDefaults
+import Guarded
 import SimulationValues
 
 /// The simulated process `UserDefaults` instances belong to: who it is and
@@ -34,7 +35,7 @@ public final class SimulatedProcess: @unchecked Sendable {
         processDomains.setLaunchArguments(launchArguments)
     }
 
-    private let warningsLock = NSLock()
+    private let warningsLock = Locked()
     private var warningsSaid: Set<String> = []
 
     /// True the first time it is asked about `warning` in this process: a
@@ -44,7 +45,7 @@ public final class SimulatedProcess: @unchecked Sendable {
         warningsLock.withLock { warningsSaid.insert(warning).inserted }
     }
 
-    private static let lock = NSLock()
+    private static let lock = Locked()
     nonisolated(unsafe) private static var chosen: SimulatedProcess?
 
     /// This process, named by the environment; read once, at first use.

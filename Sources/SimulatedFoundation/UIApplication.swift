@@ -1,5 +1,6 @@
 import Foundation
 import GroupDefaults
+import Guarded
 
 /// The part of UIKit's `UIApplication` that says whether protected data is
 /// available: false from a reboot of the device until its first unlock, when
@@ -17,7 +18,7 @@ public final class UIApplication: @unchecked Sendable {
     public static let shared = UIApplication(process: .current)
 
     private let process: SimulatedProcess
-    private let lock = NSLock()
+    private let lock = Locked()
     private var available: Bool
     private var watch: AvailabilityWatch?
 

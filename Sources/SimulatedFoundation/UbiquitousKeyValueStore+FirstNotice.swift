@@ -1,6 +1,7 @@
 import CloudModel
 import Foundation
 import GroupDefaults
+import Guarded
 
 // Apple's pattern for the iCloud store: make it, register for
 // `didChangeExternallyNotification`, call `synchronize()`. On a device the
@@ -16,7 +17,7 @@ import GroupDefaults
 /// One store's notices, held until the gate opens.
 /// Unchecked Sendable: `isOpen` and `held` are read and changed under `lock`.
 final class NoticeGate: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = Locked()
     private var isOpen = false
     private var held: [ExternalChange] = []
 
@@ -44,10 +45,10 @@ final class NoticeGate: @unchecked Sendable {
 }
 
 /// The stores a process made (weakly), and whether it observes the
-/// notification of every object. An NSLock, which Thread Sanitizer sees.
+/// notification of every object.
 /// Unchecked Sendable: both are read and changed under `lock`.
 final class MadeStores: @unchecked Sendable {
-    private let lock = NSLock()
+    private let lock = Locked()
     private var stores: [() -> NSUbiquitousKeyValueStore?] = []
     private var observedForEveryObject = false
 

@@ -3,6 +3,7 @@ import CloudDevice
 import CloudModel
 import Foundation
 import GroupDefaults
+import Guarded
 import PropertyList
 import SharedFiles
 import SimulationValues
@@ -23,7 +24,7 @@ public let NSUbiquitousKeyValueStoreAccountChange = 3
 open class NSUbiquitousKeyValueStore: NSObject, @unchecked Sendable {
     public static let didChangeExternallyNotification = Notification.Name("NSUbiquitousKeyValueStoreDidChangeExternallyNotification")
 
-    private static let lock = NSLock()
+    private static let lock = Locked()
     nonisolated(unsafe) private static var shared: NSUbiquitousKeyValueStore?
 
     /// The default store if something made it already (a control channel's

@@ -1,6 +1,7 @@
 import AppProtocol
 import Foundation
 import GroupDefaults
+import Guarded
 import PropertyList
 
 /// Foundation's `UserDefaults`, member for member, over the simulation's
@@ -53,7 +54,7 @@ open class UserDefaults: NSObject, @unchecked Sendable {
 
     // MARK: Creating
 
-    private static let standardLock = NSLock()
+    private static let standardLock = Locked()
     nonisolated(unsafe) private static var standardInstance: UserDefaults?
 
     /// The current process's standard defaults: its bundle identifier's domain.

@@ -1,4 +1,5 @@
 import Foundation
+import Guarded
 
 /// Apple's unified logging, as apps write it (`import os`), on Linux:
 /// `Logger` and the older `os_log`, with the same calls and message
@@ -135,7 +136,7 @@ public func os_log(_ message: StaticString, log: OSLog = .default, type: OSLogTy
 
 /// Where messages go: one line on standard error, written whole by one call.
 package enum OSLogOutput {
-    private static let lock = NSLock()
+    private static let lock = Locked()
 
     package static func write(_ line: String) {
         lock.withLock { FileHandle.standardError.write(Data((line + "\n").utf8)) }

@@ -1,3 +1,4 @@
+import Guarded
 import SimulatedFoundation
 
 extension GroupSim {
@@ -18,25 +19,19 @@ extension GroupSim {
 }
 
 /// The process's store for `@AppStorage` properties declared without one.
+/// Unchecked Sendable: the store is reached only through its lock (UserDefaults is itself thread-safe).
 final class DefaultAppStorage: @unchecked Sendable {
     static let shared = DefaultAppStorage()
 
-    private let lock = NSLock()
-    // Guarded by `lock`.
-    private var store: UserDefaults?
+    private let store = Locked<UserDefaults?>(nil)
 
     func set(_ store: UserDefaults?) {
-        lock.lock()
-        defer { lock.unlock() }
-        self.store = store
+        self.store.withLock { $0 = store }
     }
 
     /// The store set last, else `UserDefaults.standard` as it is at this
     /// moment (after `resetStandardUserDefaults()`, the new one).
     var current: UserDefaults {
-        lock.lock()
-        let store = self.store
-        lock.unlock()
-        return store ?? .standard
+        store.withLock { $0 } ?? .standard
     }
 }

@@ -2,6 +2,7 @@ import AppProtocol
 import DeviceState
 import Foundation
 import GroupDefaults
+import Guarded
 import PropertyList
 import SimulatedAppIntents
 import SimulatedFoundation
@@ -69,9 +70,9 @@ extension GroupSim {
         if !intents.isEmpty { GroupSim.offer(intents) { _ in _ = host.reloadAndWait(reason: "intent") } }
         // Set up once it listens for reloads and shows its first entry (or its provider's time ran out): only then
         // does the driver hear `ready`, so a reload asked right after `launch` is never missed.
-        let firstShown = DispatchSemaphore(value: 0)
-        host.start { _ in firstShown.signal() }
-        _ = firstShown.wait(timeout: .now() + host.providerTimeout + 5)
+        let firstShown = LockedCondition(false)
+        host.start { _ in firstShown.withLock { $0 = true } }
+        _ = firstShown.wait(atMost: host.providerTimeout + 5) { $0 }
         GroupSim.ready()
         WidgetHostConsole(host: host).readCommands()
         // End of input does not end the widget (a process started with its input closed keeps running).

@@ -2,9 +2,9 @@ import AppProtocol
 import DeviceState
 import Foundation
 import GroupDefaults
+import Guarded
 import PropertyList
 import SimulatedFoundation
-import Synchronization
 
 /// A widget's process, as WidgetKit runs a widget extension: it asks the
 /// provider for a timeline at launch, shows each entry when the device's
@@ -122,14 +122,9 @@ final class WidgetHost: @unchecked Sendable {
 
     /// Asks for a new timeline and waits until it is shown, or the provider's time ran out (and 5 s more): whether it was shown.
     func reloadAndWait(reason: String) -> Bool {
-        let shown = Mutex<Bool?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        reload(reason: reason) { result in
-            shown.withLock { $0 = result }
-            done.signal()
-        }
-        _ = done.wait(timeout: .now() + providerTimeout + 5)
-        return shown.withLock { $0 } == true
+        let shown = LockedCondition<Bool?>(nil)
+        reload(reason: reason) { result in shown.withLock { $0 = result } }
+        return shown.wait(atMost: providerTimeout + 5, for: { $0 }) == true
     }
 
     private func clockMoved() { queue.async { self.evaluate(clockMoved: true) } }

@@ -1,4 +1,5 @@
 import Foundation
+import Guarded
 
 #if canImport(Glibc)
     import Glibc
@@ -28,7 +29,7 @@ package struct TerminalStyle: Sendable {
 /// SIGPIPE is ignored (a process that starts children ignores it), and
 /// `print` would go on writing into nothing.
 package enum StandardOutput {
-    private static let lock = NSLock()
+    private static let lock = Locked()
     nonisolated(unsafe) private static var cleanup: @Sendable () -> Void = {}
     nonisolated(unsafe) private static var ending = false
 
@@ -83,7 +84,7 @@ package enum StandardOutput {
 /// Whole lines to stdout from any thread, never interleaved.
 package final class LineWriter: Sendable {
     package static let standardOutput = LineWriter()
-    private let lock = NSLock()
+    private let lock = Locked()
 
     package init() {}
 
