@@ -33,7 +33,7 @@ import Testing
         get throws {
             try [
                 "SimulatedFoundation", "AppProtocol", "GroupDefaults", "CloudDevice", "CloudModel", "PropertyList", "SharedFiles", "ChildProcess",
-                "ExecutableFile",
+                "ExecutableFile", "Guarded", "SimulationValues",
             ]
             .flatMap { target in
                 let map = URL(fileURLWithPath: BuiltExecutable.directory + "/\(target).build/output-file-map.json")
