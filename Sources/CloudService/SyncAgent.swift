@@ -53,6 +53,8 @@ package actor SyncAgent {
     private var reportedProblems: [String: String] = [:]
     /// Upload throttling (`UploadThrottle`): when each store last went up, and what is held.
     private var throttle = UploadThrottle()
+    /// Stores the throttle held back: when one goes up, its file is read first (`uploadPending`).
+    private var heldStores: Set<String> = []
     /// The device's time, which the upload interval counts on: an advanced clock lets a held upload go at once.
     private let time: DeviceTime
 
@@ -235,13 +237,22 @@ package actor SyncAgent {
     private func uploadPending(account: String, interval: Int64, writer: MessageWriter) async throws -> Duration? {
         var reopens: Duration?
         for identifier in stores.keys.sorted() {
-            guard let copy = readable(identifier), copy.account == account else { continue }
-            let sending = copy.uploads.filter { inFlight[identifier]?[$0.stamp.sequence] == nil }
+            guard var copy = readable(identifier), copy.account == account else { continue }
+            var sending = copy.uploads.filter { inFlight[identifier]?[$0.stamp.sequence] == nil }
             guard !sending.isEmpty else { continue }
             let now = time.now(events: events)
             if let wait = throttle.hold(identifier, interval: interval, changes: sending.count, now: now, events: events) {
+                heldStores.insert(identifier)
                 reopens = min(reopens ?? wait, wait)
                 continue
+            }
+            if heldStores.remove(identifier) != nil {
+                // A held store goes up with every write made while it was held: one the watcher has not told of yet
+                // (the device's clock advanced right after it) would otherwise wait a whole interval more.
+                stores[identifier]?.reloadFromDisk()
+                guard let fresh = readable(identifier), fresh.account == account else { continue }
+                copy = fresh
+                sending = copy.uploads.filter { inFlight[identifier]?[$0.stamp.sequence] == nil }
             }
             for change in sending { inFlight[identifier, default: [:]][change.stamp.sequence] = .now }
             var fields: [String: PlistValue] = [
