@@ -459,8 +459,9 @@ package final class RunningProcess: Sendable {
             if let line { return line }
             if closed { return nil }
             guard arrived else {
-                throw Timeout(
-                    description: "no output line within \(timeout)s; stderr: \(withState { String(decoding: $0.stderrData, as: UTF8.self) })")
+                // The last lines read say where the child stopped, which the timeout alone does not.
+                let (stderr, last) = withState { (String(decoding: $0.stderrData, as: UTF8.self), $0.lines.suffix(8).joined(separator: "\n")) }
+                throw Timeout(description: "no output line within \(timeout)s; its last lines:\n\(last)\nstderr: \(stderr)")
             }
             return nil
         }

@@ -95,6 +95,22 @@ extension CloudProcessSuite {
         }
     }
 
+    /// The store's revision in the cloud; 0 before its first upload.
+    func cloudRevision(_ store: String = "com.example.kvs", account: String = "alice") throws -> Int64 {
+        let endpoint = try endpoint()
+        do {
+            let found = try CloudClient.blocking {
+                try await CloudClient.request(endpoint, path: "/v1/accounts/\(account)/stores/\(store)")
+            }.dictionaryValue?["revision"]
+            guard case .integer(let revision) = found else {
+                throw CloudTestFailure("the cloud's store has no revision: \(String(describing: found))")
+            }
+            return revision
+        } catch let failure as CloudClient.Failure where failure.status == 404 {
+            return 0
+        }
+    }
+
     func deviceValue(_ key: String, store: String = "com.example.kvs", device: String) throws -> PlistValue? {
         try DeviceCloud(root: simulation, device: device).readStore(store)?.values[key]
     }
@@ -109,7 +125,11 @@ extension CloudProcessSuite {
     }
 
     /// iPhone and iPad signed in to alice, each with its agent, both
-    /// holding k1 (written on iPhone) and the store open.
+    /// holding k1 (written on iPhone) and the store open, each copy at the
+    /// cloud's revision with nothing pending. (An ack can reach the
+    /// writer before the push of the other device's earlier write: for that
+    /// moment its copy has nothing pending and is still at revision 0, a
+    /// copy with no history the cloud could lose.)
     func twoDevicesHoldingK1() throws -> (server: CloudChild, phone: CloudChild, pad: CloudChild) {
         #expect(try groupsim(["device", "create", "iPad"], root: root).status == 0)
         for device in ["iPhone", "iPad"] {
@@ -120,8 +140,14 @@ extension CloudProcessSuite {
         let pad = try CloudChild(["agent", "--device", "iPad"], root: root)
         try write("pad", "0", device: "iPad")
         try write("k1", "1", device: "iPhone")
-        try until(pad) { try deviceValue("k1", device: "iPad") == .integer(1) }
-        try until(phone) { try DeviceCloud(root: simulation, device: "iPhone").readStore("com.example.kvs")?.pending.isEmpty == true }
+        for (device, agent) in [("iPad", pad), ("iPhone", phone)] {
+            try until(agent) {
+                let copy = try DeviceCloud(root: simulation, device: device).readStore("com.example.kvs")
+                let cloud = try cloudRevision()
+                return copy?.pending.isEmpty == true && copy?.revision == cloud
+            }
+        }
+        #expect(try deviceValue("k1", device: "iPad") == .integer(1))
         return (server, phone, pad)
     }
 
