@@ -212,6 +212,11 @@ let package = Package(
         .testTarget(name: "ScenarioModelTests", dependencies: [
             "AppModel", "PropertyList", "ScenarioModel", "SimulationValues", "SpecFormat",
         ]),
+        // The runner's logic (steps, waits, checks, judgements, the log) through its seam: scripted processes and a test
+        // clock, no executable and no process.
+        .testTarget(name: "RunnerLogicTests", dependencies: [
+            "AppProtocol", "ChildProcess", "Guarded", "PropertyList", "ScenarioModel", "Scenarios",
+        ]),
         .testTarget(name: "IntegrationTests", dependencies: [
             "AppModel", "AppProtocol", "ChildProcess", "CloudClient", "CloudDevice", "CloudModel", "CloudService", "DeviceState", "GroupDefaults",
             "PropertyList", "ScenarioModel", "Scenarios", "SharedFiles",

@@ -18,11 +18,12 @@ struct CheckVerifier {
             let found = response.response?.value
             let foundDomain = response.response?.domain
             if let value, found != value {
-                throw CheckFailed(
+                throw ScenarioRunError.check(
                     "\(process): \(key) should be \(showValue(value)), found \(showValue(found))" + (foundDomain.map { " (from \($0))" } ?? ""))
             }
             if let domain, foundDomain != domain {
-                throw CheckFailed("\(process): \(key) should come from \(domain), found \(foundDomain ?? "no domain") (value \(showValue(found)))")
+                throw ScenarioRunError.check(
+                    "\(process): \(key) should come from \(domain), found \(foundDomain ?? "no domain") (value \(showValue(found)))")
             }
         case .saw(let process, let matcher, let times):
             try verifySaw(process, matcher, times: times)
@@ -30,7 +31,7 @@ struct CheckVerifier {
             let driver = try roster.lastDriver(process)
             try driver.catchUp(on: matcher)
             if let seen = driver.seen(matcher).first {
-                throw CheckFailed("\(process) should not have seen \(matcher), but saw: \(seen.text)")
+                throw ScenarioRunError.check("\(process) should not have seen \(matcher), but saw: \(seen.text)")
             }
         case .card(let process, let expected):
             try verifyCard(process, expected)
@@ -44,20 +45,21 @@ struct CheckVerifier {
             let found = try roster.driver(process).request(.typedGet(key: key, as: kind), suite: context.scenario.suiteName(of: process, suite))
                 .response?.value
             guard found == value else {
-                throw CheckFailed("\(process): \(kind.rawValue)(forKey: \(key)) should return \(showValue(value)), it returns \(showValue(found))")
+                throw ScenarioRunError.check(
+                    "\(process): \(kind.rawValue)(forKey: \(key)) should return \(showValue(value)), it returns \(showValue(found))")
             }
         case .forced(let process, let key, let domain, let expected, let suite):
             let answer = try roster.driver(process).request(.forced(key: key, domain: domain), suite: context.scenario.suiteName(of: process, suite))
                 .response
             let call = "objectIsForced(forKey: \"\(key)\"" + (domain.map { ", inDomain: \"\($0)\"" } ?? "") + ")"
             guard case .bool(let found)? = answer?.value else {
-                throw CheckFailed("\(process): \(call) answered \(showValue(answer?.value)), not true or false")
+                throw ScenarioRunError.check("\(process): \(call) answered \(showValue(answer?.value)), not true or false")
             }
-            guard found == expected else { throw CheckFailed("\(process): \(call) should be \(expected), it is \(found)") }
+            guard found == expected else { throw ScenarioRunError.check("\(process): \(call) should be \(expected), it is \(found)") }
         case .cloudValueIn(let process, let key, let value):
             let found = try roster.driver(process).request(.cloudGet(key: key)).response?.value
             guard found == value else {
-                throw CheckFailed("\(process)'s iCloud store: \(key) should be \(showValue(value)), found \(showValue(found))")
+                throw ScenarioRunError.check("\(process)'s iCloud store: \(key) should be \(showValue(value)), found \(showValue(found))")
             }
         case .cloud(let cloudCheck):
             try cloud().verify(cloudCheck)
@@ -73,16 +75,17 @@ struct CheckVerifier {
                 found = (info?["searchList"]?.arrayValue ?? []).compactMap(\.stringValue)
             }
             guard found == expected else {
-                throw CheckFailed("\(process)'s search list should be \(expected.joined(separator: ", ")), it is \(found.joined(separator: ", "))")
+                throw ScenarioRunError.check(
+                    "\(process)'s search list should be \(expected.joined(separator: ", ")), it is \(found.joined(separator: ", "))")
             }
         case .output(let process, let contains, let pattern, let stream):
             try verifyOutput(process, contains: contains, pattern: pattern, stream: stream)
         case .exit(let process, let status):
             let target = try roster.lastDriver(process)
             guard let found = target.waitForExit(timeout: RunnerTimeouts.exit) else {
-                throw CheckFailed("\(process) is still running; expected it to have exited with \(status)")
+                throw ScenarioRunError.check("\(process) is still running; expected it to have exited with \(status)")
             }
-            guard found == status else { throw CheckFailed("\(process) exited with status \(found), expected \(status)") }
+            guard found == status else { throw ScenarioRunError.check("\(process) exited with status \(found), expected \(status)") }
         }
     }
 
@@ -102,7 +105,7 @@ struct CheckVerifier {
         guard !found else { return }
         let what = [contains.map { "containing \(PlistJSON.quote($0))" }, pattern.map { "matching /\($0)/" }].compactMap { $0 }.joined(
             separator: " and ")
-        throw CheckFailed(
+        throw ScenarioRunError.check(
             "\(process) wrote no line \(what)\(stream.map { " on \($0)" } ?? "")"
                 + (dropped > 0 ? " among its last \(lines.count) (\(dropped) earlier lines were dropped)" : "") + driver.lastLines)
     }
@@ -112,10 +115,10 @@ struct CheckVerifier {
         try driver.catchUp(on: matcher)
         let count = driver.seen(matcher).count
         if let times, !times.holds(for: count) {
-            throw CheckFailed("\(process) should have seen \(matcher) \(times), saw it \(count) time(s)")
+            throw ScenarioRunError.check("\(process) should have seen \(matcher) \(times), saw it \(count) time(s)")
         }
         guard count > 0 || times != nil else {
-            throw CheckFailed("\(process) should have seen \(matcher), and did not")
+            throw ScenarioRunError.check("\(process) should have seen \(matcher), and did not")
         }
     }
 
@@ -123,10 +126,10 @@ struct CheckVerifier {
     private func verifyReady(_ process: String, _ expected: [String: PlistValue?]) throws {
         let driver = try roster.lastDriver(process)
         guard case .ready(let info)? = driver.recordedEvents().last(where: { $0.name == "ready" })?.appEvent else {
-            throw CheckFailed("\(process) has not said ready")
+            throw ScenarioRunError.check("\(process) has not said ready")
         }
         for key in expected.keys.sorted() where info[key] != expected[key]! {
-            throw CheckFailed("\(process)'s ready should say \(key) = \(showValue(expected[key]!)), it says \(showValue(info[key]))")
+            throw ScenarioRunError.check("\(process)'s ready should say \(key) = \(showValue(expected[key]!)), it says \(showValue(info[key]))")
         }
     }
 
@@ -134,11 +137,11 @@ struct CheckVerifier {
         let driver = try roster.lastDriver(process)
         try driver.catchUpEvents()
         guard let render = driver.recordedEvents().last(where: { $0.name == "render" }) else {
-            throw CheckFailed("\(process) has not rendered")
+            throw ScenarioRunError.check("\(process) has not rendered")
         }
         let shown = render.appEvent.map(EventMatcher.card(of:)) ?? [:]
         for key in expected.keys.sorted() where (shown[key] ?? nil) != expected[key]! {
-            throw CheckFailed(
+            throw ScenarioRunError.check(
                 "\(process)'s card should show \(key) = \(showValue(expected[key]!)), it shows \(showValue(shown[key] ?? nil)) (last render: \(render.text))"
             )
         }
@@ -147,7 +150,7 @@ struct CheckVerifier {
     /// Every burst value whose synchronize was acknowledged is on disk (or, for a counter, something later).
     private func verifyAcknowledged(_ process: String) throws {
         let writes = try roster.lastDriver(process).acknowledgedWrites()
-        guard !writes.isEmpty else { throw CheckFailed("\(process) had no acknowledged burst writes to check") }
+        guard !writes.isEmpty else { throw ScenarioRunError.check("\(process) had no acknowledged burst writes to check") }
         let spec = context.scenario.processes[process]!
         let target = try context.scenario.app.target(spec.role)
         let files = DomainFiles(
@@ -165,7 +168,8 @@ struct CheckVerifier {
                     return false
                 }()
             if !fine {
-                throw CheckFailed("\(key) = \(showValue(value)) was acknowledged (synchronize returned) but the file holds \(showValue(stored))")
+                throw ScenarioRunError.check(
+                    "\(key) = \(showValue(value)) was acknowledged (synchronize returned) but the file holds \(showValue(stored))")
             }
         }
     }
@@ -179,15 +183,15 @@ struct CheckVerifier {
             let folder = (path as NSString).deletingLastPathComponent
             let base = (path as NSString).lastPathComponent
             let aside = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasPrefix(base + ".corrupt-") }
-            guard !aside.isEmpty else { throw CheckFailed("no corrupt copy was moved aside beside \(name)") }
+            guard !aside.isEmpty else { throw ScenarioRunError.check("no corrupt copy was moved aside beside \(name)") }
             return
         }
         let contents: [String: PlistValue]
         do {
-            guard let read = try files.read(check.domain) else { throw CheckFailed("\(name) does not exist") }
+            guard let read = try files.read(check.domain) else { throw ScenarioRunError.check("\(name) does not exist") }
             contents = read
-        } catch let error as CheckFailed { throw error } catch {
-            throw CheckFailed("\(name) is not intact: \(error)")
+        } catch let error as ScenarioRunError { throw error } catch {
+            throw ScenarioRunError.check("\(name) is not intact: \(error)")
         }
         try Self.verify(check.condition, contents, name: name)
     }
@@ -196,22 +200,22 @@ struct CheckVerifier {
         switch condition {
         case .value(let key, let value):
             guard contents[key] == value else {
-                throw CheckFailed("\(name): \(key) should be \(showValue(value)), found \(showValue(contents[key]))")
+                throw ScenarioRunError.check("\(name): \(key) should be \(showValue(value)), found \(showValue(contents[key]))")
             }
         case .absent(let key):
-            if let found = contents[key] { throw CheckFailed("\(name): \(key) should be absent, found \(showValue(found))") }
+            if let found = contents[key] { throw ScenarioRunError.check("\(name): \(key) should be absent, found \(showValue(found))") }
         case .count(let count):
-            guard contents.count == count else { throw CheckFailed("\(name) should hold \(count) keys, holds \(contents.count)") }
+            guard contents.count == count else { throw ScenarioRunError.check("\(name) should hold \(count) keys, holds \(contents.count)") }
         case .countMatching(let pattern, let count):
             let matching = contents.keys.filter { fnmatch(pattern, $0, 0) == 0 }
             guard matching.count == count else {
-                throw CheckFailed("\(name) should hold \(count) keys matching \(pattern), holds \(matching.count)")
+                throw ScenarioRunError.check("\(name) should hold \(count) keys matching \(pattern), holds \(matching.count)")
             }
         case .length(let key, let length):
             guard let array = contents[key]?.arrayValue else {
-                throw CheckFailed("\(name): \(key) should be an array, found \(showValue(contents[key]))")
+                throw ScenarioRunError.check("\(name): \(key) should be an array, found \(showValue(contents[key]))")
             }
-            guard array.count == length else { throw CheckFailed("\(name): \(key) should have \(length) elements, has \(array.count)") }
+            guard array.count == length else { throw ScenarioRunError.check("\(name): \(key) should have \(length) elements, has \(array.count)") }
         case .intact, .movedAside:
             break
         }

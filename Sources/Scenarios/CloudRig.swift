@@ -149,12 +149,14 @@ private final class CloudLane: @unchecked Sendable {
     }
 
     func waitFor(_ event: String, timeout: Double) throws {
-        let outcome = state.wait(atMost: timeout) { state -> Result<Void, CheckFailed>? in
+        let outcome = state.wait(atMost: timeout) { state -> Result<Void, ScenarioRunError>? in
             if state.seen.contains(event) { return .success(()) }
-            if state.finished { return .failure(CheckFailed("\(lane) exited before it said \(event): \(state.errorTail.joined(separator: "\n"))")) }
+            if state.finished {
+                return .failure(ScenarioRunError.check("\(lane) exited before it said \(event): \(state.errorTail.joined(separator: "\n"))"))
+            }
             return nil
         } timedOut: { _ in
-            .failure(CheckFailed("\(lane) did not say \(event) within \(timeout) s"))
+            .failure(ScenarioRunError.check("\(lane) did not say \(event) within \(timeout) s"))
         }
         try outcome.get()
     }
@@ -234,14 +236,14 @@ package final class CloudRig: @unchecked Sendable {
         case .network(let device, let change): try CloudControl(root: root).apply(change, device: device)
         case .killCloud:
             let running = lock.withLock { server }
-            guard let running, running.isRunning else { throw CheckFailed(Self.notRunning("the cloud", running)) }
+            guard let running, running.isRunning else { throw ScenarioRunError.check(Self.notRunning("the cloud", running)) }
             running.kill()
         case .restartCloud:
             if let running = lock.withLock({ server }), running.isRunning { running.kill() }
             try startServer()
         case .killAgent(let device):
             let running = lock.withLock { agents[device] }
-            guard let running, running.isRunning else { throw CheckFailed(Self.notRunning("\(device)'s agent", running)) }
+            guard let running, running.isRunning else { throw ScenarioRunError.check(Self.notRunning("\(device)'s agent", running)) }
             running.kill()
         case .restartAgent(let device):
             if let running = lock.withLock({ agents[device] }), running.isRunning { running.kill() }
@@ -272,7 +274,7 @@ package final class CloudRig: @unchecked Sendable {
             }
             usleep(20_000)
         }
-        throw CheckFailed("the devices and the cloud did not agree within \(timeout) s: \(disagreement)")
+        throw ScenarioRunError.check("the devices and the cloud did not agree within \(timeout) s: \(disagreement)")
     }
 
     /// Whether the devices and the cloud agree now (what `wait-cloud` waits for).
@@ -328,17 +330,17 @@ package final class CloudRig: @unchecked Sendable {
     func verify(_ check: CloudCheck) throws {
         switch check {
         case .cloudValue(let store, let account, let key, let value, let writtenBy, let aheadMs):
-            guard let endpoint = try CloudEndpoint.control(root: root) else { throw CheckFailed("the cloud has never started") }
+            guard let endpoint = try CloudEndpoint.control(root: root) else { throw ScenarioRunError.check("the cloud has never started") }
             let record = try cloudStore(store, account: account, at: endpoint)["records"]?.dictionaryValue?[key]?.dictionaryValue
             let found = record?["value"]
             let shown =
                 showValue(found)
                 + (record.map { " (written by \($0["device"]?.stringValue ?? "?") at \($0["time"].map { PlistJSON.encode($0) } ?? "?") ms)" } ?? "")
             if let value, found != value {
-                throw CheckFailed("the cloud's \(key) in \(store) for \(account) should be \(showValue(value)), found \(shown)")
+                throw ScenarioRunError.check("the cloud's \(key) in \(store) for \(account) should be \(showValue(value)), found \(shown)")
             }
             if let writtenBy, record?["device"]?.stringValue != writtenBy {
-                throw CheckFailed("the cloud's \(key) in \(store) for \(account) should be \(writtenBy)'s write, found \(shown)")
+                throw ScenarioRunError.check("the cloud's \(key) in \(store) for \(account) should be \(writtenBy)'s write, found \(shown)")
             }
             if let aheadMs {
                 let now = DeviceCloudSettings.realTime()
@@ -349,7 +351,7 @@ package final class CloudRig: @unchecked Sendable {
                     ahead = difference.overflow ? (difference.partialValue < 0 ? .max : .min) : difference.partialValue
                 }
                 guard let ahead, aheadMs >= 0 ? ahead >= Int64(aheadMs) : ahead <= Int64(aheadMs) else {
-                    throw CheckFailed(
+                    throw ScenarioRunError.check(
                         "the cloud's \(key) in \(store) for \(account) should be stamped \(aheadMs >= 0 ? "at least \(aheadMs) ms ahead of" : "at least \(-aheadMs) ms behind") "
                             + "the real time (\(now) ms), found \(shown)")
                 }
@@ -357,15 +359,16 @@ package final class CloudRig: @unchecked Sendable {
         case .copyValue(let device, let store, let key, let value):
             let found = try DeviceCloud(root: root, device: device).readStore(store)?.values[key]
             guard found == value else {
-                throw CheckFailed("\(device)'s copy of \(store): \(key) should be \(showValue(value)), found \(showValue(found))")
+                throw ScenarioRunError.check("\(device)'s copy of \(store): \(key) should be \(showValue(value)), found \(showValue(found))")
             }
         case .uploads(let device, let count):
-            guard let endpoint = try CloudEndpoint.control(root: root) else { throw CheckFailed("the cloud has never started") }
+            guard let endpoint = try CloudEndpoint.control(root: root) else { throw ScenarioRunError.check("the cloud has never started") }
             let status = try CloudClient.blocking { try await CloudClient.request(endpoint, path: CloudClient.Path.status) }
             let traffic = status.dictionaryValue?["traffic"]?.dictionaryValue?[device]?.dictionaryValue
             let found = traffic?["uploadedChanges"].flatMap { if case .integer(let n) = $0 { Int(n) } else { nil } } ?? 0
             guard found == count else {
-                throw CheckFailed("\(device)'s agent should have uploaded \(count) change(s) since the cloud started, it uploaded \(found)")
+                throw ScenarioRunError.check(
+                    "\(device)'s agent should have uploaded \(count) change(s) since the cloud started, it uploaded \(found)")
             }
         }
     }

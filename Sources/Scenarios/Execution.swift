@@ -27,7 +27,7 @@ final class Execution: @unchecked Sendable {
     var root: String { context.root }
     var lanes: [String] { context.log.lanes }
 
-    init(scenario: Scenario, binaries: String, warden: Warden?) {
+    init(scenario: Scenario, binaries: String, warden: Warden?, processes: any ProcessLauncher, clock: any RunnerClock) {
         var template = Array((NSTemporaryDirectory() as NSString).appendingPathComponent("groupsim-scenario-XXXXXX").utf8CString)
         let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
         let root = made.map { String(cString: $0) } ?? NSTemporaryDirectory() + "/groupsim-scenario-\(getpid())"
@@ -38,7 +38,9 @@ final class Execution: @unchecked Sendable {
         case .file(let path): manifestPath = URL(fileURLWithPath: path).standardizedFileURL.path
         case .inline: manifestPath = root + "/scenario-app.yaml"
         }
-        context = RunContext(scenario: scenario, binaries: binaries, root: root, log: ScenarioLog(), manifestPath: manifestPath, warden: warden)
+        context = RunContext(
+            scenario: scenario, binaries: binaries, root: root, log: ScenarioLog(clock: clock), manifestPath: manifestPath, warden: warden,
+            processes: processes)
         roster = ProcessRoster(context: context)
         waits = Waits(context: context, roster: roster)
         faults = FaultInjector(context: context, roster: roster)
@@ -64,7 +66,7 @@ final class Execution: @unchecked Sendable {
     }
 
     private func cloudRig() throws -> CloudRig {
-        guard let rig = lock.withLock({ cloud }) else { throw CheckFailed("this scenario has no cloud") }
+        guard let rig = lock.withLock({ cloud }) else { throw ScenarioRunError.check("this scenario has no cloud") }
         return rig
     }
 
@@ -83,11 +85,11 @@ final class Execution: @unchecked Sendable {
             try LiveProcesses.shared.checkNotInterrupted()
             roster.noteStepStart()
             try execute(step)
-        } catch let failure as StepFailure {
+        } catch let failure as ScenarioRunError where failure.isStep {
             throw failure
         } catch {
             log.record(process: "runner", kind: .action, name: "failure", text: "\(error)")
-            throw StepFailure(line: step.line, step: step.summary, message: "\(error)")
+            throw ScenarioRunError.step(line: step.line, step: step.summary, message: "\(error)")
         }
     }
 
@@ -155,8 +157,8 @@ final class Execution: @unchecked Sendable {
     private func performRepeatedly(_ times: Int, _ steps: [Step]) throws {
         for round in 1...times {
             for step in steps {
-                do { try perform(step) } catch let failure as StepFailure {
-                    throw StepFailure(line: failure.line, step: failure.step, message: "round \(round) of \(times): \(failure.message)")
+                do { try perform(step) } catch ScenarioRunError.step(let line, let summary, let message) {
+                    throw ScenarioRunError.step(line: line, step: summary, message: "round \(round) of \(times): \(message)")
                 }
             }
         }
@@ -174,9 +176,9 @@ final class Execution: @unchecked Sendable {
         let verifier = CheckVerifier(context: context, roster: roster, cloud: cloudRig)
         for item in checks {
             // A failing check is reported at its own line, not the expect's.
-            do { try verifier.verify(item.check) } catch let failed as CheckFailed {
-                log.record(process: "runner", kind: .action, name: "failure", text: failed.description)
-                throw StepFailure(line: item.line, step: "expect", message: failed.description)
+            do { try verifier.verify(item.check) } catch ScenarioRunError.check(let text) {
+                log.record(process: "runner", kind: .action, name: "failure", text: text)
+                throw ScenarioRunError.step(line: item.line, step: "expect", message: text)
             }
         }
     }

@@ -19,7 +19,9 @@ struct FaultInjector {
         context.log.action(process, step)
         target.signal(signal)
         if signal == SIGKILL || signal == SIGTERM || signal == SIGINT {
-            guard target.waitForExit(timeout: RunnerTimeouts.exit) != nil else { throw CheckFailed("\(process) did not exit after the signal") }
+            guard target.waitForExit(timeout: RunnerTimeouts.exit) != nil else {
+                throw ScenarioRunError.check("\(process) did not exit after the signal")
+            }
         }
     }
 
@@ -51,7 +53,7 @@ struct FaultInjector {
         if !FileManager.default.fileExists(atPath: path) {
             try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
             guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
-                throw CheckFailed("edit-file: could not make \(path)")
+                throw ScenarioRunError.check("edit-file: could not make \(path)")
             }
         }
         let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))

@@ -32,7 +32,7 @@ extension ProcessRoster {
         let driver = try driver(process)
         let id = driver.send(.performIntent(name: intent.name, parameters: intent.parameters))
         guard let answer = try driver.waitForResponse(id, timeout: timeout).response else {
-            throw CheckFailed("\(process) answered perform-intent without a response")
+            throw ScenarioRunError.check("\(process) answered perform-intent without a response")
         }
         let reported = answer.ok ? IntentReport(value: answer.value, dialog: answer.dialog) : nil
         try IntentVerdict(intent: intent, where: process).judge(reported: reported, failure: answer.ok ? nil : answer.error ?? "no reason given")
@@ -48,7 +48,7 @@ extension ProcessRoster {
         let limit = IntentVerdict.timeLimit + (spec.executable?.startTimeout ?? RunnerTimeouts.startUp) + RunnerTimeouts.exit
         guard let status = driver.waitForExit(timeout: limit) else {
             driver.signal(SIGKILL)
-            throw CheckFailed(
+            throw ScenarioRunError.check(
                 "\(process) did not exit within \(Int(limit)) s of its start (its intent's time limit, start-up and exit)" + driver.lastLines)
         }
         try IntentVerdict(intent: intent, where: process).judgeOneShot(
@@ -80,19 +80,19 @@ struct IntentVerdict {
     /// `reported`: what it returned; nil with `failure`, why it failed.
     func judge(reported: IntentReport?, failure: String?) throws {
         if let failure {
-            guard let wanted = intent.error else { throw CheckFailed("intent \(intent.name) failed in \(place): \(failure)") }
+            guard let wanted = intent.error else { throw ScenarioRunError.check("intent \(intent.name) failed in \(place): \(failure)") }
             guard failure.contains(wanted) else {
-                throw CheckFailed(
+                throw ScenarioRunError.check(
                     "intent \(intent.name) failed in \(place) as expected, but did not say \(PlistJSON.quote(wanted)); it said: \(failure)")
             }
             return
         }
         if let wanted = intent.error {
-            throw CheckFailed("intent \(intent.name) should have failed in \(place), saying \(PlistJSON.quote(wanted)); it succeeded")
+            throw ScenarioRunError.check("intent \(intent.name) should have failed in \(place), saying \(PlistJSON.quote(wanted)); it succeeded")
         }
         try checkIntentResult(intent.name, expected: intent.result, reported: reported.map(\.value))
         if let dialog = intent.dialog, reported?.dialog != dialog {
-            throw CheckFailed(
+            throw ScenarioRunError.check(
                 "intent \(intent.name) should have said the dialog \(PlistJSON.quote(dialog)), it said "
                     + (reported?.dialog.map(PlistJSON.quote) ?? "none"))
         }
@@ -103,7 +103,7 @@ struct IntentVerdict {
         let errors = events.compactMap { if case .error(let message)? = $0.appEvent { message } else { nil } }
         let failure = errors.first ?? standardError.trimmingCharacters(in: .whitespacesAndNewlines)
         guard intent.accepts(status: status) else {
-            throw CheckFailed(
+            throw ScenarioRunError.check(
                 "\(place) exited with status \(status), expected \(intent.expectedStatus)" + (failure.isEmpty ? "" : ": \(failure)"))
         }
         let report = events.lazy.compactMap { event -> IntentReport? in

@@ -47,7 +47,7 @@ package final class LiveProcesses: @unchecked Sendable {
 
     /// Throws if the run was interrupted: nothing new starts after a stop request.
     func checkNotInterrupted() throws {
-        if let signal = interruption { throw CheckFailed("\(Self.interruptedPrefix) by \(Self.describe(signal)) before this step") }
+        if let signal = interruption { throw ScenarioRunError.check("\(Self.interruptedPrefix) by \(Self.describe(signal)) before this step") }
     }
 
     /// How the report's failure of an interrupted scenario begins.

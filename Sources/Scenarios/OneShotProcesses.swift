@@ -24,11 +24,11 @@ struct OneShotProcesses {
         if !intent.arguments.isEmpty { all += ["--"] + intent.arguments }
         let driver = try ProcessDriver(
             name: lane, executable: context.binaries + "/intent-extension", arguments: all, environment: [CloudDaemons.autostartVariable: "0"],
-            transport: .standardStreams, log: context.log)
+            transport: .standardStreams, context: context)
         driver.process.closeStdin()
         guard let status = driver.waitForExit(timeout: RunnerTimeouts.startUp) else {
             driver.signal(SIGKILL)
-            throw CheckFailed("the intent extension did not exit within \(Int(RunnerTimeouts.startUp)) s")
+            throw ScenarioRunError.check("the intent extension did not exit within \(Int(RunnerTimeouts.startUp)) s")
         }
         try IntentVerdict(intent: intent, where: "the intent extension").judgeOneShot(
             status: status, events: driver.recordedEvents(), standardError: driver.standardError)
@@ -68,7 +68,7 @@ struct OneShotProcesses {
         let status: Int32
         do { status = try process.waitForExit(timeout: RunnerTimeouts.tool) } catch {
             process.signalGroup(SIGKILL)
-            throw CheckFailed("\(lane) \(executable) did not finish within \(Int(RunnerTimeouts.tool)) s")
+            throw ScenarioRunError.check("\(lane) \(executable) did not finish within \(Int(RunnerTimeouts.tool)) s")
         }
         while (try? process.nextLine(timeout: 5)) != nil {}
         let stdout = process.allLines.joined(separator: "\n")
@@ -79,12 +79,12 @@ struct OneShotProcesses {
                 + (stderr.isEmpty ? "" : "; stderr: " + stderr.prefix(300)))
         let name = (executable as NSString).lastPathComponent
         guard status == expected else {
-            throw CheckFailed(
+            throw ScenarioRunError.check(
                 "\(lane) \(name) exited with status \(status), expected \(expected)"
                     + (stderr.isEmpty ? "" : ": \(stderr)") + (stdout.isEmpty ? "" : " (printed: \(stdout.prefix(300)))"))
         }
         if let output, !stdout.contains(output) {
-            throw CheckFailed(
+            throw ScenarioRunError.check(
                 "\(lane) \(name) should have printed \(PlistJSON.quote(output)), it printed: \(stdout.isEmpty ? "nothing" : String(stdout.prefix(500)))"
             )
         }
@@ -103,7 +103,8 @@ struct OneShotProcesses {
 func checkIntentResult(_ name: String, expected: PlistValue??, reported: PlistValue??) throws {
     guard let expected else { return }
     guard let reported, reported == expected else {
-        throw CheckFailed("intent \(name) should have stored \(showValue(expected)), it reported \(reported.map { showValue($0) } ?? "no result")")
+        throw ScenarioRunError.check(
+            "intent \(name) should have stored \(showValue(expected)), it reported \(reported.map { showValue($0) } ?? "no result")")
     }
 }
 

@@ -25,7 +25,7 @@ final class ProcessDriver: @unchecked Sendable {
     }
 
     let name: String
-    let process: RunningProcess
+    let process: any LaunchedProcess
     let log: ScenarioLog
     let transport: Transport
     private let record: ProcessRecord
@@ -57,23 +57,24 @@ final class ProcessDriver: @unchecked Sendable {
     /// `warden` should the runner be killed first; `RunningProcess`).
     init(
         name: String, executable: String, arguments: [String], environment: [String: String], directory: String? = nil,
-        transport: Transport, log: ScenarioLog, ownGroup: Bool = false, warden: Warden? = nil
+        transport: Transport, context: RunContext, ownGroup: Bool = false
     ) throws {
+        let log = context.log
         self.name = name
         self.log = log
         self.transport = transport
         let record = ProcessRecord(name: name, log: log, logsOutput: transport != .standardStreams)
         self.record = record
         let protocolOnStdout = transport == .standardStreams
-        process = try RunningProcess(
-            executable, arguments, environment: environment, directory: directory,
+        process = try context.processes.launch(
+            ProcessLaunch(
+                executable: executable, arguments: arguments, environment: environment, directory: directory,
+                // Plain output (not protocol lines) is cut into pieces of a line's bound as it arrives.
+                lineLimit: protocolOnStdout ? nil : OutputBuffer.maximumLineBytes, ownGroup: ownGroup, warden: ownGroup ? context.warden : nil),
             handlers: RunningProcess.Handlers(
                 stdout: { line in protocolOnStdout ? record.receiveProtocol(line) : record.receiveOutput(line, stream: .stdout) },
                 stderr: { line in record.receiveOutput(line, stream: .stderr) },
-                ended: { termination in record.finish(termination) }),
-            // Plain output (not protocol lines) is cut into pieces of a line's bound as it arrives.
-            keepsOutput: false, lineLimit: protocolOnStdout ? nil : OutputBuffer.maximumLineBytes, ownGroup: ownGroup, warden: warden)
-        LiveProcesses.shared.add(process)
+                ended: { termination in record.finish(termination) }))
     }
 
     /// The handler of a control channel's lines, given when it is accepted.
@@ -135,13 +136,13 @@ final class ProcessDriver: @unchecked Sendable {
         let bytes = Data((line + "\n").utf8)
         switch process.write(bytes, within: timeout) {
         case .written: return
-        case .closed: throw CheckFailed("\(name) no longer reads its stdin (it closed it or exited)")
+        case .closed: throw ScenarioRunError.check("\(name) no longer reads its stdin (it closed it or exited)")
         case .timedOut(let unwritten):
             let why =
                 suspended
                 ? "it is suspended: resume it before sending to it"
                 : "it does not read its stdin, or not as fast: have it read its stdin, or send it less"
-            throw CheckFailed(
+            throw ScenarioRunError.check(
                 "\(name) did not take the line within \(Int(timeout)) s: \(unwritten) of its \(bytes.count) bytes "
                     + "(with the newline) were not written, as its stdin pipe is full; \(why)\(lastLines)")
         }
@@ -162,7 +163,7 @@ final class ProcessDriver: @unchecked Sendable {
         let id = send(command, suite: suite)
         let response = try waitForResponse(id, timeout: timeout)
         guard let answer = response.response, answer.ok else {
-            throw CheckFailed("\(name) answered: \(response.response?.error ?? "error")")
+            throw ScenarioRunError.check("\(name) answered: \(response.response?.error ?? "error")")
         }
         return response
     }
@@ -192,13 +193,13 @@ final class ProcessDriver: @unchecked Sendable {
                 "\(name) kept running\(answer) for \(Int(timeout)) s; the step should have ended it with status \(expected.status)\(state.lastLines)"
         }
         guard status == expected.status else {
-            throw CheckFailed("\(name) exited with status \(status), not \(expected.status)\(lastLines)")
+            throw ScenarioRunError.check("\(name) exited with status \(status), not \(expected.status)\(lastLines)")
         }
         guard let text = expected.error else { return }
         let said =
             standardError + recordedEvents().compactMap { event in if case .error(let message)? = event.appEvent { message } else { nil } }.joined()
         guard said.contains(text) else {
-            throw CheckFailed("\(name) exited with status \(status), but its stderr does not say \"\(text)\"\(lastLines)")
+            throw ScenarioRunError.check("\(name) exited with status \(status), but its stderr does not say \"\(text)\"\(lastLines)")
         }
     }
 
@@ -258,7 +259,7 @@ final class ProcessDriver: @unchecked Sendable {
             try request(.flushEvents, timeout: RunnerTimeouts.request)
         } catch {
             if !isRunning || channelClosed { return }
-            throw CheckFailed(
+            throw ScenarioRunError.check(
                 "\(name) did not send the events it began before this check within \(Int(RunnerTimeouts.request)) s "
                     + "(one of its observers has not returned): \(error)\(lastLines)")
         }
@@ -269,7 +270,7 @@ final class ProcessDriver: @unchecked Sendable {
     /// has the line in its pipe, perhaps not yet read, when the step before the check returns.
     func catchUpOutput() throws {
         guard process.catchUpOutput(timeout: RunnerTimeouts.request) else {
-            throw CheckFailed(
+            throw ScenarioRunError.check(
                 "the runner did not finish reading what \(name) had written within \(Int(RunnerTimeouts.request)) s: "
                     + "the check cannot see all its output\(lastLines)")
         }
@@ -368,7 +369,7 @@ final class ProcessDriver: @unchecked Sendable {
     func signal(_ signal: Int32) {
         // Through the child's owner: once it is reaped, its pid (perhaps another process's by now) is never signalled.
         // A stop is waited for: the next step's request must find the process stopped.
-        if signal == SIGSTOP { process.stop() } else { process.signal(signal) }
+        if signal == SIGSTOP { process.stop(timeout: 10) } else { process.signal(signal) }
         if signal == SIGSTOP { record.withLock { $0.suspended = true } }
         if signal == SIGCONT { record.withLock { $0.suspended = false } }
     }

@@ -82,14 +82,14 @@ final class ProcessRecord: @unchecked Sendable {
 
     /// Waits until `check` is done or failed (a failure throws), at most `timeout` seconds (then `timedOut`'s text).
     func wait<T>(timeout: Double, until check: (State) -> Progress<T>, timedOut: (State) -> String) throws -> T {
-        let outcome = state.wait(atMost: timeout) { state -> Result<T, CheckFailed>? in
+        let outcome = log.clock.wait(on: state, atMost: timeout) { state -> Result<T, ScenarioRunError>? in
             switch check(state) {
             case .done(let result): .success(result)
-            case .failed(let message): .failure(CheckFailed(message))
+            case .failed(let message): .failure(ScenarioRunError.check(message))
             case .waiting: nil
             }
         } timedOut: {
-            .failure(CheckFailed(timedOut($0)))
+            .failure(ScenarioRunError.check(timedOut($0)))
         }
         return try outcome.get()
     }

@@ -24,17 +24,17 @@ final class ProcessRoster: @unchecked Sendable {
     /// The running process of that name.
     func driver(_ name: String) throws -> ProcessDriver {
         guard let driver = lock.withLock({ drivers[name] }) else {
-            throw CheckFailed("\(name) is not running (launch it first)")
+            throw ScenarioRunError.check("\(name) is not running (launch it first)")
         }
         guard driver.isRunning else {
-            throw CheckFailed("\(name) has exited (status \(driver.exitStatus.map(String.init) ?? "?")); launch or restart it first")
+            throw ScenarioRunError.check("\(name) has exited (status \(driver.exitStatus.map(String.init) ?? "?")); launch or restart it first")
         }
         return driver
     }
 
     /// A driver whose process may have exited (for exit checks and events seen).
     func lastDriver(_ name: String) throws -> ProcessDriver {
-        guard let driver = lock.withLock({ everStarted[name] }) else { throw CheckFailed("\(name) was never launched") }
+        guard let driver = lock.withLock({ everStarted[name] }) else { throw ScenarioRunError.check("\(name) was never launched") }
         return driver
     }
 
@@ -56,7 +56,7 @@ final class ProcessRoster: @unchecked Sendable {
             arguments: context.commonArguments(device: spec.device) + flags
                 + (arguments.isEmpty ? [] : ["--"] + arguments),
             // The run starts and ends its own cloud: an app must not start another.
-            environment: [CloudDaemons.autostartVariable: "0"], transport: .standardStreams, log: context.log)
+            environment: [CloudDaemons.autostartVariable: "0"], transport: .standardStreams, context: context)
     }
 
     /// A user's executable, with its identity from the app's manifest
@@ -86,13 +86,13 @@ final class ProcessRoster: @unchecked Sendable {
             driver = try ProcessDriver(
                 name: spec.name, executable: executable.path, arguments: command,
                 environment: identity.environment(over: environment, control: .socket(listener.path)), directory: folder,
-                transport: .channel, log: context.log, ownGroup: true, warden: context.warden)
+                transport: .channel, context: context, ownGroup: true)
         } else {
             let control = listener.map { ["--control-socket", $0.path] } ?? []
             driver = try ProcessDriver(
                 name: spec.name, executable: context.binaries + "/groupsim",
                 arguments: try execArguments(spec) + control + ["--", executable.path] + command, environment: environment,
-                directory: folder, transport: listener == nil ? .none : .channel, log: context.log, ownGroup: true, warden: context.warden)
+                directory: folder, transport: listener == nil ? .none : .channel, context: context, ownGroup: true)
             try waitUntilReplaced(driver, executable: executable)
         }
         guard let listener else { return driver }
@@ -104,7 +104,7 @@ final class ProcessRoster: @unchecked Sendable {
     private func execArguments(_ spec: ProcessSpec) throws -> [String] {
         let app = context.scenario.app
         guard let bundle = (app.targets[.mainApp] ?? app.targets[spec.role])?.bundleIdentifier else {
-            throw CheckFailed("the app \(app.name) has no \(spec.role.rawValue) target")
+            throw ScenarioRunError.check("the app \(app.name) has no \(spec.role.rawValue) target")
         }
         return [
             "exec", "--root", context.root, "--device", spec.device, "--app", bundle, "--target", AppTarget(role: spec.role).rawValue,
@@ -129,7 +129,7 @@ final class ProcessRoster: @unchecked Sendable {
             return
         }
         driver.signal(SIGKILL)
-        throw CheckFailed(
+        throw ScenarioRunError.check(
             "\(driver.name) (\(executable.path)) did not connect to its control channel within \(executable.startTimeout) s (its start-timeout); "
                 + "an executable that links SimulatedFoundation connects as it loads (say control: false for one that should not)"
                 + driver.lastLines)
@@ -146,7 +146,7 @@ final class ProcessRoster: @unchecked Sendable {
             guard let running, (running as NSString).resolvingSymlinksInPath == (starter as NSString).resolvingSymlinksInPath else { return }
             guard Date() < deadline else {
                 driver.signal(SIGKILL)
-                throw CheckFailed(
+                throw ScenarioRunError.check(
                     "\(driver.name): groupsim exec did not start \(executable.path) within \(executable.startTimeout) s (its start-timeout)")
             }
             usleep(1_000)
@@ -183,7 +183,7 @@ final class ProcessRoster: @unchecked Sendable {
     func launch(_ name: String, arguments override: [String]? = nil, backgroundReason: String? = nil, prewarm: Bool = false) throws {
         let spec = context.scenario.processes[name]!
         if let existing = lock.withLock({ drivers[name] }), existing.isRunning {
-            throw CheckFailed("\(name) is already running")
+            throw ScenarioRunError.check("\(name) is already running")
         }
         let launchArguments = override ?? spec.arguments
         context.log.openLane(name)
@@ -206,7 +206,7 @@ final class ProcessRoster: @unchecked Sendable {
         // Answering a request means its start-up (a widget's timeline too) is done.
         do {
             try driver.request(.ping, timeout: spec.executable?.startTimeout ?? RunnerTimeouts.request)
-        } catch let failure as CheckFailed {
+        } catch let failure as ScenarioRunError {
             // A one-shot (an executable that does its work and exits) may end before or after it answers: its channel
             // closes as it exits, so whether the answer came first is a race, and no verdict. One that has exited
             // was launched; its status and output are for the steps after (`wait: { for: exit }`, `expect`).
@@ -223,7 +223,7 @@ final class ProcessRoster: @unchecked Sendable {
     /// name and parameters, then launch arguments) follow its `exec` list. Nothing waits for it: the caller waits for its exit.
     func launchOneShot(_ name: String, words: [String]) throws -> ProcessDriver {
         if let existing = lock.withLock({ drivers[name] }), existing.isRunning {
-            throw CheckFailed("\(name) is still running (an intent step starts a one-shot process once per intent; quit or kill it first)")
+            throw ScenarioRunError.check("\(name) is still running (an intent step starts a one-shot process once per intent; quit or kill it first)")
         }
         context.log.openLane(name)
         context.log.record(process: name, kind: .action, name: "launch", text: "launch \(name) for one intent: \(words.joined(separator: " "))")
@@ -248,7 +248,7 @@ final class ProcessRoster: @unchecked Sendable {
             // as it loads, before its own code has run (and decided to fail).
             guard let exited = driver.waitForExit(timeout: executable.startTimeout) else {
                 driver.signal(SIGKILL)
-                throw CheckFailed(
+                throw ScenarioRunError.check(
                     "\(name) was still running \(Self.seconds(executable.startTimeout)) s after it started (its start-timeout); "
                         + "it should have exited with status \(expected), saying \(PlistJSON.quote(message))\(driver.lastLines)")
             }
@@ -257,11 +257,11 @@ final class ProcessRoster: @unchecked Sendable {
             // Ready means a built-in role came up: no need to wait for an exit that will not come.
             if (try? driver.waitFor(EventMatcher(event: "ready"), timeout: RunnerTimeouts.startUp)) != nil {
                 driver.signal(SIGKILL)
-                throw CheckFailed("\(name) started and kept running; it should have failed with \(PlistJSON.quote(message))")
+                throw ScenarioRunError.check("\(name) started and kept running; it should have failed with \(PlistJSON.quote(message))")
             }
             guard let exited = driver.waitForExit(timeout: RunnerTimeouts.startUp) else {
                 driver.signal(SIGKILL)
-                throw CheckFailed(
+                throw ScenarioRunError.check(
                     "\(name) neither came up nor exited within \(Int(RunnerTimeouts.startUp)) s; it should have failed with \(PlistJSON.quote(message))"
                 )
             }
@@ -272,12 +272,13 @@ final class ProcessRoster: @unchecked Sendable {
                 if case .error(let text)? = event.appEvent { text } else { nil }
             } + driver.keptOutput().lines.filter { $0.stream == .stderr }.map(\.text)
         guard status == expected else {
-            throw CheckFailed(
+            throw ScenarioRunError.check(
                 "\(name) exited with status \(status), expected \(expected)" + (errors.isEmpty ? "" : ": " + errors.joined(separator: " "))
                     + driver.lastLines)
         }
         guard errors.contains(where: { $0.contains(message) }) else {
-            throw CheckFailed("\(name) failed as expected, but did not say \(PlistJSON.quote(message)); it said: \(errors.joined(separator: " "))")
+            throw ScenarioRunError.check(
+                "\(name) failed as expected, but did not say \(PlistJSON.quote(message)); it said: \(errors.joined(separator: " "))")
         }
     }
 
@@ -287,7 +288,7 @@ final class ProcessRoster: @unchecked Sendable {
     /// A process that exited or was killed starts again; a running one is quit first.
     func restart(_ name: String, arguments: [String]?) throws {
         guard lock.withLock({ everStarted[name] }) != nil else {
-            throw CheckFailed("\(name) was never launched: use launch, not restart")
+            throw ScenarioRunError.check("\(name) was never launched: use launch, not restart")
         }
         if lock.withLock({ drivers[name] })?.isRunning == true { try quit(name) }
         try launch(name, arguments: arguments)
@@ -298,7 +299,7 @@ final class ProcessRoster: @unchecked Sendable {
         let how = target.quitDescription
         context.log.record(process: name, kind: .action, name: "quit", text: "quit (\(how))")
         guard target.quit(timeout: RunnerTimeouts.exit) != nil else {
-            throw CheckFailed("\(name) did not exit within \(Int(RunnerTimeouts.exit)) s after it was asked to quit (\(how))")
+            throw ScenarioRunError.check("\(name) did not exit within \(Int(RunnerTimeouts.exit)) s after it was asked to quit (\(how))")
         }
     }
 

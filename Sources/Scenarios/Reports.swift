@@ -20,7 +20,7 @@ package struct TextReport: Sendable {
         return "\(style.error("✘")) \(result.scenario.name) \(time)\n" + details(result, failure)
     }
 
-    func details(_ result: ScenarioResult, _ failure: StepFailure) -> String {
+    func details(_ result: ScenarioResult, _ failure: ScenarioRunError) -> String {
         var lines = [
             "    \(result.scenario.file):\(failure.line): \(style.bold(failure.step))",
             "    \(style.error(failure.message))",
@@ -103,24 +103,19 @@ package enum JUnitReport {
             .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
     }
 
-    /// A report that is not one `render` wrote.
-    package struct MergeError: Error, CustomStringConvertible {
-        package let description: String
-    }
-
     /// One report of the test cases of several (the shards of a CI matrix),
     /// in the order given. Only reports this type wrote are read.
     package static func merge(_ reports: [(path: String, text: String)]) throws -> String {
         var cases: [String] = []
         for report in reports {
             guard report.text.contains("<testsuite name=\"groupsim scenarios\"") else {
-                throw MergeError(description: "\(report.path) is not a groupsim run --junit report")
+                throw ScenarioRunError.merge("\(report.path) is not a groupsim run --junit report")
             }
             var rest = Substring(report.text)
             while let start = rest.range(of: "    <testcase ") {
                 let tail = rest[start.lowerBound...]
                 guard let open = tail.range(of: ">\n") else {
-                    throw MergeError(description: "\(report.path): a test case is not closed")
+                    throw ScenarioRunError.merge("\(report.path): a test case is not closed")
                 }
                 // Either `<testcase …/>` or `<testcase …>…</testcase>` (a failure, or kept output), whichever
                 // line ends first; the last case of a report may have no `/>` after it at all.
@@ -130,7 +125,7 @@ package enum JUnitReport {
                 } else if let closing = tail.range(of: "</testcase>\n") {
                     end = closing.upperBound
                 } else {
-                    throw MergeError(description: "\(report.path): a test case has no </testcase>")
+                    throw ScenarioRunError.merge("\(report.path): a test case has no </testcase>")
                 }
                 cases.append(String(tail[..<end]))
                 rest = tail[end...]

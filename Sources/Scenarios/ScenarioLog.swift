@@ -47,14 +47,19 @@ package struct RecordedEvent: Sendable {
 /// (processes, tools, the cloud) in the order they first appeared.
 /// Unchecked Sendable: the entries and the lane order are under `lock`; `start` is set once.
 package final class ScenarioLog: @unchecked Sendable {
-    package let start = MonotonicClock.now()
+    package let start: UInt64
+    /// What the times are read from, and what the run's waits count on.
+    package let clock: any RunnerClock
     private let lock = Locked()
     private var entries: [RecordedEvent] = []
     private var laneOrder: [String] = []
 
-    package init() {}
+    package init(clock: any RunnerClock = SystemRunnerClock()) {
+        self.clock = clock
+        start = clock.now()
+    }
 
-    package var now: UInt64 { MonotonicClock.now() - start }
+    package var now: UInt64 { clock.now() - start }
 
     @discardableResult
     func record(

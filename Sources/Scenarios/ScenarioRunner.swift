@@ -12,7 +12,7 @@ import SimulationValues
 /// The outcome of one run of one scenario.
 package struct ScenarioResult: Sendable {
     package let scenario: Scenario
-    package let failure: StepFailure?
+    package let failure: ScenarioRunError?
     package let duration: Double
     package let events: [RecordedEvent]
     /// The processes in lane order (first appearance).
@@ -22,12 +22,6 @@ package struct ScenarioResult: Sendable {
     package var passed: Bool { failure == nil }
 }
 
-/// Why a run cannot start at all.
-package struct RunnerSetupError: Error, CustomStringConvertible {
-    package let description: String
-    init(_ description: String) { self.description = description }
-}
-
 /// Runs scenarios, each in a fresh simulation root, with real processes;
 /// every process it started is ended when the scenario ends, passed or not.
 package struct ScenarioRunner: Sendable {
@@ -35,10 +29,21 @@ package struct ScenarioRunner: Sendable {
     package let binaries: String
     /// Keep each scenario's simulation root (for inspection) instead of deleting it.
     package let keepRoots: Bool
+    /// What starts the scenario's processes: real ones, or (in the runner's unit tests) scripted ones.
+    let processes: any ProcessLauncher
+    /// What the waits, pauses and the log's times count on.
+    let clock: any RunnerClock
 
     package init(binaries: String, keepRoots: Bool = false) {
+        self.init(binaries: binaries, keepRoots: keepRoots, processes: RealProcesses(), clock: SystemRunnerClock())
+    }
+
+    /// A runner whose processes and time are `processes`' and `clock`'s (the runner's unit tests give scripted ones).
+    package init(binaries: String, keepRoots: Bool = false, processes: any ProcessLauncher, clock: any RunnerClock) {
         self.binaries = binaries
         self.keepRoots = keepRoots
+        self.processes = processes
+        self.clock = clock
     }
 
     /// The executables a run starts, all in one folder.
@@ -55,7 +60,7 @@ package struct ScenarioRunner: Sendable {
             (folder, origin) = (override, "in $GROUPSIM_BIN_DIR (\(override))")
         } else {
             guard let me = ownExecutablePath() else {
-                throw RunnerSetupError(
+                throw ScenarioRunError.setup(
                     "cannot tell where groupsim's own executable is (/proc/self/exe is unreadable); "
                         + "set GROUPSIM_BIN_DIR to the folder that holds main-app, widget and intent-extension")
             }
@@ -63,7 +68,7 @@ package struct ScenarioRunner: Sendable {
             origin = "beside groupsim in \(folder)"
         }
         for name in executables where !FileManager.default.isExecutableFile(atPath: folder + "/" + name) {
-            throw RunnerSetupError(
+            throw ScenarioRunError.setup(
                 "cannot find \(name) \(origin); build every product (swift build) or set GROUPSIM_BIN_DIR "
                     + "to the folder that holds \(executables.joined(separator: ", "))")
         }
@@ -71,14 +76,14 @@ package struct ScenarioRunner: Sendable {
     }
 
     package func run(_ scenario: Scenario) -> ScenarioResult {
-        let started = Date()
-        var failure: StepFailure? = nil
+        let started = clock.now()
+        var failure: ScenarioRunError? = nil
         let warden: Warden?
-        do { warden = try RunWarden.shared(groupsim: binaries + "/groupsim") } catch {
+        do { warden = try processes.warden(groupsim: binaries + "/groupsim") } catch {
             warden = nil
-            failure = StepFailure(line: 0, step: "setup", message: "\(error)")
+            failure = .step(line: 0, step: "setup", message: "\(error)")
         }
-        let execution = Execution(scenario: scenario, binaries: binaries, warden: warden)
+        let execution = Execution(scenario: scenario, binaries: binaries, warden: warden, processes: processes, clock: clock)
         // Removed by the warden should this process end before it removes it itself (kill -9 included).
         if !keepRoots { warden?.watch(folder: execution.root) }
         if failure == nil {
@@ -86,15 +91,15 @@ package struct ScenarioRunner: Sendable {
                 try LiveProcesses.shared.checkNotInterrupted()
                 try execution.prepare()
                 for step in scenario.steps { try execution.perform(step) }
-            } catch let stop as StepFailure {
+            } catch let stop as ScenarioRunError where stop.isStep {
                 failure = stop
             } catch {
-                failure = StepFailure(line: 0, step: "setup", message: "\(error)")
+                failure = .step(line: 0, step: "setup", message: "\(error)")
             }
         }
         // A step in progress when SIGINT or SIGTERM came failed because its processes were killed: say so.
         if let stop = failure, let signal = LiveProcesses.shared.interruption, !stop.message.hasPrefix(LiveProcesses.interruptedPrefix) {
-            failure = StepFailure(
+            failure = .step(
                 line: stop.line, step: stop.step,
                 message:
                     "\(LiveProcesses.interruptedPrefix) by \(LiveProcesses.describe(signal)), which ended the scenario's processes; then: \(stop.message)"
@@ -107,7 +112,7 @@ package struct ScenarioRunner: Sendable {
             if !FileManager.default.fileExists(atPath: execution.root) { warden?.release(folder: execution.root) }
         }
         return ScenarioResult(
-            scenario: scenario, failure: failure, duration: Date().timeIntervalSince(started),
+            scenario: scenario, failure: failure, duration: Double(clock.now() - started) / 1e9,
             events: execution.log.all, lanes: execution.lanes, root: execution.root)
     }
 }
@@ -130,7 +135,7 @@ enum RunWarden {
                 holder.warden = warden
                 return warden
             } catch {
-                throw RunnerSetupError(
+                throw ScenarioRunError.setup(
                     "cannot start the run's warden (groupsim warden), which ends what the run started should the run be killed: \(error)")
             }
         }

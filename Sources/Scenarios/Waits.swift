@@ -27,13 +27,13 @@ final class Waits: @unchecked Sendable {
     func quiet(in process: String, for matcher: EventMatcher, seconds: Double) throws {
         let driver = try roster.lastDriver(process)
         if let seen = driver.firstNew(matcher, within: seconds) {
-            throw CheckFailed("\(process) should have had no \(matcher) for \(seconds) s, but had: \(seen.text)")
+            throw ScenarioRunError.check("\(process) should have had no \(matcher) for \(seconds) s, but had: \(seen.text)")
         }
         // A program's channel drops events when the runner falls behind (docs/protocol.md): none may have been, or nothing was concluded.
         guard driver.transport == .channel, matcher.needsControl, driver.isRunning else { return }
         let info = try driver.request(.info, timeout: RunnerTimeouts.request).response?.fields["info"]?.dictionaryValue
         if case .integer(let dropped)? = info?["droppedEvents"], dropped > 0 {
-            throw CheckFailed("\(process) dropped \(dropped) events on its control channel: that no \(matcher) came cannot be concluded")
+            throw ScenarioRunError.check("\(process) dropped \(dropped) events on its control channel: that no \(matcher) came cannot be concluded")
         }
     }
 
@@ -50,7 +50,7 @@ final class Waits: @unchecked Sendable {
 
     /// A paced burst's pause: real, or (`simulated-pace`) its device's clock moved on as `advance-clock` moves it.
     private func pause(for burst: Burst) -> (Int) throws -> Void {
-        guard burst.simulatedPace else { return { usleep(useconds_t($0) * 1000) } }
+        guard burst.simulatedPace else { return { [clock = context.clock] in clock.pause(Double($0) / 1000) } }
         let device = context.scenario.processes[burst.process]?.device ?? context.scenario.defaultDevice
         let budget = WidgetReloadBudget(root: SimulationRoot(path: context.root), device: device)
         return { try budget.advanceClock(by: Double($0) / 1000) }
@@ -58,7 +58,7 @@ final class Waits: @unchecked Sendable {
 
     func waitForBurst(of process: String) throws {
         guard let last = lock.withLock({ backgroundBursts.removeValue(forKey: process) }) else {
-            throw CheckFailed("\(process) has no burst running in the background (burst: { …, background: true })")
+            throw ScenarioRunError.check("\(process) has no burst running in the background (burst: { …, background: true })")
         }
         _ = try roster.lastDriver(process).waitForResponse(last, timeout: RunnerTimeouts.burst)
     }
