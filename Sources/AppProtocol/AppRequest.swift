@@ -71,9 +71,3 @@ package enum AppResponse: Sendable {
     /// An App Intent performed: what `perform()` returned (its value, its dialog's text) and its `openAppWhenRun`.
     case intent(value: PlistValue?, dialog: String?, opensApp: Bool)
 }
-
-/// A request that could not be done, said to the driver; the process keeps running.
-package struct AppRequestError: Error, CustomStringConvertible {
-    package let description: String
-    package init(_ description: String) { self.description = description }
-}

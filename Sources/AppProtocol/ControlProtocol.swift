@@ -18,7 +18,7 @@ package enum ControlProtocol {
     /// Parses one request line into its id and command. The line is read by
     /// the project's strict JSON reader: values arrive exactly as written or
     /// the request is refused (with its id when the line is a well-formed object).
-    package static func parseRequest(_ line: String) -> (id: String, request: Result<AppRequest, AppRequestError>) {
+    package static func parseRequest(_ line: String) -> (id: String, request: Result<AppRequest, AppProtocolError>) {
         let parsed = parseAddressedRequest(line)
         return (parsed.id, parsed.request)
     }
@@ -26,29 +26,29 @@ package enum ControlProtocol {
     /// `parseRequest`, with the request's optional `"suite"` field: the
     /// suite whose `UserDefaults(suiteName:)` an executable's control channel
     /// answers with (nil: `UserDefaults.standard`). The simulated roles ignore it.
-    package static func parseAddressedRequest(_ line: String) -> (id: String, suite: String?, request: Result<AppRequest, AppRequestError>) {
+    package static func parseAddressedRequest(_ line: String) -> (id: String, suite: String?, request: Result<AppRequest, AppProtocolError>) {
         let object: [String: JSONValue]
         do {
             // The request object is one level above its fields, whose values may nest as deep as a property list.
             object = try PlistJSON.parseObject(line, maximumFieldDepth: PlistLimits.maximumDepth)
         } catch {
             let id = error.partialObject?["id"].map(encodeID) ?? "null"
-            return (id, nil, .failure(AppRequestError(error.description)))
+            return (id, nil, .failure(.unreadableRequest(error)))
         }
         let id = object["id"].map(encodeID) ?? "null"
         var suite: String?
         if let raw = object["suite"], raw != .null {
             guard let name = raw.stringValue else {
-                return (id, nil, .failure(AppRequestError("\"suite\" must be a string (a suite name), found \(PlistJSON.encode(raw))")))
+                return (id, nil, .failure(.suiteNotString(found: PlistJSON.encode(raw))))
             }
             suite = name
         }
         do {
             return (id, suite, .success(try request(from: object)))
-        } catch let error as AppRequestError {
+        } catch let error as AppProtocolError {
             return (id, suite, .failure(error))
         } catch {
-            return (id, suite, .failure(AppRequestError("\(error)")))
+            return (id, suite, .failure(.unreadableRequest(error)))
         }
     }
 
@@ -67,14 +67,13 @@ package enum ControlProtocol {
     private static func encodeID(_ id: JSONValue) -> String { PlistJSON.encode(id) }
 
     private static func request(from object: [String: JSONValue]) throws -> AppRequest {
-        guard let name = object["cmd"]?.stringValue else { throw AppRequestError("missing \"cmd\" (a string)") }
+        guard let name = object["cmd"]?.stringValue else { throw AppProtocolError.missingCommand }
         let fields = RequestFields(command: name, object: object)
         switch name {
         case "get":
             guard let typed = object["as"] else { return .get(key: try fields.string("key")) }
             guard let name = typed.stringValue, let kind = TypedRead(rawValue: name) else {
-                throw AppRequestError(
-                    "get: \"as\" must be one of \(TypedRead.allCases.map(\.rawValue).joined(separator: ", ")), found \(PlistJSON.encode(typed))")
+                throw AppProtocolError.unknownTypedRead(found: PlistJSON.encode(typed), known: TypedRead.allCases.map(\.rawValue))
             }
             return .typedGet(key: try fields.string("key"), as: kind)
         case "set": return .set(key: try fields.string("key"), value: try fields.value("value"))
@@ -91,9 +90,7 @@ package enum ControlProtocol {
             let raw = try fields.value("value")
             // A single value becomes an item of the array: one level less is left for it.
             if raw.arrayValue == nil, raw.nestingDepth() >= PlistLimits.maximumDepth {
-                throw AppRequestError(
-                    "append: value nests arrays and objects more than \(PlistLimits.maximumDepth - 1) deep, "
-                        + "too deep to become an item of an array; flatten it")
+                throw AppProtocolError.appendTooDeep(limit: PlistLimits.maximumDepth - 1)
             }
             return .append(key: try fields.string("key"), values: raw.arrayValue ?? [raw])
         case "merge": return .mergeDictionary(key: try fields.string("key"), entries: try fields.dictionary("value"))
@@ -112,14 +109,11 @@ package enum ControlProtocol {
         case "exit":
             let status = try fields.integer("status", default: 0)
             guard exitStatusRange.contains(Int(status)) else {
-                throw AppRequestError(
-                    "exit: \"status\" must be \(exitStatusRange.lowerBound) to \(exitStatusRange.upperBound), found \(status)")
+                throw AppProtocolError.exitStatusOutOfRange(found: status, range: exitStatusRange)
             }
             return .exit(status: Int32(status))
         default:
-            throw AppRequestError(
-                "unknown command \"\(name)\"; known: get set remove forced dump register add-suite remove-suite synchronize clear increment append merge reload reload-widgets kvs-get kvs-set kvs-remove kvs-dump kvs-sync perform-intent info search-list ping flush-events exit"
-            )
+            throw AppProtocolError.unknownCommand(name)
         }
     }
 
@@ -130,12 +124,14 @@ package enum ControlProtocol {
         let object: [String: JSONValue]
 
         func string(_ field: String) throws -> String {
-            guard let value = object[field]?.stringValue else { throw AppRequestError("\(command): missing \"\(field)\" (a string)") }
+            guard let value = object[field]?.stringValue else {
+                throw AppProtocolError.missingField(command: command, field: field, kind: "a string")
+            }
             return value
         }
 
         func value(_ field: String) throws -> PlistValue {
-            guard let raw = object[field], raw != .null else { throw AppRequestError("\(command): missing \"\(field)\"") }
+            guard let raw = object[field], raw != .null else { throw AppProtocolError.missingField(command: command, field: field, kind: nil) }
             return try PlistJSON.decode(raw, path: field)
         }
 
@@ -143,7 +139,7 @@ package enum ControlProtocol {
         func integer(_ field: String, default fallback: Int64) throws -> Int64 {
             guard let raw = object[field] else { return fallback }
             guard case .integer(let value) = raw else {
-                throw AppRequestError("\(command): \"\(field)\" must be a whole number, found \(PlistJSON.encode(raw))")
+                throw AppProtocolError.notWholeNumber(command: command, field: field, found: PlistJSON.encode(raw))
             }
             return value
         }
@@ -152,18 +148,18 @@ package enum ControlProtocol {
         func strings(_ field: String) throws -> [String: String] {
             guard let raw = object[field], raw != .null else { return [:] }
             guard case .dictionary(let entries) = try PlistJSON.decode(raw, path: field) else {
-                throw AppRequestError("\(command): \"\(field)\" must be an object")
+                throw AppProtocolError.notAnObject(command: command, field: field)
             }
             return try entries.mapValues { value in
                 guard let text = value.stringValue else {
-                    throw AppRequestError("\(command): \"\(field)\" values must be strings, found \(PlistJSON.encode(value))")
+                    throw AppProtocolError.notStringValues(command: command, field: field, found: PlistJSON.encode(value))
                 }
                 return text
             }
         }
 
         func dictionary(_ field: String) throws -> [String: PlistValue] {
-            guard case .dictionary(let entries) = try value(field) else { throw AppRequestError("\(command): \"\(field)\" must be an object") }
+            guard case .dictionary(let entries) = try value(field) else { throw AppProtocolError.notAnObject(command: command, field: field) }
             return entries
         }
     }
@@ -296,28 +292,28 @@ package enum ControlProtocol {
             // A render's card wraps values two levels below the event.
             object = try PlistJSON.parseObject(line, maximumFieldDepth: PlistLimits.maximumDepth + 2)
         } catch {
-            throw ProtocolDecodingError("not a protocol line (\(error)): \(line.prefix(200))")
+            throw AppProtocolError.notAProtocolLine(reason: error, line: String(line.prefix(200)))
         }
         var fields: [String: PlistValue] = [:]
         for (key, value) in object where value != .null {
             do { fields[key] = try PlistJSON.decode(value, path: key, droppingNulls: true) } catch {
-                throw ProtocolDecodingError("field \"\(key)\" of \(line.prefix(200)): \(error)")
+                throw AppProtocolError.badLineField(key: key, line: String(line.prefix(200)), reason: error)
             }
         }
         if let name = fields["event"]?.stringValue {
             return DecodedLine(message: .event(try event(named: name, fields), time: fields["time"]?.stringValue), fields: fields)
         }
-        guard fields["ok"] != nil else { throw ProtocolDecodingError("neither an event nor a response: \(line.prefix(200))") }
+        guard fields["ok"] != nil else { throw AppProtocolError.neitherEventNorResponse(line: String(line.prefix(200))) }
         return DecodedLine(message: .response(ProtocolResponse(fields: fields)), fields: fields)
     }
 
     private static func event(named name: String, _ fields: [String: PlistValue]) throws -> AppEvent {
         func string(_ key: String) throws -> String {
-            guard let value = fields[key]?.stringValue else { throw ProtocolDecodingError("\(name) event without a \"\(key)\" string") }
+            guard let value = fields[key]?.stringValue else { throw AppProtocolError.eventWithoutString(event: name, key: key) }
             return value
         }
         func integer(_ key: String) throws -> Int64 {
-            guard case .integer(let value)? = fields[key] else { throw ProtocolDecodingError("\(name) event without a whole-number \"\(key)\"") }
+            guard case .integer(let value)? = fields[key] else { throw AppProtocolError.eventWithoutInteger(event: name, key: key) }
             return value
         }
         switch name {
@@ -338,7 +334,7 @@ package enum ControlProtocol {
             var entry: RenderedEntry?
             if let kind = fields["kind"]?.stringValue {
                 guard let text = fields["entryDate"]?.stringValue, let date = PlistJSON.date(iso8601: text) else {
-                    throw ProtocolDecodingError("render event of kind \(kind) without an \"entryDate\" timestamp")
+                    throw AppProtocolError.renderWithoutEntryDate(kind: kind)
                 }
                 entry = RenderedEntry(kind: kind, date: date)
             }
@@ -351,9 +347,7 @@ package enum ControlProtocol {
         case "delivery":
             let named = try string("mechanism")
             guard let mechanism = DeliveryMechanism(rawValue: named) else {
-                throw ProtocolDecodingError(
-                    "delivery event with unknown mechanism \"\(named)\"; known: \(DeliveryMechanism.allCases.map(\.rawValue).joined(separator: ", "))"
-                )
+                throw AppProtocolError.unknownDeliveryMechanism(named, known: DeliveryMechanism.allCases.map(\.rawValue))
             }
             return .delivery(
                 Delivery(
@@ -363,9 +357,9 @@ package enum ControlProtocol {
         case "error": return .error(message: try string("message"))
         case "exit":
             let status = try integer("status")
-            guard let narrow = Int32(exactly: status) else { throw ProtocolDecodingError("exit status \(status) out of range") }
+            guard let narrow = Int32(exactly: status) else { throw AppProtocolError.eventExitStatusOutOfRange(status) }
             return .exit(status: narrow)
-        default: throw ProtocolDecodingError("unknown event \"\(name)\"")
+        default: throw AppProtocolError.unknownEvent(name)
         }
     }
 }
@@ -401,10 +395,4 @@ package struct ProtocolResponse: Sendable {
     /// `perform-intent` of an App Intent: its dialog's text, and whether it opens the app (`openAppWhenRun`).
     package var dialog: String? { fields["dialog"]?.stringValue }
     package var opensApp: Bool { fields["opensApp"] == .bool(true) }
-}
-
-/// A line that is not what the protocol says a process writes.
-struct ProtocolDecodingError: Error, CustomStringConvertible {
-    package let description: String
-    package init(_ description: String) { self.description = description }
 }

@@ -43,14 +43,14 @@ struct CloudTripPhases {
         var marked: UInt64?
         while true {
             guard let line = try process.nextLine(timeout: 60) else {
-                throw RunningProcess.Timeout(description: "\(end) not seen before the output ended")
+                throw ChildProcessError.outputEnded(expected: end)
             }
             guard let json = try? PlistJSON.parse(line), let fields = (try? PlistJSON.decode(json))?.dictionaryValue,
                 case .string(let event)? = fields["event"], case .integer(let clock)? = fields["clock"]
             else { continue }
             if event == mark { marked = UInt64(clock) }
             if event == end && matches(fields) {
-                guard let marked else { throw RunningProcess.Timeout(description: "no \(mark) event before \(end): \(line)") }
+                guard let marked else { throw ChildProcessError.unexpectedLine(expected: "no \(mark) event before \(end)", line: line) }
                 return (marked, UInt64(clock))
             }
         }

@@ -10,10 +10,6 @@ import Foundation
 /// default (the starter ignores SIGPIPE), no descriptor but 0, 1 and 2 (set up
 /// by `streams`), and, if asked, a working folder, a session or a process group of its own.
 enum CleanSpawn {
-    struct SpawnError: Error, CustomStringConvertible {
-        let description: String
-    }
-
     /// `directory`: the child's working folder (nil or "": the starter's); a relative `executable` is found from there.
     /// `newGroup`: the child leads a process group of its own (its id is the child's pid), which `ProcessGroup` signals.
     static func start(
@@ -28,15 +24,16 @@ enum CleanSpawn {
             // glibc 2.29 and later (not in Swift's view of spawn.h either).
             typealias AddChdir = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32
             guard let addChdir = dlsym(nil, "posix_spawn_file_actions_addchdir_np") else {
-                throw SpawnError(description: "cannot start \(executable) in \(directory): this C library lacks posix_spawn_file_actions_addchdir_np")
+                throw ChildProcessError.missingLibraryFunction(
+                    executable: executable, directory: directory, function: "posix_spawn_file_actions_addchdir_np", requirement: nil)
             }
             _ = unsafeBitCast(addChdir, to: AddChdir.self)(&actions, directory)
         }
         // glibc 2.34 and later (not in Swift's view of spawn.h): every other descriptor closed in the child at once.
         typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
         guard let closeFrom = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else {
-            throw SpawnError(
-                description: "cannot start \(executable): this C library lacks posix_spawn_file_actions_addclosefrom_np (glibc 2.34 or later)")
+            throw ChildProcessError.missingLibraryFunction(
+                executable: executable, directory: nil, function: "posix_spawn_file_actions_addclosefrom_np", requirement: "glibc 2.34 or later")
         }
         _ = unsafeBitCast(closeFrom, to: AddCloseFrom.self)(&actions, 3)
         var attributes = posix_spawnattr_t()
@@ -60,8 +57,7 @@ enum CleanSpawn {
         var pid: pid_t = 0
         let result = posix_spawn(&pid, executable, &actions, &attributes, argv, variables)
         guard result == 0 else {
-            throw SpawnError(
-                description: "cannot start \(executable)\(directory.map { " in \($0)" } ?? ""): \(String(cString: strerror(result)))")
+            throw ChildProcessError.spawnFailed(executable: executable, directory: directory, errno: result)
         }
         return pid
     }

@@ -13,8 +13,6 @@ import Foundation
 /// whoever waits on it for as long as the daemon lives), and, if asked, a
 /// session of its own (it outlives the starter's terminal).
 package enum DetachedProcess {
-    typealias SpawnError = CleanSpawn.SpawnError
-
     /// Returns the child's pid. `log` gets its standard output and error:
     /// appended to, or truncated first; a link there is refused (O_NOFOLLOW).
     package static func start(

@@ -20,10 +20,6 @@ extension RunningProcess: LineStream {}
 
 /// Unix stream sockets named by a path.
 package enum UnixSocket {
-    package struct Failure: Error, CustomStringConvertible {
-        package let description: String
-    }
-
     /// The address of `path`, which must fit `sun_path`.
     static func address(_ path: String) throws -> sockaddr_un {
         var address = sockaddr_un()
@@ -31,7 +27,7 @@ package enum UnixSocket {
         let bytes = Array(path.utf8)
         let capacity = MemoryLayout.size(ofValue: address.sun_path)
         guard !bytes.isEmpty, bytes.count < capacity else {
-            throw Failure(description: "'\(path)': a Unix socket path must have 1 to \(capacity - 1) bytes; use a shorter folder")
+            throw ChildProcessError.socketPathLength(path: path, capacity: capacity)
         }
         withUnsafeMutableBytes(of: &address.sun_path) { raw in
             raw.copyBytes(from: bytes)
@@ -43,7 +39,7 @@ package enum UnixSocket {
     /// A new stream socket, closed on exec.
     static func make() throws -> Int32 {
         let socket = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard socket >= 0 else { throw Failure(description: "cannot make a socket: \(String(cString: strerror(errno)))") }
+        guard socket >= 0 else { throw ChildProcessError.socketNotMade(errno: errno) }
         return socket
     }
 
@@ -60,22 +56,20 @@ package enum UnixSocket {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(socket, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
         guard connected == 0 else {
-            let reason = String(cString: strerror(errno))
+            let code = errno
             close(socket)
-            throw Failure(description: "cannot connect to '\(path)': \(reason)")
+            throw ChildProcessError.connectFailed(path: path, errno: code)
         }
         var credentials = PeerCredentials()
         var length = socklen_t(MemoryLayout<PeerCredentials>.size)
         guard getsockopt(socket, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0 else {
-            let reason = String(cString: strerror(errno))
+            let code = errno
             close(socket)
-            throw Failure(description: "cannot tell who listens at '\(path)': \(reason)")
+            throw ChildProcessError.peerUnknown(path: path, errno: code)
         }
         guard credentials.uid == geteuid() else {
             close(socket)
-            throw Failure(
-                description: "'\(path)' is listened on by user \(credentials.uid) (pid \(credentials.pid)), not by this user (\(geteuid())): "
-                    + "another user may have listened there first; nothing was sent to it. \(privateFolderAdvice)")
+            throw ChildProcessError.listenerOfAnotherUser(path: path, uid: credentials.uid, pid: credentials.pid, ownUID: geteuid())
         }
         return socket
     }
@@ -127,8 +121,6 @@ package final class LineSocketListener: @unchecked Sendable {
     package let path: String
     private let descriptor: Int32
 
-    package typealias Failure = UnixSocket.Failure
-
     /// Listens at `path` (which must not exist yet; it is removed again when this goes).
     package init(path: String) throws {
         var address = try UnixSocket.address(path)
@@ -137,9 +129,9 @@ package final class LineSocketListener: @unchecked Sendable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
         guard bound == 0, listen(socket, 4) == 0 else {
-            let reason = String(cString: strerror(errno))
+            let code = errno
             close(socket)
-            throw Failure(description: "cannot listen at '\(path)': \(reason)")
+            throw ChildProcessError.listenFailed(path: path, errno: code)
         }
         self.path = path
         descriptor = socket
@@ -154,10 +146,10 @@ package final class LineSocketListener: @unchecked Sendable {
             let remaining = Int32(max(0, deadline.timeIntervalSinceNow) * 1000)
             let ready = poll(&poller, 1, remaining)
             if ready < 0, errno == EINTR { continue }
-            guard ready > 0 else { throw Failure(description: "no program connected to '\(path)' within \(timeout)s") }
+            guard ready > 0 else { throw ChildProcessError.noConnection(path: path, seconds: timeout) }
             let connection = Glibc.accept(descriptor, nil, nil)
             if connection < 0, errno == EINTR || errno == EAGAIN { continue }
-            guard connection >= 0 else { throw Failure(description: "accept on '\(path)': \(String(cString: strerror(errno)))") }
+            guard connection >= 0 else { throw ChildProcessError.acceptFailed(path: path, errno: errno) }
             // Not inherited by children this process starts later (accept4 is not in Swift's view of glibc).
             _ = fcntl(connection, F_SETFD, FD_CLOEXEC)
             return LineConnection(descriptor: connection, handler: handler)
@@ -247,7 +239,7 @@ package final class LineConnection: LineStream, @unchecked Sendable {
         switch next {
         case .line(let line): return line
         case .closed: return nil
-        case nil: throw RunningProcess.Timeout(description: "no line on the control channel within \(timeout)s")
+        case nil: throw ChildProcessError.noControlLine(seconds: timeout)
         }
     }
 
@@ -257,8 +249,7 @@ package final class LineConnection: LineStream, @unchecked Sendable {
         while true {
             let remaining = deadline.timeIntervalSinceNow
             guard remaining > 0, let line = try nextLine(timeout: remaining) else {
-                throw RunningProcess.Timeout(
-                    description: "expected line not seen on the control channel within \(timeout)s; seen: \(allLines.suffix(5))")
+                throw ChildProcessError.controlLineNotSeen(seconds: timeout, seen: Array(allLines.suffix(5)))
             }
             if predicate(line) { return line }
         }

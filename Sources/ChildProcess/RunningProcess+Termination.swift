@@ -41,9 +41,4 @@ extension RunningProcess {
             self.ended = ended
         }
     }
-
-    package struct Timeout: Error, CustomStringConvertible {
-        package let description: String
-        package init(description: String) { self.description = description }
-    }
 }

@@ -169,7 +169,7 @@ package final class RunningProcess: Sendable {
         while true {
             let remaining = deadline.timeIntervalSinceNow
             guard remaining > 0, let line = try nextLine(timeout: remaining) else {
-                throw Timeout(description: "expected line not seen within \(timeout)s; seen: \(allLines.suffix(5)); stderr: \(stderr)")
+                throw ChildProcessError.lineNotSeen(seconds: timeout, seen: Array(allLines.suffix(5)), stderr: stderr)
             }
             if predicate(line) { return line }
         }
@@ -189,7 +189,7 @@ package final class RunningProcess: Sendable {
     /// Everything the process wrote to stderr, once it closed its end (up to `timeout`).
     package func completeStandardError(timeout: TimeInterval = 10) throws -> String {
         guard output.wait(timeout: timeout, until: { $0.stderrClosed }) else {
-            throw Timeout(description: "process \(pid) kept stderr open for \(timeout)s")
+            throw ChildProcessError.stderrKeptOpen(pid: pid, seconds: timeout)
         }
         return stderr
     }
@@ -280,7 +280,7 @@ package final class RunningProcess: Sendable {
                     return ended != nil
                 }), let ended
         else {
-            throw Timeout(description: "process \(pid) did not exit within \(timeout)s")
+            throw ChildProcessError.didNotExit(pid: pid, seconds: timeout)
         }
         return ended
     }
@@ -461,7 +461,7 @@ package final class RunningProcess: Sendable {
             guard arrived else {
                 // The last lines read say where the child stopped, which the timeout alone does not.
                 let (stderr, last) = withState { (String(decoding: $0.stderrData, as: UTF8.self), $0.lines.suffix(8).joined(separator: "\n")) }
-                throw Timeout(description: "no output line within \(timeout)s; its last lines:\n\(last)\nstderr: \(stderr)")
+                throw ChildProcessError.noOutputLine(seconds: timeout, lastLines: last, stderr: stderr)
             }
             return nil
         }

@@ -43,7 +43,7 @@ package final class Warden: @unchecked Sendable {
         // the warden would wait for that child's end too. pipe2 is glibc's (not in Swift's view of unistd.h).
         typealias Pipe2 = @convention(c) (UnsafeMutablePointer<Int32>, Int32) -> Int32
         guard let pipe2 = dlsym(nil, "pipe2"), unsafeBitCast(pipe2, to: Pipe2.self)(&ends, O_CLOEXEC) == 0 else {
-            throw CleanSpawn.SpawnError(description: "cannot start the warden \(executable): pipe2: \(String(cString: strerror(errno)))")
+            throw ChildProcessError.wardenPipeFailed(executable: executable, errno: errno)
         }
         let (readEnd, writeEnd) = (ends[0], ends[1])
         var environment = ProcessInfo.processInfo.environment

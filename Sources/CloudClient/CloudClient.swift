@@ -8,11 +8,8 @@ import PropertyList
 /// request per connection (`HTTPExchange`): no NIO, so what depends on the
 /// client (the runner, GroupSimTesting) does not build the server's stack.
 package enum CloudClient {
-    package struct Failure: Error, CustomStringConvertible {
-        package let description: String
-        /// The HTTP status the cloud answered with, if it answered.
-        package var status: UInt = 0
-    }
+    /// The runner matches this name (`catch let failure as CloudClient.Failure where failure.status == 404`).
+    package typealias Failure = CloudClientError
 
     /// The longest a connection may take to open, within the request's `timeout`.
     static let connectTimeout = Duration.seconds(2)
@@ -27,27 +24,27 @@ package enum CloudClient {
         let exchange = HTTPExchange(
             host: location.host, port: location.port, hostHeader: location.address.hostAndPort, path: path, secret: endpoint.secret,
             body: body.map { Array(PlistJSON.encode($0).utf8) })
-        let reply = try await exchange.perform(timeout: timeout, connectTimeout: connectTimeout) { problem in
-            Failure(description: "the cloud at \(location.url) \(problem)")
+        do {
+            let reply = try await exchange.perform(timeout: timeout, connectTimeout: connectTimeout)
+            return try decode(reply, path: path)
+        } catch let problem as CloudClientError {
+            throw CloudClientError.at(url: location.url, problem)
         }
-        return try decode(reply, from: location, path: path)
     }
 
     /// The reply's JSON if the cloud answered 200; its `error` text (or its
     /// first bytes, when it is not JSON) with the status otherwise.
-    static func decode(_ reply: HTTPReply, from location: ServerLocation, path: String) throws -> PlistValue {
+    static func decode(_ reply: HTTPReply, path: String) throws(CloudClientError) -> PlistValue {
         let text = String(decoding: reply.body, as: UTF8.self)
         let value = Result { () throws -> PlistValue in try PlistJSON.decode(PlistJSON.parse(reply.body), path: "reply") }
         guard reply.status == 200 else {
-            // A refusal says nothing of why: the cloud's log does.
-            let why = reply.status == 401 ? " (this root's control secret is not the cloud's; its log says why)" : ""
             let said = (try? value.get())?.dictionaryValue?["error"]?.stringValue ?? CloudFormatError.brief(text)
-            throw Failure(description: "the cloud at \(location.url) answered \(reply.status): \(said)" + why, status: reply.status)
+            throw .answered(status: reply.status, said: said)
         }
         do {
             return try value.get()
         } catch {
-            throw Failure(description: "the cloud at \(location.url) answered \(path) with what is not JSON: \(error)", status: reply.status)
+            throw .notJSON(path: path, status: reply.status, reason: "\(error)")
         }
     }
 

@@ -9,12 +9,6 @@ struct HTTPReply: Sendable, Equatable {
     var body: [UInt8]
 }
 
-/// What went wrong, said of the server ("did not answer …"): the caller puts
-/// which server before it.
-struct HTTPExchangeProblem: Error, CustomStringConvertible {
-    let description: String
-}
-
 /// One HTTP/1.1 request and its reply over a TCP socket of its own
 /// (`Connection: close`), on a thread of its own that ends by the deadline.
 ///
@@ -45,13 +39,12 @@ struct HTTPExchange: Sendable {
     /// connection within `connectTimeout` of it), on a thread of its own:
     /// the blocking calls never hold a thread of the cooperative pool. A
     /// cancelled task stops waiting within a tenth of a second.
-    func perform<Failure: Error>(
-        timeout: Duration, connectTimeout: Duration, failure: @escaping @Sendable (String) -> Failure
-    ) async throws -> HTTPReply {
+    /// A `CloudClientError` says what went wrong of the server ("did not answer …"): the caller puts which server before it.
+    func perform(timeout: Duration, connectTimeout: Duration) async throws -> HTTPReply {
         let request: [UInt8]
         switch requestBytes() {
         case .success(let bytes): request = bytes
-        case .failure(let problem): throw failure(problem.description)
+        case .failure(let problem): throw problem
         }
         let start = ContinuousClock.now
         let deadline = start + timeout
@@ -65,8 +58,6 @@ struct HTTPExchange: Sendable {
                             returning: try run(
                                 request, timeout: timeout, deadline: deadline, connectTimeout: connectTimeout, connectDeadline: connectDeadline,
                                 cancelled: cancelled))
-                    } catch let problem as HTTPExchangeProblem {
-                        continuation.resume(throwing: failure(problem.description))
                     } catch {
                         continuation.resume(throwing: error)
                     }
@@ -80,14 +71,13 @@ struct HTTPExchange: Sendable {
     }
 
     /// The request's bytes; a problem when the path or the secret would break the head.
-    func requestBytes() -> Result<[UInt8], HTTPExchangeProblem> {
+    func requestBytes() -> Result<[UInt8], CloudClientError> {
         let plain = { (text: String) in text.unicodeScalars.allSatisfy { $0.value > 0x20 && $0.value < 0x7F } }
         guard path.hasPrefix("/"), plain(path) else {
-            return .failure(
-                HTTPExchangeProblem(description: "cannot be asked for \(CloudFormatError.brief(path)): a path is ASCII, from /, without spaces"))
+            return .failure(.unsendablePath(path))
         }
         guard plain(secret) else {
-            return .failure(HTTPExchangeProblem(description: "cannot be sent this secret: a control secret is ASCII without spaces"))
+            return .failure(.unsendableSecret)
         }
         var head = "\(body == nil ? "GET" : "POST") \(path) HTTP/1.1\r\nHost: \(hostHeader)\r\n"
         head += "Authorization: Bearer \(secret)\r\nConnection: close\r\nContent-Length: \(body?.count ?? 0)\r\n"
@@ -99,24 +89,22 @@ struct HTTPExchange: Sendable {
         _ request: [UInt8], timeout: Duration, deadline: ContinuousClock.Instant, connectTimeout: Duration,
         connectDeadline: ContinuousClock.Instant, cancelled: CancellationFlag
     ) throws -> HTTPReply {
-        let noAnswer = HTTPExchangeProblem(description: "did not answer \(path) within \(timeout) (is it stopped? `groupsim cloud status`)")
-        let noConnection = HTTPExchangeProblem(
-            description: "did not answer \(path): no connection within \(min(timeout, connectTimeout)) (is it stopped? `groupsim cloud status`)")
+        let noAnswer = CloudClientError.noAnswer(path: path, within: timeout)
+        let noConnection = CloudClientError.noConnection(path: path, within: min(timeout, connectTimeout))
         let socket = try connect(until: connectDeadline, cancelled: cancelled, noConnection: noConnection)
         defer { close(socket) }
         let sendError = try send(request, on: socket, until: deadline, cancelled: cancelled, noAnswer: noAnswer)
         do {
             return try receive(on: socket, until: deadline, cancelled: cancelled, noAnswer: noAnswer)
-        } catch let problem as HTTPExchangeProblem {
+        } catch let problem as CloudClientError {
             // A server may answer before it has read the whole request, and close; its answer is what counts.
             guard let sendError else { throw problem }
-            throw HTTPExchangeProblem(
-                description: "closed the connection before taking the request to \(path) (\(String(cString: strerror(sendError))))")
+            throw CloudClientError.closedBeforeRequest(path: path, errno: sendError)
         }
     }
 
     /// A connected socket (non-blocking, close-on-exec), trying each address the host has.
-    private func connect(until deadline: ContinuousClock.Instant, cancelled: CancellationFlag, noConnection: HTTPExchangeProblem) throws -> Int32 {
+    private func connect(until deadline: ContinuousClock.Instant, cancelled: CancellationFlag, noConnection: CloudClientError) throws -> Int32 {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
@@ -124,7 +112,7 @@ struct HTTPExchange: Sendable {
         var addresses: UnsafeMutablePointer<addrinfo>?
         let resolved = getaddrinfo(host, String(port), &hints, &addresses)
         guard resolved == 0, let first = addresses else {
-            throw HTTPExchangeProblem(description: "cannot be reached: its host is not known (\(String(cString: gai_strerror(resolved))))")
+            throw CloudClientError.unknownHost(code: resolved)
         }
         defer { freeaddrinfo(addresses) }
         var lastError: Int32 = ECONNREFUSED
@@ -158,13 +146,12 @@ struct HTTPExchange: Sendable {
             if connected { return socket }
             close(socket)
         }
-        throw HTTPExchangeProblem(
-            description: "refused the connection (\(String(cString: strerror(lastError)))); is it running? `groupsim cloud status`")
+        throw CloudClientError.refused(errno: lastError)
     }
 
     /// Writes the whole request; the errno that stopped it, if the peer closed first.
     private func send(
-        _ bytes: [UInt8], on socket: Int32, until deadline: ContinuousClock.Instant, cancelled: CancellationFlag, noAnswer: HTTPExchangeProblem
+        _ bytes: [UInt8], on socket: Int32, until deadline: ContinuousClock.Instant, cancelled: CancellationFlag, noAnswer: CloudClientError
     ) throws -> Int32? {
         var offset = 0
         while offset < bytes.count {
@@ -184,7 +171,7 @@ struct HTTPExchange: Sendable {
     }
 
     private func receive(
-        on socket: Int32, until deadline: ContinuousClock.Instant, cancelled: CancellationFlag, noAnswer: HTTPExchangeProblem
+        on socket: Int32, until deadline: ContinuousClock.Instant, cancelled: CancellationFlag, noAnswer: CloudClientError
     ) throws -> HTTPReply {
         var reader = HTTPReplyReader(maximumHeadBytes: Self.maximumHeadBytes, maximumBodyBytes: maximumReplyBytes)
         var chunk = [UInt8](repeating: 0, count: 64 << 10)
@@ -200,8 +187,7 @@ struct HTTPExchange: Sendable {
             case EAGAIN, EWOULDBLOCK:
                 guard try Self.wait(socket, for: Int16(POLLIN), until: deadline, cancelled: cancelled) else { throw noAnswer }
             case let error:
-                throw HTTPExchangeProblem(
-                    description: "broke the connection before its reply to \(path) was whole (\(String(cString: strerror(error))))")
+                throw CloudClientError.brokeConnection(path: path, errno: error)
             }
         }
     }
@@ -222,7 +208,7 @@ struct HTTPExchange: Sendable {
             let ready = poll(&descriptor, 1, Int32(milliseconds))
             if ready > 0 { return true }
             if ready < 0 && errno != EINTR {
-                throw HTTPExchangeProblem(description: "could not be waited for (poll: \(String(cString: strerror(errno))))")
+                throw CloudClientError.pollFailed(errno: errno)
             }
         }
     }
@@ -244,13 +230,13 @@ struct HTTPReplyReader {
     }
 
     /// Takes the next bytes; the reply once it is whole (its Content-Length read).
-    mutating func take(_ bytes: some Collection<UInt8>) throws(HTTPExchangeProblem) -> HTTPReply? {
+    mutating func take(_ bytes: some Collection<UInt8>) throws(CloudClientError) -> HTTPReply? {
         let scanFrom = max(bodyStart, buffer.count - 3)
         buffer.append(contentsOf: bytes)
         if head == nil {
             guard let end = Self.headEnd(in: buffer, from: scanFrom), end <= maximumHeadBytes else {
                 if buffer.count > maximumHeadBytes {
-                    throw HTTPExchangeProblem(description: "sent a reply head longer than \(maximumHeadBytes) bytes")
+                    throw .headTooLong(limit: maximumHeadBytes)
                 }
                 return nil
             }
@@ -263,22 +249,19 @@ struct HTTPReplyReader {
             return HTTPReply(status: head!.status, body: Array(buffer[bodyStart..<(bodyStart + length)]))
         }
         guard received <= maximumBodyBytes else {
-            throw HTTPExchangeProblem(description: "sent a reply longer than \(maximumBodyBytes) bytes, the most read")
+            throw .replyTooLong(limit: maximumBodyBytes)
         }
         return nil
     }
 
     /// The server closed the connection: the reply, if it is whole.
-    func closed() throws(HTTPExchangeProblem) -> HTTPReply {
+    func closed() throws(CloudClientError) -> HTTPReply {
         guard let head else {
-            throw HTTPExchangeProblem(
-                description: buffer.isEmpty
-                    ? "closed the connection without answering"
-                    : "closed the connection before its reply's head was whole (\(buffer.count) bytes)")
+            throw .closedBeforeHead(received: buffer.count)
         }
         let received = buffer.count - bodyStart
         if let length = head.contentLength {
-            throw HTTPExchangeProblem(description: "closed the connection after \(received) of the \(length) bytes its Content-Length promised")
+            throw .closedBeforeBody(received: received, length: length)
         }
         return HTTPReply(status: head.status, body: Array(buffer[bodyStart...]))
     }
@@ -295,8 +278,8 @@ struct HTTPReplyReader {
     }
 
     /// The status and the Content-Length of a head (its lines end in CRLF; it ends with a blank line).
-    static func parseHead(_ bytes: ArraySlice<UInt8>, maximumBodyBytes: Int) throws(HTTPExchangeProblem) -> (status: UInt, contentLength: Int?) {
-        let malformed = { (why: String) in HTTPExchangeProblem(description: "sent a reply that is not HTTP/1.1: \(why)") }
+    static func parseHead(_ bytes: ArraySlice<UInt8>, maximumBodyBytes: Int) throws(CloudClientError) -> (status: UInt, contentLength: Int?) {
+        let malformed = { (why: String) in CloudClientError.notHTTP(why: why) }
         let text = String(decoding: bytes.dropLast(4), as: UTF8.self)
         let lines = text.components(separatedBy: "\r\n")
         for line in lines where line.unicodeScalars.contains(where: { ($0.value < 0x20 && $0 != "\t") || $0.value == 0x7F }) {
@@ -327,8 +310,7 @@ struct HTTPReplyReader {
                     throw malformed("its Content-Length is \(CloudFormatError.brief(value)), not a byte count")
                 }
                 guard value.utf8.count <= 18, let length = Int(value), length <= maximumBodyBytes else {
-                    throw HTTPExchangeProblem(
-                        description: "sent a Content-Length of \(CloudFormatError.brief(value)) bytes, more than the \(maximumBodyBytes) read")
+                    throw .contentLengthTooLarge(value: value, limit: maximumBodyBytes)
                 }
                 guard contentLength == nil || contentLength == length else {
                     throw malformed("it has two Content-Length headers that differ")

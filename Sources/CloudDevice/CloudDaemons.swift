@@ -37,17 +37,12 @@ package struct CloudDaemons: Sendable {
     }
     static func logFolder(root: SimulationRoot) -> String { root.path + "/cloud/logs" }
 
-    struct AlreadyRunning: Error, CustomStringConvertible {
-        package let description: String
-    }
-
     /// Held by `groupsim cloud serve` for its life.
     package static func holdServerLock(root: SimulationRoot) throws -> LifetimeLock {
         let path = serverLockPath(root: root)
         guard let lock = try LifetimeLock.acquire(path, root: root.path) else {
-            throw AlreadyRunning(
-                description: "a cloud already serves \(root.path) (\(LifetimeLock.holder(of: path, root: root.path)?.description ?? "a process")); "
-                    + "`groupsim cloud status` shows it, `groupsim cloud stop` ends it")
+            throw CloudDeviceError.cloudAlreadyServes(
+                root: root.path, holder: LifetimeLock.holder(of: path, root: root.path)?.description ?? "a process")
         }
         return lock
     }
@@ -56,9 +51,8 @@ package struct CloudDaemons: Sendable {
     package static func holdAgentLock(root: SimulationRoot, device: String) throws -> LifetimeLock {
         let path = try agentLockPath(root: root, device: device)
         guard let lock = try LifetimeLock.acquire(path, root: root.path) else {
-            throw AlreadyRunning(
-                description: "an agent already syncs \(device) (\(LifetimeLock.holder(of: path, root: root.path)?.description ?? "a process")); "
-                    + "`groupsim cloud stop` ends it")
+            throw CloudDeviceError.agentAlreadySyncs(
+                device: device, holder: LifetimeLock.holder(of: path, root: root.path)?.description ?? "a process")
         }
         return lock
     }
@@ -138,10 +132,10 @@ package struct CloudDaemons: Sendable {
             if DetachedProcess.hasExited(pid) {
                 let text = (try? String(contentsOfFile: Self.logFolder(root: root) + "/" + log, encoding: .utf8)) ?? ""
                 let tail = text.split(separator: "\n").suffix(3).joined(separator: "\n")
-                throw AlreadyRunning(description: "\(what) did not start: \(tail.isEmpty ? "it exited" : tail)")
+                throw CloudDeviceError.didNotStart(what: what, logTail: tail)
             }
             usleep(20_000)
         }
-        throw AlreadyRunning(description: "\(what) (pid \(pid)) did not start within 10 s; see \(Self.logFolder(root: root))/\(log)")
+        throw CloudDeviceError.notStartedInTime(what: what, pid: pid, seconds: 10, log: "\(Self.logFolder(root: root))/\(log)")
     }
 }

@@ -12,20 +12,6 @@ import SharedFiles
 /// the store, with the reason and the keys. Local writes are not announced.
 /// Unchecked Sendable: the cursor, observers and listener are read and changed under `lock`; the copy's file work runs on the serial commit queue.
 package final class UbiquitousStore: @unchecked Sendable {
-    /// A key longer than the store takes. Apple's store raises
-    /// NSInvalidArgumentException with this reason, which ends an app that
-    /// does not catch it (no Swift code can).
-    package struct KeyTooLong: Error, CustomStringConvertible {
-        package let key: String
-        package static let exceptionName = "NSInvalidArgumentException"
-        package var description: String { "NSUbiquitousKeyValueStore: key '\(key)' is too long." }
-        /// What a driver is told (an `error` event) before the process ends.
-        package var uncaughtMessage: String { "uncaught \(Self.exceptionName): \(description)" }
-
-        /// Ends the process as the uncaught exception ends an app: the system's line on stderr, then SIGABRT.
-        package func raise() -> Never { UncaughtException.terminate(name: Self.exceptionName, reason: description) }
-    }
-
     package let identifier: String
     package let cloud: DeviceCloud
     private let domain: PersistentDomain
@@ -171,11 +157,11 @@ package final class UbiquitousStore: @unchecked Sendable {
     /// device's copy (and so to its other processes and its agent) moments
     /// later, as Apple's store keeps writes in memory and saves them soon
     /// after. `flush` (and `synchronize`) wait for it. A key over 64 bytes is
-    /// refused (`KeyTooLong`: on Apple platforms an exception that ends the
+    /// refused (`CloudDeviceError.keyTooLong`: on Apple platforms an exception that ends the
     /// app), and so is a value that nests too deep; a value over a limit is
     /// kept on the device, never uploaded, and QuotaViolationChange is posted.
     package func set(_ value: PlistValue?, forKey key: String) throws {
-        guard CloudLimits.size(ofKey: key) <= CloudLimits.maximumKeyBytes else { throw KeyTooLong(key: key) }
+        guard CloudLimits.size(ofKey: key) <= CloudLimits.maximumKeyBytes else { throw CloudDeviceError.keyTooLong(key: key) }
         if let value { try value.checkNesting(what: "the value for key \"\(key)\"", limit: CloudLimits.maximumValueNesting) }
         // The real time; the device's clock skew is added when the batch is saved.
         let now = DeviceCloudSettings.realTime()

@@ -140,7 +140,7 @@ package enum CloudListener {
                 guard path(of: head) == "/v1/sync" else { return channel.eventLoop.makeSucceededFuture(nil) }
                 // The device's secret is a file: read off the event loop (not at all for a connection
                 // closed meanwhile, a stranger's made room for: a flood of upgrades costs no file reads).
-                return NIOThreadPool.singleton.runIfActive(eventLoop: channel.eventLoop) { () -> CloudTrust.Refusal? in
+                return NIOThreadPool.singleton.runIfActive(eventLoop: channel.eventLoop) { () -> CloudServiceError? in
                     guard channel.isActive else { return nil }
                     return refusal(of: head, isSync: true, gate: door.gate)
                 }.map { refusal -> HTTPHeaders? in
@@ -322,8 +322,8 @@ package enum CloudListener {
 
     /// Why a request may not be served, or nil: `/v1/sync` needs a device's secret (an upgrade
     /// refused for its secret arrives here), everything else the control secret.
-    private static func refusal(of head: HTTPRequestHead, isSync: Bool, gate: CloudTrust.Gate) -> CloudTrust.Refusal? {
-        do throws(CloudTrust.Refusal) {
+    private static func refusal(of head: HTTPRequestHead, isSync: Bool, gate: CloudTrust.Gate) -> CloudServiceError? {
+        do throws(CloudServiceError) {
             if isSync { _ = try gate.checkDevice(head) } else { try gate.checkControl(head) }
             return nil
         } catch {
@@ -370,7 +370,7 @@ package enum CloudListener {
         }
 
         /// Every refused request is in the cloud's log: who asked for what, and why it was refused.
-        func logRefusal(_ refusal: CloudTrust.Refusal, of head: HTTPRequestHead, peer: SocketAddress?) {
+        func logRefusal(_ refusal: CloudServiceError, of head: HTTPRequestHead, peer: SocketAddress?) {
             refusals.report(
                 "unauthorized",
                 [
@@ -412,7 +412,7 @@ package enum CloudListener {
                             + "/v1/accounts/<account>/stores/<store>, or POST /v1/faults/<device>")
                 ]
             )
-        } catch let missing as CloudNotFound {
+        } catch let missing as CloudServiceError where missing.isNotFound {
             return (.notFound, ["error": .string(missing.description)])
         } catch {
             return (.badRequest, ["error": .string("\(error)")])
@@ -436,11 +436,6 @@ package enum CloudListener {
         headers.add(contentsOf: extra)
         return [.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers)), .body(.byteBuffer(body)), .end(nil)]
     }
-}
-
-/// What a path names and the cloud does not have (answered 404).
-struct CloudNotFound: Error, CustomStringConvertible {
-    let description: String
 }
 
 /// Closes a connection whose request could not be parsed, once NIO's

@@ -383,7 +383,7 @@ actor CloudServer {
 
     func account(_ name: String) async throws -> PlistValue {
         try DomainName.validate(name, what: "account name")
-        guard isKnown(name) else { throw CloudNotFound(description: "the cloud has no account \(name)") }
+        guard isKnown(name) else { throw CloudServiceError.noAccount(name: name) }
         let stores = try await inBook(name) { try $0.stores(of: name) }
         return .dictionary(
             stores.mapValues { state in
@@ -393,10 +393,10 @@ actor CloudServer {
 
     func store(_ identifier: String, of account: String) async throws -> PlistValue {
         try DomainName.validate(account, what: "account name")
-        guard isKnown(account) else { throw CloudNotFound(description: "the cloud has no account \(account)") }
+        guard isKnown(account) else { throw CloudServiceError.noAccount(name: account) }
         let found = try await inBook(account) { try $0.stores(of: account)[identifier] }
         guard let state = found else {
-            throw CloudNotFound(description: "account \(account) has no store \(identifier) in the cloud (nothing was uploaded to it)")
+            throw CloudServiceError.noStore(identifier: identifier, account: account)
         }
         return .dictionary([
             "revision": .integer(state.revision), "lineage": state.lineage.plist,

@@ -56,51 +56,41 @@ extension CloudTrust {
         return parts[1].trimmingCharacters(in: .whitespaces)
     }
 
-    /// Why a request is refused: said in the cloud's log only (every 401 reply is the same).
-    struct Refusal: Error, CustomStringConvertible {
-        let description: String
-    }
-
     /// The cloud's side: the control secret it made, and each device's read when the device connects.
     struct Gate: Sendable {
         let root: SimulationRoot
         let controlSecret: String
 
-        func checkControl(_ head: HTTPRequestHead) throws(Refusal) {
+        func checkControl(_ head: HTTPRequestHead) throws(CloudServiceError) {
             guard let offered = bearer(head.headers) else {
-                throw Refusal(description: "no control secret: send `Authorization: Bearer $(cat \(root.path)/cloud/control.secret)`")
+                throw .noControlSecret(root: root.path)
             }
             guard SecretFile.matches(offered, controlSecret) else {
-                throw Refusal(description: "wrong control secret (the root's is in \(root.path)/cloud/control.secret)")
+                throw .wrongControlSecret(root: root.path)
             }
         }
 
         /// The device a WebSocket upgrade speaks for, once its secret matches the device's file.
         /// Reads a file: call it off the event loop.
-        func checkDevice(_ head: HTTPRequestHead) throws(Refusal) -> String {
+        func checkDevice(_ head: HTTPRequestHead) throws(CloudServiceError) -> String {
             guard let device = head.headers.first(name: deviceHeader), !device.isEmpty else {
-                throw Refusal(description: "a WebSocket must name its device in the \(deviceHeader) header")
+                throw .deviceNotNamed(header: deviceHeader)
             }
             guard let offered = bearer(head.headers) else {
-                throw Refusal(
-                    description:
-                        "device \(CloudFormatError.brief(device)) sent no secret: send `Authorization: Bearer` with its devices/<device>/cloud/device.secret"
-                )
+                throw .noDeviceSecret(device: device)
             }
             let secret: String?
             do {
                 try DomainName.validate(device, what: "device name")
                 secret = try DeviceCloud(root: root, device: device).secretFile().read() ?? trustedSecretFile(root: root, device: device).read()
             } catch {
-                throw Refusal(description: "device \(CloudFormatError.brief(device)): \(error)")
+                throw .unreadableDevice(device: device, reason: "\(error)")
             }
             guard let secret else {
-                throw Refusal(
-                    description: "device \(device) has no secret in this root (it is made when the device signs in; "
-                        + "a device on another host needs `groupsim cloud trust --device \(device) --secret-file FILE` here)")
+                throw .unknownDevice(device: device)
             }
             guard SecretFile.matches(offered, secret) else {
-                throw Refusal(description: "wrong secret for device \(device)")
+                throw .wrongDeviceSecret(device: device)
             }
             return device
         }

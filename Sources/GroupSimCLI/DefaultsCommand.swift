@@ -23,16 +23,6 @@ struct DefaultsCommand: ParsableCommand {
     )
 }
 
-/// A domain or key that does not exist, worded like macOS `defaults`.
-struct NotFound: Error, CustomStringConvertible {
-    let description: String
-}
-
-/// Domains that exist but could not be read (corrupt, or not a regular file).
-struct UnreadableDomains: Error, CustomStringConvertible {
-    let description: String
-}
-
 extension DefaultsCommand {
     struct Read: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Print a domain, one key, or every domain on the device.")
@@ -46,22 +36,22 @@ extension DefaultsCommand {
                 // Every readable domain is shown; one that cannot be read is
                 // reported after them and makes the exit status 1.
                 var all: [String: PlistValue] = [:]
-                var unreadable: [String] = []
+                var unreadable: [(domain: String, error: any Error)] = []
                 for name in try files.allDomains() {
                     do { all[name] = .dictionary(try files.read(name) ?? [:]) } catch {
-                        unreadable.append("domain \(name) could not be read: \(error)")
+                        unreadable.append((name, error))
                     }
                 }
                 print(OldStylePropertyList.describe(.dictionary(all)))
-                guard unreadable.isEmpty else { throw UnreadableDomains(description: unreadable.joined(separator: "\n")) }
+                guard unreadable.isEmpty else { throw GroupSimCLIError.unreadableDomains(unreadable) }
                 return
             }
             guard let contents = try files.read(domain) else {
-                throw NotFound(description: "Domain \(domain) does not exist (no file at '\(try files.location(of: domain).path)')")
+                throw GroupSimCLIError.noDomain(domain: domain, path: try files.location(of: domain).path)
             }
             guard let key else { return print(OldStylePropertyList.describe(.dictionary(contents))) }
             guard let value = contents[key] else {
-                throw NotFound(description: "The domain/default pair of (\(domain), \(key)) does not exist")
+                throw GroupSimCLIError.noPair(domain: domain, key: key)
             }
             if case .string(let text) = value { print(text) } else { print(OldStylePropertyList.describe(value)) }
         }
@@ -75,7 +65,7 @@ extension DefaultsCommand {
 
         func run() throws {
             guard let value = try options.files.read(domain)?[key] else {
-                throw NotFound(description: "The domain/default pair of (\(domain), \(key)) does not exist")
+                throw GroupSimCLIError.noPair(domain: domain, key: key)
             }
             print("Type is \(value.typeName)")
         }
@@ -119,7 +109,7 @@ extension DefaultsCommand {
 
         func run() throws {
             guard try options.files.read(domain) != nil else {
-                throw NotFound(description: "Domain (\(domain)) not found. Defaults have not been changed.")
+                throw GroupSimCLIError.noDomainToChange(domain: domain)
             }
             var missing = false
             try options.files.update(domain) { contents in
@@ -129,7 +119,7 @@ extension DefaultsCommand {
                 }
                 contents[newKey] = value
             }
-            if missing { throw NotFound(description: "Key \(oldKey) does not exist in domain \(domain); leaving defaults unchanged") }
+            if missing { throw GroupSimCLIError.noKeyToRename(key: oldKey, domain: domain) }
         }
     }
 
@@ -143,16 +133,16 @@ extension DefaultsCommand {
             let files = try options.files
             guard let key else {
                 guard try files.delete(domain) else {
-                    throw NotFound(description: "Domain (\(domain)) not found. Defaults have not been changed.")
+                    throw GroupSimCLIError.noDomainToChange(domain: domain)
                 }
                 return
             }
             guard try files.read(domain) != nil else {
-                throw NotFound(description: "Domain (\(domain)) not found. Defaults have not been changed.")
+                throw GroupSimCLIError.noDomainToChange(domain: domain)
             }
             var missing = false
             try files.update(domain) { contents in missing = contents.removeValue(forKey: key) == nil }
-            if missing { throw NotFound(description: "Domain (\(domain)) has no key \(key). Defaults have not been changed.") }
+            if missing { throw GroupSimCLIError.noKeyToDelete(key: key, domain: domain) }
         }
     }
 
@@ -215,7 +205,7 @@ extension DefaultsCommand {
 
         func run() throws {
             guard let contents = try options.files.read(domain) else {
-                throw NotFound(description: "Domain \(domain) does not exist")
+                throw GroupSimCLIError.noDomain(domain: domain, path: nil)
             }
             if path == "-" {
                 StandardOutput.write(PropertyListFormat.xml.encode(.dictionary(contents)))

@@ -54,11 +54,11 @@ extension LaunchedExecutable {
     /// A one-shot's intent, once it has exited: its `intent-result`, or the failure its status and error say.
     func intentOutcome(of intent: String, status: Int32, at place: SourcePlace) async throws -> IntentOutcome {
         let said = try await Blocking.run { [record] in
-            record.takeEvent(timeout: 10) { event -> Result<IntentOutcome, IntentFailureText>? in
+            record.takeEvent(timeout: 10) { event -> Result<IntentOutcome, Failure>? in
                 switch event {
                 case .intentResult(_, _, let value, let dialog, let opensApp):
                     .success(IntentOutcome(value: value, dialog: dialog, opensApp: opensApp))
-                case .error(let message): .failure(IntentFailureText(message: message))
+                case .error(let message): .failure(Failure(message, at: place))
                 default: nil
                 }
             }.found
@@ -78,11 +78,6 @@ extension LaunchedExecutable {
                 "intent \(intent) failed in \(name) (status \(status))" + (stderr.isEmpty ? "" : ": \(stderr.suffix(500))"), at: place)
         }
     }
-}
-
-/// An intent's `error` event, carried out of the record's wait.
-struct IntentFailureText: Error {
-    let message: String
 }
 
 extension Simulation {

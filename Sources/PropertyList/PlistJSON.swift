@@ -27,50 +27,37 @@ package enum PlistJSON {
     /// the single key `$date` or `$data` and a string value is a date or data;
     /// null is not a value (with `droppingNulls`, a null inside an object
     /// means "absent" and is left out). `path` names the value in errors.
-    package static func decode(_ json: JSONValue, path: String = "value", droppingNulls: Bool = false) throws(JSONError) -> PlistValue {
+    package static func decode(_ json: JSONValue, path: String = "value", droppingNulls: Bool = false) throws(PlistError) -> PlistValue {
         do {
             return try decodeValue(json, droppingNulls: droppingNulls)
         } catch {
-            let location = path + error.reversedPath.reversed().joined()
-            throw JSONError("\(location)\(error.reason)")
+            throw error.under(path)
         }
     }
 
-    /// A decoding failure on its way up, collecting the path (innermost first) only when there is one.
-    private struct DecodeFailure: Error {
-        var reversedPath: [String] = []
-        let reason: String
-    }
-
-    private static func decodeValue(_ json: JSONValue, droppingNulls: Bool) throws(DecodeFailure) -> PlistValue {
+    private static func decodeValue(_ json: JSONValue, droppingNulls: Bool) throws(PlistError) -> PlistValue {
         switch json {
         case .string(let s): return .string(s)
         case .integer(let i): return .integer(i)
         case .real(let d): return .real(d)
         case .bool(let b): return .bool(b)
-        case .null: throw DecodeFailure(reason: " is null, which is not a property-list value (a key is removed with remove, not set to null)")
+        case .null: throw .notAPlistValue(path: "", .null)
         case .array(let elements):
             var out: [PlistValue] = []
             out.reserveCapacity(elements.count)
             for (index, element) in elements.enumerated() {
-                do { out.append(try decodeValue(element, droppingNulls: droppingNulls)) } catch {
-                    var failure = error
-                    failure.reversedPath.append("[\(index)]")
-                    throw failure
-                }
+                do { out.append(try decodeValue(element, droppingNulls: droppingNulls)) } catch { throw error.under("[\(index)]") }
             }
             return .array(out)
         case .object(let members):
             if members.count == 1, case .string(let text)? = members["$date"] {
                 guard let date = date(iso8601: text) else {
-                    throw DecodeFailure(
-                        reason:
-                            ": $date \(quote(text)) is not an ISO 8601 date and time within ±285,000 years of 2001 (e.g. 2024-05-01T12:00:00.000Z)")
+                    throw .notAPlistValue(path: "", .notADate(text))
                 }
                 return .date(date)
             }
             if members.count == 1, case .string(let text)? = members["$data"] {
-                guard let data = Data(base64Encoded: text) else { throw DecodeFailure(reason: ": $data is not base64") }
+                guard let data = Data(base64Encoded: text) else { throw .notAPlistValue(path: "", .notBase64) }
                 return .data(data)
             }
             if members.count == 1, case .string(let text)? = members["$real"] {
@@ -79,8 +66,7 @@ package enum PlistJSON {
                 case "+infinity": return .real(.infinity)
                 case "-infinity": return .real(-.infinity)
                 default:
-                    throw DecodeFailure(
-                        reason: ": $real \(quote(String(text.prefix(40)))) is not nan, +infinity or -infinity (a finite real is a JSON number)")
+                    throw .notAPlistValue(path: "", .notASpecialReal(String(text.prefix(40))))
                 }
             }
             if members.count == 1, case .object(let literal)? = members["$dict"] {
@@ -90,23 +76,19 @@ package enum PlistJSON {
         }
     }
 
-    private static func decodeMembers(_ members: [String: JSONValue], droppingNulls: Bool) throws(DecodeFailure) -> PlistValue {
+    private static func decodeMembers(_ members: [String: JSONValue], droppingNulls: Bool) throws(PlistError) -> PlistValue {
         // Usually every member converts: `mapValues` keeps the object's hash
         // table, where inserting each key into a new one hashed them all again.
         // A failure is found again below, which names its key.
         if !droppingNulls || !members.values.contains(.null),
-            let converted = try? members.mapValues({ member throws(DecodeFailure) in try decodeValue(member, droppingNulls: droppingNulls) })
+            let converted = try? members.mapValues({ member throws(PlistError) in try decodeValue(member, droppingNulls: droppingNulls) })
         {
             return .dictionary(converted)
         }
         var out: [String: PlistValue] = [:]
         for (key, member) in members {
             if droppingNulls && member == .null { continue }
-            do { out[key] = try decodeValue(member, droppingNulls: droppingNulls) } catch {
-                var failure = error
-                failure.reversedPath.append(".\(key)")
-                throw failure
-            }
+            do { out[key] = try decodeValue(member, droppingNulls: droppingNulls) } catch { throw error.under(".\(key)") }
         }
         return .dictionary(out)
     }

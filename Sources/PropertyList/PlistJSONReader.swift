@@ -16,25 +16,6 @@ package enum JSONValue: Equatable, Sendable {
     package var objectValue: [String: JSONValue]? { if case .object(let o) = self { o } else { nil } }
 }
 
-/// JSON text that was refused: what, where in the document and at which byte.
-package struct JSONError: Error, Equatable, CustomStringConvertible {
-    package let description: String
-    /// The 0-based byte offset the problem was found at (nil for a value
-    /// refused after reading, such as a `$date` that is not a date).
-    package let offset: Int?
-    /// When the text is a well-formed object and only something inside it was
-    /// refused (a number out of range, a repeated key, a lone surrogate,
-    /// text after the object): that object, the refused values read as
-    /// null, so that a line protocol can still answer with the request's id.
-    package let partialObject: [String: JSONValue]?
-
-    package init(_ description: String, offset: Int? = nil, partialObject: [String: JSONValue]? = nil) {
-        self.description = description
-        self.offset = offset
-        self.partialObject = partialObject
-    }
-}
-
 extension PlistJSON {
     /// Reads one JSON document (RFC 8259, strictly). Refused: invalid UTF-8,
     /// a control character or a lone surrogate (`\ud800`) in a string, an
@@ -44,12 +25,12 @@ extension PlistJSON {
     /// counting as 1), more than `PlistLimits.maximumValueCount` values, and
     /// anything but white space after the value. `-0` is the integer 0; `-0.0`
     /// is the real -0.0.
-    package static func parse(_ bytes: some Collection<UInt8>, maximumDepth: Int = PlistLimits.maximumDepth) throws(JSONError) -> JSONValue {
+    package static func parse(_ bytes: some Collection<UInt8>, maximumDepth: Int = PlistLimits.maximumDepth) throws(PlistError) -> JSONValue {
         var reader = JSONReader(bytes: Array(bytes), depthLimit: maximumDepth, depthOffset: 0)
         return try reader.document()
     }
 
-    package static func parse(_ text: String, maximumDepth: Int = PlistLimits.maximumDepth) throws(JSONError) -> JSONValue {
+    package static func parse(_ text: String, maximumDepth: Int = PlistLimits.maximumDepth) throws(PlistError) -> JSONValue {
         try parse(text.utf8, maximumDepth: maximumDepth)
     }
 
@@ -57,11 +38,11 @@ extension PlistJSON {
     /// nest at most `maximumFieldDepth` deep (a request's `value` may nest as
     /// deep as a property list may; a response that wraps values in more
     /// objects passes a larger limit).
-    package static func parseObject(_ text: String, maximumFieldDepth: Int = PlistLimits.maximumDepth) throws(JSONError) -> [String: JSONValue] {
+    package static func parseObject(_ text: String, maximumFieldDepth: Int = PlistLimits.maximumDepth) throws(PlistError) -> [String: JSONValue] {
         var reader = JSONReader(bytes: Array(text.utf8), depthLimit: maximumFieldDepth + 1, depthOffset: 1)
         let value = try reader.document()
         guard case .object(let object) = value else {
-            throw JSONError("not a JSON object: \(text.prefix(200))", offset: 0)
+            throw PlistError.notAJSONObject(text: String(text.prefix(200)))
         }
         return object
     }
@@ -82,7 +63,7 @@ struct JSONReader {
     var path: [PathComponent] = []
     /// The first problem that leaves the text's structure readable; reading
     /// goes on so that the top-level object can still be returned with it.
-    var firstProblem: (message: String, offset: Int)?
+    var firstProblem: (location: String, reason: String, offset: Int)?
 
     enum PathComponent {
         case key(String)
@@ -95,14 +76,15 @@ struct JSONReader {
         self.depthOffset = depthOffset
     }
 
-    mutating func document() throws(JSONError) -> JSONValue {
+    mutating func document() throws(PlistError) -> JSONValue {
         skipWhiteSpace()
         guard index < bytes.count else { throw syntax("the text is empty; expected a JSON value") }
         let value = try self.value()
         skipWhiteSpace()
         if index < bytes.count { problem("unexpected text after the JSON value") }
         if let firstProblem {
-            throw JSONError(firstProblem.message, offset: firstProblem.offset, partialObject: value.objectValue)
+            throw PlistError.jsonValueRefused(
+                location: firstProblem.location, reason: firstProblem.reason, offset: firstProblem.offset, partialObject: value.objectValue)
         }
         return value
     }
@@ -125,8 +107,8 @@ struct JSONReader {
         return text(path.prefix(4), first: true) + "…" + text(path.suffix(3), first: false)
     }
 
-    func syntax(_ reason: String, at offset: Int? = nil) -> JSONError {
-        JSONError("invalid JSON at byte \(offset ?? index): \(reason)", offset: offset ?? index)
+    func syntax(_ reason: String, at offset: Int? = nil) -> PlistError {
+        .jsonSyntax(reason: reason, offset: offset ?? index)
     }
 
     /// Records a problem with a value whose extent is still known, so reading goes on.
@@ -134,8 +116,7 @@ struct JSONReader {
         let at = offset ?? index
         // The earliest in the text: an object's repeated keys are found once its members are read.
         if let firstProblem, firstProblem.offset <= at { return }
-        let location = pathText
-        firstProblem = ((location.isEmpty ? reason : "\(location): \(reason)") + " (at byte \(at))", at)
+        firstProblem = (pathText, reason, at)
     }
 
     // MARK: Grammar
@@ -149,12 +130,10 @@ struct JSONReader {
         }
     }
 
-    mutating func value() throws(JSONError) -> JSONValue {
+    mutating func value() throws(PlistError) -> JSONValue {
         valueCount += 1
         if valueCount > PlistLimits.maximumValueCount {
-            throw JSONError(
-                "the JSON text holds more than \(PlistLimits.maximumValueCount) values, more than a property list may (at byte \(index))",
-                offset: index)
+            throw PlistError.tooManyJSONValues(limit: PlistLimits.maximumValueCount, offset: index)
         }
         guard index < bytes.count else { throw syntax("the text ends where a value was expected") }
         switch bytes[index] {
@@ -175,7 +154,7 @@ struct JSONReader {
         }
     }
 
-    mutating func literal(_ word: String) throws(JSONError) {
+    mutating func literal(_ word: String) throws(PlistError) {
         let expected = word.utf8
         guard bytes.count - index >= expected.count, bytes[index..<(index + expected.count)].elementsEqual(expected) else {
             throw syntax("expected a value (a string, number, object, array, true, false or null)")
@@ -183,15 +162,13 @@ struct JSONReader {
         index += expected.count
     }
 
-    mutating func container(isObject: Bool) throws(JSONError) -> JSONValue {
+    mutating func container(isObject: Bool) throws(PlistError) -> JSONValue {
         let start = index
         depth += 1
         if depth > depthLimit {
             // Only the field is named: the full path of a deep value is as long as it is deep.
             let location: String = if case .key(let field)? = path.first { field } else { "the JSON value" }
-            throw JSONError(
-                "\(location) nests arrays and objects more than \(depthLimit - depthOffset) deep, "
-                    + "which no property-list reader accepts; flatten it (at byte \(start))", offset: start)
+            throw PlistError.jsonTooDeep(location: location, limit: depthLimit - depthOffset, offset: start)
         }
         defer { depth -= 1 }
         index += 1
@@ -246,7 +223,7 @@ struct JSONReader {
 
     // MARK: Numbers
 
-    mutating func number() throws(JSONError) -> JSONValue {
+    mutating func number() throws(PlistError) -> JSONValue {
         let start = index
         if bytes[index] == UInt8(ascii: "-") { index += 1 }
         func isDigit(_ at: Int) -> Bool { at < bytes.count && (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[at]) }
@@ -312,7 +289,7 @@ struct JSONReader {
     // MARK: Strings
 
     /// A string in double quotes, its escapes decoded and its UTF-8 checked.
-    mutating func string() throws(JSONError) -> String {
+    mutating func string() throws(PlistError) -> String {
         let start = index
         index += 1
         // The usual string, printable ASCII up to its closing quote, is made from the text at once.
@@ -328,7 +305,7 @@ struct JSONReader {
         var out = Array(bytes[index..<plainEnd])
         index = plainEnd
         while true {
-            guard index < bytes.count else { throw JSONError("invalid JSON at byte \(start): the string is not closed", offset: start) }
+            guard index < bytes.count else { throw syntax("the string is not closed", at: start) }
             let byte = bytes[index]
             switch byte {
             case UInt8(ascii: "\""):
@@ -357,7 +334,7 @@ struct JSONReader {
         }
     }
 
-    mutating func escape(into out: inout [UInt8]) throws(JSONError) {
+    mutating func escape(into out: inout [UInt8]) throws(PlistError) {
         let start = index
         index += 1
         guard index < bytes.count else { throw syntax("the text ends inside an escape") }
@@ -405,7 +382,7 @@ struct JSONReader {
         out.append(contentsOf: Array(String(Character(character)).utf8))
     }
 
-    mutating func hexQuad() throws(JSONError) -> UInt32 {
+    mutating func hexQuad() throws(PlistError) -> UInt32 {
         guard bytes.count - index >= 4 else { throw syntax("\\u needs four hex digits") }
         var value: UInt32 = 0
         for offset in 0..<4 {

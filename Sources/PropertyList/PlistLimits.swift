@@ -21,12 +21,6 @@ package enum PlistLimits {
     package static let maximumValueCount = 4_000_000
 }
 
-/// A value or input past one of `PlistLimits`.
-package struct PlistLimitError: Error, Equatable, CustomStringConvertible {
-    package let description: String
-    package init(_ description: String) { self.description = description }
-}
-
 extension PlistValue {
     /// How deep arrays and dictionaries nest in this value (a scalar is 0,
     /// `[1]` is 1), counting at most to `limit + 1` so a hostile value costs little.
@@ -47,9 +41,7 @@ extension PlistValue {
     /// in the message ("the value for key \"theme\"").
     package func checkNesting(what: String, limit: Int = PlistLimits.maximumDepth) throws {
         if nestingDepth(upTo: limit) > limit {
-            throw PlistLimitError(
-                "\(what) nests arrays and dictionaries more than \(limit) deep, which no reader accepts (a file holds at most \(PlistLimits.maximumDepth) levels); flatten it"
-            )
+            throw PlistError.tooDeep(what: what, limit: limit)
         }
     }
 }

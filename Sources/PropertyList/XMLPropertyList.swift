@@ -21,10 +21,7 @@ package enum XMLPropertyList {
             throw PropertyListError.invalidXML(
                 line: 1, column: 1, reason: "the data is \(data.count) bytes, more than the \(maximumSize) a property list may have")
         }
-        let bytes: [UInt8]
-        do { bytes = try XMLText.utf8Bytes(of: data, partial: false) } catch let reason as XMLText.EncodingError {
-            throw PropertyListError.invalidXML(line: 1, column: 1, reason: reason.description)
-        }
+        let bytes = try XMLText.utf8Bytes(of: data, partial: false)
         var reader = XMLReader(bytes: bytes)
         return try reader.document()
     }

@@ -2,14 +2,10 @@ import Foundation
 
 /// The text of an XML document as UTF-8 bytes, whatever it was stored in.
 enum XMLText {
-    struct EncodingError: Error, CustomStringConvertible {
-        let description: String
-    }
-
     /// UTF-8 as it is (a byte-order mark dropped); UTF-16 told by its
     /// byte-order mark or by the zero bytes around "<", transcoded strictly.
     /// `partial` reads a head cut anywhere (for format detection).
-    static func utf8Bytes(of data: Data, partial: Bool) throws -> [UInt8] {
+    static func utf8Bytes(of data: Data, partial: Bool) throws(PropertyListError) -> [UInt8] {
         let bytes = [UInt8](data)
         let bigEndian: Bool
         var start = 0
@@ -28,7 +24,7 @@ enum XMLText {
         }
         var end = bytes.count
         if (end - start) % 2 != 0 {
-            guard partial else { throw EncodingError(description: "UTF-16 text with an odd number of bytes") }
+            guard partial else { throw .invalidXML(line: 1, column: 1, reason: "UTF-16 text with an odd number of bytes") }
             end -= 1
         }
         var units = [UInt16]()
@@ -38,7 +34,7 @@ enum XMLText {
         }
         if partial, let last = units.last, UTF16.isLeadSurrogate(last) { units.removeLast() }
         guard let text = String(validating: units, as: UTF16.self) else {
-            throw EncodingError(description: "invalid UTF-16 text (an unpaired surrogate)")
+            throw .invalidXML(line: 1, column: 1, reason: "invalid UTF-16 text (an unpaired surrogate)")
         }
         return Array(text.utf8)
     }

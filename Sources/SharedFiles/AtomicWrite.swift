@@ -30,15 +30,15 @@ func writeTemporaryFile(_ bytes: some ContiguousBytes, named name: String, in fo
     if fd == -1 && errno == EEXIST {
         // A temporary left by a writer that died (callers hold the file's lock): replaced.
         if unlinkat(folder, name, 0) == -1 && errno != ENOENT {
-            throw FileSystemError(operation: "remove the stale temporary file", path: path, errno: errno)
+            throw SharedFileError.systemCall(operation: "remove the stale temporary file", path: path, errno: errno)
         }
         fd = openat(folder, name, flags, 0o600)
     }
     if fd == -1 {
-        let error = FileSystemError(operation: "create the temporary file", path: path, errno: errno)
+        let code = errno
         // The folder was removed after it was opened (a device erased).
-        if error.errno == ENOENT { throw FolderRemoved(error: error) }
-        throw error
+        if code == ENOENT { throw SharedFileError.folderRemoved(operation: "create the temporary file", path: path, errno: code) }
+        throw SharedFileError.systemCall(operation: "create the temporary file", path: path, errno: code)
     }
     do {
         var open = true
@@ -56,7 +56,7 @@ func writeTemporaryFile(_ bytes: some ContiguousBytes, named name: String, in fo
         if durable { try systemCall("fsync", path) { fsync(fd) } }
         open = false
         // Not retried on EINTR: on Linux the descriptor is gone either way.
-        if close(fd) == -1 && errno != EINTR { throw FileSystemError(operation: "close", path: path, errno: errno) }
+        if close(fd) == -1 && errno != EINTR { throw SharedFileError.systemCall(operation: "close", path: path, errno: errno) }
         return info
     } catch {
         unlinkat(folder, name, 0)
@@ -105,7 +105,7 @@ func exchangeIntoPlace(_ temporary: String, in scratch: Int32, as name: String, 
         try systemCall("rename into place", folderPath + "/" + name) { renameat(scratch, temporary, folder, name) }
     default:
         // The caller removes the temporary.
-        throw FileSystemError(operation: "exchange into place", path: folderPath + "/" + name, errno: code)
+        throw SharedFileError.systemCall(operation: "exchange into place", path: folderPath + "/" + name, errno: code)
     }
 }
 

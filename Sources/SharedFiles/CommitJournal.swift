@@ -161,8 +161,8 @@ enum CommitJournal {
             if code == ELOOP || code == ENXIO, fstatat(scratch, name, &info, AT_SYMLINK_NOFOLLOW) == 0 {
                 throw SharedFileError.notARegularFile(path: path, kind: describeFileType(info.st_mode))
             }
-            if code == ENOENT { throw FolderRemoved(error: FileSystemError(operation: "open", path: path, errno: code)) }
-            throw FileSystemError(operation: "open", path: path, errno: code)
+            if code == ENOENT { throw SharedFileError.folderRemoved(operation: "open", path: path, errno: code) }
+            throw SharedFileError.systemCall(operation: "open", path: path, errno: code)
         }
         var info = stat()
         guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {

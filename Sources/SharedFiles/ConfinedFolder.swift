@@ -73,7 +73,7 @@ package struct ConfinedFolder: Sendable {
         }
         if current == -1 {
             if errno == ENOENT { return nil }
-            throw FileSystemError(operation: "open the folder", path: top, errno: errno)
+            throw SharedFileError.systemCall(operation: "open the folder", path: top, errno: errno)
         }
         if !components.isEmpty {
             // The same walk in one system call (no link followed, nothing
@@ -109,7 +109,7 @@ package struct ConfinedFolder: Sendable {
         if child == -1 && errno == ENOENT {
             guard creating else { return nil }
             if mkdirat(parent, name, 0o700) == -1 && errno != EEXIST {
-                throw FileSystemError(operation: "create the folder", path: path, errno: errno)
+                throw SharedFileError.systemCall(operation: "create the folder", path: path, errno: errno)
             }
             child = openat(parent, name, flags)
         }
@@ -124,6 +124,6 @@ package struct ConfinedFolder: Sendable {
                 throw SharedFileError.notAFolder(path: path, kind: describeFileType(info.st_mode))
             }
         }
-        throw FileSystemError(operation: "open the folder", path: path, errno: code)
+        throw SharedFileError.systemCall(operation: "open the folder", path: path, errno: code)
     }
 }

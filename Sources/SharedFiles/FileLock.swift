@@ -58,9 +58,9 @@ package final class FileLock: @unchecked Sendable {
         if descriptor == -1 {
             let code = errno
             // The folder was removed after it was opened (a device erased): the caller starts over.
-            if code == ENOENT { throw FolderRemoved(error: FileSystemError(operation: "open the lock file", path: path, errno: code)) }
+            if code == ENOENT { throw SharedFileError.folderRemoved(operation: "open the lock file", path: path, errno: code) }
             if code == ELOOP { throw SharedFileError.notARegularFile(path: path, kind: "a symbolic link") }
-            throw FileSystemError(operation: "open the lock file", path: path, errno: code)
+            throw SharedFileError.systemCall(operation: "open the lock file", path: path, errno: code)
         }
         var info = stat()
         do {
@@ -86,7 +86,7 @@ package final class FileLock: @unchecked Sendable {
                 if fstatat(folder, name, &current, AT_SYMLINK_NOFOLLOW) == 0 {
                     if current.st_ino == held.st_ino && current.st_dev == held.st_dev { return descriptor }
                 } else if errno != ENOENT {
-                    throw FileSystemError(operation: "inspect the lock file", path: path, errno: errno)
+                    throw SharedFileError.systemCall(operation: "inspect the lock file", path: path, errno: errno)
                 }
             } catch {
                 _ = Glibc.close(descriptor)
@@ -110,7 +110,7 @@ package final class FileLock: @unchecked Sendable {
             if flock(descriptor, LOCK_EX | LOCK_NB) == 0 { return }
             let code = errno
             if code == EINTR { continue }
-            guard code == EWOULDBLOCK else { throw FileSystemError(operation: "lock", path: path, errno: code) }
+            guard code == EWOULDBLOCK else { throw SharedFileError.systemCall(operation: "lock", path: path, errno: code) }
             let now = MonotonicClock.now()
             guard now < deadline else {
                 throw SharedFileError.lockTimeout(path: path, seconds: waitLimit, holder: LockHolder.find(lockedFile: descriptor))
@@ -122,12 +122,6 @@ package final class FileLock: @unchecked Sendable {
             pause = min(pause * 2, now - started < 20_000_000 ? 100_000 : 1_000_000)
         }
     }
-}
-
-/// Thrown when the folder an operation opened was removed under it; the
-/// operation starts over from the top (creating the folder again).
-struct FolderRemoved: Error {
-    let error: FileSystemError
 }
 
 /// How long a writer waits for a file lock before giving up:

@@ -40,11 +40,11 @@ package enum FolderTree {
     package static func entries(of folder: Int32, path: String) throws -> [[CChar]] {
         // fdopendir takes the descriptor over; give it a copy.
         let copy = dup(folder)
-        guard copy >= 0 else { throw FileSystemError(operation: "list", path: path, errno: errno) }
+        guard copy >= 0 else { throw SharedFileError.systemCall(operation: "list", path: path, errno: errno) }
         guard let stream = fdopendir(copy) else {
             let code = errno
             close(copy)
-            throw FileSystemError(operation: "list", path: path, errno: code)
+            throw SharedFileError.systemCall(operation: "list", path: path, errno: code)
         }
         defer { closedir(stream) }
         rewinddir(stream)
@@ -70,7 +70,7 @@ package enum FolderTree {
             if unlinkat(folder, name, 0) == 0 { return true }
             var code = errno
             if code == ENOENT { return false }
-            guard code == EISDIR || code == EPERM else { throw FileSystemError(operation: "delete", path: path, errno: code) }
+            guard code == EISDIR || code == EPERM else { throw SharedFileError.systemCall(operation: "delete", path: path, errno: code) }
             guard depth < maximumDepth else { throw SharedFileError.nestedTooDeep(path: path, limit: maximumDepth) }
             let child = openat(folder, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
             if child == -1 {
@@ -78,7 +78,7 @@ package enum FolderTree {
                 if code == ENOENT { return false }
                 // Replaced by a link or a file since the unlink: unlink that instead.
                 if code == ELOOP || code == ENOTDIR { continue }
-                throw FileSystemError(operation: "open the folder", path: path, errno: code)
+                throw SharedFileError.systemCall(operation: "open the folder", path: path, errno: code)
             }
             do {
                 defer { close(child) }
@@ -87,10 +87,10 @@ package enum FolderTree {
             if unlinkat(folder, name, AT_REMOVEDIR) == 0 { return true }
             code = errno
             if code == ENOENT { return true }
-            guard code == ENOTEMPTY else { throw FileSystemError(operation: "delete the folder", path: path, errno: code) }
+            guard code == ENOTEMPTY else { throw SharedFileError.systemCall(operation: "delete the folder", path: path, errno: code) }
             refills += 1
             if refills > maximumRefills {
-                throw FileSystemError(
+                throw SharedFileError.systemCall(
                     operation: "delete the folder (a running process kept writing into it; stop it and try again)", path: path, errno: code)
             }
         }

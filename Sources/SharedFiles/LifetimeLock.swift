@@ -28,16 +28,16 @@ package final class LifetimeLock: Sendable {
         let (folder, name) = try place(path, root: root)
         let descriptor = try folder.withDescriptor(creating: true) { directory -> Int32 in
             let opened = openat(directory, name, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-            guard opened >= 0 else { throw FileSystemError(operation: "open the lock file", path: path, errno: errno) }
+            guard opened >= 0 else { throw SharedFileError.systemCall(operation: "open the lock file", path: path, errno: errno) }
             return opened
         }
-        guard let descriptor else { throw FileSystemError(operation: "open the folder of", path: path, errno: ENOENT) }
+        guard let descriptor else { throw SharedFileError.systemCall(operation: "open the folder of", path: path, errno: ENOENT) }
         let deadline = MonotonicClock.now() + UInt64(max(0, patience) * 1e9)
         while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
             let error = errno
             guard error == EWOULDBLOCK || error == EINTR else {
                 close(descriptor)
-                throw FileSystemError(operation: "lock", path: path, errno: error)
+                throw SharedFileError.systemCall(operation: "lock", path: path, errno: error)
             }
             if MonotonicClock.now() >= deadline {
                 close(descriptor)

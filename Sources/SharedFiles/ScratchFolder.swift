@@ -19,7 +19,7 @@ enum ScratchFolder {
         var descriptor = openat(folder, name, flags)
         if descriptor == -1 && errno == ENOENT {
             if mkdirat(folder, name, 0o700) == -1 {
-                if errno != EEXIST { throw FileSystemError(operation: "create the folder", path: folderPath + "/" + name, errno: errno) }
+                if errno != EEXIST { throw SharedFileError.systemCall(operation: "create the folder", path: folderPath + "/" + name, errno: errno) }
             } else if durable {
                 try systemCall("fsync the folder", folderPath) { fsync(folder) }
             }
@@ -28,9 +28,9 @@ enum ScratchFolder {
         if descriptor == -1 {
             let code = errno
             if code == ENOENT {
-                throw FolderRemoved(error: FileSystemError(operation: "open the folder", path: folderPath + "/" + name, errno: code))
+                throw SharedFileError.folderRemoved(operation: "open the folder", path: folderPath + "/" + name, errno: code)
             }
-            throw FileSystemError(operation: "open the folder", path: folderPath + "/" + name, errno: code)
+            throw SharedFileError.systemCall(operation: "open the folder", path: folderPath + "/" + name, errno: code)
         }
         return descriptor
     }

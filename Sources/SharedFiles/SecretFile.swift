@@ -45,7 +45,7 @@ package struct SecretFile: Sendable {
                     // link, not rename: a secret another process made meanwhile is kept, never replaced.
                     if linkat(descriptor, temporary, descriptor, name, 0) == -1 {
                         guard errno == EEXIST, let theirs = try read(in: descriptor) else {
-                            throw FileSystemError(operation: "create the secret", path: path, errno: errno)
+                            throw SharedFileError.systemCall(operation: "create the secret", path: path, errno: errno)
                         }
                         return theirs
                     }
@@ -53,7 +53,7 @@ package struct SecretFile: Sendable {
                     return secret
                 })
         else {
-            throw FileSystemError(operation: "open the folder of the secret", path: folder.path, errno: ENOENT)
+            throw SharedFileError.systemCall(operation: "open the folder of the secret", path: folder.path, errno: ENOENT)
         }
         return secret
     }
@@ -67,15 +67,12 @@ package struct SecretFile: Sendable {
     /// how a cloud learns the secret of a device whose files are on another host.
     package func replace(with secret: String) throws {
         guard Self.isSecret(secret) else {
-            throw SecretFileError(path: path, problem: "cannot hold that: a secret is \(Self.hexDigits) lowercase hexadecimal digits")
+            throw SharedFileError.notASecret(path: path, digits: Self.hexDigits)
         }
         // 64 random digits use nearly all 16 (fewer than 10 happens about once in 10^12): anything else was typed, not made.
         let distinct = Set(secret.utf8).count
         guard distinct >= 10 else {
-            throw SecretFileError(
-                path: path,
-                problem: "cannot hold that: it uses only \(distinct) of the 16 hexadecimal digits, so it was not made at random "
-                    + "(give the device's own devices/<device>/cloud/device.secret, which groupsim makes)")
+            throw SharedFileError.secretNotRandom(path: path, distinct: distinct)
         }
         _ = try folder.withDescriptor(creating: true) { descriptor in
             let temporary = ".\(name).tmp.\(getpid()).\(UInt32.random(in: 0...UInt32.max))"
@@ -83,7 +80,7 @@ package struct SecretFile: Sendable {
             guard renameat(descriptor, temporary, descriptor, name) == 0 else {
                 let failure = errno
                 unlinkat(descriptor, temporary, 0)
-                throw FileSystemError(operation: "put the secret in place", path: path, errno: failure)
+                throw SharedFileError.systemCall(operation: "put the secret in place", path: path, errno: failure)
             }
             try systemCall("fsync the folder", folder.path) { fsync(descriptor) }
         }
@@ -94,7 +91,7 @@ package struct SecretFile: Sendable {
         try folder.withDescriptor(creating: false) { descriptor -> Bool in
             if unlinkat(descriptor, name, 0) == 0 { return true }
             if errno == ENOENT { return false }
-            throw FileSystemError(operation: "remove the secret", path: path, errno: errno)
+            throw SharedFileError.systemCall(operation: "remove the secret", path: path, errno: errno)
         } ?? false
     }
 
@@ -103,7 +100,7 @@ package struct SecretFile: Sendable {
         if file == -1 {
             if errno == ENOENT { return nil }
             if errno == ELOOP { throw SharedFileError.symbolicLink(path: path) }
-            throw FileSystemError(operation: "read the secret", path: path, errno: errno)
+            throw SharedFileError.systemCall(operation: "read the secret", path: path, errno: errno)
         }
         defer { close(file) }
         var info = stat()
@@ -112,18 +109,13 @@ package struct SecretFile: Sendable {
             throw SharedFileError.notARegularFile(path: path, kind: describeFileType(info.st_mode))
         }
         guard info.st_uid == geteuid(), info.st_mode & 0o077 == 0 else {
-            throw SecretFileError(
-                path: path,
-                problem: String(
-                    format: "has mode %03o and owner %d; a secret must be mode 0600 and this user's (%d): "
-                        + "chmod 600 it, or remove it to have a new one made", info.st_mode & 0o777, info.st_uid, geteuid()))
+            throw SharedFileError.secretExposed(path: path, mode: UInt32(info.st_mode), owner: info.st_uid, user: geteuid())
         }
         var bytes = [UInt8](repeating: 0, count: Self.hexDigits + 2)
         let count = try systemCall("read the secret", path) { Int32(Glibc.read(file, &bytes, bytes.count)) }
         let text = String(decoding: bytes[0..<Int(count)], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         guard Self.isSecret(text) else {
-            throw SecretFileError(
-                path: path, problem: "does not hold a secret (\(Self.hexDigits) lowercase hexadecimal digits); remove it to have a new one made")
+            throw SharedFileError.secretUnreadable(path: path, digits: Self.hexDigits)
         }
         return text
     }
@@ -136,10 +128,4 @@ package struct SecretFile: Sendable {
         for index in 0..<b.count { difference |= (index < a.count ? a[index] : 0) ^ b[index] }
         return difference == 0
     }
-}
-
-struct SecretFileError: Error, CustomStringConvertible, Equatable {
-    package let path: String
-    package let problem: String
-    package var description: String { "'\(path)' \(problem)" }
 }

@@ -1,9 +1,20 @@
 import Foundation
 import PropertyList
 
-/// Errors of shared files beyond system-call failures, each saying what was
-/// found, where, and what to do.
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Errors of shared files, each saying what was found, where (the path,
+/// and errno for a failed system call), and what to do. `description` is the
+/// one place these become text.
 package enum SharedFileError: Error, CustomStringConvertible, Equatable {
+    /// A failed system call: which operation, on which path, and errno.
+    case systemCall(operation: String, path: String, errno: Int32)
+    /// The folder an operation opened was removed under it (the call that found it gone, ENOENT); the
+    /// operation starts over from the top, creating the folder again (`SharedPlistFile`), and says the
+    /// system call's failure if it is removed every time.
+    case folderRemoved(operation: String, path: String, errno: Int32)
     case corrupt(path: String, reason: String)
     /// Something other than a regular file where a file is read or written (a FIFO, a folder…).
     case notARegularFile(path: String, kind: String)
@@ -25,9 +36,19 @@ package enum SharedFileError: Error, CustomStringConvertible, Equatable {
     case lockTimeout(path: String, seconds: Double, holder: LockHolder?)
     /// `GROUPSIM_LOCK_TIMEOUT` is not a number of seconds.
     case invalidLockTimeout(value: String)
+    /// A secret to write that is not `digits` lowercase hexadecimal digits.
+    case notASecret(path: String, digits: Int)
+    /// A secret to write that uses only `distinct` of the 16 digits: typed, not made at random.
+    case secretNotRandom(path: String, distinct: Int)
+    /// A secret file others may read, or another user's.
+    case secretExposed(path: String, mode: UInt32, owner: UInt32, user: UInt32)
+    /// A secret file that does not hold a secret of `digits` digits.
+    case secretUnreadable(path: String, digits: Int)
 
     package var description: String {
         switch self {
+        case .systemCall(let operation, let path, let errno), .folderRemoved(let operation, let path, let errno):
+            Self.systemCallText(operation, path, errno)
         case .corrupt(let path, let reason):
             "'\(path)' is not a valid property-list dictionary: \(reason). It is left untouched; "
                 + "the next write moves it aside (to '\((path as NSString).lastPathComponent).corrupt-…') and starts the domain empty."
@@ -61,7 +82,29 @@ package enum SharedFileError: Error, CustomStringConvertible, Equatable {
         case .invalidLockTimeout(let value):
             "\(LockWaitLimit.environmentVariable)='\(value)' is not a number of seconds from 0 to \(Self.seconds(LockWaitLimit.maximumSeconds)) "
                 + "(e.g. 2.5); nothing was written and the change stays pending. Fix or unset it (default \(Self.seconds(LockWaitLimit.defaultSeconds)))."
+        case .notASecret(let path, let digits): "'\(path)' cannot hold that: a secret is \(digits) lowercase hexadecimal digits"
+        case .secretNotRandom(let path, let distinct):
+            "'\(path)' cannot hold that: it uses only \(distinct) of the 16 hexadecimal digits, so it was not made at random "
+                + "(give the device's own devices/<device>/cloud/device.secret, which groupsim makes)"
+        case .secretExposed(let path, let mode, let owner, let user):
+            "'\(path)' "
+                + String(
+                    format: "has mode %03o and owner %d; a secret must be mode 0600 and this user's (%d): "
+                        + "chmod 600 it, or remove it to have a new one made", mode & 0o777, owner, user)
+        case .secretUnreadable(let path, let digits):
+            "'\(path)' does not hold a secret (\(digits) lowercase hexadecimal digits); remove it to have a new one made"
         }
+    }
+
+    private static func systemCallText(_ operation: String, _ path: String, _ code: Int32) -> String {
+        var text = "Unable to \(operation) '\(path)': \(String(cString: strerror(code)))"
+        switch code {
+        case EACCES, EPERM: text += " (check the permissions of the simulation root)"
+        case ELOOP: text += " (a symbolic link here is not followed; replace it with a real file or folder)"
+        case ENOSPC: text += " (the disk is full)"
+        default: break
+        }
+        return text
     }
 
     /// "20.0 GiB (21474836480 bytes)".

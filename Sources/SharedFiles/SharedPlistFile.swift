@@ -239,7 +239,7 @@ package final class SharedPlistFile: @unchecked Sendable {
                 forgetJournal(in: descriptor)
                 if unlinkat(descriptor, fileName, 0) == 0 { return true }
                 if errno == ENOENT { return false }
-                throw FileSystemError(operation: "delete", path: path, errno: errno)
+                throw SharedFileError.systemCall(operation: "delete", path: path, errno: errno)
             }
         }
     }
@@ -272,11 +272,11 @@ package final class SharedPlistFile: @unchecked Sendable {
             attempts += 1
             do {
                 guard let result = try folder.withDescriptor(creating: true, operation) else {
-                    throw FileSystemError(operation: "open the folder", path: directory, errno: ENOENT)
+                    throw SharedFileError.systemCall(operation: "open the folder", path: directory, errno: ENOENT)
                 }
                 return result
-            } catch let removed as FolderRemoved {
-                if attempts == 3 { throw removed.error }
+            } catch SharedFileError.folderRemoved(let operation, let path, let errno) {
+                if attempts == 3 { throw SharedFileError.systemCall(operation: operation, path: path, errno: errno) }
             }
         }
     }
@@ -340,7 +340,7 @@ package final class SharedPlistFile: @unchecked Sendable {
     private func flushFolders(upFrom folder: Int32) throws {
         try systemCall("fsync the folder", directory) { fsync(folder) }
         var current = dup(folder)
-        guard current >= 0 else { throw FileSystemError(operation: "open the folder", path: directory, errno: errno) }
+        guard current >= 0 else { throw SharedFileError.systemCall(operation: "open the folder", path: directory, errno: errno) }
         defer { close(current) }
         var path = directory
         for _ in 0..<self.folder.components.count {
@@ -348,7 +348,7 @@ package final class SharedPlistFile: @unchecked Sendable {
             let parent = openat(current, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
             // Removed meanwhile (a device erased): the exchange that follows finds it, and the commit starts over.
             if parent == -1 && errno == ENOENT { return }
-            guard parent >= 0 else { throw FileSystemError(operation: "open the folder", path: path, errno: errno) }
+            guard parent >= 0 else { throw SharedFileError.systemCall(operation: "open the folder", path: path, errno: errno) }
             close(current)
             current = parent
             try systemCall("fsync the folder", path) { fsync(current) }

@@ -7,31 +7,7 @@ import PropertyList
     import Darwin
 #endif
 
-/// A failed system call: which operation, on which path, and errno.
-struct FileSystemError: Error, CustomStringConvertible, Equatable {
-    package let operation: String
-    package let path: String
-    package let errno: Int32
-
-    package init(operation: String, path: String, errno: Int32) {
-        self.operation = operation
-        self.path = path
-        self.errno = errno
-    }
-
-    package var description: String {
-        var text = "Unable to \(operation) '\(path)': \(String(cString: strerror(errno)))"
-        switch errno {
-        case EACCES, EPERM: text += " (check the permissions of the simulation root)"
-        case ELOOP: text += " (a symbolic link here is not followed; replace it with a real file or folder)"
-        case ENOSPC: text += " (the disk is full)"
-        default: break
-        }
-        return text
-    }
-}
-
-/// Runs a system call, retrying on EINTR, and turns -1 into a `FileSystemError`.
+/// Runs a system call, retrying on EINTR, and turns -1 into a `SharedFileError.systemCall`.
 @discardableResult
 func systemCall(_ operation: String, _ path: String, _ call: () -> Int32) throws -> Int32 {
     while true {
@@ -39,7 +15,7 @@ func systemCall(_ operation: String, _ path: String, _ call: () -> Int32) throws
         if result != -1 { return result }
         let code = errno
         if code == EINTR { continue }
-        throw FileSystemError(operation: operation, path: path, errno: code)
+        throw SharedFileError.systemCall(operation: operation, path: path, errno: code)
     }
 }
 
@@ -53,9 +29,9 @@ package func createDirectories(_ path: String) throws {
         if code == EEXIST {
             var info = stat()
             if stat(prefix, &info) == 0, info.st_mode & S_IFMT == S_IFDIR { continue }
-            throw FileSystemError(operation: "create the folder", path: prefix, errno: ENOTDIR)
+            throw SharedFileError.systemCall(operation: "create the folder", path: prefix, errno: ENOTDIR)
         }
-        throw FileSystemError(operation: "create the folder", path: prefix, errno: code)
+        throw SharedFileError.systemCall(operation: "create the folder", path: prefix, errno: code)
     }
 }
 
@@ -69,10 +45,10 @@ package func readWholeFile(_ path: String, limit: Int = PlistLimits.maximumFileS
 /// as a person expects, but only a regular file of at most `limit` bytes is
 /// read, so naming a FIFO or a device (`/dev/zero`) is an error, never a hang.
 package func readNamedFile(_ path: String, limit: Int = PlistLimits.maximumFileSize) throws -> [UInt8] {
-    guard let resolved = realpath(path, nil) else { throw FileSystemError(operation: "open", path: path, errno: errno) }
+    guard let resolved = realpath(path, nil) else { throw SharedFileError.systemCall(operation: "open", path: path, errno: errno) }
     defer { free(resolved) }
     guard let bytes = try readWholeFile(String(cString: resolved), limit: limit) else {
-        throw FileSystemError(operation: "open", path: path, errno: ENOENT)
+        throw SharedFileError.systemCall(operation: "open", path: path, errno: ENOENT)
     }
     return bytes
 }
@@ -98,7 +74,7 @@ package func readRegularFile(
                 throw SharedFileError.notARegularFile(path: path, kind: describeFileType(info.st_mode))
             }
         }
-        throw FileSystemError(operation: "open", path: path, errno: code)
+        throw SharedFileError.systemCall(operation: "open", path: path, errno: code)
     }
     defer { close(fd) }
     var info = stat()
@@ -130,7 +106,7 @@ package func readRegularFile(
                 blockingSet = true
                 continue
             }
-            throw FileSystemError(operation: "read", path: path, errno: code)
+            throw SharedFileError.systemCall(operation: "read", path: path, errno: code)
         }
         if count == 0 { break }
         filled += Int(count)

@@ -123,7 +123,7 @@ final class AppSession: @unchecked Sendable {
             try cloudStore?.flush()
             return .done
         case .reloadTimeline:
-            guard let widget else { throw AppRequestError("only a widget has a timeline to reload") }
+            guard let widget else { throw AppProtocolError.refused("only a widget has a timeline to reload") }
             widget.reload(reason: "request")
             return .done
         case .reloadWidgets:
@@ -147,9 +147,10 @@ final class AppSession: @unchecked Sendable {
     /// An App Intent run in the app's own process (manifest `intents: in-app`):
     /// the write is this process's, so its observers hear it as such at once.
     private func performIntentInProcess(_ name: String, parameters: [String: String]) throws -> AppResponse {
-        guard role == .mainApp else { throw AppRequestError("perform-intent is for the main app; the \(role.rawValue) runs no intents") }
+        guard role == .mainApp else { throw AppProtocolError.refused("perform-intent is for the main app; the \(role.rawValue) runs no intents") }
         guard manifest.intentsRun == .inApp else {
-            throw AppRequestError("the app '\(manifest.name)' runs its intents in its intent extension (manifest intents: extension), not in the app")
+            throw AppProtocolError.refused(
+                "the app '\(manifest.name)' runs its intents in its intent extension (manifest intents: extension), not in the app")
         }
         let value = try IntentPerformer.perform(name, parameters: parameters, session: self)
         let key = manifest.intents[name]!.key
@@ -179,7 +180,7 @@ final class AppSession: @unchecked Sendable {
         case .mergeDictionary(let key, let entries):
             try store.transaction { try DefaultsWriteRequest.dictAdd(key: key, entries: entries).apply(to: &$0) }
         default:
-            throw AppRequestError("\(command) is not a write to the defaults")
+            throw AppProtocolError.refused("\(command) is not a write to the defaults")
         }
         return .done
     }
@@ -201,7 +202,7 @@ final class AppSession: @unchecked Sendable {
         case .cloudSynchronize:
             return .boolean(try entitledCloudStore().synchronize())
         default:
-            throw AppRequestError("\(command) is not a request to the iCloud key-value store")
+            throw AppProtocolError.refused("\(command) is not a request to the iCloud key-value store")
         }
     }
 
@@ -270,7 +271,7 @@ final class AppSession: @unchecked Sendable {
     /// A write to the iCloud store; a key the store refuses ends the process
     /// as Apple's exception ends an app, after saying so as an error event.
     private func cloudWrite(_ value: PlistValue?, forKey key: String) throws {
-        do { try entitledCloudStore().set(value, forKey: key) } catch let tooLong as UbiquitousStore.KeyTooLong {
+        do { try entitledCloudStore().set(value, forKey: key) } catch let tooLong as CloudDeviceError where tooLong.isUncaughtException {
             events.emit(.error(message: tooLong.uncaughtMessage))
             tooLong.raise()
         }
@@ -282,7 +283,7 @@ final class AppSession: @unchecked Sendable {
                 "\(target.bundleIdentifier) has no iCloud key-value store entitlement "
                 + "(com.apple.developer.ubiquity-kvstore-identifier): add icloud-kvs to its target in the manifest"
             events.emit(.warning(kind: Diagnostic.Kind.missingEntitlement.rawValue, message: message))
-            throw AppRequestError(message)
+            throw AppProtocolError.refused(message)
         }
         return cloudStore
     }

@@ -194,7 +194,7 @@ enum ConsoleLoop {
 
     static func parse(_ verb: String, _ rest: [String]) throws -> AppRequest {
         func one(_ usage: String) throws -> String {
-            guard rest.count == 1 else { throw AppRequestError("usage: \(usage)") }
+            guard rest.count == 1 else { throw AppProtocolError.refused("usage: \(usage)") }
             return rest[0]
         }
         switch verb {
@@ -211,20 +211,20 @@ enum ConsoleLoop {
         case "add-suite": return .addSuite(name: try one("add-suite NAME"))
         case "remove-suite": return .removeSuite(name: try one("remove-suite NAME"))
         case "set", "register":
-            guard rest.count >= 2 else { throw AppRequestError("usage: \(verb) KEY [-TYPE] VALUE") }
+            guard rest.count >= 2 else { throw AppProtocolError.refused("usage: \(verb) KEY [-TYPE] VALUE") }
             let request: DefaultsWriteRequest
-            do { request = try DefaultsWriteRequest.parse(rest) } catch { throw AppRequestError("\(error)") }
+            do { request = try DefaultsWriteRequest.parse(rest) } catch { throw AppProtocolError.refused("\(error)") }
             switch (verb, request) {
             case ("register", .set(let key, let value)): return .register(defaults: [key: value])
-            case ("register", _): throw AppRequestError("register takes KEY [-TYPE] VALUE")
+            case ("register", _): throw AppProtocolError.refused("register takes KEY [-TYPE] VALUE")
             case (_, .set(let key, let value)): return .set(key: key, value: value)
             case (_, .arrayAdd(let key, let values)): return .append(key: key, values: values)
             case (_, .dictAdd(let key, let entries)): return .mergeDictionary(key: key, entries: entries)
             case (_, .intAdd(let key, let delta)): return .increment(key: key, by: delta)
-            case (_, .replaceDomain): throw AppRequestError("set needs a KEY and a VALUE")
+            case (_, .replaceDomain): throw AppProtocolError.refused("set needs a KEY and a VALUE")
             }
         default:
-            throw AppRequestError("unknown command '\(verb)'; type 'help'")
+            throw AppProtocolError.refused("unknown command '\(verb)'; type 'help'")
         }
     }
 
@@ -238,11 +238,11 @@ enum ConsoleLoop {
         case ("sync"?, 1): return .cloudSynchronize
         case ("set"?, 3...):
             let request: DefaultsWriteRequest
-            do { request = try DefaultsWriteRequest.parse(Array(words.dropFirst())) } catch { throw AppRequestError("\(error)") }
-            guard case .set(let key, let value) = request else { throw AppRequestError(usage) }
+            do { request = try DefaultsWriteRequest.parse(Array(words.dropFirst())) } catch { throw AppProtocolError.refused("\(error)") }
+            guard case .set(let key, let value) = request else { throw AppProtocolError.refused(usage) }
             return .cloudSet(key: key, value: value)
         default:
-            throw AppRequestError(usage)
+            throw AppProtocolError.refused(usage)
         }
     }
 

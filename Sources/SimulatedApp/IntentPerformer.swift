@@ -13,16 +13,17 @@ enum IntentPerformer {
     static func perform(_ name: String, parameters: [String: String], session: AppSession) throws -> PlistValue? {
         guard let intent = session.manifest.intents[name] else {
             let known = session.manifest.intents.keys.sorted().joined(separator: ", ")
-            throw AppRequestError("unknown intent '\(name)'; this app knows: \(known.isEmpty ? "none" : known)")
+            throw AppProtocolError.refused("unknown intent '\(name)'; this app knows: \(known.isEmpty ? "none" : known)")
         }
         for parameter in parameters.keys where parameter != intent.parameter {
-            throw AppRequestError("intent \(name) takes no parameter '\(parameter)'\(intent.parameter.map { " (its parameter is '\($0)')" } ?? "")")
+            throw AppProtocolError.refused(
+                "intent \(name) takes no parameter '\(parameter)'\(intent.parameter.map { " (its parameter is '\($0)')" } ?? "")")
         }
         func value() throws -> PlistValue {
             if let parameter = intent.parameter {
-                guard let text = parameters[parameter] else { throw AppRequestError("intent \(name) needs \(parameter)=VALUE") }
+                guard let text = parameters[parameter] else { throw AppProtocolError.refused("intent \(name) needs \(parameter)=VALUE") }
                 do { return try OldStylePropertyList.parseValueArgument(text) } catch {
-                    throw AppRequestError(
+                    throw AppProtocolError.refused(
                         "parameter \(parameter): the value starts like a property list but is not one (\(error)); quote it, e.g. \(parameter)='(a, b)'"
                     )
                 }

@@ -75,10 +75,10 @@ struct IntentHost: Sendable {
 
     /// A `perform-intent` request's answer (a failure is thrown, and the channel says it as the request's error).
     func answer(_ request: AppRequest) throws -> AppResponse {
-        guard case .performIntent(let name, let parameters) = request else { throw AppRequestError("\(request) is not perform-intent") }
+        guard case .performIntent(let name, let parameters) = request else { throw AppProtocolError.refused("\(request) is not perform-intent") }
         switch run(name, parameters: parameters, inProgram: true) {
         case .success(let outcome): return .intent(value: outcome.value, dialog: outcome.dialog, opensApp: outcome.opensApp)
-        case .failure(let error): throw AppRequestError(error.description)
+        case .failure(let error): throw AppProtocolError.refused(error.description)
         }
     }
 

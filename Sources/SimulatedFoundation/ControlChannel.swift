@@ -95,7 +95,7 @@ package final class ControlChannel: @unchecked Sendable {
         descriptor: Int32, limits: Limits = Limits(), process: SimulatedProcess? = nil, waitsForSetUp: Bool = false
     ) throws -> ControlChannel {
         var ends: [Int32] = [0, 0]
-        guard pipe(&ends) == 0 else { throw ControlChannelError("cannot make the channel's wake pipe: \(String(cString: strerror(errno)))") }
+        guard pipe(&ends) == 0 else { throw SimulatedFoundationError.wakePipe(errno: errno) }
         for end in ends + [descriptor] {
             _ = fcntl(end, F_SETFD, FD_CLOEXEC)
             _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
@@ -148,22 +148,18 @@ package final class ControlChannel: @unchecked Sendable {
     private static func inheritedSocket(_ text: String) throws -> Int32 {
         let variable = ControlProtocol.channelDescriptorVariable
         guard let number = Int32(text), number >= 3 else {
-            throw ControlChannelError(
-                "\(variable)=\(text) is not a descriptor number of 3 or more (0, 1 and 2 are the program's own standard streams)")
+            throw SimulatedFoundationError.notADescriptor(variable: variable, text: text)
         }
         var status = stat()
         guard fstat(number, &status) == 0 else {
-            throw ControlChannelError(
-                "\(variable)=\(text): descriptor \(number) is not open (\(String(cString: strerror(errno)))); the starter must leave it open across exec"
-            )
+            throw SimulatedFoundationError.descriptorNotOpen(variable: variable, text: text, descriptor: number, errno: errno)
         }
         var type: Int32 = 0
         var length = socklen_t(MemoryLayout<Int32>.size)
         guard (status.st_mode & S_IFMT) == S_IFSOCK, getsockopt(number, SOL_SOCKET, SO_TYPE, &type, &length) == 0,
             type == Int32(SOCK_STREAM.rawValue)
         else {
-            throw ControlChannelError(
-                "\(variable)=\(text): descriptor \(number) is not a stream socket (make one with socketpair(AF_UNIX, SOCK_STREAM))")
+            throw SimulatedFoundationError.notAStreamSocket(variable: variable, text: text, descriptor: number)
         }
         return number
     }
@@ -175,9 +171,7 @@ package final class ControlChannel: @unchecked Sendable {
         do {
             return try UnixSocket.connectToOwnListener(at: path)
         } catch {
-            throw ControlChannelError(
-                "\(ControlProtocol.channelSocketVariable)='\(path)': \(error); the starter must listen there, as this program's user, before starting it"
-            )
+            throw SimulatedFoundationError.cannotConnect(variable: ControlProtocol.channelSocketVariable, path: path, error: error)
         }
     }
 
@@ -456,12 +450,6 @@ package final class ControlChannel: @unchecked Sendable {
         close(wakeRead)
         close(wakeWrite)
     }
-}
-
-/// Why a control channel could not be served.
-struct ControlChannelError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }
 
 extension Diagnostics {

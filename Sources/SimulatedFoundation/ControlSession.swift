@@ -31,7 +31,7 @@ final class ControlSession: @unchecked Sendable {
         guard let suite else { return standard }
         if let made = suites[suite] { return made }
         guard let made = GroupSim.defaults(suiteName: suite, of: process ?? .current) else {
-            throw AppRequestError(
+            throw AppProtocolError.refused(
                 "UserDefaults(suiteName: \(DefaultsError.show(suite))) is nil (Apple refuses NSGlobalDomain and the app's own bundle id; "
                     + "leave out \"suite\" for UserDefaults.standard)")
         }
@@ -119,14 +119,14 @@ final class ControlSession: @unchecked Sendable {
             if let handler = ControlRequestHandlers.handler(for: request) { return try handler(request) }
             switch request {
             case .reloadTimeline:
-                throw AppRequestError(
+                throw AppProtocolError.refused(
                     "reload belongs to a widget: the simulated widget, or a program whose widget runs (SimulatedWidgetKit); this program is neither")
             case .reloadWidgets:
-                throw AppRequestError(
+                throw AppProtocolError.refused(
                     "reload-widgets belongs to the simulated main app, or a program that uses WidgetCenter (SimulatedWidgetKit); this program does neither"
                 )
             default:
-                throw AppRequestError(
+                throw AppProtocolError.refused(
                     "perform-intent belongs to the simulated main app (its manifest's intents), or a program that offers App Intents (SimulatedAppIntents); this program offers none"
                 )
             }
@@ -173,7 +173,7 @@ final class ControlSession: @unchecked Sendable {
         case .cloudSynchronize:
             return .boolean(try cloudStore().synchronize())
         default:
-            throw AppRequestError("\(request) is not a request to the iCloud key-value store")
+            throw AppProtocolError.refused("\(request) is not a request to the iCloud key-value store")
         }
     }
 
@@ -198,7 +198,7 @@ final class ControlSession: @unchecked Sendable {
         // The driver hears the store's notices as deliveries from now on, as an observer would.
         made.letNoticesGo()
         guard let store = made.store else {
-            throw AppRequestError("NSUbiquitousKeyValueStore.default could not be opened on this device (a reload-failed warning said why)")
+            throw AppProtocolError.refused("NSUbiquitousKeyValueStore.default could not be opened on this device (a reload-failed warning said why)")
         }
         return (made, store)
     }

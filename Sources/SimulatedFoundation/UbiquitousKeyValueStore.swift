@@ -236,7 +236,7 @@ open class NSUbiquitousKeyValueStore: NSObject, @unchecked Sendable {
     /// store's 64 bytes ends the process, as Apple's store raises NSInvalidArgumentException, which no Swift code can
     /// catch; a driver is told first, with an `error` event. Any other refusal (a value nested too deep) is thrown.
     func write(_ value: PlistValue?, forKey key: String, in store: UbiquitousStore) throws {
-        do { try store.set(value, forKey: key) } catch let tooLong as UbiquitousStore.KeyTooLong {
+        do { try store.set(value, forKey: key) } catch let tooLong as CloudDeviceError where tooLong.isUncaughtException {
             if let (process, _) = postsFor { ControlTap.sayBeforeEnding(.error(message: tooLong.uncaughtMessage), from: process) }
             tooLong.raise()
         }

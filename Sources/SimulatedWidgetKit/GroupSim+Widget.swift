@@ -59,7 +59,7 @@ extension GroupSim {
         // A scenario's `reload`, a test's request: answered once the new entry is shown.
         ControlRequestHandlers.install(.reloadTimeline) { _ in
             guard host.reloadAndWait(reason: "request") else {
-                throw AppRequestError(
+                throw AppProtocolError.refused(
                     "\(host.source.providerName) gave the \(host.kind) widget no timeline within \(WidgetHost.seconds(host.providerTimeout)); "
                         + "the widget keeps what it showed (a widget-provider warning says more)")
             }

@@ -21,9 +21,9 @@ import Testing
         return (result, ContinuousClock.now - start)
     }
 
-    func failure(_ result: Result<PlistValue, any Error>) -> CloudClient.Failure? {
+    func failure(_ result: Result<PlistValue, any Error>) -> CloudClientError? {
         guard case .failure(let error) = result else { return nil }
-        return error as? CloudClient.Failure
+        return error as? CloudClientError
     }
 
     @Test func aReplyIsDecodedAndTheRequestCarriesTheSecretAndItsLength() async throws {
@@ -52,6 +52,10 @@ import Testing
         let (result, _) = await ask(server)
         let failure = try #require(self.failure(result))
         #expect(failure.status == 401)
+        guard case .at(_, .answered(status: 401, said: "unauthorized")) = failure else {
+            Issue.record("\(failure)")
+            return
+        }
         #expect(failure.description.contains("answered 401: unauthorized"), "\(failure)")
     }
 

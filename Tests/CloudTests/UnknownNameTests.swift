@@ -66,7 +66,7 @@ import Testing
         // The status names the account that holds a store, not the made-up ones.
         let accounts = await server.status().dictionaryValue?["accounts"]
         #expect(accounts == ["alice"], "\(String(describing: accounts))")
-        await #expect(throws: CloudNotFound.self) { try await server.account("ghost0") }
+        await #expect(throws: CloudServiceError.noAccount(name: "ghost0")) { try await server.account("ghost0") }
         continuation.finish()
         for await _ in frames {}
     }

@@ -15,7 +15,7 @@ import Testing
 
     private func advanceClock(_ root: TemporaryRoot, _ duration: String) throws -> String {
         let advanced = try groupsim(["device", "clock", "iPhone", "--advance", duration], root: root)
-        guard advanced.status == 0 else { throw RunningProcess.Timeout(description: "clock --advance \(duration): \(advanced.stderr)") }
+        guard advanced.status == 0 else { throw TestFailure("clock --advance \(duration): \(advanced.stderr)") }
         return advanced.stdout
     }
 

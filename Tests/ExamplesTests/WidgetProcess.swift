@@ -18,7 +18,7 @@ func startWidget(_ root: TemporaryRoot, _ command: [String], environment: [Strin
 /// The next render for `reason`: its card and the entry it shows.
 func render(_ widget: AppProcess, _ reason: String) throws -> (card: [String: PlistValue?], entry: RenderedEntry?) {
     let event = try widget.event(timeout: widgetWait) { if case .render(_, reason, _) = $0 { true } else { false } }
-    guard case .render(let lines, _, let entry) = event else { throw RunningProcess.Timeout(description: "not a render: \(event)") }
+    guard case .render(let lines, _, let entry) = event else { throw TestFailure("not a render: \(event)") }
     var card: [String: PlistValue?] = [:]
     for line in lines { card.updateValue(line.value, forKey: line.key) }
     return (card, entry)

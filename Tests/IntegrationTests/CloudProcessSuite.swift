@@ -36,7 +36,7 @@ final class CloudChild {
     }
 
     func killHard() throws {
-        guard process.kill() != nil else { throw RunningProcess.Timeout(description: "the cloud process did not end within 10 s of SIGKILL") }
+        guard process.kill() != nil else { throw TestFailure("the cloud process did not end within 10 s of SIGKILL") }
     }
 }
 
@@ -81,7 +81,7 @@ extension CloudProcessSuite {
             return try CloudClient.blocking {
                 try await CloudClient.request(endpoint, path: "/v1/accounts/\(account)/stores/\(store)")
             }.dictionaryValue?["records"]?.dictionaryValue ?? [:]
-        } catch let failure as CloudClient.Failure where failure.status == 404 {
+        } catch CloudClientError.at(_, .answered(status: 404, _)) {
             return [:]
         }
     }
@@ -106,7 +106,7 @@ extension CloudProcessSuite {
                 throw CloudTestFailure("the cloud's store has no revision: \(String(describing: found))")
             }
             return revision
-        } catch let failure as CloudClient.Failure where failure.status == 404 {
+        } catch CloudClientError.at(_, .answered(status: 404, _)) {
             return 0
         }
     }

@@ -239,7 +239,7 @@ final class ChangeLog: @unchecked Sendable {
         while true {
             if let match = changes.first(where: predicate) { return match }
             if !condition.wait(until: deadline) {
-                throw RunningProcess.Timeout(description: "no matching change within \(timeout)s; saw \(changes)")
+                throw TestFailure("no matching change within \(timeout)s; saw \(changes)")
             }
         }
     }

@@ -140,7 +140,7 @@ enum HostileBinary {
         var value: PlistValue = "leaf"
         for _ in 0..<100_000 { value = [value] }
         #expect(BinaryPropertyList.encode(value).count > 100_000)
-        #expect(throws: PlistLimitError.self) { try value.checkNesting(what: "the value") }
+        #expect(throws: PlistError.tooDeep(what: "the value", limit: PlistLimits.maximumDepth)) { try value.checkNesting(what: "the value") }
         // Unwind iteratively: releasing a 100,000-deep value at once recurses too.
         while case .array(let inner) = value, let next = inner.first { value = next }
     }

@@ -138,7 +138,7 @@ import Testing
         #expect(refusal("{\"a\" 1}").hasPrefix("invalid JSON at byte 5: expected ':' after the key"))
         #expect(refusal("[1 2]").hasPrefix("invalid JSON at byte 3: expected ',' or ']'"))
         #expect(refusal("[1").hasPrefix("invalid JSON at byte 2: the text ends inside an array opened at byte 0"))
-        #expect(throws: JSONError.self) { try PlistJSON.parseObject("[1]") }
+        #expect(throws: PlistError.notAJSONObject(text: "[1]")) { try PlistJSON.parseObject("[1]") }
         #expect(try PlistJSON.parse(" \t\r\n{ \"a\" : [ true , false , null ] } \n") == .object(["a": .array([.bool(true), .bool(false), .null])]))
     }
 
@@ -195,17 +195,18 @@ import Testing
         #expect(value.dictionaryValue?["both"] == ["$date": "x", "other": 1])
         #expect(value.dictionaryValue?["gone"] == nil)
         #expect(PlistJSON.timestamp(try #require(value.dictionaryValue?["d"]?.dateValue)) == "2024-05-01T12:00:00.678Z")
-        #expect(throws: JSONError("value.gone is null, which is not a property-list value (a key is removed with remove, not set to null)")) {
-            try PlistJSON.decode(json)
-        }
+        let null = PlistError.notAPlistValue(path: "value.gone", .null)
+        #expect(throws: null) { try PlistJSON.decode(json) }
+        #expect(null.description == "value.gone is null, which is not a property-list value (a key is removed with remove, not set to null)")
+        let date = PlistError.notAPlistValue(path: "prefs.list[1]", .notADate("2024-02-30T00:00:00Z"))
+        #expect(throws: date) { try PlistJSON.decode(PlistJSON.parse(#"{"list":[1,{"$date":"2024-02-30T00:00:00Z"}]}"#), path: "prefs") }
         #expect(
-            throws: JSONError(
-                #"prefs.list[1]: $date "2024-02-30T00:00:00Z" is not an ISO 8601 date and time within ±285,000 years of 2001 (e.g. 2024-05-01T12:00:00.000Z)"#
-            )
-        ) {
-            try PlistJSON.decode(PlistJSON.parse(#"{"list":[1,{"$date":"2024-02-30T00:00:00Z"}]}"#), path: "prefs")
-        }
-        #expect(throws: JSONError("value: $data is not base64")) { try PlistJSON.decode(PlistJSON.parse(#"{"$data":"***"}"#)) }
+            date.description
+                == #"prefs.list[1]: $date "2024-02-30T00:00:00Z" is not an ISO 8601 date and time within ±285,000 years of 2001 (e.g. 2024-05-01T12:00:00.000Z)"#
+        )
+        let data = PlistError.notAPlistValue(path: "value", .notBase64)
+        #expect(throws: data) { try PlistJSON.decode(PlistJSON.parse(#"{"$data":"***"}"#)) }
+        #expect(data.description == "value: $data is not base64")
     }
 
     @Test func encodedValuesReadBackExactly() throws {

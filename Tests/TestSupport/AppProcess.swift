@@ -81,7 +81,7 @@ package final class AppProcess: @unchecked Sendable {
             backlog.append(line)
             return false
         }
-        guard let found else { throw RunningProcess.Timeout(description: "no matching line") }
+        guard let found else { throw TestFailure("no matching line") }
         return found
     }
 
@@ -95,7 +95,7 @@ package final class AppProcess: @unchecked Sendable {
         let found = try message(timeout: timeout) { message in
             if case .event(let event, _) = message { predicate(event) } else { false }
         }
-        guard case .event(let event, _) = found else { throw RunningProcess.Timeout(description: "not an event: \(found)") }
+        guard case .event(let event, _) = found else { throw TestFailure("not an event: \(found)") }
         return event
     }
 
@@ -109,7 +109,7 @@ package final class AppProcess: @unchecked Sendable {
         let found = try message(timeout: timeout) { message in
             if case .response(let response) = message { predicate(response) } else { false }
         }
-        guard case .response(let response) = found else { throw RunningProcess.Timeout(description: "not a response: \(found)") }
+        guard case .response(let response) = found else { throw TestFailure("not a response: \(found)") }
         return response
     }
 
@@ -136,7 +136,7 @@ package final class AppProcess: @unchecked Sendable {
     /// Sends bytes as they are (a line that is not UTF-8, say) on the control
     /// channel, and returns the next response.
     package func send(rawBytes: [UInt8]) throws -> ProtocolResponse {
-        guard let channel else { throw RunningProcess.Timeout(description: "send(rawBytes:) needs a control channel") }
+        guard let channel else { throw TestFailure("send(rawBytes:) needs a control channel") }
         channel.writeRaw(rawBytes)
         return try nextResponse()
     }
@@ -155,7 +155,7 @@ package final class AppProcess: @unchecked Sendable {
             backlog.append(line)
             return false
         }
-        guard let found else { throw RunningProcess.Timeout(description: "no response to \(line)") }
+        guard let found else { throw TestFailure("no response to \(line)") }
         return found
     }
 
@@ -167,7 +167,7 @@ package final class AppProcess: @unchecked Sendable {
 
     package func set(_ key: String, _ value: PlistValue) throws {
         let response = try request(.set(key: key, value: value))
-        guard response.ok else { throw RunningProcess.Timeout(description: "set failed: \(response.fields)") }
+        guard response.ok else { throw TestFailure("set failed: \(response.fields)") }
     }
 
     /// Waits for a change event of `key` whose new value satisfies `matches`.
@@ -177,7 +177,7 @@ package final class AppProcess: @unchecked Sendable {
             guard case .change(let change) = event, change.key == key else { return false }
             return matches(change.new)
         }
-        guard case .change(let change) = event else { throw RunningProcess.Timeout(description: "not a change: \(event)") }
+        guard case .change(let change) = event else { throw TestFailure("not a change: \(event)") }
         return change
     }
 
@@ -192,7 +192,7 @@ package final class AppProcess: @unchecked Sendable {
             guard case .delivery(let delivery) = event else { return false }
             return (mechanism == nil || delivery.mechanism == mechanism) && (key == nil || delivery.key == key) && matches(delivery)
         }
-        guard case .delivery(let delivery) = event else { throw RunningProcess.Timeout(description: "not a delivery: \(event)") }
+        guard case .delivery(let delivery) = event else { throw TestFailure("not a delivery: \(event)") }
         return delivery
     }
 
@@ -203,7 +203,7 @@ package final class AppProcess: @unchecked Sendable {
             guard case .warning(let kind, _) = event else { return false }
             return wanted == nil || kind == wanted
         }
-        guard case .warning(let kind, let message) = event else { throw RunningProcess.Timeout(description: "not a warning: \(event)") }
+        guard case .warning(let kind, let message) = event else { throw TestFailure("not a warning: \(event)") }
         return (kind, message)
     }
 
@@ -211,7 +211,7 @@ package final class AppProcess: @unchecked Sendable {
     @discardableResult
     package func exitEvent(timeout: TimeInterval = 20) throws -> Int32 {
         let event = try event(timeout: timeout) { if case .exit = $0 { true } else { false } }
-        guard case .exit(let status) = event else { throw RunningProcess.Timeout(description: "not an exit: \(event)") }
+        guard case .exit(let status) = event else { throw TestFailure("not an exit: \(event)") }
         return status
     }
 
@@ -221,7 +221,7 @@ package final class AppProcess: @unchecked Sendable {
             guard case .render(_, let reason, _) = event else { return false }
             return wanted == nil || reason == wanted
         }
-        guard case .render(let lines, _, _) = event else { throw RunningProcess.Timeout(description: "not a render: \(event)") }
+        guard case .render(let lines, _, _) = event else { throw TestFailure("not a render: \(event)") }
         var card: [String: PlistValue?] = [:]
         for line in lines { card.updateValue(line.value, forKey: line.key) }  // absent stays a nil entry
         return card

@@ -6,7 +6,7 @@ package func rootWithExampleApp() throws -> TemporaryRoot {
     let root = TemporaryRoot()
     let installed = try groupsim(["app", "install"], root: root)
     guard installed.status == 0 else {
-        throw RunningProcess.Timeout(description: "groupsim app install failed (\(installed.status)): \(installed.stderr)")
+        throw TestFailure("groupsim app install failed (\(installed.status)): \(installed.stderr)")
     }
     return root
 }

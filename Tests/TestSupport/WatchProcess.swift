@@ -61,14 +61,14 @@ package final class WatchProcess: @unchecked Sendable {
             matched = line
             return true
         }
-        guard let matched else { throw RunningProcess.Timeout(description: "no matching line") }
+        guard let matched else { throw TestFailure("no matching line") }
         return matched
     }
 
     /// Waits for a warning; returns its kind and message.
     package func warning(timeout: TimeInterval = 20) throws -> (kind: String, message: String) {
         let line = try nextLine(timeout: timeout) { if case .warning? = $0.event { true } else { false } }
-        guard case .warning(let kind, let message)? = line.event else { throw RunningProcess.Timeout(description: "not a warning: \(line)") }
+        guard case .warning(let kind, let message)? = line.event else { throw TestFailure("not a warning: \(line)") }
         return (kind, message)
     }
 
