@@ -57,7 +57,8 @@ package enum AppProtocolError: Error, CustomStringConvertible {
         case .eventWithoutString(let event, let key): "\(event) event without a \"\(key)\" string"
         case .eventWithoutInteger(let event, let key): "\(event) event without a whole-number \"\(key)\""
         case .renderWithoutEntryDate(let kind): "render event of kind \(kind) without an \"entryDate\" timestamp"
-        case .unknownDeliveryMechanism(let name, let known): "delivery event with unknown mechanism \"\(name)\"; known: \(known.joined(separator: ", "))"
+        case .unknownDeliveryMechanism(let name, let known):
+            "delivery event with unknown mechanism \"\(name)\"; known: \(known.joined(separator: ", "))"
         case .eventExitStatusOutOfRange(let status): "exit status \(status) out of range"
         case .unknownEvent(let name): "unknown event \"\(name)\""
         }

@@ -8,9 +8,6 @@ import PropertyList
 /// request per connection (`HTTPExchange`): no NIO, so what depends on the
 /// client (the runner, GroupSimTesting) does not build the server's stack.
 package enum CloudClient {
-    /// The runner matches this name (`catch let failure as CloudClient.Failure where failure.status == 404`).
-    package typealias Failure = CloudClientError
-
     /// The longest a connection may take to open, within the request's `timeout`.
     static let connectTimeout = Duration.seconds(2)
 

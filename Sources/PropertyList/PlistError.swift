@@ -51,9 +51,11 @@ package enum PlistError: Error, Equatable, CustomStringConvertible {
     package var description: String {
         switch self {
         case .jsonSyntax(let reason, let offset): "invalid JSON at byte \(offset): \(reason)"
-        case .jsonValueRefused(let location, let reason, let offset, _): (location.isEmpty ? reason : "\(location): \(reason)") + " (at byte \(offset))"
+        case .jsonValueRefused(let location, let reason, let offset, _):
+            (location.isEmpty ? reason : "\(location): \(reason)") + " (at byte \(offset))"
         case .notAJSONObject(let text): "not a JSON object: \(text)"
-        case .tooManyJSONValues(let limit, let offset): "the JSON text holds more than \(limit) values, more than a property list may (at byte \(offset))"
+        case .tooManyJSONValues(let limit, let offset):
+            "the JSON text holds more than \(limit) values, more than a property list may (at byte \(offset))"
         case .jsonTooDeep(let location, let limit, let offset):
             "\(location) nests arrays and objects more than \(limit) deep, which no property-list reader accepts; flatten it (at byte \(offset))"
         case .notAPlistValue(let path, .null): "\(path) is null, which is not a property-list value (a key is removed with remove, not set to null)"

@@ -320,7 +320,7 @@ package final class CloudRig: @unchecked Sendable {
         let path = CloudClient.Path.store(store, of: account)
         do {
             return try CloudClient.blocking { try await CloudClient.request(endpoint, path: path) }.dictionaryValue ?? [:]
-        } catch let failure as CloudClient.Failure where failure.status == 404 {
+        } catch CloudClientError.at(_, .answered(status: 404, _)) {
             return [:]
         }
     }

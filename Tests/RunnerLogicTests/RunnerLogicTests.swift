@@ -120,7 +120,10 @@ import Testing
               - launch: app
               - set: { in: app, key: k, value: 1, exits: { status: 134 } }
             """, ["main-app": Self.store], clock: clock)
-        #expect(result.failure?.description == "line 7: set exits={\"status\":134} key=\"k\" value=1 in app: app kept running (it answered ok) for 20 s; the step should have ended it with status 134")
+        #expect(
+            result.failure?.description
+                == "line 7: set exits={\"status\":134} key=\"k\" value=1 in app: app kept running (it answered ok) for 20 s; the step should have ended it with status 134"
+        )
         #expect(clock.elapsed >= 20)
     }
 
@@ -140,9 +143,12 @@ import Testing
     /// The app says three things while it answers a set: a change, a line that is not the protocol, another change.
     static let chatty: ScriptedProcesses.Script = { request, id, process in
         guard case .set(let key, let value) = request else { return process.answer(id, .done) }
-        process.say(ControlProtocol.event(.change(ValueChange(key: "before-" + key, old: nil, new: value, origin: "this-process", domain: group, valueDomain: group))))
+        process.say(
+            ControlProtocol.event(
+                .change(ValueChange(key: "before-" + key, old: nil, new: value, origin: "this-process", domain: group, valueDomain: group))))
         process.say("not a protocol line")
-        process.say(ControlProtocol.event(.change(ValueChange(key: key, old: nil, new: value, origin: "this-process", domain: group, valueDomain: group))))
+        process.say(
+            ControlProtocol.event(.change(ValueChange(key: key, old: nil, new: value, origin: "this-process", domain: group, valueDomain: group))))
         process.answer(id, .done)
     }
 

@@ -64,7 +64,12 @@ final class ScriptedProcess: LaunchedProcess {
 
     /// Ends it (once): its end goes to the runner after everything it said.
     func end(_ termination: RunningProcess.Termination) {
-        guard state.withLock({ state in defer { state.ended = true }; return !state.ended }) else { return }
+        guard
+            state.withLock({ state in
+                defer { state.ended = true }
+                return !state.ended
+            })
+        else { return }
         handlers.ended(termination)
     }
 
