@@ -16,7 +16,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
-export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/scripts/tsan-suppressions.txt ${TSAN_OPTIONS:-}"
+# Every sanitized process, the tests' children too (the cloud, agents, roles), writes its report to a file of its
+# own (log_path: report.PID): a child that stops at a race (halt_on_error) would otherwise say why only on a stderr
+# the test may not show, and its test fail as a timeout. The reports are printed, and fail the run, at the end.
+reports="$PWD/.build/reports/tsan"
+export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/scripts/tsan-suppressions.txt log_path=$reports/report ${TSAN_OPTIONS:-}"
 echo "==> building with --sanitize=thread (.build-tsan)"
 swift build --build-tests --sanitize=thread --scratch-path .build-tsan
 [ "${1:-}" = --build-only ] && exit 0
@@ -39,7 +43,8 @@ ExamplesTests\.(WidgetHostProcessTests|InteractiveWidgetProcessTests|AppIntentPr
 IntegrationTests\.(PropagationTests|ConcurrentWriterTests|RunningProcessTests|OwnerLifetimeTests)/
 GroupSimTestingTests"
 )
-mkdir -p .build/reports
+rm -rf "$reports"
+mkdir -p "$reports"
 # `run_lane N GROUPS`: the groups (one per line) one at a time; stops at the first that fails.
 run_lane() {
     local suites
@@ -61,6 +66,15 @@ for index in "${!pids[@]}"; do
     echo "==> lane $index (.build/reports/tsan-lane-$index.log):"
     cat ".build/reports/tsan-lane-$index.log"
 done
+found_reports=("$reports"/report.*)
+if [ -e "${found_reports[0]}" ]; then
+    for report in "${found_reports[@]}"; do
+        echo "==> Thread Sanitizer's report in $report (process ${report##*.}):"
+        cat "$report"
+    done
+    echo "error: Thread Sanitizer reported ${#found_reports[@]} time(s) (the reports are above, and in $reports)" >&2
+    exit 1
+fi
 if [ ${#failed[@]} -gt 0 ]; then
     echo "error: Thread Sanitizer's lane(s) ${failed[*]} failed (their logs are above)" >&2
     exit 1
